@@ -1,0 +1,211 @@
+"""Turn one file on disk into a :class:`ParsedFile`, never raising.
+
+The parser is total: whatever the bytes are, it returns a record, with
+``error`` set when the file cannot be used. Files over the size cap are read
+only as far as their header needs, so a stray multi-gigabyte log named
+``notes.md`` costs one bounded read.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import errno
+import hashlib
+import os
+import re
+from typing import Any
+
+from memoryd.indexer.frontmatter import FrontmatterError, load_mapping, split
+from memoryd.indexer.records import (
+    ERROR_PARSE,
+    ERROR_READ,
+    INDEX_FILENAME,
+    KIND_INDEX,
+    KIND_MEMORY,
+    KIND_SESSION,
+    MEMORY_TYPES,
+    ParsedFile,
+)
+
+MAX_FILE_BYTES = 1024 * 1024
+"""Files larger than this are not read whole."""
+
+HEAD_BYTES = 64 * 1024
+"""How much of an oversized file is read: enough for any sane header."""
+
+SESSION_FILENAME = re.compile(r"^(\d{4}-\d{2}-\d{2}-\d{2}-\d{2})-(.+)\.md$")
+
+SESSION_KEYS = (
+    "schema_version",
+    "project-name",
+    "session",
+    "mode",
+    "status",
+    "last-checkpoint",
+    "checkpoints-approved",
+    "checkpoint_decisions",
+    "target-dir",
+    "last_session_at",
+)
+
+
+def classify(filename: str) -> str:
+    """``index`` for MEMORY.md, ``session`` for timestamped session files, else ``memory``."""
+    if filename == INDEX_FILENAME:
+        return KIND_INDEX
+    if SESSION_FILENAME.match(filename):
+        return KIND_SESSION
+    return KIND_MEMORY
+
+
+def content_hash(data: bytes) -> str:
+    return hashlib.blake2b(data, digest_size=16).hexdigest()
+
+
+def read_head(path: str, size_hint: int) -> tuple[bytes, bool]:
+    """Read the whole file, or only its head when it is over the cap.
+
+    Returns ``(data, truncated)``. Raises OSError for unreadable files.
+    """
+    with open(path, "rb") as fh:
+        if size_hint <= MAX_FILE_BYTES:
+            data = fh.read(MAX_FILE_BYTES + 1)
+            if len(data) <= MAX_FILE_BYTES:
+                return data, False
+            return data[:HEAD_BYTES], True
+        return fh.read(HEAD_BYTES), True
+
+
+def describe_os_error(exc: OSError, path: str) -> str:
+    """A one-line reason for a failed stat/open, naming symlink problems precisely."""
+    if exc.errno == errno.EACCES:
+        return "unreadable: permission denied"
+    if exc.errno == errno.ELOOP:
+        return "symlink loop: the link resolves to itself"
+    if exc.errno == errno.ENOENT and os.path.islink(path):
+        return f"broken symlink: target {os.readlink(path)!r} does not exist"
+    if exc.errno == errno.EISDIR:
+        return "not a regular file: it is a directory"
+    return f"unreadable: {exc.strerror or exc}"
+
+
+def parse_file(path: str, filename: str, size_hint: int) -> ParsedFile:
+    """Read and parse ``path``; every failure becomes ``error`` on the record."""
+    kind = classify(filename)
+    try:
+        data, truncated = read_head(path, size_hint)
+    except OSError as exc:
+        return ParsedFile(
+            kind=kind, content_hash="", error=describe_os_error(exc, path), error_kind=ERROR_READ
+        )
+    return parse_bytes(data, kind, truncated=truncated, size=max(size_hint, len(data)))
+
+
+def parse_bytes(data: bytes, kind: str, *, truncated: bool = False, size: int = 0) -> ParsedFile:
+    """Parse file content already in memory (also used by ``save`` to validate output)."""
+    digest = content_hash(data)
+    nul = data.find(b"\x00")
+    if nul >= 0:
+        return _failed(kind, digest, f"binary file: contains a NUL byte at offset {nul}")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        bad = data[exc.start]
+        return _failed(kind, digest, f"not valid UTF-8: byte 0x{bad:02x} at offset {exc.start}")
+    if truncated:
+        # A multi-byte character may be cut at the end of the head; that is fine.
+        text = data.decode("utf-8", errors="ignore")
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    if "\r" in text:
+        text = text.replace("\r\n", "\n")
+    record = _parse_text(text, kind, digest)
+    if truncated and record.error is None:
+        record.warning = (
+            f"file is {size:,} bytes, over the {MAX_FILE_BYTES // 1024} KiB cap: "
+            f"only its first {HEAD_BYTES // 1024} KiB were read"
+        )
+    return record
+
+
+def _failed(kind: str, digest: str, message: str) -> ParsedFile:
+    return ParsedFile(kind=kind, content_hash=digest, error=message, error_kind=ERROR_PARSE)
+
+
+def _parse_text(text: str, kind: str, digest: str) -> ParsedFile:
+    if kind == KIND_INDEX:
+        # MEMORY.md is a plain Markdown list; frontmatter is optional.
+        return ParsedFile(kind=kind, content_hash=digest, name="MEMORY", body=text)
+    try:
+        yaml_text, body = split(text)
+        fields = load_mapping(yaml_text)
+    except FrontmatterError as exc:
+        return _failed(kind, digest, str(exc))
+    if kind == KIND_SESSION:
+        return _session(fields, body, digest)
+    return _memory(fields, body, digest)
+
+
+def _memory(fields: dict[str, Any], body: str, digest: str) -> ParsedFile:
+    description = fields.get("description")
+    if "description" not in fields:
+        return _failed(KIND_MEMORY, digest, "frontmatter has no 'description'")
+    if not isinstance(description, str):
+        got = "nothing" if description is None else type(description).__name__
+        return _failed(KIND_MEMORY, digest, f"'description' must be a string, got {got}")
+    if not description.strip():
+        return _failed(KIND_MEMORY, digest, "'description' is empty")
+    name = fields.get("name")
+    if name is not None and not isinstance(name, str):
+        return _failed(KIND_MEMORY, digest, f"'name' must be a string, got {type(name).__name__}")
+    mtype = fields.get("type")
+    if mtype is not None and mtype not in MEMORY_TYPES:
+        return _failed(
+            KIND_MEMORY,
+            digest,
+            f"invalid type {mtype!r} (expected one of {', '.join(MEMORY_TYPES)})",
+        )
+    return ParsedFile(
+        kind=KIND_MEMORY,
+        content_hash=digest,
+        name=name.strip() if name else None,
+        description=" ".join(description.split()),
+        type=mtype,
+        body=body,
+    )
+
+
+def _session(fields: dict[str, Any], body: str, digest: str) -> ParsedFile:
+    meta = {key: _jsonable(fields[key]) for key in SESSION_KEYS if key in fields}
+    meta["schema_version"] = str(fields.get("schema_version", "1.0"))
+    summary = _first_paragraph(body, "## Session summary")
+    return ParsedFile(
+        kind=KIND_SESSION,
+        content_hash=digest,
+        name=str(meta.get("project-name") or ""),
+        description=summary,
+        type=None,
+        body=body,
+        meta=meta,
+    )
+
+
+def _first_paragraph(body: str, heading: str) -> str | None:
+    start = body.find(heading)
+    if start < 0:
+        return None
+    rest = body[start + len(heading) :].lstrip("\n")
+    end = rest.find("\n\n")
+    para = rest if end < 0 else rest[:end]
+    para = para.split("\n## ", 1)[0]
+    return " ".join(para.split()) or None
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, dt.datetime | dt.date):
+        return value.isoformat()
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_jsonable(v) for v in value]
+    return value

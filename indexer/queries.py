@@ -1,0 +1,147 @@
+"""Read-side queries over the index, for any connection (reader or writer).
+
+Kept apart from the store so request handlers depend only on a read-only
+connection and cannot write by accident.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import sqlite3
+from dataclasses import dataclass
+from typing import Any
+
+_FILE_COLUMNS = (
+    "path, directory, filename, kind, name, description, type, body, project, session, "
+    "status, meta_json, mtime_ns, size, content_hash, error, warning"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class IndexedFile:
+    """One row of the manifest index."""
+
+    path: str
+    directory: str
+    filename: str
+    kind: str
+    name: str | None
+    description: str | None
+    type: str | None
+    body: str
+    project: str | None
+    session: str | None
+    status: str | None
+    meta: dict[str, Any]
+    mtime_ns: int
+    size: int
+    content_hash: str | None
+    error: str | None
+    warning: str | None
+
+    @property
+    def mtime(self) -> float:
+        return self.mtime_ns / 1e9
+
+    @property
+    def iso_mtime(self) -> str:
+        return iso_utc(self.mtime)
+
+    def manifest_line(self) -> str:
+        """``- [type] filename (ISO mtime): description``: the line agents and LLMs read."""
+        label = self.type or (self.kind if self.kind != "memory" else "untyped")
+        return f"- [{label}] {self.filename} ({self.iso_mtime}): {self.description or ''}"
+
+    def summary(self) -> dict[str, Any]:
+        """The JSON shape used by ``list`` and friends (no body)."""
+        out: dict[str, Any] = {
+            "filename": self.filename,
+            "path": self.path,
+            "kind": self.kind,
+            "name": self.name,
+            "description": self.description,
+            "type": self.type,
+            "mtime": self.iso_mtime,
+            "size": self.size,
+        }
+        if self.warning:
+            out["warning"] = self.warning
+        return out
+
+
+def iso_utc(epoch: float) -> str:
+    return dt.datetime.fromtimestamp(int(epoch), dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _file(row: sqlite3.Row | tuple[Any, ...]) -> IndexedFile:
+    values = list(row)
+    values[7] = values[7] or ""
+    values[11] = json.loads(values[11]) if values[11] else {}
+    return IndexedFile(*values)
+
+
+def _under(column: str) -> str:
+    # Range on the indexed column instead of LIKE, which cannot use the index.
+    return f"({column} = ? OR ({column} >= ? AND {column} < ?))"
+
+
+def _under_args(directory: str) -> tuple[str, str, str]:
+    return (directory, directory + "/", directory + "0")
+
+
+def files_in(conn: sqlite3.Connection, directory: str) -> list[IndexedFile]:
+    """Every indexed file directly in ``directory``, by filename."""
+    rows = conn.execute(
+        f"SELECT {_FILE_COLUMNS} FROM files WHERE directory = ? ORDER BY filename",
+        (directory,),
+    )
+    return [_file(r) for r in rows]
+
+
+def files_under(conn: sqlite3.Connection, directory: str) -> list[IndexedFile]:
+    """Every indexed file in or below ``directory``, by path."""
+    rows = conn.execute(
+        f"SELECT {_FILE_COLUMNS} FROM files WHERE {_under('directory')} ORDER BY path",
+        _under_args(directory),
+    )
+    return [_file(r) for r in rows]
+
+
+def memories_in(conn: sqlite3.Connection, directory: str) -> list[IndexedFile]:
+    """The selectable manifest of one directory: parsed memory files only."""
+    rows = conn.execute(
+        f"SELECT {_FILE_COLUMNS} FROM files WHERE directory = ? AND kind = 'memory' "
+        "AND error IS NULL ORDER BY filename",
+        (directory,),
+    )
+    return [_file(r) for r in rows]
+
+
+def get_file(conn: sqlite3.Connection, path: str) -> IndexedFile | None:
+    row = conn.execute(f"SELECT {_FILE_COLUMNS} FROM files WHERE path = ?", (path,)).fetchone()
+    return None if row is None else _file(row)
+
+
+def errors_under(conn: sqlite3.Connection, directory: str) -> list[dict[str, str]]:
+    rows = conn.execute(
+        f"SELECT path, error FROM files WHERE error IS NOT NULL AND {_under('directory')} "
+        "ORDER BY path",
+        _under_args(directory),
+    )
+    return [{"path": r[0], "error": r[1]} for r in rows]
+
+
+def counts_under(conn: sqlite3.Connection, directory: str) -> tuple[int, int]:
+    """``(files, files_with_errors)`` in or below ``directory``."""
+    row = conn.execute(
+        f"SELECT count(*), count(error) FROM files WHERE {_under('directory')}",
+        _under_args(directory),
+    ).fetchone()
+    return int(row[0]), int(row[1])
+
+
+def directory_version(conn: sqlite3.Connection, directory: str) -> int:
+    """Bumped by every write in ``directory``: a cheap cache key for its manifest."""
+    row = conn.execute("SELECT version FROM directories WHERE path = ?", (directory,)).fetchone()
+    return 0 if row is None else int(row[0])

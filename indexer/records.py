@@ -1,0 +1,53 @@
+"""Plain records passed between the scanner, the parser and the store."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+MEMORY_TYPES = ("user", "feedback", "project", "reference")
+KIND_MEMORY = "memory"
+KIND_INDEX = "index"
+KIND_SESSION = "session"
+INDEX_FILENAME = "MEMORY.md"
+
+# error_kind values: "read" errors are retried on every scan (a chmod does not
+# change mtime), "parse" errors only when the file's stat changes.
+ERROR_READ = "read"
+ERROR_PARSE = "parse"
+
+
+@dataclass(frozen=True, slots=True)
+class FileStat:
+    """What ``stat`` says about a file: the cheap part of change detection."""
+
+    path: str
+    directory: str
+    filename: str
+    mtime_ns: int
+    size: int
+    inode: int
+    # Set when the file could not even be stat'ed (broken symlink, loop).
+    stat_error: str | None = None
+
+    @property
+    def signature(self) -> tuple[int, int, int]:
+        return (self.mtime_ns, self.size, self.inode)
+
+
+@dataclass(slots=True)
+class ParsedFile:
+    """What the parser made of a file's bytes."""
+
+    kind: str
+    content_hash: str
+    name: str | None = None
+    description: str | None = None
+    type: str | None = None
+    body: str = ""
+    # Session fields, JSON-ready (dates as ISO strings, schema_version as str).
+    meta: dict[str, Any] = field(default_factory=dict)
+    error: str | None = None
+    error_kind: str | None = None
+    # A problem that does not make the file unusable (e.g. read only in part).
+    warning: str | None = None

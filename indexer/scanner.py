@@ -1,0 +1,98 @@
+"""Find memory files on disk and stat them, without reading them.
+
+Only ``*.md`` files count. Hidden entries, editor backups and the usual
+version-control and dependency folders are skipped, and symlinked directories
+are not followed (as watchman does), so a link loop cannot trap a scan.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+
+from memoryd.indexer.parse import describe_os_error
+from memoryd.indexer.records import FileStat
+
+SKIP_DIRS = frozenset({".git", ".hg", ".svn", "node_modules", "__pycache__", ".venv", "venv"})
+
+
+def is_memory_filename(name: str) -> bool:
+    """True for ``*.md`` that are not hidden files or editor leftovers."""
+    return name.endswith(".md") and not name.startswith((".", "#", "~")) and name != ".md"
+
+
+def walk_dirs(root: str) -> Iterator[tuple[str, list[os.DirEntry[str]]]]:
+    """Yield ``(directory, md_entries)`` for ``root`` and every real subdirectory.
+
+    Unreadable subdirectories are skipped silently; the root's own errors are
+    the caller's (it checks the root before scanning).
+    """
+    stack = [root]
+    while stack:
+        directory = stack.pop()
+        try:
+            with os.scandir(directory) as it:
+                entries = list(it)
+        except OSError:
+            continue
+        files = []
+        for entry in entries:
+            name = entry.name
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    if name not in SKIP_DIRS and not name.startswith("."):
+                        stack.append(entry.path)
+                    continue
+            except OSError:
+                continue
+            if is_memory_filename(name):
+                files.append(entry)
+        yield directory, files
+
+
+def stat_entry(entry: os.DirEntry[str], directory: str) -> FileStat:
+    """Stat through symlinks; a link that cannot be followed is recorded as such."""
+    try:
+        st = entry.stat()
+    except OSError as exc:
+        return _unstattable(entry.path, directory, entry.name, exc)
+    if not _is_regular(st.st_mode):
+        return FileStat(
+            entry.path,
+            directory,
+            entry.name,
+            st.st_mtime_ns,
+            0,
+            st.st_ino,
+            stat_error="not a regular file",
+        )
+    return FileStat(entry.path, directory, entry.name, st.st_mtime_ns, st.st_size, st.st_ino)
+
+
+def stat_path(path: str) -> FileStat | None:
+    """Stat one path for the watcher; None when nothing (not even a link) is there."""
+    directory, filename = os.path.split(path)
+    try:
+        st = os.stat(path)
+    except OSError as exc:
+        if not os.path.islink(path):
+            return None
+        return _unstattable(path, directory, filename, exc)
+    if not _is_regular(st.st_mode):
+        return None
+    return FileStat(path, directory, filename, st.st_mtime_ns, st.st_size, st.st_ino)
+
+
+def _is_regular(mode: int) -> bool:
+    return (mode & 0o170000) == 0o100000
+
+
+def _unstattable(path: str, directory: str, filename: str, exc: OSError) -> FileStat:
+    try:
+        lst = os.lstat(path)
+        mtime_ns, inode = lst.st_mtime_ns, lst.st_ino
+    except OSError:
+        mtime_ns, inode = 0, 0
+    return FileStat(
+        path, directory, filename, mtime_ns, 0, inode, stat_error=describe_os_error(exc, path)
+    )

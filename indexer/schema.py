@@ -1,0 +1,102 @@
+"""The index schema as an ordered list of recorded migrations.
+
+Each migration runs once, inside the writer's transaction, and is recorded in
+``_migrations`` with its name and time, so an index written by an older
+memoryd is upgraded in place and a newer one is refused rather than misread.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+import sqlite_utils
+
+Migration = Callable[[sqlite_utils.Database], None]
+
+FTS_COLUMNS = ["filename", "name", "description", "body"]
+
+
+def _m001_files(db: sqlite_utils.Database) -> None:
+    db.table("files").create(
+        {
+            "path": str,
+            "directory": str,
+            "filename": str,
+            "kind": str,
+            "name": str,
+            "description": str,
+            "type": str,
+            "body": str,
+            "project": str,
+            "session": str,
+            "status": str,
+            "meta_json": str,
+            "mtime_ns": int,
+            "size": int,
+            "inode": int,
+            "content_hash": str,
+            "error": str,
+            "error_kind": str,
+            "warning": str,
+            "indexed_at": float,
+        },
+        pk="path",
+        not_null={"directory", "filename", "kind", "mtime_ns", "size", "inode"},
+    )
+    db.table("files").create_index(["directory", "filename"])
+    db.table("files").create_index(["project", "session"])
+    db.table("files").enable_fts(FTS_COLUMNS, create_triggers=True, tokenize="porter unicode61")
+    # sqlite-utils' update trigger re-indexes a row on any update; a stat-only
+    # touch (mtime changed, same content) should not rewrite its FTS entry.
+    cols = ", ".join(f'"{c}"' for c in FTS_COLUMNS)
+    old = ", ".join(f'old."{c}"' for c in FTS_COLUMNS)
+    new = ", ".join(f'new."{c}"' for c in FTS_COLUMNS)
+    db.execute('DROP TRIGGER "files_au"')
+    db.execute(
+        f'CREATE TRIGGER "files_au" AFTER UPDATE OF {cols} ON "files" BEGIN '
+        f'INSERT INTO "files_fts" ("files_fts", rowid, {cols}) '
+        f"VALUES ('delete', old.rowid, {old}); "
+        f'INSERT INTO "files_fts" (rowid, {cols}) VALUES (new.rowid, {new}); END'
+    )
+    db.table("directories").create({"path": str, "version": int, "updated_at": float}, pk="path")
+    db.table("roots").create({"path": str, "added_at": float, "source": str}, pk="path")
+    db.table("meta").create({"key": str, "value": str}, pk="key")
+
+
+MIGRATIONS: list[tuple[str, Migration]] = [
+    ("001_files_fts_directories_roots", _m001_files),
+]
+
+SCHEMA_VERSION = len(MIGRATIONS)
+
+
+def applied(db: sqlite_utils.Database) -> list[str]:
+    if "_migrations" not in db.table_names():
+        return []
+    return [row["name"] for row in db.query("SELECT name FROM _migrations ORDER BY id")]
+
+
+def migrate(db: sqlite_utils.Database) -> list[str]:
+    """Apply pending migrations in order; return the names applied now.
+
+    The caller holds a write transaction. Raises ValueError for an index
+    written by a newer memoryd (unknown migration names).
+    """
+    if "_migrations" not in db.table_names():
+        db.table("_migrations").create({"id": int, "name": str, "applied_at": float}, pk="id")
+    done = applied(db)
+    known = [name for name, _ in MIGRATIONS]
+    unknown = [name for name in done if name not in known]
+    if unknown:
+        raise ValueError(
+            f"the index was written by a newer memoryd (unknown migrations: {', '.join(unknown)})"
+        )
+    ran = []
+    for number, (name, step) in enumerate(MIGRATIONS, start=1):
+        if name in done:
+            continue
+        step(db)
+        db.table("_migrations").insert({"id": number, "name": name, "applied_at": time.time()})
+        ran.append(name)
+    return ran

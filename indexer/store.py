@@ -1,0 +1,307 @@
+"""The SQLite manifest index: one writer connection, many read-only readers.
+
+Following datasette/sqlite-utils practice, writes go through a single
+:class:`IndexStore` (the daemon gives it one thread) and every change is made
+inside ``BEGIN IMMEDIATE`` so a concurrent ``memoryd index`` waits instead of
+failing half-way. Readers open their own ``mode=ro`` connections
+(:func:`open_reader`); WAL lets them read while the writer commits.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import sqlite3
+import time
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import quote
+
+import sqlite_utils
+
+from memoryd.errors import StoreError
+from memoryd.indexer.records import FileStat, ParsedFile
+from memoryd.indexer.schema import migrate
+
+BUSY_TIMEOUT_MS = 10_000
+_STAT_COLUMNS = "mtime_ns, size, inode, content_hash, error_kind, error"
+
+
+@dataclass(frozen=True, slots=True)
+class StoredStat:
+    """The change-detection columns of one indexed row."""
+
+    mtime_ns: int
+    size: int
+    inode: int
+    content_hash: str | None
+    error_kind: str | None
+    error: str | None
+
+    @property
+    def signature(self) -> tuple[int, int, int]:
+        return (self.mtime_ns, self.size, self.inode)
+
+
+@dataclass(frozen=True, slots=True)
+class Upsert:
+    stat: FileStat
+    parsed: ParsedFile
+
+
+@dataclass(frozen=True, slots=True)
+class Touch:
+    """Same content, new stat (e.g. ``touch`` or a rewrite with equal bytes)."""
+
+    stat: FileStat
+
+
+@dataclass(frozen=True, slots=True)
+class Delete:
+    path: str
+
+
+Change = Upsert | Touch | Delete
+
+
+def _connect(path: Path, *, readonly: bool) -> sqlite3.Connection:
+    try:
+        if readonly:
+            conn = sqlite3.connect(
+                f"file:{quote(str(path))}?mode=ro",
+                uri=True,
+                isolation_level=None,
+                check_same_thread=False,
+            )
+        else:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            conn = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False)
+        conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        if not readonly:
+            conn.execute("PRAGMA journal_mode = WAL")
+            conn.execute("PRAGMA synchronous = NORMAL")
+        # Touch the schema so "file is not a database" surfaces here, not later.
+        conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+    except (sqlite3.Error, OSError) as exc:
+        raise StoreError(f"cannot open index at {path}: {exc}") from None
+    conn.row_factory = sqlite3.Row
+    return conn
+
+
+def open_reader(path: Path) -> sqlite3.Connection:
+    """A read-only connection for one reader thread or one request."""
+    if not path.exists():
+        raise StoreError(f"no index at {path} (run `memoryd index DIR` or start the daemon)")
+    return _connect(path, readonly=True)
+
+
+class IndexStore:
+    """Owns the write connection. Not thread-safe: give it one thread."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.conn = _connect(path, readonly=False)
+        self.db = sqlite_utils.Database(self.conn)
+        try:
+            with self.transaction():
+                migrate(self.db)
+        except (sqlite3.Error, ValueError) as exc:
+            self.conn.close()
+            raise StoreError(f"cannot migrate index at {path}: {exc}") from None
+        self._repair_if_dirty()
+
+    # -- transactions -----------------------------------------------------
+
+    @contextlib.contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        """``BEGIN IMMEDIATE`` ... ``COMMIT``; rolls back on any exception."""
+        try:
+            self.conn.execute("BEGIN IMMEDIATE")
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot write index at {self.path}: {exc}") from None
+        try:
+            yield self.conn
+        except BaseException:
+            self.conn.execute("ROLLBACK")
+            raise
+        self.conn.execute("COMMIT")
+
+    @property
+    def total_changes(self) -> int:
+        """Rows written by this connection since it opened (for "no writes" checks)."""
+        return self.conn.total_changes
+
+    def _repair_if_dirty(self) -> None:
+        """Check full-text consistency after an unclean stop and rebuild if needed.
+
+        Row data is protected by SQLite's transactions; the check guards the
+        FTS shadow tables against a corrupted page rather than a torn write.
+        """
+        row = self.conn.execute("SELECT value FROM meta WHERE key = 'dirty'").fetchone()
+        if row is not None and row[0] == "1":
+            try:
+                self.conn.execute("INSERT INTO files_fts(files_fts) VALUES ('integrity-check')")
+            except sqlite3.DatabaseError:
+                with self.transaction():
+                    self.conn.execute("INSERT INTO files_fts(files_fts) VALUES ('rebuild')")
+        self._set_meta("dirty", "1")
+
+    def close(self) -> None:
+        """Mark a clean stop and close; safe to call twice."""
+        with contextlib.suppress(sqlite3.Error):
+            self._set_meta("dirty", "0")
+            self.conn.execute("PRAGMA optimize")
+            self.conn.close()
+
+    def _set_meta(self, key: str, value: str) -> None:
+        with self.transaction() as conn:
+            conn.execute(
+                "INSERT INTO meta(key, value) VALUES (?, ?) "
+                "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                (key, value),
+            )
+
+    # -- reads the writer needs -------------------------------------------
+
+    def stats_in(self, directory: str) -> dict[str, StoredStat]:
+        """Change-detection columns for the files directly in ``directory``."""
+        rows = self.conn.execute(
+            f"SELECT path, {_STAT_COLUMNS} FROM files WHERE directory = ?", (directory,)
+        )
+        return {r[0]: StoredStat(*r[1:]) for r in rows}
+
+    def stat_of(self, path: str) -> StoredStat | None:
+        r = self.conn.execute(
+            f"SELECT {_STAT_COLUMNS} FROM files WHERE path = ?", (path,)
+        ).fetchone()
+        return None if r is None else StoredStat(*r)
+
+    def directories_under(self, root: str) -> list[str]:
+        """Indexed directories equal to or below ``root``."""
+        rows = self.conn.execute(
+            "SELECT DISTINCT directory FROM files WHERE directory = ? "
+            "OR (directory >= ? AND directory < ?)",
+            (root, root + "/", root + "0"),
+        )
+        return [r[0] for r in rows]
+
+    # -- writes -------------------------------------------------------------
+
+    def apply(self, changes: Sequence[Change]) -> int:
+        """Write ``changes`` in one transaction; bump each touched directory's version."""
+        if not changes:
+            return 0
+        now = time.time()
+        upserts = [_row(c.stat, c.parsed, now) for c in changes if isinstance(c, Upsert)]
+        touches = [
+            (c.stat.mtime_ns, c.stat.size, c.stat.inode, now, c.stat.path)
+            for c in changes
+            if isinstance(c, Touch)
+        ]
+        deletes = [(c.path,) for c in changes if isinstance(c, Delete)]
+        dirs = {os.path.dirname(c.path if isinstance(c, Delete) else c.stat.path) for c in changes}
+        before = self.conn.total_changes
+        with self.transaction() as conn:
+            if deletes:
+                conn.executemany("DELETE FROM files WHERE path = ?", deletes)
+            if upserts:
+                conn.executemany(_UPSERT_SQL, upserts)
+            if touches:
+                conn.executemany(
+                    "UPDATE files SET mtime_ns = ?, size = ?, inode = ?, indexed_at = ? "
+                    "WHERE path = ?",
+                    touches,
+                )
+            conn.executemany(
+                "INSERT INTO directories(path, version, updated_at) VALUES (?, 1, ?) "
+                "ON CONFLICT(path) DO UPDATE SET version = version + 1, "
+                "updated_at = excluded.updated_at",
+                [(d, now) for d in sorted(dirs)],
+            )
+        return self.conn.total_changes - before
+
+    def add_root(self, path: str, source: str) -> bool:
+        """Record a root; return False when it was already known."""
+        with self.transaction() as conn:
+            cur = conn.execute(
+                "INSERT INTO roots(path, added_at, source) VALUES (?, ?, ?) "
+                "ON CONFLICT(path) DO NOTHING",
+                (path, time.time(), source),
+            )
+            return cur.rowcount > 0
+
+    def roots(self) -> list[str]:
+        return [r[0] for r in self.conn.execute("SELECT path FROM roots ORDER BY path")]
+
+
+_COLUMNS = (
+    "path",
+    "directory",
+    "filename",
+    "kind",
+    "name",
+    "description",
+    "type",
+    "body",
+    "project",
+    "session",
+    "status",
+    "meta_json",
+    "mtime_ns",
+    "size",
+    "inode",
+    "content_hash",
+    "error",
+    "error_kind",
+    "warning",
+    "indexed_at",
+)
+
+_UPSERT_SQL = (
+    f"INSERT INTO files ({', '.join(_COLUMNS)}) VALUES ({', '.join('?' * len(_COLUMNS))}) "
+    "ON CONFLICT(path) DO UPDATE SET "
+    + ", ".join(f"{c} = excluded.{c}" for c in _COLUMNS if c != "path")
+)
+
+
+def _row(stat: FileStat, parsed: ParsedFile, now: float) -> tuple[object, ...]:
+    meta = parsed.meta
+    # load_last matches on the filename, so the project comes from there too.
+    is_session = parsed.kind == "session"
+    session = stat.filename[:16] if is_session else None
+    project = stat.filename[17:-3] if is_session else None
+    return (
+        stat.path,
+        stat.directory,
+        stat.filename,
+        parsed.kind,
+        parsed.name,
+        parsed.description,
+        parsed.type,
+        parsed.body,
+        project,
+        session,
+        meta.get("status") if meta else None,
+        json.dumps(meta, sort_keys=True) if meta else None,
+        stat.mtime_ns,
+        stat.size,
+        stat.inode,
+        parsed.content_hash,
+        parsed.error or stat.stat_error,
+        parsed.error_kind,
+        parsed.warning,
+        now,
+    )
+
+
+def chunked(items: Iterable[Change], size: int) -> Iterator[list[Change]]:
+    batch: list[Change] = []
+    for item in items:
+        batch.append(item)
+        if len(batch) >= size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch

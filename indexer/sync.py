@@ -1,0 +1,152 @@
+"""Make the index equal to the disk, reading only what changed.
+
+A file whose ``(mtime_ns, size, inode)`` matches its row is not read. A file
+whose stat changed is read and hashed; equal bytes only refresh the stat
+columns. Rows for files that are gone are deleted. Files that could not be
+read last time are retried on every pass, because fixing permissions does not
+change mtime, but they are rewritten only when the outcome differs, so a pass
+over an unchanged tree writes nothing at all.
+
+The same per-file decision serves full scans (start-up, reconcile, ``memoryd
+index``) and the watcher's single-path hints.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from memoryd.indexer.parse import classify, parse_file
+from memoryd.indexer.records import ERROR_READ, FileStat, ParsedFile
+from memoryd.indexer.scanner import is_memory_filename, stat_entry, stat_path, walk_dirs
+from memoryd.indexer.store import Change, Delete, IndexStore, StoredStat, Touch, Upsert
+
+BATCH_SIZE = 500
+
+
+@dataclass
+class SyncResult:
+    """Counts of what one pass did (errors are filled in by the caller from the index)."""
+
+    added: int = 0
+    updated: int = 0
+    removed: int = 0
+    unchanged: int = 0
+    rows_written: int = 0
+    seconds: float = 0.0
+    errors: list[dict[str, str]] = field(default_factory=list)
+
+    @property
+    def changed(self) -> int:
+        return self.added + self.updated + self.removed
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "added": self.added,
+            "updated": self.updated,
+            "removed": self.removed,
+            "unchanged": self.unchanged,
+            "errors": self.errors,
+            "seconds": round(self.seconds, 4),
+        }
+
+
+class Syncer:
+    """Plans changes per directory and writes them in batches through one store."""
+
+    def __init__(self, store: IndexStore, batch_size: int = BATCH_SIZE) -> None:
+        self.store = store
+        self.batch_size = batch_size
+        self._pending: list[Change] = []
+        self._result = SyncResult()
+
+    def sync_tree(self, root: str) -> SyncResult:
+        """Reconcile ``root`` and everything below it (full stat scan)."""
+        started = time.perf_counter()
+        seen: set[str] = set()
+        for directory, entries in walk_dirs(root):
+            seen.add(directory)
+            disk = {e.path: stat_entry(e, directory) for e in entries}
+            self._reconcile_dir(directory, disk)
+        for directory in self.store.directories_under(root):
+            if directory not in seen:
+                self._reconcile_dir(directory, {})
+        return self._finish(started)
+
+    def sync_path(self, path: str) -> SyncResult:
+        """Reconcile one path a watcher reported: a file, a directory, or nothing."""
+        started = time.perf_counter()
+        if os.path.isdir(path) and not os.path.islink(path):
+            self._flush()
+            return self.sync_tree(path)
+        if is_memory_filename(os.path.basename(path)):
+            self._reconcile_one(stat_path(path), path, self.store.stat_of(path))
+        # A vanished directory: drop everything that was indexed below it.
+        if not os.path.lexists(path):
+            for directory in self.store.directories_under(path):
+                self._reconcile_dir(directory, {})
+        return self._finish(started)
+
+    # -- planning ---------------------------------------------------------
+
+    def _reconcile_dir(self, directory: str, disk: dict[str, FileStat]) -> None:
+        stored = self.store.stats_in(directory)
+        for path, st in disk.items():
+            self._reconcile_one(st, path, stored.pop(path, None))
+        for path in stored:
+            self._queue(Delete(path))
+            self._result.removed += 1
+
+    def _reconcile_one(self, st: FileStat | None, path: str, old: StoredStat | None) -> None:
+        res = self._result
+        if st is None:
+            if old is not None:
+                self._queue(Delete(path))
+                res.removed += 1
+            return
+        retry = old is not None and old.error_kind == ERROR_READ
+        if old is not None and not retry and st.signature == old.signature:
+            res.unchanged += 1
+            return
+        parsed = _read(st)
+        if old is None:
+            self._queue(Upsert(st, parsed))
+            res.added += 1
+        elif parsed.content_hash == old.content_hash and parsed.error == old.error:
+            res.unchanged += 1
+            if st.signature != old.signature:
+                self._queue(Touch(st))
+        else:
+            self._queue(Upsert(st, parsed))
+            res.updated += 1
+
+    # -- writing ----------------------------------------------------------
+
+    def _queue(self, change: Change) -> None:
+        self._pending.append(change)
+        if len(self._pending) >= self.batch_size:
+            self._flush()
+
+    def _flush(self) -> None:
+        if self._pending:
+            self._result.rows_written += self.store.apply(self._pending)
+            self._pending = []
+
+    def _finish(self, started: float) -> SyncResult:
+        self._flush()
+        result, self._result = self._result, SyncResult()
+        result.seconds = time.perf_counter() - started
+        return result
+
+
+def _read(st: FileStat) -> ParsedFile:
+    if st.stat_error is not None:
+        return ParsedFile(
+            kind=classify(st.filename),
+            content_hash="",
+            error=st.stat_error,
+            error_kind=ERROR_READ,
+        )
+    return parse_file(st.path, st.filename, st.size)

@@ -1,0 +1,48 @@
+"""Helpers shared by the CLI subcommands: argument checks and output."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from memoryd import paths
+from memoryd.errors import DirectoryError
+
+
+def memory_dir(value: str) -> str:
+    """Resolve a DIR argument to a real absolute path, or fail with a clear reason."""
+    path = os.path.realpath(os.path.expanduser(value))
+    if not os.path.exists(path):
+        raise DirectoryError(f"memory directory not found: {value}")
+    if not os.path.isdir(path):
+        raise DirectoryError(f"not a directory: {value}")
+    if not os.access(path, os.R_OK | os.X_OK):
+        raise DirectoryError(f"memory directory is not readable: {value}")
+    return path
+
+
+def add_db_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--db",
+        type=Path,
+        default=None,
+        help="index database (default: $MEMORYD_DB or $XDG_STATE_HOME/memoryd/index.db)",
+    )
+
+
+def db_path(args: argparse.Namespace) -> Path:
+    return Path(args.db) if args.db else paths.default_db()
+
+
+def print_json(data: Any) -> None:
+    json.dump(data, sys.stdout, ensure_ascii=False, sort_keys=True)
+    sys.stdout.write("\n")
+
+
+def note(message: str) -> None:
+    """One informational line on stderr (stdout stays machine-readable)."""
+    print(f"memoryd: {message}", file=sys.stderr)

@@ -1,0 +1,98 @@
+"""``memoryd index`` and ``memoryd list``: the index without a daemon."""
+
+from __future__ import annotations
+
+import argparse
+import time
+from typing import Any
+
+from memoryd._cli_common import add_db_option, db_path, memory_dir, print_json
+from memoryd.indexer import queries
+from memoryd.indexer.store import IndexStore
+from memoryd.indexer.sync import Syncer, SyncResult
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser("index", help="index memory directories now (incrementally)")
+    p.add_argument("dirs", nargs="+", metavar="DIR", help="memory directory (searched recursively)")
+    add_db_option(p)
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(handler=cmd_index)
+
+    p = sub.add_parser("list", help="show a directory's manifest and its parse errors")
+    p.add_argument("dir", metavar="DIR")
+    add_db_option(p)
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(handler=cmd_list)
+
+
+def index_dirs(store: IndexStore, dirs: list[str]) -> SyncResult:
+    """Sync each directory and gather the totals, with the errors now in the index."""
+    total = SyncResult()
+    started = time.perf_counter()
+    syncer = Syncer(store)
+    for directory in dirs:
+        one = syncer.sync_tree(directory)
+        total.added += one.added
+        total.updated += one.updated
+        total.removed += one.removed
+        total.unchanged += one.unchanged
+        total.rows_written += one.rows_written
+        total.errors.extend(queries.errors_under(store.conn, directory))
+    total.seconds = time.perf_counter() - started
+    return total
+
+
+def cmd_index(args: argparse.Namespace) -> int:
+    dirs = [memory_dir(d) for d in args.dirs]
+    store = IndexStore(db_path(args))
+    try:
+        result = index_dirs(store, dirs)
+    finally:
+        store.close()
+    if args.json:
+        print_json(result.to_json())
+        return 0
+    print(
+        f"added {result.added}, updated {result.updated}, removed {result.removed}, "
+        f"unchanged {result.unchanged}, errors {len(result.errors)} "
+        f"in {result.seconds:.2f} s"
+    )
+    for err in result.errors:
+        print(f"  error: {err['path']}: {err['error']}")
+    return 0
+
+
+def list_payload(files: list[queries.IndexedFile], directory: str) -> dict[str, Any]:
+    """The result of ``list``: the manifest and the files that did not parse."""
+    return {
+        "dir": directory,
+        "files": [f.summary() for f in files if f.error is None],
+        "errors": [{"path": f.path, "error": f.error} for f in files if f.error is not None],
+    }
+
+
+def render_list(payload: dict[str, Any]) -> str:
+    lines = []
+    for f in payload["files"]:
+        label = f["type"] or (f["kind"] if f["kind"] != "memory" else "untyped")
+        lines.append(f"- [{label}] {f['filename']} ({f['mtime']}): {f['description'] or ''}")
+    if payload["errors"]:
+        lines.append(f"{len(payload['errors'])} file(s) could not be parsed:")
+        lines.extend(f"  ! {e['path']}: {e['error']}" for e in payload["errors"])
+    return "\n".join(lines)
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    directory = memory_dir(args.dir)
+    store = IndexStore(db_path(args))
+    try:
+        Syncer(store).sync_tree(directory)
+        payload = list_payload(queries.files_under(store.conn, directory), directory)
+    finally:
+        store.close()
+    if args.json:
+        print_json(payload)
+    else:
+        print(render_list(payload))
+    return 0

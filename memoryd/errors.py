@@ -1,0 +1,110 @@
+"""The exceptions memoryd raises, in one place.
+
+Every expected failure is a subclass of :class:`MemorydError`, so callers can
+catch one type and print ``str(exc)``; anything else is a bug::
+
+    MemorydError
+    ├── ConfigError              bad config file, flag or environment value
+    ├── StoreError               the SQLite index cannot be opened or written
+    ├── DirectoryError           a memory directory is missing or not a directory
+    ├── DaemonError              the daemon cannot start
+    │   ├── AlreadyRunning       another daemon holds the pidfile / answers the socket
+    │   └── UnsafeRuntimeDir     the socket directory is not ours or is writable by others
+    ├── DaemonUnavailable        no daemon answers on the socket (client side)
+    └── RemoteError              the daemon answered with an error object
+        ├── ParseError           code "parse_error"
+        ├── InvalidRequest       code "invalid_request"
+        ├── UnknownMethod        code "unknown_method"
+        ├── InvalidParams        code "invalid_params"
+        ├── NotFound             code "not_found"
+        └── InternalError        code "internal"
+
+``RemoteError`` subclasses mirror the protocol's stable string codes (see
+``docs/protocol.md``); :func:`remote_error` maps a code back to its class.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class MemorydError(Exception):
+    """Base class of every expected memoryd failure."""
+
+
+class ConfigError(MemorydError):
+    """A configuration file, flag or environment variable is invalid."""
+
+
+class StoreError(MemorydError):
+    """The index database cannot be opened, migrated or written."""
+
+
+class DirectoryError(MemorydError):
+    """A memory directory is missing, not a directory, or unreadable."""
+
+
+class DaemonError(MemorydError):
+    """The daemon cannot start or keep running."""
+
+
+class AlreadyRunning(DaemonError):
+    """Another daemon already owns the pidfile or answers on the socket."""
+
+
+class UnsafeRuntimeDir(DaemonError):
+    """The runtime directory is owned by someone else or open to others."""
+
+
+class DaemonUnavailable(MemorydError):
+    """No daemon answers on the socket."""
+
+
+class RemoteError(MemorydError):
+    """The daemon answered a request with an error object."""
+
+    code = "internal"
+
+    def __init__(self, message: str, data: Any = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.data = data
+
+
+class ParseError(RemoteError):
+    code = "parse_error"
+
+
+class InvalidRequest(RemoteError):
+    code = "invalid_request"
+
+
+class UnknownMethod(RemoteError):
+    code = "unknown_method"
+
+
+class InvalidParams(RemoteError):
+    code = "invalid_params"
+
+
+class NotFound(RemoteError):
+    code = "not_found"
+
+
+class InternalError(RemoteError):
+    code = "internal"
+
+
+_BY_CODE: dict[str, type[RemoteError]] = {
+    cls.code: cls
+    for cls in (ParseError, InvalidRequest, UnknownMethod, InvalidParams, NotFound, InternalError)
+}
+
+
+def remote_error(code: str, message: str, data: Any = None) -> RemoteError:
+    """Build the exception for a protocol error code (unknown codes become RemoteError)."""
+    cls = _BY_CODE.get(code, RemoteError)
+    err = cls(message, data)
+    if cls is RemoteError:
+        err.code = code
+    return err
