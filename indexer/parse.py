@@ -110,11 +110,14 @@ def parse_bytes(data: bytes, kind: str, *, truncated: bool = False, size: int = 
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        bad = data[exc.start]
-        return _failed(kind, digest, f"not valid UTF-8: byte 0x{bad:02x} at offset {exc.start}")
-    if truncated:
-        # A multi-byte character may be cut at the end of the head; that is fine.
-        text = data.decode("utf-8", errors="ignore")
+        if truncated and exc.end == len(data) and exc.reason == "unexpected end of data":
+            # A multi-byte character cut at the end of the head; that is fine.
+            text = data[: exc.start].decode("utf-8")
+        else:
+            bad = data[exc.start]
+            return _failed(
+                kind, digest, f"not valid UTF-8: byte 0x{bad:02x} at offset {exc.start}"
+            )
     if text.startswith("\ufeff"):
         text = text[1:]
     if "\r" in text:

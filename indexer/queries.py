@@ -145,3 +145,12 @@ def directory_version(conn: sqlite3.Connection, directory: str) -> int:
     """Bumped by every write in ``directory``: a cheap cache key for its manifest."""
     row = conn.execute("SELECT version FROM directories WHERE path = ?", (directory,)).fetchone()
     return 0 if row is None else int(row[0])
+
+
+def listing(files: list[IndexedFile], directory: str) -> dict[str, Any]:
+    """The result of ``list``: the manifest and the files that did not parse."""
+    return {
+        "dir": directory,
+        "files": [f.summary() for f in files if f.error is None],
+        "errors": [{"path": f.path, "error": f.error} for f in files if f.error is not None],
+    }

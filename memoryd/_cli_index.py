@@ -7,6 +7,7 @@ import time
 from typing import Any
 
 from memoryd._cli_common import add_db_option, db_path, memory_dir, print_json
+from memoryd._cli_daemon import add_socket_options, daemon_or_local
 from memoryd.indexer import queries
 from memoryd.indexer.store import IndexStore
 from memoryd.indexer.sync import Syncer, SyncResult
@@ -22,6 +23,7 @@ def register(sub: Any) -> None:
     p = sub.add_parser("list", help="show a directory's manifest and its parse errors")
     p.add_argument("dir", metavar="DIR")
     add_db_option(p)
+    add_socket_options(p, fallback=True)
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(handler=cmd_list)
 
@@ -63,15 +65,6 @@ def cmd_index(args: argparse.Namespace) -> int:
     return 0
 
 
-def list_payload(files: list[queries.IndexedFile], directory: str) -> dict[str, Any]:
-    """The result of ``list``: the manifest and the files that did not parse."""
-    return {
-        "dir": directory,
-        "files": [f.summary() for f in files if f.error is None],
-        "errors": [{"path": f.path, "error": f.error} for f in files if f.error is not None],
-    }
-
-
 def render_list(payload: dict[str, Any]) -> str:
     lines = []
     for f in payload["files"]:
@@ -85,12 +78,16 @@ def render_list(payload: dict[str, Any]) -> str:
 
 def cmd_list(args: argparse.Namespace) -> int:
     directory = memory_dir(args.dir)
-    store = IndexStore(db_path(args))
-    try:
-        Syncer(store).sync_tree(directory)
-        payload = list_payload(queries.files_under(store.conn, directory), directory)
-    finally:
-        store.close()
+
+    def local() -> dict[str, Any]:
+        store = IndexStore(db_path(args))
+        try:
+            Syncer(store).sync_tree(directory)
+            return queries.listing(queries.files_under(store.conn, directory), directory)
+        finally:
+            store.close()
+
+    payload = daemon_or_local(args, lambda c: c.list(directory), local)
     if args.json:
         print_json(payload)
     else:

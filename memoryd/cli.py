@@ -11,7 +11,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from memoryd import __version__, _cli_index
+from memoryd import __version__, _cli_daemon, _cli_index
 from memoryd.errors import MemorydError
 
 
@@ -22,7 +22,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"memoryd {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for module in (_cli_index,):
+    for module in (_cli_index, _cli_daemon):
         module.register(sub)
     return parser
 

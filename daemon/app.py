@@ -1,0 +1,262 @@
+"""The daemon's life: claim the socket, index, watch, serve, stop cleanly.
+
+How a file change becomes an answer: watchdog reports a path → the
+:class:`~memoryd.daemon.watcher.Watcher` settles for ~50 ms → the batch is a
+job on the single :class:`~memoryd.daemon.writer.Writer` thread, which
+re-stats each path and updates the index in one transaction → the next
+request, on its own read-only connection, sees the committed rows. A scheduled
+full reconcile catches whatever events were lost.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+import time
+from dataclasses import dataclass, replace
+from typing import Any
+
+import structlog
+from apscheduler.schedulers.background import BackgroundScheduler
+
+from memoryd import config as config_mod
+from memoryd.config import Config
+from memoryd.daemon import runtime, systemd
+from memoryd.daemon.readers import Readers
+from memoryd.daemon.watcher import Watcher
+from memoryd.daemon.writer import Writer
+from memoryd.errors import InvalidParams
+from memoryd.indexer.store import IndexStore
+from memoryd.indexer.sync import Syncer, SyncResult
+from memoryd.ipc.server import Handler, Server
+
+log = structlog.get_logger("memoryd.daemon")
+
+
+@dataclass
+class ReconcileInfo:
+    at: float
+    seconds: float
+    drift: int
+    reason: str
+
+
+class Daemon:
+    """Owns every long-lived part; ``run()`` blocks until the daemon stops."""
+
+    def __init__(self, cfg: Config, roots: list[str]) -> None:
+        self.cfg = cfg
+        self.started = time.time()
+        self.state = "starting"
+        self.stop_requested = threading.Event()
+        self.roots: list[str] = []
+        self._config_roots = roots
+        self._roots_lock = threading.Lock()
+        self.last_reconcile: ReconcileInfo | None = None
+        self.drift_fixed_total = 0
+        self.extra_status: dict[str, Any] = {}
+        self.pidfile = runtime.PidFile(cfg.pidfile)
+        self._socket_inode: int | None = None
+        self._activated = False
+        self.writer: Writer
+        self.readers = Readers(cfg.db_path)
+        self.watcher = Watcher(self._on_paths, settle=cfg.settle_ms / 1000)
+        self.scheduler = BackgroundScheduler(
+            job_defaults={"coalesce": True, "max_instances": 1, "misfire_grace_time": 3600}
+        )
+        self.handlers: dict[str, Handler] = {}
+        self.server: Server | None = None
+
+    # -- start-up -----------------------------------------------------------
+
+    def run(self) -> int:
+        listener = self._claim()
+        try:
+            self.writer = Writer(self.cfg.db_path)
+            persisted = self.writer.call(lambda s: s.roots())
+            for root in dict.fromkeys([*self._config_roots, *persisted]):
+                self._add_root(root, source="config" if root in self._config_roots else "request")
+            self.reconcile("startup")
+            self._schedule()
+            from memoryd.daemon.handlers import build_handlers  # noqa: PLC0415 - cycle
+
+            self.handlers = build_handlers(self)
+            self.server = Server(listener, self.handlers, allowed_uid=os.getuid())
+            self.server.start()
+            self.state = "ready"
+            self._install_signals()
+            systemd.notify("READY=1", f"STATUS=watching {len(self.roots)} root(s)")
+            log.info(
+                "daemon.ready",
+                socket=str(self.cfg.socket),
+                roots=self.roots,
+                pid=os.getpid(),
+                activated=self._activated,
+            )
+            while not self.stop_requested.wait(0.5):
+                pass
+        finally:
+            self._shutdown()
+        return 0
+
+    def _claim(self) -> Any:
+        """Pidfile, then socket (activated or bound), in watchman's order."""
+        runtime.ensure_private_dir(self.cfg.state_dir)
+        self.pidfile.acquire()
+        try:
+            passed = systemd.listen_fds()
+            if passed:
+                self._activated = True
+                return passed[0]
+            runtime.ensure_private_dir(self.cfg.socket.parent)
+            sock, self._socket_inode = runtime.bind_socket(self.cfg.socket)
+            return sock
+        except BaseException:
+            self.pidfile.release()
+            raise
+
+    def _schedule(self) -> None:
+        self.scheduler.add_job(
+            self.reconcile,
+            "interval",
+            seconds=self.cfg.reconcile_interval,
+            args=["scheduled"],
+            id="reconcile",
+            replace_existing=True,
+        )
+        interval = systemd.watchdog_interval()
+        if interval:
+            self.scheduler.add_job(
+                lambda: systemd.notify("WATCHDOG=1"), "interval", seconds=interval, id="watchdog"
+            )
+        self.scheduler.start()
+
+    def _install_signals(self) -> None:
+        signal.signal(signal.SIGTERM, lambda *_: self.stop_requested.set())
+        signal.signal(signal.SIGINT, lambda *_: self.stop_requested.set())
+        signal.signal(signal.SIGHUP, lambda *_: threading.Thread(target=self.reload).start())
+
+    # -- roots ----------------------------------------------------------------
+
+    def _add_root(self, root: str, source: str) -> None:
+        if not os.path.isdir(root):
+            log.warning("daemon.root_missing", root=root)
+            return
+        mode = self.watcher.add_root(root)
+        with self._roots_lock:
+            if root not in self.roots:
+                self.roots.append(root)
+        self.writer.call(lambda s: s.add_root(root, source))
+        log.info("daemon.watching", root=root, mode=mode)
+
+    def root_for(self, directory: str) -> str | None:
+        with self._roots_lock:
+            return next(
+                (r for r in self.roots if directory == r or directory.startswith(r + "/")), None
+            )
+
+    def ensure_dir(self, raw: Any, field: str = "dir") -> str:
+        """Validate a directory param and make sure it is watched and indexed."""
+        if not isinstance(raw, str) or not raw:
+            raise InvalidParams(f"'{field}' must be a directory path", {"field": field})
+        path = os.path.realpath(os.path.expanduser(raw))
+        if not os.path.exists(path):
+            raise InvalidParams(f"'{field}': memory directory not found: {raw}", {"field": field})
+        if not os.path.isdir(path):
+            raise InvalidParams(f"'{field}': not a directory: {raw}", {"field": field})
+        if self.root_for(path) is None:
+            self._add_root(path, source="request")
+            self.writer.call(lambda s: Syncer(s).sync_tree(path))
+        return path
+
+    # -- index maintenance ---------------------------------------------------
+
+    def _on_paths(self, paths: set[str]) -> None:
+        def job(store: IndexStore) -> None:
+            syncer = Syncer(store)
+            for path in sorted(paths):
+                syncer.sync_path(path)
+
+        self.writer.submit(job)
+
+    def reconcile(self, reason: str) -> SyncResult:
+        """Full stat scan of every root through the writer; counts drift."""
+        for root in self.watcher.dead_roots():
+            log.warning("watcher.observer_died", root=root)
+            self.watcher.restart(root)
+            reason = "observer-error"
+        with self._roots_lock:
+            roots = list(self.roots)
+
+        def job(store: IndexStore) -> SyncResult:
+            total = SyncResult()
+            syncer = Syncer(store)
+            for root in roots:
+                one = syncer.sync_tree(root)
+                total.added += one.added
+                total.updated += one.updated
+                total.removed += one.removed
+                total.unchanged += one.unchanged
+                total.seconds += one.seconds
+            return total
+
+        result = self.writer.call(job)
+        info = ReconcileInfo(time.time(), result.seconds, result.changed, reason)
+        self.last_reconcile = info
+        if reason != "startup":
+            self.drift_fixed_total += result.changed
+        log.info(
+            "daemon.reconciled",
+            reason=reason,
+            drift=result.changed,
+            seconds=round(result.seconds, 3),
+            files=result.unchanged + result.added + result.updated,
+        )
+        return result
+
+    def reload(self) -> None:
+        """SIGHUP: re-read the config file; new roots are watched, timings updated."""
+        try:
+            fresh = config_mod.load(self.cfg.source)
+        except Exception as exc:
+            log.error("daemon.reload_failed", error=str(exc))
+            return
+        self.cfg = replace(
+            self.cfg,
+            anthropic=fresh.anthropic,
+            log_queries=fresh.log_queries,
+            reconcile_interval=fresh.reconcile_interval,
+            report_cron=fresh.report_cron,
+        )
+        for root in fresh.roots:
+            real = os.path.realpath(root)
+            if self.root_for(real) is None:
+                self._add_root(real, source="config")
+        self.scheduler.reschedule_job(
+            "reconcile", trigger="interval", seconds=self.cfg.reconcile_interval
+        )
+        log.info("daemon.reloaded", config=str(self.cfg.source))
+        systemd.notify("STATUS=configuration reloaded")
+
+    # -- stopping -------------------------------------------------------------
+
+    def release_paths(self) -> None:
+        """Remove our socket file and pidfile: the daemon no longer takes new clients."""
+        if self._socket_inode is not None:
+            runtime.remove_socket(self.cfg.socket, self._socket_inode)
+            self._socket_inode = None
+        self.pidfile.release()
+
+    def _shutdown(self) -> None:
+        self.state = "stopping"
+        systemd.notify("STOPPING=1")
+        if self.server is not None:
+            self.server.stop()
+        if self.scheduler.running:
+            self.scheduler.shutdown(wait=False)
+        self.watcher.stop()
+        if hasattr(self, "writer"):
+            self.writer.close()
+        self.release_paths()
+        log.info("daemon.stopped")

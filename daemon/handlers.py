@@ -1,0 +1,113 @@
+"""Socket methods of the daemon core: status, list, reindex, watch, shutdown.
+
+Each handler validates its params (``invalid_params`` names the field), reads
+through the calling thread's read-only connection and writes only by
+submitting a job to the writer.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from typing import TYPE_CHECKING, Any
+
+from memoryd import __version__
+from memoryd.indexer import queries
+from memoryd.indexer.sync import Syncer
+from memoryd.ipc import params as p
+from memoryd.ipc.protocol import PROTOCOL_VERSION
+from memoryd.ipc.server import Handler
+
+if TYPE_CHECKING:
+    from memoryd.daemon.app import Daemon
+
+# Features a client may test for; later modules append theirs.
+BASE_CAPABILITIES = ["status", "list", "reindex", "watch", "shutdown", "peer-uid-check"]
+
+
+def _iso(epoch: float | None) -> str | None:
+    return None if epoch is None else queries.iso_utc(epoch)
+
+
+def build_handlers(daemon: Daemon) -> dict[str, Handler]:
+    """The method table; feature modules register theirs through ``extend``."""
+    handlers: dict[str, Handler] = {}
+    capabilities = list(BASE_CAPABILITIES)
+
+    def status(params: dict[str, Any]) -> dict[str, Any]:
+        p.reject_unknown(params, ())
+        conn = daemon.readers.conn()
+        roots = []
+        for root in list(daemon.roots):
+            files, errors = queries.counts_under(conn, root)
+            roots.append(
+                {
+                    "path": root,
+                    "files": files,
+                    "errors": errors,
+                    "watcher": daemon.watcher.modes.get(root, "none"),
+                }
+            )
+        rec = daemon.last_reconcile
+        return {
+            "protocol": PROTOCOL_VERSION,
+            "capabilities": sorted(capabilities),
+            "version": __version__,
+            "pid": os.getpid(),
+            "state": daemon.state,
+            "uptime_s": round(time.time() - daemon.started, 3),
+            "socket": str(daemon.cfg.socket),
+            "db": str(daemon.cfg.db_path),
+            "roots": roots,
+            "last_event": _iso(daemon.watcher.last_event),
+            "last_reconcile": None
+            if rec is None
+            else {
+                "at": _iso(rec.at),
+                "reason": rec.reason,
+                "seconds": round(rec.seconds, 4),
+                "drift": rec.drift,
+            },
+            "drift_fixed_total": daemon.drift_fixed_total,
+            "writer_queue": daemon.writer.depth,
+            "connections": daemon.server.connections if daemon.server else 0,
+            **daemon.extra_status,
+        }
+
+    def list_(params: dict[str, Any]) -> dict[str, Any]:
+        p.reject_unknown(params, ("dir",))
+        directory = daemon.ensure_dir(params.get("dir"))
+        return queries.listing(queries.files_under(daemon.readers.conn(), directory), directory)
+
+    def reindex(params: dict[str, Any]) -> dict[str, Any]:
+        p.reject_unknown(params, ("dir",))
+        if params.get("dir") is None:
+            return {**daemon.reconcile("reindex").to_json(), "dirs": list(daemon.roots)}
+        directory = daemon.ensure_dir(params.get("dir"))
+        result = daemon.writer.call(lambda s: Syncer(s).sync_tree(directory))
+        return {**result.to_json(), "dirs": [directory]}
+
+    def watch(params: dict[str, Any]) -> dict[str, Any]:
+        p.reject_unknown(params, ("dir",))
+        before = daemon.root_for(
+            os.path.realpath(params["dir"]) if isinstance(params.get("dir"), str) else ""
+        )
+        directory = daemon.ensure_dir(params.get("dir"))
+        return {
+            "dir": directory,
+            "root": daemon.root_for(directory),
+            "added": before is None,
+            "watcher": daemon.watcher.modes.get(daemon.root_for(directory) or "", "none"),
+        }
+
+    def shutdown(params: dict[str, Any]) -> dict[str, Any]:
+        p.reject_unknown(params, ())
+        # As dmypy does: stop being findable before saying yes, so a client
+        # that starts a new daemon right after the reply never races us.
+        daemon.release_paths()
+        threading.Timer(0.05, daemon.stop_requested.set).start()
+        return {"stopping": True, "pid": os.getpid()}
+
+    handlers.update(status=status, list=list_, reindex=reindex, watch=watch, shutdown=shutdown)
+    return handlers

@@ -1,0 +1,114 @@
+"""Claiming the daemon's place: runtime directory, pidfile lock, socket.
+
+The order is watchman's: check the directory is ours, lock the pidfile (a
+second daemon stops here, naming the first one's pid), then remove a socket
+only if nothing answers on it, then bind. A live socket is never removed, even
+by a daemon given a different state directory and so a different pidfile.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import fcntl
+import os
+import socket
+import stat
+from pathlib import Path
+
+from memoryd.errors import AlreadyRunning, DaemonError, UnsafeRuntimeDir
+
+
+def ensure_private_dir(path: Path) -> None:
+    """Create ``path`` 0700, or check an existing one is ours and closed to others."""
+    try:
+        path.mkdir(mode=0o700, parents=True, exist_ok=True)
+        st = path.stat()
+    except OSError as exc:
+        raise DaemonError(f"cannot create runtime directory {path}: {exc.strerror}") from None
+    if st.st_uid != os.getuid():
+        raise UnsafeRuntimeDir(
+            f"refusing to use {path}: it belongs to uid {st.st_uid}, not to us ({os.getuid()})"
+        )
+    if st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        raise UnsafeRuntimeDir(
+            f"refusing to use {path}: it is writable by others (mode {stat.S_IMODE(st.st_mode):o});"
+            f" run `chmod 700 {path}`"
+        )
+
+
+class PidFile:
+    """An flock'ed pidfile: held for the daemon's life, released by the kernel on death."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._fd: int | None = None
+
+    def acquire(self) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as exc:
+            other = os.read(fd, 32).decode(errors="replace").strip() or "unknown"
+            os.close(fd)
+            if exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN):
+                raise AlreadyRunning(
+                    f"memoryd is already running (pid {other}; pidfile {self.path})"
+                ) from None
+            raise DaemonError(f"cannot lock pidfile {self.path}: {exc.strerror}") from None
+        os.ftruncate(fd, 0)
+        os.write(fd, f"{os.getpid()}\n".encode())
+        self._fd = fd
+
+    def release(self) -> None:
+        """Remove the file (if it is still ours) and drop the lock; idempotent."""
+        if self._fd is None:
+            return
+        with contextlib.suppress(OSError):
+            if os.fstat(self._fd).st_ino == os.stat(self.path).st_ino:
+                self.path.unlink()
+        os.close(self._fd)
+        self._fd = None
+
+
+def socket_answers(path: Path, timeout: float = 1.0) -> bool:
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as probe:
+        probe.settimeout(timeout)
+        try:
+            probe.connect(str(path))
+        except OSError:
+            return False
+    return True
+
+
+def bind_socket(path: Path) -> tuple[socket.socket, int]:
+    """Bind a 0600 listening socket at ``path``, removing a dead daemon's leftover.
+
+    Returns the socket and the inode of the file it created, so shutdown can
+    remove exactly that file and never a successor's.
+    """
+    if path.exists() or path.is_symlink():
+        if socket_answers(path):
+            raise AlreadyRunning(f"another memoryd already answers on {path}")
+        if not stat.S_ISSOCK(path.lstat().st_mode):
+            raise DaemonError(f"refusing to replace {path}: it exists and is not a socket")
+        path.unlink()
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM | socket.SOCK_CLOEXEC)
+    old_umask = os.umask(0o177)  # the socket file is created 0600, with no window
+    try:
+        sock.bind(str(path))
+    except OSError as exc:
+        sock.close()
+        raise DaemonError(f"cannot bind {path}: {exc.strerror}") from None
+    finally:
+        os.umask(old_umask)
+    sock.listen(128)
+    return sock, path.stat().st_ino
+
+
+def remove_socket(path: Path, inode: int) -> None:
+    """Unlink ``path`` only if it is still the socket file this daemon created."""
+    with contextlib.suppress(OSError):
+        if path.lstat().st_ino == inode:
+            path.unlink()

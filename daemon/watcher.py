@@ -1,0 +1,140 @@
+"""watchdog events as hints: collect touched paths, settle, hand them on.
+
+Events are never trusted for content: both ends of a move are queued, and
+after ``settle`` seconds without a new event the batch goes to the writer,
+which re-stats every path. Editor temp files fall out because only ``*.md``
+files and directories are kept. inotify limits (ENOSPC, EMFILE) switch that
+root to polling, which ``status`` reports.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+import structlog
+from watchdog.events import FileSystemEvent, FileSystemEventHandler
+from watchdog.observers import Observer
+from watchdog.observers.polling import PollingObserver
+
+from memoryd.indexer.scanner import is_memory_filename
+
+log = structlog.get_logger("memoryd.watcher")
+
+MAX_WAIT = 0.5
+"""A steady stream of events is still flushed this often."""
+
+_LIMIT_ERRNOS = {errno.ENOSPC, errno.EMFILE, errno.ENFILE}
+
+
+class _Handler(FileSystemEventHandler):
+    def __init__(self, sink: Callable[[str], None]) -> None:
+        self.sink = sink
+
+    def on_any_event(self, event: FileSystemEvent) -> None:
+        if event.event_type in ("opened", "closed_no_write"):
+            return
+        for raw in (event.src_path, getattr(event, "dest_path", "")):
+            path = os.fsdecode(raw)
+            if path and (event.is_directory or is_memory_filename(os.path.basename(path))):
+                self.sink(path)
+
+
+class Watcher:
+    """One observer per root; a debounce thread delivers path batches."""
+
+    def __init__(
+        self,
+        on_paths: Callable[[set[str]], None],
+        *,
+        settle: float = 0.05,
+        polling_interval: float = 1.0,
+    ) -> None:
+        self.on_paths = on_paths
+        self.settle = settle
+        self.polling_interval = polling_interval
+        self.modes: dict[str, str] = {}
+        self.last_event: float | None = None
+        self._observers: dict[str, Any] = {}
+        self._pending: set[str] = set()
+        self._first_pending = 0.0
+        self._cond = threading.Condition()
+        self._stopping = False
+        self._thread = threading.Thread(target=self._deliver, name="watch-debounce", daemon=True)
+        self._thread.start()
+
+    def add_root(self, root: str) -> str:
+        """Start watching ``root``; returns ``inotify`` or ``polling``."""
+        if root in self._observers:
+            return self.modes[root]
+        handler = _Handler(self._hint)
+        try:
+            observer: Any = Observer()
+            observer.schedule(handler, root, recursive=True)
+            observer.start()
+            mode = "inotify"
+        except OSError as exc:
+            if exc.errno not in _LIMIT_ERRNOS:
+                raise
+            log.warning("watcher.polling_fallback", root=root, reason=os.strerror(exc.errno))
+            observer = PollingObserver(timeout=self.polling_interval)
+            observer.schedule(handler, root, recursive=True)
+            observer.start()
+            mode = "polling"
+        self._observers[root] = observer
+        self.modes[root] = mode
+        return mode
+
+    def dead_roots(self) -> list[str]:
+        """Roots whose observer thread died (the daemon then recrawls them)."""
+        return [root for root, obs in self._observers.items() if not obs.is_alive()]
+
+    def restart(self, root: str) -> str:
+        old = self._observers.pop(root, None)
+        if old is not None:
+            old.stop()
+        self.modes.pop(root, None)
+        return self.add_root(root)
+
+    def stop(self) -> None:
+        for observer in self._observers.values():
+            observer.stop()
+        for observer in self._observers.values():
+            observer.join(timeout=2)
+        with self._cond:
+            self._stopping = True
+            self._cond.notify()
+        self._thread.join(timeout=2)
+
+    def _hint(self, path: str) -> None:
+        now = time.monotonic()
+        with self._cond:
+            if not self._pending:
+                self._first_pending = now
+            self._pending.add(path)
+            self.last_event = time.time()
+            self._cond.notify()
+
+    def _deliver(self) -> None:
+        while True:
+            with self._cond:
+                while not self._pending and not self._stopping:
+                    self._cond.wait()
+                if self._stopping:
+                    return
+                # Wait for a quiet period, but not forever under a steady stream.
+                while True:
+                    size = len(self._pending)
+                    deadline = self._first_pending + MAX_WAIT
+                    self._cond.wait(min(self.settle, max(0.0, deadline - time.monotonic())))
+                    if len(self._pending) == size or time.monotonic() >= deadline:
+                        break
+                batch, self._pending = self._pending, set()
+            try:
+                self.on_paths(batch)
+            except Exception:
+                log.exception("watcher.delivery_failed", paths=len(batch))

@@ -1,0 +1,116 @@
+"""The Python client: one method per protocol method, typed errors.
+
+A :class:`Client` keeps one connection open and sends requests one at a time
+(the protocol answers in order). Error objects from the daemon are raised as
+the :class:`~memoryd.errors.RemoteError` subclass for their code; no daemon on
+the socket is :class:`~memoryd.errors.DaemonUnavailable`.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import socket
+import threading
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+from memoryd import paths
+from memoryd.errors import DaemonUnavailable, InvalidRequest, remote_error
+from memoryd.ipc.protocol import encode_request
+
+
+class Client:
+    def __init__(self, socket_path: str | Path | None = None, *, timeout: float = 30.0) -> None:
+        self.socket_path = Path(socket_path) if socket_path else paths.default_socket()
+        self.timeout = timeout
+        self._sock: socket.socket | None = None
+        self._file: Any = None
+        self._ids = itertools.count(1)
+        self._lock = threading.Lock()
+
+    # -- connection -----------------------------------------------------------
+
+    def connect(self) -> None:
+        if self._sock is not None:
+            return
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        sock.settimeout(self.timeout)
+        try:
+            sock.connect(str(self.socket_path))
+        except (FileNotFoundError, ConnectionRefusedError) as exc:
+            sock.close()
+            raise DaemonUnavailable(
+                f"no memoryd daemon answers on {self.socket_path} ({exc.strerror})"
+            ) from None
+        except OSError as exc:
+            sock.close()
+            raise DaemonUnavailable(f"cannot connect to {self.socket_path}: {exc}") from None
+        self._sock = sock
+        self._file = sock.makefile("rb")
+
+    def close(self) -> None:
+        if self._file is not None:
+            self._file.close()
+        if self._sock is not None:
+            self._sock.close()
+        self._sock = self._file = None
+
+    def __enter__(self) -> Client:
+        self.connect()
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    # -- calls --------------------------------------------------------------------
+
+    def call(self, method: str, params: dict[str, Any] | None = None) -> Any:
+        """Send one request and return its ``result`` (or raise its error)."""
+        with self._lock:
+            self.connect()
+            assert self._sock is not None
+            req_id = next(self._ids)
+            params = {k: v for k, v in (params or {}).items() if v is not None}
+            try:
+                self._sock.sendall(encode_request(req_id, method, params))
+                line = self._file.readline()
+            except OSError as exc:
+                self.close()
+                raise DaemonUnavailable(f"connection to the daemon failed: {exc}") from None
+            if not line:
+                self.close()
+                raise DaemonUnavailable("the daemon closed the connection without answering")
+        reply = json.loads(line)
+        if "error" in reply:
+            err = reply["error"]
+            raise remote_error(err.get("code", "internal"), err.get("message", ""), err.get("data"))
+        if reply.get("id") != req_id:
+            raise InvalidRequest(f"answer for request {reply.get('id')!r}, expected {req_id}")
+        return reply["result"]
+
+    def status(self) -> dict[str, Any]:
+        result: dict[str, Any] = self.call("status")
+        return result
+
+    def list(self, dir: str) -> dict[str, Any]:
+        result: dict[str, Any] = self.call("list", {"dir": dir})
+        return result
+
+    def reindex(self, dir: str | None = None) -> dict[str, Any]:
+        result: dict[str, Any] = self.call("reindex", {"dir": dir})
+        return result
+
+    def watch(self, dir: str) -> dict[str, Any]:
+        result: dict[str, Any] = self.call("watch", {"dir": dir})
+        return result
+
+    def shutdown(self) -> dict[str, Any]:
+        result: dict[str, Any] = self.call("shutdown")
+        return result

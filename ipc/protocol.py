@@ -1,0 +1,79 @@
+"""The wire format: newline-delimited JSON, one compact object per line.
+
+A request is ``{"id": ..., "method": "...", "params": {...}}``; the answer is
+``{"id": ..., "result": ...}`` or ``{"id": ..., "error": {"code", "message",
+"data"}}``. Errors are data with stable string codes, as in watchman, and
+``status`` lists ``capabilities`` so clients test for features instead of
+comparing versions.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from memoryd.errors import InvalidRequest, ParseError, RemoteError
+
+PROTOCOL_VERSION = 1
+MAX_LINE_BYTES = 1024 * 1024
+"""Requests longer than this are refused without being read whole."""
+
+ERROR_CODES = (
+    "parse_error",
+    "invalid_request",
+    "unknown_method",
+    "invalid_params",
+    "not_found",
+    "internal",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Request:
+    id: Any
+    method: str
+    params: dict[str, Any]
+
+
+def decode_request(line: bytes) -> Request:
+    """Parse one request line; raise ParseError or InvalidRequest (with the id when known)."""
+    try:
+        obj = json.loads(line)
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ParseError(f"request is not valid JSON: {exc}") from None
+    if not isinstance(obj, dict):
+        raise InvalidRequest("request must be a JSON object")
+    req_id = obj.get("id")
+    if req_id is not None and (isinstance(req_id, bool) or not isinstance(req_id, str | int)):
+        raise InvalidRequest("'id' must be a string or an integer")
+    method = obj.get("method")
+    if not isinstance(method, str) or not method:
+        raise InvalidRequest("'method' must be a non-empty string", {"id": req_id})
+    params = obj.get("params", {})
+    if params is None:
+        params = {}
+    if not isinstance(params, dict):
+        raise InvalidRequest("'params' must be a JSON object", {"id": req_id})
+    extra = sorted(set(obj) - {"id", "method", "params"})
+    if extra:
+        raise InvalidRequest(f"unknown request keys: {', '.join(extra)}", {"id": req_id})
+    return Request(req_id, method, params)
+
+
+def encode(obj: dict[str, Any]) -> bytes:
+    return json.dumps(obj, separators=(",", ":"), ensure_ascii=False).encode() + b"\n"
+
+
+def encode_result(req_id: Any, result: Any) -> bytes:
+    return encode({"id": req_id, "result": result})
+
+
+def encode_error(req_id: Any, err: RemoteError) -> bytes:
+    return encode(
+        {"id": req_id, "error": {"code": err.code, "message": err.message, "data": err.data}}
+    )
+
+
+def encode_request(req_id: Any, method: str, params: dict[str, Any]) -> bytes:
+    return encode({"id": req_id, "method": method, "params": params})

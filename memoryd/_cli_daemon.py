@@ -1,0 +1,207 @@
+"""Daemon subcommands: serve, status, stop, reindex, install-service.
+
+``list`` (and later the query commands) go through :func:`daemon_or_local`:
+ask the daemon, and when none answers run the same code in-process against
+the same index, saying so on stderr (``--require-daemon`` makes that an error).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shlex
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+from typing import Any, TypeVar
+
+from memoryd import config as config_mod
+from memoryd import logs
+from memoryd._cli_common import memory_dir, note, print_json
+from memoryd.errors import DaemonUnavailable
+from memoryd.ipc.client import Client
+
+T = TypeVar("T")
+
+
+def add_socket_options(parser: argparse.ArgumentParser, *, fallback: bool = False) -> None:
+    parser.add_argument(
+        "--socket",
+        type=Path,
+        default=None,
+        help="daemon socket (default: $MEMORYD_SOCKET or the runtime dir)",
+    )
+    if fallback:
+        parser.add_argument(
+            "--require-daemon",
+            action="store_true",
+            help="fail instead of running in-process when no daemon answers",
+        )
+
+
+def client(args: argparse.Namespace, timeout: float = 60.0) -> Client:
+    return Client(args.socket, timeout=timeout)
+
+
+def daemon_or_local(
+    args: argparse.Namespace, remote: Callable[[Client], T], local: Callable[[], T]
+) -> T:
+    """Run ``remote`` against the daemon, or ``local`` when no daemon answers."""
+    try:
+        with client(args) as c:
+            return remote(c)
+    except DaemonUnavailable:
+        if getattr(args, "require_daemon", False):
+            raise
+        note("no daemon answered; running in-process on the same index")
+        return local()
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser("serve", help="run the daemon in the foreground")
+    p.add_argument(
+        "--root",
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="memory directory to watch (repeatable; overrides the config)",
+    )
+    p.add_argument("--socket", type=Path, default=None)
+    p.add_argument(
+        "--state-dir",
+        type=Path,
+        default=None,
+        help="index, pidfile and reports (default $XDG_STATE_HOME/memoryd)",
+    )
+    p.add_argument("--db", type=Path, default=None, help="index database path")
+    p.add_argument("--config", type=Path, default=None, help="config file")
+    p.set_defaults(handler=cmd_serve)
+
+    p = sub.add_parser("status", help="what the daemon is doing")
+    add_socket_options(p)
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(handler=cmd_status)
+
+    p = sub.add_parser("stop", help="stop the daemon")
+    add_socket_options(p)
+    p.set_defaults(handler=cmd_stop)
+
+    p = sub.add_parser("reindex", help="full rescan of one directory or of every root")
+    p.add_argument("dir", nargs="?", metavar="DIR")
+    add_socket_options(p)
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(handler=cmd_reindex)
+
+    p = sub.add_parser("install-service", help="install the systemd user units")
+    p.add_argument("--unit-dir", type=Path, default=None, help="default ~/.config/systemd/user")
+    p.add_argument(
+        "serve_args",
+        nargs=argparse.REMAINDER,
+        help="extra arguments for `memoryd serve` (after --)",
+    )
+    p.set_defaults(handler=cmd_install_service)
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    from memoryd.daemon.app import Daemon  # noqa: PLC0415 - keep CLI start-up light
+
+    cfg = config_mod.load(args.config)
+    if args.socket:
+        cfg = replace(cfg, socket=args.socket)
+    if args.state_dir:
+        cfg = replace(cfg, state_dir=args.state_dir)
+    if args.db:
+        cfg = replace(cfg, db=args.db)
+    raw_roots = [memory_dir(r) for r in args.root] or list(cfg.roots) or config_mod.default_roots()
+    roots = [os.path.realpath(os.path.expanduser(r)) for r in raw_roots]
+    logs.configure()
+    return Daemon(cfg, roots).run()
+
+
+def _ago(iso: str | None) -> str:
+    return iso or "never"
+
+
+def render_status(s: dict[str, Any]) -> str:
+    up = int(s["uptime_s"])
+    uptime = f"{up // 3600}h{up // 60 % 60:02d}m{up % 60:02d}s"
+    lines = [
+        f"memoryd {s['version']} (pid {s['pid']}) {s['state']}, up {uptime}",
+        f"socket:  {s['socket']}",
+        f"index:   {s['db']}",
+        "roots:",
+    ]
+    for r in s["roots"]:
+        lines.append(
+            f"  {r['path']}: {r['files']} files, {r['errors']} with errors, {r['watcher']}"
+        )
+    rec = s.get("last_reconcile")
+    rec_text = "never" if not rec else f"{rec['at']} ({rec['reason']}, drift {rec['drift']})"
+    lines += [
+        f"last event:     {_ago(s.get('last_event'))}",
+        f"last reconcile: {rec_text}; drift fixed since start: {s['drift_fixed_total']}",
+        f"writer queue:   {s['writer_queue']}; connections: {s['connections']}",
+    ]
+    report = s.get("last_report")
+    if report:
+        lines.append(f"last report:    {report.get('at')} {report.get('path')}")
+    return "\n".join(lines)
+
+
+def cmd_status(args: argparse.Namespace) -> int:
+    with client(args, timeout=10) as c:
+        status = c.status()
+    if args.json:
+        print_json(status)
+    else:
+        print(render_status(status))
+    return 0
+
+
+def cmd_stop(args: argparse.Namespace) -> int:
+    with client(args, timeout=10) as c:
+        reply = c.shutdown()
+    pid = int(reply["pid"])
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            break
+        time.sleep(0.05)
+    print(f"memoryd (pid {pid}) stopped")
+    return 0
+
+
+def cmd_reindex(args: argparse.Namespace) -> int:
+    target = memory_dir(args.dir) if args.dir else None
+    with client(args, timeout=600) as c:
+        result = c.reindex(target)
+    if args.json:
+        print_json(result)
+        return 0
+    print(
+        f"reindexed {', '.join(result['dirs'])}: added {result['added']}, "
+        f"updated {result['updated']}, removed {result['removed']}, "
+        f"unchanged {result['unchanged']}, errors {len(result['errors'])} "
+        f"in {result['seconds']:.2f} s"
+    )
+    return 0
+
+
+def cmd_install_service(args: argparse.Namespace) -> int:
+    from memoryd.daemon.units import install  # noqa: PLC0415
+
+    extra = [a for a in args.serve_args if a != "--"]
+    written = install(args.unit_dir, extra)
+    for path in written:
+        print(f"wrote {path}")
+    print("enable and start it with:")
+    print("  systemctl --user daemon-reload")
+    print("  systemctl --user enable --now memoryd.socket memoryd.service")
+    if extra:
+        print(f"(serve arguments: {shlex.join(extra)})")
+    sys.stdout.flush()
+    return 0
