@@ -21,7 +21,8 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check .
 
 typecheck: $(STAMP)
-	$(BIN)/mypy -p memoryd tests bench
+	$(BIN)/mypy -p memoryd
+	$(BIN)/mypy tests bench
 
 pytest: $(STAMP)
 	$(BIN)/pytest -q

@@ -115,9 +115,7 @@ def parse_bytes(data: bytes, kind: str, *, truncated: bool = False, size: int = 
             text = data[: exc.start].decode("utf-8")
         else:
             bad = data[exc.start]
-            return _failed(
-                kind, digest, f"not valid UTF-8: byte 0x{bad:02x} at offset {exc.start}"
-            )
+            return _failed(kind, digest, f"not valid UTF-8: byte 0x{bad:02x} at offset {exc.start}")
     if text.startswith("\ufeff"):
         text = text[1:]
     if "\r" in text:

@@ -1,0 +1,139 @@
+"""Shared pytest fixtures."""
+
+from __future__ import annotations
+
+import os
+import pickle
+import shutil
+import tempfile
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any, Protocol
+
+import pytest
+
+from memoryd.indexer.store import IndexStore
+
+# Real servers as fixtures: a memoryd daemon subprocess on a temp socket, and a
+# local HTTP server speaking the Anthropic Messages API.
+pytest_plugins = ["daemon_fixtures", "fake_messages_api"]
+
+# ---------------------------------------------------------------------------
+# Foundation fixtures (indexer / index store / `memoryd index` tests).
+# Used by test_parser.py, test_index_store.py, test_sync.py, test_cli_index.py.
+# (Their imports are the block at the top of this file.)
+# ---------------------------------------------------------------------------
+CORPUS = Path(__file__).resolve().parents[1].parent / "shared/bench/coding-memories"
+NOBODY_UID = 65534
+
+
+class MakeMemory(Protocol):
+    def __call__(
+        self,
+        filename: str,
+        description: str = ...,
+        *,
+        name: str | None = ...,
+        type: str = ...,
+        body: str = ...,
+        directory: Path | None = ...,
+    ) -> Path: ...
+
+
+@pytest.fixture
+def memdir(tmp_path: Path) -> Path:
+    """An empty memory directory."""
+    path = tmp_path / "memory"
+    path.mkdir()
+    return path
+
+
+@pytest.fixture
+def db_file(tmp_path: Path) -> Path:
+    return tmp_path / "state" / "index.db"
+
+
+@pytest.fixture
+def store(db_file: Path) -> Iterator[IndexStore]:
+    """A real SQLite index in a temp dir, closed after the test."""
+    st = IndexStore(db_file)
+    try:
+        yield st
+    finally:
+        st.close()
+
+
+@pytest.fixture
+def make_memory(memdir: Path) -> MakeMemory:
+    """Write a well-formed memory file (into ``memdir`` unless told otherwise)."""
+
+    def make(
+        filename: str,
+        description: str = "a memory about testing",
+        *,
+        name: str | None = None,
+        type: str = "feedback",
+        body: str = "Do the thing.\n\n**Why:** reasons.\n\n**How to apply:** always.\n",
+        directory: Path | None = None,
+    ) -> Path:
+        folder = directory or memdir
+        folder.mkdir(parents=True, exist_ok=True)
+        path = folder / filename
+        title = name or filename.removesuffix(".md").replace("_", " ")
+        path.write_text(
+            f"---\nname: {title}\ndescription: {description}\ntype: {type}\n---\n{body}",
+            encoding="utf-8",
+        )
+        return path
+
+    return make
+
+
+@pytest.fixture
+def world_tmp() -> Iterator[Path]:
+    """A temp dir any user can enter and write (pytest's tmp_path is 0700 for root)."""
+    path = Path(tempfile.mkdtemp(prefix="memoryd-test-"))
+    path.chmod(0o777)
+    try:
+        yield path
+    finally:
+        shutil.rmtree(path, ignore_errors=True)
+
+
+def run_unprivileged(fn: Callable[[], Any]) -> Any:
+    """Run ``fn`` where permission bits are enforced and return its (picklable) result.
+
+    As a normal user that is this process. As root (CI containers), permission
+    bits do not stop reads, so ``fn`` runs in a forked child that has dropped to
+    uid ``nobody`` first: a real EACCES, with every module already imported.
+    """
+    if os.geteuid() != 0:
+        return fn()
+    read_fd, write_fd = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - runs in the child
+        code = 0
+        try:
+            os.close(read_fd)
+            os.setgid(NOBODY_UID)
+            os.setuid(NOBODY_UID)
+            payload = pickle.dumps(("ok", fn()))
+        except BaseException as exc:
+            payload = pickle.dumps(("error", f"{type(exc).__name__}: {exc}"))
+            code = 1
+        with os.fdopen(write_fd, "wb") as out:
+            out.write(payload)
+        os._exit(code)
+    os.close(write_fd)
+    with os.fdopen(read_fd, "rb") as inp:
+        data = inp.read()
+    os.waitpid(pid, 0)
+    status, value = pickle.loads(data)
+    if status != "ok":
+        if "Operation not permitted" in value:
+            pytest.skip(f"running as root without CAP_SETUID, cannot drop to nobody: {value}")
+        raise AssertionError(f"unprivileged child failed: {value}")
+    return value
+
+
+# --- end of foundation fixtures ---------------------------------------------

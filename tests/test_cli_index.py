@@ -1,0 +1,211 @@
+"""``memoryd index`` and ``memoryd list``: output formats, exit codes, one-line errors."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import CORPUS, MakeMemory
+
+from memoryd._cli_index import index_dirs
+from memoryd.cli import main
+from memoryd.indexer.store import IndexStore
+
+INDEX_LINE = re.compile(
+    r"^added (\d+), updated (\d+), removed (\d+), unchanged (\d+), errors (\d+) in \d+\.\d\d s$"
+)
+LIST_LINE = re.compile(
+    r"^- \[(user|feedback|project|reference|untyped|index|session)\] (\S+) "
+    r"\((\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ)\): (.*)$"
+)
+
+
+NO_DAEMON_NOTE = "memoryd: no daemon answered; running in-process on the same index"
+
+
+@pytest.fixture(autouse=True)
+def isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No test may reach a real daemon, index or config of the machine it runs on."""
+    monkeypatch.setenv("MEMORYD_SOCKET", str(tmp_path / "no-daemon.sock"))
+    monkeypatch.delenv("MEMORYD_DB", raising=False)
+    for var in ("XDG_STATE_HOME", "XDG_RUNTIME_DIR", "XDG_CONFIG_HOME", "XDG_DATA_HOME"):
+        monkeypatch.setenv(var, str(tmp_path / "xdg" / var.lower()))
+
+
+@pytest.fixture
+def folder(memdir: Path, make_memory: MakeMemory) -> Path:
+    make_memory("feedback_tests.md", "run the tests before pushing")
+    make_memory("reference_deploy.md", "how to deploy", type="reference")
+    (memdir / "project_broken.md").write_text("no frontmatter here\n")
+    (memdir / "MEMORY.md").write_text("- [Deploy](reference_deploy.md) — deploying\n")
+    return memdir
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_index_human_output(
+    capsys: pytest.CaptureFixture[str], folder: Path, db_file: Path
+) -> None:
+    code, out, err = run(capsys, "index", str(folder), "--db", str(db_file))
+    assert code == 0 and err == ""
+    lines = out.splitlines()
+    m = INDEX_LINE.match(lines[0])
+    assert m is not None, lines[0]
+    assert m.groups() == ("4", "0", "0", "0", "1")
+    broken = folder / "project_broken.md"
+    assert lines[1:] == [
+        f"  error: {broken}: no frontmatter: the file does not start with a '---' line"
+    ]
+    code, out, _ = run(capsys, "index", str(folder), "--db", str(db_file))
+    m = INDEX_LINE.match(out.splitlines()[0])
+    assert m is not None and m.groups() == ("0", "0", "0", "4", "1")
+
+
+def test_index_json(capsys: pytest.CaptureFixture[str], folder: Path, db_file: Path) -> None:
+    code, out, _ = run(capsys, "index", str(folder), "--db", str(db_file), "--json")
+    assert code == 0
+    data = json.loads(out)
+    assert set(data) == {"added", "updated", "removed", "unchanged", "errors", "seconds"}
+    assert (data["added"], data["updated"], data["removed"], data["unchanged"]) == (4, 0, 0, 0)
+    assert data["errors"] == [
+        {
+            "path": str(folder / "project_broken.md"),
+            "error": "no frontmatter: the file does not start with a '---' line",
+        }
+    ]
+    assert isinstance(data["seconds"], float) and data["seconds"] >= 0
+
+
+def test_index_several_dirs(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, make_memory: MakeMemory, db_file: Path
+) -> None:
+    one, two = tmp_path / "one", tmp_path / "two"
+    make_memory("feedback_a.md", directory=one)
+    make_memory("feedback_b.md", directory=two / "nested")
+    code, out, _ = run(capsys, "index", str(one), str(two), "--db", str(db_file), "--json")
+    assert code == 0 and json.loads(out)["added"] == 2
+
+
+def test_db_from_environment(
+    capsys: pytest.CaptureFixture[str],
+    folder: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    db = tmp_path / "env" / "index.db"
+    monkeypatch.setenv("MEMORYD_DB", str(db))
+    code, _, _ = run(capsys, "index", str(folder))
+    assert code == 0 and db.is_file()
+
+
+def test_list_lines(capsys: pytest.CaptureFixture[str], folder: Path, db_file: Path) -> None:
+    code, out, err = run(capsys, "list", str(folder), "--db", str(db_file))
+    assert code == 0
+    assert err.splitlines() == [NO_DAEMON_NOTE]
+    lines = out.splitlines()
+    entries = [LIST_LINE.match(line) for line in lines[:3]]
+    assert all(entries), lines
+    got = [(m.group(1), m.group(2), m.group(4)) for m in entries if m]
+    assert sorted(got) == [
+        ("feedback", "feedback_tests.md", "run the tests before pushing"),
+        ("index", "MEMORY.md", ""),
+        ("reference", "reference_deploy.md", "how to deploy"),
+    ]
+    when = next(m.group(3) for m in entries if m and m.group(2) == "feedback_tests.md")
+    mtime = (folder / "feedback_tests.md").stat().st_mtime
+    assert when == dt.datetime.fromtimestamp(int(mtime), dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    assert lines[3] == "1 file(s) could not be parsed:"
+    assert lines[4] == (
+        f"  ! {folder / 'project_broken.md'}: "
+        "no frontmatter: the file does not start with a '---' line"
+    )
+    assert len(lines) == 5
+
+
+def test_list_json(capsys: pytest.CaptureFixture[str], folder: Path, db_file: Path) -> None:
+    code, out, _ = run(capsys, "list", str(folder), "--db", str(db_file), "--json")
+    assert code == 0
+    data = json.loads(out)
+    assert data["dir"] == str(folder)
+    assert {f["filename"] for f in data["files"]} == {
+        "feedback_tests.md",
+        "reference_deploy.md",
+        "MEMORY.md",
+    }
+    assert [Path(e["path"]).name for e in data["errors"]] == ["project_broken.md"]
+
+
+def _cli(*argv: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "memoryd", *argv],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=dict(os.environ),  # the isolated environment set up by isolated_env
+    )
+
+
+@pytest.mark.parametrize("command", ["index", "list"])
+def test_expected_failures_one_line_no_traceback(
+    command: str, tmp_path: Path, folder: Path
+) -> None:
+    afile = folder / "feedback_tests.md"
+    text_db = tmp_path / "notadb.db"
+    text_db.write_text("hello, I am text\n" * 200)
+    cases = [
+        ([str(tmp_path / "missing")], "memory directory not found: "),
+        ([str(afile)], "not a directory: "),
+        ([str(folder), "--db", str(text_db)], "cannot open index at"),
+        ([str(folder), "--db", str(tmp_path)], "cannot open index at"),
+    ]
+    for args, fragment in cases:
+        proc = _cli(command, *args)
+        assert proc.returncode == 1, (args, proc.stderr)
+        assert proc.stdout == ""
+        assert "Traceback" not in proc.stderr
+        lines = [line for line in proc.stderr.splitlines() if line != NO_DAEMON_NOTE]
+        assert len(lines) == 1, proc.stderr
+        assert lines[0].startswith("memoryd: error: ")
+        assert fragment in lines[0]
+    assert "file is not a database" in _cli(command, str(folder), "--db", str(text_db)).stderr
+
+
+def test_usage_error_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exc:
+        main(["index"])
+    assert exc.value.code == 2
+    assert "usage:" in capsys.readouterr().err
+
+
+@pytest.mark.skipif(not CORPUS.is_dir(), reason=f"development corpus not present at {CORPUS}")
+@pytest.mark.parametrize("part", ["projects", "sessions"])
+def test_development_corpus_errors_are_exactly_the_listed_broken_files(
+    part: str, db_file: Path
+) -> None:
+    root = CORPUS / part
+    listing = root.parent / "broken_files.txt" if part == "projects" else root / "broken_files.txt"
+    expected = set()
+    for line in listing.read_text().splitlines():
+        if line.strip() and not line.startswith("#"):
+            rel = line.split("\t", 1)[0]
+            expected.add(str((root.parent / rel) if part == "projects" else (root / rel)))
+    st = IndexStore(db_file)
+    try:
+        result = index_dirs(st, [str(root.resolve())])
+    finally:
+        st.close()
+    got = {e["path"] for e in result.errors}
+    resolved_expected = {str(Path(p).resolve()) for p in expected}
+    assert got == resolved_expected
+    assert result.added == len(list(root.rglob("*.md")))

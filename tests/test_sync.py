@@ -1,0 +1,306 @@
+"""Incremental sync: what each kind of change reads, counts and writes; crash recovery."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from conftest import MakeMemory, run_unprivileged
+
+from memoryd.indexer import queries
+from memoryd.indexer.store import IndexStore
+from memoryd.indexer.sync import Syncer, SyncResult
+
+WORDS = [
+    "deploy",
+    "migration",
+    "pytest",
+    "docker",
+    "cache",
+    "latency",
+    "retry",
+    "queue",
+    "worker",
+    "schema",
+]
+
+
+def make_tree(root: Path, count: int, per_dir: int) -> list[Path]:
+    """``count`` small memory files in folders of ``per_dir``."""
+    files = []
+    for i in range(count):
+        folder = root / f"project-{i // per_dir:03d}" / "memory"
+        folder.mkdir(parents=True, exist_ok=True)
+        words = " ".join(WORDS[(i + k) % len(WORDS)] for k in range(6))
+        path = folder / f"feedback_{i}.md"
+        path.write_text(
+            f"---\nname: note {i}\ndescription: {words}\ntype: feedback\n---\n"
+            f"{words} {words}\n\n**Why:** {words}\n",
+            encoding="utf-8",
+        )
+        files.append(path)
+    return files
+
+
+def sync(store: IndexStore, root: Path) -> tuple[SyncResult, int]:
+    """Run one pass; return its result and the rows the connection really wrote."""
+    before = store.total_changes
+    result = Syncer(store).sync_tree(str(root))
+    return result, store.total_changes - before
+
+
+def counts(r: SyncResult) -> tuple[int, int, int, int]:
+    return (r.added, r.updated, r.removed, r.unchanged)
+
+
+def indexed_paths(store: IndexStore, root: Path) -> set[str]:
+    return {f.path for f in queries.files_under(store.conn, str(root))}
+
+
+def disk_paths(root: Path) -> set[str]:
+    return {str(p) for p in root.rglob("*.md")}
+
+
+@pytest.fixture
+def tree(memdir: Path, make_memory: MakeMemory) -> Path:
+    make_memory("feedback_a.md", "alpha rule")
+    make_memory("project_b.md", "beta decision", type="project")
+    make_memory("reference_c.md", "gamma tool", type="reference")
+    make_memory("user_d.md", "delta person", type="user", directory=memdir / "sub")
+    return memdir
+
+
+def test_cold_then_no_change_writes_nothing(store: IndexStore, tree: Path) -> None:
+    cold, written = sync(store, tree)
+    assert counts(cold) == (4, 0, 0, 0)
+    assert written == cold.rows_written > 0
+    again, written = sync(store, tree)
+    assert counts(again) == (0, 0, 0, 4)
+    assert written == again.rows_written == 0
+    assert indexed_paths(store, tree) == disk_paths(tree)
+
+
+def test_one_file_edited(store: IndexStore, tree: Path) -> None:
+    sync(store, tree)
+    path = tree / "project_b.md"
+    path.write_text(path.read_text() + "\nmore\n")
+    result, written = sync(store, tree)
+    assert counts(result) == (0, 1, 0, 3)
+    assert written == result.rows_written > 0
+    row = queries.get_file(store.conn, str(path))
+    assert row is not None and row.body.endswith("more\n")
+
+
+def test_touch_without_content_change(store: IndexStore, tree: Path) -> None:
+    sync(store, tree)
+    path = tree / "feedback_a.md"
+    st = path.stat()
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 5_000_000_000))
+    result, written = sync(store, tree)
+    assert counts(result) == (0, 0, 0, 4)
+    # Stat columns refreshed (the file row plus its directory's version), nothing else.
+    assert written == result.rows_written == 2
+    stored = store.stat_of(str(path))
+    assert stored is not None and stored.mtime_ns == st.st_mtime_ns + 5_000_000_000
+    # And now the stat matches, so the next pass does not even read it.
+    _again, written = sync(store, tree)
+    assert written == 0
+
+
+def test_rewrite_with_equal_bytes_is_a_touch(store: IndexStore, tree: Path) -> None:
+    sync(store, tree)
+    path = tree / "reference_c.md"
+    data = path.read_bytes()
+    path.unlink()
+    path.write_bytes(data)  # new inode, same content
+    result, _written = sync(store, tree)
+    assert counts(result) == (0, 0, 0, 4)
+
+
+def test_delete(store: IndexStore, tree: Path) -> None:
+    sync(store, tree)
+    (tree / "feedback_a.md").unlink()
+    result, written = sync(store, tree)
+    assert counts(result) == (0, 0, 1, 3)
+    assert written > 0
+    assert indexed_paths(store, tree) == disk_paths(tree)
+
+
+def test_rename(store: IndexStore, tree: Path) -> None:
+    sync(store, tree)
+    old, new = tree / "project_b.md", tree / "project_b_renamed.md"
+    old.rename(new)
+    result, _written = sync(store, tree)
+    assert counts(result) == (1, 0, 1, 3)
+    assert queries.get_file(store.conn, str(old)) is None
+    row = queries.get_file(store.conn, str(new))
+    assert row is not None and row.description == "beta decision"
+
+
+def test_directory_deleted(store: IndexStore, tree: Path, make_memory: MakeMemory) -> None:
+    make_memory("feedback_e.md", "epsilon", directory=tree / "sub" / "deeper")
+    sync(store, tree)
+    shutil.rmtree(tree / "sub")
+    result, _written = sync(store, tree)
+    assert counts(result) == (0, 0, 2, 3)
+    assert indexed_paths(store, tree) == disk_paths(tree)
+
+
+def test_new_subdirectory(store: IndexStore, tree: Path, make_memory: MakeMemory) -> None:
+    sync(store, tree)
+    make_memory("feedback_f.md", "phi", directory=tree / "newdir")
+    make_memory("feedback_g.md", "chi", directory=tree / "newdir")
+    result, _written = sync(store, tree)
+    assert counts(result) == (2, 0, 0, 4)
+    assert indexed_paths(store, tree) == disk_paths(tree)
+
+
+def test_skipped_names_and_dirs(store: IndexStore, tree: Path, make_memory: MakeMemory) -> None:
+    make_memory(".hidden.md", "x")
+    make_memory("notes.txt", "x")
+    make_memory("feedback_x.md", "x", directory=tree / ".git")
+    make_memory("feedback_y.md", "x", directory=tree / "node_modules")
+    result, _written = sync(store, tree)
+    assert result.added == 4
+
+
+def test_parse_error_rewritten_only_when_file_changes(store: IndexStore, memdir: Path) -> None:
+    bad = memdir / "feedback_bad.md"
+    bad.write_text("no header\n")
+    first, _ = sync(store, memdir)
+    assert first.added == 1
+    assert queries.errors_under(store.conn, str(memdir))[0]["error"].startswith("no frontmatter")
+    _again, written = sync(store, memdir)
+    assert written == 0
+    bad.write_text("---\ndescription: fixed now\n---\n")
+    fixed, _ = sync(store, memdir)
+    assert counts(fixed) == (0, 1, 0, 0)
+    assert queries.errors_under(store.conn, str(memdir)) == []
+
+
+def test_broken_symlink_and_loop_are_indexed_as_errors(store: IndexStore, memdir: Path) -> None:
+    os.symlink("missing.md", memdir / "feedback_link.md")
+    os.symlink("loop.md", memdir / "loop.md")
+    result, _ = sync(store, memdir)
+    assert result.added == 2
+    errors = {
+        Path(e["path"]).name: e["error"] for e in queries.errors_under(store.conn, str(memdir))
+    }
+    assert errors["feedback_link.md"] == "broken symlink: target 'missing.md' does not exist"
+    assert errors["loop.md"].startswith("symlink loop")
+    # Unreadable files are retried each pass, but an unchanged outcome writes nothing.
+    _again, written = sync(store, memdir)
+    assert written == 0
+
+
+def test_unreadable_file_is_reported_then_recovered(world_tmp: Path) -> None:
+    memdir = world_tmp / "memory"
+    memdir.mkdir()
+    memdir.chmod(0o777)
+    path = memdir / "feedback_locked.md"
+    path.write_text("---\ndescription: locked away\n---\n")
+    path.chmod(0o000)
+    db = world_tmp / "index.db"
+
+    def index_once() -> tuple[tuple[int, int, int, int], list[dict[str, str]], int]:
+        st = IndexStore(db)
+        try:
+            result, written = sync(st, memdir)
+            return counts(result), queries.errors_under(st.conn, str(memdir)), written
+        finally:
+            st.close()
+
+    first, errors, _ = run_unprivileged(index_once)
+    assert first == (1, 0, 0, 0)
+    assert errors == [{"path": str(path), "error": "unreadable: permission denied"}]
+    # Still locked: retried, same outcome, no rows written.
+    _, _, written = run_unprivileged(index_once)
+    assert written == 0
+    # chmod does not change mtime; the retry still notices the file is readable now.
+    path.chmod(0o644)
+    fixed, errors, _ = run_unprivileged(index_once)
+    assert fixed == (0, 1, 0, 0)
+    assert errors == []
+
+
+def test_sync_path_single_file_and_vanished_dir(
+    store: IndexStore, tree: Path, make_memory: MakeMemory
+) -> None:
+    sync(store, tree)
+    syncer = Syncer(store)
+    new = make_memory("feedback_new.md", "fresh")
+    assert syncer.sync_path(str(new)).added == 1
+    new.unlink()
+    assert syncer.sync_path(str(new)).removed == 1
+    shutil.rmtree(tree / "sub")
+    assert syncer.sync_path(str(tree / "sub")).removed == 1
+    assert indexed_paths(store, tree) == disk_paths(tree)
+
+
+# -- crash recovery ---------------------------------------------------------
+
+
+def _rows(db: Path) -> int:
+    try:
+        conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=0.05)
+        try:
+            return int(conn.execute("SELECT count(*) FROM files").fetchone()[0])
+        finally:
+            conn.close()
+    except sqlite3.Error:
+        return 0
+
+
+def test_kill_9_mid_index_is_repaired_by_the_next_run(tmp_path: Path) -> None:
+    root = tmp_path / "tree"
+    total = 3000
+    files = make_tree(root, total, per_dir=250)
+    db = tmp_path / "index.db"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "memoryd", "index", str(root), "--db", str(db)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while _rows(db) == 0:
+            assert proc.poll() is None, "indexer finished before it could be killed"
+            assert time.monotonic() < deadline, "no rows appeared"
+            time.sleep(0.005)
+        proc.send_signal(signal.SIGKILL)
+    finally:
+        proc.wait()
+    assert proc.returncode == -signal.SIGKILL
+    at_kill = _rows(db)
+    assert 0 < at_kill < total, f"killed after {at_kill} rows: not mid-run"
+
+    # The disk moves on while nobody is indexing.
+    files[0].unlink()
+    files[-1].write_text(files[-1].read_text() + "\nzanzibarword\n")
+
+    st = IndexStore(db)
+    try:
+        result = Syncer(st).sync_tree(str(root))
+        assert result.added + result.unchanged + result.updated == total - 1
+        assert indexed_paths(st, root) == disk_paths(root)
+        st.conn.execute("INSERT INTO files_fts(files_fts) VALUES ('integrity-check')")
+        hits = st.conn.execute(
+            "SELECT f.path FROM files_fts JOIN files f ON f.rowid = files_fts.rowid "
+            "WHERE files_fts MATCH 'zanzibarword'"
+        ).fetchall()
+        assert [h[0] for h in hits] == [str(files[-1])]
+        assert (
+            st.conn.execute(
+                "SELECT count(*) FROM files_fts WHERE files_fts MATCH 'deploy'"
+            ).fetchone()[0]
+            > 0
+        )
+    finally:
+        st.close()
