@@ -47,7 +47,19 @@ class Writer:
         return self.submit(job).result(timeout)
 
     def close(self, timeout: float = 30.0) -> None:
-        """Finish queued jobs, then close the store cleanly."""
+        """Cancel queued jobs, let the running one finish, close the store cleanly.
+
+        Only watcher hints and reconciles can still be queued at this point
+        (request handlers wait for their own jobs and have all returned), and
+        the next start-up reconcile redoes whatever they would have done.
+        """
+        while True:
+            try:
+                item = self._jobs.get_nowait()
+            except queue.Empty:
+                break
+            if item is not None:
+                item[1].cancel()
         self._jobs.put(None)
         self._thread.join(timeout)
 

@@ -3,7 +3,8 @@
 One thread accepts; each connection gets its own thread, so a slow or
 vanished client only ever blocks itself. Lines are read through a bounded
 buffer: a request over :data:`MAX_LINE_BYTES` is answered with
-``invalid_request`` and the connection is closed without buffering the rest.
+``invalid_request`` and the rest of that line is discarded unbuffered, so the
+connection stays usable.
 Handlers are plain callables ``params -> result``; any
 :class:`~memoryd.errors.RemoteError` they raise is sent as data, anything else
 becomes ``internal`` and is logged with its traceback.
@@ -41,12 +42,17 @@ class LineTooLong(Exception):
 
 
 class LineReader:
-    """Read ``\\n``-terminated lines from a socket, never holding more than the cap."""
+    """Read ``\\n``-terminated lines from a socket, never holding more than the cap.
+
+    A line over the cap raises :class:`LineTooLong` once; the reader then
+    discards bytes up to that line's newline, so the connection can go on.
+    """
 
     def __init__(self, sock: socket.socket, limit: int = MAX_LINE_BYTES) -> None:
         self.sock = sock
         self.limit = limit
         self.buf = bytearray()
+        self.discarding = False
 
     def readline(self) -> bytes | None:
         """The next line without its newline; None at EOF; LineTooLong past the cap."""
@@ -55,12 +61,19 @@ class LineReader:
             if nl >= 0:
                 line = bytes(self.buf[:nl])
                 del self.buf[: nl + 1]
+                if self.discarding:
+                    self.discarding = False
+                    continue
                 return line
-            if len(self.buf) > self.limit:
+            if self.discarding:
+                self.buf.clear()
+            elif len(self.buf) > self.limit:
+                self.buf.clear()
+                self.discarding = True
                 raise LineTooLong
             chunk = self.sock.recv(_RECV)
             if not chunk:
-                if self.buf.strip():
+                if self.buf.strip() and not self.discarding:
                     line, self.buf = bytes(self.buf), bytearray()
                     return line
                 return None
@@ -154,9 +167,12 @@ class Server:
                 try:
                     line = reader.readline()
                 except LineTooLong:
-                    err = InvalidRequest(f"request line exceeds {MAX_LINE_BYTES:,} bytes")
-                    self._send(sock, encode_error(None, err))
-                    return
+                    err = InvalidRequest(
+                        f"request line exceeds {MAX_LINE_BYTES:,} bytes; it is discarded"
+                    )
+                    if not self._send(sock, encode_error(None, err)):
+                        return
+                    continue
                 if line is None:
                     return
                 if not line.strip():

@@ -165,14 +165,28 @@ def cmd_stop(args: argparse.Namespace) -> int:
         reply = c.shutdown()
     pid = int(reply["pid"])
     deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
+    while time.monotonic() < deadline and not _exited(pid):
+        time.sleep(0.05)
+    if not _exited(pid):
+        note(f"pid {pid} is still running 30 s after it agreed to stop")
+        return 1
+    print(f"memoryd (pid {pid}) stopped")
+    return 0
+
+
+def _exited(pid: int) -> bool:
+    """True once ``pid`` is gone or a zombie waiting for its parent to reap it."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] == "Z"
+    except FileNotFoundError:
+        return True
+    except OSError:
         try:
             os.kill(pid, 0)
         except ProcessLookupError:
-            break
-        time.sleep(0.05)
-    print(f"memoryd (pid {pid}) stopped")
-    return 0
+            return True
+        return False
 
 
 def cmd_reindex(args: argparse.Namespace) -> int:

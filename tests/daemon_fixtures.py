@@ -1,0 +1,183 @@
+"""A real memoryd daemon in a subprocess, on a socket in a temp dir.
+
+Tests get a :class:`DaemonProc` with the paths it uses and a ``client()``
+factory; teardown stops it (SIGTERM, then SIGKILL) and fails the test if the
+daemon wrote a traceback to its log.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from memoryd.ipc.client import Client
+
+START_TIMEOUT = 20.0
+
+
+@dataclass
+class DaemonProc:
+    home: Path
+    roots: list[Path]
+    socket: Path
+    state_dir: Path
+    env: dict[str, str]
+    extra_args: list[str] = field(default_factory=list)
+    proc: subprocess.Popen[bytes] | None = None
+
+    @property
+    def log_path(self) -> Path:
+        return self.home / "daemon.log"
+
+    @property
+    def db(self) -> Path:
+        return self.state_dir / "index.db"
+
+    def argv(self) -> list[str]:
+        args = [
+            sys.executable,
+            "-m",
+            "memoryd",
+            "serve",
+            "--socket",
+            str(self.socket),
+            "--state-dir",
+            str(self.state_dir),
+        ]
+        for root in self.roots:
+            args += ["--root", str(root)]
+        return args + self.extra_args
+
+    def start(self, wait: bool = True, **popen: Any) -> DaemonProc:
+        log = self.log_path.open("ab")
+        self.proc = subprocess.Popen(
+            popen.pop("argv", None) or self.argv(),
+            env=self.env,
+            stdout=log,
+            stderr=log,
+            stdin=subprocess.DEVNULL,
+            **popen,
+        )
+        if wait:
+            self.wait_ready()
+        return self
+
+    def wait_ready(self) -> None:
+        deadline = time.monotonic() + START_TIMEOUT
+        while time.monotonic() < deadline:
+            assert self.proc is not None
+            if self.proc.poll() is not None:
+                raise AssertionError(f"daemon exited {self.proc.returncode}:\n{self.log()}")
+            try:
+                with self.client(timeout=2) as c:
+                    if c.status()["state"] == "ready":
+                        return
+            except Exception:
+                time.sleep(0.05)
+        raise AssertionError(f"daemon not ready in {START_TIMEOUT}s:\n{self.log()}")
+
+    def client(self, timeout: float = 10.0) -> Client:
+        return Client(self.socket, timeout=timeout)
+
+    def call(self, method: str, params: dict[str, Any] | None = None) -> Any:
+        with self.client() as c:
+            return c.call(method, params)
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
+
+    def stop(self, sig: int = signal.SIGTERM, timeout: float = 15.0) -> int:
+        assert self.proc is not None
+        if self.proc.poll() is None:
+            self.proc.send_signal(sig)
+        try:
+            return self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+            raise AssertionError(f"daemon ignored signal {sig}:\n{self.log()}") from None
+
+
+def daemon_env(home: Path) -> dict[str, str]:
+    """A private HOME/XDG world so nothing touches the real user's folders."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("MEMORYD_", "XDG_"))}
+    env.pop("ANTHROPIC_API_KEY", None)
+    env.update(
+        HOME=str(home),
+        XDG_CONFIG_HOME=str(home / "config"),
+        XDG_STATE_HOME=str(home / "state"),
+        XDG_DATA_HOME=str(home / "data"),
+        XDG_RUNTIME_DIR=str(home / "run"),
+        CLAUDE_CONFIG_DIR=str(home / "claude"),
+        MEMORYD_LOG_LEVEL="DEBUG",
+    )
+    return env
+
+
+def wait_until(predicate: Callable[[], bool], timeout: float = 5.0, what: str = "") -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        time.sleep(0.02)
+    raise AssertionError(f"timed out after {timeout}s waiting for {what or predicate}")
+
+
+def write_memory(path: Path, description: str, mtype: str = "feedback", body: str = "") -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(
+        f"---\nname: {path.stem}\ndescription: {description}\ntype: {mtype}\n---\n{body}\n",
+        encoding="utf-8",
+    )
+    return path
+
+
+@pytest.fixture
+def make_daemon(tmp_path: Path) -> Iterator[Callable[..., DaemonProc]]:
+    """Factory: ``make_daemon(roots=[...], start=True)``; all are stopped at teardown."""
+    made: list[DaemonProc] = []
+    # Short socket paths: AF_UNIX paths are limited to 107 bytes.
+    run_dir = Path(tempfile.mkdtemp(prefix="md-", dir="/tmp"))
+
+    def make(roots: list[Path] | None = None, start: bool = True, **kw: Any) -> DaemonProc:
+        home = tmp_path / f"home{len(made)}"
+        home.mkdir()
+        if roots is None:
+            roots = [home / "memory"]
+            roots[0].mkdir()
+        sock_dir = run_dir / str(len(made))
+        d = DaemonProc(
+            home=home,
+            roots=roots,
+            socket=sock_dir / "memoryd.sock",
+            state_dir=home / "state" / "memoryd",
+            env=daemon_env(home),
+            **kw,
+        )
+        made.append(d)
+        if start:
+            d.start()
+        return d
+
+    yield make
+    for d in made:
+        if d.proc is not None and d.proc.poll() is None:
+            d.stop()
+        assert "Traceback" not in d.log(), d.log()
+    shutil.rmtree(run_dir, ignore_errors=True)
+
+
+@pytest.fixture
+def daemon(make_daemon: Callable[..., DaemonProc]) -> DaemonProc:
+    return make_daemon()
