@@ -1,0 +1,1 @@
+"""Choosing which memory files help with a query: candidates, tool rules and the local ranker."""

@@ -1,0 +1,139 @@
+"""Telling a tool's usage docs apart from warnings about it.
+
+When the agent has just run a CLI (``pytest``, ``terraform``, ``gradle``), a
+memory explaining how to run that CLI is redundant: the agent is already
+driving it. A memory warning about a trap in that CLI is the opposite: active
+use is exactly when it matters. This module draws that line from the memory's
+own text, so it works on folders nobody has labelled:
+
+* Usage docs are reference material (``type: reference``, or text that calls
+  itself a usage doc / command reference) whose subject is the tool: the tool
+  is named in the filename, title or description, or the body shows commands
+  that invoke it.
+* Anything that reads as a warning (gotcha, pitfall, "never", "don't", known
+  issue), and any feedback, project or user memory, is never a usage doc.
+
+Claude Code's own tools (``Read``, ``Bash``, ``mcp__...``) have no usage docs in
+a memory folder, so they never exclude anything.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from memoryd.select.candidates import Candidate
+
+_WARNING = re.compile(
+    r"\b(?:gotchas?|warnings?|pitfalls?|caveats?|known issues?|beware|footguns?|traps?|"
+    r"never|don'?t|do not|avoid|must not)\b",
+    re.IGNORECASE,
+)
+_USAGE_SELF_LABEL = re.compile(
+    r"\b(?:usage (?:doc|guide|notes?)|how (?:we|to) (?:run|use|invoke)|cheat ?sheet|"
+    r"command reference|cli reference)\b",
+    re.IGNORECASE,
+)
+_ADDON_NOUNS = "linters?|plugins?|extensions?|wrappers?|providers?"
+BODY_COMMAND_SHARE = 0.6
+"""Share of a body's command lines that must invoke the tool when the header does not name it."""
+_NOT_USAGE_TYPES = frozenset({"feedback", "project", "user"})
+
+_WRAPPERS = {"gradle": ("gradlew",), "mvn": ("mvnw",), "docker": ("docker-compose",)}
+"""Launch scripts that stand for the tool itself in command lines."""
+
+
+def _is_builtin(tool: str) -> bool:
+    """Claude Code's built-in and MCP tools are capitalised or ``mcp__``-prefixed."""
+    return not tool or tool[0].isupper() or tool.startswith("mcp__")
+
+
+def _aliases(tool: str) -> tuple[str, ...]:
+    """Spellings of ``tool`` in prose and commands: ``cargo-nextest`` is also ``nextest``."""
+    name = tool.lower()
+    out = [name, *_WRAPPERS.get(name, ())]
+    if "-" in name:
+        prefix, _, sub = name.partition("-")
+        out += [sub, f"{prefix} {sub}"]
+    return tuple(dict.fromkeys(out))
+
+
+def _mentions(text: str, alias: str) -> bool:
+    return re.search(rf"(?<![\w-]){re.escape(alias)}(?![\w-])", text, re.IGNORECASE) is not None
+
+
+_COMMAND_SPAN = re.compile(r"`((?:\./)?[a-z][\w.-]*)\s[^`]*`")
+
+
+def _invocation_share(body: str, alias: str) -> float:
+    """Share of the body's command lines (backticked ``cmd args``) that start with the tool."""
+    commands = [m.group(1).lower().removeprefix("./") for m in _COMMAND_SPAN.finditer(body)]
+    if not commands:
+        return 0.0
+    return sum(1 for cmd in commands if cmd == alias) / len(commands)
+
+
+def _is_warning(c: Candidate) -> bool:
+    header = f"{c.filename.replace('_', ' ')} {c.name} {c.description}"
+    return _WARNING.search(header) is not None
+
+
+def is_tool_usage_doc(c: Candidate, tool: str) -> bool:
+    """True when c is usage reference / API documentation for ``tool``.
+
+    False for warnings, gotchas and known issues about the tool (those stay
+    eligible while the tool is in use) and for memories about something else.
+    """
+    if _is_builtin(tool) or c.type in _NOT_USAGE_TYPES or _is_warning(c):
+        return False
+    header = f"{c.filename.removesuffix('.md').replace('_', ' ')}\n{c.name}\n{c.description}"
+    if c.type != "reference" and not _USAGE_SELF_LABEL.search(header):
+        return False
+    aliases = _aliases(tool)
+    if _names_sibling_tool(c, aliases):
+        return False
+    if any(_mentions(c.filename.removesuffix(".md").replace("_", " "), a) for a in aliases):
+        return True
+    if any(_mentions(c.name, a) for a in aliases):
+        return True
+    if any(_subject_of_description(c.description, a) for a in aliases):
+        return True
+    if _names_other_subject(c, aliases):
+        return False
+    return any(_invocation_share(c.body, a) >= BODY_COMMAND_SHARE for a in aliases)
+
+
+def _subject_of_description(description: str, alias: str) -> bool:
+    """The description calls itself a usage doc *for the tool*, not for something near it.
+
+    "Usage doc for cargo bench" and "how shop-backend uses the Stripe API" make
+    the tool the subject; "Usage doc for the Terraform linters" is about tools
+    around terraform, so a following word naming an add-on category blocks it.
+    """
+    a = re.escape(alias)
+    label = r"(?:usage (?:doc|guide|notes?)\s+for|how\s+[\w-]+\s+uses?|how (?:we|to) (?:run|use))"
+    pattern = rf"{label}\s+(?:the\s+)?{a}(?![\w-])(?!\s+(?:{_ADDON_NOUNS})\b)"
+    return re.search(pattern, description, re.IGNORECASE) is not None
+
+
+def _names_other_subject(c: Candidate, aliases: Sequence[str]) -> bool:
+    """Whether the description calls itself a usage doc for something else ("for fastlane")."""
+    m = re.search(r"usage (?:doc|guide|notes?) for (?:the\s+)?([\w.-]+)", c.description, re.I)
+    return m is not None and m.group(1).lower() not in aliases
+
+
+def _names_sibling_tool(c: Candidate, aliases: Sequence[str]) -> bool:
+    """Whether the title or description is about a plugin of the tool ("cargo-fuzz", "cargo-dist").
+
+    Such plugins are separate CLIs with their own docs, so running the parent
+    tool does not make their docs redundant. CLI names are written in lower
+    case, which keeps prose compounds such as "Cross-compilation" out.
+    """
+    header = f"{c.name} {c.description}"
+    return any(re.search(rf"\b{re.escape(a)}-[a-z]", header) for a in aliases)
+
+
+def tool_usage_docs(cands: Sequence[Candidate], recent_tools: Sequence[str]) -> set[str]:
+    """Filenames of candidates that are usage docs for any tool in ``recent_tools``."""
+    tools = [t for t in dict.fromkeys(recent_tools) if not _is_builtin(t)]
+    return {c.filename for c in cands for t in tools if is_tool_usage_doc(c, t)}

@@ -1,0 +1,268 @@
+"""Behaviour of the local ranker on real memory files and small crafted folders."""
+
+from __future__ import annotations
+
+import shutil
+import time
+from pathlib import Path
+
+import pytest
+
+from memoryd.select.candidates import Candidate, load_directory
+from memoryd.select.local import LocalRanker
+from memoryd.select.relations import (
+    Relations,
+    compute_relations,
+    near_duplicate_pairs,
+    superseded_by,
+)
+
+CORPUS = Path(__file__).resolve().parents[1].parent / "shared/bench/coding-memories/projects"
+SHOP = CORPUS / "shop-backend"
+needs_corpus = pytest.mark.skipif(not SHOP.is_dir(), reason="coding-memories corpus not present")
+
+
+@pytest.fixture(scope="module")
+def shop(tmp_path_factory: pytest.TempPathFactory) -> list[Candidate]:
+    """A copy of the shop-backend memory folder (broken files included, MEMORY.md too)."""
+    if not SHOP.is_dir():
+        pytest.skip("coding-memories corpus not present")
+    dest = tmp_path_factory.mktemp("shop")
+    for path in SHOP.glob("*.md"):
+        shutil.copy(path, dest / path.name)
+    return load_directory(dest)
+
+
+def names(ranker: LocalRanker, query: str, cands: list[Candidate]) -> list[str]:
+    return [s.filename for s in ranker.rank(query, cands)]
+
+
+def mem(
+    filename: str, name: str, description: str, body: str = "", type_: str = "project"
+) -> Candidate:
+    return Candidate(filename, name, description, type_, body, 0.0)
+
+
+@needs_corpus
+def test_loader_skips_index_and_broken_files(shop: list[Candidate]) -> None:
+    files = {c.filename for c in shop}
+    assert "MEMORY.md" not in files
+    assert "reference_k8s_deploy.md" not in files
+    assert "feedback_admin_bulk_actions.md" not in files
+    assert "feedback_pytest_xdist_gotcha.md" in files
+
+
+@needs_corpus
+def test_direct_question_finds_its_memory(shop: list[Candidate]) -> None:
+    got = names(LocalRanker(), "what's the status of the django 5 upgrade?", shop)
+    assert got[:1] == ["project_django5_upgrade.md"]
+
+
+@needs_corpus
+def test_paraphrase_finds_memory_without_shared_words(shop: list[Candidate]) -> None:
+    query = (
+        "a customer's card got rejected, can the system try charging them again later on its own?"
+    )
+    assert "project_payment_retry.md" in names(LocalRanker(), query, shop)
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "bump the copyright year in the LICENSE file",
+        "what does functools.cached_property do differently from property?",
+        "rename the helper fmt_addr to format_address everywhere",
+    ],
+)
+@needs_corpus
+def test_unrelated_prompt_returns_nothing(shop: list[Candidate], query: str) -> None:
+    assert LocalRanker().rank(query, shop) == []
+
+
+@needs_corpus
+def test_superseded_memory_loses_to_its_replacement(shop: list[Candidate]) -> None:
+    got = names(
+        LocalRanker(), "some celery tasks vanish under load, check the redis broker config", shop
+    )
+    assert "project_celery_broker_rabbitmq.md" in got
+    assert "project_celery_broker_redis.md" not in got
+
+
+@needs_corpus
+def test_results_are_capped_sorted_and_deterministic(shop: list[Candidate]) -> None:
+    ranker = LocalRanker()
+    query = "write the celery task that retries soft-declined stripe payments"
+    first = ranker.rank(query, shop, limit=2)
+    assert len(first) <= 2
+    assert [s.score for s in first] == sorted((s.score for s in first), reverse=True)
+    assert LocalRanker().rank(query, list(reversed(shop)), limit=2) == first
+    assert ranker.rank(query, shop, limit=0) == []
+
+
+def test_supersession_is_read_from_the_newer_memory() -> None:
+    old = mem("project_queue_sqs.md", "Jobs run on SQS", "Background jobs are queued in SQS")
+    new = mem(
+        "project_queue_kafka.md",
+        "Jobs moved to Kafka",
+        "Since May background jobs go through Kafka topics",
+        'Supersedes "Jobs run on SQS".',
+    )
+    assert superseded_by([old, new]) == {"project_queue_sqs.md": "project_queue_kafka.md"}
+    got = names(LocalRanker(), "why are SQS background jobs piling up?", [old, new])
+    assert got == ["project_queue_kafka.md"]
+
+
+def test_near_duplicate_lessons_are_returned_together() -> None:
+    a = mem(
+        "feedback_no_sleep_in_tests.md",
+        "No sleeps in tests",
+        "Never use sleep in tests to wait for async work; poll with a timeout helper",
+        type_="feedback",
+    )
+    b = mem(
+        "feedback_wait_helpers.md",
+        "Use the wait helper",
+        "Reminder: tests waiting on async work should poll with the timeout helper, not sleep",
+        type_="feedback",
+    )
+    other = mem("project_billing.md", "Billing rewrite", "Invoices move to the new billing service")
+    assert near_duplicate_pairs([a, b, other]) == [(a.filename, b.filename)]
+    got = names(LocalRanker(), "this test uses sleep to wait for the async job", [a, b, other])
+    assert sorted(got) == sorted([a.filename, b.filename])
+
+
+def test_empty_inputs_return_nothing() -> None:
+    ranker = LocalRanker()
+    assert ranker.rank("anything", []) == []
+    assert ranker.rank("", [mem("project_x.md", "X", "about x")]) == []
+
+
+def test_two_hundred_candidates_rank_quickly() -> None:
+    cands = [
+        mem(
+            f"project_topic_{i}.md",
+            f"Topic {i} service notes",
+            f"Service {i} handles region {i % 7} traffic and its deploy checklist",
+            "- owner: team " + str(i % 5) + "\n- runbook: restart the worker pool\n" * 5,
+        )
+        for i in range(200)
+    ]
+    ranker = LocalRanker()
+    ranker.rank("deploy checklist for region 3", cands)
+    start = time.perf_counter()
+    ranker.rank("restart the worker pool for service 42", cands)
+    assert time.perf_counter() - start < 0.05
+
+
+def _queue_folder() -> list[Candidate]:
+    old = mem("project_queue_sqs.md", "Jobs run on SQS", "Background jobs are queued in SQS")
+    new = mem(
+        "project_queue_kafka.md",
+        "Jobs moved to Kafka",
+        "Since May background jobs go through Kafka topics",
+        'Supersedes "Jobs run on SQS".',
+    )
+    a = mem(
+        "feedback_no_sleep_in_tests.md",
+        "No sleeps in tests",
+        "Never use sleep in tests to wait for async work; poll with a timeout helper",
+        type_="feedback",
+    )
+    b = mem(
+        "feedback_wait_helpers.md",
+        "Use the wait helper",
+        "Reminder: tests waiting on async work should poll with the timeout helper, not sleep",
+        type_="feedback",
+    )
+    return [old, new, a, b]
+
+
+def test_relations_are_computed_once_per_directory() -> None:
+    folder = _queue_folder()
+    rel = compute_relations(folder)
+    assert rel.superseded == superseded_by(folder)
+    assert rel.near_duplicates == near_duplicate_pairs(folder)
+    assert rel.superseded == {"project_queue_sqs.md": "project_queue_kafka.md"}
+    assert rel.near_duplicates == [("feedback_no_sleep_in_tests.md", "feedback_wait_helpers.md")]
+
+
+def test_precomputed_relations_give_the_same_ranking() -> None:
+    folder = _queue_folder()
+    rel = compute_relations(folder)
+    ranker = LocalRanker()
+    for query in ("why are SQS background jobs piling up?", "this test sleeps to wait for a job"):
+        assert ranker.rank(query, folder, relations=rel) == ranker.rank(query, folder)
+
+
+def test_directory_relations_apply_to_a_slice_of_the_directory() -> None:
+    folder = _queue_folder()
+    rel = compute_relations(folder)
+    # The replacement was already shown, so only the stale memory is left to rank:
+    # the directory's links still keep it out.
+    stale_only = [c for c in folder if c.filename != "project_queue_kafka.md"]
+    assert names_with(rel, "why are SQS background jobs piling up?", stale_only) == []
+    # A twin outside the candidate list is never invented.
+    one_twin = [c for c in folder if c.filename != "feedback_wait_helpers.md"]
+    got = names_with(rel, "this test uses sleep to wait for the async job", one_twin)
+    assert got == ["feedback_no_sleep_in_tests.md"]
+
+
+def test_explicit_empty_relations_disable_links() -> None:
+    folder = _queue_folder()
+    got = names_with(Relations(), "this test uses sleep to wait for the async job", folder)
+    assert "feedback_no_sleep_in_tests.md" in got
+
+
+def names_with(rel: Relations, query: str, cands: list[Candidate]) -> list[str]:
+    return [s.filename for s in LocalRanker().rank(query, cands, relations=rel)]
+
+
+def _mixed_folder() -> list[Candidate]:
+    topics = [
+        (
+            "project_invoice_pdf.md",
+            "Invoice PDF rendering",
+            "Invoices render to PDF with weasyprint",
+        ),
+        (
+            "feedback_pdf_fonts.md",
+            "Embed fonts in PDFs",
+            "Always embed fonts or invoices print boxes",
+        ),
+        (
+            "project_search_reindex.md",
+            "Search reindex",
+            "Nightly elasticsearch reindex of products",
+        ),
+        ("reference_grafana.md", "Grafana dashboards", "Which dashboard shows checkout latency"),
+        ("project_mobile_push.md", "Mobile push", "Push notifications go through firebase"),
+        ("feedback_migrations.md", "Migration order", "Schema migrations ship before the code"),
+        ("project_sso_okta.md", "Okta single sign-on", "Staff log in to the admin through okta"),
+        (
+            "reference_feature_flags.md",
+            "Feature flags",
+            "Flags live in unleash; roll out by percent",
+        ),
+    ]
+    return [mem(fn, name, desc, type_=fn.split("_")[0]) for fn, name, desc in topics]
+
+
+def test_two_part_request_returns_a_memory_for_each_part() -> None:
+    folder = _mixed_folder()
+    query = "the nightly elasticsearch reindex is slow, and the firebase push notifications lag"
+    got = names(LocalRanker(), query, folder)
+    assert "project_search_reindex.md" in got
+    assert "project_mobile_push.md" in got
+    assert LocalRanker().rank("rename the helper fmt_addr to format_address", folder) == []
+
+
+@needs_corpus
+def test_scores_sum_the_per_term_contributions(shop: list[Candidate]) -> None:
+    ranker = LocalRanker()
+    query = "retry soft-declined stripe payments from a celery task"
+    parts = ranker.contributions(query, shop)
+    scores = ranker.scores(query, shop)
+    assert parts.keys() == scores.keys()
+    for fn, by_term in parts.items():
+        assert sum(by_term.values()) == pytest.approx(scores[fn])
+        assert all(v > 0 for v in by_term.values())
