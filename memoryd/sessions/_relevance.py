@@ -1,0 +1,131 @@
+"""Lexical relevance between a task and session entries: tokens, stems, IDF weights.
+
+Deterministic and dependency-free on purpose: briefs must be reproducible and
+cheap enough to build on every request. Identifiers matter more than prose in
+coding sessions, so ``payment_retry_enabled`` and ``FormScreen`` yield both the
+whole identifier and its parts, and a light suffix stripper lets "retries" meet
+"retry". Generic words (including task verbs such as "resume" or "add") are
+dropped because they say what to do, not what the task is about.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable, Mapping
+
+_WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.\-]*[A-Za-z0-9]|[A-Za-z0-9]")
+_CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
+_SPLIT = re.compile(r"[_.\-]+")
+
+_STOPWORD_TEXT = """
+    a about above after again against all also am an and any are as at be because been
+    before being below between both but by can could did do does doing don done down during
+    each else ever few for from further had has have having he her here hers how i if in
+    into is isn it its itself just let me more most my no nor not now of off on once one
+    only or other our ours out over own same she should so some still such than that the
+    their them then there these they this those through to too under until up very was we
+    were what when where which while who whom why will with would yet you your yours another
+    anything around across already always among anyway enough every everything happen
+    happens least less many may might much must never often perhaps rather really since
+    something sometimes soon thus though whether within without add added adding build
+    building built change changes check clean cleaning continue continued decide decided
+    finish finished fix get getting go going keep look make need needed needs new pick
+    please resume resumed run running set setup start started take try use used using want
+    whatever work working yesterday today latest thing things stuff
+"""
+STOPWORDS = frozenset(_STOPWORD_TEXT.split())
+"""English function words plus verbs that frame a task without naming its subject."""
+
+_SUFFIXES = ("ations", "ation", "ings", "ing", "ies", "ied", "ers", "er", "es", "ed", "ly", "s")
+
+
+def stem(word: str) -> str:
+    """Strip one common English suffix; crude, but the same on both sides of a match."""
+    for suffix in _SUFFIXES:
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            base = word[: -len(suffix)]
+            if suffix in ("ies", "ied"):
+                return base + "y"
+            if suffix == "s" and base.endswith(("s", "u", "i")):
+                return word  # "class", "status", "api" stay whole
+            if suffix == "es" and not base.endswith(("s", "x", "z", "ch", "sh")):
+                base = word[:-1]  # "merges" -> "merge", but "matches" -> "match"
+            return _drop_e(base)
+    return _drop_e(word)
+
+
+def _drop_e(word: str) -> str:
+    """A final silent "e" goes, so "merge", "merged" and "merging" share one stem."""
+    return word[:-1] if word.endswith("e") and len(word) > 4 else word
+
+
+def tokens(text: str) -> list[str]:
+    """Content stems of ``text``: whole identifiers and their parts, stopwords removed."""
+    found: list[str] = []
+    for raw in _WORD.findall(text):
+        parts = [p for chunk in _SPLIT.split(raw) for p in _CAMEL.findall(chunk) or [chunk]]
+        # Identifiers (snake_case, dotted, CamelCase) count whole and in parts;
+        # a hyphenated word ("full-year") is just its parts, so it is not counted twice.
+        identifier = len(parts) > 1 and (raw.strip("-").count("-") < len(parts) - 1)
+        pieces = [raw, *parts] if identifier else parts if len(parts) > 1 else [raw]
+        for piece in pieces:
+            word = piece.lower()
+            if len(word) < 2 or word in STOPWORDS or (word.isdigit() and len(word) < 2):
+                continue
+            found.append(stem(word))
+    return found
+
+
+def idf_table(documents: Iterable[set[str]]) -> tuple[dict[str, float], int]:
+    """Document frequencies turned into IDF weights; also returns the document count."""
+    docs = list(documents)
+    counts: dict[str, int] = {}
+    for doc in docs:
+        for term in doc:
+            counts[term] = counts.get(term, 0) + 1
+    size = len(docs)
+    return {term: _idf(size, df) for term, df in counts.items()}, size
+
+
+def _idf(size: int, df: int) -> float:
+    return math.log((size + 1) / (df + 0.5))
+
+
+def weight(term: str, idf: Mapping[str, float], size: int) -> float:
+    """IDF of ``term``; a term no document has gets the highest weight."""
+    return idf.get(term, _idf(size, 0))
+
+
+def coverage(query: set[str], doc: set[str], idf: Mapping[str, float], size: int) -> float:
+    """IDF-weighted share of the query's terms that ``doc`` contains (0..1).
+
+    A task that names things no session mentions scores low even when a few
+    generic project words match, which is what keeps unrelated tasks out.
+    """
+    total = sum(weight(term, idf, size) for term in query)
+    if total <= 0:
+        return 0.0
+    return sum(weight(term, idf, size) for term in query & doc) / total
+
+
+def near_pairs(query: list[str], doc: list[str], window: int = 3) -> int:
+    """How many pairs of nearby query terms also occur near each other in ``doc``.
+
+    Two task words that sit together in a session ("sync v2", "task logs") are
+    far stronger evidence of the same topic than the same words scattered
+    across unrelated lines, which is how hard negatives usually match.
+    """
+    wanted = {(a, b) for i, a in enumerate(query) for b in query[i + 1 : i + window] if a != b}
+    seen = {
+        frozenset((a, b))
+        for i, a in enumerate(doc)
+        for b in doc[i + 1 : i + window]
+        if a != b and a and b
+    }
+    return sum(frozenset(pair) in seen for pair in wanted)
+
+
+def overlap(query: set[str], doc: set[str], idf: Mapping[str, float], size: int) -> float:
+    """Summed IDF of shared terms: the evidence an entry gives about the query."""
+    return sum(weight(term, idf, size) for term in query & doc)

@@ -1,0 +1,396 @@
+"""A short, cited brief of what earlier sessions learned that bears on a task.
+
+Deterministic, no LLM: sessions are ranked lexically against the task, at most
+three are read, and their entries become typed findings that cite file lines.
+The procedure is bounded on purpose (two search rounds, three reads, a token
+budget) and prefers saying nothing to padding the brief with weak matches:
+recency only breaks ties between equally relevant sessions and never admits a
+session on its own.
+
+Token budget: ``tokens(text) = ceil(len(text) / 4)``, the usual rough rate for
+English text; the lowest-ranked findings are dropped until the text fits.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from memoryd.indexer.parse import parse_bytes
+from memoryd.indexer.records import KIND_SESSION
+from memoryd.sessions import _findings as fx
+from memoryd.sessions import _relevance as rel
+from memoryd.sessions._sections import SECTION_ACTIVE, SECTION_SUMMARY, Entry, parse_sections
+
+MAX_ROUNDS = 2
+MAX_READS = 3
+SESSION_THRESHOLD = 0.45
+"""Relevance a session needs: the IDF-weighted share of task terms it contains,
+plus PAIR_BONUS for every pair of task words that also sit together in it."""
+PAIR_BONUS = 0.1
+FOLLOW_UP_THRESHOLD = 0.5
+"""Share of the follow-up round's thread terms an earlier session must contain."""
+THREAD_TERMS = 6
+"""How many linking words the follow-up round searches with."""
+MIN_ENTRY_TERMS = 3
+"""Entries with fewer content terms ("No open items.") carry nothing to cite."""
+CONTAINED = 0.75
+"""An entry whose terms are this much inside an already chosen finding repeats it."""
+CONFLICT_OVERLAP = 0.4
+"""How much of its (IDF-weighted) wording a reversal must share with an earlier decision."""
+CURRENT_STATE_BONUS = 0.25
+"""Extra weight for the active state of the newest session read: where work stands."""
+
+# Decisions, failures and open points change what the next session does; a
+# plain "did X" outcome only helps when it is squarely about the task.
+_TYPE_BONUS = {fx.FAILED: 0.5, fx.DECISION: 0.5, fx.OPEN: 0.45, fx.OUTCOME: 0.0}
+_MATCH_WEIGHT = {fx.FAILED: 1.0, fx.DECISION: 1.0, fx.OPEN: 1.0, fx.OUTCOME: 0.6}
+_REFERS_BACK = re.compile(
+    r"\b(session[- ]?\d+|previous session|earlier session|part \d+|resumed|reverted"
+    r"|second|third)\b",
+    re.IGNORECASE,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class SessionDoc:
+    """A session file as the caller found it on disk."""
+
+    path: str
+    filename: str
+    project: str
+    session: str  # YYYY-MM-DD-HH-MM, from the filename
+    text: str | None  # full file text; None when unreadable
+    error: str | None  # read/parse error: the file is skipped and counted in the scope
+
+
+@dataclass
+class Brief:
+    """The brief's text plus the same content in structured form.
+
+    ``text`` is the no-context message when nothing relevant was found, and
+    also when not even the best finding fits in ``budget_tokens``.
+    """
+
+    text: str
+    findings: list[fx.Finding]
+    sessions_read: list[str]
+    scope: str
+    sessions_searched: int = 0
+    rounds: int = 0
+    skipped: list[dict[str, str]] = field(default_factory=list)
+    dropped: int = 0
+    budget_tokens: int = 0
+
+    @property
+    def tokens(self) -> int:
+        return estimate_tokens(self.text)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "text": self.text,
+            "status": "found" if self.findings else "none",
+            "scope": self.scope,
+            "findings": [finding.to_json() for finding in self.findings],
+            "sessions_read": list(self.sessions_read),
+            "sessions_searched": self.sessions_searched,
+            "rounds": self.rounds,
+            "skipped": list(self.skipped),
+            "dropped_for_budget": self.dropped,
+            "tokens": self.tokens,
+            "budget_tokens": self.budget_tokens,
+        }
+
+
+def estimate_tokens(text: str) -> int:
+    """Rough token count: one token per four characters, rounded up."""
+    return math.ceil(len(text) / 4)
+
+
+def no_context_message(scope: str) -> str:
+    return f"No useful prior-session context found within {scope}"
+
+
+def unavailable_message(reason: str) -> str:
+    """For callers that cannot read the session directory at all (not a no-match)."""
+    return f"Session history unavailable: {reason}"
+
+
+@dataclass(slots=True)
+class _Session:
+    doc: SessionDoc
+    entries: list[tuple[Entry, set[str]]]
+    terms: set[str]
+    sequence: list[str]  # entry tokens in order, entries separated by blanks
+    date: str
+    coverage: float = 0.0  # relevance to the task, see SESSION_THRESHOLD
+    evidence: int = 0  # how many of its entries bear on the task
+
+
+def build_brief(
+    task: str, docs: Sequence[SessionDoc], *, scope: str, budget_tokens: int = 600
+) -> Brief:
+    """Search ``docs`` for context on ``task`` and return a cited brief within budget."""
+    skipped = [
+        {"filename": d.filename, "error": d.error or "unreadable"}
+        for d in docs
+        if d.text is None or d.error
+    ]
+    sessions = [_index(d) for d in docs if d.text is not None and not d.error]
+    idf, size = rel.idf_table(s.terms for s in sessions)
+    words = rel.tokens(task)
+    query = set(words)
+    chosen, rounds = _search(words, sessions, idf, size)
+    findings = _collect(query, chosen, idf, size)
+    brief = Brief(
+        text=no_context_message(scope),
+        findings=[],
+        sessions_read=[s.doc.filename for s in chosen],
+        scope=scope,
+        sessions_searched=len(sessions),
+        rounds=rounds,
+        skipped=skipped,
+        budget_tokens=budget_tokens,
+    )
+    # Drop the lowest-ranked findings until the text fits; if not even one
+    # fits, the honest answer is that nothing useful fits in the budget.
+    for count in range(len(findings), 0, -1):
+        text = _render(
+            scope=scope,
+            searched=len(sessions),
+            rounds=rounds,
+            chosen=chosen,
+            skipped=skipped,
+            findings=findings[:count],
+            total=len(findings),
+        )
+        if estimate_tokens(text) <= budget_tokens:
+            brief.text, brief.findings = text, findings[:count]
+            brief.dropped = len(findings) - count
+            break
+    return brief
+
+
+def _index(doc: SessionDoc) -> _Session:
+    """Tokens of every entry, plus the frontmatter's target dir and checkpoint notes.
+
+    The frontmatter words only help find the session (``deploy/airflow`` says
+    what area it touched); findings are always cited from body lines.
+    """
+    text = doc.text or ""
+    sections = parse_sections(text)
+    sequence: list[str] = []
+    entries = []
+    for entry in sections.entries():
+        words = rel.tokens(entry.text)
+        sequence += [*words, "", ""]
+        entries.append((entry, set(words)))
+    meta = parse_bytes(text.encode("utf-8"), KIND_SESSION).meta
+    notes = [str(meta.get("target-dir") or "")]
+    decisions = meta.get("checkpoint_decisions")
+    if isinstance(decisions, dict):
+        notes += [str(d.get("note", "")) for d in decisions.values() if isinstance(d, dict)]
+    extra = [word for note in notes for word in rel.tokens(note)]
+    terms = set(sequence) | set(extra)
+    terms.discard("")
+    date = doc.session[:10] if len(doc.session) >= 10 else doc.session
+    return _Session(doc=doc, entries=entries, terms=terms, sequence=sequence, date=date)
+
+
+def _search(
+    words: list[str], sessions: list[_Session], idf: dict[str, float], size: int
+) -> tuple[list[_Session], int]:
+    """Round one ranks sessions against the task; round two follows a thread backwards.
+
+    The follow-up round runs only when the best session points at earlier work
+    (a revert, "part 2", a resumed design) and a read slot is still free. It
+    searches for that session's thread: the rarest words of its summary that
+    some other session shares, since the earlier part may not use the task's words.
+    """
+    query = set(words)
+    if not query or not sessions:
+        return [], 1
+    for session in sessions:
+        pairs = rel.near_pairs(words, session.sequence)
+        session.coverage = rel.coverage(query, session.terms, idf, size) + PAIR_BONUS * pairs
+        session.evidence = sum(rel.overlap(query, t, idf, size) > 0 for _, t in session.entries)
+    found = _rank([s for s in sessions if s.coverage >= SESSION_THRESHOLD])[:MAX_READS]
+    if not found or len(found) >= MAX_READS or not _REFERS_BACK.search(_summary(found[0])):
+        return found, 1
+    thread = _thread_terms(found[0], sessions, query, idf, size)
+    extra = [
+        s
+        for s in sessions
+        if s not in found
+        and thread
+        and rel.coverage(thread, s.terms, idf, size) >= FOLLOW_UP_THRESHOLD
+    ]
+    return found + _rank(extra)[: MAX_READS - len(found)], MAX_ROUNDS
+
+
+def _rank(sessions: list[_Session]) -> list[_Session]:
+    """Relevance first (in coarse steps), then evidence, then recency."""
+    return sorted(
+        sessions,
+        key=lambda s: (round(s.coverage * 4), s.evidence, s.doc.session),
+        reverse=True,
+    )
+
+
+def _summary(session: _Session) -> str:
+    return " ".join(e.text for e, _ in session.entries if e.section == SECTION_SUMMARY)
+
+
+def _thread_terms(
+    top: _Session,
+    sessions: list[_Session],
+    query: set[str],
+    idf: dict[str, float],
+    size: int,
+) -> set[str]:
+    """Summary words of ``top`` that link it to a few other sessions, rarest first.
+
+    A word no other session has cannot lead anywhere; one that half the
+    sessions share ("design", "review") does not identify a thread.
+    """
+    shared = set()
+    for term in set(rel.tokens(_summary(top))) - query:
+        others = sum(term in other.terms for other in sessions if other is not top)
+        if 1 <= others < max(2, len(sessions) // 2):
+            shared.add(term)
+    return set(sorted(shared, key=lambda t: (-rel.weight(t, idf, size), t))[:THREAD_TERMS])
+
+
+def _collect(
+    query: set[str], chosen: list[_Session], idf: dict[str, float], size: int
+) -> list[fx.Finding]:
+    """Score every entry of the sessions read, best first, with contradictions attached."""
+    total = sum(rel.weight(t, idf, size) for t in query) or 1.0
+    newest = max((s.doc.session for s in chosen), default="")
+    top = max((s.coverage for s in chosen), default=1.0)
+    scored: list[tuple[float, Entry, set[str], str, _Session]] = []
+    for session in chosen:
+        # Equally relevant sessions weigh the same; weaker ones count less, but a
+        # session that passed the threshold still contributes its key points.
+        factor = 0.5 + 0.5 * session.coverage / top
+        for entry, terms in session.entries:
+            if entry.section == SECTION_SUMMARY or len(terms) < MIN_ENTRY_TERMS:
+                continue
+            kind = fx.classify(entry)
+            match = rel.overlap(query, terms, idf, size) / total
+            if match == 0 and kind == fx.OUTCOME:
+                continue  # an unrelated "merged, shipped" line adds nothing
+            current = entry.section == SECTION_ACTIVE and session.doc.session == newest
+            score = factor * (
+                _MATCH_WEIGHT[kind] * match + _TYPE_BONUS[kind] + CURRENT_STATE_BONUS * current
+            )
+            if fx.looks_like_instruction(entry.text):
+                score /= 2  # shown quoted at best; never crowds out real evidence
+            scored.append((score, entry, terms, kind, session))
+    scored.sort(key=lambda item: (-item[0], item[4].doc.session, item[1].first_line))
+    conflicts = {
+        id(entry): earlier
+        for _, entry, terms, _, session in scored
+        if (
+            earlier := _contradicted(
+                entry=entry, terms=terms, session=session, chosen=chosen, idf=idf, size=size
+            )
+        )
+        is not None
+    }
+    # An earlier decision that a later session reversed is shown next to the
+    # reversal (both sources), not as a finding of its own.
+    reversed_ids = {id(old) for old, _ in conflicts.values()}
+    findings: list[fx.Finding] = []
+    kept: list[set[str]] = []
+    for _, entry, terms, kind, session in scored:
+        if id(entry) in reversed_ids or any(
+            len(terms & other) >= CONTAINED * len(terms) for other in kept
+        ):
+            continue
+        kept.append(terms)
+        source = fx.Source(session.doc.filename, entry.first_line, entry.last_line, session.date)
+        finding = fx.make_finding(entry, kind, source)
+        earlier = conflicts.get(id(entry))
+        if earlier is not None and not finding.quoted:
+            old_entry, old_session = earlier
+            finding = dataclasses.replace(
+                finding,
+                conflicts_with=fx.Source(
+                    old_session.doc.filename,
+                    old_entry.first_line,
+                    old_entry.last_line,
+                    old_session.date,
+                ),
+                conflicting_text=" ".join(old_entry.text.split()).rstrip("."),
+            )
+        findings.append(finding)
+    return findings
+
+
+def _contradicted(
+    *,
+    entry: Entry,
+    terms: set[str],
+    session: _Session,
+    chosen: list[_Session],
+    idf: dict[str, float],
+    size: int,
+) -> tuple[Entry, _Session] | None:
+    """An earlier decision this entry reverses, if one shares its distinctive terms."""
+    if not fx.is_reversal(entry.text):
+        return None
+    best: tuple[float, Entry, _Session] | None = None
+    for other in chosen:
+        if other.doc.session >= session.doc.session:
+            continue
+        for old, old_terms in other.entries:
+            if fx.classify(old) != fx.DECISION or fx.is_reversal(old.text):
+                continue
+            shared = rel.overlap(terms, old_terms, idf, size)
+            smaller = min(
+                sum(rel.weight(t, idf, size) for t in terms),
+                sum(rel.weight(t, idf, size) for t in old_terms),
+            )
+            strength = shared / smaller if smaller else 0.0
+            if (
+                len(terms & old_terms) >= 2
+                and strength >= CONFLICT_OVERLAP
+                and (best is None or strength > best[0])
+            ):
+                best = (strength, old, other)
+    return None if best is None else (best[1], best[2])
+
+
+def _render(
+    *,
+    scope: str,
+    searched: int,
+    rounds: int,
+    chosen: list[_Session],
+    skipped: list[dict[str, str]],
+    findings: list[fx.Finding],
+    total: int,
+) -> str:
+    parts = [
+        f"{scope}",
+        f"{_count(searched, 'session')} searched in {_count(rounds, 'round')}",
+        f"{len(chosen)} read",
+    ]
+    if skipped:
+        names = ", ".join(item["filename"] for item in skipped)
+        parts.append(f"skipped {len(skipped)} corrupted: {names}")
+    if total > len(findings):
+        parts.append(f"{total - len(findings)} lower-ranked findings left out for length")
+    parts.append("not re-checked against the current code")
+    lines = ["Prior-session brief", f"Scope: {'; '.join(parts)}"]
+    lines += [finding.render() for finding in findings]
+    return "\n".join(lines)
+
+
+def _count(number: int, noun: str) -> str:
+    return f"{number} {noun}{'' if number == 1 else 's'}"
