@@ -1,10 +1,12 @@
 """Measure memory selection quality on the coding-memories corpus.
 
-Runs the same pipeline the selector runs (drop MEMORY.md, broken and surfaced
-files and usage docs of recently used tools, then rank) for every query in
-queries.jsonl, and prints recall, precision and F1 per query kind plus counts
-of rule violations. A plain BM25-over-descriptions baseline is measured in the
-same run so changes to the ranker can be judged against a fixed yardstick.
+The local ranker is measured end to end, as shipped: the corpus is indexed into
+a temporary SQLite file and every query in queries.jsonl goes through
+``Selector.run`` (manifest from the index, secret flags, surfaced and tool-doc
+exclusions, supersession, ranking, validation). It prints recall, precision and
+F1 per query kind plus counts of rule violations. A plain BM25 baseline over
+descriptions, given the same exclusions, runs in the same process as a fixed
+point of comparison.
 
 Usage: .venv/bin/python bench/select_quality.py [--corpus DIR] [--json]
 """
@@ -15,22 +17,27 @@ import argparse
 import json
 import math
 import sys
+import tempfile
 import time
 from collections import Counter, defaultdict
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from memoryd import logs
+from memoryd.indexer.store import IndexStore
+from memoryd.indexer.sync import Syncer
 from memoryd.select._text import terms
 from memoryd.select.candidates import Candidate, load_directory
-from memoryd.select.local import LocalRanker
 from memoryd.select.relations import Relations, compute_relations
+from memoryd.select.selector import Selector
 from memoryd.select.tool_rules import tool_usage_docs
 
 DEFAULT_CORPUS = Path(__file__).resolve().parents[1].parent / "shared/bench/coding-memories"
 KINDS = ("direct", "paraphrase", "multi", "negative", "tool_rule", "surfaced", "stale")
 VIOLATIONS = ("surfaced", "recent_tool_doc", "superseded", "over_5", "unknown")
 
+Answer = Callable[[dict[str, Any], Path], list[str]]
 Ranker = Callable[[str, Sequence[Candidate], Relations], list[str]]
 
 
@@ -57,11 +64,49 @@ def baseline(query: str, cands: Sequence[Candidate], relations: Relations) -> li
     return [fn for s, fn in scores[:5] if s >= 0.5 * top]
 
 
-def local(ranker: LocalRanker) -> Ranker:
-    def rank(query: str, cands: Sequence[Candidate], relations: Relations) -> list[str]:
-        return [s.filename for s in ranker.rank(query, cands, relations=relations)]
+def shipped_selector(corpus: Path, workdir: Path) -> Answer:
+    """Answers from the real Selector over a real index of the corpus."""
+    store = IndexStore(workdir / "index.db")
+    Syncer(store).sync_tree(str(corpus / "projects"))
+    selector = Selector(sink=lambda _record: None)
 
-    return rank
+    def answer(q: dict[str, Any], folder: Path) -> list[str]:
+        params = {
+            "query": q["query"],
+            "dir": str(folder),
+            "surfaced": q["surfaced"],
+            "recent_tools": q["recent_tools"],
+            "ranker": "local",
+        }
+        result = selector.run(store.conn, None, params, str)
+        return [s["filename"] for s in result["selected"]]
+
+    return answer
+
+
+def with_exclusions(rank: Ranker, corpus: Path) -> Answer:
+    """The selector's exclusions applied by hand around a bare ranking function."""
+    secrets = {
+        line.split("\t")[0]
+        for line in (corpus / "secrets_files.txt").read_text().splitlines()
+        if line and not line.startswith("#")
+    }
+    folders: dict[Path, tuple[list[Candidate], Relations]] = {}
+
+    def answer(q: dict[str, Any], folder: Path) -> list[str]:
+        if folder not in folders:
+            cands = [
+                c
+                for c in load_directory(folder)
+                if f"projects/{folder.name}/{c.filename}" not in secrets
+            ]
+            folders[folder] = (cands, compute_relations(cands))
+        everything, related = folders[folder]
+        skip = set(q["surfaced"]) | tool_usage_docs(everything, q["recent_tools"])
+        skip |= set(related.superseded)
+        return rank(q["query"], [c for c in everything if c.filename not in skip], related)
+
+    return answer
 
 
 def prf(got: Sequence[str], gold: Sequence[str]) -> tuple[float, float, float]:
@@ -75,45 +120,25 @@ def prf(got: Sequence[str], gold: Sequence[str]) -> tuple[float, float, float]:
     return p, r, (2 * p * r / (p + r) if hit else 0.0)
 
 
-def evaluate(corpus: Path, rank: Ranker) -> dict[str, Any]:
+def evaluate(corpus: Path, answer: Answer) -> dict[str, Any]:
     annotations = json.loads((corpus / "annotations.json").read_text())
-    # Secret files are never gold; the daemon will flag them at index time, so
-    # the bench drops them here by reading the corpus list rather than detecting.
-    secrets = {
-        line.split("\t")[0]
-        for line in (corpus / "secrets_files.txt").read_text().splitlines()
-        if line and not line.startswith("#")
-    }
-    folders: dict[str, list[Candidate]] = {}
-    # Links are a property of the whole directory: computed once per folder, as the
-    # selector does, and shared by every query against it.
-    related: dict[str, Relations] = {}
+    known_files: dict[str, set[str]] = {}
     sums: dict[str, list[float]] = defaultdict(lambda: [0.0, 0.0, 0.0, 0.0, 0.0])
     violations: Counter[str] = Counter()
     elapsed = 0.0
     for line in (corpus / "queries.jsonl").read_text().splitlines():
         q = json.loads(line)
         proj = q["project"]
-        if proj not in folders:
-            folders[proj] = [
-                c
-                for c in load_directory(corpus / "projects" / proj)
-                if f"projects/{proj}/{c.filename}" not in secrets
-            ]
-            related[proj] = compute_relations(folders[proj])
-        everything = folders[proj]
+        folder = corpus / "projects" / proj
+        if proj not in known_files:
+            known_files[proj] = {p.name for p in folder.glob("*.md")}
         surfaced = set(q["surfaced"])
-        stale = set(related[proj].superseded)
-        usage = tool_usage_docs(everything, q["recent_tools"])
-        eligible = [
-            c for c in everything if c.filename not in surfaced | usage and c.filename not in stale
-        ]
         start = time.perf_counter()
-        got = rank(q["query"], eligible, related[proj])
+        got = answer(q, folder)
         elapsed += time.perf_counter() - start
         ann = annotations[proj]
         true_usage = {f for t in q["recent_tools"] for f in ann["tool_usage_docs"].get(t, [])}
-        known = {c.filename for c in everything}
+        known = known_files[proj] - {"MEMORY.md"}
         violations["surfaced"] += len(set(got) & surfaced)
         violations["recent_tool_doc"] += len(set(got) & true_usage)
         violations["superseded"] += len(set(got) & set(ann["superseded"]))
@@ -164,13 +189,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS)
     parser.add_argument("--json", action="store_true", help="print machine-readable results")
     args = parser.parse_args(argv)
+    logs.configure(level="WARNING")  # one selector.run event per query would drown the table
     if not (args.corpus / "queries.jsonl").is_file():
         print(f"corpus not found at {args.corpus} (pass --corpus DIR)", file=sys.stderr)
         return 2
-    results = {
-        "local": evaluate(args.corpus, local(LocalRanker())),
-        "baseline": evaluate(args.corpus, baseline),
-    }
+    with tempfile.TemporaryDirectory() as tmp:
+        results = {
+            "local": evaluate(args.corpus, shipped_selector(args.corpus, Path(tmp))),
+            "baseline": evaluate(args.corpus, with_exclusions(baseline, args.corpus)),
+        }
     if args.json:
         print(json.dumps(results, indent=2))
     else:

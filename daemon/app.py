@@ -14,6 +14,7 @@ import os
 import signal
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -26,9 +27,9 @@ from memoryd.daemon import runtime, systemd
 from memoryd.daemon.readers import Readers
 from memoryd.daemon.watcher import Watcher
 from memoryd.daemon.writer import Writer
-from memoryd.errors import InvalidParams
 from memoryd.indexer.store import IndexStore
 from memoryd.indexer.sync import Syncer, SyncResult
+from memoryd.ipc import params
 from memoryd.ipc.server import Handler, Server
 
 log = structlog.get_logger("memoryd.daemon")
@@ -66,6 +67,8 @@ class Daemon:
             job_defaults={"coalesce": True, "max_instances": 1, "misfire_grace_time": 3600}
         )
         self.handlers: dict[str, Handler] = {}
+        # Called with the new Config after SIGHUP, so features can pick up settings.
+        self.on_reload: list[Callable[[Config], None]] = []
         self.server: Server | None = None
 
     # -- start-up -----------------------------------------------------------
@@ -158,13 +161,7 @@ class Daemon:
 
     def ensure_dir(self, raw: Any, field: str = "dir") -> str:
         """Validate a directory param and make sure it is watched and indexed."""
-        if not isinstance(raw, str) or not raw:
-            raise InvalidParams(f"'{field}' must be a directory path", {"field": field})
-        path = os.path.realpath(os.path.expanduser(raw))
-        if not os.path.exists(path):
-            raise InvalidParams(f"'{field}': memory directory not found: {raw}", {"field": field})
-        if not os.path.isdir(path):
-            raise InvalidParams(f"'{field}': not a directory: {raw}", {"field": field})
+        path = params.directory(raw, field)
         if self.root_for(path) is None:
             self._add_root(path, source="request")
             self.writer.call(lambda s: Syncer(s).sync_tree(path))
@@ -236,6 +233,8 @@ class Daemon:
         self.scheduler.reschedule_job(
             "reconcile", trigger="interval", seconds=self.cfg.reconcile_interval
         )
+        for callback in self.on_reload:
+            callback(self.cfg)
         log.info("daemon.reloaded", config=str(self.cfg.source))
         systemd.notify("STATUS=configuration reloaded")
 

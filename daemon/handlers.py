@@ -13,6 +13,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from memoryd import __version__
+from memoryd.daemon import query_handlers
 from memoryd.indexer import queries
 from memoryd.indexer.sync import Syncer
 from memoryd.ipc import params as p
@@ -22,7 +23,10 @@ from memoryd.ipc.server import Handler
 if TYPE_CHECKING:
     from memoryd.daemon.app import Daemon
 
-# Features a client may test for; later modules append theirs.
+# Modules that add methods: each has CAPABILITIES and handlers(daemon).
+FEATURES = (query_handlers,)
+
+# Features a client may test for; feature modules append theirs.
 BASE_CAPABILITIES = ["status", "list", "reindex", "watch", "shutdown", "peer-uid-check"]
 
 
@@ -31,7 +35,7 @@ def _iso(epoch: float | None) -> str | None:
 
 
 def build_handlers(daemon: Daemon) -> dict[str, Handler]:
-    """The method table; feature modules register theirs through ``extend``."""
+    """The method table: the core methods here, then each feature module's."""
     handlers: dict[str, Handler] = {}
     capabilities = list(BASE_CAPABILITIES)
 
@@ -110,4 +114,7 @@ def build_handlers(daemon: Daemon) -> dict[str, Handler]:
         return {"stopping": True, "pid": os.getpid()}
 
     handlers.update(status=status, list=list_, reindex=reindex, watch=watch, shutdown=shutdown)
+    for feature in FEATURES:
+        handlers.update(feature.handlers(daemon))
+        capabilities.extend(feature.CAPABILITIES)
     return handlers

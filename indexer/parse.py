@@ -26,6 +26,7 @@ from memoryd.indexer.records import (
     MEMORY_TYPES,
     ParsedFile,
 )
+from memoryd.indexer.secrets import find_secrets
 
 MAX_FILE_BYTES = 1024 * 1024
 """Files larger than this are not read whole."""
@@ -121,6 +122,7 @@ def parse_bytes(data: bytes, kind: str, *, truncated: bool = False, size: int = 
     if "\r" in text:
         text = text.replace("\r\n", "\n")
     record = _parse_text(text, kind, digest)
+    record.secrets = find_secrets(text)
     if truncated and record.error is None:
         record.warning = (
             f"file is {size:,} bytes, over the {MAX_FILE_BYTES // 1024} KiB cap: "

@@ -12,9 +12,9 @@ import sqlite3
 from dataclasses import dataclass
 from typing import Any
 
-_FILE_COLUMNS = (
+FILE_COLUMNS = (
     "path, directory, filename, kind, name, description, type, body, project, session, "
-    "status, meta_json, mtime_ns, size, content_hash, error, warning"
+    "status, meta_json, mtime_ns, size, content_hash, error, warning, secrets_json"
 )
 
 
@@ -39,6 +39,7 @@ class IndexedFile:
     content_hash: str | None
     error: str | None
     warning: str | None
+    secrets: list[dict[str, Any]]
 
     @property
     def mtime(self) -> float:
@@ -67,6 +68,8 @@ class IndexedFile:
         }
         if self.warning:
             out["warning"] = self.warning
+        if self.secrets:
+            out["secret_lines"] = [s["line"] for s in self.secrets]
         return out
 
 
@@ -74,10 +77,11 @@ def iso_utc(epoch: float) -> str:
     return dt.datetime.fromtimestamp(int(epoch), dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def _file(row: sqlite3.Row | tuple[Any, ...]) -> IndexedFile:
+def row_to_file(row: sqlite3.Row | tuple[Any, ...]) -> IndexedFile:
     values = list(row)
     values[7] = values[7] or ""
     values[11] = json.loads(values[11]) if values[11] else {}
+    values[17] = json.loads(values[17]) if values[17] else []
     return IndexedFile(*values)
 
 
@@ -93,34 +97,34 @@ def _under_args(directory: str) -> tuple[str, str, str]:
 def files_in(conn: sqlite3.Connection, directory: str) -> list[IndexedFile]:
     """Every indexed file directly in ``directory``, by filename."""
     rows = conn.execute(
-        f"SELECT {_FILE_COLUMNS} FROM files WHERE directory = ? ORDER BY filename",
+        f"SELECT {FILE_COLUMNS} FROM files WHERE directory = ? ORDER BY filename",
         (directory,),
     )
-    return [_file(r) for r in rows]
+    return [row_to_file(r) for r in rows]
 
 
 def files_under(conn: sqlite3.Connection, directory: str) -> list[IndexedFile]:
     """Every indexed file in or below ``directory``, by path."""
     rows = conn.execute(
-        f"SELECT {_FILE_COLUMNS} FROM files WHERE {_under('directory')} ORDER BY path",
+        f"SELECT {FILE_COLUMNS} FROM files WHERE {_under('directory')} ORDER BY path",
         _under_args(directory),
     )
-    return [_file(r) for r in rows]
+    return [row_to_file(r) for r in rows]
 
 
 def memories_in(conn: sqlite3.Connection, directory: str) -> list[IndexedFile]:
     """The selectable manifest of one directory: parsed memory files only."""
     rows = conn.execute(
-        f"SELECT {_FILE_COLUMNS} FROM files WHERE directory = ? AND kind = 'memory' "
+        f"SELECT {FILE_COLUMNS} FROM files WHERE directory = ? AND kind = 'memory' "
         "AND error IS NULL ORDER BY filename",
         (directory,),
     )
-    return [_file(r) for r in rows]
+    return [row_to_file(r) for r in rows]
 
 
 def get_file(conn: sqlite3.Connection, path: str) -> IndexedFile | None:
-    row = conn.execute(f"SELECT {_FILE_COLUMNS} FROM files WHERE path = ?", (path,)).fetchone()
-    return None if row is None else _file(row)
+    row = conn.execute(f"SELECT {FILE_COLUMNS} FROM files WHERE path = ?", (path,)).fetchone()
+    return None if row is None else row_to_file(row)
 
 
 def errors_under(conn: sqlite3.Connection, directory: str) -> list[dict[str, str]]:

@@ -51,3 +51,5 @@ class ParsedFile:
     error_kind: str | None = None
     # A problem that does not make the file unusable (e.g. read only in part).
     warning: str | None = None
+    # Lines that look like credentials: ``[{"line": n, "kind": "..."}]``.
+    secrets: list[dict[str, Any]] = field(default_factory=list)

@@ -64,8 +64,41 @@ def _m001_files(db: sqlite_utils.Database) -> None:
     db.table("meta").create({"key": str, "value": str}, pk="key")
 
 
+def _m002_secrets(db: sqlite_utils.Database) -> None:
+    # JSON list of {line, kind}; NULL when the file looks clean.
+    db.table("files").add_column("secrets_json", str)
+
+
+def _m003_selector_runs(db: sqlite_utils.Database) -> None:
+    runs = db.table("selector_runs")
+    runs.create(
+        {
+            "run_id": str,
+            "at": float,
+            "dir": str,
+            "ranker": str,
+            "fallback": str,
+            "error": str,
+            "candidates": int,
+            "excluded_json": str,
+            "selected_json": str,
+            "dropped_unknown_json": str,
+            "latency_ms": float,
+            "tokens_in": int,
+            "tokens_out": int,
+            "query_hash": str,
+            "query_len": int,
+            "query": str,
+        },
+        pk="run_id",
+    )
+    runs.create_index(["at"])
+
+
 MIGRATIONS: list[tuple[str, Migration]] = [
     ("001_files_fts_directories_roots", _m001_files),
+    ("002_secret_flags", _m002_secrets),
+    ("003_selector_runs", _m003_selector_runs),
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -257,6 +257,7 @@ _COLUMNS = (
     "error_kind",
     "warning",
     "indexed_at",
+    "secrets_json",
 )
 
 _UPSERT_SQL = (
@@ -293,6 +294,7 @@ def _row(stat: FileStat, parsed: ParsedFile, now: float) -> tuple[object, ...]:
         parsed.error_kind,
         parsed.warning,
         now,
+        json.dumps(parsed.secrets) if parsed.secrets else None,
     )
 
 

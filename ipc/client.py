@@ -12,6 +12,7 @@ import itertools
 import json
 import socket
 import threading
+from collections.abc import Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -113,4 +114,34 @@ class Client:
 
     def shutdown(self) -> dict[str, Any]:
         result: dict[str, Any] = self.call("shutdown")
+        return result
+
+    def select(
+        self,
+        query: str,
+        dir: str,
+        *,
+        surfaced: Sequence[str] | None = None,
+        recent_tools: Sequence[str] | None = None,
+        limit: int | None = None,
+        ranker: str | None = None,
+        session_id: str | None = None,
+    ) -> dict[str, Any]:
+        """The memories that clearly help ``query`` (see docs/protocol.md#select)."""
+        result: dict[str, Any] = self.call(
+            "select",
+            {
+                "query": query,
+                "dir": dir,
+                "surfaced": None if surfaced is None else list(surfaced),
+                "recent_tools": None if recent_tools is None else list(recent_tools),
+                "limit": limit,
+                "ranker": ranker,
+                "session_id": session_id,
+            },
+        )
+        return result
+
+    def stats(self, since: str | float | None = None) -> dict[str, Any]:
+        result: dict[str, Any] = self.call("stats", {"since": since})
         return result

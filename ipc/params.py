@@ -7,6 +7,7 @@ always becomes ``invalid_params`` with a message such as
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -74,3 +75,22 @@ def choice(params: Mapping[str, Any], key: str, options: tuple[str, ...], defaul
     if value not in options:
         raise InvalidParams(f"'{key}' must be one of: {', '.join(options)}", {"field": key})
     return str(value)
+
+
+def boolean(params: Mapping[str, Any], key: str, *, default: bool = False) -> bool:
+    value = params.get(key, default)
+    if not isinstance(value, bool):
+        raise InvalidParams(f"'{key}' must be true or false", {"field": key})
+    return value
+
+
+def directory(raw: Any, key: str = "dir") -> str:
+    """A directory param resolved to a real absolute path that exists."""
+    if not isinstance(raw, str) or not raw:
+        raise InvalidParams(f"'{key}' must be a directory path", {"field": key})
+    path = os.path.realpath(os.path.expanduser(raw))
+    if not os.path.exists(path):
+        raise InvalidParams(f"'{key}': memory directory not found: {raw}", {"field": key})
+    if not os.path.isdir(path):
+        raise InvalidParams(f"'{key}': not a directory: {raw}", {"field": key})
+    return path

@@ -116,7 +116,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         cfg = replace(cfg, db=args.db)
     raw_roots = [memory_dir(r) for r in args.root] or list(cfg.roots) or config_mod.default_roots()
     roots = [os.path.realpath(os.path.expanduser(r)) for r in raw_roots]
-    logs.configure()
+    logs.configure(level=os.environ.get("MEMORYD_LOG_LEVEL", "INFO"))
     return Daemon(cfg, roots).run()
 
 

@@ -8,10 +8,11 @@ expected ever shows a traceback.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 
-from memoryd import __version__, _cli_daemon, _cli_index
+from memoryd import __version__, _cli_daemon, _cli_index, _cli_select, logs
 from memoryd.errors import MemorydError
 
 
@@ -22,7 +23,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"memoryd {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for module in (_cli_index, _cli_daemon):
+    for module in (_cli_index, _cli_daemon, _cli_select):
         module.register(sub)
     return parser
 
@@ -30,6 +31,8 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    # Commands other than `serve` log only warnings, and only to stderr.
+    logs.configure(level=os.environ.get("MEMORYD_LOG_LEVEL", "WARNING"))
     try:
         code: int = args.handler(args)
     except MemorydError as exc:

@@ -10,7 +10,7 @@ Example::
     reconcile_interval: 300          # seconds between full stat scans
     anthropic:
       api_key: sk-...                # or ANTHROPIC_API_KEY
-      model: claude-sonnet-4-5
+      model: claude-sonnet-5-5
       timeout: 5
     telemetry:
       log_queries: false
@@ -31,7 +31,8 @@ import yaml
 from memoryd import paths
 from memoryd.errors import ConfigError
 
-DEFAULT_MODEL = "claude-sonnet-4-5"
+DEFAULT_MODEL = "claude-sonnet-5-5"
+"""The newest Sonnet id listed in the anthropic SDK this project pins."""
 
 
 @dataclass(frozen=True)

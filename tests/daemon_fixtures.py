@@ -7,6 +7,7 @@ daemon wrote a traceback to its log.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -137,7 +138,8 @@ def wait_until(predicate: Callable[[], bool], timeout: float = 5.0, what: str = 
 def write_memory(path: Path, description: str, mtype: str = "feedback", body: str = "") -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(
-        f"---\nname: {path.stem}\ndescription: {description}\ntype: {mtype}\n---\n{body}\n",
+        f"---\nname: {path.stem}\ndescription: {json.dumps(description)}\ntype: {mtype}\n"
+        f"---\n{body}\n",
         encoding="utf-8",
     )
     return path

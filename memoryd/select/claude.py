@@ -33,6 +33,8 @@ from typing import Any, Final
 import anthropic
 from anthropic.types import OutputConfigParam
 
+from memoryd.config import DEFAULT_MODEL
+
 __all__ = [
     "DEFAULT_MODEL",
     "OUTPUT_SCHEMA",
@@ -47,8 +49,6 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-#: The newest Sonnet id listed in the installed SDK's ``Model`` literal.
-DEFAULT_MODEL: Final = "claude-sonnet-5-5"
 
 #: Schema the answer is constrained to; also what :func:`_parse_answer` enforces.
 OUTPUT_SCHEMA: Final[dict[str, object]] = {

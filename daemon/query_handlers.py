@@ -1,0 +1,36 @@
+"""Socket methods that answer agents' questions: ``select`` and ``stats``."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from memoryd.ipc.server import Handler
+from memoryd.select.service import claude_factory, make_selector, record_run, run_stats
+
+if TYPE_CHECKING:
+    from memoryd.daemon.app import Daemon
+
+CAPABILITIES = [
+    "select",
+    "stats",
+    "select-ranker-local",
+    "select-ranker-anthropic",
+    "selector-telemetry",
+]
+
+
+def handlers(daemon: Daemon) -> dict[str, Handler]:
+    def sink(record: dict[str, Any]) -> None:
+        daemon.writer.submit(lambda store: record_run(store, record))
+
+    selector = make_selector(daemon.cfg, sink)
+    daemon.on_reload.append(lambda cfg: setattr(selector, "claude_factory", claude_factory(cfg)))
+    daemon.on_reload.append(lambda cfg: setattr(selector, "log_queries", cfg.log_queries))
+
+    def select(params: dict[str, Any]) -> dict[str, Any]:
+        return selector.run(daemon.readers.conn(), None, params, daemon.ensure_dir)
+
+    def stats(params: dict[str, Any]) -> dict[str, Any]:
+        return run_stats(daemon.readers.conn(), params)
+
+    return {"select": select, "stats": stats}

@@ -1,0 +1,123 @@
+"""Where a directory's candidate memories come from: the index, never a rescan.
+
+Small directories (the usual case: tens of files) are loaded whole and kept
+per directory version, with their supersession and near-duplicate links
+computed once. Large ones are cut down per query by an FTS5 BM25 prefilter,
+so ranking cost stays flat as a directory grows.
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from pathlib import PurePath
+
+from memoryd.indexer import queries
+from memoryd.indexer.queries import IndexedFile
+from memoryd.select._text import STOPWORDS
+from memoryd.select.candidates import Candidate
+from memoryd.select.relations import Relations, compute_relations
+
+LARGE_DIRECTORY = 300
+"""Above this many memory files, candidates come from the FTS5 prefilter."""
+
+PREFILTER_LIMIT = 200
+
+# bm25() weights for the FTS columns filename, name, description, body.
+_BM25 = "bm25(files_fts, 2.0, 2.0, 3.0, 1.0)"
+_WORD = re.compile(r"[A-Za-z0-9]+")
+# The FTS table shares column names with ``files``, so qualify them in joins.
+_QUALIFIED = ", ".join(f"files.{c.strip()}" for c in queries.FILE_COLUMNS.split(","))
+
+
+@dataclass
+class Manifest:
+    directory: str
+    version: int
+    files: list[IndexedFile]
+    has_index_file: bool
+    total: int
+    relations: Relations | None = None
+    _candidates: list[Candidate] = field(default_factory=list)
+
+    @property
+    def large(self) -> bool:
+        return self.total > LARGE_DIRECTORY
+
+
+def to_candidate(f: IndexedFile) -> Candidate:
+    return Candidate(
+        filename=f.filename,
+        name=f.name or PurePath(f.filename).stem,
+        description=f.description or "",
+        type=f.type,
+        body=f.body,
+        mtime=f.mtime,
+    )
+
+
+def fts_query(text: str) -> str | None:
+    """An OR of the query's distinctive words, quoted so FTS5 syntax cannot leak in."""
+    words = dict.fromkeys(w.lower() for w in _WORD.findall(text))
+    terms = [w for w in words if w not in STOPWORDS and len(w) > 1]
+    return " OR ".join(f'"{t}"' for t in terms[:64]) or None
+
+
+class ManifestCache:
+    """Per-directory manifests keyed by the directory's index version."""
+
+    def __init__(self, size: int = 32) -> None:
+        self.size = size
+        self._items: OrderedDict[str, Manifest] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, conn: sqlite3.Connection, directory: str) -> Manifest:
+        version = queries.directory_version(conn, directory)
+        with self._lock:
+            cached = self._items.get(directory)
+            if cached is not None and cached.version == version:
+                self._items.move_to_end(directory)
+                return cached
+        manifest = _load(conn, directory, version)
+        with self._lock:
+            self._items[directory] = manifest
+            self._items.move_to_end(directory)
+            while len(self._items) > self.size:
+                self._items.popitem(last=False)
+        return manifest
+
+
+def _load(conn: sqlite3.Connection, directory: str, version: int) -> Manifest:
+    total, has_index = conn.execute(
+        "SELECT count(*) FILTER (WHERE kind = 'memory' AND error IS NULL), "
+        "count(*) FILTER (WHERE filename = 'MEMORY.md') FROM files WHERE directory = ?",
+        (directory,),
+    ).fetchone()
+    files = queries.memories_in(conn, directory) if total <= LARGE_DIRECTORY else []
+    manifest = Manifest(directory, version, files, bool(has_index), int(total))
+    if files:
+        manifest._candidates = [to_candidate(f) for f in files]
+        manifest.relations = compute_relations(manifest._candidates)
+    return manifest
+
+
+def candidates_for(
+    conn: sqlite3.Connection, manifest: Manifest, query: str
+) -> list[tuple[IndexedFile, Candidate]]:
+    """The files a query is ranked over: all of a small directory, a BM25 slice of a big one."""
+    if not manifest.large:
+        return list(zip(manifest.files, manifest._candidates, strict=True))
+    match = fts_query(query)
+    if match is None:
+        return []
+    rows = conn.execute(
+        f"SELECT {_QUALIFIED} FROM files_fts JOIN files ON files.rowid = files_fts.rowid "
+        "WHERE files_fts MATCH ? AND files.directory = ? AND files.kind = 'memory' "
+        f"AND files.error IS NULL ORDER BY {_BM25} LIMIT ?",
+        (match, manifest.directory, PREFILTER_LIMIT),
+    )
+    files = [queries.row_to_file(r) for r in rows]
+    return [(f, to_candidate(f)) for f in files]

@@ -1,0 +1,327 @@
+"""``select``: the up-to-5 memories that clearly help a query, under fixed rules.
+
+The rules live here, outside the rankers, so no ranker can break them:
+
+* the manifest is the directory's parsed memory files minus ``MEMORY.md``,
+  minus files already ``surfaced``, minus files flagged as holding secrets
+  (unless the caller opts in), minus usage/API docs for tools in
+  ``recent_tools`` (their gotchas stay eligible);
+* every returned filename is in that manifest and still on disk; anything a
+  ranker invents is dropped and counted;
+* at most ``limit`` (≤ 5) results, and an empty answer is a fine answer;
+* with a ``session_id``, whatever this process already returned to that
+  session for that directory counts as surfaced (kept in memory only, for the
+  last 1,000 sessions).
+
+The Claude ranker answers when configured (``auto``) and the local ranker
+whenever Claude cannot, with ``fallback`` saying why. Every call ends in
+exactly one telemetry record, errors included.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import threading
+import time
+import uuid
+from collections import OrderedDict
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from memoryd.errors import MemorydError
+from memoryd.indexer.queries import IndexedFile, iso_utc
+from memoryd.ipc import params as p
+from memoryd.select import telemetry
+from memoryd.select.candidates import Candidate
+from memoryd.select.local import LocalRanker
+from memoryd.select.manifest import ManifestCache, candidates_for
+from memoryd.select.relations import Relations
+from memoryd.select.tool_rules import tool_usage_docs
+
+MAX_QUERY = 20_000
+MAX_RESULTS = 5
+CLAUDE_MANIFEST_LIMIT = 200
+SESSIONS_REMEMBERED = 1000
+RANKERS = ("auto", "local", "anthropic")
+PARAMS = (
+    "query",
+    "dir",
+    "surfaced",
+    "recent_tools",
+    "limit",
+    "ranker",
+    "allow_secrets",
+    "session_id",
+)
+
+
+@dataclass(frozen=True)
+class SelectParams:
+    query: str
+    session_id: str | None
+    surfaced: tuple[str, ...]
+    recent_tools: tuple[str, ...]
+    limit: int
+    ranker: str
+    allow_secrets: bool
+
+
+def parse_params(params: Mapping[str, Any]) -> SelectParams:
+    """Validate everything but ``dir`` (the caller resolves and watches it)."""
+    p.reject_unknown(params, PARAMS)
+    return SelectParams(
+        query=p.required_string(params, "query", max_len=MAX_QUERY),
+        session_id=p.string(params, "session_id", max_len=200),
+        surfaced=tuple(p.string_list(params, "surfaced")),
+        recent_tools=tuple(p.string_list(params, "recent_tools")),
+        limit=p.integer(params, "limit", default=MAX_RESULTS, minimum=1, maximum=MAX_RESULTS),
+        ranker=p.choice(params, "ranker", RANKERS, "auto"),
+        allow_secrets=p.boolean(params, "allow_secrets"),
+    )
+
+
+class Selector:
+    """Shared by every request thread: rankers, manifest cache, Claude answer cache."""
+
+    def __init__(
+        self,
+        *,
+        sink: Callable[[dict[str, Any]], None],
+        log_queries: bool = False,
+        claude_factory: Callable[[], Any] | None = None,
+    ) -> None:
+        self.sink = sink
+        self.log_queries = log_queries
+        self.claude_factory = claude_factory
+        self.local = LocalRanker()
+        self.manifests = ManifestCache()
+        self._claude_cache: OrderedDict[tuple[Any, ...], tuple[list[str], int, int]] = OrderedDict()
+        self._lock = threading.Lock()
+        # What this process already surfaced per (session_id, directory), so an
+        # agent that passes its session id never gets the same memory twice.
+        self._shown: OrderedDict[tuple[str, str], set[str]] = OrderedDict()
+
+    def run(
+        self,
+        conn: sqlite3.Connection,
+        directory: str | None,
+        params: Mapping[str, Any],
+        resolve_dir: Callable[[Any], str],
+    ) -> dict[str, Any]:
+        """Validate, select and record; re-raises errors after recording them."""
+        started = time.perf_counter()
+        run_id = uuid.uuid4().hex[:16]
+        raw_query = params.get("query") if isinstance(params.get("query"), str) else ""
+        try:
+            req = parse_params(params)
+            directory = resolve_dir(params.get("dir"))
+            result = self._select(conn, directory, req, run_id)
+        except MemorydError as exc:
+            code = getattr(exc, "code", type(exc).__name__)
+            self._record(run_id, directory, str(raw_query), started, error=code, ranker=None)
+            raise
+        except Exception:
+            self._record(run_id, directory, str(raw_query), started, error="internal", ranker=None)
+            raise
+        result["latency_ms"] = round((time.perf_counter() - started) * 1000, 3)
+        self._record(
+            run_id,
+            directory,
+            req.query,
+            started,
+            ranker=result["ranker"],
+            fallback=result["fallback"],
+            candidates=result["candidates"],
+            excluded=result["excluded"],
+            selected=[s["filename"] for s in result["selected"]],
+            dropped_unknown=result["dropped_unknown"],
+            tokens=result.pop("_tokens"),
+        )
+        return result
+
+    # -- the selection itself -------------------------------------------------
+
+    def _select(
+        self, conn: sqlite3.Connection, directory: str, req: SelectParams, run_id: str
+    ) -> dict[str, Any]:
+        manifest = self.manifests.get(conn, directory)
+        pool = candidates_for(conn, manifest, req.query)
+        surfaced = set(req.surfaced) | self._remembered(req.session_id, directory)
+        relations = manifest.relations if not manifest.large else None
+        secrets = {f.filename for f, _ in pool if f.secrets and not req.allow_secrets}
+        shown = {c.filename for _, c in pool if c.filename in surfaced}
+        # A near-duplicate of something already shown adds nothing, and a
+        # memory whose successor exists is stale: neither is a candidate.
+        twins = _twins_of(relations, shown) if relations is not None else set()
+        stale = set(relations.superseded) if relations is not None else set()
+        skip = shown | secrets | twins | stale
+        eligible = [(f, c) for f, c in pool if c.filename not in skip]
+        tool_docs = sorted(tool_usage_docs([c for _, c in eligible], req.recent_tools))
+        eligible = [(f, c) for f, c in eligible if c.filename not in tool_docs]
+        files = {f.filename: f for f, _ in eligible}
+        cands = [c for _, c in eligible]
+
+        ranker, fallback, tokens = "local", None, (0, 0)
+        picks: list[tuple[str, float | None]] = []
+        dropped: list[str] = []
+        use_claude = req.ranker == "anthropic" or (req.ranker == "auto" and self.claude_factory)
+        if use_claude and cands:
+            if self.claude_factory is None:
+                fallback = "anthropic_not_configured"
+            else:
+                outcome = self._ask_claude(directory, manifest.version, req, cands, relations)
+                if isinstance(outcome, str):
+                    fallback = outcome
+                else:
+                    names, tokens = outcome
+                    ranker = "anthropic"
+                    for name in names:
+                        if name not in files:
+                            dropped.append(name)
+                        elif name not in (n for n, _ in picks):
+                            picks.append((name, None))
+        if ranker == "local":
+            picks = [
+                (s.filename, s.score)
+                for s in self.local.rank(req.query, cands, req.limit, relations)
+            ]
+        selected, vanished = [], 0
+        for name, score in picks[: req.limit]:
+            f = files[name]
+            if not os.path.exists(f.path):
+                vanished += 1
+                continue
+            selected.append(_entry(f, score))
+        self._remember(req.session_id, directory, [s["filename"] for s in selected])
+        return {
+            "run_id": run_id,
+            "ranker": ranker,
+            "selected": selected,
+            "candidates": len(cands),
+            "excluded": {
+                "surfaced": len(shown),
+                "index": int(manifest.has_index_file),
+                "tool_docs": len(tool_docs),
+                "tool_doc_files": tool_docs,
+                "secrets": len(secrets),
+                "duplicates_of_surfaced": len(twins),
+                "superseded": len(stale),
+                "vanished": vanished,
+            },
+            "dropped_unknown": dropped,
+            "fallback": fallback,
+            "_tokens": tokens,
+        }
+
+    def _remembered(self, session_id: str | None, directory: str) -> set[str]:
+        if session_id is None:
+            return set()
+        with self._lock:
+            return set(self._shown.get((session_id, directory), ()))
+
+    def _remember(self, session_id: str | None, directory: str, names: list[str]) -> None:
+        if session_id is None:
+            return
+        with self._lock:
+            key = (session_id, directory)
+            self._shown.setdefault(key, set()).update(names)
+            self._shown.move_to_end(key)
+            while len(self._shown) > SESSIONS_REMEMBERED:
+                self._shown.popitem(last=False)
+
+    def _ask_claude(
+        self,
+        directory: str,
+        version: int,
+        req: SelectParams,
+        cands: list[Candidate],
+        relations: Relations | None,
+    ) -> tuple[list[str], tuple[int, int]] | str:
+        """Claude's picks (cached), or the failure reason for ``fallback``."""
+        from memoryd.select.claude import ManifestEntry, RankerFailure  # noqa: PLC0415
+
+        key = (
+            directory,
+            version,
+            req.query,
+            tuple(sorted(req.surfaced)),
+            tuple(sorted(req.recent_tools)),
+            req.limit,
+        )
+        with self._lock:
+            hit = self._claude_cache.get(key)
+        if hit is not None:
+            return hit[0], (0, 0)
+        if len(cands) > CLAUDE_MANIFEST_LIMIT:
+            scores = self.local.scores(req.query, cands)
+            cands = sorted(cands, key=lambda c: (-scores[c.filename], c.filename))
+            cands = cands[:CLAUDE_MANIFEST_LIMIT]
+        if relations is not None:
+            cands = [c for c in cands if c.filename not in relations.superseded]
+        entries = [ManifestEntry(c.filename, c.type, c.mtime, c.description) for c in cands]
+        try:
+            pick = self.claude_factory().rank(req.query, entries, req.recent_tools)  # type: ignore[misc]
+        except RankerFailure as exc:
+            return exc.reason
+        with self._lock:
+            self._claude_cache[key] = (pick.filenames, pick.input_tokens, pick.output_tokens)
+            while len(self._claude_cache) > 512:
+                self._claude_cache.popitem(last=False)
+        return list(pick.filenames), (pick.input_tokens, pick.output_tokens)
+
+    def _record(
+        self,
+        run_id: str,
+        directory: str | None,
+        query: str,
+        started: float,
+        *,
+        ranker: str | None,
+        error: str | None = None,
+        fallback: str | None = None,
+        candidates: int = 0,
+        excluded: dict[str, Any] | None = None,
+        selected: list[str] | None = None,
+        dropped_unknown: list[str] | None = None,
+        tokens: tuple[int, int] = (0, 0),
+    ) -> None:
+        record = telemetry.make_record(
+            run_id=run_id,
+            directory=directory,
+            query=query,
+            log_queries=self.log_queries,
+            ranker=ranker,
+            fallback=fallback,
+            error=error,
+            candidates=candidates,
+            excluded=excluded,
+            selected=selected,
+            dropped_unknown=dropped_unknown,
+            latency_ms=(time.perf_counter() - started) * 1000,
+            tokens_in=tokens[0],
+            tokens_out=tokens[1],
+        )
+        telemetry.emit(record)
+        self.sink(record)
+
+
+def _twins_of(relations: Relations, shown: set[str]) -> set[str]:
+    twins = {b for a, b in relations.near_duplicates if a in shown}
+    twins |= {a for a, b in relations.near_duplicates if b in shown}
+    return twins - shown
+
+
+def _entry(f: IndexedFile, score: float | None) -> dict[str, Any]:
+    age_days = max(0.0, (time.time() - f.mtime) / 86400)
+    return {
+        "filename": f.filename,
+        "path": f.path,
+        "name": f.name,
+        "description": f.description,
+        "type": f.type,
+        "mtime": iso_utc(f.mtime),
+        "age_days": round(age_days, 2),
+        "score": score,
+    }

@@ -1,0 +1,142 @@
+"""One structured record per selector run, in the log and in ``selector_runs``.
+
+The seed contract insists that a run which picked nothing is still recorded,
+so "ran, chose nothing" and "never ran" can be told apart. Every run through
+:func:`memoryd.select.selector.run_select` — empty answers, fallbacks and
+errors included — ends here exactly once. Queries are stored as a hash and a
+length unless the config opts in to keeping their text.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import sqlite3
+import time
+from collections import Counter
+from typing import Any
+
+import structlog
+
+log = structlog.get_logger("memoryd.selector")
+
+_INSERT = (
+    "INSERT INTO selector_runs (run_id, at, dir, ranker, fallback, error, candidates, "
+    "excluded_json, selected_json, dropped_unknown_json, latency_ms, tokens_in, tokens_out, "
+    "query_hash, query_len, query) VALUES "
+    "(:run_id, :at, :dir, :ranker, :fallback, :error, :candidates, :excluded_json, "
+    ":selected_json, :dropped_unknown_json, :latency_ms, :tokens_in, :tokens_out, "
+    ":query_hash, :query_len, :query)"
+)
+
+
+def query_hash(query: str) -> str:
+    return hashlib.sha256(query.encode()).hexdigest()[:16]
+
+
+def make_record(
+    *,
+    run_id: str,
+    directory: str | None,
+    query: str,
+    log_queries: bool,
+    ranker: str | None,
+    fallback: str | None = None,
+    error: str | None = None,
+    candidates: int = 0,
+    excluded: dict[str, Any] | None = None,
+    selected: list[str] | None = None,
+    dropped_unknown: list[str] | None = None,
+    latency_ms: float = 0.0,
+    tokens_in: int = 0,
+    tokens_out: int = 0,
+) -> dict[str, Any]:
+    """The row for ``selector_runs`` (JSON columns already encoded)."""
+    return {
+        "run_id": run_id,
+        "at": time.time(),
+        "dir": directory,
+        "ranker": ranker,
+        "fallback": fallback,
+        "error": error,
+        "candidates": candidates,
+        "excluded_json": json.dumps(excluded or {}, sort_keys=True),
+        "selected_json": json.dumps(selected or []),
+        "dropped_unknown_json": json.dumps(dropped_unknown or []),
+        "latency_ms": round(latency_ms, 3),
+        "tokens_in": tokens_in,
+        "tokens_out": tokens_out,
+        "query_hash": query_hash(query),
+        "query_len": len(query),
+        "query": query if log_queries else None,
+    }
+
+
+def emit(record: dict[str, Any]) -> None:
+    """The ``selector.run`` log event (the row is written by the caller's writer)."""
+    fields = {k: v for k, v in record.items() if not k.endswith("_json") and k != "at"}
+    fields["selected"] = json.loads(record["selected_json"])
+    fields["excluded"] = json.loads(record["excluded_json"])
+    fields["dropped_unknown"] = json.loads(record["dropped_unknown_json"])
+    if fields.get("query") is None:
+        fields.pop("query", None)
+    log.info("selector.run", **fields)
+
+
+def insert(conn: sqlite3.Connection, record: dict[str, Any]) -> None:
+    conn.execute(_INSERT, record)
+
+
+def _percentile(values: list[float], pct: float) -> float | None:
+    if not values:
+        return None
+    ordered = sorted(values)
+    k = max(0, math.ceil(pct / 100 * len(ordered)) - 1)
+    return ordered[k]
+
+
+def stats(
+    conn: sqlite3.Connection, since: float, manifest: dict[str, list[str]] | None = None
+) -> dict[str, Any]:
+    """Aggregate runs since ``since`` (epoch seconds).
+
+    ``manifest`` maps each directory seen to its current memory filenames, so
+    files that were never selected can be listed.
+    """
+    rows = conn.execute(
+        "SELECT dir, ranker, fallback, error, selected_json, dropped_unknown_json, latency_ms "
+        "FROM selector_runs WHERE at >= ? ORDER BY at",
+        (since,),
+    ).fetchall()
+    runs = len(rows)
+    latencies = [r[6] for r in rows if r[6] is not None]
+    fallbacks: Counter[str] = Counter(r[2] for r in rows if r[2])
+    errors: Counter[str] = Counter(r[3] for r in rows if r[3])
+    picked: Counter[tuple[str, str]] = Counter()
+    empty = dropped = 0
+    for r in rows:
+        selected = json.loads(r[4] or "[]")
+        empty += 0 if selected else 1
+        dropped += len(json.loads(r[5] or "[]"))
+        picked.update((r[0], name) for name in selected)
+    never: dict[str, list[str]] = {}
+    for directory, names in (manifest or {}).items():
+        chosen = {name for d, name in picked if d == directory}
+        never[directory] = sorted(set(names) - chosen)
+    ok_runs = runs - sum(errors.values())
+    return {
+        "since": since,
+        "runs": runs,
+        "empty_rate": round(empty / runs, 4) if runs else None,
+        "latency_ms": {"p50": _percentile(latencies, 50), "p95": _percentile(latencies, 95)},
+        "fallback_rate": {k: round(v / runs, 4) for k, v in sorted(fallbacks.items())},
+        "errors": dict(sorted(errors.items())),
+        "ranker_runs": dict(Counter(r[1] for r in rows if r[1])),
+        "dropped_unknown": dropped,
+        "most_selected": [
+            {"dir": d, "filename": n, "count": c} for (d, n), c in picked.most_common(10)
+        ],
+        "never_selected": never,
+        "answered_runs": ok_runs,
+    }
