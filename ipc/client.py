@@ -145,3 +145,28 @@ class Client:
     def stats(self, since: str | float | None = None) -> dict[str, Any]:
         result: dict[str, Any] = self.call("stats", {"since": since})
         return result
+
+    def save(self, dir: str, project: str, **fields: Any) -> dict[str, Any]:
+        """Write a session memory; ``fields`` are the other ``save`` params (snake_case)."""
+        result: dict[str, Any] = self.call("save", {"dir": dir, "project": project, **fields})
+        return result
+
+    def load_last(self, dir: str, project: str) -> dict[str, Any]:
+        result: dict[str, Any] = self.call("load_last", {"dir": dir, "project": project})
+        return result
+
+    def context(
+        self,
+        task: str,
+        dir: str | Sequence[str],
+        *,
+        project: str | None = None,
+        budget_tokens: int | None = None,
+    ) -> dict[str, Any]:
+        """The cited prior-session brief for ``task``."""
+        dirs = dir if isinstance(dir, str) else list(dir)
+        result: dict[str, Any] = self.call(
+            "context",
+            {"task": task, "dir": dirs, "project": project, "budget_tokens": budget_tokens},
+        )
+        return result

@@ -12,7 +12,14 @@ import os
 import sys
 from collections.abc import Sequence
 
-from memoryd import __version__, _cli_daemon, _cli_index, _cli_select, logs
+from memoryd import (
+    __version__,
+    _cli_daemon,
+    _cli_index,
+    _cli_select,
+    _cli_sessions,
+    logs,
+)
 from memoryd.errors import MemorydError
 
 
@@ -23,7 +30,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"memoryd {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for module in (_cli_index, _cli_daemon, _cli_select):
+    for module in (_cli_index, _cli_daemon, _cli_select, _cli_sessions):
         module.register(sub)
     return parser
 

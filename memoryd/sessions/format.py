@@ -92,16 +92,8 @@ def validate_save_params(
         raise InvalidParams(
             f"unknown params: {', '.join(unknown)} (expected: {', '.join(_PARAM_KEYS)})"
         )
-    project = params.get("project")
-    if not isinstance(project, str):
-        raise InvalidParams(f"'project' is required and must be a string, got {_kind(project)}")
-    if len(project) > MAX_PROJECT_LEN or not _PROJECT.fullmatch(project) or ".." in project:
-        raise InvalidParams(
-            f"'project' must be a slug of at most {MAX_PROJECT_LEN} characters "
-            f"(lowercase letters, digits, '.', '_', '-'; no '/' or '..'), got {project!r}"
-        )
     return SessionInput(
-        project=project,
+        project=check_project(params.get("project")),
         session=_session(params.get("session"), now),
         mode=_choice(params, "mode", MODES),
         status=_choice(params, "status", STATUSES),
@@ -114,6 +106,22 @@ def validate_save_params(
         active_state=_body(params.get("active_state"), "active_state"),
         key_decisions=_bullets(params.get("key_decisions")),
     )
+
+
+def check_project(project: object) -> str:
+    """A project name is a slug: it becomes part of a filename, so no '/' and no '..'."""
+    if not isinstance(project, str):
+        raise InvalidParams(
+            f"'project' is required and must be a string, got {_kind(project)}",
+            {"field": "project"},
+        )
+    if len(project) > MAX_PROJECT_LEN or not _PROJECT.fullmatch(project) or ".." in project:
+        raise InvalidParams(
+            f"'project' must be a slug of at most {MAX_PROJECT_LEN} characters "
+            f"(lowercase letters, digits, '.', '_', '-'; no '/' or '..'), got {project!r}",
+            {"field": "project"},
+        )
+    return project
 
 
 def _kind(value: object) -> str:

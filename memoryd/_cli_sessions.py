@@ -1,0 +1,188 @@
+"""``memoryd save``, ``memoryd load-last`` and ``memoryd context``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+import yaml
+
+from memoryd._cli_common import add_db_option, memory_dir, print_json
+from memoryd._cli_daemon import add_socket_options, daemon_or_local
+from memoryd._cli_select import local_store
+from memoryd.errors import ConfigError
+from memoryd.indexer.sync import Syncer
+from memoryd.sessions import service
+
+_FLAGS = (
+    "session",
+    "mode",
+    "status",
+    "last_checkpoint",
+    "target_dir",
+    "session_summary",
+    "active_state",
+)
+
+
+def register(sub: Any) -> None:
+    s = sub.add_parser(
+        "save", help="write a session memory (flags, or a JSON/YAML document on stdin with --stdin)"
+    )
+    s.add_argument("--dir", required=True)
+    s.add_argument("--project")
+    s.add_argument("--session", help="YYYY-MM-DD-HH-MM (default: now)")
+    s.add_argument("--mode", choices=("architect", "express"))
+    s.add_argument("--status", choices=("in-progress", "paused", "completed"))
+    s.add_argument("--last-checkpoint", dest="last_checkpoint")
+    s.add_argument(
+        "--checkpoint",
+        action="append",
+        dest="checkpoints_approved",
+        default=None,
+        metavar="CP",
+        help="an approved checkpoint (repeatable)",
+    )
+    s.add_argument("--target-dir", dest="target_dir")
+    s.add_argument("--summary", dest="session_summary")
+    s.add_argument(
+        "--step",
+        action="append",
+        default=None,
+        metavar="S0=TEXT",
+        help="a completed step (repeatable)",
+    )
+    s.add_argument("--active-state", dest="active_state")
+    s.add_argument(
+        "--decision",
+        action="append",
+        dest="key_decisions",
+        default=None,
+        metavar="TEXT",
+        help="a key decision (repeatable)",
+    )
+    s.add_argument(
+        "--stdin",
+        action="store_true",
+        help="read the params as a JSON or YAML mapping from standard input",
+    )
+    s.add_argument("--json", action="store_true")
+    add_db_option(s)
+    add_socket_options(s, fallback=True)
+    s.set_defaults(handler=cmd_save)
+
+    ll = sub.add_parser("load-last", help="the newest session memory of a project")
+    ll.add_argument("--dir", required=True)
+    ll.add_argument("--project", required=True)
+    ll.add_argument("--json", action="store_true")
+    add_db_option(ll)
+    add_socket_options(ll, fallback=True)
+    ll.set_defaults(handler=cmd_load_last)
+
+    c = sub.add_parser("context", help="a short, cited brief of what earlier sessions learned")
+    c.add_argument("task")
+    c.add_argument("--dir", action="append", required=True, help="repeatable")
+    c.add_argument("--project")
+    c.add_argument("--budget", type=int, default=600, dest="budget_tokens")
+    c.add_argument("--json", action="store_true")
+    add_db_option(c)
+    add_socket_options(c, fallback=True)
+    c.set_defaults(handler=cmd_context)
+
+
+def save_params(args: argparse.Namespace) -> dict[str, Any]:
+    params: dict[str, Any] = {}
+    if args.stdin:
+        try:
+            doc = yaml.safe_load(sys.stdin.read())
+        except yaml.YAMLError as exc:
+            raise ConfigError(f"stdin is not valid JSON or YAML: {exc}") from None
+        if not isinstance(doc, dict):
+            raise ConfigError("stdin must hold a mapping of save params")
+        params.update(doc)
+    for key in _FLAGS:
+        if getattr(args, key) is not None:
+            params[key] = getattr(args, key)
+    if args.project:
+        params["project"] = args.project
+    if args.checkpoints_approved is not None:
+        params["checkpoints_approved"] = args.checkpoints_approved
+    if args.key_decisions is not None:
+        params["key_decisions"] = args.key_decisions
+    if args.step is not None:
+        params["steps_completed"] = dict(step.partition("=")[::2] for step in args.step)
+    params["dir"] = args.dir
+    return params
+
+
+def cmd_save(args: argparse.Namespace) -> int:
+    params = save_params(args)
+
+    def local() -> dict[str, Any]:
+        result = service.save(params)
+        with local_store(args) as store:
+            Syncer(store).sync_path(result["path"])
+        return result
+
+    result = daemon_or_local(args, lambda c: c.call("save", params), local)
+    if args.json:
+        print_json(result)
+    else:
+        verb = "created" if result["created"] else "updated"
+        print(f"{verb} {result['path']}")
+    return 0
+
+
+def cmd_load_last(args: argparse.Namespace) -> int:
+    directory = memory_dir(args.dir)
+
+    def local() -> dict[str, Any]:
+        with local_store(args) as store:
+            Syncer(store).sync_tree(directory)
+            return service.load_last(
+                store.conn, directory, str(service.project_param({"project": args.project}))
+            )
+
+    result = daemon_or_local(args, lambda c: c.load_last(directory, args.project), local)
+    if args.json:
+        print_json(result)
+    elif result["found"]:
+        print(result["resume_line"])
+        print(result["path"])
+        print()
+        print(result["content"].rstrip())
+    else:
+        print(result["message"])
+        if result.get("warning"):
+            print(f"warning: {result['warning']}", file=sys.stderr)
+    for skip in result["skipped"]:
+        print(f"memoryd: skipped {skip['filename']}: {skip['reason']}", file=sys.stderr)
+    return 0
+
+
+def cmd_context(args: argparse.Namespace) -> int:
+    dirs = [memory_dir(d) for d in args.dir]
+    params = {
+        "task": args.task,
+        "dir": dirs,
+        "project": args.project,
+        "budget_tokens": args.budget_tokens,
+    }
+
+    def local() -> dict[str, Any]:
+        task, raw, project, budget = service.context_params(params)
+        with local_store(args) as store:
+            for d in raw:
+                Syncer(store).sync_tree(d)
+            return service.context(
+                store.conn, raw, task, project, budget, readable=service.dir_unreadable
+            )
+
+    result = daemon_or_local(args, lambda c: c.call("context", params), local)
+    if args.json:
+        print(json.dumps(result, ensure_ascii=False, indent=2))
+    else:
+        print(result["text"])
+    return 0

@@ -1,0 +1,229 @@
+"""The I/O around session memories: atomic ``save``, indexed ``load_last``, ``context``.
+
+The format and the brief are pure (``format``, ``brief``); this module reads
+the index, reads and writes files, and shapes the protocol's answers. It is
+shared by the daemon's handlers and the in-process CLI.
+
+Writes are atomic: a temp file in the same directory, fsync, rename, fsync of
+the directory. A crash leaves either the old file or the new one, never half
+of one. Memory files are never deleted.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import math
+import os
+import sqlite3
+import tempfile
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from memoryd.errors import InvalidParams, NotFound
+from memoryd.indexer.parse import parse_bytes
+from memoryd.indexer.records import KIND_SESSION
+from memoryd.ipc import params as p
+from memoryd.sessions.brief import SessionDoc, build_brief, unavailable_message
+from memoryd.sessions.format import (
+    SCHEMA_VERSION,
+    check_project,
+    render_session,
+    resume_line,
+    session_filename,
+    validate_save_params,
+)
+
+MIN_BUDGET, MAX_BUDGET = 100, 4000
+
+
+def _existing_dir(raw: object, key: str = "dir") -> str:
+    """``save`` must not create anything: a missing dir is an error that names it."""
+    if not isinstance(raw, str) or not raw:
+        raise InvalidParams(f"'{key}' must be a directory path", {"field": key})
+    path = os.path.realpath(os.path.expanduser(raw))
+    if not os.path.isdir(path):
+        raise NotFound(f"memory directory not found at {raw}", {"field": key})
+    return path
+
+
+def project_param(params: Mapping[str, Any], *, required: bool = True) -> str | None:
+    """A project slug, checked exactly as ``save`` checks it (no '/', no '..')."""
+    value = params.get("project")
+    if value is None and not required:
+        return None
+    return check_project(value)
+
+
+def write_atomic(path: str, text: str) -> None:
+    directory = os.path.dirname(path)
+    fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".tmp", dir=directory)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    dir_fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(dir_fd)
+    finally:
+        os.close(dir_fd)
+
+
+def save(params: Mapping[str, Any], *, now: dt.datetime | None = None) -> dict[str, Any]:
+    """Write (or overwrite) ``{dir}/{session}-{project}.md``; returns where and how."""
+    directory = _existing_dir(params.get("dir"))
+    inp = validate_save_params(params, now=now)
+    path = os.path.join(directory, session_filename(inp.project, inp.session))
+    previous: dict[str, Any] | None = None
+    created = not os.path.exists(path)
+    if not created:
+        with open(path, "rb") as fh:
+            old = parse_bytes(fh.read(), KIND_SESSION)
+        previous = old.meta if old.error is None else None
+    text = render_session(inp, previous)
+    written = parse_bytes(text.encode(), KIND_SESSION)
+    if written.error is not None:  # a bug in render_session, never user input
+        raise RuntimeError(f"refusing to write an unreadable session file: {written.error}")
+    write_atomic(path, text)
+    return {
+        "path": path,
+        "filename": os.path.basename(path),
+        "created": created,
+        "migrated_from": None if previous is None else previous.get("schema_version"),
+        "schema_version": SCHEMA_VERSION,
+        "bytes": len(text.encode()),
+    }
+
+
+def load_last(
+    conn: sqlite3.Connection, directory: str, project: str, *, now: dt.datetime | None = None
+) -> dict[str, Any]:
+    """The newest readable session memory for ``project`` in ``directory``, from the index."""
+    rows = conn.execute(
+        "SELECT path, filename, error FROM files WHERE directory = ? AND kind = 'session' "
+        "AND project = ? ORDER BY session DESC, filename DESC",
+        (directory, project),
+    ).fetchall()
+    skipped: list[dict[str, str]] = []
+    for path, filename, error in rows:
+        if error is not None:
+            skipped.append({"filename": filename, "reason": error})
+            continue
+        try:
+            with open(path, "rb") as fh:
+                data = fh.read()
+        except OSError as exc:
+            skipped.append({"filename": filename, "reason": f"unreadable: {exc.strerror}"})
+            continue
+        parsed = parse_bytes(data, KIND_SESSION)
+        if parsed.error is not None:  # changed on disk since it was indexed
+            skipped.append({"filename": filename, "reason": parsed.error})
+            continue
+        line, hours = resume_line(
+            project, parsed.meta, now or dt.datetime.now().astimezone(), filename=filename
+        )
+        return {
+            "found": True,
+            "path": path,
+            "filename": filename,
+            "content": data.decode("utf-8"),
+            "fields": parsed.meta,
+            "schema_version": parsed.meta.get("schema_version", "1.0"),
+            "time_since_last_session_hours": None if math.isnan(hours) else round(hours, 3),
+            "resume_line": line,
+            "skipped": skipped,
+        }
+    result: dict[str, Any] = {
+        "found": False,
+        "message": f"No previous memory found for project '{project}'",
+        "skipped": skipped,
+    }
+    if skipped:
+        result["warning"] = (
+            f"all {len(skipped)} session memories for '{project}' are unreadable or corrupted"
+        )
+    return result
+
+
+def context(
+    conn: sqlite3.Connection,
+    directories: Sequence[str],
+    task: str,
+    project: str | None,
+    budget_tokens: int,
+    *,
+    readable: Callable[[str], str | None] = lambda d: None,
+) -> dict[str, Any]:
+    """The cited prior-session brief for ``task`` over the sessions in ``directories``."""
+    scope_dirs = ", ".join(directories)
+    scope = f"project '{project}' in {scope_dirs}" if project else scope_dirs
+    for directory in directories:
+        reason = readable(directory)
+        if reason is not None:
+            text = unavailable_message(f"{directory}: {reason}")
+            return {
+                "text": text,
+                "status": "unavailable",
+                "scope": scope,
+                "findings": [],
+                "sessions_read": [],
+                "budget_tokens": budget_tokens,
+            }
+    docs: list[SessionDoc] = []
+    for directory in directories:
+        sql = (
+            "SELECT path, filename, project, session, error FROM files "
+            "WHERE directory = ? AND kind = 'session'"
+        )
+        args: tuple[Any, ...] = (directory,)
+        if project:
+            sql += " AND project = ?"
+            args += (project,)
+        for path, filename, proj, session, error in conn.execute(sql + " ORDER BY session", args):
+            docs.append(
+                SessionDoc(
+                    path=path,
+                    filename=filename,
+                    project=proj,
+                    session=session,
+                    text=None if error else _read_text(path),
+                    error=error,
+                )
+            )
+    brief = build_brief(task, docs, scope=scope, budget_tokens=budget_tokens)
+    return brief.to_json()
+
+
+def _read_text(path: str) -> str | None:
+    try:
+        with open(path, encoding="utf-8") as fh:
+            return fh.read()
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def dir_unreadable(directory: str) -> str | None:
+    """Why the session history in ``directory`` cannot be read, or None."""
+    if not os.access(directory, os.R_OK | os.X_OK):
+        return "permission denied"
+    return None
+
+
+def context_params(params: Mapping[str, Any]) -> tuple[str, list[str], str | None, int]:
+    """Validate ``context``: task, dir (one or several), project, budget_tokens."""
+    p.reject_unknown(params, ("task", "dir", "project", "budget_tokens"))
+    task = p.required_string(params, "task", max_len=20_000)
+    raw = params.get("dir")
+    raw_dirs = raw if isinstance(raw, list) else [raw]
+    if not raw_dirs or not all(isinstance(d, str) and d for d in raw_dirs):
+        raise InvalidParams("'dir' must be a directory path or a list of them", {"field": "dir"})
+    project = project_param(params, required=False)
+    budget = p.integer(params, "budget_tokens", default=600, minimum=MIN_BUDGET, maximum=MAX_BUDGET)
+    return task, [str(d) for d in raw_dirs], project, budget
