@@ -14,7 +14,7 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 serve: $(STAMP)
-	$(BIN)/memoryd serve --root examples/memory
+	$(BIN)/memoryd serve --default-roots --root examples/memory
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

@@ -87,10 +87,13 @@ def build_handlers(daemon: Daemon) -> dict[str, Handler]:
     def reindex(params: dict[str, Any]) -> dict[str, Any]:
         p.reject_unknown(params, ("dir",))
         if params.get("dir") is None:
-            return {**daemon.reconcile("reindex").to_json(), "dirs": list(daemon.roots)}
-        directory = daemon.ensure_dir(params.get("dir"))
-        result = daemon.writer.call(lambda s: Syncer(s).sync_tree(directory))
-        return {**result.to_json(), "dirs": [directory]}
+            result, dirs = daemon.reconcile("reindex"), list(daemon.roots)
+        else:
+            directory = daemon.ensure_dir(params.get("dir"))
+            result, dirs = daemon.writer.call(lambda s: Syncer(s).sync_tree(directory)), [directory]
+        conn = daemon.readers.conn()
+        result.errors = [e for d in dirs for e in queries.errors_under(conn, d)]
+        return {**result.to_json(), "dirs": dirs}
 
     def watch(params: dict[str, Any]) -> dict[str, Any]:
         p.reject_unknown(params, ("dir",))

@@ -138,7 +138,12 @@ def _failed(kind: str, digest: str, message: str) -> ParsedFile:
 def _parse_text(text: str, kind: str, digest: str) -> ParsedFile:
     if kind == KIND_INDEX:
         # MEMORY.md is a plain Markdown list; frontmatter is optional.
-        return ParsedFile(kind=kind, content_hash=digest, name="MEMORY", body=text)
+        entries = sum(1 for line in text.splitlines() if line.lstrip().startswith(("- [", "* [")))
+        lines = text.count("\n") + (0 if text.endswith("\n") or not text else 1)
+        summary = f"memory index: {entries} entries in {lines} lines"
+        return ParsedFile(
+            kind=kind, content_hash=digest, name="MEMORY", description=summary, body=text
+        )
     try:
         yaml_text, body = split(text)
         fields = load_mapping(yaml_text)

@@ -68,6 +68,11 @@ def register(sub: Any) -> None:
         metavar="DIR",
         help="memory directory to watch (repeatable; overrides the config)",
     )
+    p.add_argument(
+        "--default-roots",
+        action="store_true",
+        help="also watch the configured roots (or Claude Code's memory folders) with --root",
+    )
     p.add_argument("--socket", type=Path, default=None)
     p.add_argument(
         "--state-dir",
@@ -114,8 +119,11 @@ def cmd_serve(args: argparse.Namespace) -> int:
         cfg = replace(cfg, state_dir=args.state_dir)
     if args.db:
         cfg = replace(cfg, db=args.db)
-    raw_roots = [memory_dir(r) for r in args.root] or list(cfg.roots) or config_mod.default_roots()
-    roots = [os.path.realpath(os.path.expanduser(r)) for r in raw_roots]
+    given = [memory_dir(r) for r in args.root]
+    raw_roots = given
+    if args.default_roots or not given:
+        raw_roots = [*(list(cfg.roots) or config_mod.default_roots()), *given]
+    roots = list(dict.fromkeys(os.path.realpath(os.path.expanduser(r)) for r in raw_roots))
     logs.configure(level=os.environ.get("MEMORYD_LOG_LEVEL", "INFO"))
     return Daemon(cfg, roots).run()
 

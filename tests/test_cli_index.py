@@ -118,7 +118,7 @@ def test_list_lines(capsys: pytest.CaptureFixture[str], folder: Path, db_file: P
     got = [(m.group(1), m.group(2), m.group(4)) for m in entries if m]
     assert sorted(got) == [
         ("feedback", "feedback_tests.md", "run the tests before pushing"),
-        ("index", "MEMORY.md", ""),
+        ("index", "MEMORY.md", "memory index: 1 entries in 1 lines"),
         ("reference", "reference_deploy.md", "how to deploy"),
     ]
     when = next(m.group(3) for m in entries if m and m.group(2) == "feedback_tests.md")
