@@ -27,12 +27,15 @@ from memoryd.daemon import runtime, systemd
 from memoryd.daemon.readers import Readers
 from memoryd.daemon.watcher import Watcher
 from memoryd.daemon.writer import Writer
+from memoryd.errors import InvalidParams
 from memoryd.indexer.store import IndexStore
 from memoryd.indexer.sync import Syncer, SyncResult
 from memoryd.ipc import params
 from memoryd.ipc.server import Handler, Server
 
 log = structlog.get_logger("memoryd.daemon")
+
+_TOO_BROAD = frozenset({"/", os.path.realpath(os.path.expanduser("~"))})
 
 
 @dataclass
@@ -163,6 +166,13 @@ class Daemon:
         """Validate a directory param and make sure it is watched and indexed."""
         path = params.directory(raw, field)
         if self.root_for(path) is None:
+            if path in _TOO_BROAD:
+                # Watching / or $HOME recursively would index every .md on the machine.
+                raise InvalidParams(
+                    f"'{field}': refusing to watch {path} as a memory root (too broad); "
+                    "name the memory directory itself",
+                    {"field": field},
+                )
             self._add_root(path, source="request")
             self.writer.call(lambda s: Syncer(s).sync_tree(path))
         return path

@@ -132,3 +132,9 @@ def test_client_raises_typed_errors_with_data(daemon: DaemonProc) -> None:
         c.call("list", {"dir": 12})
     assert info.value.code == "invalid_params"
     assert info.value.data == {"field": "dir"}
+
+
+def test_too_broad_directories_are_not_added_as_roots(daemon: DaemonProc) -> None:
+    with daemon.client() as c, pytest.raises(InvalidParams, match="too broad"):
+        c.call("list", {"dir": "/"})
+    assert [r["path"] for r in daemon.call("status")["roots"]] == [str(daemon.roots[0])]
