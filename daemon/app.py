@@ -145,7 +145,8 @@ class Daemon:
 
     # -- roots ----------------------------------------------------------------
 
-    def _add_root(self, root: str, source: str) -> None:
+    def _add_root(self, root: str, source: str, *, index: bool = False) -> None:
+        """Watch ``root`` and record it; ``index`` scans it now (roots added after start-up)."""
         if not os.path.isdir(root):
             log.warning("daemon.root_missing", root=root)
             return
@@ -154,6 +155,8 @@ class Daemon:
             if root not in self.roots:
                 self.roots.append(root)
         self.writer.call(lambda s: s.add_root(root, source))
+        if index:
+            self.writer.call(lambda s: Syncer(s).sync_tree(root))
         log.info("daemon.watching", root=root, mode=mode)
 
     def root_for(self, directory: str) -> str | None:
@@ -173,8 +176,7 @@ class Daemon:
                     "name the memory directory itself",
                     {"field": field},
                 )
-            self._add_root(path, source="request")
-            self.writer.call(lambda s: Syncer(s).sync_tree(path))
+            self._add_root(path, source="request", index=True)
         return path
 
     # -- index maintenance ---------------------------------------------------
@@ -239,7 +241,7 @@ class Daemon:
         for root in fresh.roots:
             real = os.path.realpath(root)
             if self.root_for(real) is None:
-                self._add_root(real, source="config")
+                self._add_root(real, source="config", index=True)
         self.scheduler.reschedule_job(
             "reconcile", trigger="interval", seconds=self.cfg.reconcile_interval
         )
