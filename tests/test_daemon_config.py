@@ -14,8 +14,9 @@ import pytest
 from daemon_fixtures import DaemonProc, wait_until, write_memory
 
 
-def test_config_roots_and_sighup_reload(make_daemon: Callable[..., DaemonProc],
-                                        tmp_path: Path) -> None:
+def test_config_roots_and_sighup_reload(
+    make_daemon: Callable[..., DaemonProc], tmp_path: Path
+) -> None:
     first, second = tmp_path / "first", tmp_path / "second"
     write_memory(first / "user_a.md", "first root memory", mtype="user")
     write_memory(second / "user_b.md", "second root memory", mtype="user")
@@ -42,8 +43,9 @@ def test_config_roots_and_sighup_reload(make_daemon: Callable[..., DaemonProc],
         ("roots: [unclosed\n", "invalid YAML"),
     ],
 )
-def test_bad_config_is_one_clear_error(make_daemon: Callable[..., DaemonProc], tmp_path: Path,
-                                       text: str, fragment: str) -> None:
+def test_bad_config_is_one_clear_error(
+    make_daemon: Callable[..., DaemonProc], tmp_path: Path, text: str, fragment: str
+) -> None:
     config = tmp_path / "config.yaml"
     config.write_text(text)
     d = make_daemon(start=False, extra_args=["--config", str(config)])
