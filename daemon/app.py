@@ -176,7 +176,12 @@ class Daemon:
                     "name the memory directory itself",
                     {"field": field},
                 )
-            self._add_root(path, source="request", index=True)
+            try:
+                self._add_root(path, source="request", index=True)
+            except OSError as exc:
+                raise InvalidParams(
+                    f"'{field}': cannot watch {raw}: {exc.strerror or exc}", {"field": field}
+                ) from None
         return path
 
     # -- index maintenance ---------------------------------------------------

@@ -13,7 +13,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from memoryd import __version__
-from memoryd.daemon import query_handlers, session_handlers
+from memoryd.daemon import query_handlers, report_handlers, session_handlers
 from memoryd.indexer import queries
 from memoryd.indexer.sync import Syncer
 from memoryd.ipc import params as p
@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from memoryd.daemon.app import Daemon
 
 # Modules that add methods: each has CAPABILITIES and handlers(daemon).
-FEATURES = (query_handlers, session_handlers)
+FEATURES = (query_handlers, session_handlers, report_handlers)
 
 # Features a client may test for; feature modules append theirs.
 BASE_CAPABILITIES = ["status", "list", "reindex", "watch", "shutdown", "peer-uid-check"]

@@ -32,7 +32,11 @@ def handlers(daemon: Daemon) -> dict[str, Handler]:
 
     def context(params: dict[str, Any]) -> dict[str, Any]:
         task, raw_dirs, project, budget = service.context_params(params)
-        dirs = [daemon.ensure_dir(d) for d in raw_dirs]
+        dirs = [p.directory(d) for d in raw_dirs]
+        # An unreadable history is reported in the brief ("unavailable"), so
+        # only readable directories are watched and indexed.
+        if not any(service.dir_unreadable(d) for d in dirs):
+            dirs = [daemon.ensure_dir(d) for d in dirs]
         return service.context(
             daemon.readers.conn(), dirs, task, project, budget, readable=service.dir_unreadable
         )

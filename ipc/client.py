@@ -170,3 +170,10 @@ class Client:
             {"task": task, "dir": dirs, "project": project, "budget_tokens": budget_tokens},
         )
         return result
+
+    def report(
+        self, dir: str | None = None, older_than: str | float | None = None
+    ) -> dict[str, Any]:
+        """Write a compaction report now (every root, or ``dir``); its paths and counts."""
+        result: dict[str, Any] = self.call("report", {"dir": dir, "older_than": older_than})
+        return result

@@ -13,14 +13,18 @@ from memoryd import paths
 from memoryd.errors import DirectoryError
 
 
-def memory_dir(value: str) -> str:
-    """Resolve a DIR argument to a real absolute path, or fail with a clear reason."""
+def memory_dir(value: str, *, must_read: bool = True) -> str:
+    """Resolve a DIR argument to a real absolute path, or fail with a clear reason.
+
+    ``must_read=False`` leaves an unreadable directory to the command, for
+    ``context``, which reports it as "session history unavailable".
+    """
     path = os.path.realpath(os.path.expanduser(value))
     if not os.path.exists(path):
         raise DirectoryError(f"memory directory not found: {value}")
     if not os.path.isdir(path):
         raise DirectoryError(f"not a directory: {value}")
-    if not os.access(path, os.R_OK | os.X_OK):
+    if must_read and not os.access(path, os.R_OK | os.X_OK):
         raise DirectoryError(f"memory directory is not readable: {value}")
     return path
 

@@ -163,7 +163,7 @@ def cmd_load_last(args: argparse.Namespace) -> int:
 
 
 def cmd_context(args: argparse.Namespace) -> int:
-    dirs = [memory_dir(d) for d in args.dir]
+    dirs = [memory_dir(d, must_read=False) for d in args.dir]
     params = {
         "task": args.task,
         "dir": dirs,

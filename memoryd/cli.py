@@ -16,6 +16,7 @@ from memoryd import (
     __version__,
     _cli_daemon,
     _cli_index,
+    _cli_report,
     _cli_select,
     _cli_sessions,
     logs,
@@ -30,7 +31,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"memoryd {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for module in (_cli_index, _cli_daemon, _cli_select, _cli_sessions):
+    for module in (
+        _cli_index,
+        _cli_daemon,
+        _cli_select,
+        _cli_sessions,
+        _cli_report,
+    ):
         module.register(sub)
     return parser
 

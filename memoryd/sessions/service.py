@@ -96,10 +96,16 @@ def save(params: Mapping[str, Any], *, now: dt.datetime | None = None) -> dict[s
         "path": path,
         "filename": os.path.basename(path),
         "created": created,
-        "migrated_from": None if previous is None else previous.get("schema_version"),
+        "migrated_from": _migrated_from(previous),
         "schema_version": SCHEMA_VERSION,
         "bytes": len(text.encode()),
     }
+
+
+def _migrated_from(previous: Mapping[str, Any] | None) -> str | None:
+    """The schema an overwritten file was upgraded from; None for a new or current file."""
+    version = None if previous is None else str(previous.get("schema_version", "1.0"))
+    return None if version == SCHEMA_VERSION else version
 
 
 def load_last(

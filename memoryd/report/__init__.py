@@ -1,0 +1,159 @@
+"""Compaction reports: what a person or agent could condense, and what is unhealthy.
+
+Memory folders only grow, and agents' own clean-up jobs have deleted people's
+files. memoryd therefore never deletes or rewrites a memory: it reads the
+index and writes a report (Markdown to read, JSON to act on) listing old
+sessions worth condensing, stale work, broken files, MEMORY.md problems,
+duplicates, files that look like they hold credentials, and — when selector
+telemetry exists — what was never or most often selected.
+
+The daemon writes one on a schedule; ``memoryd report`` and the ``report``
+socket method write one on demand. Both call :func:`build_report` then
+:func:`write_report`.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import sqlite3
+import time
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+from memoryd.durations import parse_duration
+from memoryd.indexer.queries import IndexedFile, files_under, iso_utc
+from memoryd.indexer.records import KIND_MEMORY
+from memoryd.ipc import params as p
+from memoryd.report import findings, memory_index, sessions
+from memoryd.report.render import NOTICE, render_markdown
+from memoryd.sessions.service import write_atomic
+
+SUMMARY_KEYS = (
+    "directories",
+    "files",
+    "old_sessions",
+    "condense_candidates",
+    "stale_work",
+    "broken_files",
+    "memory_index_issues",
+    "duplicates",
+    "superseded_memories",
+    "secret_files",
+    "never_selected",
+)
+
+
+def _directory_report(
+    directory: str, files: list[IndexedFile], cutoff: float, now: float
+) -> dict[str, Any]:
+    found = sessions.sessions_of(files)
+    dups, superseded = findings.duplicates(files)
+    return {
+        "path": directory,
+        "files": len(files),
+        "bytes": sum(f.size for f in files),
+        "old_sessions": sessions.old_sessions(found, cutoff),
+        "stale_work": sessions.stale_work(found, cutoff, now),
+        "broken_files": findings.broken_files(files),
+        "memory_index": memory_index.index_health(directory, files),
+        "duplicates": dups,
+        "superseded_memories": superseded,
+        "secrets": findings.secret_files(files),
+        "usage": None,
+    }
+
+
+def _summary(dirs: list[dict[str, Any]]) -> dict[str, int]:
+    totals = dict.fromkeys(SUMMARY_KEYS, 0)
+    for d in dirs:
+        totals["directories"] += 1
+        totals["files"] += d["files"]
+        totals["old_sessions"] += sum(g["count"] for g in d["old_sessions"])
+        totals["condense_candidates"] += sum(len(g["superseded"]) for g in d["old_sessions"])
+        totals["stale_work"] += len(d["stale_work"])
+        totals["broken_files"] += len(d["broken_files"])
+        totals["memory_index_issues"] += memory_index.issue_count(d["memory_index"])
+        totals["duplicates"] += len(d["duplicates"])
+        totals["superseded_memories"] += len(d["superseded_memories"])
+        totals["secret_files"] += len(d["secrets"])
+        if d["usage"] is not None:
+            totals["never_selected"] += len(d["usage"]["never_selected"])
+    return totals
+
+
+def build_report(
+    conn: sqlite3.Connection, dirs: list[str], older_than_s: float, now: float | None = None
+) -> dict[str, Any]:
+    """The report over every indexed directory in or below ``dirs``.
+
+    ``older_than_s`` is both the age past which sessions count as old or
+    stale and the telemetry window for usage.
+    """
+    now = time.time() if now is None else now
+    cutoff = now - older_than_s
+    by_dir: dict[str, list[IndexedFile]] = defaultdict(list)
+    seen: set[str] = set()
+    for root in dirs:
+        for f in files_under(conn, root):
+            if f.path not in seen:
+                seen.add(f.path)
+                by_dir[f.directory].append(f)
+    reports = [_directory_report(d, by_dir[d], cutoff, now) for d in sorted(by_dir)]
+    manifests = {
+        r["path"]: [f.filename for f in by_dir[r["path"]] if f.kind == KIND_MEMORY] for r in reports
+    }
+    usage = findings.usage_by_dir(conn, manifests, cutoff)
+    for r in reports:
+        r["usage"] = usage.get(r["path"])
+    report = {
+        "notice": NOTICE,
+        "generated_at": iso_utc(now),
+        "date": dt.datetime.fromtimestamp(now).strftime("%Y-%m-%d"),
+        "older_than_days": round(older_than_s / sessions.DAY, 3),
+        "roots": list(dirs),
+        "summary": _summary(reports),
+        "directories": reports,
+    }
+    redacted: dict[str, Any] = findings.redact(report)
+    return redacted
+
+
+def write_report(report: dict[str, Any], reports_dir: Path) -> tuple[Path, Path]:
+    """Write ``compaction-YYYY-MM-DD.md`` and ``.json`` atomically; return both paths.
+
+    A second report on the same day replaces the first: the newest view is the
+    one worth acting on.
+    """
+    reports_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+    stem = reports_dir / f"compaction-{report['date']}"
+    md_path, json_path = stem.with_suffix(".md"), stem.with_suffix(".json")
+    write_atomic(os.fspath(json_path), findings.dumps(report))
+    write_atomic(os.fspath(md_path), render_markdown(report))
+    return md_path, json_path
+
+
+def report_params(params: dict[str, Any], default_days: float) -> tuple[str | None, float]:
+    """``(dir or None for every root, older_than in seconds)`` from ``report`` params."""
+    p.reject_unknown(params, ("dir", "older_than"))
+    raw = params.get("dir")
+    directory = None if raw is None else p.directory(raw)
+    older = params.get("older_than")
+    seconds = default_days * sessions.DAY if older is None else parse_duration(older, "older_than")
+    return directory, seconds
+
+
+def produce(
+    conn: sqlite3.Connection, dirs: list[str], older_than_s: float, reports_dir: Path
+) -> dict[str, Any]:
+    """Build and write one report; the answer of ``report`` (paths and counts, not the body)."""
+    report = build_report(conn, dirs, older_than_s)
+    md_path, json_path = write_report(report, reports_dir)
+    return {
+        "at": report["generated_at"],
+        "path": str(md_path),
+        "json": str(json_path),
+        "roots": report["roots"],
+        "summary": report["summary"],
+    }

@@ -1,0 +1,137 @@
+"""The Markdown form of a compaction report: a summary, then one section per directory.
+
+A directory with nothing to say gets no section, so a healthy folder makes a
+short report. The JSON form carries the same data for tools.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+NOTICE = (
+    "Nothing was deleted or rewritten. memoryd only reads memory folders; this report "
+    "lists what a person or an agent could condense or fix."
+)
+
+SUMMARY_LABELS = (
+    ("directories", "directories"),
+    ("files", "files"),
+    ("old_sessions", "old sessions"),
+    ("condense_candidates", "sessions superseded by a later completed one"),
+    ("stale_work", "stale in-progress/paused work"),
+    ("broken_files", "broken files"),
+    ("memory_index_issues", "MEMORY.md problems"),
+    ("duplicates", "duplicate groups"),
+    ("superseded_memories", "superseded memories"),
+    ("secret_files", "files that look like they hold credentials"),
+    ("never_selected", "memories never selected"),
+)
+
+
+def _code(name: str) -> str:
+    return f"`{name}`"
+
+
+def _sessions(d: dict[str, Any]) -> list[str]:
+    out = []
+    for g in d["old_sessions"]:
+        out.append(
+            f"- **{g['project']}**: {g['count']} session(s), {g['bytes']:,} bytes, "
+            f"{g['first'][:10]} to {g['last'][:10]}: {', '.join(map(_code, g['files']))}"
+        )
+        if g["superseded"]:
+            by = g["superseded"][0]["superseded_by"]
+            names = ", ".join(_code(s["file"]) for s in g["superseded"])
+            out.append(
+                f"  - could be condensed into one summary (completed later in `{by}`): {names}"
+            )
+    return out
+
+
+def _stale(d: dict[str, Any]) -> list[str]:
+    return [
+        f"- **{s['project']}**: `{s['file']}` is {s['status']}"
+        f"{' at ' + str(s['last_checkpoint']) if s['last_checkpoint'] else ''}, "
+        f"untouched since {s['last_touched'][:10]} ({s['age_days']} days)"
+        for s in d["stale_work"]
+    ]
+
+
+def _index(d: dict[str, Any]) -> list[str]:
+    h = d["memory_index"]
+    if h is None:
+        return []
+    if h["missing"]:
+        return ["- no MEMORY.md: agents that read only the index see none of these memories"]
+    out = []
+    if h["oversize"]:
+        out.append(
+            f"- {h['lines']} lines, {h['bytes']:,} bytes: over 200 lines or 25 KB, "
+            "agents cut off the rest"
+        )
+    out += [f"- line {x['line']}: links to missing `{x['target']}`" for x in h["dead_links"]]
+    out += [f"- `{name}` is not listed" for name in h["unlisted"]]
+    out += [f"- line {x['line']}: `{x['target']}` has no description" for x in h["no_hook"]]
+    return out
+
+
+def _usage(d: dict[str, Any]) -> list[str]:
+    u = d["usage"]
+    if u is None:
+        return []
+    top = ", ".join(f"`{m['file']}` ({m['count']})" for m in u["most_selected"]) or "none"
+    never = ", ".join(map(_code, u["never_selected"])) or "none"
+    return [f"- {u['runs']} selector run(s); most selected: {top}", f"- never selected: {never}"]
+
+
+def _sections(d: dict[str, Any]) -> list[tuple[str, list[str]]]:
+    return [
+        ("Old sessions", _sessions(d)),
+        ("Stale work", _stale(d)),
+        (
+            "Broken files",
+            [f"- `{b['file']}`: {b['reason']}" for b in d["broken_files"]],
+        ),
+        ("MEMORY.md health", _index(d)),
+        (
+            "Duplicates",
+            [f"- {g['match']}: {', '.join(map(_code, g['files']))}" for g in d["duplicates"]]
+            + [
+                f"- `{s['file']}` is superseded by `{s['superseded_by']}`"
+                for s in d["superseded_memories"]
+            ],
+        ),
+        (
+            "Possible credentials (line numbers only)",
+            [
+                f"- `{s['file']}`: "
+                + ", ".join(f"line {x['line']} ({x['kind']})" for x in s["lines"])
+                for s in d["secrets"]
+            ],
+        ),
+        ("Usage", _usage(d)),
+    ]
+
+
+def render_markdown(report: dict[str, Any]) -> str:
+    """The whole report as Markdown, ending with a newline."""
+    lines = [
+        f"# memoryd compaction report, {report['date']}",
+        "",
+        f"> {report['notice']}",
+        "",
+        f"Generated {report['generated_at']}; threshold {report['older_than_days']:g} days; "
+        f"roots: {', '.join(map(_code, report['roots']))}.",
+        "",
+        "| finding | count |",
+        "|---|---:|",
+    ]
+    lines += [f"| {label} | {report['summary'][key]} |" for key, label in SUMMARY_LABELS]
+    for d in report["directories"]:
+        sections = [(title, body) for title, body in _sections(d) if body]
+        if not sections:
+            continue
+        lines += ["", f"## {d['path']}", "", f"{d['files']} files, {d['bytes']:,} bytes."]
+        for title, body in sections:
+            lines += ["", f"### {title}", "", *body]
+    return "\n".join(lines) + "\n"
