@@ -203,19 +203,7 @@ class Daemon:
         with self._roots_lock:
             roots = list(self.roots)
 
-        def job(store: IndexStore) -> SyncResult:
-            total = SyncResult()
-            syncer = Syncer(store)
-            for root in roots:
-                one = syncer.sync_tree(root)
-                total.added += one.added
-                total.updated += one.updated
-                total.removed += one.removed
-                total.unchanged += one.unchanged
-                total.seconds += one.seconds
-            return total
-
-        result = self.writer.call(job)
+        result = self.writer.call(lambda store: Syncer(store).sync_trees(roots))
         info = ReconcileInfo(time.time(), result.seconds, result.changed, reason)
         self.last_reconcile = info
         if reason != "startup":

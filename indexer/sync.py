@@ -62,6 +62,20 @@ class Syncer:
         self._pending: list[Change] = []
         self._result = SyncResult()
 
+    def sync_trees(self, roots: list[str]) -> SyncResult:
+        """Reconcile several roots; one result with the totals and the overall time."""
+        started = time.perf_counter()
+        total = SyncResult()
+        for root in roots:
+            one = self.sync_tree(root)
+            total.added += one.added
+            total.updated += one.updated
+            total.removed += one.removed
+            total.unchanged += one.unchanged
+            total.rows_written += one.rows_written
+        total.seconds = time.perf_counter() - started
+        return total
+
     def sync_tree(self, root: str) -> SyncResult:
         """Reconcile ``root`` and everything below it (full stat scan)."""
         started = time.perf_counter()

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import time
 from typing import Any
 
 from memoryd._cli_common import add_db_option, db_path, memory_dir, print_json
@@ -30,18 +29,8 @@ def register(sub: Any) -> None:
 
 def index_dirs(store: IndexStore, dirs: list[str]) -> SyncResult:
     """Sync each directory and gather the totals, with the errors now in the index."""
-    total = SyncResult()
-    started = time.perf_counter()
-    syncer = Syncer(store)
-    for directory in dirs:
-        one = syncer.sync_tree(directory)
-        total.added += one.added
-        total.updated += one.updated
-        total.removed += one.removed
-        total.unchanged += one.unchanged
-        total.rows_written += one.rows_written
-        total.errors.extend(queries.errors_under(store.conn, directory))
-    total.seconds = time.perf_counter() - started
+    total = Syncer(store).sync_trees(dirs)
+    total.errors = [e for d in dirs for e in queries.errors_under(store.conn, d)]
     return total
 
 
