@@ -16,6 +16,7 @@ from memoryd import (
     __version__,
     _cli_daemon,
     _cli_index,
+    _cli_integrations,
     _cli_report,
     _cli_select,
     _cli_sessions,
@@ -36,6 +37,7 @@ def build_parser() -> argparse.ArgumentParser:
         _cli_daemon,
         _cli_select,
         _cli_sessions,
+        _cli_integrations,
         _cli_report,
     ):
         module.register(sub)

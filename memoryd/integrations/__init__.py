@@ -1,0 +1,7 @@
+"""Ready-made bridges between coding agents and the warm daemon.
+
+``claude_code`` is the Claude Code hook (memories injected on every prompt,
+the last session on start), ``install`` wires it into Claude Code's
+``settings.json``, and ``mcp_server`` exposes the daemon's methods as MCP tools
+for any MCP client. None of them starts a daemon: they only talk to one.
+"""
