@@ -129,3 +129,25 @@ def test_reconcile_repairs_and_counts_drift(daemon: DaemonProc) -> None:
     assert status["drift_fixed_total"] == 1
     assert status["roots"][0]["files"] == 1
     converges(daemon, root, {str(kept): "seen by the watcher"})
+
+
+def test_huge_binary_and_undecodable_files_are_reported_and_serving_goes_on(
+    daemon: DaemonProc,
+) -> None:
+    root = daemon.roots[0]
+    good = write_memory(root / "feedback_ok.md", "a healthy memory")
+    huge = root / "reference_dump.md"
+    huge.write_bytes(
+        b'---\nname: dump\ndescription: "a pasted log"\ntype: reference\n---\n' + b"x" * (5 << 20)
+    )
+    (root / "project_blob.md").write_bytes(b"---\x00\x01binary")
+    (root / "user_latin1.md").write_bytes("---\ndescription: caf\xe9\n---\n".encode("latin-1"))
+    converges(daemon, root)
+    listing = daemon.call("list", {"dir": str(root)})
+    errors = {Path(e["path"]).name: e["error"] for e in listing["errors"]}
+    assert "NUL byte" in errors["project_blob.md"]
+    assert "not valid UTF-8" in errors["user_latin1.md"]
+    dump = next(f for f in listing["files"] if f["filename"] == "reference_dump.md")
+    assert "only its first 64 KiB were read" in dump["warning"]
+    assert {f["path"] for f in listing["files"]} == {str(good), str(huge)}
+    assert daemon.call("status")["roots"][0]["errors"] == 2
