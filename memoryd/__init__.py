@@ -1,7 +1,10 @@
 """memoryd: a local daemon that keeps AI coding agents' memory folders indexed.
 
-The public surface is re-exported here; everything in a module whose name starts
-with an underscore, and every submodule not listed below, is private.
+The public surface is re-exported here: :class:`Client` (one method per socket
+method) and the exception hierarchy drawn in :mod:`memoryd.errors`. Modules
+whose names start with an underscore are private; subpackages document their
+own public surface (``memoryd.indexer``, ``memoryd.ipc``, ``memoryd.select``,
+``memoryd.sessions``, ``memoryd.report``, ``memoryd.integrations``).
 """
 
 from __future__ import annotations
@@ -23,11 +26,13 @@ from memoryd.errors import (
     UnknownMethod,
     UnsafeRuntimeDir,
 )
+from memoryd.ipc.client import Client
 
 __version__ = "0.1.0"
 
 __all__ = [
     "AlreadyRunning",
+    "Client",
     "ConfigError",
     "DaemonError",
     "DaemonUnavailable",
