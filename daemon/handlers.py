@@ -23,6 +23,9 @@ from memoryd.ipc.server import Handler
 if TYPE_CHECKING:
     from memoryd.daemon.app import Daemon
 
+COUNTS_MAX_AGE = 2.0
+"""Seconds a root's file counts may be reused by ``status`` when nothing was written."""
+
 # Modules that add methods: each has CAPABILITIES and handlers(daemon).
 FEATURES = (query_handlers, session_handlers, report_handlers)
 
@@ -39,12 +42,27 @@ def build_handlers(daemon: Daemon) -> dict[str, Handler]:
     handlers: dict[str, Handler] = {}
     capabilities = list(BASE_CAPABILITIES)
 
+    counts: dict[str, tuple[int, float, tuple[int, int]]] = {}
+
+    def root_counts(root: str) -> tuple[int, int]:
+        """Files and errors under ``root``, recounted when the writer has written since.
+
+        A short age limit also catches writes by another process (``memoryd
+        index`` on the same database), which do not bump the generation.
+        """
+        generation, now = daemon.writer.store.generation, time.monotonic()
+        cached = counts.get(root)
+        if cached is not None and cached[0] == generation and now - cached[1] < COUNTS_MAX_AGE:
+            return cached[2]
+        value = queries.counts_under(daemon.readers.conn(), root)
+        counts[root] = (generation, now, value)
+        return value
+
     def status(params: dict[str, Any]) -> dict[str, Any]:
         p.reject_unknown(params, ())
-        conn = daemon.readers.conn()
         roots = []
         for root in list(daemon.roots):
-            files, errors = queries.counts_under(conn, root)
+            files, errors = root_counts(root)
             roots.append(
                 {
                     "path": root,

@@ -95,10 +95,26 @@ def _m003_selector_runs(db: sqlite_utils.Database) -> None:
     runs.create_index(["at"])
 
 
+def _m004_error_index(db: sqlite_utils.Database) -> None:
+    # `status` counts files with errors per root; without this partial index
+    # that count reads every row under the root.
+    db.execute(
+        "CREATE INDEX IF NOT EXISTS idx_files_errors ON files(directory) WHERE error IS NOT NULL"
+    )
+
+
+def _m005_rank_weights(db: sqlite_utils.Database) -> None:
+    # Field weights for filename, name, description, body as the table's
+    # default rank, so `ORDER BY rank` takes FTS5's fast path.
+    db.execute("INSERT INTO files_fts(files_fts, rank) VALUES ('rank', 'bm25(2.0, 2.0, 3.0, 1.0)')")
+
+
 MIGRATIONS: list[tuple[str, Migration]] = [
     ("001_files_fts_directories_roots", _m001_files),
     ("002_secret_flags", _m002_secrets),
     ("003_selector_runs", _m003_selector_runs),
+    ("004_partial_index_on_errors", _m004_error_index),
+    ("005_fts_rank_weights", _m005_rank_weights),
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

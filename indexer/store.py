@@ -103,6 +103,8 @@ class IndexStore:
     def __init__(self, path: Path) -> None:
         self.path = path
         self.conn = _connect(path, readonly=False)
+        # Bumped after every apply() commits: readers in this process key caches on it.
+        self.generation = 0
         self.db = sqlite_utils.Database(self.conn)
         try:
             with self.transaction():
@@ -220,6 +222,8 @@ class IndexStore:
                 "updated_at = excluded.updated_at",
                 [(d, now) for d in sorted(dirs)],
             )
+        # After the commit, so a reader that saw the old number re-reads.
+        self.generation += 1
         return self.conn.total_changes - before
 
     def add_root(self, path: str, source: str) -> bool:

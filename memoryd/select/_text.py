@@ -10,6 +10,7 @@ costs more precision than it gains recall.
 
 from __future__ import annotations
 
+import functools
 import re
 
 _WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
@@ -41,8 +42,12 @@ WEAK = frozenset(_WEAK_TEXT.split())
 _IRREGULAR = {"using": "use", "used": "use", "uses": "use", "data": "data", "was": "was"}
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def stem(word: str) -> str:
-    """Strip common English inflections; leaves short words and identifiers alone."""
+    """Strip common English inflections; leaves short words and identifiers alone.
+
+    Memoized: a directory's vocabulary is small and every query re-stems it.
+    """
     w = word
     if len(w) <= 3 or w.isdigit():
         return w

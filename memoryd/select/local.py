@@ -19,7 +19,7 @@ or nothing", which shapes the design:
 from __future__ import annotations
 
 import math
-from collections import Counter
+from collections import Counter, OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -107,16 +107,18 @@ class LocalRanker:
     """Ranks candidates for a query; deterministic, and caches tokenized memories."""
 
     def __init__(self) -> None:
-        self._cache: dict[tuple[str, str, str, str | None, str], _Doc] = {}
+        self._cache: OrderedDict[tuple[str, str, str, str | None, str], _Doc] = OrderedDict()
         self._relations: dict[tuple[int, ...], Relations] = {}
 
     def _doc(self, c: Candidate) -> _Doc:
         key = (c.filename, c.name, c.description, c.type, c.body)
         doc = self._cache.get(key)
         if doc is None:
-            if len(self._cache) >= _CACHE_LIMIT:
-                self._cache.clear()
             doc = self._cache[key] = _build_doc(c)
+            if len(self._cache) > _CACHE_LIMIT:
+                self._cache.popitem(last=False)  # least recently used
+        else:
+            self._cache.move_to_end(key)
         return doc
 
     def _related(self, candidates: Sequence[Candidate]) -> Relations:

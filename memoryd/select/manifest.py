@@ -3,7 +3,9 @@
 Small directories (the usual case: tens of files) are loaded whole and kept
 per directory version, with their supersession and near-duplicate links
 computed once. Large ones are cut down per query by an FTS5 BM25 prefilter,
-so ranking cost stays flat as a directory grows.
+so ranking cost stays flat as a directory grows. The prefilter orders by
+FTS5's ``rank``, which migration 005 sets to BM25 weighted towards filename,
+name and description.
 """
 
 from __future__ import annotations
@@ -24,10 +26,8 @@ from memoryd.select.relations import Relations, compute_relations
 LARGE_DIRECTORY = 300
 """Above this many memory files, candidates come from the FTS5 prefilter."""
 
-PREFILTER_LIMIT = 200
-
-# bm25() weights for the FTS columns filename, name, description, body.
-_BM25 = "bm25(files_fts, 2.0, 2.0, 3.0, 1.0)"
+PREFILTER_LIMIT = 100
+"""Candidates a large directory's query is ranked over (FTS5 BM25 order)."""
 _WORD = re.compile(r"[A-Za-z0-9]+")
 # The FTS table shares column names with ``files``, so qualify them in joins.
 _QUALIFIED = ", ".join(f"files.{c.strip()}" for c in queries.FILE_COLUMNS.split(","))
@@ -116,7 +116,7 @@ def candidates_for(
     rows = conn.execute(
         f"SELECT {_QUALIFIED} FROM files_fts JOIN files ON files.rowid = files_fts.rowid "
         "WHERE files_fts MATCH ? AND files.directory = ? AND files.kind = 'memory' "
-        f"AND files.error IS NULL ORDER BY {_BM25} LIMIT ?",
+        "AND files.error IS NULL ORDER BY rank LIMIT ?",
         (match, manifest.directory, PREFILTER_LIMIT),
     )
     files = [queries.row_to_file(r) for r in rows]
