@@ -63,13 +63,14 @@ class _Doc:
     lengths: dict[str, int]
 
 
-def _field_terms(text: str) -> Counter[str]:
+def _field_terms(text: str) -> tuple[Counter[str], int]:
+    """Term counts (each concept counted once per occurrence of its words) and length."""
     words = terms(text)
     counts: Counter[str] = Counter(words)
-    for w in words:
+    for w, n in list(counts.items()):
         for concept in concepts_of(w):
-            counts[concept] += 1
-    return counts
+            counts[concept] += n
+    return counts, len(words)
 
 
 def _filename_text(filename: str) -> str:
@@ -85,11 +86,11 @@ def _build_doc(c: Candidate) -> _Doc:
         "desc": c.description,
         "body": c.body,
     }
-    fields = {f: _field_terms(t) for f, t in texts.items()}
-    lengths = {
-        f: sum(v for k, v in cnt.items() if not k.startswith("~")) for f, cnt in fields.items()
-    }
-    return _Doc(fields=fields, lengths=lengths)
+    analysed = {f: _field_terms(t) for f, t in texts.items()}
+    return _Doc(
+        fields={f: counts for f, (counts, _) in analysed.items()},
+        lengths={f: length for f, (_, length) in analysed.items()},
+    )
 
 
 def _query_weights(query: str) -> dict[str, float]:
