@@ -78,7 +78,7 @@ def shipped_selector(corpus: Path, workdir: Path) -> Answer:
             "recent_tools": q["recent_tools"],
             "ranker": "local",
         }
-        result = selector.run(store.conn, None, params, str)
+        result = selector.run(store.conn, params, str)
         return [s["filename"] for s in result["selected"]]
 
     return answer

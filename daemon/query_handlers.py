@@ -28,7 +28,7 @@ def handlers(daemon: Daemon) -> dict[str, Handler]:
     daemon.on_reload.append(lambda cfg: setattr(selector, "log_queries", cfg.log_queries))
 
     def select(params: dict[str, Any]) -> dict[str, Any]:
-        return selector.run(daemon.readers.conn(), None, params, daemon.ensure_dir)
+        return selector.run(daemon.readers.conn(), params, daemon.ensure_dir)
 
     def stats(params: dict[str, Any]) -> dict[str, Any]:
         return run_stats(daemon.readers.conn(), params)

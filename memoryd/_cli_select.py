@@ -69,7 +69,7 @@ def in_process_select(args: argparse.Namespace, params: dict[str, Any]) -> dict[
             return path
 
         selector = make_selector(cfg, lambda rec: record_run(store, rec))
-        return selector.run(store.conn, None, params, resolve)
+        return selector.run(store.conn, params, resolve)
 
 
 def cmd_select(args: argparse.Namespace) -> int:

@@ -106,12 +106,16 @@ class Selector:
     def run(
         self,
         conn: sqlite3.Connection,
-        directory: str | None,
         params: Mapping[str, Any],
         resolve_dir: Callable[[Any], str],
     ) -> dict[str, Any]:
-        """Validate, select and record; re-raises errors after recording them."""
+        """Validate, select and record; re-raises errors after recording them.
+
+        ``resolve_dir`` turns the ``dir`` param into the directory to read (the
+        daemon also watches it; the CLI brings its index up to date).
+        """
         started = time.perf_counter()
+        directory: str | None = None
         run_id = uuid.uuid4().hex[:16]
         raw_query = params.get("query") if isinstance(params.get("query"), str) else ""
         try:
