@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 import threading
 import time
 from collections.abc import Callable
@@ -78,6 +79,8 @@ class Daemon:
 
     def run(self) -> int:
         listener = self._claim()
+        # From here on SIGTERM stops cleanly, even during the first reconcile.
+        self._install_signals()
         try:
             self.writer = Writer(self.cfg.db_path)
             persisted = self.writer.call(lambda s: s.roots())
@@ -88,10 +91,11 @@ class Daemon:
             from memoryd.daemon.handlers import build_handlers  # noqa: PLC0415 - cycle
 
             self.handlers = build_handlers(self)
+            if self.stop_requested.is_set():
+                return 0
             self.server = Server(listener, self.handlers, allowed_uid=os.getuid())
             self.server.start()
             self.state = "ready"
-            self._install_signals()
             systemd.notify("READY=1", f"STATUS=watching {len(self.roots)} root(s)")
             log.info(
                 "daemon.ready",
@@ -103,10 +107,12 @@ class Daemon:
             while not self.stop_requested.wait(0.5):
                 pass
         finally:
+            if self.server is None:  # stopped before serving: nobody else owns it
+                listener.close()
             self._shutdown()
         return 0
 
-    def _claim(self) -> Any:
+    def _claim(self) -> socket.socket:
         """Pidfile, then socket (activated or bound), in watchman's order."""
         runtime.ensure_private_dir(self.cfg.state_dir)
         self.pidfile.acquire()

@@ -246,3 +246,21 @@ def test_new_root_from_a_request_is_watched(daemon: DaemonProc, tmp_path: Path) 
         what="new root's file to show",
     )
     assert str(other) in [r["path"] for r in daemon.call("status")["roots"]]
+
+
+def test_sigterm_during_the_first_reconcile_still_cleans_up(
+    make_daemon: Callable[..., DaemonProc],
+) -> None:
+    d = make_daemon(start=False)
+    for i in range(4000):
+        write_memory(d.roots[0] / f"d{i % 20}" / f"feedback_{i}.md", f"memory {i}")
+    pidfile = d.state_dir / "memoryd.pid"
+    d.start(wait=False)
+    wait_until(
+        lambda: pidfile.exists() and pidfile.read_text().strip() != "",
+        timeout=20,
+        what="the pidfile",
+    )
+    assert d.stop(signal.SIGTERM) == 0
+    assert not pidfile.exists() and not d.socket.exists()
+    assert "Traceback" not in d.log()
