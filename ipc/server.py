@@ -177,7 +177,16 @@ class Server:
                     return
                 if not line.strip():
                     continue
-                if not self._send(sock, self._answer(line)):
+                # In flight until the answer is sent: stop() waits for both.
+                with self._idle:
+                    self._in_flight += 1
+                try:
+                    sent = self._send(sock, self._answer(line))
+                finally:
+                    with self._idle:
+                        self._in_flight -= 1
+                        self._idle.notify_all()
+                if not sent:
                     return
         except OSError:
             return  # the client went away mid-request; nobody to answer
@@ -189,8 +198,6 @@ class Server:
 
     def _answer(self, line: bytes) -> bytes:
         req_id: Any = None
-        with self._idle:
-            self._in_flight += 1
         try:
             req = decode_request(line)
             req_id = req.id
@@ -203,10 +210,6 @@ class Server:
         except Exception:
             log.exception("ipc.handler_failed")
             return encode_error(req_id, InternalError("internal error; see the daemon log"))
-        finally:
-            with self._idle:
-                self._in_flight -= 1
-                self._idle.notify_all()
 
     def _dispatch(self, req: Request) -> Any:
         handler = self.handlers.get(req.method)
