@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import socket
 import sqlite3
@@ -264,3 +265,20 @@ def test_sigterm_during_the_first_reconcile_still_cleans_up(
     assert d.stop(signal.SIGTERM) == 0
     assert not pidfile.exists() and not d.socket.exists()
     assert "Traceback" not in d.log()
+
+
+@pytest.mark.skipif(shutil.which("systemd-analyze") is None, reason="systemd-analyze not installed")
+def test_installed_units_pass_systemd_analyze_verify(tmp_path: Path) -> None:
+    install(tmp_path / "units", [])
+    runtime = tmp_path / "rt"
+    runtime.mkdir(mode=0o700)
+    out = subprocess.run(
+        ["systemd-analyze", "verify", "--user", "./memoryd.service", "./memoryd.socket"],
+        cwd=tmp_path / "units",
+        env={**os.environ, "XDG_RUNTIME_DIR": str(runtime)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert out.stderr.strip() == "", out.stderr
