@@ -36,6 +36,9 @@ from memoryd.ipc.server import Handler, Server
 
 log = structlog.get_logger("memoryd.daemon")
 
+OBSERVER_CHECK_S = 5.0
+"""How often the daemon checks that every root's observer thread is alive."""
+
 _TOO_BROAD = frozenset({"/", os.path.realpath(os.path.expanduser("~"))})
 
 
@@ -86,6 +89,7 @@ class Daemon:
             persisted = self.writer.call(lambda s: s.roots())
             for root in dict.fromkeys([*self._config_roots, *persisted]):
                 self._add_root(root, source="config" if root in self._config_roots else "request")
+            systemd.notify(f"STATUS=indexing {len(self.roots)} root(s)")
             self.reconcile("startup")
             self._schedule()
             from memoryd.daemon.handlers import build_handlers  # noqa: PLC0415 - cycle
@@ -136,6 +140,11 @@ class Daemon:
             args=["scheduled"],
             id="reconcile",
             replace_existing=True,
+        )
+        # A dead observer thread means events are being lost: recrawl soon,
+        # not at the next scheduled reconcile.
+        self.scheduler.add_job(
+            self._check_observers, "interval", seconds=OBSERVER_CHECK_S, id="observers"
         )
         interval = systemd.watchdog_interval()
         if interval:
@@ -208,6 +217,9 @@ class Daemon:
             reason = "observer-error"
         with self._roots_lock:
             roots = list(self.roots)
+        for root in roots:  # a deleted root that has come back is watched again
+            if self.watcher.modes.get(root) == "missing" and os.path.isdir(root):
+                self.watcher.restart(root)
 
         result = self.writer.call(lambda store: Syncer(store).sync_trees(roots))
         info = ReconcileInfo(time.time(), result.seconds, result.changed, reason)
@@ -222,6 +234,10 @@ class Daemon:
             files=result.unchanged + result.added + result.updated,
         )
         return result
+
+    def _check_observers(self) -> None:
+        if self.watcher.dead_roots():
+            self.reconcile("observer-error")
 
     def reload(self) -> None:
         """SIGHUP: re-read the config file; new roots are watched, timings updated."""

@@ -90,15 +90,29 @@ class Watcher:
         return mode
 
     def dead_roots(self) -> list[str]:
-        """Roots whose observer thread died (the daemon then recrawls them)."""
-        return [root for root, obs in self._observers.items() if not obs.is_alive()]
+        """Roots whose observer or emitter thread died (the daemon then recrawls them).
+
+        watchdog keeps the observer thread running when an emitter stops (for
+        example after its root directory was deleted), so both are checked.
+        """
+        return [
+            root
+            for root, obs in self._observers.items()
+            if not obs.is_alive() or not all(e.is_alive() for e in obs.emitters)
+        ]
 
     def restart(self, root: str) -> str:
+        """Replace a root's observer; a root that cannot be watched is marked ``missing``."""
         old = self._observers.pop(root, None)
         if old is not None:
             old.stop()
         self.modes.pop(root, None)
-        return self.add_root(root)
+        try:
+            return self.add_root(root)
+        except OSError as exc:
+            log.warning("watcher.root_unwatchable", root=root, reason=exc.strerror or str(exc))
+            self.modes[root] = "missing"
+            return "missing"
 
     def stop(self) -> None:
         for observer in self._observers.values():

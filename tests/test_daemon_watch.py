@@ -151,3 +151,25 @@ def test_huge_binary_and_undecodable_files_are_reported_and_serving_goes_on(
     assert "only its first 64 KiB were read" in dump["warning"]
     assert {f["path"] for f in listing["files"]} == {str(good), str(huge)}
     assert daemon.call("status")["roots"][0]["errors"] == 2
+
+
+def test_a_deleted_root_is_emptied_then_watched_again_when_it_returns(
+    daemon: DaemonProc,
+) -> None:
+    root = daemon.roots[0]
+    write_memory(root / "feedback_keep.md", "before the folder went away")
+    converges(daemon, root)
+    shutil.rmtree(root)
+
+    def root_status() -> dict[str, object]:
+        return daemon.call("status")["roots"][0]  # type: ignore[no-any-return]
+
+    # The observer dies with its directory; the periodic check recrawls.
+    wait_until(lambda: root_status()["watcher"] == "missing", timeout=15, what="missing root")
+    assert root_status()["files"] == 0
+    back = write_memory(root / "feedback_back.md", "the folder is back")
+    daemon.call("reindex", {})
+    assert root_status()["watcher"] in ("inotify", "polling")
+    converges(daemon, root, {str(back): "the folder is back"})
+    later = write_memory(root / "feedback_later.md", "seen by the new observer")
+    converges(daemon, root, {str(later): "seen by the new observer"})
