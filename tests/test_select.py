@@ -276,3 +276,33 @@ def test_cli_select_in_process_and_json(tmp_path: Path) -> None:
         [*cli[:4], "", "--dir", str(root)], env=env, capture_output=True, text=True
     )
     assert bad.returncode == 1 and "'query' must not be empty" in bad.stderr
+
+
+def test_large_folders_still_drop_superseded_memories(
+    make_daemon: Callable[..., DaemonProc], tmp_path: Path
+) -> None:
+    """Above 300 files candidates come from the FTS5 slice; supersession still applies."""
+    root = tmp_path / "big"
+    for i in range(320):
+        write_memory(
+            root / f"project_filler_{i}.md", f"unrelated filler note number {i}", mtype="project"
+        )
+    write_memory(
+        root / "project_queue_broker_redis.md",
+        "Celery queue broker is Redis for the order workers",
+        mtype="project",
+        body="We run the Celery queue broker on Redis.",
+    )
+    write_memory(
+        root / "project_queue_broker_rabbitmq.md",
+        "Celery queue broker moved to RabbitMQ for the order workers",
+        mtype="project",
+        body='Supersedes "Celery queue broker is Redis". We now run RabbitMQ.',
+    )
+    d = make_daemon(roots=[root])
+    result = d.call(
+        "select", {"query": "which celery queue broker do the order workers use?", "dir": str(root)}
+    )
+    assert "project_queue_broker_rabbitmq.md" in names(result)
+    assert "project_queue_broker_redis.md" not in names(result)
+    assert result["excluded"]["superseded"] == 1

@@ -3,7 +3,8 @@
 Small directories (the usual case: tens of files) are loaded whole and kept
 per directory version, with their supersession and near-duplicate links
 computed once. Large ones are cut down per query by an FTS5 BM25 prefilter,
-so ranking cost stays flat as a directory grows. The prefilter orders by
+so ranking cost stays flat as a directory grows; their supersession links are
+still computed once per version, from headers (near-duplicates are not). The prefilter orders by
 FTS5's ``rank``, which migration 005 sets to BM25 weighted towards filename,
 name and description.
 """
@@ -21,7 +22,7 @@ from memoryd.indexer import queries
 from memoryd.indexer.queries import IndexedFile
 from memoryd.select._text import STOPWORDS
 from memoryd.select.candidates import Candidate
-from memoryd.select.relations import Relations, compute_relations
+from memoryd.select.relations import Relations, compute_relations, superseded_among
 
 LARGE_DIRECTORY = 300
 """Above this many memory files, candidates come from the FTS5 prefilter."""
@@ -96,12 +97,54 @@ def _load(conn: sqlite3.Connection, directory: str, version: int) -> Manifest:
         "count(*) FILTER (WHERE filename = 'MEMORY.md') FROM files WHERE directory = ?",
         (directory,),
     ).fetchone()
-    files = queries.memories_in(conn, directory) if total <= LARGE_DIRECTORY else []
+    if total > LARGE_DIRECTORY:
+        manifest = Manifest(directory, version, [], bool(has_index), int(total))
+        manifest.relations = _large_relations(conn, directory)
+        return manifest
+    files = queries.memories_in(conn, directory)
     manifest = Manifest(directory, version, files, bool(has_index), int(total))
-    if files:
-        manifest._candidates = [to_candidate(f) for f in files]
-        manifest.relations = compute_relations(manifest._candidates)
+    manifest._candidates = [to_candidate(f) for f in files]
+    manifest.relations = compute_relations(manifest._candidates)
     return manifest
+
+
+def _large_relations(conn: sqlite3.Connection, directory: str) -> Relations:
+    """Supersession for a large directory, from headers plus the few files that cite one.
+
+    Near-duplicate links compare every pair, so large directories go without
+    them; supersession needs only the files whose text says "supersedes",
+    "replaces" or "obsoletes" (found through FTS5), of which only explicit
+    quoted titles count, and everyone's title.
+    """
+    headers = [
+        Candidate(fn, name or PurePath(fn).stem, desc or "", mtype, "", mtime_ns / 1e9)
+        for fn, name, desc, mtype, mtime_ns in conn.execute(
+            "SELECT filename, name, description, type, mtime_ns FROM files "
+            "WHERE directory = ? AND kind = 'memory' AND error IS NULL ORDER BY filename",
+            (directory,),
+        )
+    ]
+    # Only quoted titles count here, so rows without a quote character are
+    # dropped in SQL rather than decoded.
+    referencing = [
+        Candidate(fn, name or PurePath(fn).stem, desc or "", mtype, body or "", mtime_ns / 1e9)
+        for fn, name, desc, mtype, body, mtime_ns in conn.execute(
+            "SELECT files.filename, files.name, files.description, files.type, files.body, "
+            "files.mtime_ns FROM files_fts JOIN files ON files.rowid = files_fts.rowid "
+            "WHERE files_fts MATCH :match AND files.directory = :dir "
+            "AND files.kind = 'memory' AND files.error IS NULL AND (instr(files.body, :straight) "
+            "OR instr(files.body, :curly) OR instr(files.description, :straight) "
+            "OR instr(files.description, :curly)) ORDER BY files.filename",
+            {
+                "match": "supersedes OR replaces OR obsoletes",
+                "dir": directory,
+                "straight": '"',
+                "curly": "\u201c",
+            },
+        )
+    ]
+    superseded = superseded_among(referencing, headers, quoted_only=True)
+    return Relations(superseded=superseded, near_duplicates=[])
 
 
 def candidates_for(

@@ -45,15 +45,6 @@ def _term_set(text: str) -> frozenset[str]:
     return frozenset(terms(text))
 
 
-def _overlap(reference: str, c: Candidate) -> float:
-    ref = _term_set(reference)
-    if not ref:
-        return 0.0
-    filename_words = c.filename.removesuffix(".md").replace("_", " ")
-    own = _term_set(f"{c.name} {filename_words}")
-    return len(ref & own) / len(ref)
-
-
 def superseded_by(candidates: Sequence[Candidate]) -> dict[str, str]:
     """Map each superseded candidate's filename to the candidate that supersedes it.
 
@@ -61,24 +52,67 @@ def superseded_by(candidates: Sequence[Candidate]) -> dict[str, str]:
     supersedes/replaces something whose title matches the memory's name (or,
     failing a quoted title, whose wording overlaps its name and filename).
     """
+    return superseded_among(candidates, candidates)
+
+
+def superseded_among(
+    referencing: Sequence[Candidate],
+    everyone: Sequence[Candidate],
+    *,
+    quoted_only: bool = False,
+) -> dict[str, str]:
+    """:func:`superseded_by` where only ``referencing`` need bodies.
+
+    ``everyone`` may be headers only (empty bodies): a large directory passes
+    all its headers plus the files whose text mentions superseding, and sets
+    ``quoted_only`` so only explicit ``Supersedes "Title"`` references count
+    (in a big folder "replaces" is also an ordinary word). Title words go into
+    an inverted index, so a reference is scored by counting the words it shares
+    with each title instead of comparing it with every memory; ties go to the
+    earlier candidate.
+    """
+    titles = [_title_terms(c) for c in everyone]
+    by_term: dict[str, list[int]] = {}
+    for i, words in enumerate(titles):
+        for t in words:
+            by_term.setdefault(t, []).append(i)
     out: dict[str, str] = {}
-    for new in candidates:
-        references = [
-            (m.group("quoted") or m.group("rest") or "").strip(_QUOTE_CHARS + " ")
-            for m in _SUPERSEDES.finditer(f"{new.description}\n{new.body}")
-        ]
-        if not references:
-            continue
+    for new in referencing:
+        best_score: dict[int, float] = {}
+        for ref in _references(new, quoted_only):
+            ref_terms = _term_set(ref)
+            if not ref_terms:
+                continue
+            shared: Counter[int] = Counter()
+            for t in ref_terms:
+                shared.update(by_term.get(t, ()))
+            for i, n in shared.items():
+                best_score[i] = max(best_score.get(i, 0.0), n / len(ref_terms))
         best: tuple[float, str] | None = None
-        for old in candidates:
+        for i in sorted(best_score):
+            old, score = everyone[i], best_score[i]
             if old.filename == new.filename or old.type != new.type:
                 continue
-            score = max(_overlap(ref, old) for ref in references)
             if score >= SUPERSEDE_MIN_OVERLAP and (best is None or score > best[0]):
                 best = (score, old.filename)
         if best is not None:
             out.setdefault(best[1], new.filename)
     return out
+
+
+def _references(c: Candidate, quoted_only: bool) -> list[str]:
+    """What ``c`` says it supersedes: quoted titles, else the words that follow."""
+    found = []
+    for m in _SUPERSEDES.finditer(f"{c.description}\n{c.body}"):
+        if m.group("quoted"):
+            found.append(m.group("quoted").strip(_QUOTE_CHARS + " "))
+        elif not quoted_only and m.group("rest"):
+            found.append(m.group("rest").strip(_QUOTE_CHARS + " "))
+    return found
+
+
+def _title_terms(c: Candidate) -> frozenset[str]:
+    return _term_set(f"{c.name} {c.filename.removesuffix('.md').replace('_', ' ')}")
 
 
 @lru_cache(maxsize=4096)

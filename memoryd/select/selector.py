@@ -153,9 +153,9 @@ class Selector:
         manifest = self.manifests.get(conn, directory)
         pool = candidates_for(conn, manifest, req.query)
         surfaced = set(req.surfaced) | self._remembered(req.session_id, directory)
-        # Links are computed once per version of a small directory; a large one
-        # is ranked over a per-query slice, where they would cost O(n²) each time.
-        relations = manifest.relations if not manifest.large else Relations()
+        # Links are computed once per directory version (for a large directory,
+        # supersession only), never per query.
+        relations = manifest.relations
         secrets = {f.filename for f, _ in pool if f.secrets and not req.allow_secrets}
         shown = {c.filename for _, c in pool if c.filename in surfaced}
         # A near-duplicate of something already shown adds nothing, and a
