@@ -306,3 +306,26 @@ def test_large_folders_still_drop_superseded_memories(
     assert "project_queue_broker_rabbitmq.md" in names(result)
     assert "project_queue_broker_redis.md" not in names(result)
     assert result["excluded"]["superseded"] == 1
+
+
+def test_secret_files_only_with_an_explicit_opt_in(seeded: DaemonProc) -> None:
+    query = "which account runs pytest on the CI build farm?"
+    assert "reference_ci_bot.md" not in names(select(seeded, query))
+    opted = select(seeded, query, allow_secrets=True)
+    assert "reference_ci_bot.md" in names(opted)
+    assert opted["excluded"]["secrets"] == 0  # type: ignore[index]
+
+
+def test_query_text_is_kept_only_when_the_config_says_so(
+    make_daemon: Callable[..., DaemonProc], tmp_path: Path
+) -> None:
+    root = tmp_path / "mem"
+    seed(root)
+    config = tmp_path / "config.yaml"
+    config.write_text("telemetry:\n  log_queries: true\n")
+    d = make_daemon(roots=[root], start=False, extra_args=["--config", str(config)])
+    d.start()
+    select(d, "how do I run the pytest fast subset with coverage?")
+    row = runs(d)[-1]
+    assert row["query"] == "how do I run the pytest fast subset with coverage?"
+    assert row["query_hash"] and row["query_len"] == len(row["query"])
