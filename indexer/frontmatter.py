@@ -17,7 +17,6 @@ try:  # LibYAML is ~10x faster than the pure-Python loader.
 except ImportError:  # pragma: no cover - depends on how PyYAML was built
     from yaml import SafeLoader as _Loader  # type: ignore[assignment]
 
-HAS_LIBYAML = _Loader.__name__ == "CSafeLoader"
 
 _DELIM = re.compile(r"^---[ \t]*$", re.MULTILINE)
 

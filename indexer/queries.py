@@ -49,11 +49,6 @@ class IndexedFile:
     def iso_mtime(self) -> str:
         return iso_utc(self.mtime)
 
-    def manifest_line(self) -> str:
-        """``- [type] filename (ISO mtime): description``: the line agents and LLMs read."""
-        label = self.type or (self.kind if self.kind != "memory" else "untyped")
-        return f"- [{label}] {self.filename} ({self.iso_mtime}): {self.description or ''}"
-
     def summary(self) -> dict[str, Any]:
         """The JSON shape used by ``list`` and friends (no body)."""
         out: dict[str, Any] = {
@@ -92,15 +87,6 @@ def _under(column: str) -> str:
 
 def _under_args(directory: str) -> tuple[str, str, str]:
     return (directory, directory + "/", directory + "0")
-
-
-def files_in(conn: sqlite3.Connection, directory: str) -> list[IndexedFile]:
-    """Every indexed file directly in ``directory``, by filename."""
-    rows = conn.execute(
-        f"SELECT {FILE_COLUMNS} FROM files WHERE directory = ? ORDER BY filename",
-        (directory,),
-    )
-    return [row_to_file(r) for r in rows]
 
 
 def files_under(conn: sqlite3.Connection, directory: str) -> list[IndexedFile]:

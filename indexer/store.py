@@ -14,7 +14,7 @@ import json
 import os
 import sqlite3
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote
@@ -300,14 +300,3 @@ def _row(stat: FileStat, parsed: ParsedFile, now: float) -> tuple[object, ...]:
         now,
         json.dumps(parsed.secrets) if parsed.secrets else None,
     )
-
-
-def chunked(items: Iterable[Change], size: int) -> Iterator[list[Change]]:
-    batch: list[Change] = []
-    for item in items:
-        batch.append(item)
-        if len(batch) >= size:
-            yield batch
-            batch = []
-    if batch:
-        yield batch

@@ -19,15 +19,6 @@ PROTOCOL_VERSION = 1
 MAX_LINE_BYTES = 1024 * 1024
 """Requests longer than this are refused without being read whole."""
 
-ERROR_CODES = (
-    "parse_error",
-    "invalid_request",
-    "unknown_method",
-    "invalid_params",
-    "not_found",
-    "internal",
-)
-
 
 @dataclass(frozen=True, slots=True)
 class Request:
