@@ -8,10 +8,10 @@ always becomes ``invalid_params`` with a message such as
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from memoryd.errors import InvalidParams
+from memoryd.errors import InvalidParams, RemoteError
 
 
 def reject_unknown(params: Mapping[str, Any], allowed: Iterable[str]) -> None:
@@ -84,11 +84,19 @@ def boolean(params: Mapping[str, Any], key: str, *, default: bool = False) -> bo
     return value
 
 
-def directory(raw: Any, key: str = "dir") -> str:
-    """A directory param resolved to a real absolute path that exists."""
+def directory(
+    raw: Any, key: str = "dir", *, missing: Callable[[str], RemoteError] | None = None
+) -> str:
+    """A directory param resolved to a real absolute path that exists.
+
+    ``missing`` builds the error for a path that is not a directory, for methods
+    whose contract names a different one (``save``: ``not_found``).
+    """
     if not isinstance(raw, str) or not raw:
         raise InvalidParams(f"'{key}' must be a directory path", {"field": key})
     path = os.path.realpath(os.path.expanduser(raw))
+    if missing is not None and not os.path.isdir(path):
+        raise missing(raw)
     if not os.path.exists(path):
         raise InvalidParams(f"'{key}': memory directory not found: {raw}", {"field": key})
     if not os.path.isdir(path):

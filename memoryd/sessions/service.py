@@ -37,16 +37,6 @@ from memoryd.sessions.format import (
 MIN_BUDGET, MAX_BUDGET = 100, 4000
 
 
-def _existing_dir(raw: object, key: str = "dir") -> str:
-    """``save`` must not create anything: a missing dir is an error that names it."""
-    if not isinstance(raw, str) or not raw:
-        raise InvalidParams(f"'{key}' must be a directory path", {"field": key})
-    path = os.path.realpath(os.path.expanduser(raw))
-    if not os.path.isdir(path):
-        raise NotFound(f"memory directory not found at {raw}", {"field": key})
-    return path
-
-
 def project_param(params: Mapping[str, Any], *, required: bool = True) -> str | None:
     """A project slug, checked exactly as ``save`` checks it (no '/', no '..')."""
     value = params.get("project")
@@ -78,7 +68,11 @@ def write_atomic(path: str, text: str) -> None:
 
 def save(params: Mapping[str, Any], *, now: dt.datetime | None = None) -> dict[str, Any]:
     """Write (or overwrite) ``{dir}/{session}-{project}.md``; returns where and how."""
-    directory = _existing_dir(params.get("dir"))
+    # save must not create anything: a missing dir is not_found, naming it.
+    directory = p.directory(
+        params.get("dir"),
+        missing=lambda raw: NotFound(f"memory directory not found at {raw}", {"field": "dir"}),
+    )
     inp = validate_save_params(params, now=now)
     path = os.path.join(directory, session_filename(inp.project, inp.session))
     previous: dict[str, Any] | None = None
