@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import math
 import sqlite3
 from dataclasses import dataclass
 from typing import Any
@@ -69,7 +70,14 @@ class IndexedFile:
 
 
 def iso_utc(epoch: float) -> str:
-    return dt.datetime.fromtimestamp(int(epoch), dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    """``YYYY-MM-DDTHH:MM:SSZ`` for an epoch time; a value no clock can show is ``unknown time``."""
+    if not math.isfinite(epoch):
+        return "unknown time"
+    try:
+        stamp = dt.datetime.fromtimestamp(int(epoch), dt.UTC)
+    except (OverflowError, OSError, ValueError):
+        return "unknown time"
+    return stamp.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def row_to_file(row: sqlite3.Row | tuple[Any, ...]) -> IndexedFile:

@@ -23,17 +23,16 @@ from __future__ import annotations
 
 import json
 import logging
-import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from typing import Any, Final
 
 import anthropic
 from anthropic.types import OutputConfigParam
 
 from memoryd.config import DEFAULT_MODEL
+from memoryd.indexer.queries import iso_utc
 
 __all__ = [
     "DEFAULT_MODEL",
@@ -159,17 +158,6 @@ def _one_line(text: str) -> str:
     return _WHITESPACE.sub(" ", text).strip()
 
 
-def _iso_utc(mtime: float) -> str:
-    """Render an epoch timestamp as ``YYYY-MM-DDTHH:MM:SSZ``; garbage becomes ``unknown time``."""
-    if not math.isfinite(mtime):
-        return "unknown time"
-    try:
-        stamp = datetime.fromtimestamp(mtime, tz=UTC)
-    except (OverflowError, OSError, ValueError):
-        return "unknown time"
-    return stamp.strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
 def format_manifest_line(entry: ManifestEntry) -> str:
     """``- [type] filename (ISO mtime): description`` for one entry."""
     kind = _one_line(entry.type or "") or "unknown"
@@ -177,7 +165,7 @@ def format_manifest_line(entry: ManifestEntry) -> str:
     if len(description) > _MAX_DESCRIPTION_CHARS:
         description = description[: _MAX_DESCRIPTION_CHARS - 1].rstrip() + "…"
     return (
-        f"- [{kind}] {_one_line(entry.filename)} ({_iso_utc(entry.mtime)}): "
+        f"- [{kind}] {_one_line(entry.filename)} ({iso_utc(entry.mtime)}): "
         f"{description or '(no description)'}"
     )
 
