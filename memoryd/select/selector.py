@@ -82,6 +82,15 @@ def parse_params(params: Mapping[str, Any]) -> SelectParams:
     )
 
 
+@dataclass(frozen=True)
+class ClaudeOutcome:
+    """One ask of the Claude ranker: its picks, or the failure code; tokens billed either way."""
+
+    names: list[str] | None
+    failure: str | None
+    tokens: tuple[int, int]
+
+
 class Selector:
     """Shared by every request thread: rankers, manifest cache, Claude answer cache."""
 
@@ -97,7 +106,7 @@ class Selector:
         self.claude_factory = claude_factory
         self.local = LocalRanker()
         self.manifests = ManifestCache()
-        self._claude_cache: OrderedDict[tuple[Any, ...], tuple[list[str], int, int]] = OrderedDict()
+        self._claude_cache: OrderedDict[tuple[Any, ...], tuple[str, ...]] = OrderedDict()
         self._lock = threading.Lock()
         # What this process already surfaced per (session_id, directory), so an
         # agent that passes its session id never gets the same memory twice.
@@ -177,13 +186,11 @@ class Selector:
             if self.claude_factory is None:
                 fallback = "anthropic_not_configured"
             else:
-                outcome = self._ask_claude(directory, manifest.version, req, cands, relations)
-                if isinstance(outcome, str):
-                    fallback = outcome
-                else:
-                    names, tokens = outcome
+                outcome = self._ask_claude(req, cands, relations)
+                tokens, fallback = outcome.tokens, outcome.failure
+                if outcome.names is not None:
                     ranker = "anthropic"
-                    for name in names:
+                    for name in outcome.names:
                         if name not in files:
                             dropped.append(name)
                         elif name not in (n for n, _ in picks):
@@ -238,44 +245,38 @@ class Selector:
                 self._shown.popitem(last=False)
 
     def _ask_claude(
-        self,
-        directory: str,
-        version: int,
-        req: SelectParams,
-        cands: list[Candidate],
-        relations: Relations | None,
-    ) -> tuple[list[str], tuple[int, int]] | str:
-        """Claude's picks (cached), or the failure reason for ``fallback``."""
+        self, req: SelectParams, cands: list[Candidate], relations: Relations | None
+    ) -> ClaudeOutcome:
+        """Claude's picks (cached by the exact prompt inputs), or why it gave none.
+
+        The cache key is what Claude is shown (query, manifest lines, recent
+        tools), not the request: the same question with different candidates
+        (e.g. once a session has seen the first picks) is a different question.
+        """
         from memoryd.select.claude import ManifestEntry, RankerFailure  # noqa: PLC0415
 
-        key = (
-            directory,
-            version,
-            req.query,
-            tuple(sorted(req.surfaced)),
-            tuple(sorted(req.recent_tools)),
-            req.limit,
-        )
-        with self._lock:
-            hit = self._claude_cache.get(key)
-        if hit is not None:
-            return hit[0], (0, 0)
         if len(cands) > CLAUDE_MANIFEST_LIMIT:
             scores = self.local.scores(req.query, cands)
             cands = sorted(cands, key=lambda c: (-scores[c.filename], c.filename))
             cands = cands[:CLAUDE_MANIFEST_LIMIT]
         if relations is not None:
             cands = [c for c in cands if c.filename not in relations.superseded]
-        entries = [ManifestEntry(c.filename, c.type, c.mtime, c.description) for c in cands]
+        entries = tuple(ManifestEntry(c.filename, c.type, c.mtime, c.description) for c in cands)
+        key = (req.query, entries, req.recent_tools)
+        with self._lock:
+            hit = self._claude_cache.get(key)
+        if hit is not None:
+            return ClaudeOutcome(list(hit), None, (0, 0))
         try:
             pick = self.claude_factory().rank(req.query, entries, req.recent_tools)  # type: ignore[misc]
         except RankerFailure as exc:
-            return exc.reason
+            # A refusal or a malformed answer was still billed.
+            return ClaudeOutcome(None, exc.reason, (exc.input_tokens, exc.output_tokens))
         with self._lock:
-            self._claude_cache[key] = (pick.filenames, pick.input_tokens, pick.output_tokens)
+            self._claude_cache[key] = tuple(pick.filenames)
             while len(self._claude_cache) > 512:
                 self._claude_cache.popitem(last=False)
-        return list(pick.filenames), (pick.input_tokens, pick.output_tokens)
+        return ClaudeOutcome(list(pick.filenames), None, (pick.input_tokens, pick.output_tokens))
 
     def _record(
         self,

@@ -1,0 +1,103 @@
+"""The selector with the Claude ranker, in-process: a real index, the real SDK, a local API.
+
+No daemon here: the :class:`Selector` runs against a real SQLite index in a temp
+dir, its telemetry records land in a list, and the ranker talks HTTP to
+:class:`FakeMessagesAPI`. That is enough to check what the ranker is asked,
+what is cached and what is billed, and it is much faster than a daemon.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import MakeMemory
+from fake_messages_api import FakeMessagesAPI, JsonAnswer, TextAnswer
+
+from memoryd.indexer.store import IndexStore
+from memoryd.indexer.sync import Syncer
+from memoryd.select.claude import ClaudeRanker, ClaudeSettings
+from memoryd.select.selector import Selector
+
+QUERY = "how do invoices reach the ledger, and how are their amounts stored?"
+
+
+class Harness:
+    """One selector over one synced directory, with its telemetry records kept."""
+
+    def __init__(self, store: IndexStore, directory: Path, api: FakeMessagesAPI) -> None:
+        self.store = store
+        self.directory = str(directory)
+        self.records: list[dict[str, Any]] = []
+        self.ranker = ClaudeRanker(ClaudeSettings(api_key="sk-test", base_url=api.base_url))
+        self.selector = Selector(sink=self.records.append, claude_factory=lambda: self.ranker)
+        Syncer(store).sync_tree(self.directory)
+
+    def select(self, query: str = QUERY, **params: Any) -> dict[str, Any]:
+        return self.selector.run(
+            self.store.conn, {"query": query, "dir": self.directory, **params}, str
+        )
+
+
+@pytest.fixture
+def harness(
+    store: IndexStore, memdir: Path, make_memory: MakeMemory, fake_messages_api: FakeMessagesAPI
+) -> Iterator[Harness]:
+    make_memory("project_ledger.md", "Invoices are posted to the ledger service nightly")
+    make_memory("project_currency.md", "Money amounts are integer cents, never floats")
+    make_memory("feedback_terse.md", "The user wants terse answers", type="user")
+    h = Harness(store, memdir, fake_messages_api)
+    yield h
+    h.ranker.close()
+
+
+def offered(api: FakeMessagesAPI, index: int = -1) -> list[str]:
+    """The filenames the ranker offered to Claude in one request."""
+    text = api.requests[index].text
+    return [name for name in ("project_ledger.md", "project_currency.md") if f" {name} (" in text]
+
+
+def test_same_question_in_a_session_asks_about_the_remaining_candidates(
+    harness: Harness, fake_messages_api: FakeMessagesAPI
+) -> None:
+    fake_messages_api.respond(
+        JsonAnswer({"selected_memories": ["project_ledger.md"]}),
+        JsonAnswer({"selected_memories": ["project_currency.md"]}),
+    )
+    first = harness.select(session_id="s1")
+    assert [s["filename"] for s in first["selected"]] == ["project_ledger.md"]
+
+    again = harness.select(session_id="s1")
+    # The first pick is surfaced now, so the manifest differs and Claude is asked again.
+    assert len(fake_messages_api.requests) == 2
+    assert offered(fake_messages_api) == ["project_currency.md"]
+    assert [s["filename"] for s in again["selected"]] == ["project_currency.md"]
+    assert again["dropped_unknown"] == []
+    assert harness.records[-1]["dropped_unknown_json"] == "[]"
+
+
+def test_identical_manifest_is_answered_from_the_cache(
+    harness: Harness, fake_messages_api: FakeMessagesAPI
+) -> None:
+    fake_messages_api.answer_picks("project_ledger.md")
+    harness.select()
+    second = harness.select()
+    assert len(fake_messages_api.requests) == 1
+    assert [s["filename"] for s in second["selected"]] == ["project_ledger.md"]
+    # A cached answer costs nothing, so it is recorded as zero tokens.
+    assert (harness.records[-1]["tokens_in"], harness.records[-1]["tokens_out"]) == (0, 0)
+
+
+def test_a_refusal_still_records_the_tokens_it_billed(
+    harness: Harness, fake_messages_api: FakeMessagesAPI
+) -> None:
+    fake_messages_api.respond(
+        TextAnswer("", stop_reason="refusal", input_tokens=500, output_tokens=7)
+    )
+    result = harness.select()
+    assert result["ranker"] == "local" and result["fallback"] == "refusal"
+    record = harness.records[-1]
+    assert (record["tokens_in"], record["tokens_out"]) == (500, 7)
+    assert record["fallback"] == "refusal"
