@@ -2,8 +2,11 @@
 
 A :class:`Client` keeps one connection open and sends requests one at a time
 (the protocol answers in order). Error objects from the daemon are raised as
-the :class:`~memoryd.errors.RemoteError` subclass for their code; no daemon on
-the socket is :class:`~memoryd.errors.DaemonUnavailable`.
+the :class:`~memoryd.errors.RemoteError` subclass for their code. Transport
+failures tell "nothing was sent" (:class:`~memoryd.errors.DaemonUnavailable`)
+from "sent, but no answer" (:class:`~memoryd.errors.NoReply`,
+:class:`~memoryd.errors.DaemonTimeout`), because only the first leaves a
+caller free to do the work itself.
 """
 
 from __future__ import annotations
@@ -18,7 +21,13 @@ from types import TracebackType
 from typing import Any
 
 from memoryd import paths
-from memoryd.errors import DaemonUnavailable, InvalidRequest, remote_error
+from memoryd.errors import (
+    DaemonTimeout,
+    DaemonUnavailable,
+    NoReply,
+    ProtocolError,
+    remote_error,
+)
 from memoryd.ipc.protocol import encode_request
 
 
@@ -73,28 +82,58 @@ class Client:
     # -- calls --------------------------------------------------------------------
 
     def call(self, method: str, params: dict[str, Any] | None = None) -> Any:
-        """Send one request and return its ``result`` (or raise its error)."""
+        """Send one request and return its ``result`` (or raise its error).
+
+        Failures say whether the daemon may have acted on the request:
+        :class:`DaemonUnavailable` only when it cannot have (no connection, or
+        the daemon hung up before the whole request line was sent),
+        :class:`NoReply` / :class:`DaemonTimeout` once it may have, and
+        :class:`ProtocolError` when the answer does not belong to the request.
+        """
         with self._lock:
             self.connect()
-            assert self._sock is not None
             req_id = next(self._ids)
             params = {k: v for k, v in (params or {}).items() if v is not None}
             try:
-                self._sock.sendall(encode_request(req_id, method, params))
-                line = self._file.readline()
-            except OSError as exc:
+                self._send(encode_request(req_id, method, params))
+                reply = _decode_reply(self._receive(), req_id)
+            except (NoReply, ProtocolError, DaemonUnavailable):
+                # The stream's state is unknown now: never reuse it.
                 self.close()
-                raise DaemonUnavailable(f"connection to the daemon failed: {exc}") from None
-            if not line:
-                self.close()
-                raise DaemonUnavailable("the daemon closed the connection without answering")
-        reply = json.loads(line)
+                raise
         if "error" in reply:
             err = reply["error"]
-            raise remote_error(err.get("code", "internal"), err.get("message", ""), err.get("data"))
-        if reply.get("id") != req_id:
-            raise InvalidRequest(f"answer for request {reply.get('id')!r}, expected {req_id}")
+            raise remote_error(
+                str(err.get("code", "internal")), str(err.get("message", "")), err.get("data")
+            )
         return reply["result"]
+
+    def _send(self, data: bytes) -> None:
+        assert self._sock is not None
+        try:
+            self._sock.sendall(data)
+        except TimeoutError:
+            # Part of the line may be in the daemon's buffer; it could still act on it.
+            raise self._timed_out() from None
+        except OSError as exc:
+            # The daemon closed its end: it will not read the rest of the line.
+            raise DaemonUnavailable(
+                f"the daemon hung up before taking the request: {exc}"
+            ) from None
+
+    def _receive(self) -> bytes:
+        try:
+            line: bytes = self._file.readline()
+        except TimeoutError:
+            raise self._timed_out() from None
+        except OSError as exc:
+            raise NoReply(f"the connection to the daemon broke before it answered: {exc}") from None
+        if not line:
+            raise NoReply("the daemon closed the connection without answering")
+        return line
+
+    def _timed_out(self) -> DaemonTimeout:
+        return DaemonTimeout(f"the daemon did not answer within {self.timeout:g} s")
 
     def status(self) -> dict[str, Any]:
         result: dict[str, Any] = self.call("status")
@@ -177,3 +216,23 @@ class Client:
         """Write a compaction report now (every root, or ``dir``); its paths and counts."""
         result: dict[str, Any] = self.call("report", {"dir": dir, "older_than": older_than})
         return result
+
+
+def _decode_reply(line: bytes, req_id: int) -> dict[str, Any]:
+    """The reply object for request ``req_id``, or :class:`ProtocolError`.
+
+    An error answer with a null id is accepted: the daemon sends one when it
+    could not read the request's id (a line over the size limit, a refused peer).
+    """
+    try:
+        reply = json.loads(line)
+    except ValueError as exc:
+        raise ProtocolError(f"the daemon's answer is not valid JSON ({exc})") from None
+    if not isinstance(reply, dict) or not ("result" in reply or "error" in reply):
+        raise ProtocolError("the daemon's answer is not a reply object")
+    if "error" in reply and not isinstance(reply["error"], dict):
+        raise ProtocolError("the daemon's error answer is not an object")
+    reply_id = reply.get("id")
+    if reply_id != req_id and not (reply_id is None and "error" in reply):
+        raise ProtocolError(f"the daemon answered request {reply_id!r} instead of {req_id}")
+    return reply

@@ -10,7 +10,10 @@ catch one type and print ``str(exc)``; anything else is a bug::
     ├── DaemonError              the daemon cannot start
     │   ├── AlreadyRunning       another daemon holds the pidfile / answers the socket
     │   └── UnsafeRuntimeDir     the socket directory is not ours or is writable by others
-    ├── DaemonUnavailable        no daemon answers on the socket (client side)
+    ├── DaemonUnavailable        no daemon took the request: nothing was sent (client side)
+    ├── NoReply                  the request was sent but no answer came back (client side)
+    │   └── DaemonTimeout        ... within the client's timeout
+    ├── ProtocolError            the answer is not a reply to the request (client side)
     └── RemoteError              the daemon answered with an error object
         ├── ParseError           code "parse_error"
         ├── InvalidRequest       code "invalid_request"
@@ -18,6 +21,11 @@ catch one type and print ``str(exc)``; anything else is a bug::
         ├── InvalidParams        code "invalid_params"
         ├── NotFound             code "not_found"
         └── InternalError        code "internal"
+
+The client-side split matters to callers that can do the work themselves:
+only after ``DaemonUnavailable`` is it safe to run a request in-process,
+because after ``NoReply`` the daemon may have done it already (a save written,
+a selection recorded).
 
 ``RemoteError`` subclasses mirror the protocol's stable string codes (see
 ``docs/protocol.md``); :func:`remote_error` maps a code back to its class.
@@ -57,7 +65,19 @@ class UnsafeRuntimeDir(DaemonError):
 
 
 class DaemonUnavailable(MemorydError):
-    """No daemon answers on the socket."""
+    """No daemon took the request: the connection failed before a whole request was sent."""
+
+
+class NoReply(MemorydError):
+    """The request reached the daemon, but the connection ended without an answer."""
+
+
+class DaemonTimeout(NoReply):
+    """The request reached the daemon, but no answer came within the client's timeout."""
+
+
+class ProtocolError(MemorydError):
+    """The daemon's answer is not valid JSON, or answers another request id."""
 
 
 class RemoteError(MemorydError):

@@ -21,7 +21,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import Field
 
 from memoryd import __version__, paths
-from memoryd.errors import DaemonUnavailable, RemoteError
+from memoryd.errors import DaemonUnavailable, MemorydError, RemoteError
 from memoryd.ipc.client import Client
 
 CALL_TIMEOUT_S = 60.0
@@ -53,6 +53,8 @@ def build_server(socket: Path | None = None) -> MCPServer[Any]:
             ) from None
         except RemoteError as exc:
             raise ToolError(f"memoryd {method} failed [{exc.code}]: {exc.message}") from None
+        except MemorydError as exc:  # sent, but no (valid) answer: do not retry blindly
+            raise ToolError(f"memoryd {method} failed: {exc}") from None
 
     server: MCPServer[Any] = MCPServer(
         name="memoryd",
