@@ -1,8 +1,11 @@
 """Daemon subcommands: serve, status, stop, reindex, install-service.
 
-``list`` (and later the query commands) go through :func:`daemon_or_local`:
-ask the daemon, and when none answers run the same code in-process against
-the same index, saying so on stderr (``--require-daemon`` makes that an error).
+The commands that can answer without a daemon (``list``, ``select``,
+``stats``, ``save``, ``load-last``, ``context``, ``report``) go through
+:func:`daemon_or_local`: ask the daemon, and only when nothing could be sent
+to one run the same work in-process against the same index, saying so on
+stderr (``--require-daemon`` makes that an error). Once a request was sent,
+a missing answer is an error, never a reason to do the work a second time.
 """
 
 from __future__ import annotations

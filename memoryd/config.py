@@ -1,4 +1,9 @@
-"""Configuration: a YAML file, then environment, then command-line flags.
+"""Configuration: a YAML file, completed by the environment, overridden by flags.
+
+Precedence, as :func:`load` and ``memoryd serve`` apply it: command-line flags
+win over everything; ``MEMORYD_SOCKET`` and ``MEMORYD_DB`` win over the file;
+``ANTHROPIC_API_KEY`` and ``ANTHROPIC_BASE_URL`` only fill in what the file
+leaves unset (the file's ``anthropic`` section wins over them).
 
 The file lives at ``$XDG_CONFIG_HOME/memoryd/config.yaml``; every key is
 optional and unknown keys are errors (a typo should not silently do nothing).

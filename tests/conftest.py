@@ -20,8 +20,8 @@ pytest_plugins = ["daemon_fixtures", "fake_messages_api"]
 
 # ---------------------------------------------------------------------------
 # Foundation fixtures (indexer / index store / `memoryd index` tests).
-# Used by test_parser.py, test_index_store.py, test_sync.py, test_cli_index.py.
-# (Their imports are the block at the top of this file.)
+# Used by test_parser.py, test_index_store.py, test_sync.py, test_cli_index.py
+# and the in-process selector tests.
 # ---------------------------------------------------------------------------
 CORPUS = Path(__file__).resolve().parents[1].parent / "shared/bench/coding-memories"
 NOBODY_UID = 65534

@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
+import structlog
 from fake_messages_api import (
     Delay,
     ErrorStatus,
@@ -260,6 +261,21 @@ def test_client_error_is_not_retried_and_key_is_redacted(
     assert failure.reason == "http_401"
     assert "authentication_error" in str(failure)
     assert len(fake_messages_api.requests) == 1
+
+
+def test_failures_are_logged_as_structlog_events_without_the_key(
+    fake_messages_api: FakeMessagesAPI, make_ranker: MakeRanker
+) -> None:
+    fake_messages_api.respond(ErrorStatus(401, message=f"invalid x-api-key {API_KEY}"))
+    structlog.reset_defaults()  # no level filter left over from a CLI run in this process
+    try:
+        with structlog.testing.capture_logs() as events:
+            rank_failure(make_ranker(fake_messages_api))
+    finally:
+        structlog.reset_defaults()
+    [event] = [e for e in events if e["event"] == "claude_ranker_failed"]
+    assert event["log_level"] == "debug" and event["reason"] == "http_401"
+    assert "[redacted]" in event["message"] and API_KEY not in str(event)
 
 
 def test_slow_server_times_out(fake_messages_api: FakeMessagesAPI, make_ranker: MakeRanker) -> None:

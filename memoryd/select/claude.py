@@ -22,13 +22,13 @@ messages, reprs or logs produced here.
 from __future__ import annotations
 
 import json
-import logging
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
 import anthropic
+import structlog
 from anthropic.types import OutputConfigParam
 
 from memoryd.config import DEFAULT_MODEL
@@ -46,7 +46,7 @@ __all__ = [
     "build_user_message",
 ]
 
-log = logging.getLogger(__name__)
+log = structlog.get_logger("memoryd.claude")
 
 
 #: Schema the answer is constrained to; also what :func:`_parse_answer` enforces.
@@ -260,7 +260,7 @@ class ClaudeRanker:
         key = self._settings.api_key
         if key:
             message = message.replace(key, "[redacted]")
-        log.debug("claude ranker failed: %s (%s)", reason, message)
+        log.debug("claude_ranker_failed", reason=reason, message=message)
         return RankerFailure(reason, message)
 
 

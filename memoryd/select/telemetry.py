@@ -2,8 +2,8 @@
 
 The seed contract insists that a run which picked nothing is still recorded,
 so "ran, chose nothing" and "never ran" can be told apart. Every run through
-:func:`memoryd.select.selector.run_select` — empty answers, fallbacks and
-errors included — ends here exactly once. Queries are stored as a hash and a
+:meth:`memoryd.select.selector.Selector.run` — empty answers, fallbacks
+and errors included — ends here exactly once. Queries are stored as a hash and a
 length unless the config opts in to keeping their text.
 """
 
