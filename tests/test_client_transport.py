@@ -114,9 +114,12 @@ def test_answers_that_do_not_fit_the_request(
 def test_an_error_without_an_id_is_still_the_daemons_error(sock_path: Path) -> None:
     """The daemon answers with a null id when it could not read the request's id."""
     refusal = b'{"id": null, "error": {"code": "invalid_request", "message": "too long"}}\n'
-    with scripted_peer(sock_path, refusal), Client(sock_path, timeout=10) as client:
-        with pytest.raises(InvalidRequest, match="too long"):
-            client.status()
+    with (
+        scripted_peer(sock_path, refusal),
+        Client(sock_path, timeout=10) as client,
+        pytest.raises(InvalidRequest, match="too long"),
+    ):
+        client.status()
 
 
 def test_cli_save_does_not_redo_the_work_when_the_request_was_sent(
