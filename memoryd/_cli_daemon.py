@@ -20,7 +20,6 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, TypeVar
 
-from memoryd import config as config_mod
 from memoryd import logs
 from memoryd._cli_common import memory_dir, note, print_json
 from memoryd.errors import DaemonUnavailable
@@ -59,6 +58,7 @@ def daemon_or_local(
         if getattr(args, "require_daemon", False):
             raise
         note("no daemon answered; running in-process on the same index")
+        logs.ensure_configured()
         return local()
 
 
@@ -113,7 +113,8 @@ def register(sub: Any) -> None:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    from memoryd.daemon.app import Daemon  # noqa: PLC0415 - keep CLI start-up light
+    from memoryd import config as config_mod  # noqa: PLC0415 - keep client start-up light
+    from memoryd.daemon.app import Daemon  # noqa: PLC0415
 
     cfg = config_mod.load(args.config)
     if args.socket:

@@ -5,11 +5,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from memoryd._cli_common import add_db_option, db_path, memory_dir, print_json
+from memoryd._cli_common import add_db_option, memory_dir, print_json
 from memoryd._cli_daemon import add_socket_options, daemon_or_local
-from memoryd.indexer import queries
-from memoryd.indexer.store import IndexStore
-from memoryd.indexer.sync import Syncer, SyncResult
 
 
 def register(sub: Any) -> None:
@@ -27,20 +24,12 @@ def register(sub: Any) -> None:
     p.set_defaults(handler=cmd_list)
 
 
-def index_dirs(store: IndexStore, dirs: list[str]) -> SyncResult:
-    """Sync each directory and gather the totals, with the errors now in the index."""
-    total = Syncer(store).sync_trees(dirs)
-    total.errors = [e for d in dirs for e in queries.errors_under(store.conn, d)]
-    return total
-
-
 def cmd_index(args: argparse.Namespace) -> int:
+    from memoryd import _cli_local  # noqa: PLC0415 - in-process work, loaded when needed
+
     dirs = [memory_dir(d) for d in args.dirs]
-    store = IndexStore(db_path(args))
-    try:
-        result = index_dirs(store, dirs)
-    finally:
-        store.close()
+    with _cli_local.local_store(args) as store:
+        result = _cli_local.index_dirs(store, dirs)
     if args.json:
         print_json(result.to_json())
         return 0
@@ -69,12 +58,9 @@ def cmd_list(args: argparse.Namespace) -> int:
     directory = memory_dir(args.dir)
 
     def local() -> dict[str, Any]:
-        store = IndexStore(db_path(args))
-        try:
-            Syncer(store).sync_tree(directory)
-            return queries.listing(queries.files_under(store.conn, directory), directory)
-        finally:
-            store.close()
+        from memoryd import _cli_local  # noqa: PLC0415 - see memoryd._cli_local
+
+        return _cli_local.listing(args, directory)
 
     payload = daemon_or_local(args, lambda c: c.list(directory), local)
     if args.json:

@@ -9,16 +9,10 @@ them. The report goes where the daemon would put it:
 from __future__ import annotations
 
 import argparse
-import os
 from typing import Any
 
-from memoryd import config as config_mod
 from memoryd._cli_common import add_db_option, memory_dir, print_json
 from memoryd._cli_daemon import add_socket_options, daemon_or_local
-from memoryd._cli_select import local_store
-from memoryd.indexer.store import IndexStore
-from memoryd.indexer.sync import Syncer
-from memoryd.report import produce, render, report_params
 
 
 def register(sub: Any) -> None:
@@ -37,26 +31,14 @@ def register(sub: Any) -> None:
     r.set_defaults(handler=cmd_report)
 
 
-def _local_roots(store: IndexStore, cfg: config_mod.Config) -> list[str]:
-    """The daemon's roots as it would pick them: the config's, the index's, else defaults."""
-    raw = [*cfg.roots, *store.roots()] or config_mod.default_roots()
-    real = (os.path.realpath(os.path.expanduser(r)) for r in raw)
-    return [r for r in dict.fromkeys(real) if os.path.isdir(r)]
-
-
-def in_process(args: argparse.Namespace, params: dict[str, Any]) -> dict[str, Any]:
-    cfg = config_mod.load()
-    directory, older_than_s = report_params(params, cfg.report_older_than_days)
-    with local_store(args) as store:
-        dirs = [directory] if directory else _local_roots(store, cfg)
-        syncer = Syncer(store)
-        for d in dirs:
-            syncer.sync_tree(d)
-        return produce(store.conn, dirs, older_than_s, cfg.reports_dir)
-
-
 def describe(result: dict[str, Any]) -> str:
-    """A few lines for a terminal: where the report is, and what it found."""
+    """A few lines for a terminal: where the report is, and what it found.
+
+    The labels live with the report builder, which is loaded here and not at
+    start-up: a report takes seconds anyway, and ``--json`` never needs them.
+    """
+    from memoryd.report import render  # noqa: PLC0415
+
     counts = result["summary"]
     found = [
         f"  {counts[key]:>6}  {label}"
@@ -73,11 +55,13 @@ def cmd_report(args: argparse.Namespace) -> int:
         "dir": None if args.dir is None else memory_dir(args.dir),
         "older_than": args.older_than,
     }
-    result = daemon_or_local(
-        args,
-        lambda c: c.report(params["dir"], params["older_than"]),
-        lambda: in_process(args, {k: v for k, v in params.items() if v is not None}),
-    )
+
+    def local() -> dict[str, Any]:
+        from memoryd import _cli_local  # noqa: PLC0415 - see memoryd._cli_local
+
+        return _cli_local.report(args, {k: v for k, v in params.items() if v is not None})
+
+    result = daemon_or_local(args, lambda c: c.report(params["dir"], params["older_than"]), local)
     if args.json:
         print_json(result)
     else:

@@ -3,17 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import contextlib
-from collections.abc import Iterator
 from typing import Any
 
-from memoryd import config as config_mod
-from memoryd._cli_common import add_db_option, db_path, memory_dir, print_json
+from memoryd._cli_common import add_db_option, memory_dir, print_json
 from memoryd._cli_daemon import add_socket_options, daemon_or_local
-from memoryd.indexer.store import IndexStore
-from memoryd.indexer.sync import Syncer
-from memoryd.ipc import params as p
-from memoryd.select.service import make_selector, record_run, run_stats
 
 
 def register(sub: Any) -> None:
@@ -50,28 +43,6 @@ def register(sub: Any) -> None:
     t.set_defaults(handler=cmd_stats)
 
 
-@contextlib.contextmanager
-def local_store(args: argparse.Namespace) -> Iterator[IndexStore]:
-    store = IndexStore(db_path(args))
-    try:
-        yield store
-    finally:
-        store.close()
-
-
-def in_process_select(args: argparse.Namespace, params: dict[str, Any]) -> dict[str, Any]:
-    cfg = config_mod.load()
-    with local_store(args) as store:
-
-        def resolve(raw: Any) -> str:
-            path = p.directory(raw)
-            Syncer(store).sync_tree(path)
-            return path
-
-        selector = make_selector(cfg, lambda rec: record_run(store, rec))
-        return selector.run(store.conn, params, resolve)
-
-
 def cmd_select(args: argparse.Namespace) -> int:
     directory = memory_dir(args.dir)
     params = {
@@ -82,11 +53,13 @@ def cmd_select(args: argparse.Namespace) -> int:
         "limit": args.limit,
         "ranker": args.ranker,
     }
-    result = daemon_or_local(
-        args,
-        lambda c: c.call("select", params),
-        lambda: in_process_select(args, params),
-    )
+
+    def local() -> dict[str, Any]:
+        from memoryd import _cli_local  # noqa: PLC0415 - see memoryd._cli_local
+
+        return _cli_local.select(args, params)
+
+    result = daemon_or_local(args, lambda c: c.call("select", params), local)
     if args.json:
         print_json(result)
         return 0
@@ -121,8 +94,9 @@ def cmd_stats(args: argparse.Namespace) -> int:
     params = {"since": args.since}
 
     def local() -> dict[str, Any]:
-        with local_store(args) as store:
-            return run_stats(store.conn, params)
+        from memoryd import _cli_local  # noqa: PLC0415 - see memoryd._cli_local
+
+        return _cli_local.stats(args, params)
 
     result = daemon_or_local(args, lambda c: c.stats(args.since), local)
     if args.json:

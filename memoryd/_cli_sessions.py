@@ -7,14 +7,9 @@ import json
 import sys
 from typing import Any
 
-import yaml
-
 from memoryd._cli_common import add_db_option, memory_dir, print_json
 from memoryd._cli_daemon import add_socket_options, daemon_or_local
-from memoryd._cli_select import local_store
 from memoryd.errors import ConfigError
-from memoryd.indexer.sync import Syncer
-from memoryd.sessions import service
 
 _FLAGS = (
     "session",
@@ -95,6 +90,8 @@ def register(sub: Any) -> None:
 def save_params(args: argparse.Namespace) -> dict[str, Any]:
     params: dict[str, Any] = {}
     if args.stdin:
+        import yaml  # noqa: PLC0415 - only --stdin needs a YAML parser
+
         try:
             doc = yaml.safe_load(sys.stdin.read())
         except yaml.YAMLError as exc:
@@ -121,10 +118,9 @@ def cmd_save(args: argparse.Namespace) -> int:
     params = save_params(args)
 
     def local() -> dict[str, Any]:
-        result = service.save(params)
-        with local_store(args) as store:
-            Syncer(store).sync_path(result["path"])
-        return result
+        from memoryd import _cli_local  # noqa: PLC0415 - see memoryd._cli_local
+
+        return _cli_local.save(args, params)
 
     result = daemon_or_local(args, lambda c: c.call("save", params), local)
     if args.json:
@@ -139,11 +135,9 @@ def cmd_load_last(args: argparse.Namespace) -> int:
     directory = memory_dir(args.dir)
 
     def local() -> dict[str, Any]:
-        with local_store(args) as store:
-            Syncer(store).sync_tree(directory)
-            return service.load_last(
-                store.conn, directory, str(service.project_param({"project": args.project}))
-            )
+        from memoryd import _cli_local  # noqa: PLC0415 - see memoryd._cli_local
+
+        return _cli_local.load_last(args, directory, args.project)
 
     result = daemon_or_local(args, lambda c: c.load_last(directory, args.project), local)
     if args.json:
@@ -172,13 +166,9 @@ def cmd_context(args: argparse.Namespace) -> int:
     }
 
     def local() -> dict[str, Any]:
-        task, raw, project, budget = service.context_params(params)
-        with local_store(args) as store:
-            for d in raw:
-                Syncer(store).sync_tree(d)
-            return service.context(
-                store.conn, raw, task, project, budget, readable=service.dir_unreadable
-            )
+        from memoryd import _cli_local  # noqa: PLC0415 - see memoryd._cli_local
+
+        return _cli_local.context(args, params)
 
     result = daemon_or_local(args, lambda c: c.call("context", params), local)
     if args.json:

@@ -47,8 +47,9 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    # Commands other than `serve` log only warnings, and only to stderr.
-    logs.configure(level=os.environ.get("MEMORYD_LOG_LEVEL", "WARNING"))
+    # Commands other than `serve` log only warnings, and only to stderr;
+    # structlog itself is loaded only if something needs it (see memoryd.logs).
+    logs.set_level(os.environ.get("MEMORYD_LOG_LEVEL", "WARNING"))
     try:
         code: int = args.handler(args)
     except MemorydError as exc:

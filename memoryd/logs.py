@@ -1,20 +1,47 @@
-"""structlog set-up: JSON lines for journald, readable lines on a terminal."""
+"""structlog set-up: JSON lines for journald, readable lines on a terminal.
+
+Importing structlog costs tens of milliseconds, which the hook and the
+daemon-backed CLI commands (a fresh process per call, mostly silent) should
+not pay. So this module does not import it at the top: the CLI only chooses
+a level (:func:`set_level`), and structlog is configured when it is first
+needed: by ``serve`` at start, by the in-process fallback before it runs
+(:func:`ensure_configured`), or by a :class:`LazyLogger` with an event that
+passes the level.
+"""
 
 from __future__ import annotations
 
-import logging
 import os
 import sys
+from typing import Any
 
-import structlog
+_LEVELS = {"DEBUG": 10, "INFO": 20, "WARN": 30, "WARNING": 30, "ERROR": 40, "CRITICAL": 50}
+
+
+class _Settings:
+    """The level chosen for this process, and whether structlog has been configured."""
+
+    level: str | None = None
+    configured = False
+
+
+_settings = _Settings()
+
+
+def _numeric(level: str | None) -> int:
+    name = (level or os.environ.get("MEMORYD_LOG_LEVEL", "INFO")).upper()
+    return _LEVELS.get(name, _LEVELS["INFO"])
 
 
 def configure(*, json: bool | None = None, level: str | None = None) -> None:
     """Configure structlog (and stdlib logging, for libraries) to write to stderr."""
+    import logging  # noqa: PLC0415 - see the module docstring
+
+    import structlog  # noqa: PLC0415
+
     if json is None:
         json = not sys.stderr.isatty()
-    level_name = (level or os.environ.get("MEMORYD_LOG_LEVEL", "INFO")).upper()
-    numeric = logging.getLevelNamesMapping().get(level_name, logging.INFO)
+    numeric = _numeric(level)
     renderer: structlog.typing.Processor = (
         structlog.processors.JSONRenderer()
         if json
@@ -33,3 +60,36 @@ def configure(*, json: bool | None = None, level: str | None = None) -> None:
         cache_logger_on_first_use=False,
     )
     logging.basicConfig(level=max(numeric, logging.WARNING), stream=sys.stderr)
+    _settings.level, _settings.configured = level, True
+
+
+def set_level(level: str) -> None:
+    """Use ``level`` when structlog is configured later; nothing is imported now."""
+    _settings.level = level
+
+
+def ensure_configured() -> None:
+    """Configure structlog with the chosen level unless that is already done."""
+    if not _settings.configured:
+        configure(level=_settings.level)
+
+
+class LazyLogger:
+    """A structlog logger that imports structlog only for an event that will be written."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def info(self, event: str, **fields: Any) -> None:
+        self._emit("info", event, fields)
+
+    def warning(self, event: str, **fields: Any) -> None:
+        self._emit("warning", event, fields)
+
+    def _emit(self, method: str, event: str, fields: dict[str, Any]) -> None:
+        if _LEVELS[method.upper()] < _numeric(_settings.level):
+            return
+        ensure_configured()
+        import structlog  # noqa: PLC0415
+
+        getattr(structlog.get_logger(self.name), method)(event, **fields)

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from conftest import CORPUS, MakeMemory
 
-from memoryd._cli_index import index_dirs
+from memoryd._cli_local import index_dirs
 from memoryd.cli import main
 from memoryd.indexer.store import IndexStore
 

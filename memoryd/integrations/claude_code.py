@@ -40,13 +40,11 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-import structlog
-
 from memoryd import paths
 from memoryd.integrations._hook_state import SessionState
 from memoryd.integrations._transcript import recent_tools
 from memoryd.ipc.client import Client
-from memoryd.sessions import parse_sections
+from memoryd.logs import LazyLogger
 
 MAX_FILE_BYTES = 4 * 1024
 MAX_FILE_LINES = 200
@@ -56,7 +54,9 @@ MAX_QUERY_CHARS = 20_000
 DEFAULT_TIMEOUT = 2.0
 STALE_AFTER_DAYS = 1.0
 
-log = structlog.get_logger("memoryd.hook")
+# Every prompt starts this hook in a fresh process: structlog is loaded only
+# for an event that passes the level, and nothing else heavy is imported here.
+log = LazyLogger("memoryd.hook")
 
 
 class HookTimeout(Exception):
@@ -221,6 +221,9 @@ def _on_session_start(
     if not last["found"]:
         log.info("hook_skipped", reason=last["message"])
         return None
+    # Once per session, so the session-format package need not load on every prompt.
+    from memoryd.sessions import parse_sections  # noqa: PLC0415
+
     summary = parse_sections(last["content"]).summary_text
     text = f"memoryd: {last['resume_line']}\nLast session file: {last['path']}\n"
     if summary:
