@@ -16,7 +16,6 @@ import shlex
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import replace
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -113,7 +112,9 @@ def register(sub: Any) -> None:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    from memoryd import config as config_mod  # noqa: PLC0415 - keep client start-up light
+    from dataclasses import replace  # noqa: PLC0415 - keep client start-up light
+
+    from memoryd import config as config_mod  # noqa: PLC0415
     from memoryd.daemon.app import Daemon  # noqa: PLC0415
 
     cfg = config_mod.load(args.config)

@@ -15,7 +15,6 @@ from typing import Any
 
 from memoryd._cli_daemon import add_socket_options
 from memoryd.errors import ConfigError
-from memoryd.integrations import claude_code, install
 
 
 def register(sub: Any) -> None:
@@ -26,7 +25,7 @@ def register(sub: Any) -> None:
     cc.add_argument(
         "--timeout",
         type=float,
-        default=claude_code.DEFAULT_TIMEOUT,
+        default=None,
         help="give up silently after this many seconds (default 2)",
     )
     add_socket_options(cc)
@@ -49,8 +48,12 @@ def register(sub: Any) -> None:
 
 
 def cmd_hook_claude_code(args: argparse.Namespace) -> int:
+    # Imported per command, so that other commands do not load the hook.
+    from memoryd.integrations import claude_code  # noqa: PLC0415
+
+    timeout = claude_code.DEFAULT_TIMEOUT if args.timeout is None else args.timeout
     options = claude_code.HookOptions(
-        directory=args.dir, timeout=max(0.1, args.timeout), socket=args.socket
+        directory=args.dir, timeout=max(0.1, timeout), socket=args.socket
     )
     output = claude_code.hook_main(sys.stdin.read, options)
     if output is not None:
@@ -60,6 +63,8 @@ def cmd_hook_claude_code(args: argparse.Namespace) -> int:
 
 
 def cmd_install_claude_code(args: argparse.Namespace) -> int:
+    from memoryd.integrations import install  # noqa: PLC0415
+
     settings = args.settings or install.default_settings()
     print(install.install_claude_code(settings).report())
     return 0

@@ -35,10 +35,9 @@ import signal
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
-from typing import Any
+from typing import Any, NamedTuple
 
 from memoryd import paths
 from memoryd.integrations._hook_state import SessionState
@@ -63,8 +62,7 @@ class HookTimeout(Exception):
     """The hook's time budget ran out."""
 
 
-@dataclass(frozen=True)
-class HookOptions:
+class HookOptions(NamedTuple):
     directory: str | None = None
     timeout: float = DEFAULT_TIMEOUT
     socket: Path | None = None

@@ -1,0 +1,107 @@
+"""The hook and the daemon-backed commands load no heavy module when a daemon answers.
+
+Claude Code starts ``memoryd hook claude-code`` on every prompt, so what that
+process imports is paid on every prompt. Each case runs a real command against
+a real daemon under ``python -X importtime`` and reads the modules it loaded.
+Speed itself is measured in bench/startup_bench.py, not asserted here.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from daemon_fixtures import DaemonProc, write_memory
+
+THIRD_PARTY = (
+    "sqlite_utils",
+    "sqlite3",
+    "yaml",
+    "structlog",
+    "anthropic",
+    "apscheduler",
+    "watchdog",
+)
+# memoryd's own packages that pull those in (or are the in-process work itself).
+OWN = (
+    "memoryd.indexer",
+    "memoryd.select",
+    "memoryd.sessions",
+    "memoryd.report",
+    "memoryd._cli_local",
+)
+IMPORT_LINE = re.compile(r"^import time:\s+\d+ \|\s+\d+ \|\s+(\S+)")
+
+
+@pytest.fixture
+def served(make_daemon: Callable[..., DaemonProc], tmp_path: Path) -> DaemonProc:
+    root = tmp_path / "memory"
+    write_memory(root / "feedback_ledger.md", "Invoices post to the ledger service nightly")
+    write_memory(root / "2026-11-30-10-00-demo.md", "Session: ledger wiring", mtype="project")
+    d = make_daemon(roots=[root], start=False)
+    d.env["MEMORYD_LOG_LEVEL"] = "WARNING"  # the level a hook normally runs at
+    return d.start()
+
+
+def imported(d: DaemonProc, argv: list[str], stdin: str = "") -> tuple[set[str], str]:
+    """Run ``python -X importtime -m memoryd ARGV``; the modules it loaded, and stdout."""
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "memoryd", *argv],
+        input=stdin,
+        env={**d.env, "MEMORYD_SOCKET": str(d.socket)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    modules = {m.group(1) for m in map(IMPORT_LINE.match, done.stderr.splitlines()) if m}
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "running in-process" not in done.stderr
+    assert "memoryd.ipc.client" in modules  # the parse worked and the client path ran
+    return modules, done.stdout
+
+
+def heavy_in(modules: set[str]) -> list[str]:
+    return sorted(m for m in modules if m.split(".")[0] in THIRD_PARTY or m.startswith(OWN))
+
+
+def test_hook_prompt_path_imports_nothing_heavy(served: DaemonProc) -> None:
+    event = {
+        "hook_event_name": "UserPromptSubmit",
+        "session_id": "startup-test",
+        "cwd": str(served.home),
+        "prompt": "how do invoices reach the ledger?",
+    }
+    argv = ["hook", "claude-code", "--dir", str(served.roots[0])]
+    modules, out = imported(served, argv, json.dumps(event))
+    assert "feedback_ledger.md" in out  # the daemon answered and the hook injected it
+    assert heavy_in(modules) == []
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["select", "how do invoices reach the ledger?", "--require-daemon"],
+        ["status"],
+        ["list"],
+        ["load-last", "--project", "demo"],
+        ["context", "continue the ledger wiring"],
+        ["stats", "--json"],
+        ["save", "--project", "demo", "--summary", "Checked start-up imports."],
+        ["report", "--json"],
+    ],
+    ids=lambda argv: argv[0],
+)
+def test_daemon_backed_commands_import_nothing_heavy(served: DaemonProc, argv: list[str]) -> None:
+    directory = str(served.roots[0])
+    if argv[0] == "list":
+        argv = [*argv, directory]
+    elif argv[0] in ("select", "load-last", "context", "save", "report"):
+        argv = [*argv, "--dir", directory]
+    modules, out = imported(served, argv)
+    assert out.strip()
+    assert heavy_in(modules) == []
