@@ -17,7 +17,7 @@ UNITS = ("memoryd.service", "memoryd.socket")
 
 
 def unit_text(name: str) -> str:
-    return resources.files("memoryd").joinpath("systemd", name).read_text(encoding="utf-8")
+    return resources.files("memoryd.systemd").joinpath(name).read_text(encoding="utf-8")
 
 
 def exec_start(extra_args: list[str]) -> str:

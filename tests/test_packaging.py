@@ -1,0 +1,52 @@
+"""One path per source file: the package layout pyproject.toml declares matches the disk.
+
+``memoryd.daemon``, ``memoryd.indexer``, ``memoryd.ipc`` and ``memoryd.systemd``
+are top-level folders mapped into the ``memoryd`` name by setuptools'
+package-dir (no symlinks). A new subpackage must be listed in pyproject.toml,
+or a wheel would silently leave it out: these checks catch that.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+
+import memoryd.daemon
+import memoryd.ipc
+from memoryd.daemon.units import UNITS, unit_text
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def setuptools_table() -> dict[str, object]:
+    with (ROOT / "pyproject.toml").open("rb") as fh:
+        table: dict[str, object] = tomllib.load(fh)["tool"]["setuptools"]
+    return table
+
+
+def test_every_package_on_disk_is_declared_and_mapped_once() -> None:
+    table = setuptools_table()
+    mapping = table["package-dir"]
+    assert isinstance(mapping, dict)
+    on_disk = {
+        ".".join(init.parent.relative_to(ROOT).parts)
+        for init in (ROOT / "memoryd").rglob("__init__.py")
+    }
+    on_disk |= {
+        name for name, folder in mapping.items() if (ROOT / folder / "__init__.py").is_file()
+    }
+    assert sorted(on_disk) == sorted(table["packages"])  # type: ignore[type-var]
+
+
+def test_no_symlinks_inside_the_package() -> None:
+    assert [p for p in (ROOT / "memoryd").rglob("*") if p.is_symlink()] == []
+
+
+def test_mapped_packages_import_from_their_one_folder() -> None:
+    assert Path(memoryd.daemon.__file__).resolve() == ROOT / "daemon" / "__init__.py"
+    assert Path(memoryd.ipc.__file__).resolve() == ROOT / "ipc" / "__init__.py"
+
+
+def test_systemd_units_are_found_as_package_data() -> None:
+    for name in UNITS:
+        assert unit_text(name) == (ROOT / "systemd" / name).read_text(encoding="utf-8")
