@@ -1,6 +1,6 @@
 """Client start-up: whole processes against a warm daemon, next to a bare ``python -c pass``.
 
-Usage: python bench/startup_bench.py [--runs 20] [--json]
+Usage: python bench/startup_bench.py [--runs 20] [--before DIR] [--json]
 
 Claude Code starts ``memoryd hook claude-code`` on every prompt, and each CLI
 call is a fresh process too, so their cost is mostly interpreter start-up plus
@@ -12,11 +12,17 @@ and times, as whole processes with this interpreter:
 * the hook with a ``UserPromptSubmit`` event (it injects memories);
 * ``memoryd select`` (``--require-daemon``) and ``memoryd status``;
 * ``python -c "import <the in-process fallback>"``: what every command used
-  to import before it knew whether a daemon would answer, for reference.
+  to import before it knew whether a daemon would answer, for reference;
+* with ``--before DIR`` (a source tree of an earlier revision, e.g. from
+  ``git archive 00b3e6c | tar -x -C DIR``), the hook and ``select`` run from
+  that tree too (through ``PYTHONPATH``), against the same daemon.
 
 Commands run round-robin, ``--runs`` times each, so load from other processes
-hits them alike. The table shows the median and the 10th-90th percentile
-range in ms and the median's ratio to the baseline; the target is <= 2.5x.
+hits them alike. The table shows the median wall time and its 10th-90th
+percentile range in ms, the median's ratio to the baseline (the target is
+<= 2.5x), and the median CPU time (user + system) of the process with its
+ratio: on a machine shared with other work, CPU time moves much less than
+wall time does.
 It also runs the hook once under ``-X importtime`` and lists any heavy module
 it loaded (there should be none).
 """
@@ -25,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import resource
 import shutil
 import statistics
 import subprocess
@@ -54,29 +61,52 @@ def hook_event() -> str:
     )
 
 
-def commands(d: BenchDaemon) -> dict[str, tuple[list[str], bool]]:
-    """name -> (argv, needs a hook event on stdin)."""
+Command = tuple[list[str], bool, dict[str, str]]
+
+
+def commands(d: BenchDaemon, env: dict[str, str], before: Path | None) -> dict[str, Command]:
+    """name -> (argv, needs a hook event on stdin, environment)."""
     py, root = sys.executable, str(d.roots[0])
     memoryd = [py, "-m", "memoryd"]
     query = "how do I run the tests in parallel?"
-    return {
-        "python -c pass": ([py, "-c", "pass"], False),
-        "hook claude-code": ([*memoryd, "hook", "claude-code", "--dir", root], True),
-        "select": ([*memoryd, "select", query, "--dir", root, "--require-daemon"], False),
-        "status": ([*memoryd, "status"], False),
-        "import fallback (old start-up)": ([py, "-c", FALLBACK_IMPORTS], False),
+    hook = ["hook", "claude-code", "--dir", root]
+    select = ["select", query, "--dir", root, "--require-daemon"]
+    cmds: dict[str, Command] = {
+        "python -c pass": ([py, "-c", "pass"], False, env),
+        "hook claude-code": ([*memoryd, *hook], True, env),
+        "select": ([*memoryd, *select], False, env),
+        "status": ([*memoryd, "status"], False, env),
+        "import fallback (old start-up)": ([py, "-c", FALLBACK_IMPORTS], False, env),
     }
+    if before is not None:
+        old = {**env, "PYTHONPATH": str(before)}
+        cmds["hook claude-code (--before)"] = ([*memoryd, *hook], True, old)
+        cmds["select (--before)"] = ([*memoryd, *select], False, old)
+    return cmds
 
 
-def run_once(argv: list[str], stdin: str, env: dict[str, str]) -> float:
+def run_once(argv: list[str], stdin: str, env: dict[str, str]) -> tuple[float, float]:
+    """Wall and CPU (user + system) milliseconds of one whole process."""
+    # From a neutral directory, as the hook runs: started inside the repository,
+    # `python -m memoryd` would import ./memoryd ahead of PYTHONPATH (--before).
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     done = subprocess.run(
-        argv, check=False, input=stdin, env=env, capture_output=True, text=True, timeout=60
+        argv,
+        check=False,
+        input=stdin,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=tempfile.gettempdir(),
     )
     elapsed = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     if done.returncode != 0 or "running in-process" in done.stderr:
         raise RuntimeError(f"{argv} failed or fell back:\n{done.stderr[-2000:]}")
-    return elapsed * 1000
+    return elapsed * 1000, cpu * 1000
 
 
 def heavy_imports(argv: list[str], env: dict[str, str]) -> list[str]:
@@ -105,6 +135,7 @@ def percentile(values: list[float], q: float) -> float:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--runs", type=int, default=20)
+    parser.add_argument("--before", type=Path, default=None, help="an earlier source tree")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
 
@@ -117,18 +148,23 @@ def main() -> int:
             # Installed code has its bytecode cached; without this the warm-up
             # could not cache it, and every run would compile memoryd again.
             env.pop("PYTHONDONTWRITEBYTECODE", None)
-            cmds = commands(d)
+            cmds = commands(d, env, args.before)
             times: dict[str, list[float]] = {name: [] for name in cmds}
-            for argv, needs_event in cmds.values():  # warm-up: page cache, .pyc
-                run_once(argv, hook_event() if needs_event else "", env)
+            cpus: dict[str, list[float]] = {name: [] for name in cmds}
+            for argv, needs_event, cmd_env in cmds.values():  # warm-up: page cache, .pyc
+                run_once(argv, hook_event() if needs_event else "", cmd_env)
             for _ in range(args.runs):
-                for name, (argv, needs_event) in cmds.items():
-                    times[name].append(run_once(argv, hook_event() if needs_event else "", env))
+                for name, (argv, needs_event, cmd_env) in cmds.items():
+                    event = hook_event() if needs_event else ""
+                    wall, cpu = run_once(argv, event, cmd_env)
+                    times[name].append(wall)
+                    cpus[name].append(cpu)
             heavy = heavy_imports(cmds["hook claude-code"][0], env)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
     bare = statistics.median(times["python -c pass"])
+    bare_cpu = statistics.median(cpus["python -c pass"])
     rows: list[dict[str, Any]] = []
     for name, values in times.items():
         median = statistics.median(values)
@@ -139,6 +175,8 @@ def main() -> int:
                 "p10_ms": round(percentile(values, 0.1), 1),
                 "p90_ms": round(percentile(values, 0.9), 1),
                 "ratio": round(median / bare, 2),
+                "cpu_ms": round(statistics.median(cpus[name]), 1),
+                "cpu_ratio": round(statistics.median(cpus[name]) / bare_cpu, 2),
             }
         )
     loadavg = Path("/proc/loadavg").read_text().split()[:3]
@@ -146,14 +184,17 @@ def main() -> int:
         print(json.dumps({"rows": rows, "hook_heavy_imports": heavy, "loadavg": loadavg}))
     else:
         print(f"{args.runs} runs each, round-robin; load average {' '.join(loadavg)}")
-        print(f"{'command':<34} {'median ms':>10} {'p10-p90 ms':>14} {'x bare':>7}  target")
+        print(
+            f"{'command':<30} {'median ms':>9} {'p10-p90 ms':>14} {'x bare':>7} "
+            f"{'cpu ms':>7} {'x bare':>7}  target"
+        )
         for row in rows:
             client = row["command"] in ("hook claude-code", "select", "status")
             verdict = ("ok" if row["ratio"] <= TARGET_RATIO else "MISSED") if client else ""
             spread = f"{row['p10_ms']}-{row['p90_ms']}"
             print(
-                f"{row['command']:<34} {row['median_ms']:>10} {spread:>14} "
-                f"{row['ratio']:>6}x  {verdict}"
+                f"{row['command']:<30} {row['median_ms']:>9} {spread:>14} {row['ratio']:>6}x "
+                f"{row['cpu_ms']:>7} {row['cpu_ratio']:>6}x  {verdict}"
             )
         print(f"heavy modules imported by the hook: {', '.join(heavy) or 'none'}")
     return 0

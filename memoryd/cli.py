@@ -8,45 +8,57 @@ expected ever shows a traceback.
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import sys
 from collections.abc import Sequence
 
-from memoryd import (
-    __version__,
-    _cli_daemon,
-    _cli_index,
-    _cli_integrations,
-    _cli_report,
-    _cli_select,
-    _cli_sessions,
-    logs,
-)
+from memoryd import __version__, logs
 from memoryd.errors import MemorydError
 
+# The module that registers each subcommand. A run builds (and imports) only
+# the module its command needs: building every subparser costs argparse more
+# than a socket round trip and the rest of the hook together. `memoryd
+# --help` and unknown commands get them all. tests/test_client_startup.py
+# checks this table against what the modules register.
+COMMANDS = {
+    "index": "_cli_index",
+    "list": "_cli_index",
+    "serve": "_cli_daemon",
+    "status": "_cli_daemon",
+    "stop": "_cli_daemon",
+    "reindex": "_cli_daemon",
+    "install-service": "_cli_daemon",
+    "select": "_cli_select",
+    "stats": "_cli_select",
+    "save": "_cli_sessions",
+    "load-last": "_cli_sessions",
+    "context": "_cli_sessions",
+    "hook": "_cli_integrations",
+    "install-hook": "_cli_integrations",
+    "mcp": "_cli_integrations",
+    "report": "_cli_report",
+}
 
-def build_parser() -> argparse.ArgumentParser:
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The parser with every subcommand, or only with ``command``'s module when it is known."""
     parser = argparse.ArgumentParser(
         prog="memoryd",
         description="Keep AI coding agents' memory folders indexed and answer queries about them.",
     )
     parser.add_argument("--version", action="version", version=f"memoryd {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for module in (
-        _cli_index,
-        _cli_daemon,
-        _cli_select,
-        _cli_sessions,
-        _cli_integrations,
-        _cli_report,
-    ):
-        module.register(sub)
+    wanted = [COMMANDS[command]] if command in COMMANDS else dict.fromkeys(COMMANDS.values())
+    for name in wanted:
+        importlib.import_module(f"memoryd.{name}").register(sub)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    words = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser(words[0] if words else None)
+    args = parser.parse_args(words)
     # Commands other than `serve` log only warnings, and only to stderr;
     # structlog itself is loaded only if something needs it (see memoryd.logs).
     logs.set_level(os.environ.get("MEMORYD_LOG_LEVEL", "WARNING"))

@@ -8,6 +8,7 @@ Speed itself is measured in bench/startup_bench.py, not asserted here.
 
 from __future__ import annotations
 
+import argparse
 import json
 import re
 import subprocess
@@ -17,6 +18,8 @@ from pathlib import Path
 
 import pytest
 from daemon_fixtures import DaemonProc, write_memory
+
+from memoryd import cli
 
 THIRD_PARTY = (
     "sqlite_utils",
@@ -105,3 +108,15 @@ def test_daemon_backed_commands_import_nothing_heavy(served: DaemonProc, argv: l
     modules, out = imported(served, argv)
     assert out.strip()
     assert heavy_in(modules) == []
+
+
+def subcommands(parser: argparse.ArgumentParser) -> set[str]:
+    [action] = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    return set(action.choices)
+
+
+def test_the_command_table_matches_what_the_modules_register() -> None:
+    """``memoryd.cli`` builds only the module a command needs, found through COMMANDS."""
+    assert subcommands(cli.build_parser()) == set(cli.COMMANDS)
+    for command in cli.COMMANDS:
+        assert command in subcommands(cli.build_parser(command))
