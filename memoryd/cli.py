@@ -17,8 +17,8 @@ from memoryd import __version__, logs
 from memoryd.errors import MemorydError
 
 # The module that registers each subcommand. A run builds (and imports) only
-# the module its command needs: building every subparser costs argparse more
-# than a socket round trip and the rest of the hook together. `memoryd
+# the module its command needs: building all 16 subparsers costs ~7 ms of CPU,
+# about a fifth of what the hook adds to a bare interpreter start. `memoryd
 # --help` and unknown commands get them all. tests/test_client_startup.py
 # checks this table against what the modules register.
 COMMANDS = {
