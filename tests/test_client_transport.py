@@ -21,8 +21,11 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+import anyio
 import pytest
 from daemon_fixtures import DaemonProc
+from mcp import ClientSession, StdioServerParameters, stdio_client
+from mcp.types import TextContent
 
 from memoryd.errors import (
     DaemonTimeout,
@@ -138,3 +141,30 @@ def test_cli_save_does_not_redo_the_work_when_the_request_was_sent(
         done.stderr.strip() == "memoryd: error: the daemon closed the connection without answering"
     )
     assert list(memory.iterdir()) == []  # no second, in-process write
+
+
+def test_mcp_tool_says_the_request_was_sent_but_not_answered(sock_path: Path) -> None:
+    """The MCP server must not tell the agent "the daemon is not running" after sending."""
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "memoryd", "mcp"],
+        env={**os.environ, "MEMORYD_SOCKET": str(sock_path)},
+    )
+    texts: list[str] = []
+
+    async def main() -> None:
+        async with (
+            stdio_client(params, errlog=sys.stderr) as (read, write),
+            ClientSession(read, write) as session,
+        ):
+            await session.initialize()
+            result = await session.call_tool("memory_status", {})
+            assert result.is_error
+            texts.extend(c.text for c in result.content if isinstance(c, TextContent))
+
+    with scripted_peer(sock_path, None) as received:
+        anyio.run(main)
+    assert json.loads(received[0])["method"] == "status"
+    text = "".join(texts)
+    assert "closed the connection without answering" in text
+    assert "not running" not in text
