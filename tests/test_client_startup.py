@@ -30,11 +30,14 @@ THIRD_PARTY = (
     "apscheduler",
     "watchdog",
 )
-# memoryd's own packages that pull those in (or are the in-process work itself).
+# memoryd's own modules that pull those in (or are the in-process work itself).
+# The session package itself is light: the hook reads a session's sections.
 OWN = (
     "memoryd.indexer",
     "memoryd.select",
-    "memoryd.sessions",
+    "memoryd.sessions.brief",
+    "memoryd.sessions.format",
+    "memoryd.sessions.service",
     "memoryd.report",
     "memoryd._cli_local",
 )
@@ -82,6 +85,15 @@ def test_hook_prompt_path_imports_nothing_heavy(served: DaemonProc) -> None:
     argv = ["hook", "claude-code", "--dir", str(served.roots[0])]
     modules, out = imported(served, argv, json.dumps(event))
     assert "feedback_ledger.md" in out  # the daemon answered and the hook injected it
+    assert heavy_in(modules) == []
+
+
+def test_hook_session_start_path_imports_nothing_heavy(served: DaemonProc) -> None:
+    directory = str(served.roots[0])
+    served.call("save", {"dir": directory, "project": "demo", "session_summary": "Wired it."})
+    event = {"hook_event_name": "SessionStart", "session_id": "s2", "cwd": "/work/demo"}
+    modules, out = imported(served, ["hook", "claude-code", "--dir", directory], json.dumps(event))
+    assert "Session summary: Wired it." in out
     assert heavy_in(modules) == []
 
 

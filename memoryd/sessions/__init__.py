@@ -7,25 +7,61 @@ daemon's socket layer does the I/O around them.
 
 from __future__ import annotations
 
-from memoryd.sessions._findings import Finding, Source
-from memoryd.sessions._sections import Entry, SessionSections, parse_sections
-from memoryd.sessions.brief import (
-    Brief,
-    SessionDoc,
-    build_brief,
-    estimate_tokens,
-    no_context_message,
-    unavailable_message,
-)
-from memoryd.sessions.format import (
-    SCHEMA_VERSION,
-    SessionInput,
-    render_session,
-    resume_line,
-    session_filename,
-    session_input_from_file,
-    validate_save_params,
-)
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from memoryd.sessions._findings import Finding, Source
+    from memoryd.sessions._sections import Entry, SessionSections, parse_sections
+    from memoryd.sessions.brief import (
+        Brief,
+        SessionDoc,
+        build_brief,
+        estimate_tokens,
+        no_context_message,
+        unavailable_message,
+    )
+    from memoryd.sessions.format import (
+        SCHEMA_VERSION,
+        SessionInput,
+        render_session,
+        resume_line,
+        session_filename,
+        session_input_from_file,
+        validate_save_params,
+    )
+
+# Where each public name lives. They are imported on first use (PEP 562), so
+# the Claude Code hook can read a session's sections without loading the
+# brief builder, which pulls in the indexer and SQLite.
+_HOMES = {
+    "Finding": "_findings",
+    "Source": "_findings",
+    "Entry": "_sections",
+    "SessionSections": "_sections",
+    "parse_sections": "_sections",
+    "Brief": "brief",
+    "SessionDoc": "brief",
+    "build_brief": "brief",
+    "estimate_tokens": "brief",
+    "no_context_message": "brief",
+    "unavailable_message": "brief",
+    "SCHEMA_VERSION": "format",
+    "SessionInput": "format",
+    "render_session": "format",
+    "resume_line": "format",
+    "session_filename": "format",
+    "session_input_from_file": "format",
+    "validate_save_params": "format",
+}
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module 'memoryd.sessions' has no attribute {name!r}")
+    return getattr(importlib.import_module(f"memoryd.sessions.{home}"), name)
+
 
 __all__ = [
     "SCHEMA_VERSION",
