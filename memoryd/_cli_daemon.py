@@ -20,7 +20,7 @@ from typing import Any, TypeVar
 from memoryd import config as config_mod
 from memoryd import logs
 from memoryd._cli_common import memory_dir, note, print_json
-from memoryd.errors import DaemonUnavailable
+from memoryd.errors import START_HINT, DaemonUnavailable
 from memoryd.ipc.client import Client
 
 T = TypeVar("T")
@@ -159,8 +159,11 @@ def render_status(s: dict[str, Any]) -> str:
 
 
 def cmd_status(args: argparse.Namespace) -> int:
-    with client(args, timeout=10) as c:
-        status = c.status()
+    try:
+        with client(args, timeout=10) as c:
+            status = c.status()
+    except DaemonUnavailable as exc:
+        raise DaemonUnavailable(f"{exc}; {START_HINT}") from None
     if args.json:
         print_json(status)
     else:

@@ -41,12 +41,18 @@ def build_parser() -> argparse.ArgumentParser:
         _cli_report,
     ):
         module.register(sub)
+    for command in sub.choices.values():
+        # Unknown options surface in the top-level parser; keep each command's
+        # own parser at hand so the message shows that command's usage.
+        command.set_defaults(command_parser=command)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args, unknown = parser.parse_known_args(argv)
+    if unknown:
+        args.command_parser.error(f"unrecognized arguments: {' '.join(unknown)}")
     # Commands other than `serve` log only warnings, and only to stderr.
     logs.configure(level=os.environ.get("MEMORYD_LOG_LEVEL", "WARNING"))
     try:

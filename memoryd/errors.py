@@ -60,6 +60,10 @@ class DaemonUnavailable(MemorydError):
     """No daemon answers on the socket."""
 
 
+START_HINT = "start one with `memoryd serve` (or `systemctl --user start memoryd`)"
+"""What to do about :class:`DaemonUnavailable`, for commands that cannot answer without one."""
+
+
 class RemoteError(MemorydError):
     """The daemon answered a request with an error object."""
 

@@ -21,7 +21,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import Field
 
 from memoryd import __version__, paths
-from memoryd.errors import DaemonUnavailable, RemoteError
+from memoryd.errors import START_HINT, DaemonUnavailable, RemoteError
 from memoryd.ipc.client import Client
 
 CALL_TIMEOUT_S = 60.0
@@ -48,8 +48,8 @@ def build_server(socket: Path | None = None) -> MCPServer[Any]:
                 return result
         except DaemonUnavailable as exc:
             raise ToolError(
-                f"the memoryd daemon is not running ({exc}). Start it with `memoryd serve` "
-                "(or `systemctl --user start memoryd`) and retry; this server does not start it."
+                f"the memoryd daemon is not running ({exc}); {START_HINT} and retry "
+                "(this server never starts one)"
             ) from None
         except RemoteError as exc:
             raise ToolError(f"memoryd {method} failed [{exc.code}]: {exc.message}") from None
