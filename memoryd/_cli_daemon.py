@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from memoryd import config as config_mod
-from memoryd import logs
+from memoryd import logs, paths
 from memoryd._cli_common import memory_dir, note, print_json
 from memoryd.errors import START_HINT, DaemonUnavailable
 from memoryd.ipc.client import Client
@@ -99,6 +99,18 @@ def register(sub: Any) -> None:
     p.add_argument("--json", action="store_true")
     p.set_defaults(handler=cmd_reindex)
 
+    p = sub.add_parser("watch", help="keep watching a memory directory, across restarts")
+    p.add_argument("dir", metavar="DIR")
+    add_socket_options(p)
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(handler=cmd_watch)
+
+    p = sub.add_parser("unwatch", help="stop watching a root and drop it from the index")
+    p.add_argument("dir", metavar="DIR")
+    add_socket_options(p)
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(handler=cmd_unwatch)
+
     p = sub.add_parser("install-service", help="install the systemd user units")
     p.add_argument("--unit-dir", type=Path, default=None, help="default ~/.config/systemd/user")
     p.add_argument(
@@ -119,13 +131,33 @@ def cmd_serve(args: argparse.Namespace) -> int:
         cfg = replace(cfg, state_dir=args.state_dir)
     if args.db:
         cfg = replace(cfg, db=args.db)
-    given = [memory_dir(r) for r in args.root]
-    raw_roots = given
-    if args.default_roots or not given:
-        raw_roots = [*(list(cfg.roots) or config_mod.default_roots()), *given]
-    roots = list(dict.fromkeys(os.path.realpath(os.path.expanduser(r)) for r in raw_roots))
     logs.configure(level=os.environ.get("MEMORYD_LOG_LEVEL", "INFO"))
-    return Daemon(cfg, roots).run()
+    return Daemon(cfg, declared_roots(cfg, args.root, args.default_roots)).run()
+
+
+def declared_roots(
+    cfg: config_mod.Config, given: list[str], defaults: bool
+) -> list[tuple[str, str]]:
+    """The permanent roots as (real path, origin): ``--root``, else/also config or defaults.
+
+    Origins: ``serve`` (``--root``), ``configured`` (the config file),
+    ``claude`` (a Claude Code project folder), ``default`` (the XDG folder).
+    """
+    raw = [(memory_dir(r), "serve") for r in given]
+    if defaults or not given:
+        if cfg.roots:
+            found = [(r, "configured") for r in cfg.roots]
+        else:
+            claude = str(paths.claude_config_dir() / "projects") + "/"
+            found = [
+                (r, "claude" if r.startswith(claude) else "default")
+                for r in config_mod.default_roots()
+            ]
+        raw = [*found, *raw]
+    roots: dict[str, str] = {}
+    for path, origin in raw:
+        roots.setdefault(os.path.realpath(os.path.expanduser(path)), origin)
+    return list(roots.items())
 
 
 def _ago(iso: str | None) -> str:
@@ -142,8 +174,12 @@ def render_status(s: dict[str, Any]) -> str:
         "roots:",
     ]
     for r in s["roots"]:
+        origin = r.get("origin", "?")
+        if r.get("forget_after"):
+            origin += f", forgotten if unused until {r['forget_after']}"
         lines.append(
-            f"  {r['path']}: {r['files']} files, {r['errors']} with errors, {r['watcher']}"
+            f"  {r['path']}: {r['files']} files, {r['errors']} with errors, "
+            f"{r['watcher']} ({origin})"
         )
     rec = s.get("last_reconcile")
     rec_text = "never" if not rec else f"{rec['at']} ({rec['reason']}, drift {rec['drift']})"
@@ -213,6 +249,33 @@ def cmd_reindex(args: argparse.Namespace) -> int:
         f"unchanged {result['unchanged']}, errors {len(result['errors'])} "
         f"in {result['seconds']:.2f} s"
     )
+    return 0
+
+
+def cmd_watch(args: argparse.Namespace) -> int:
+    with client(args, timeout=600) as c:
+        reply = c.call("watch", {"dir": memory_dir(args.dir)})
+    if args.json:
+        print_json(reply)
+    elif reply["added"] or (reply["origin"] == "watch" and reply["root"] == reply["dir"]):
+        print(f"watching {reply['root']} ({reply['watcher']}); kept across restarts")
+    else:
+        print(f"{reply['dir']} is already watched under {reply['root']} ({reply['origin']})")
+    return 0
+
+
+def cmd_unwatch(args: argparse.Namespace) -> int:
+    with client(args, timeout=600) as c:
+        reply = c.call("unwatch", {"dir": args.dir})
+    if args.json:
+        print_json(reply)
+        return 0
+    print(
+        f"stopped watching {reply['dir']} ({reply['origin']}); "
+        f"{reply['files_forgotten']} file(s) dropped from the index"
+    )
+    if reply["returns_at_restart"]:
+        note("it is declared by the config or --root, so it comes back at the next start")
     return 0
 
 

@@ -93,7 +93,7 @@ def cmd_select(args: argparse.Namespace) -> int:
     for s in result["selected"]:
         print(f"{s['path']}\n    [{s['type']}] {s['description']}")
     if not result["selected"]:
-        print("(no memory clearly helps with this query)")
+        print(f"({result.get('note') or 'no memory clearly helps with this query'})")
     if result.get("fallback"):
         print(f"(local ranker answered: {result['fallback']})")
     return 0

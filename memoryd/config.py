@@ -8,6 +8,7 @@ Example::
 
     roots: [~/notes/memory]
     reconcile_interval: 300          # seconds between full stat scans
+    request_root_idle_days: 3        # forget a folder only requests named, once unused this long
     anthropic:
       api_key: sk-...                # or ANTHROPIC_API_KEY
       model: claude-sonnet-5-5
@@ -30,6 +31,9 @@ import yaml
 
 from memoryd import paths
 from memoryd.errors import ConfigError
+
+DEFAULT_IDLE_DAYS = 3.0
+"""A folder named only by requests stays watched this long after its last use."""
 
 DEFAULT_MODEL = "claude-sonnet-5-5"
 """The newest Sonnet id listed in the anthropic SDK this project pins."""
@@ -54,6 +58,7 @@ class Config:
     state_dir: Path = field(default_factory=paths.state_dir)
     db: Path | None = None
     reconcile_interval: float = 300.0
+    request_root_idle_days: float = DEFAULT_IDLE_DAYS
     settle_ms: int = 50
     anthropic: AnthropicConfig = field(default_factory=AnthropicConfig)
     log_queries: bool = False
@@ -83,6 +88,7 @@ _TOP = {
     "socket",
     "state_dir",
     "reconcile_interval",
+    "request_root_idle_days",
     "settle_ms",
     "anthropic",
     "telemetry",
@@ -140,6 +146,7 @@ def _from_mapping(data: dict[str, Any], path: Path) -> Config:
         cfg = Config(
             roots=tuple(os.path.expanduser(r) for r in roots),
             reconcile_interval=float(data.get("reconcile_interval", 300)),
+            request_root_idle_days=float(data.get("request_root_idle_days", DEFAULT_IDLE_DAYS)),
             settle_ms=int(data.get("settle_ms", 50)),
             anthropic=AnthropicConfig(
                 api_key=anth.get("api_key"),
@@ -160,6 +167,8 @@ def _from_mapping(data: dict[str, Any], path: Path) -> Config:
         cfg = replace(cfg, state_dir=Path(os.path.expanduser(str(data["state_dir"]))))
     if cfg.reconcile_interval <= 0:
         raise ConfigError(f"{path}: 'reconcile_interval' must be positive")
+    if cfg.request_root_idle_days <= 0:
+        raise ConfigError(f"{path}: 'request_root_idle_days' must be positive")
     return cfg
 
 

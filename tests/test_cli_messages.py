@@ -82,3 +82,20 @@ def test_a_capitalised_project_is_lowercased_with_a_note(
     assert "2025-06-05-14-15-tasktrack.md" in out
     code, _, err = run(capsys, "load-last", "--dir", str(folder), "--project", "Task/Track")
     assert code == 1 and "'project' must be a slug" in err and "lowercased" not in err
+
+
+def test_select_on_a_wrong_folder_says_what_was_searched(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    project = tmp_path / "project"
+    shutil.copytree(EXAMPLES, project / "memory")
+    (tmp_path / "empty").mkdir()
+    code, out, _ = run(capsys, "select", "run the tests", "--dir", str(tmp_path / "empty"))
+    assert (code, out) == (0, f"(no memories in {tmp_path / 'empty'} (0 files))\n")
+    code, out, _ = run(capsys, "select", "run the tests", "--dir", str(project))
+    assert out == (
+        f"({project} holds no memory files; did you mean {project / 'memory'}? "
+        "(subfolders with memory files: memory))\n"
+    )
+    code, out, _ = run(capsys, "select", "marketing footer copy", "--dir", str(project / "memory"))
+    assert out == "(no memory clearly helps with this query)\n"

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from memoryd.errors import MemorydError
+from memoryd.indexer.folders import empty_folder_note
 from memoryd.indexer.queries import IndexedFile, iso_utc
 from memoryd.ipc import params as p
 from memoryd.select import telemetry
@@ -216,6 +217,7 @@ class Selector:
             },
             "dropped_unknown": dropped,
             "fallback": fallback,
+            "note": None if manifest.total else empty_folder_note(directory),
             "_tokens": tokens,
         }
 
