@@ -22,6 +22,13 @@ from pydantic import Field
 
 from memoryd import __version__, paths
 from memoryd.errors import START_HINT, DaemonUnavailable, RemoteError
+from memoryd.integrations.mcp_schemas import (
+    ContextResult,
+    LoadLastResult,
+    SaveResult,
+    SelectResult,
+    StatusResult,
+)
 from memoryd.ipc.client import Client
 
 CALL_TIMEOUT_S = 60.0
@@ -89,8 +96,8 @@ def build_server(socket: Path | None = None) -> MCPServer[Any]:
             list[str] | None, Field(description="File names already shown to you this session")
         ] = None,
         limit: Annotated[int, Field(ge=1, le=5, description="Maximum number of memories")] = 5,
-    ) -> dict[str, Any]:
-        return call(
+    ) -> SelectResult:
+        return call(  # type: ignore[return-value]
             "select",
             {
                 "query": query,
@@ -109,8 +116,8 @@ def build_server(socket: Path | None = None) -> MCPServer[Any]:
             "start of a session when continuing earlier work on the project."
         )
     )
-    def memory_load_last(dir: Dir, project: Project) -> dict[str, Any]:
-        return call("load_last", {"dir": dir, "project": project})
+    def memory_load_last(dir: Dir, project: Project) -> LoadLastResult:
+        return call("load_last", {"dir": dir, "project": project})  # type: ignore[return-value]
 
     @server.tool(
         description=(
@@ -125,8 +132,8 @@ def build_server(socket: Path | None = None) -> MCPServer[Any]:
         project: Project,
         session_summary: Annotated[str, Field(description="What this session did, in prose")],
         active_state: Annotated[
-            str, Field(description="Where things stand now and what comes next")
-        ],
+            str | None, Field(description="Where things stand now and what comes next")
+        ] = None,
         session: Annotated[
             str | None, Field(description="Session start as YYYY-MM-DD-HH-MM (default: now)")
         ] = None,
@@ -145,8 +152,8 @@ def build_server(socket: Path | None = None) -> MCPServer[Any]:
         checkpoints_approved: Annotated[
             list[str] | None, Field(description="Checkpoint labels the user approved")
         ] = None,
-    ) -> dict[str, Any]:
-        return call(
+    ) -> SaveResult:
+        return call(  # type: ignore[return-value]
             "save",
             {
                 "dir": dir,
@@ -173,15 +180,19 @@ def build_server(socket: Path | None = None) -> MCPServer[Any]:
     )
     def memory_context(
         task: Annotated[str, Field(description="The task you are about to do")],
-        dir: Annotated[list[str], Field(description="Memory folders holding session files")],
+        dir: Dir,
+        more_dirs: Annotated[
+            list[str] | None, Field(description="Other memory folders to read too (optional)")
+        ] = None,
         project: Annotated[str | None, Field(description="Limit to one project slug")] = None,
         budget_tokens: Annotated[
             int, Field(ge=100, le=4000, description="Size limit of the brief")
         ] = 600,
-    ) -> dict[str, Any]:
-        return call(
+    ) -> ContextResult:
+        dirs = [dir, *(more_dirs or [])]
+        return call(  # type: ignore[return-value]
             "context",
-            {"task": task, "dir": dir, "project": project, "budget_tokens": budget_tokens},
+            {"task": task, "dir": dirs, "project": project, "budget_tokens": budget_tokens},
         )
 
     @server.tool(
@@ -190,8 +201,8 @@ def build_server(socket: Path | None = None) -> MCPServer[Any]:
             "another memory tool fails or returns nothing unexpectedly."
         )
     )
-    def memory_status() -> dict[str, Any]:
-        return call("status", {})
+    def memory_status() -> StatusResult:
+        return call("status", {})  # type: ignore[return-value]
 
     return server
 
