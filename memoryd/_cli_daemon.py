@@ -283,9 +283,14 @@ def cmd_install_service(args: argparse.Namespace) -> int:
     from memoryd.daemon.units import install  # noqa: PLC0415
 
     extra = [a for a in args.serve_args if a != "--"]
-    written = install(args.unit_dir, extra)
-    for path in written:
-        print(f"wrote {path}")
+    for unit in install(args.unit_dir, extra):
+        if unit.outcome == "unchanged":
+            print(f"{unit.path} is up to date")
+            continue
+        print(f"wrote {unit.path}")
+        if unit.backup is not None:
+            print(f"  your previous copy is saved as {unit.backup}; what changed:")
+            print("\n".join(f"    {line}" for line in unit.changes))
     print("enable and start it with:")
     print("  systemctl --user daemon-reload")
     print("  systemctl --user enable --now memoryd.socket memoryd.service")
