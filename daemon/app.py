@@ -326,6 +326,8 @@ class Daemon:
             reconcile_interval=fresh.reconcile_interval,
             request_root_idle_days=fresh.request_root_idle_days,
             report_cron=fresh.report_cron,
+            report_keep=fresh.report_keep,
+            report_max_age_days=fresh.report_max_age_days,
         )
         for root in fresh.roots:
             real = os.path.realpath(root)

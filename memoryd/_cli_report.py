@@ -18,7 +18,7 @@ from memoryd._cli_daemon import add_socket_options, daemon_or_local
 from memoryd._cli_select import local_store
 from memoryd.indexer.store import IndexStore
 from memoryd.indexer.sync import Syncer
-from memoryd.report import produce, render, report_params
+from memoryd.report import Retention, produce, render, report_params
 
 
 def register(sub: Any) -> None:
@@ -52,7 +52,7 @@ def in_process(args: argparse.Namespace, params: dict[str, Any]) -> dict[str, An
         syncer = Syncer(store)
         for d in dirs:
             syncer.sync_tree(d)
-        return produce(store.conn, dirs, older_than_s, cfg.reports_dir)
+        return produce(store.conn, dirs, older_than_s, cfg.reports_dir, Retention.of(cfg))
 
 
 def describe(result: dict[str, Any]) -> str:

@@ -18,6 +18,8 @@ Example::
     reports:
       cron: "0 3 * * *"
       older_than_days: 30
+      keep: 30                       # report pairs kept (newest first)
+      max_age_days: 90               # and none older than this
 """
 
 from __future__ import annotations
@@ -64,6 +66,8 @@ class Config:
     log_queries: bool = False
     report_cron: str = "0 3 * * *"
     report_older_than_days: int = 30
+    report_keep: int = 30
+    report_max_age_days: float = 90.0
     source: Path | None = None
 
     @property
@@ -96,7 +100,7 @@ _TOP = {
 }
 _ANTHROPIC = {"api_key", "model", "base_url", "timeout"}
 _TELEMETRY = {"log_queries"}
-_REPORTS = {"cron", "older_than_days"}
+_REPORTS = {"cron", "older_than_days", "keep", "max_age_days"}
 
 
 def load(path: Path | None = None) -> Config:
@@ -157,6 +161,8 @@ def _from_mapping(data: dict[str, Any], path: Path) -> Config:
             log_queries=bool(tele.get("log_queries", False)),
             report_cron=str(reports.get("cron", "0 3 * * *")),
             report_older_than_days=int(reports.get("older_than_days", 30)),
+            report_keep=int(reports.get("keep", 30)),
+            report_max_age_days=float(reports.get("max_age_days", 90)),
             source=path,
         )
     except (TypeError, ValueError) as exc:
@@ -167,6 +173,8 @@ def _from_mapping(data: dict[str, Any], path: Path) -> Config:
         cfg = replace(cfg, state_dir=Path(os.path.expanduser(str(data["state_dir"]))))
     if cfg.reconcile_interval <= 0:
         raise ConfigError(f"{path}: 'reconcile_interval' must be positive")
+    if cfg.report_keep < 1 or cfg.report_max_age_days <= 0:
+        raise ConfigError(f"{path}: 'reports.keep' must be >= 1 and 'reports.max_age_days' > 0")
     if cfg.request_root_idle_days <= 0:
         raise ConfigError(f"{path}: 'request_root_idle_days' must be positive")
     return cfg
