@@ -24,7 +24,7 @@ from apscheduler.schedulers.background import BackgroundScheduler
 
 from memoryd import config as config_mod
 from memoryd.config import Config
-from memoryd.daemon import runtime, systemd
+from memoryd.daemon import runtime, startup, systemd
 from memoryd.daemon.readers import Readers
 from memoryd.daemon.roots import PERSISTED, Root, RootSet
 from memoryd.daemon.watcher import Watcher
@@ -61,6 +61,8 @@ class Daemon:
         self.started = time.time()
         self.state = "starting"
         self.stop_requested = threading.Event()
+        self.ready = threading.Event()
+        self.indexing: startup.IndexProgress | None = None
         self.root_set = RootSet()
         self._declared = roots
         self.last_reconcile: ReconcileInfo | None = None
@@ -89,17 +91,23 @@ class Daemon:
         try:
             self.writer = Writer(self.cfg.db_path)
             self._restore_roots()
-            systemd.notify(f"STATUS=indexing {len(self.roots)} root(s)")
-            self.reconcile("startup")
-            self._schedule()
             from memoryd.daemon.handlers import build_handlers  # noqa: PLC0415 - cycle
 
             self.handlers = build_handlers(self)
             if self.stop_requested.is_set():
                 return 0
-            self.server = Server(listener, self.handlers, allowed_uid=os.getuid())
+            # `status` answers (with progress) during the first reconcile; the
+            # other methods wait for it.
+            held = startup.gate(self.handlers, self.ready, lambda: self.state == "ready")
+            self.server = Server(listener, held, allowed_uid=os.getuid())
             self.server.start()
+            systemd.notify(f"STATUS=indexing {len(self.roots)} root(s)")
+            self.reconcile("startup")
+            self._schedule()
+            if self.stop_requested.is_set():
+                return 0
             self.state = "ready"
+            self.ready.set()
             systemd.notify("READY=1", f"STATUS=watching {len(self.roots)} root(s)")
             log.info(
                 "daemon.ready",
@@ -294,7 +302,12 @@ class Daemon:
             if self.watcher.modes.get(root) == "missing" and os.path.isdir(root):
                 self.watcher.restart(root)
 
-        result = self.writer.call(lambda store: Syncer(store).sync_trees(roots))
+        progress = None
+        if reason == "startup":
+            progress = self.indexing = startup.IndexProgress(startup.count_files(roots))
+        result = self.writer.call(lambda store: Syncer(store, progress=progress).sync_trees(roots))
+        if progress is not None:
+            progress.finish()
         info = ReconcileInfo(time.time(), result.seconds, result.changed, reason)
         self.last_reconcile = info
         if reason != "startup":
@@ -352,6 +365,7 @@ class Daemon:
 
     def _shutdown(self) -> None:
         self.state = "stopping"
+        self.ready.set()  # requests held during start-up get their error now
         systemd.notify("STOPPING=1")
         if self.server is not None:
             self.server.stop()

@@ -110,6 +110,7 @@ def build_handlers(daemon: Daemon) -> dict[str, Handler]:
                 "drift": rec.drift,
             },
             "drift_fixed_total": daemon.drift_fixed_total,
+            "indexing": None if daemon.indexing is None else daemon.indexing.to_json(),
             "writer_queue": daemon.writer.depth,
             "connections": daemon.server.connections if daemon.server else 0,
             **daemon.extra_status,

@@ -181,6 +181,12 @@ def render_status(s: dict[str, Any]) -> str:
             f"  {r['path']}: {r['files']} files, {r['errors']} with errors, "
             f"{r['watcher']} ({origin})"
         )
+    indexing = s.get("indexing")
+    if indexing and indexing["phase"] == "indexing":
+        lines.append(
+            f"indexing: {indexing['done']:,} of {indexing['total']:,} files "
+            f"({indexing['rate_per_s'] or 0:,}/s so far)"
+        )
     rec = s.get("last_reconcile")
     rec_text = "never" if not rec else f"{rec['at']} ({rec['reason']}, drift {rec['drift']})"
     lines += [
