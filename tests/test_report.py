@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import CORPUS
 from daemon_fixtures import DaemonProc, wait_until, write_memory
 
 from memoryd.errors import InvalidParams
@@ -29,7 +30,6 @@ from memoryd.report import Retention, build_report, write_report
 from memoryd.report.render import NOTICE
 from memoryd.select import telemetry
 
-CORPUS = Path(__file__).resolve().parents[1].parent / "shared/bench/coding-memories"
 NOW = dt.datetime(2025, 6, 1, 12, 0, tzinfo=dt.UTC).timestamp()
 DAY = 86400.0
 TOKEN = "ghp_" + "Q" * 36
@@ -416,7 +416,6 @@ def _fingerprint(root: Path) -> dict[str, tuple[int, str]]:
     }
 
 
-@pytest.mark.skipif(not CORPUS.is_dir(), reason="development corpus not present")
 def test_corpus_report_lists_exactly_its_broken_and_secret_files(
     make_daemon: Callable[..., DaemonProc],
 ) -> None:
