@@ -105,15 +105,16 @@ def render_stats(s: dict[str, Any]) -> str:
     rows = [("ranker", name, str(n)) for name, n in sorted(s["ranker_runs"].items())]
     rows += [("fallback", why, f"{rate:.0%}") for why, rate in s["fallback_rate"].items()]
     rows += [("error", kind, str(n)) for kind, n in s["errors"].items()]
-    rows.append(("unknown names dropped", "", str(s["dropped_unknown"])))
     lines = [
         f"selector runs since {s['since']}: {s['runs']} (empty answers {empty})",
         f"latency p50 {lat['p50']} ms, p95 {lat['p95']} ms",
         "",
         *aligned([("", "", "runs / rate"), *rows]),
+        "",
+        f"unknown names dropped: {s['dropped_unknown']}",
     ]
     if s["most_selected"]:
-        lines += ["", "most selected:"]
+        lines.append("most selected:")
         lines += [f"  {m['count']:>4}  {m['filename']}" for m in s["most_selected"]]
     for directory, names in s["never_selected"].items():
         if names:
