@@ -41,11 +41,21 @@ def build_parser() -> argparse.ArgumentParser:
         _cli_report,
     ):
         module.register(sub)
-    for command in sub.choices.values():
-        # Unknown options surface in the top-level parser; keep each command's
-        # own parser at hand so the message shows that command's usage.
-        command.set_defaults(command_parser=command)
+    _remember_parsers(sub)
     return parser
+
+
+def _remember_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Give every (nested) subcommand its own parser as a default.
+
+    Unknown options surface in the top-level parser; with the command's own
+    parser at hand the message shows that command's usage, not the top level's.
+    """
+    for command in sub.choices.values():
+        command.set_defaults(command_parser=command)
+        for action in command._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                _remember_parsers(action)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -43,6 +43,8 @@ def test_an_unknown_option_shows_the_subcommands_own_usage(
     assert err.startswith("usage: memoryd select ")
     assert "memoryd select: error: unrecognized arguments: --frobnicate" in err
     assert "COMMAND ..." not in err
+    code, _, err = run(capsys, "install-hook", "claude-code", "--frobnicate")
+    assert code == 2 and err.startswith("usage: memoryd install-hook claude-code ")
 
 
 def test_status_without_a_daemon_says_how_to_start_one(
