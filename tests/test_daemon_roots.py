@@ -6,6 +6,7 @@ second or two so expiry can be seen without waiting days.
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 import time
@@ -16,6 +17,8 @@ from typing import Any
 import pytest
 from daemon_fixtures import DaemonProc, wait_until, write_memory
 
+from memoryd._cli_daemon import declared_roots
+from memoryd.config import Config
 from memoryd.errors import NotFound
 
 IDLE_DAYS = 1.5 / 86400  # a second and a half
@@ -155,3 +158,23 @@ def test_watch_and_unwatch_on_the_command_line(daemon: DaemonProc, other: Path) 
     assert out.stdout == f"stopped watching {other} (watch); 1 file(s) dropped from the index\n"
     out = cli(daemon, "unwatch", str(other))
     assert out.returncode == 1 and "is not a watched root" in out.stderr
+
+
+def test_declared_roots_name_their_origin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    claude = tmp_path / "claude"
+    project = claude / "projects" / "-home-me-shop" / "memory"
+    project.mkdir(parents=True)
+    given = tmp_path / "given"
+    given.mkdir()
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(claude))
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    assert declared_roots(Config(), [str(given)], defaults=True) == [
+        (str(project), "claude"),
+        (str(given), "serve"),
+    ]
+    assert declared_roots(Config(), [str(given)], defaults=False) == [(str(given), "serve")]
+    configured = Config(roots=(str(given),))
+    assert declared_roots(configured, [], defaults=False) == [(str(given), "configured")]
+    shutil.rmtree(claude / "projects")
+    fallback = str(tmp_path / "data" / "memoryd" / "memory")
+    assert declared_roots(Config(), [], defaults=False) == [(fallback, "default")]
