@@ -36,8 +36,14 @@ class IndexProgress:
     """Files reconciled out of a total; logs ``index.progress`` at most once a second."""
 
     def __init__(
-        self, total: int, *, every: float = LOG_EVERY_S, clock: Callable[[], float] = time.monotonic
+        self,
+        total: int,
+        *,
+        every: float = LOG_EVERY_S,
+        clock: Callable[[], float] = time.monotonic,
+        emit: Callable[..., Any] | None = None,
     ) -> None:
+        self.emit = emit or log.info
         self.total = total
         self.done = 0
         self.every = every
@@ -51,11 +57,11 @@ class IndexProgress:
         now = self.clock()
         if self._logged is None or now - self._logged >= self.every:
             self._logged = now
-            log.info("index.progress", **self.to_json())
+            self.emit("index.progress", **self.to_json())
 
     def finish(self) -> None:
         self.finished = self.clock()
-        log.info("index.progress", **self.to_json())
+        self.emit("index.progress", **self.to_json())
 
     def to_json(self) -> dict[str, Any]:
         elapsed = (self.finished or self.clock()) - self.started

@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Callable
+from typing import Any
 
 import pytest
 from daemon_fixtures import DaemonProc, write_memory
-from structlog.testing import capture_logs
 
 from memoryd.daemon.startup import IndexProgress, gate
 from memoryd.errors import InternalError
@@ -24,16 +24,18 @@ class Clock:
 
 def test_progress_is_logged_at_most_once_a_second_with_a_rate() -> None:
     clock = Clock()
-    with capture_logs() as logs:
-        progress = IndexProgress(1000, clock=clock)
-        for _ in range(50):  # 50 directories within the same 0.5 s
-            clock.now += 0.01
-            progress.advance(10)
-        assert len(logs) == 1  # the first directory, then nothing for a second
-        clock.now += 1.0
-        progress.advance(500)
-        assert [e["done"] for e in logs] == [10, 1000]
-        progress.finish()
+    logs: list[dict[str, Any]] = []
+    progress = IndexProgress(
+        1000, clock=clock, emit=lambda event, **kw: logs.append({"event": event, **kw})
+    )
+    for _ in range(50):  # 50 directories within the same 0.5 s
+        clock.now += 0.01
+        progress.advance(10)
+    assert len(logs) == 1  # the first directory, then nothing for a second
+    clock.now += 1.0
+    progress.advance(500)
+    assert [e["done"] for e in logs] == [10, 1000]
+    progress.finish()
     last = logs[-1]
     assert last["event"] == "index.progress"
     assert (last["phase"], last["done"], last["total"]) == ("done", 1000, 1000)
