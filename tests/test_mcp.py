@@ -105,7 +105,10 @@ def test_tools_are_listed_answer_through_the_daemon_and_report_errors(seeded: Da
         picked = payload(await session.call_tool("memory_select", args))
         assert [s["filename"] for s in picked["selected"]] == ["feedback_pytest_xdist_gotcha.md"]
         again = payload(await session.call_tool("memory_select", args))
-        assert again["selected"] == []
+        assert again["selected"] == [] and again["note"] is None
+        parent = str(Path(root).parent)
+        wrong = payload(await session.call_tool("memory_select", {**args, "dir": parent}))
+        assert wrong["note"].startswith(f"{parent} holds no memory files; did you mean {root}?")
 
         saved = payload(
             await session.call_tool(

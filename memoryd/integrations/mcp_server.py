@@ -78,7 +78,8 @@ def build_server(socket: Path | None = None) -> MCPServer[Any]:
             "when you start a task, when the topic changes, or before touching an area you may "
             "have notes about. Returns each memory's path, description, type and age; read the "
             "files you need. Pass session_id so the same memory is never returned twice in one "
-            "session. An empty answer means nothing relevant: do not retry with the same query."
+            "session. An empty answer means nothing relevant: do not retry with the same query; "
+            "when 'note' is set, the folder itself was wrong (it names the likely one)."
         )
     )
     def memory_select(
