@@ -17,6 +17,7 @@ from memoryd.daemon import query_handlers, report_handlers, session_handlers
 from memoryd.daemon.roots import PERSISTED
 from memoryd.errors import InvalidParams, NotFound
 from memoryd.indexer import queries
+from memoryd.indexer.folders import empty_folder_note
 from memoryd.indexer.sync import Syncer
 from memoryd.ipc import params as p
 from memoryd.ipc.protocol import PROTOCOL_VERSION
@@ -127,6 +128,11 @@ def build_handlers(daemon: Daemon) -> dict[str, Handler]:
             result, dirs = daemon.reconcile("reindex"), list(daemon.roots)
         else:
             directory = daemon.ensure_dir(params.get("dir"))
+            if daemon.root_for(directory) is None:
+                # Scanning it would index its subfolders with no root to keep them fresh.
+                raise InvalidParams(
+                    f"'dir': not reindexed: {empty_folder_note(directory)}", {"field": "dir"}
+                )
             result, dirs = daemon.writer.call(lambda s: Syncer(s).sync_tree(directory)), [directory]
         conn = daemon.readers.conn()
         result.errors = [e for d in dirs for e in queries.errors_under(conn, d)]

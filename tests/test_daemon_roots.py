@@ -19,7 +19,7 @@ from daemon_fixtures import DaemonProc, wait_until, write_memory
 
 from memoryd._cli_daemon import declared_roots
 from memoryd.config import Config
-from memoryd.errors import NotFound
+from memoryd.errors import InvalidParams, NotFound
 
 IDLE_DAYS = 1.5 / 86400  # a second and a half
 
@@ -74,6 +74,9 @@ def test_folders_without_memory_files_are_answered_but_never_watched(
         "(subfolders with memory files: memory)"
     )
     assert set(roots(daemon)) == {str(daemon.roots[0])}
+    with pytest.raises(InvalidParams, match=f"not reindexed: {parent} holds no memory files"):
+        daemon.call("reindex", {"dir": str(parent)})
+    assert daemon.call("status")["state"] == "ready"
     assert "note" in select(daemon, other) and select(daemon, other)["note"] is None
 
 
