@@ -1,36 +1,52 @@
 # Two entry points: `make serve` and `make test`. Both create .venv on first use.
+# `serve` installs memoryd with its runtime dependencies only; `test` (and lint,
+# typecheck, bench) add the dev tools. Each install is redone when pyproject.toml
+# changes (the stamp names carry its checksum) and prints one line saying so.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
-STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
+SUM := $(shell cksum < pyproject.toml | cut -d' ' -f1)
+RUNTIME := $(VENV)/.runtime-$(SUM)
+DEV := $(VENV)/.dev-$(SUM)
+PIP := $(BIN)/pip install --quiet --disable-pip-version-check
 
 .PHONY: serve test lint typecheck pytest bench clean
 
-$(STAMP): pyproject.toml
-	$(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[dev]'
-	rm -f $(VENV)/.installed-*
-	touch $(STAMP)
+$(BIN)/python:
+	@echo "memoryd: creating the virtualenv $(VENV)"
+	@$(PYTHON) -m venv $(VENV)
 
-serve: $(STAMP)
-	$(BIN)/memoryd serve --default-roots --root examples/memory
+$(RUNTIME): pyproject.toml | $(BIN)/python
+	@echo "memoryd: installing memoryd and its runtime dependencies into $(VENV)"
+	@$(PIP) -e .
+	@rm -f $(VENV)/.runtime-*
+	@touch $@
 
-lint: $(STAMP)
+$(DEV): pyproject.toml | $(BIN)/python
+	@echo "memoryd: installing memoryd with the dev tools (ruff, mypy, pytest, mcp) into $(VENV)"
+	@$(PIP) -e '.[dev]'
+	@rm -f $(VENV)/.dev-* $(VENV)/.runtime-*
+	@touch $@ $(RUNTIME)
+
+serve: $(RUNTIME)
+	@echo "memoryd: starting the daemon on the default roots and examples/memory (Ctrl-C stops it)"
+	@$(BIN)/memoryd serve --default-roots --root examples/memory
+
+lint: $(DEV)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 
 # mypy cannot follow setuptools' package-dir mapping (memoryd.daemon lives in
 # daemon/): tools/typecheck.py hands it every file with its module name.
-typecheck: $(STAMP)
+typecheck: $(DEV)
 	$(BIN)/python tools/typecheck.py
 
-pytest: $(STAMP)
+pytest: $(DEV)
 	$(BIN)/pytest -q
 
 test: lint typecheck pytest
 
-bench: $(STAMP)
+bench: $(DEV)
 	$(BIN)/python bench/index_bench.py
 
 clean:

@@ -24,11 +24,13 @@ from apscheduler.schedulers.background import BackgroundScheduler
 
 from memoryd import config as config_mod
 from memoryd.config import Config
-from memoryd.daemon import runtime, systemd
+from memoryd.daemon import runtime, startup, systemd
 from memoryd.daemon.readers import Readers
+from memoryd.daemon.roots import PERSISTED, Root, RootSet
 from memoryd.daemon.watcher import Watcher
 from memoryd.daemon.writer import Writer
 from memoryd.errors import InvalidParams
+from memoryd.indexer.folders import holds_memory_files
 from memoryd.indexer.store import IndexStore
 from memoryd.indexer.sync import Syncer, SyncResult
 from memoryd.ipc import params
@@ -53,14 +55,16 @@ class ReconcileInfo:
 class Daemon:
     """Owns every long-lived part; ``run()`` blocks until the daemon stops."""
 
-    def __init__(self, cfg: Config, roots: list[str]) -> None:
+    def __init__(self, cfg: Config, roots: list[tuple[str, str]]) -> None:
+        """``roots`` are the permanent (path, origin) pairs declared at start-up."""
         self.cfg = cfg
         self.started = time.time()
         self.state = "starting"
         self.stop_requested = threading.Event()
-        self.roots: list[str] = []
-        self._config_roots = roots
-        self._roots_lock = threading.Lock()
+        self.ready = threading.Event()
+        self.indexing: startup.IndexProgress | None = None
+        self.root_set = RootSet()
+        self._declared = roots
         self.last_reconcile: ReconcileInfo | None = None
         self.drift_fixed_total = 0
         self.extra_status: dict[str, Any] = {}
@@ -86,20 +90,24 @@ class Daemon:
         self._install_signals()
         try:
             self.writer = Writer(self.cfg.db_path)
-            persisted = self.writer.call(lambda s: s.roots())
-            for root in dict.fromkeys([*self._config_roots, *persisted]):
-                self._add_root(root, source="config" if root in self._config_roots else "request")
-            systemd.notify(f"STATUS=indexing {len(self.roots)} root(s)")
-            self.reconcile("startup")
-            self._schedule()
+            self._restore_roots()
             from memoryd.daemon.handlers import build_handlers  # noqa: PLC0415 - cycle
 
             self.handlers = build_handlers(self)
             if self.stop_requested.is_set():
                 return 0
-            self.server = Server(listener, self.handlers, allowed_uid=os.getuid())
+            # `status` answers (with progress) during the first reconcile; the
+            # other methods wait for it.
+            held = startup.gate(self.handlers, self.ready, lambda: self.state == "ready")
+            self.server = Server(listener, held, allowed_uid=os.getuid())
             self.server.start()
+            systemd.notify(f"STATUS=indexing {len(self.roots)} root(s)")
+            self.reconcile("startup")
+            self._schedule()
+            if self.stop_requested.is_set():
+                return 0
             self.state = "ready"
+            self.ready.set()
             systemd.notify("READY=1", f"STATUS=watching {len(self.roots)} root(s)")
             log.info(
                 "daemon.ready",
@@ -160,44 +168,113 @@ class Daemon:
 
     # -- roots ----------------------------------------------------------------
 
-    def _add_root(self, root: str, source: str, *, index: bool = False) -> None:
+    @property
+    def roots(self) -> list[str]:
+        return self.root_set.paths()
+
+    @property
+    def idle_seconds(self) -> float:
+        return self.cfg.request_root_idle_days * 86400
+
+    def _restore_roots(self) -> None:
+        """Declared roots, then the remembered ones that are still wanted."""
+        for root, origin in self._declared:
+            self._add_root(root, origin)
+        now = time.time()
+        for path, origin, last_used in self.writer.call(lambda s: s.root_rows()):
+            if origin == "watch" and not os.path.isdir(path):
+                log.warning("daemon.root_missing", root=path, origin=origin)
+            elif (
+                self.root_for(path) is None
+                and os.path.isdir(path)
+                and not (origin == "request" and now - last_used > self.idle_seconds)
+            ):
+                self._add_root(path, origin, last_used=last_used)
+            else:  # idle, gone, or now inside a declared root
+                self.forget_root(path, reason="restart")
+
+    def _add_root(
+        self, root: str, origin: str, *, index: bool = False, last_used: float | None = None
+    ) -> Root | None:
         """Watch ``root`` and record it; ``index`` scans it now (roots added after start-up)."""
         if not os.path.isdir(root):
             log.warning("daemon.root_missing", root=root)
-            return
+            return None
         mode = self.watcher.add_root(root)
-        with self._roots_lock:
-            if root not in self.roots:
-                self.roots.append(root)
-        self.writer.call(lambda s: s.add_root(root, source))
+        entry = self.root_set.add(root, origin, last_used)
+        if entry.origin in PERSISTED:
+            self.writer.call(lambda s: s.save_root(root, entry.origin, entry.last_used))
         if index:
             self.writer.call(lambda s: Syncer(s).sync_tree(root))
-        log.info("daemon.watching", root=root, mode=mode)
+        log.info("daemon.watching", root=root, mode=mode, origin=entry.origin)
+        return entry
+
+    def forget_root(self, root: str, reason: str) -> int:
+        """Stop watching ``root`` and drop its rows (those under another root stay)."""
+        self.root_set.remove(root)
+        self.watcher.remove_root(root)
+        keep = self.root_set.paths()
+        dropped = self.writer.call(lambda s: s.forget_root(root, keep))
+        log.info("daemon.root_forgotten", root=root, reason=reason, files=dropped)
+        return dropped
+
+    def _forget_idle(self) -> None:
+        for root in self.root_set.idle(self.idle_seconds, time.time()):
+            self.forget_root(root, reason="idle")
 
     def root_for(self, directory: str) -> str | None:
-        with self._roots_lock:
-            return next(
-                (r for r in self.roots if directory == r or directory.startswith(r + "/")), None
+        return self.root_set.covering(directory)
+
+    def _check_broad(self, path: str, field: str) -> None:
+        if path in _TOO_BROAD:
+            # Watching / or $HOME recursively would index every .md on the machine.
+            raise InvalidParams(
+                f"'{field}': refusing to watch {path} as a memory root (too broad); "
+                "name the memory directory itself",
+                {"field": field},
             )
 
+    def _watch_new(self, path: str, raw: Any, field: str, origin: str) -> Root | None:
+        try:
+            return self._add_root(path, origin, index=True)
+        except OSError as exc:
+            raise InvalidParams(
+                f"'{field}': cannot watch {raw}: {exc.strerror or exc}", {"field": field}
+            ) from None
+
     def ensure_dir(self, raw: Any, field: str = "dir") -> str:
-        """Validate a directory param and make sure it is watched and indexed."""
+        """Validate a directory param; keep it watched while requests use it.
+
+        A folder outside every root becomes a ``request`` root only when it
+        holds memory files itself: an empty folder, a typo'd parent or a
+        checkout's top level are answered (with a note saying what was found)
+        but not watched.
+        """
         path = params.directory(raw, field)
-        if self.root_for(path) is None:
-            if path in _TOO_BROAD:
-                # Watching / or $HOME recursively would index every .md on the machine.
-                raise InvalidParams(
-                    f"'{field}': refusing to watch {path} as a memory root (too broad); "
-                    "name the memory directory itself",
-                    {"field": field},
+        root = self.root_for(path)
+        if root is not None:
+            touched = self.root_set.touch(root)
+            if touched is not None:
+                self.writer.submit(
+                    lambda s: s.save_root(touched.path, touched.origin, touched.last_used)
                 )
-            try:
-                self._add_root(path, source="request", index=True)
-            except OSError as exc:
-                raise InvalidParams(
-                    f"'{field}': cannot watch {raw}: {exc.strerror or exc}", {"field": field}
-                ) from None
+            return path
+        self._check_broad(path, field)
+        if holds_memory_files(path):
+            self._watch_new(path, raw, field, "request")
         return path
+
+    def watch_dir(self, raw: Any, field: str = "dir") -> dict[str, Any]:
+        """``watch``: make ``raw`` a permanent root, remembered across restarts."""
+        path = params.directory(raw, field)
+        covering = self.root_for(path)
+        known = self.root_set.get(covering) if covering else None
+        if known is not None and known.origin != "request":
+            return {"dir": path, "root": covering, "added": False, "origin": known.origin}
+        self._check_broad(path, field)
+        entry = self._watch_new(path, raw, field, "watch")
+        origin = entry.origin if entry else "none"
+        return {"dir": path, "root": path, "added": covering != path, "origin": origin}
 
     # -- index maintenance ---------------------------------------------------
 
@@ -210,18 +287,27 @@ class Daemon:
         self.writer.submit(job)
 
     def reconcile(self, reason: str) -> SyncResult:
-        """Full stat scan of every root through the writer; counts drift."""
+        """Full stat scan of every root through the writer; counts drift.
+
+        Request roots idle for longer than ``request_root_idle_days`` are
+        forgotten first.
+        """
+        self._forget_idle()
         for root in self.watcher.dead_roots():
             log.warning("watcher.observer_died", root=root)
             self.watcher.restart(root)
             reason = "observer-error"
-        with self._roots_lock:
-            roots = list(self.roots)
+        roots = self.roots
         for root in roots:  # a deleted root that has come back is watched again
             if self.watcher.modes.get(root) == "missing" and os.path.isdir(root):
                 self.watcher.restart(root)
 
-        result = self.writer.call(lambda store: Syncer(store).sync_trees(roots))
+        progress = None
+        if reason == "startup":
+            progress = self.indexing = startup.IndexProgress(startup.count_files(roots))
+        result = self.writer.call(lambda store: Syncer(store, progress=progress).sync_trees(roots))
+        if progress is not None:
+            progress.finish()
         info = ReconcileInfo(time.time(), result.seconds, result.changed, reason)
         self.last_reconcile = info
         if reason != "startup":
@@ -251,12 +337,15 @@ class Daemon:
             anthropic=fresh.anthropic,
             log_queries=fresh.log_queries,
             reconcile_interval=fresh.reconcile_interval,
+            request_root_idle_days=fresh.request_root_idle_days,
             report_cron=fresh.report_cron,
+            report_keep=fresh.report_keep,
+            report_max_age_days=fresh.report_max_age_days,
         )
         for root in fresh.roots:
             real = os.path.realpath(root)
             if self.root_for(real) is None:
-                self._add_root(real, source="config", index=True)
+                self._add_root(real, "configured", index=True)
         self.scheduler.reschedule_job(
             "reconcile", trigger="interval", seconds=self.cfg.reconcile_interval
         )
@@ -276,6 +365,7 @@ class Daemon:
 
     def _shutdown(self) -> None:
         self.state = "stopping"
+        self.ready.set()  # requests held during start-up get their error now
         systemd.notify("STOPPING=1")
         if self.server is not None:
             self.server.stop()

@@ -1,4 +1,4 @@
-"""Socket methods of the daemon core: status, list, reindex, watch, shutdown.
+"""Socket methods of the daemon core: status, list, reindex, watch, unwatch, shutdown.
 
 Each handler validates its params (``invalid_params`` names the field), reads
 through the calling thread's read-only connection and writes only by
@@ -14,7 +14,10 @@ from typing import TYPE_CHECKING, Any
 
 from memoryd import __version__
 from memoryd.daemon import query_handlers, report_handlers, session_handlers
+from memoryd.daemon.roots import PERSISTED
+from memoryd.errors import InvalidParams, NotFound
 from memoryd.indexer import queries
+from memoryd.indexer.folders import empty_folder_note
 from memoryd.indexer.sync import Syncer
 from memoryd.ipc import params as p
 from memoryd.ipc.protocol import PROTOCOL_VERSION
@@ -30,7 +33,16 @@ COUNTS_MAX_AGE = 2.0
 FEATURES = (query_handlers, session_handlers, report_handlers)
 
 # Features a client may test for; feature modules append theirs.
-BASE_CAPABILITIES = ["status", "list", "reindex", "watch", "shutdown", "peer-uid-check"]
+BASE_CAPABILITIES = [
+    "status",
+    "list",
+    "reindex",
+    "watch",
+    "unwatch",
+    "request-root-expiry",
+    "shutdown",
+    "peer-uid-check",
+]
 
 
 def _iso(epoch: float | None) -> str | None:
@@ -58,19 +70,26 @@ def build_handlers(daemon: Daemon) -> dict[str, Handler]:
         counts[root] = (generation, now, value)
         return value
 
+    def counted() -> list[tuple[str, int, int]]:
+        return [(root, *root_counts(root)) for root in daemon.roots]
+
+    def root_entry(root: str) -> dict[str, Any]:
+        """Where a root came from and, for a request root, when it will be forgotten."""
+        entry = daemon.root_set.get(root)
+        origin = entry.origin if entry else "none"
+        forget = None
+        if entry is not None and origin == "request":
+            forget = _iso(entry.last_used + daemon.idle_seconds)
+        return {
+            "path": root,
+            "origin": origin,
+            "forget_after": forget,
+            "watcher": daemon.watcher.modes.get(root, "none"),
+        }
+
     def status(params: dict[str, Any]) -> dict[str, Any]:
         p.reject_unknown(params, ())
-        roots = []
-        for root in list(daemon.roots):
-            files, errors = root_counts(root)
-            roots.append(
-                {
-                    "path": root,
-                    "files": files,
-                    "errors": errors,
-                    "watcher": daemon.watcher.modes.get(root, "none"),
-                }
-            )
+        roots = [{**root_entry(root), "files": n, "errors": e} for root, n, e in counted()]
         rec = daemon.last_reconcile
         return {
             "protocol": PROTOCOL_VERSION,
@@ -92,6 +111,7 @@ def build_handlers(daemon: Daemon) -> dict[str, Handler]:
                 "drift": rec.drift,
             },
             "drift_fixed_total": daemon.drift_fixed_total,
+            "indexing": None if daemon.indexing is None else daemon.indexing.to_json(),
             "writer_queue": daemon.writer.depth,
             "connections": daemon.server.connections if daemon.server else 0,
             **daemon.extra_status,
@@ -108,6 +128,11 @@ def build_handlers(daemon: Daemon) -> dict[str, Handler]:
             result, dirs = daemon.reconcile("reindex"), list(daemon.roots)
         else:
             directory = daemon.ensure_dir(params.get("dir"))
+            if daemon.root_for(directory) is None:
+                # Scanning it would index its subfolders with no root to keep them fresh.
+                raise InvalidParams(
+                    f"'dir': not reindexed: {empty_folder_note(directory)}", {"field": "dir"}
+                )
             result, dirs = daemon.writer.call(lambda s: Syncer(s).sync_tree(directory)), [directory]
         conn = daemon.readers.conn()
         result.errors = [e for d in dirs for e in queries.errors_under(conn, d)]
@@ -115,15 +140,27 @@ def build_handlers(daemon: Daemon) -> dict[str, Handler]:
 
     def watch(params: dict[str, Any]) -> dict[str, Any]:
         p.reject_unknown(params, ("dir",))
-        before = daemon.root_for(
-            os.path.realpath(params["dir"]) if isinstance(params.get("dir"), str) else ""
-        )
-        directory = daemon.ensure_dir(params.get("dir"))
+        reply = daemon.watch_dir(params.get("dir"))
+        return {**reply, "watcher": daemon.watcher.modes.get(reply["root"] or "", "none")}
+
+    def unwatch(params: dict[str, Any]) -> dict[str, Any]:
+        p.reject_unknown(params, ("dir",))
+        raw = params.get("dir")
+        if not isinstance(raw, str) or not raw:
+            raise InvalidParams("'dir' must be a directory path", {"field": "dir"})
+        path = os.path.realpath(os.path.expanduser(raw))
+        entry = daemon.root_set.get(path)
+        if entry is None:
+            roots = ", ".join(daemon.roots) or "none"
+            raise NotFound(f"{raw} is not a watched root (roots: {roots})", {"roots": daemon.roots})
+        dropped = daemon.forget_root(path, reason="unwatch")
+        back = entry.origin not in PERSISTED
         return {
-            "dir": directory,
-            "root": daemon.root_for(directory),
-            "added": before is None,
-            "watcher": daemon.watcher.modes.get(daemon.root_for(directory) or "", "none"),
+            "dir": path,
+            "removed": True,
+            "origin": entry.origin,
+            "files_forgotten": dropped,
+            "returns_at_restart": back,
         }
 
     def shutdown(params: dict[str, Any]) -> dict[str, Any]:
@@ -134,7 +171,9 @@ def build_handlers(daemon: Daemon) -> dict[str, Handler]:
         threading.Timer(0.05, daemon.stop_requested.set).start()
         return {"stopping": True, "pid": os.getpid()}
 
-    handlers.update(status=status, list=list_, reindex=reindex, watch=watch, shutdown=shutdown)
+    handlers.update(
+        status=status, list=list_, reindex=reindex, watch=watch, unwatch=unwatch, shutdown=shutdown
+    )
     for feature in FEATURES:
         handlers.update(feature.handlers(daemon))
         capabilities.extend(feature.CAPABILITIES)

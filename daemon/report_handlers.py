@@ -29,7 +29,7 @@ from apscheduler.triggers.interval import IntervalTrigger
 
 from memoryd.config import Config
 from memoryd.ipc.server import Handler
-from memoryd.report import produce, report_params
+from memoryd.report import Retention, produce, report_params
 from memoryd.report.sessions import DAY
 
 if TYPE_CHECKING:
@@ -82,8 +82,9 @@ class Reporter:
     def _run(self, dirs: list[str], older_than_s: float, trigger: str) -> dict[str, Any]:
         started = time.perf_counter()
         log.info("report.started", trigger=trigger, roots=dirs)
+        cfg = self.daemon.cfg
         result = produce(
-            self.daemon.readers.conn(), dirs, older_than_s, self.daemon.cfg.reports_dir
+            self.daemon.readers.conn(), dirs, older_than_s, cfg.reports_dir, Retention.of(cfg)
         )
         seconds = round(time.perf_counter() - started, 4)
         self.daemon.extra_status["last_report"] = {

@@ -3,15 +3,23 @@
 The shipped units start ``%h/.local/bin/memoryd``; the installed copy points
 ``ExecStart`` at the memoryd that runs this command, so a virtualenv or pipx
 install works without editing anything.
+
+A unit the user edited is never lost: an installed file that differs from the
+new text is first copied to ``<unit>.bak-<time>`` (as ``install-hook`` does
+for Claude Code's settings), and the changed lines are reported.
 """
 
 from __future__ import annotations
 
+import difflib
 import os
 import shlex
 import sys
+from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
+
+from memoryd.integrations.install import backup_copy
 
 UNITS = ("memoryd.service", "memoryd.socket")
 
@@ -36,13 +44,37 @@ def user_unit_dir() -> Path:
     return Path(base) / "systemd" / "user"
 
 
-def install(target: Path | None = None, extra_args: list[str] | None = None) -> list[Path]:
-    """Write both units into ``target`` (default the user unit dir); return their paths."""
+@dataclass(frozen=True)
+class UnitWrite:
+    """What installing one unit did: ``new``, ``unchanged`` or ``replaced`` (with a backup)."""
+
+    path: Path
+    outcome: str
+    backup: Path | None = None
+    changes: tuple[str, ...] = ()
+
+
+def install(target: Path | None = None, extra_args: list[str] | None = None) -> list[UnitWrite]:
+    """Write both units into ``target`` (default the user unit dir), backing up edited ones."""
     target = target or user_unit_dir()
     target.mkdir(parents=True, exist_ok=True)
-    written = []
+    done = []
     for name in UNITS:
         path = target / name
-        path.write_text(render(name, extra_args or []), encoding="utf-8")
-        written.append(path)
-    return written
+        text = render(name, extra_args or [])
+        try:
+            old = path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            old = None
+        if old == text:
+            done.append(UnitWrite(path, "unchanged"))
+            continue
+        backup = None if old is None else backup_copy(path)
+        path.write_text(text, encoding="utf-8")
+        if old is None:
+            done.append(UnitWrite(path, "new"))
+            continue
+        diff = difflib.unified_diff(old.splitlines(), text.splitlines(), lineterm="", n=0)
+        changes = tuple(d for d in diff if d[:1] in "+-" and d[:3] not in ("+++", "---"))
+        done.append(UnitWrite(path, "replaced", backup, changes))
+    return done

@@ -114,6 +114,14 @@ class Watcher:
             self.modes[root] = "missing"
             return "missing"
 
+    def remove_root(self, root: str) -> None:
+        """Stop watching ``root`` (``unwatch``, or a request root left idle)."""
+        observer = self._observers.pop(root, None)
+        self.modes.pop(root, None)
+        if observer is not None:
+            observer.stop()
+            observer.join(timeout=2)
+
     def stop(self) -> None:
         for observer in self._observers.values():
             observer.stop()

@@ -109,12 +109,22 @@ def _m005_rank_weights(db: sqlite_utils.Database) -> None:
     db.execute("INSERT INTO files_fts(files_fts, rank) VALUES ('rank', 'bm25(2.0, 2.0, 3.0, 1.0)')")
 
 
+def _m_request_root_last_used(db: sqlite_utils.Database) -> None:
+    # Roots a request named are forgotten after an idle time, so the index
+    # remembers when each was last used. Roots from the config or the command
+    # line are declared at every start and no longer stored.
+    db.table("roots").add_column("last_used", float)
+    db.execute("UPDATE roots SET last_used = added_at")
+    db.execute("DELETE FROM roots WHERE source NOT IN ('request', 'watch')")
+
+
 MIGRATIONS: list[tuple[str, Migration]] = [
     ("001_files_fts_directories_roots", _m001_files),
     ("002_secret_flags", _m002_secrets),
     ("003_selector_runs", _m003_selector_runs),
     ("004_partial_index_on_errors", _m004_error_index),
     ("005_fts_rank_weights", _m005_rank_weights),
+    ("006_request_root_last_used", _m_request_root_last_used),
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

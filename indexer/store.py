@@ -226,18 +226,41 @@ class IndexStore:
         self.generation += 1
         return self.conn.total_changes - before
 
-    def add_root(self, path: str, source: str) -> bool:
-        """Record a root; return False when it was already known."""
+    def save_root(self, path: str, source: str, last_used: float) -> None:
+        """Record (or update) a root the daemon must remember across restarts."""
         with self.transaction() as conn:
-            cur = conn.execute(
-                "INSERT INTO roots(path, added_at, source) VALUES (?, ?, ?) "
-                "ON CONFLICT(path) DO NOTHING",
-                (path, time.time(), source),
+            conn.execute(
+                "INSERT INTO roots(path, added_at, source, last_used) VALUES (?, ?, ?, ?) "
+                "ON CONFLICT(path) DO UPDATE SET source = excluded.source, "
+                "last_used = excluded.last_used",
+                (path, time.time(), source, last_used),
             )
-            return cur.rowcount > 0
 
     def roots(self) -> list[str]:
         return [r[0] for r in self.conn.execute("SELECT path FROM roots ORDER BY path")]
+
+    def root_rows(self) -> list[tuple[str, str, float]]:
+        """Remembered roots as (path, source, last used)."""
+        rows = self.conn.execute(
+            "SELECT path, source, coalesce(last_used, added_at) FROM roots ORDER BY path"
+        )
+        return [(r[0], r[1], r[2]) for r in rows]
+
+    def forget_root(self, root: str, keep: Sequence[str]) -> int:
+        """Drop ``root``'s record and its files' rows, except rows under a root in ``keep``.
+
+        The rows go through :meth:`apply`, so the FTS index and the directory
+        versions (which the select caches key on) stay in step.
+        """
+        with self.transaction() as conn:
+            conn.execute("DELETE FROM roots WHERE path = ?", (root,))
+        rows = self.conn.execute(
+            "SELECT path FROM files WHERE path >= ? AND path < ?", (root + "/", root + "0")
+        )
+        kept = [k.rstrip("/") + "/" for k in keep]
+        gone = [Delete(r[0]) for r in rows if not any(r[0].startswith(k) for k in kept)]
+        self.apply(gone)
+        return len(gone)
 
 
 _COLUMNS = (

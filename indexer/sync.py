@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from memoryd.indexer.parse import classify, parse_file
 from memoryd.indexer.records import ERROR_READ, FileStat, ParsedFile
@@ -24,6 +24,12 @@ from memoryd.indexer.scanner import is_memory_filename, stat_entry, stat_path, w
 from memoryd.indexer.store import Change, Delete, IndexStore, StoredStat, Touch, Upsert
 
 BATCH_SIZE = 500
+
+
+class Progress(Protocol):
+    """Told how many files each directory of a full scan held, once it is reconciled."""
+
+    def advance(self, files: int) -> None: ...
 
 
 @dataclass
@@ -56,9 +62,12 @@ class SyncResult:
 class Syncer:
     """Plans changes per directory and writes them in batches through one store."""
 
-    def __init__(self, store: IndexStore, batch_size: int = BATCH_SIZE) -> None:
+    def __init__(
+        self, store: IndexStore, batch_size: int = BATCH_SIZE, progress: Progress | None = None
+    ) -> None:
         self.store = store
         self.batch_size = batch_size
+        self.progress = progress
         self._pending: list[Change] = []
         self._result = SyncResult()
 
@@ -84,6 +93,8 @@ class Syncer:
             seen.add(directory)
             disk = {e.path: stat_entry(e, directory) for e in entries}
             self._reconcile_dir(directory, disk)
+            if self.progress is not None:
+                self.progress.advance(len(disk))
         for directory in self.store.directories_under(root):
             if directory not in seen:
                 self._reconcile_dir(directory, {})

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from memoryd import paths
-from memoryd.errors import DirectoryError
+from memoryd.errors import DirectoryError, InvalidParams
 
 
 def memory_dir(value: str, *, must_read: bool = True) -> str:
@@ -50,3 +50,24 @@ def print_json(data: Any) -> None:
 def note(message: str) -> None:
     """One informational line on stderr (stdout stays machine-readable)."""
     print(f"memoryd: {message}", file=sys.stderr)
+
+
+def project_slug(value: str) -> str:
+    """argparse type for ``--project``: lowercase a name that is otherwise a valid slug.
+
+    Project names become part of session filenames, which are lowercase slugs;
+    ``TaskTrack`` is an obvious spelling of ``tasktrack``, so it is accepted
+    with a note rather than refused. Anything else is left for the
+    ``invalid_params`` check to explain.
+    """
+    from memoryd.sessions.format import check_project  # noqa: PLC0415 - keep start-up light
+
+    lowered = value.lower()
+    if lowered == value:
+        return value
+    try:
+        check_project(lowered)
+    except InvalidParams:
+        return value
+    note(f"project name {value!r} lowercased to {lowered!r}")
+    return lowered

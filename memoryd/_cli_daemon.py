@@ -17,12 +17,15 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from memoryd import logs
+from memoryd import logs, paths
 from memoryd._cli_common import memory_dir, note, print_json
-from memoryd.errors import DaemonUnavailable
+from memoryd.errors import START_HINT, DaemonUnavailable
 from memoryd.ipc.client import Client
+
+if TYPE_CHECKING:
+    from memoryd import config as config_mod
 
 T = TypeVar("T")
 
@@ -101,6 +104,18 @@ def register(sub: Any) -> None:
     p.add_argument("--json", action="store_true")
     p.set_defaults(handler=cmd_reindex)
 
+    p = sub.add_parser("watch", help="keep watching a memory directory, across restarts")
+    p.add_argument("dir", metavar="DIR")
+    add_socket_options(p)
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(handler=cmd_watch)
+
+    p = sub.add_parser("unwatch", help="stop watching a root and drop it from the index")
+    p.add_argument("dir", metavar="DIR")
+    add_socket_options(p)
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(handler=cmd_unwatch)
+
     p = sub.add_parser("install-service", help="install the systemd user units")
     p.add_argument("--unit-dir", type=Path, default=None, help="default ~/.config/systemd/user")
     p.add_argument(
@@ -124,13 +139,35 @@ def cmd_serve(args: argparse.Namespace) -> int:
         cfg = replace(cfg, state_dir=args.state_dir)
     if args.db:
         cfg = replace(cfg, db=args.db)
-    given = [memory_dir(r) for r in args.root]
-    raw_roots = given
-    if args.default_roots or not given:
-        raw_roots = [*(list(cfg.roots) or config_mod.default_roots()), *given]
-    roots = list(dict.fromkeys(os.path.realpath(os.path.expanduser(r)) for r in raw_roots))
     logs.configure(level=os.environ.get("MEMORYD_LOG_LEVEL", "INFO"))
-    return Daemon(cfg, roots).run()
+    return Daemon(cfg, declared_roots(cfg, args.root, args.default_roots)).run()
+
+
+def declared_roots(
+    cfg: config_mod.Config, given: list[str], defaults: bool
+) -> list[tuple[str, str]]:
+    """The permanent roots as (real path, origin): ``--root``, else/also config or defaults.
+
+    Origins: ``serve`` (``--root``), ``configured`` (the config file),
+    ``claude`` (a Claude Code project folder), ``default`` (the XDG folder).
+    """
+    from memoryd import config as config_mod  # noqa: PLC0415 - only `serve` needs it
+
+    raw = [(memory_dir(r), "serve") for r in given]
+    if defaults or not given:
+        if cfg.roots:
+            found = [(r, "configured") for r in cfg.roots]
+        else:
+            claude = str(paths.claude_config_dir() / "projects") + "/"
+            found = [
+                (r, "claude" if r.startswith(claude) else "default")
+                for r in config_mod.default_roots()
+            ]
+        raw = [*found, *raw]
+    roots: dict[str, str] = {}
+    for path, origin in raw:
+        roots.setdefault(os.path.realpath(os.path.expanduser(path)), origin)
+    return list(roots.items())
 
 
 def _ago(iso: str | None) -> str:
@@ -147,8 +184,18 @@ def render_status(s: dict[str, Any]) -> str:
         "roots:",
     ]
     for r in s["roots"]:
+        origin = r.get("origin", "?")
+        if r.get("forget_after"):
+            origin += f", forgotten if unused until {r['forget_after']}"
         lines.append(
-            f"  {r['path']}: {r['files']} files, {r['errors']} with errors, {r['watcher']}"
+            f"  {r['path']}: {r['files']} files, {r['errors']} with errors, "
+            f"{r['watcher']} ({origin})"
+        )
+    indexing = s.get("indexing")
+    if indexing and indexing["phase"] == "indexing":
+        lines.append(
+            f"indexing: {indexing['done']:,} of {indexing['total']:,} files "
+            f"({indexing['rate_per_s'] or 0:,}/s so far)"
         )
     rec = s.get("last_reconcile")
     rec_text = "never" if not rec else f"{rec['at']} ({rec['reason']}, drift {rec['drift']})"
@@ -164,8 +211,11 @@ def render_status(s: dict[str, Any]) -> str:
 
 
 def cmd_status(args: argparse.Namespace) -> int:
-    with client(args, timeout=10) as c:
-        status = c.status()
+    try:
+        with client(args, timeout=10) as c:
+            status = c.status()
+    except DaemonUnavailable as exc:
+        raise DaemonUnavailable(f"{exc}; {START_HINT}") from None
     if args.json:
         print_json(status)
     else:
@@ -218,13 +268,45 @@ def cmd_reindex(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_watch(args: argparse.Namespace) -> int:
+    with client(args, timeout=600) as c:
+        reply = c.call("watch", {"dir": memory_dir(args.dir)})
+    if args.json:
+        print_json(reply)
+    elif reply["added"] or (reply["origin"] == "watch" and reply["root"] == reply["dir"]):
+        print(f"watching {reply['root']} ({reply['watcher']}); kept across restarts")
+    else:
+        print(f"{reply['dir']} is already watched under {reply['root']} ({reply['origin']})")
+    return 0
+
+
+def cmd_unwatch(args: argparse.Namespace) -> int:
+    with client(args, timeout=600) as c:
+        reply = c.call("unwatch", {"dir": args.dir})
+    if args.json:
+        print_json(reply)
+        return 0
+    print(
+        f"stopped watching {reply['dir']} ({reply['origin']}); "
+        f"{reply['files_forgotten']} file(s) dropped from the index"
+    )
+    if reply["returns_at_restart"]:
+        note("it is declared by the config or --root, so it comes back at the next start")
+    return 0
+
+
 def cmd_install_service(args: argparse.Namespace) -> int:
     from memoryd.daemon.units import install  # noqa: PLC0415
 
     extra = [a for a in args.serve_args if a != "--"]
-    written = install(args.unit_dir, extra)
-    for path in written:
-        print(f"wrote {path}")
+    for unit in install(args.unit_dir, extra):
+        if unit.outcome == "unchanged":
+            print(f"{unit.path} is up to date")
+            continue
+        print(f"wrote {unit.path}")
+        if unit.backup is not None:
+            print(f"  your previous copy is saved as {unit.backup}; what changed:")
+            print("\n".join(f"    {line}" for line in unit.changes))
     print("enable and start it with:")
     print("  systemctl --user daemon-reload")
     print("  systemctl --user enable --now memoryd.socket memoryd.service")

@@ -24,7 +24,7 @@ from memoryd.indexer import queries
 from memoryd.indexer.store import IndexStore
 from memoryd.indexer.sync import Syncer, SyncResult
 from memoryd.ipc import params as p
-from memoryd.report import produce, report_params
+from memoryd.report import Retention, produce, report_params
 from memoryd.select.service import make_selector, record_run, run_stats
 from memoryd.sessions import service
 
@@ -110,4 +110,4 @@ def report(args: argparse.Namespace, params: dict[str, Any]) -> dict[str, Any]:
         syncer = Syncer(store)
         for d in dirs:
             syncer.sync_tree(d)
-        return produce(store.conn, dirs, older_than_s, cfg.reports_dir)
+        return produce(store.conn, dirs, older_than_s, cfg.reports_dir, Retention.of(cfg))

@@ -66,7 +66,7 @@ def cmd_select(args: argparse.Namespace) -> int:
     for s in result["selected"]:
         print(f"{s['path']}\n    [{s['type']}] {s['description']}")
     if not result["selected"]:
-        print("(no memory clearly helps with this query)")
+        print(f"({result.get('note') or 'no memory clearly helps with this query'})")
     if result.get("fallback"):
         print(f"(local ranker answered: {result['fallback']})")
     return 0
@@ -75,11 +75,16 @@ def cmd_select(args: argparse.Namespace) -> int:
 def render_stats(s: dict[str, Any]) -> str:
     lat = s["latency_ms"]
     empty = "n/a" if s["empty_rate"] is None else f"{s['empty_rate']:.0%}"
+    rows = [("ranker", name, str(n)) for name, n in sorted(s["ranker_runs"].items())]
+    rows += [("fallback", why, f"{rate:.0%}") for why, rate in s["fallback_rate"].items()]
+    rows += [("error", kind, str(n)) for kind, n in s["errors"].items()]
     lines = [
         f"selector runs since {s['since']}: {s['runs']} (empty answers {empty})",
         f"latency p50 {lat['p50']} ms, p95 {lat['p95']} ms",
-        f"by ranker: {s['ranker_runs'] or '-'}; fallbacks: {s['fallback_rate'] or '-'}; "
-        f"errors: {s['errors'] or '-'}; unknown names dropped: {s['dropped_unknown']}",
+        "",
+        *aligned([("", "", "runs / rate"), *rows]),
+        "",
+        f"unknown names dropped: {s['dropped_unknown']}",
     ]
     if s["most_selected"]:
         lines.append("most selected:")
@@ -88,6 +93,12 @@ def render_stats(s: dict[str, Any]) -> str:
         if names:
             lines.append(f"never selected in {directory}: {len(names)} file(s)")
     return "\n".join(lines)
+
+
+def aligned(rows: list[tuple[str, str, str]]) -> list[str]:
+    """Rows of (group, name, value) as text columns, the value right-aligned."""
+    width = [max(len(r[i]) for r in rows) for i in range(3)]
+    return [f"{g:<{width[0]}}  {n:<{width[1]}}  {v:>{width[2]}}".rstrip() for g, n, v in rows]
 
 
 def cmd_stats(args: argparse.Namespace) -> int:

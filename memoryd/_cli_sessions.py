@@ -7,7 +7,7 @@ import json
 import sys
 from typing import Any
 
-from memoryd._cli_common import add_db_option, memory_dir, print_json
+from memoryd._cli_common import add_db_option, memory_dir, print_json, project_slug
 from memoryd._cli_daemon import add_socket_options, daemon_or_local
 from memoryd.errors import ConfigError
 
@@ -27,7 +27,7 @@ def register(sub: Any) -> None:
         "save", help="write a session memory (flags, or a JSON/YAML document on stdin with --stdin)"
     )
     s.add_argument("--dir", required=True)
-    s.add_argument("--project")
+    s.add_argument("--project", type=project_slug)
     s.add_argument("--session", help="YYYY-MM-DD-HH-MM (default: now)")
     s.add_argument("--mode", choices=("architect", "express"))
     s.add_argument("--status", choices=("in-progress", "paused", "completed"))
@@ -70,7 +70,7 @@ def register(sub: Any) -> None:
 
     ll = sub.add_parser("load-last", help="the newest session memory of a project")
     ll.add_argument("--dir", required=True)
-    ll.add_argument("--project", required=True)
+    ll.add_argument("--project", required=True, type=project_slug)
     ll.add_argument("--json", action="store_true")
     add_db_option(ll)
     add_socket_options(ll, fallback=True)
@@ -79,7 +79,7 @@ def register(sub: Any) -> None:
     c = sub.add_parser("context", help="a short, cited brief of what earlier sessions learned")
     c.add_argument("task")
     c.add_argument("--dir", action="append", required=True, help="repeatable")
-    c.add_argument("--project")
+    c.add_argument("--project", type=project_slug)
     c.add_argument("--budget", type=int, default=600, dest="budget_tokens")
     c.add_argument("--json", action="store_true")
     add_db_option(c)

@@ -28,6 +28,8 @@ COMMANDS = {
     "status": "_cli_daemon",
     "stop": "_cli_daemon",
     "reindex": "_cli_daemon",
+    "watch": "_cli_daemon",
+    "unwatch": "_cli_daemon",
     "install-service": "_cli_daemon",
     "select": "_cli_select",
     "stats": "_cli_select",
@@ -52,13 +54,29 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     wanted = [COMMANDS[command]] if command in COMMANDS else dict.fromkeys(COMMANDS.values())
     for name in wanted:
         importlib.import_module(f"memoryd.{name}").register(sub)
+    _remember_parsers(sub)
     return parser
+
+
+def _remember_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Give every (nested) subcommand its own parser as a default.
+
+    Unknown options surface in the top-level parser; with the command's own
+    parser at hand the message shows that command's usage, not the top level's.
+    """
+    for command in sub.choices.values():
+        command.set_defaults(command_parser=command)
+        for action in command._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                _remember_parsers(action)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     words = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser(words[0] if words else None)
-    args = parser.parse_args(words)
+    args, unknown = parser.parse_known_args(words)
+    if unknown:
+        args.command_parser.error(f"unrecognized arguments: {' '.join(unknown)}")
     # Commands other than `serve` log only warnings, and only to stderr;
     # structlog itself is loaded only if something needs it (see memoryd.logs).
     logs.set_level(os.environ.get("MEMORYD_LOG_LEVEL", "WARNING"))

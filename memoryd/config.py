@@ -13,6 +13,7 @@ Example::
 
     roots: [~/notes/memory]
     reconcile_interval: 300          # seconds between full stat scans
+    request_root_idle_days: 3        # forget a folder only requests named, once unused this long
     anthropic:
       api_key: sk-...                # or ANTHROPIC_API_KEY
       model: claude-sonnet-5-5
@@ -22,6 +23,8 @@ Example::
     reports:
       cron: "0 3 * * *"
       older_than_days: 30
+      keep: 30                       # report pairs kept (newest first)
+      max_age_days: 90               # and none older than this
 """
 
 from __future__ import annotations
@@ -35,6 +38,9 @@ import yaml
 
 from memoryd import paths
 from memoryd.errors import ConfigError
+
+DEFAULT_IDLE_DAYS = 3.0
+"""A folder named only by requests stays watched this long after its last use."""
 
 DEFAULT_MODEL = "claude-sonnet-5-5"
 """The newest Sonnet id listed in the anthropic SDK this project pins."""
@@ -59,11 +65,14 @@ class Config:
     state_dir: Path = field(default_factory=paths.state_dir)
     db: Path | None = None
     reconcile_interval: float = 300.0
+    request_root_idle_days: float = DEFAULT_IDLE_DAYS
     settle_ms: int = 50
     anthropic: AnthropicConfig = field(default_factory=AnthropicConfig)
     log_queries: bool = False
     report_cron: str = "0 3 * * *"
     report_older_than_days: int = 30
+    report_keep: int = 30
+    report_max_age_days: float = 90.0
     source: Path | None = None
 
     @property
@@ -88,6 +97,7 @@ _TOP = {
     "socket",
     "state_dir",
     "reconcile_interval",
+    "request_root_idle_days",
     "settle_ms",
     "anthropic",
     "telemetry",
@@ -95,7 +105,7 @@ _TOP = {
 }
 _ANTHROPIC = {"api_key", "model", "base_url", "timeout"}
 _TELEMETRY = {"log_queries"}
-_REPORTS = {"cron", "older_than_days"}
+_REPORTS = {"cron", "older_than_days", "keep", "max_age_days"}
 
 
 def load(path: Path | None = None) -> Config:
@@ -145,6 +155,7 @@ def _from_mapping(data: dict[str, Any], path: Path) -> Config:
         cfg = Config(
             roots=tuple(os.path.expanduser(r) for r in roots),
             reconcile_interval=float(data.get("reconcile_interval", 300)),
+            request_root_idle_days=float(data.get("request_root_idle_days", DEFAULT_IDLE_DAYS)),
             settle_ms=int(data.get("settle_ms", 50)),
             anthropic=AnthropicConfig(
                 api_key=anth.get("api_key"),
@@ -155,6 +166,8 @@ def _from_mapping(data: dict[str, Any], path: Path) -> Config:
             log_queries=bool(tele.get("log_queries", False)),
             report_cron=str(reports.get("cron", "0 3 * * *")),
             report_older_than_days=int(reports.get("older_than_days", 30)),
+            report_keep=int(reports.get("keep", 30)),
+            report_max_age_days=float(reports.get("max_age_days", 90)),
             source=path,
         )
     except (TypeError, ValueError) as exc:
@@ -165,6 +178,10 @@ def _from_mapping(data: dict[str, Any], path: Path) -> Config:
         cfg = replace(cfg, state_dir=Path(os.path.expanduser(str(data["state_dir"]))))
     if cfg.reconcile_interval <= 0:
         raise ConfigError(f"{path}: 'reconcile_interval' must be positive")
+    if cfg.report_keep < 1 or cfg.report_max_age_days <= 0:
+        raise ConfigError(f"{path}: 'reports.keep' must be >= 1 and 'reports.max_age_days' > 0")
+    if cfg.request_root_idle_days <= 0:
+        raise ConfigError(f"{path}: 'request_root_idle_days' must be positive")
     return cfg
 
 

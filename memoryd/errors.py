@@ -80,6 +80,10 @@ class ProtocolError(MemorydError):
     """The daemon's answer is not valid JSON, or answers another request id."""
 
 
+START_HINT = "start one with `memoryd serve` (or `systemctl --user start memoryd`)"
+"""What to do about :class:`DaemonUnavailable`, for commands that cannot answer without one."""
+
+
 class RemoteError(MemorydError):
     """The daemon answered a request with an error object."""
 

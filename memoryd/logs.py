@@ -80,6 +80,9 @@ class LazyLogger:
     def __init__(self, name: str) -> None:
         self.name = name
 
+    def debug(self, event: str, **fields: Any) -> None:
+        self._emit("debug", event, fields)
+
     def info(self, event: str, **fields: Any) -> None:
         self._emit("info", event, fields)
 

@@ -23,7 +23,8 @@ pytest_plugins = ["daemon_fixtures", "fake_messages_api"]
 # Used by test_parser.py, test_index_store.py, test_sync.py, test_cli_index.py
 # and the in-process selector tests.
 # ---------------------------------------------------------------------------
-CORPUS = Path(__file__).resolve().parents[1].parent / "shared/bench/coding-memories"
+CORPUS = Path(__file__).resolve().parent / "fixtures" / "coding-memories"
+"""A small copy of the development corpus (see its SOURCE.txt); bench/ reads the full one."""
 NOBODY_UID = 65534
 
 

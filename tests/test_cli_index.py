@@ -188,9 +188,8 @@ def test_usage_error_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
     assert "usage:" in capsys.readouterr().err
 
 
-@pytest.mark.skipif(not CORPUS.is_dir(), reason=f"development corpus not present at {CORPUS}")
 @pytest.mark.parametrize("part", ["projects", "sessions"])
-def test_development_corpus_errors_are_exactly_the_listed_broken_files(
+def test_corpus_fixture_errors_are_exactly_the_listed_broken_files(
     part: str, db_file: Path
 ) -> None:
     root = CORPUS / part

@@ -166,7 +166,8 @@ def test_socket_activation_uses_the_passed_listener(
 def test_install_service_writes_units_pointing_at_this_python(tmp_path: Path) -> None:
     written = install(tmp_path / "units", ["--root", "/srv/mem"])
     service = (tmp_path / "units" / "memoryd.service").read_text()
-    assert [p.name for p in written] == ["memoryd.service", "memoryd.socket"]
+    assert [u.path.name for u in written] == ["memoryd.service", "memoryd.socket"]
+    assert [u.outcome for u in written] == ["new", "new"]
     assert f"ExecStart={sys.executable} -m memoryd serve --root /srv/mem" in service
     assert "Type=notify" in service and "WatchdogSec=" in service
     assert "Restart=on-failure" in service
@@ -174,6 +175,31 @@ def test_install_service_writes_units_pointing_at_this_python(tmp_path: Path) ->
     assert "SocketMode=0600" in socket_unit
     shipped = Path(__file__).resolve().parents[1] / "systemd" / "memoryd.service"
     assert render("memoryd.service", []).splitlines()[:5] == shipped.read_text().splitlines()[:5]
+
+
+def test_install_service_keeps_a_backup_of_an_edited_unit_and_shows_the_change(
+    tmp_path: Path,
+) -> None:
+    units = tmp_path / "units"
+
+    def install_cli() -> str:
+        argv = [sys.executable, "-m", "memoryd", "install-service", "--unit-dir", str(units)]
+        out = subprocess.run(argv, capture_output=True, text=True, timeout=60)
+        assert out.returncode == 0, out.stderr
+        return out.stdout
+
+    install_cli()
+    service = units / "memoryd.service"
+    edited = service.read_text().replace("Restart=on-failure", "Restart=always")
+    service.write_text(edited)
+    out = install_cli()
+    backups = list(units.glob("memoryd.service.bak-*"))
+    assert len(backups) == 1 and backups[0].read_text() == edited
+    assert f"your previous copy is saved as {backups[0]}" in out
+    assert "    -Restart=always\n    +Restart=on-failure\n" in out
+    assert f"{units / 'memoryd.socket'} is up to date" in out
+    assert "Restart=on-failure" in service.read_text()
+    assert "is up to date" in install_cli() and len(list(units.glob("*.bak-*"))) == 1
 
 
 def test_cli_status_and_stop(daemon: DaemonProc) -> None:

@@ -22,6 +22,7 @@ from memoryd.integrations._transcript import recent_tools
 from memoryd.integrations.claude_code import project_memory_dir, project_slug
 
 DAY = 86400
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "memory"
 
 
 @dataclass
@@ -259,6 +260,40 @@ def test_session_start_gives_the_resume_line_and_last_summary(project: Project) 
     assert "Moved invoice generation to the ledger service." in text
 
 
+def test_session_start_resumes_the_folders_newest_session_whatever_the_cwd_is_called(
+    project: Project,
+) -> None:
+    for session, project_name, summary in (
+        ("2025-06-01-09-00", "tasktrack", "Older work on reminders."),
+        ("2025-06-05-14-15", "tasktrack", "Due-date reminders shipped behind a flag."),
+    ):
+        project.daemon.call(
+            "save",
+            {
+                "dir": str(project.memdir),
+                "project": project_name,
+                "session": session,
+                "session_summary": summary,
+                "active_state": "Flag rollout.",
+            },
+        )
+    text = project.context(project.event("SessionStart", source="startup"))
+    assert "tasktrack" in text  # the checkout is called Shop.API: no slug match needed
+    assert "2025-06-05-14-15-tasktrack.md" in text
+    assert "Due-date reminders shipped behind a flag." in text
+
+
+def test_the_same_prompt_twice_adds_nothing_the_second_time(project: Project) -> None:
+    """The README's example folder: the second ask used to add the due-date incident."""
+    for path in EXAMPLES.glob("*.md"):
+        shutil.copy(path, project.memdir / path.name)
+    event = project.event("UserPromptSubmit", "twice", prompt="how do I run the tests?")
+    first = project.context(event)
+    assert "feedback_pytest_xdist_gotcha.md" in first
+    assert "project_incident_due_dates.md" not in first
+    assert project.context(event) == ""
+
+
 def test_daemon_down_means_exit_0_no_output_and_fast(offline: Project) -> None:
     project = offline
     started = time.monotonic()
@@ -299,6 +334,17 @@ def test_bad_input_other_events_and_missing_folders_are_silent(offline: Project)
     proc = offline.hook(event, "--dir", str(offline.cwd / "nope"))
     assert (proc.returncode, proc.stdout) == (0, "")
     assert "no memory directory" in proc.stderr
+
+
+def test_a_project_without_a_memory_folder_is_silent_even_on_stderr(offline: Project) -> None:
+    """Most projects have no memory folder: no warning on every prompt, a debug line at most."""
+    shutil.rmtree(offline.memdir)
+    event = offline.event("UserPromptSubmit", prompt="invoices")
+    offline.daemon.env.pop("MEMORYD_LOG_LEVEL", None)  # a user's default
+    quiet = offline.hook(event)
+    assert (quiet.returncode, quiet.stdout, quiet.stderr) == (0, "", "")
+    offline.daemon.env["MEMORYD_LOG_LEVEL"] = "DEBUG"
+    assert "no memory directory" in offline.hook(event).stderr
 
 
 def test_stdin_that_never_closes_does_not_hang_the_hook(offline: Project) -> None:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import shutil
 import time
-from pathlib import Path
 
 import pytest
+from conftest import CORPUS
 
 from memoryd.select.candidates import Candidate, load_directory
 from memoryd.select.local import LocalRanker
@@ -17,16 +17,12 @@ from memoryd.select.relations import (
     superseded_by,
 )
 
-CORPUS = Path(__file__).resolve().parents[1].parent / "shared/bench/coding-memories/projects"
-SHOP = CORPUS / "shop-backend"
-needs_corpus = pytest.mark.skipif(not SHOP.is_dir(), reason="coding-memories corpus not present")
+SHOP = CORPUS / "projects" / "shop-backend"
 
 
 @pytest.fixture(scope="module")
 def shop(tmp_path_factory: pytest.TempPathFactory) -> list[Candidate]:
     """A copy of the shop-backend memory folder (broken files included, MEMORY.md too)."""
-    if not SHOP.is_dir():
-        pytest.skip("coding-memories corpus not present")
     dest = tmp_path_factory.mktemp("shop")
     for path in SHOP.glob("*.md"):
         shutil.copy(path, dest / path.name)
@@ -43,7 +39,6 @@ def mem(
     return Candidate(filename, name, description, type_, body, 0.0)
 
 
-@needs_corpus
 def test_loader_skips_index_and_broken_files(shop: list[Candidate]) -> None:
     files = {c.filename for c in shop}
     assert "MEMORY.md" not in files
@@ -52,13 +47,11 @@ def test_loader_skips_index_and_broken_files(shop: list[Candidate]) -> None:
     assert "feedback_pytest_xdist_gotcha.md" in files
 
 
-@needs_corpus
 def test_direct_question_finds_its_memory(shop: list[Candidate]) -> None:
     got = names(LocalRanker(), "what's the status of the django 5 upgrade?", shop)
     assert got[:1] == ["project_django5_upgrade.md"]
 
 
-@needs_corpus
 def test_paraphrase_finds_memory_without_shared_words(shop: list[Candidate]) -> None:
     query = (
         "a customer's card got rejected, can the system try charging them again later on its own?"
@@ -74,12 +67,10 @@ def test_paraphrase_finds_memory_without_shared_words(shop: list[Candidate]) -> 
         "rename the helper fmt_addr to format_address everywhere",
     ],
 )
-@needs_corpus
 def test_unrelated_prompt_returns_nothing(shop: list[Candidate], query: str) -> None:
     assert LocalRanker().rank(query, shop) == []
 
 
-@needs_corpus
 def test_superseded_memory_loses_to_its_replacement(shop: list[Candidate]) -> None:
     got = names(
         LocalRanker(), "some celery tasks vanish under load, check the redis broker config", shop
@@ -88,7 +79,6 @@ def test_superseded_memory_loses_to_its_replacement(shop: list[Candidate]) -> No
     assert "project_celery_broker_redis.md" not in got
 
 
-@needs_corpus
 def test_results_are_capped_sorted_and_deterministic(shop: list[Candidate]) -> None:
     ranker = LocalRanker()
     query = "write the celery task that retries soft-declined stripe payments"
@@ -256,7 +246,6 @@ def test_two_part_request_returns_a_memory_for_each_part() -> None:
     assert LocalRanker().rank("rename the helper fmt_addr to format_address", folder) == []
 
 
-@needs_corpus
 def test_scores_sum_the_per_term_contributions(shop: list[Candidate]) -> None:
     ranker = LocalRanker()
     query = "retry soft-declined stripe payments from a celery task"

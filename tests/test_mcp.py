@@ -18,6 +18,14 @@ TOOLS = {"memory_select", "memory_load_last", "memory_save", "memory_context", "
 
 Session = Callable[[ClientSession], Awaitable[None]]
 
+OUTPUT_KEYS = {
+    "memory_select": {"run_id", "ranker", "selected", "candidates", "fallback"},
+    "memory_load_last": {"found", "skipped"},
+    "memory_save": {"path", "filename", "created", "schema_version", "dir"},
+    "memory_context": {"text", "status", "scope", "findings", "sessions_read", "budget_tokens"},
+    "memory_status": {"version", "pid", "state", "roots", "last_event"},
+}
+
 
 def with_mcp(d: DaemonProc, body: Session) -> None:
     """Start ``memoryd mcp`` as an MCP client would and run ``body`` on an initialised session."""
@@ -71,8 +79,24 @@ def test_tools_are_listed_answer_through_the_daemon_and_report_errors(seeded: Da
         for tool in listed:
             assert tool.description and "Call it" in tool.description, tool.name
             assert tool.input_schema["type"] == "object"
-        select_tool = next(t for t in listed if t.name == "memory_select")
-        assert set(select_tool.input_schema["required"]) == {"query", "dir"}
+        tools = {t.name: t for t in listed}
+        assert set(tools["memory_select"].input_schema["required"]) == {"query", "dir"}
+        # Every tool that takes a folder takes it the same way: one path string.
+        for name in ("memory_select", "memory_load_last", "memory_save", "memory_context"):
+            assert tools[name].input_schema["properties"]["dir"]["type"] == "string", name
+        # save needs what the CLI needs: a folder, a project and a summary.
+        assert set(tools["memory_save"].input_schema["required"]) == {
+            "dir",
+            "project",
+            "session_summary",
+        }
+        for name, keys in OUTPUT_KEYS.items():
+            schema = tools[name].output_schema
+            assert schema is not None and schema["type"] == "object", name
+            assert keys <= set(schema["properties"]), (name, schema)
+            assert keys <= set(schema["required"]), (name, schema)
+        selected = tools["memory_select"].output_schema["properties"]["selected"]  # type: ignore[index]
+        assert selected["type"] == "array"
 
         status = payload(await session.call_tool("memory_status", {}))
         assert status["state"] == "ready"
@@ -81,7 +105,10 @@ def test_tools_are_listed_answer_through_the_daemon_and_report_errors(seeded: Da
         picked = payload(await session.call_tool("memory_select", args))
         assert [s["filename"] for s in picked["selected"]] == ["feedback_pytest_xdist_gotcha.md"]
         again = payload(await session.call_tool("memory_select", args))
-        assert again["selected"] == []
+        assert again["selected"] == [] and again["note"] is None
+        parent = str(Path(root).parent)
+        wrong = payload(await session.call_tool("memory_select", {**args, "dir": parent}))
+        assert wrong["note"].startswith(f"{parent} holds no memory files; did you mean {root}?")
 
         saved = payload(
             await session.call_tool(
@@ -105,10 +132,20 @@ def test_tools_are_listed_answer_through_the_daemon_and_report_errors(seeded: Da
 
         brief = payload(
             await session.call_tool(
-                "memory_context", {"task": "fix the flaky test database", "dir": [root]}
+                "memory_context", {"task": "fix the flaky test database", "dir": root}
             )
         )
         assert isinstance(brief["text"], str) and brief["text"]
+        assert root in brief["scope"] and brief["sessions_read"]
+        assert "sessions_searched" in brief  # fields beyond the schema's are kept
+
+        quick = payload(
+            await session.call_tool(
+                "memory_save",
+                {"dir": root, "project": "shop", "session_summary": "Only a summary this time."},
+            )
+        )
+        assert Path(quick["path"]).read_text().count("Only a summary this time.") == 1
         # The text content mirrors the structured result for clients that only read text.
         assert json.loads(text_of(await session.call_tool("memory_status", {})))["state"]
 

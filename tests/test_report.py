@@ -20,16 +20,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import CORPUS
 from daemon_fixtures import DaemonProc, wait_until, write_memory
 
 from memoryd.errors import InvalidParams
 from memoryd.indexer.store import IndexStore
 from memoryd.indexer.sync import Syncer
-from memoryd.report import build_report, write_report
+from memoryd.report import Retention, build_report, write_report
 from memoryd.report.render import NOTICE
 from memoryd.select import telemetry
 
-CORPUS = Path(__file__).resolve().parents[1].parent / "shared/bench/coding-memories"
 NOW = dt.datetime(2025, 6, 1, 12, 0, tzinfo=dt.UTC).timestamp()
 DAY = 86400.0
 TOKEN = "ghp_" + "Q" * 36
@@ -220,6 +220,9 @@ def test_usage_comes_from_selector_telemetry(tmp_path: Path) -> None:
     for name in ("feedback_a.md", "feedback_b.md", "feedback_c.md"):
         write_memory(m / name, f"memory {name}")
     write_memory(other / "feedback_z.md", "never asked about")
+    # Broken files are broken, not "never selected": select could never return them.
+    (m / "feedback_broken.md").write_text("no frontmatter\n")
+    (m / "project_bad_yaml.md").write_text("---\nname: [unclosed\n---\nbody\n")
     store = IndexStore(tmp_path / "index.db")
     try:
         for d in (m, other):
@@ -253,19 +256,31 @@ def test_usage_comes_from_selector_telemetry(tmp_path: Path) -> None:
     assert section(later, m)["usage"] is None
 
 
-def test_report_files_are_dated_atomic_and_say_nothing_changed(
+def test_report_files_are_named_by_time_with_a_latest_link_and_pruned(
     tmp_path: Path, report_of: Callable[..., dict[str, Any]]
 ) -> None:
     m = tmp_path / "mem"
     write_memory(m / "feedback_a.md", "a memory")
     reports = tmp_path / "reports"
     md, js = write_report(report_of(m), reports)
-    date = dt.datetime.fromtimestamp(NOW).strftime("%Y-%m-%d")
-    assert (md.name, js.name) == (f"compaction-{date}.md", f"compaction-{date}.json")
+    stamp = dt.datetime.fromtimestamp(NOW).strftime("%Y-%m-%dT%H-%M-%S")
+    assert (md.name, js.name) == (f"compaction-{stamp}.md", f"compaction-{stamp}.json")
     assert md.read_text().splitlines()[2] == f"> {NOTICE}"
     assert json.loads(js.read_text())["notice"] == NOTICE
-    write_report(report_of(m), reports)
-    assert sorted(p.name for p in reports.iterdir()) == sorted([md.name, js.name])
+    # A second report in the same second (so the same day) is a new pair, not a replacement.
+    md2, js2 = write_report(report_of(m), reports)
+    assert md2.name == f"compaction-{stamp}-1.md" and md.exists() and js.exists()
+    assert os.readlink(reports / "latest.md") == md2.name
+    assert os.readlink(reports / "latest.json") == js2.name
+    # Pruning: by count (newest first), then by age; never the pair just written.
+    os.utime(md, (NOW - 200 * DAY, NOW - 200 * DAY))
+    os.utime(js, (NOW - 200 * DAY, NOW - 200 * DAY))
+    write_report(report_of(m), reports, Retention(keep=30, max_age_days=90))
+    assert not md.exists() and not js.exists() and md2.exists()
+    (reports / "notes.md").write_text("mine")  # not a report: never touched
+    md4, js4 = write_report(report_of(m), reports, Retention(keep=1, max_age_days=90))
+    names = sorted(p.name for p in reports.iterdir())
+    assert names == sorted(["latest.json", "latest.md", "notes.md", md4.name, js4.name])
 
 
 def test_report_socket_method_and_status(make_daemon: Callable[..., DaemonProc]) -> None:
@@ -401,7 +416,6 @@ def _fingerprint(root: Path) -> dict[str, tuple[int, str]]:
     }
 
 
-@pytest.mark.skipif(not CORPUS.is_dir(), reason="development corpus not present")
 def test_corpus_report_lists_exactly_its_broken_and_secret_files(
     make_daemon: Callable[..., DaemonProc],
 ) -> None:

@@ -10,20 +10,21 @@ context from a ``hookSpecificOutput`` object on stdout:
   memory is injected with its path, its age and its text, capped per file and
   per session (see :mod:`memoryd.integrations._hook_state`).
 * ``SessionStart`` -> ``load_last`` for the project: the resume line and the
-  last session's summary. The project is the basename of ``cwd`` turned into a
-  session-file slug (``My App`` -> ``my-app``), the same name an agent would
-  most naturally pass to ``save``.
+  last session's summary. The project is the one named by the folder's newest
+  session file (``2025-06-05-14-15-tasktrack.md`` -> ``tasktrack``), whatever
+  the checkout's folder is called; a folder without session files falls back
+  to the basename of ``cwd`` as a slug (``My App`` -> ``my-app``).
 
 The project's memory folder is where Claude Code keeps auto-memory:
 ``$CLAUDE_CONFIG_DIR/projects/<cwd with / . \\ : as ->/memory``.
 
 A hook that fails or stalls would break or slow every prompt, so every failure
 (daemon down, folder missing, bad stdin, a bug) ends the same way: nothing on
-stdout, exit 0, one log line on stderr saying why (a warning for failures and
-a missing folder; ``MEMORYD_LOG_LEVEL=INFO`` also shows quiet cases such as
-"nothing relevant"). The time budget holds with
-socket timeouts for the daemon call plus an interval timer around everything
-else (including a stdin that never closes).
+stdout, exit 0, one log line on stderr saying why (a warning for failures;
+``MEMORYD_LOG_LEVEL=INFO`` also shows quiet cases such as "nothing relevant",
+and ``DEBUG`` a project without a memory folder, which is the common case).
+The time budget holds with socket timeouts for the daemon call plus an
+interval timer around everything else (including a stdin that never closes).
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ from types import FrameType
 from typing import Any, NamedTuple
 
 from memoryd import paths
+from memoryd.indexer.parse import SESSION_FILENAME
 from memoryd.integrations._hook_state import SessionState
 from memoryd.integrations._transcript import recent_tools
 from memoryd.ipc.client import Client
@@ -80,6 +82,22 @@ def project_slug(cwd: str) -> str | None:
     slug = re.sub(r"[^a-z0-9._-]+", "-", name)
     slug = re.sub(r"\.{2,}", ".", slug).lstrip("._-")[:100]
     return slug or None
+
+
+def newest_session_project(directory: str) -> str | None:
+    """The project of the folder's newest session file, whatever the checkout is called.
+
+    Session filenames start with their time, so the greatest name is the newest
+    session; a folder Claude Code keeps for one checkout holds that project's
+    sessions under whatever slug the agent saved them with.
+    """
+    try:
+        names = [n for n in os.listdir(directory) if SESSION_FILENAME.match(n)]
+    except OSError:
+        return None
+    newest = max(names, default=None)
+    match = SESSION_FILENAME.match(newest) if newest else None
+    return match.group(2) if match else None
 
 
 def cap_text(text: str, max_bytes: int = MAX_FILE_BYTES, max_lines: int = MAX_FILE_LINES) -> str:
@@ -134,7 +152,8 @@ def run(stdin_text: str, options: HookOptions) -> dict[str, Any] | None:
         log.info("hook_skipped", reason="event not handled", hook_event_name=name)
         return None
     if not os.path.isdir(directory):
-        log.warning("hook_gave_nothing", reason="no memory directory", dir=directory)
+        # Most projects have no memory folder: that is the normal case, not a warning.
+        log.debug("hook_skipped", reason="no memory directory", dir=directory)
         return None
     directory = os.path.realpath(directory)
     with Client(options.socket, timeout=options.timeout) as client:
@@ -211,9 +230,9 @@ def _memory_block(entry: dict[str, Any]) -> str | None:
 def _on_session_start(
     cwd: str, directory: str, session_id: str | None, client: Client
 ) -> str | None:
-    project = project_slug(cwd)
+    project = newest_session_project(directory) or project_slug(cwd)
     if project is None:
-        log.info("hook_skipped", reason="no project name in cwd", cwd=cwd)
+        log.info("hook_skipped", reason="no session memory and no project name in cwd", cwd=cwd)
         return None
     last = client.load_last(directory, project)
     if not last["found"]:

@@ -78,7 +78,7 @@ def install_claude_code(settings: Path, command: str | None = None) -> InstallRe
         result.added.append(event)
     if result.added:
         if settings.exists():
-            result.backup = _backup(settings)
+            result.backup = backup_copy(settings)
         _write(settings, doc)
     return result
 
@@ -110,7 +110,8 @@ def _runs_memoryd(group: object) -> bool:
     )
 
 
-def _backup(settings: Path) -> Path:
+def backup_copy(settings: Path) -> Path:
+    """Copy ``settings`` to ``<name>.bak-<local time>`` (never over an older backup)."""
     stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
     backup = settings.with_name(f"{settings.name}.bak-{stamp}")
     n = 1

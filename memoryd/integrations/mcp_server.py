@@ -21,7 +21,14 @@ from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import Field
 
 from memoryd import __version__, paths
-from memoryd.errors import DaemonUnavailable, MemorydError, RemoteError
+from memoryd.errors import START_HINT, DaemonUnavailable, MemorydError, RemoteError
+from memoryd.integrations.mcp_schemas import (
+    ContextResult,
+    LoadLastResult,
+    SaveResult,
+    SelectResult,
+    StatusResult,
+)
 from memoryd.ipc.client import Client
 
 CALL_TIMEOUT_S = 60.0
@@ -48,8 +55,8 @@ def build_server(socket: Path | None = None) -> MCPServer[Any]:
                 return result
         except DaemonUnavailable as exc:
             raise ToolError(
-                f"the memoryd daemon is not running ({exc}). Start it with `memoryd serve` "
-                "(or `systemctl --user start memoryd`) and retry; this server does not start it."
+                f"the memoryd daemon is not running ({exc}); {START_HINT} and retry "
+                "(this server never starts one)"
             ) from None
         except RemoteError as exc:
             raise ToolError(f"memoryd {method} failed [{exc.code}]: {exc.message}") from None
@@ -73,7 +80,8 @@ def build_server(socket: Path | None = None) -> MCPServer[Any]:
             "when you start a task, when the topic changes, or before touching an area you may "
             "have notes about. Returns each memory's path, description, type and age; read the "
             "files you need. Pass session_id so the same memory is never returned twice in one "
-            "session. An empty answer means nothing relevant: do not retry with the same query."
+            "session. An empty answer means nothing relevant: do not retry with the same query; "
+            "when 'note' is set, the folder itself was wrong (it names the likely one)."
         )
     )
     def memory_select(
@@ -91,8 +99,8 @@ def build_server(socket: Path | None = None) -> MCPServer[Any]:
             list[str] | None, Field(description="File names already shown to you this session")
         ] = None,
         limit: Annotated[int, Field(ge=1, le=5, description="Maximum number of memories")] = 5,
-    ) -> dict[str, Any]:
-        return call(
+    ) -> SelectResult:
+        return call(  # type: ignore[return-value]
             "select",
             {
                 "query": query,
@@ -111,8 +119,8 @@ def build_server(socket: Path | None = None) -> MCPServer[Any]:
             "start of a session when continuing earlier work on the project."
         )
     )
-    def memory_load_last(dir: Dir, project: Project) -> dict[str, Any]:
-        return call("load_last", {"dir": dir, "project": project})
+    def memory_load_last(dir: Dir, project: Project) -> LoadLastResult:
+        return call("load_last", {"dir": dir, "project": project})  # type: ignore[return-value]
 
     @server.tool(
         description=(
@@ -127,8 +135,8 @@ def build_server(socket: Path | None = None) -> MCPServer[Any]:
         project: Project,
         session_summary: Annotated[str, Field(description="What this session did, in prose")],
         active_state: Annotated[
-            str, Field(description="Where things stand now and what comes next")
-        ],
+            str | None, Field(description="Where things stand now and what comes next")
+        ] = None,
         session: Annotated[
             str | None, Field(description="Session start as YYYY-MM-DD-HH-MM (default: now)")
         ] = None,
@@ -147,8 +155,8 @@ def build_server(socket: Path | None = None) -> MCPServer[Any]:
         checkpoints_approved: Annotated[
             list[str] | None, Field(description="Checkpoint labels the user approved")
         ] = None,
-    ) -> dict[str, Any]:
-        return call(
+    ) -> SaveResult:
+        return call(  # type: ignore[return-value]
             "save",
             {
                 "dir": dir,
@@ -175,15 +183,19 @@ def build_server(socket: Path | None = None) -> MCPServer[Any]:
     )
     def memory_context(
         task: Annotated[str, Field(description="The task you are about to do")],
-        dir: Annotated[list[str], Field(description="Memory folders holding session files")],
+        dir: Dir,
+        more_dirs: Annotated[
+            list[str] | None, Field(description="Other memory folders to read too (optional)")
+        ] = None,
         project: Annotated[str | None, Field(description="Limit to one project slug")] = None,
         budget_tokens: Annotated[
             int, Field(ge=100, le=4000, description="Size limit of the brief")
         ] = 600,
-    ) -> dict[str, Any]:
-        return call(
+    ) -> ContextResult:
+        dirs = [dir, *(more_dirs or [])]
+        return call(  # type: ignore[return-value]
             "context",
-            {"task": task, "dir": dir, "project": project, "budget_tokens": budget_tokens},
+            {"task": task, "dir": dirs, "project": project, "budget_tokens": budget_tokens},
         )
 
     @server.tool(
@@ -192,8 +204,8 @@ def build_server(socket: Path | None = None) -> MCPServer[Any]:
             "another memory tool fails or returns nothing unexpectedly."
         )
     )
-    def memory_status() -> dict[str, Any]:
-        return call("status", {})
+    def memory_status() -> StatusResult:
+        return call("status", {})  # type: ignore[return-value]
 
     return server
 

@@ -9,13 +9,13 @@ telemetry exists — what was never or most often selected.
 
 The daemon writes one on a schedule; ``memoryd report`` and the ``report``
 socket method write one on demand. Both call :func:`build_report` then
-:func:`write_report`.
+:func:`~memoryd.report.files.write_report` (time-named files, a ``latest``
+link, pruning by count and age).
 """
 
 from __future__ import annotations
 
 import datetime as dt
-import os
 import sqlite3
 import time
 from collections import defaultdict
@@ -27,8 +27,10 @@ from memoryd.indexer.queries import IndexedFile, files_under, iso_utc
 from memoryd.indexer.records import KIND_MEMORY
 from memoryd.ipc import params as p
 from memoryd.report import findings, memory_index, sessions
-from memoryd.report.render import NOTICE, render_markdown
-from memoryd.sessions.service import write_atomic
+from memoryd.report.files import Retention, write_report
+from memoryd.report.render import NOTICE
+
+__all__ = ["Retention", "build_report", "produce", "report_params", "write_report"]
 
 SUMMARY_KEYS = (
     "directories",
@@ -83,6 +85,10 @@ def _summary(dirs: list[dict[str, Any]]) -> dict[str, int]:
     return totals
 
 
+def _selectable(f: IndexedFile) -> bool:
+    return f.kind == KIND_MEMORY and f.error is None
+
+
 def build_report(
     conn: sqlite3.Connection, dirs: list[str], older_than_s: float, now: float | None = None
 ) -> dict[str, Any]:
@@ -101,8 +107,10 @@ def build_report(
                 seen.add(f.path)
                 by_dir[f.directory].append(f)
     reports = [_directory_report(d, by_dir[d], cutoff, now) for d in sorted(by_dir)]
+    # Only memories select can return can be "never selected" (the same
+    # manifest `stats` uses); broken files are reported as broken instead.
     manifests = {
-        r["path"]: [f.filename for f in by_dir[r["path"]] if f.kind == KIND_MEMORY] for r in reports
+        r["path"]: [f.filename for f in by_dir[r["path"]] if _selectable(f)] for r in reports
     }
     usage = findings.usage_by_dir(conn, manifests, cutoff)
     for r in reports:
@@ -111,6 +119,7 @@ def build_report(
         "notice": NOTICE,
         "generated_at": iso_utc(now),
         "date": dt.datetime.fromtimestamp(now).strftime("%Y-%m-%d"),
+        "stamp": dt.datetime.fromtimestamp(now).strftime("%Y-%m-%dT%H-%M-%S"),
         "older_than_days": round(older_than_s / sessions.DAY, 3),
         "roots": list(dirs),
         "summary": _summary(reports),
@@ -118,20 +127,6 @@ def build_report(
     }
     redacted: dict[str, Any] = findings.redact(report)
     return redacted
-
-
-def write_report(report: dict[str, Any], reports_dir: Path) -> tuple[Path, Path]:
-    """Write ``compaction-YYYY-MM-DD.md`` and ``.json`` atomically; return both paths.
-
-    A second report on the same day replaces the first: the newest view is the
-    one worth acting on.
-    """
-    reports_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
-    stem = reports_dir / f"compaction-{report['date']}"
-    md_path, json_path = stem.with_suffix(".md"), stem.with_suffix(".json")
-    write_atomic(os.fspath(json_path), findings.dumps(report))
-    write_atomic(os.fspath(md_path), render_markdown(report))
-    return md_path, json_path
 
 
 def report_params(params: dict[str, Any], default_days: float) -> tuple[str | None, float]:
@@ -145,11 +140,15 @@ def report_params(params: dict[str, Any], default_days: float) -> tuple[str | No
 
 
 def produce(
-    conn: sqlite3.Connection, dirs: list[str], older_than_s: float, reports_dir: Path
+    conn: sqlite3.Connection,
+    dirs: list[str],
+    older_than_s: float,
+    reports_dir: Path,
+    retention: Retention | None = None,
 ) -> dict[str, Any]:
     """Build and write one report; the answer of ``report`` (paths and counts, not the body)."""
     report = build_report(conn, dirs, older_than_s)
-    md_path, json_path = write_report(report, reports_dir)
+    md_path, json_path = write_report(report, reports_dir, retention)
     return {
         "at": report["generated_at"],
         "path": str(md_path),

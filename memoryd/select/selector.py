@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from memoryd.errors import MemorydError
+from memoryd.indexer.folders import empty_folder_note
 from memoryd.indexer.queries import IndexedFile, iso_utc
 from memoryd.ipc import params as p
 from memoryd.select import telemetry
@@ -196,10 +197,8 @@ class Selector:
                         elif name not in (n for n, _ in picks):
                             picks.append((name, None))
         if ranker == "local":
-            picks = [
-                (s.filename, s.score)
-                for s in self.local.rank(req.query, cands, req.limit, relations)
-            ]
+            anchors = [c for _, c in pool if c.filename in shown]
+            picks = self._rank_locally(req, cands, anchors, relations)
         selected, vanished = [], 0
         for name, score in picks[: req.limit]:
             f = files[name]
@@ -225,8 +224,29 @@ class Selector:
             },
             "dropped_unknown": dropped,
             "fallback": fallback,
+            "note": None if manifest.total else empty_folder_note(directory),
             "_tokens": tokens,
         }
+
+    def _rank_locally(
+        self,
+        req: SelectParams,
+        cands: list[Candidate],
+        shown: list[Candidate],
+        relations: Relations | None,
+    ) -> list[tuple[str, float | None]]:
+        """The local ranker's picks, with the memories already shown still in the race.
+
+        The local cut-off is relative to the best hit, so ranking only what is
+        left after the shown memories are removed would lower the bar and pad
+        the answer with unrelated files (the same prompt twice in a session got
+        a second, unrelated memory). Ranking them too and then dropping them
+        keeps the bar where the first answer put it.
+        """
+        limit = req.limit + len(shown)
+        ranked = self.local.rank(req.query, cands + shown, limit, relations)
+        names = {c.filename for c in shown}
+        return [(s.filename, s.score) for s in ranked if s.filename not in names]
 
     def _remembered(self, session_id: str | None, directory: str) -> set[str]:
         if session_id is None:

@@ -1,0 +1,92 @@
+"""The folders the daemon watches, where each one came from, and which may be forgotten.
+
+A root is *permanent* when the user named it where the daemon is set up (the
+config file, Claude Code's folders, ``serve --root``) or asked for it with
+``watch``. A folder that a ``select``/``list``/… request merely names is a
+*request* root: it is watched while it is used and forgotten after an idle
+time, so a typo or a parent folder given as ``--dir`` does not stay watched
+(and counted in ``status``) forever. Only ``request`` and ``watch`` roots are
+written to the index's ``roots`` table; the others are declared again at every
+start. ``unwatch`` removes any root.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass
+
+PERSISTED = ("request", "watch")
+"""Origins stored in the index; the others come from the command line or config at start."""
+
+ORIGINS = ("configured", "claude", "default", "serve", "watch", "request")
+
+TOUCH_RESOLUTION_S = 60.0
+"""A request root's last use is recorded (and written to the index) at most this often."""
+
+
+@dataclass(frozen=True)
+class Root:
+    path: str
+    origin: str
+    last_used: float
+
+
+def under(directory: str, root: str) -> bool:
+    return directory == root or directory.startswith(root.rstrip("/") + "/")
+
+
+class RootSet:
+    """Thread-safe map of root path -> origin and, for request roots, when last used."""
+
+    def __init__(self) -> None:
+        self._roots: dict[str, Root] = {}
+        self._lock = threading.Lock()
+
+    def paths(self) -> list[str]:
+        with self._lock:
+            return list(self._roots)
+
+    def get(self, path: str) -> Root | None:
+        with self._lock:
+            return self._roots.get(path)
+
+    def covering(self, directory: str) -> str | None:
+        """The root ``directory`` is in (itself or an ancestor), if any."""
+        with self._lock:
+            return next((r for r in self._roots if under(directory, r)), None)
+
+    def add(self, path: str, origin: str, last_used: float | None = None) -> Root:
+        """Record ``path``; a permanent origin wins over ``request`` for a known root."""
+        with self._lock:
+            known = self._roots.get(path)
+            if known is not None and (origin == "request" or known.origin != "request"):
+                return known
+            root = Root(path, origin, time.time() if last_used is None else last_used)
+            self._roots[path] = root
+            return root
+
+    def remove(self, path: str) -> Root | None:
+        with self._lock:
+            return self._roots.pop(path, None)
+
+    def touch(self, path: str) -> Root | None:
+        """Note that a request used ``path`` now; returns the root when that is worth saving."""
+        now = time.time()
+        with self._lock:
+            root = self._roots.get(path)
+            if root is None or root.origin != "request":
+                return None
+            if now - root.last_used < TOUCH_RESOLUTION_S:
+                return None
+            self._roots[path] = Root(path, root.origin, now)
+            return self._roots[path]
+
+    def idle(self, idle_seconds: float, now: float) -> list[str]:
+        """Request roots not used for ``idle_seconds``."""
+        with self._lock:
+            return [
+                r.path
+                for r in self._roots.values()
+                if r.origin == "request" and now - r.last_used > idle_seconds
+            ]

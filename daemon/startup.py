@@ -1,0 +1,95 @@
+"""What the daemon shows while it builds its first index, and who waits for it.
+
+On a first start over a large folder set the full reconcile can take a while.
+Instead of a silent socket, the daemon serves ``status`` from the start (with
+the files done, the total and the rate under ``indexing``) and logs the same
+numbers at most once a second; every other method waits until the index is
+complete, so no answer is ever computed from a half-built index.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+import structlog
+
+from memoryd.errors import InternalError
+from memoryd.indexer.scanner import walk_dirs
+from memoryd.ipc.server import Handler
+
+log = structlog.get_logger("memoryd.daemon")
+
+LOG_EVERY_S = 1.0
+UNGATED = frozenset({"status", "shutdown"})
+"""Methods answered while the first index is being built."""
+
+
+def count_files(roots: list[str]) -> int:
+    """Memory files under ``roots`` (a listing pass: nothing is read)."""
+    return sum(len(entries) for root in roots for _, entries in walk_dirs(root))
+
+
+class IndexProgress:
+    """Files reconciled out of a total; logs ``index.progress`` at most once a second."""
+
+    def __init__(
+        self,
+        total: int,
+        *,
+        every: float = LOG_EVERY_S,
+        clock: Callable[[], float] = time.monotonic,
+        emit: Callable[..., Any] | None = None,
+    ) -> None:
+        self.emit = emit or log.info
+        self.total = total
+        self.done = 0
+        self.every = every
+        self.clock = clock
+        self.started = clock()
+        self.finished: float | None = None
+        self._logged: float | None = None
+
+    def advance(self, files: int) -> None:
+        self.done += files
+        now = self.clock()
+        if self._logged is None or now - self._logged >= self.every:
+            self._logged = now
+            self.emit("index.progress", **self.to_json())
+
+    def finish(self) -> None:
+        self.finished = self.clock()
+        self.emit("index.progress", **self.to_json())
+
+    def to_json(self) -> dict[str, Any]:
+        elapsed = (self.finished or self.clock()) - self.started
+        return {
+            "phase": "indexing" if self.finished is None else "done",
+            "done": self.done,
+            "total": self.total,
+            "seconds": round(elapsed, 3),
+            "rate_per_s": round(self.done / elapsed) if elapsed > 0 else None,
+        }
+
+
+def gate(
+    handlers: dict[str, Handler], ready: threading.Event, is_ready: Callable[[], bool]
+) -> dict[str, Handler]:
+    """``handlers`` with every method but status/shutdown held until ``ready`` is set.
+
+    ``ready`` is also set when the daemon stops during start-up; the held
+    requests then get an error instead of an answer from a partial index.
+    """
+
+    def held(handler: Handler) -> Handler:
+        def wait_then_answer(params: dict[str, Any]) -> Any:
+            ready.wait()
+            if not is_ready():
+                raise InternalError("memoryd stopped before its first index was complete")
+            return handler(params)
+
+        return wait_then_answer
+
+    return {name: h if name in UNGATED else held(h) for name, h in handlers.items()}

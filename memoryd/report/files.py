@@ -1,0 +1,100 @@
+"""Where reports are written: one pair per run, named by time, a ``latest`` link, pruning.
+
+A report is named by the second it was built (``compaction-2026-11-30T14-32-15``),
+so a second report on the same day is a new pair of files instead of silently
+replacing the first. ``latest.md`` and ``latest.json`` are symlinks to the
+newest pair. After each write the folder is pruned: pairs beyond
+``reports.keep`` (newest first) or older than ``reports.max_age_days`` go.
+Only files named like memoryd's reports are ever deleted, and never the pair
+just written.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from memoryd.config import Config
+from memoryd.report import findings
+from memoryd.report.render import render_markdown
+from memoryd.sessions.service import write_atomic
+
+DAY = 86400.0
+
+_REPORT_FILE = re.compile(
+    r"^(compaction-\d{4}-\d{2}-\d{2}(?:T\d{2}-\d{2}-\d{2})?(?:-\d+)?)\.(md|json)$"
+)
+
+LATEST = "latest"
+
+
+@dataclass(frozen=True)
+class Retention:
+    """How many reports to keep, and for how long."""
+
+    keep: int = 30
+    max_age_days: float = 90.0
+
+    @classmethod
+    def of(cls, cfg: Config) -> Retention:
+        return cls(cfg.report_keep, cfg.report_max_age_days)
+
+
+def write_report(
+    report: dict[str, Any], reports_dir: Path, retention: Retention | None = None
+) -> tuple[Path, Path]:
+    """Write the report's ``.md`` and ``.json`` atomically, point ``latest`` at them, prune."""
+    reports_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+    stem = f"compaction-{report['stamp']}"
+    n = 1
+    while (reports_dir / f"{stem}.md").exists() or (reports_dir / f"{stem}.json").exists():
+        stem = f"compaction-{report['stamp']}-{n}"
+        n += 1
+    md_path, json_path = reports_dir / f"{stem}.md", reports_dir / f"{stem}.json"
+    write_atomic(os.fspath(json_path), findings.dumps(report))
+    write_atomic(os.fspath(md_path), render_markdown(report))
+    for path in (md_path, json_path):
+        _link(reports_dir / f"{LATEST}{path.suffix}", path.name)
+    prune(reports_dir, retention or Retention(), keep_stem=stem)
+    return md_path, json_path
+
+
+def _link(link: Path, target: str) -> None:
+    """Replace ``link`` with a relative symlink to ``target`` in one rename."""
+    tmp = link.with_name(f".{link.name}.{os.getpid()}.tmp")
+    with contextlib.suppress(FileNotFoundError):
+        tmp.unlink()
+    os.symlink(target, tmp)
+    os.replace(tmp, link)
+
+
+def prune(reports_dir: Path, retention: Retention, keep_stem: str, now: float | None = None) -> int:
+    """Delete report pairs past the count or the age limit; return how many pairs went."""
+    now = time.time() if now is None else now
+    pairs: dict[str, list[Path]] = {}
+    for path in reports_dir.iterdir():
+        match = _REPORT_FILE.match(path.name)
+        if match:
+            pairs.setdefault(match.group(1), []).append(path)
+    newest_first = sorted(pairs, key=lambda s: _mtime(pairs[s]), reverse=True)
+    gone = 0
+    for rank, stem in enumerate(newest_first):
+        if stem == keep_stem:
+            continue
+        too_many = rank >= retention.keep
+        too_old = now - _mtime(pairs[stem]) > retention.max_age_days * DAY
+        if too_many or too_old:
+            for path in pairs[stem]:
+                with contextlib.suppress(FileNotFoundError):
+                    path.unlink()
+            gone += 1
+    return gone
+
+
+def _mtime(paths: list[Path]) -> float:
+    return max((p.stat().st_mtime for p in paths if p.exists()), default=0.0)

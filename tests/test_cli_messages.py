@@ -1,0 +1,103 @@
+"""What the command line says to a newcomer: usage, hints, tables, normalised names.
+
+In-process through :func:`memoryd.cli.main` with a socket nobody listens on,
+so each test also shows the no-daemon path a fresh install takes.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+from conftest import MakeMemory
+
+from memoryd.cli import main
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "memory"
+
+
+@pytest.fixture(autouse=True)
+def isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MEMORYD_SOCKET", str(tmp_path / "no-daemon.sock"))
+    monkeypatch.setenv("MEMORYD_DB", str(tmp_path / "index.db"))
+    for var in ("XDG_STATE_HOME", "XDG_RUNTIME_DIR", "XDG_CONFIG_HOME", "XDG_DATA_HOME"):
+        monkeypatch.setenv(var, str(tmp_path / "xdg" / var.lower()))
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    try:
+        code = main(list(argv))
+    except SystemExit as exc:
+        code = int(exc.code or 0)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_an_unknown_option_shows_the_subcommands_own_usage(
+    capsys: pytest.CaptureFixture[str], memdir: Path
+) -> None:
+    code, out, err = run(capsys, "select", "q", "--dir", str(memdir), "--frobnicate")
+    assert code == 2 and out == ""
+    assert err.startswith("usage: memoryd select ")
+    assert "memoryd select: error: unrecognized arguments: --frobnicate" in err
+    assert "COMMAND ..." not in err
+    code, _, err = run(capsys, "install-hook", "claude-code", "--frobnicate")
+    assert code == 2 and err.startswith("usage: memoryd install-hook claude-code ")
+
+
+def test_status_without_a_daemon_says_how_to_start_one(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code, out, err = run(capsys, "status")
+    assert code == 1 and out == ""
+    assert "no memoryd daemon answers on" in err
+    assert "`memoryd serve`" in err and "systemctl --user start memoryd" in err
+
+
+def test_stats_prints_an_aligned_table_not_python_reprs(
+    capsys: pytest.CaptureFixture[str], memdir: Path, make_memory: MakeMemory
+) -> None:
+    make_memory("feedback_tests.md", "run the tests before pushing")
+    for query in ("run the tests", "deploy the kubernetes cluster"):
+        assert run(capsys, "select", query, "--dir", str(memdir), "--ranker", "local")[0] == 0
+    code, out, _ = run(capsys, "stats", "--since", "1h")
+    assert code == 0
+    assert "{" not in out and "'" not in out
+    assert "selector runs since" in out and ": 2 (empty answers 50%)" in out
+    table = out.split("\n\n")[1].splitlines()
+    assert re.fullmatch(r" +runs / rate", table[0])
+    assert re.fullmatch(r"ranker +local +2", table[1])
+    assert len({len(row) for row in table}) == 1  # right-aligned values end in one column
+    assert "\nunknown names dropped: 0\n" in out
+
+
+def test_a_capitalised_project_is_lowercased_with_a_note(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    folder = tmp_path / "memory"
+    shutil.copytree(EXAMPLES, folder)
+    code, out, err = run(capsys, "load-last", "--dir", str(folder), "--project", "TaskTrack")
+    assert code == 0
+    assert "project name 'TaskTrack' lowercased to 'tasktrack'" in err
+    assert "2025-06-05-14-15-tasktrack.md" in out
+    code, _, err = run(capsys, "load-last", "--dir", str(folder), "--project", "Task/Track")
+    assert code == 1 and "'project' must be a slug" in err and "lowercased" not in err
+
+
+def test_select_on_a_wrong_folder_says_what_was_searched(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    project = tmp_path / "project"
+    shutil.copytree(EXAMPLES, project / "memory")
+    (tmp_path / "empty").mkdir()
+    code, out, _ = run(capsys, "select", "run the tests", "--dir", str(tmp_path / "empty"))
+    assert (code, out) == (0, f"(no memories in {tmp_path / 'empty'} (0 files))\n")
+    code, out, _ = run(capsys, "select", "run the tests", "--dir", str(project))
+    assert out == (
+        f"({project} holds no memory files; did you mean {project / 'memory'}? "
+        "(subfolders with memory files: memory))\n"
+    )
+    code, out, _ = run(capsys, "select", "marketing footer copy", "--dir", str(project / "memory"))
+    assert out == "(no memory clearly helps with this query)\n"

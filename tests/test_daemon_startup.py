@@ -1,0 +1,82 @@
+"""The first index: progress in the log and in ``status``; requests wait for a complete index."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from daemon_fixtures import DaemonProc, write_memory
+
+from memoryd.daemon.startup import IndexProgress, gate
+from memoryd.errors import InternalError
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_progress_is_logged_at_most_once_a_second_with_a_rate() -> None:
+    clock = Clock()
+    logs: list[dict[str, Any]] = []
+    progress = IndexProgress(
+        1000, clock=clock, emit=lambda event, **kw: logs.append({"event": event, **kw})
+    )
+    for _ in range(50):  # 50 directories within the same 0.5 s
+        clock.now += 0.01
+        progress.advance(10)
+    assert len(logs) == 1  # the first directory, then nothing for a second
+    clock.now += 1.0
+    progress.advance(500)
+    assert [e["done"] for e in logs] == [10, 1000]
+    progress.finish()
+    last = logs[-1]
+    assert last["event"] == "index.progress"
+    assert (last["phase"], last["done"], last["total"]) == ("done", 1000, 1000)
+    assert last["rate_per_s"] == round(1000 / 1.5)
+
+
+def test_held_methods_wait_for_the_index_and_fail_if_the_daemon_stops_first() -> None:
+    ready = threading.Event()
+    state = {"ready": False}
+    handlers = gate(
+        {"status": lambda p: "status", "select": lambda p: "picked"},
+        ready,
+        lambda: state["ready"],
+    )
+    assert handlers["status"]({}) == "status"  # never held
+    answers: list[object] = []
+    worker = threading.Thread(target=lambda: answers.append(handlers["select"]({})))
+    worker.start()
+    worker.join(0.2)
+    assert worker.is_alive() and answers == []  # still waiting for the index
+    state["ready"] = True
+    ready.set()
+    worker.join(5)
+    assert answers == ["picked"]
+
+    ready_but_stopped = threading.Event()
+    ready_but_stopped.set()
+    stopping = gate({"select": lambda p: "picked"}, ready_but_stopped, lambda: False)
+    with pytest.raises(InternalError, match="before its first index was complete"):
+        stopping["select"]({})
+
+
+def test_status_reports_the_first_index_and_the_log_has_progress(
+    make_daemon: Callable[..., DaemonProc],
+) -> None:
+    d = make_daemon(start=False)
+    for i in range(400):
+        write_memory(d.roots[0] / f"d{i % 8}" / f"feedback_{i}.md", f"memory {i}")
+    d.start()
+    indexing = d.call("status")["indexing"]
+    assert (indexing["phase"], indexing["done"], indexing["total"]) == ("done", 400, 400)
+    lines = [json.loads(x) for x in d.log().splitlines() if '"index.progress"' in x]
+    assert lines and lines[-1]["done"] == 400 and lines[-1]["phase"] == "done"
+    assert all(line["total"] == 400 for line in lines)
