@@ -12,7 +12,6 @@ import datetime as dt
 import errno
 import hashlib
 import os
-import re
 from typing import Any
 
 from memoryd.indexer.frontmatter import FrontmatterError, load_mapping, split
@@ -27,6 +26,7 @@ from memoryd.indexer.records import (
     ParsedFile,
 )
 from memoryd.indexer.secrets import find_secrets
+from memoryd.paths import SESSION_FILENAME
 
 MAX_FILE_BYTES = 1024 * 1024
 """Files larger than this are not read whole."""
@@ -34,7 +34,6 @@ MAX_FILE_BYTES = 1024 * 1024
 HEAD_BYTES = 64 * 1024
 """How much of an oversized file is read: enough for any sane header."""
 
-SESSION_FILENAME = re.compile(r"^(\d{4}-\d{2}-\d{2}-\d{2}-\d{2})-(.+)\.md$")
 
 SESSION_KEYS = (
     "schema_version",

@@ -60,11 +60,11 @@ def project_slug(value: str) -> str:
     with a note rather than refused. Anything else is left for the
     ``invalid_params`` check to explain.
     """
-    from memoryd.sessions.format import check_project  # noqa: PLC0415 - keep start-up light
-
     lowered = value.lower()
     if lowered == value:
         return value
+    from memoryd.sessions.format import check_project  # noqa: PLC0415 - keep start-up light
+
     try:
         check_project(lowered)
     except InvalidParams:

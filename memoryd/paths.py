@@ -1,13 +1,18 @@
-"""Default locations, following the XDG base directory specification.
+"""Default locations, following the XDG base directory specification, and file names.
 
 Each function reads the environment at call time so tests (and systemd units)
-can point memoryd elsewhere with ``XDG_*`` or ``MEMORYD_*`` variables.
+can point memoryd elsewhere with ``XDG_*`` or ``MEMORYD_*`` variables. The
+module is light (no third-party imports) because the client path uses it.
 """
 
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
+
+SESSION_FILENAME = re.compile(r"^(\d{4}-\d{2}-\d{2}-\d{2}-\d{2})-(.+)\.md$")
+"""A session memory's name: ``YYYY-MM-DD-HH-MM-<project>.md`` (groups: time, project)."""
 
 
 def _xdg(var: str, fallback: str) -> Path:

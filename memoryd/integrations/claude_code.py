@@ -41,11 +41,11 @@ from types import FrameType
 from typing import Any, NamedTuple
 
 from memoryd import paths
-from memoryd.indexer.parse import SESSION_FILENAME
 from memoryd.integrations._hook_state import SessionState
 from memoryd.integrations._transcript import recent_tools
 from memoryd.ipc.client import Client
 from memoryd.logs import LazyLogger
+from memoryd.paths import SESSION_FILENAME
 
 MAX_FILE_BYTES = 4 * 1024
 MAX_FILE_LINES = 200
