@@ -13,12 +13,13 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from memoryd import __version__
-from memoryd.daemon import query_handlers, report_handlers, session_handlers
+from memoryd.daemon import query_handlers, report_handlers, session_handlers, staleness_handlers
 from memoryd.indexer import queries
 from memoryd.indexer.sync import Syncer
 from memoryd.ipc import params as p
 from memoryd.ipc.protocol import PROTOCOL_VERSION
 from memoryd.ipc.server import Handler
+from memoryd.staleness.results import annotate_listing
 
 if TYPE_CHECKING:
     from memoryd.daemon.app import Daemon
@@ -27,7 +28,7 @@ COUNTS_MAX_AGE = 2.0
 """Seconds a root's file counts may be reused by ``status`` when nothing was written."""
 
 # Modules that add methods: each has CAPABILITIES and handlers(daemon).
-FEATURES = (query_handlers, session_handlers, report_handlers)
+FEATURES = (query_handlers, session_handlers, report_handlers, staleness_handlers)
 
 # Features a client may test for; feature modules append theirs.
 BASE_CAPABILITIES = ["status", "list", "reindex", "watch", "shutdown", "peer-uid-check"]
@@ -69,6 +70,7 @@ def build_handlers(daemon: Daemon) -> dict[str, Handler]:
                     "files": files,
                     "errors": errors,
                     "watcher": daemon.watcher.modes.get(root, "none"),
+                    **(daemon.staleness.checkout_of(root) if daemon.staleness else {}),
                 }
             )
         rec = daemon.last_reconcile
@@ -100,7 +102,8 @@ def build_handlers(daemon: Daemon) -> dict[str, Handler]:
     def list_(params: dict[str, Any]) -> dict[str, Any]:
         p.reject_unknown(params, ("dir",))
         directory = daemon.ensure_dir(params.get("dir"))
-        return queries.listing(queries.files_under(daemon.readers.conn(), directory), directory)
+        conn = daemon.readers.conn()
+        return annotate_listing(conn, queries.listing(queries.files_under(conn, directory), directory))
 
     def reindex(params: dict[str, Any]) -> dict[str, Any]:
         p.reject_unknown(params, ("dir",))

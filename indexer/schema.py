@@ -12,6 +12,8 @@ from collections.abc import Callable
 
 import sqlite_utils
 
+from memoryd.staleness.results import create_tables
+
 Migration = Callable[[sqlite_utils.Database], None]
 
 FTS_COLUMNS = ["filename", "name", "description", "body"]
@@ -109,12 +111,18 @@ def _m005_rank_weights(db: sqlite_utils.Database) -> None:
     db.execute("INSERT INTO files_fts(files_fts, rank) VALUES ('rank', 'bm25(2.0, 2.0, 3.0, 1.0)')")
 
 
+def _m_staleness(db: sqlite_utils.Database) -> None:
+    # Code citations per memory, their last verdicts, and the hook's cwd per folder.
+    create_tables(db)
+
+
 MIGRATIONS: list[tuple[str, Migration]] = [
     ("001_files_fts_directories_roots", _m001_files),
     ("002_secret_flags", _m002_secrets),
     ("003_selector_runs", _m003_selector_runs),
     ("004_partial_index_on_errors", _m004_error_index),
     ("005_fts_rank_weights", _m005_rank_weights),
+    ("staleness_citations_verdicts_hints", _m_staleness),
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -10,6 +10,7 @@ from memoryd._cli_daemon import add_socket_options, daemon_or_local
 from memoryd.indexer import queries
 from memoryd.indexer.store import IndexStore
 from memoryd.indexer.sync import Syncer, SyncResult
+from memoryd.staleness.results import annotate_listing
 
 
 def register(sub: Any) -> None:
@@ -72,7 +73,8 @@ def cmd_list(args: argparse.Namespace) -> int:
         store = IndexStore(db_path(args))
         try:
             Syncer(store).sync_tree(directory)
-            return queries.listing(queries.files_under(store.conn, directory), directory)
+            listing = queries.listing(queries.files_under(store.conn, directory), directory)
+            return annotate_listing(store.conn, listing)
         finally:
             store.close()
 

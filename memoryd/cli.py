@@ -14,6 +14,7 @@ from collections.abc import Sequence
 
 from memoryd import (
     __version__,
+    _cli_check,
     _cli_daemon,
     _cli_index,
     _cli_integrations,
@@ -39,6 +40,7 @@ def build_parser() -> argparse.ArgumentParser:
         _cli_sessions,
         _cli_integrations,
         _cli_report,
+        _cli_check,
     ):
         module.register(sub)
     return parser

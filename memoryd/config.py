@@ -17,6 +17,8 @@ Example::
     reports:
       cron: "0 3 * * *"
       older_than_days: 30
+    checkouts:                       # memory folder -> the code it describes
+      ~/.claude/projects/-home-me-app/memory: ~/src/app
 """
 
 from __future__ import annotations
@@ -59,6 +61,7 @@ class Config:
     log_queries: bool = False
     report_cron: str = "0 3 * * *"
     report_older_than_days: int = 30
+    checkouts: dict[str, str] = field(default_factory=dict)
     source: Path | None = None
 
     @property
@@ -87,6 +90,7 @@ _TOP = {
     "anthropic",
     "telemetry",
     "reports",
+    "checkouts",
 }
 _ANTHROPIC = {"api_key", "model", "base_url", "timeout"}
 _TELEMETRY = {"log_queries"}
@@ -136,6 +140,11 @@ def _from_mapping(data: dict[str, Any], path: Path) -> Config:
     anth = _section(data, "anthropic", _ANTHROPIC, path)
     tele = _section(data, "telemetry", _TELEMETRY, path)
     reports = _section(data, "reports", _REPORTS, path)
+    checkouts = data.get("checkouts") or {}
+    if not isinstance(checkouts, dict) or not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in checkouts.items()
+    ):
+        raise ConfigError(f"{path}: 'checkouts' must map memory directories to checkout paths")
     try:
         cfg = Config(
             roots=tuple(os.path.expanduser(r) for r in roots),
@@ -150,6 +159,7 @@ def _from_mapping(data: dict[str, Any], path: Path) -> Config:
             log_queries=bool(tele.get("log_queries", False)),
             report_cron=str(reports.get("cron", "0 3 * * *")),
             report_older_than_days=int(reports.get("older_than_days", 30)),
+            checkouts={os.path.expanduser(k): os.path.expanduser(v) for k, v in checkouts.items()},
             source=path,
         )
     except (TypeError, ValueError) as exc:

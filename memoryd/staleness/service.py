@@ -1,0 +1,164 @@
+"""Run the checks for a memory folder and store the verdicts; shared by daemon and CLI.
+
+Reading (the folder's citing memories, stored verdicts) goes through whatever
+connection the caller reads with; writing goes through a ``write`` callback,
+which in the daemon is a job for the single writer thread. git runs here, in
+the caller's thread (the daemon's background checker, or ``memoryd check``),
+never in a ``select``.
+
+A verdict is cached per (memory content hash, checkout HEAD): a pass where
+neither changed runs ``git rev-parse`` once per checkout and writes nothing.
+Per checkout the git history is read once and then extended by the new
+commits only, and ``git ls-files`` is reused until HEAD or git's index file
+changes.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import threading
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from memoryd.staleness import results
+from memoryd.staleness.checkout import Resolution, resolve
+from memoryd.staleness.git import GitUnavailable, History, head_of, ignored, tracked_files
+from memoryd.staleness.verdicts import Snapshot, judge
+
+Write = Callable[[Callable[[sqlite3.Connection], None]], None]
+"""Runs a function inside a write transaction (now, or later on the writer thread)."""
+
+
+class Checker:
+    """Checkout resolutions, git listings and histories, kept between passes."""
+
+    def __init__(self, configured: Mapping[str, str] | None = None) -> None:
+        self.configured = {
+            os.path.realpath(os.path.expanduser(k)): v for k, v in (configured or {}).items()
+        }
+        self.resolutions: dict[str, Resolution] = {}
+        self._histories: dict[str, History] = {}
+        self._listings: dict[str, tuple[tuple[str, int], set[str]]] = {}
+        self._hints: dict[str, str] = {}
+        self._lock = threading.Lock()
+
+    def resolve(self, conn: sqlite3.Connection, directory: str) -> Resolution:
+        found = resolve(directory, self.configured, conn)
+        if found.path is not None and not os.access(found.path, os.R_OK | os.X_OK):
+            found = Resolution(None, found.source, f"checkout {found.path} is not readable")
+        self.resolutions[directory] = found
+        return found
+
+    def note_cwd(self, directory: str, cwd: str, write: Write) -> None:
+        """Remember the hook's working directory for ``directory`` (written only when new)."""
+        if self._hints.get(directory) == cwd or not os.path.isdir(cwd):
+            return
+        self._hints[directory] = cwd
+        write(lambda conn: results.remember_cwd(conn, directory, cwd))
+
+    def check_dir(
+        self, conn: sqlite3.Connection, directory: str, write: Write, *, force: bool = False
+    ) -> dict[str, Any]:
+        """Check every citing memory of ``directory`` whose cached verdict is out of date."""
+        with self._lock:
+            return self._check(conn, directory, write, force)
+
+    def _check(
+        self, conn: sqlite3.Connection, directory: str, write: Write, force: bool
+    ) -> dict[str, Any]:
+        memories = results.citing_memories(conn, directory)
+        found = self.resolve(conn, directory)
+        out: dict[str, Any] = {"dir": directory, "checkout": found.to_json(), "mode": None}
+        if found.path is None:
+            stored = results.checked_keys(conn, [m.path for m in memories])
+            if stored:
+                write(lambda c: results.drop_verdicts(c, list(stored)))
+            out["memories"] = [_entry(m, None) for m in memories]
+            out["stale"] = 0
+            return out
+        snap, out["mode"] = self._snapshot(found.path)
+        keys = results.checked_keys(conn, [m.path for m in memories])
+        todo = [m for m in memories if force or keys.get(m.path) != (m.content_hash, snap.key)]
+        if snap.tracked is not None:
+            pending = sorted({t for m in todo for t in snap.untracked(m.citations)})
+            snap.ignored = ignored(found.path, pending)
+        fresh = {m.path: judge(m.citations, m.mtime, snap) for m in todo}
+        if fresh:
+            rows = [(m.path, m.content_hash, snap.key, fresh[m.path]) for m in todo]
+            write(lambda c: results.save_verdicts(c, rows))
+        known = results.verdicts_for(conn, [m.path for m in memories if m.path not in fresh])
+        verdicts = {**known, **fresh}
+        out["memories"] = [_entry(m, verdicts.get(m.path)) for m in memories]
+        out["stale"] = sum(1 for v in verdicts.values() if v["stale"])
+        out["rechecked"] = len(fresh)
+        return out
+
+    def _snapshot(self, checkout: str) -> tuple[Snapshot, str]:
+        """What the checkout holds now, and in words how it was read."""
+        head = head_of(checkout)
+        if head is None:
+            return Snapshot(checkout, None), "not a git repository: file system only"
+        snap = Snapshot(checkout, head)
+        try:
+            snap.tracked = self._tracked(checkout, head)
+        except GitUnavailable as exc:
+            return Snapshot(checkout, None), f"{exc}; file system only"
+        history = self._histories.setdefault(checkout, History())
+        try:
+            history.extend(checkout, head)
+        except GitUnavailable as exc:
+            self._histories.pop(checkout, None)
+            return snap, f"git (no history: {exc})"
+        snap.history = history
+        return snap, "git"
+
+    def _tracked(self, checkout: str, head: str) -> set[str]:
+        try:
+            index_mtime = os.stat(os.path.join(checkout, ".git", "index")).st_mtime_ns
+        except OSError:
+            index_mtime = 0
+        key = (head, index_mtime)
+        cached = self._listings.get(checkout)
+        if cached is not None and cached[0] == key:
+            return cached[1]
+        files = tracked_files(checkout)
+        self._listings[checkout] = (key, files)
+        return files
+
+
+def citing_dirs(conn: sqlite3.Connection, root: str) -> list[str]:
+    """Folders in or below ``root`` with at least one memory that cites code."""
+    rows = conn.execute(
+        "SELECT DISTINCT f.directory FROM citations c JOIN files f ON f.path = c.path "
+        "WHERE f.directory = ? OR (f.directory >= ? AND f.directory < ?)",
+        (root, root + "/", root + "0"),
+    )
+    return sorted(r[0] for r in rows)
+
+
+def check_tree(
+    checker: Checker, conn: sqlite3.Connection, directory: str, write: Write
+) -> dict[str, Any]:
+    """``check``: re-check every citing folder in or below ``directory`` now, uncached."""
+    reports = [checker.check_dir(conn, d, write, force=True) for d in citing_dirs(conn, directory)]
+    if not reports:
+        found = checker.resolve(conn, directory)
+        reports = [{"dir": directory, "checkout": found.to_json(), "mode": None}]
+    memories = [m for r in reports for m in r.get("memories", [])]
+    return {
+        "dir": directory,
+        "folders": [{k: r[k] for k in ("dir", "checkout", "mode")} for r in reports],
+        "memories": memories,
+        "citing": len(memories),
+        "stale": sum(1 for m in memories if m["staleness"] and m["staleness"]["stale"]),
+    }
+
+
+def _entry(memory: results.CitingMemory, verdict: dict[str, Any] | None) -> dict[str, Any]:
+    return {
+        "filename": memory.filename,
+        "path": memory.path,
+        "citations": [c.target for c in memory.citations],
+        "staleness": verdict,
+    }

@@ -1,0 +1,120 @@
+"""Turn one memory's citations plus a snapshot of its checkout into a verdict.
+
+A verdict lists, per cited path: gone (``missing``), moved (``renamed``, old
+-> new), or still there but changed by commits made after the memory was last
+written (``changed_since``: count and newest date). Paths that .gitignore
+excludes are build output, so they are neither counted as present nor as
+missing. ``all_gone`` says that nothing the memory cites exists any more,
+which ``select`` uses to rank it below an intact memory.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import Any
+
+from memoryd.indexer.queries import iso_utc
+from memoryd.staleness.citations import KIND_DIR, KIND_NAME, Citation
+from memoryd.staleness.git import History
+
+
+@dataclass
+class Snapshot:
+    """A checkout as it is now: what exists, and (for git) what happened to it."""
+
+    checkout: str
+    head: str | None
+    tracked: set[str] | None = None
+    history: History | None = None
+    ignored: set[str] = field(default_factory=set)
+    _dirs: set[str] | None = None
+    _names: set[str] | None = None
+
+    @property
+    def key(self) -> str:
+        """What a cached verdict is valid for (with the memory's content hash)."""
+        return self.head or "filesystem"
+
+    def tracked_dirs(self) -> set[str]:
+        if self._dirs is None:
+            self._dirs = {p.rsplit("/", i)[0] for p in self.tracked or () for i in _depths(p)}
+        return self._dirs
+
+    def basenames(self) -> set[str]:
+        if self._names is None:
+            self._names = {p.rsplit("/", 1)[-1] for p in self.tracked or ()}
+        return self._names
+
+    def exists(self, c: Citation) -> bool:
+        full = os.path.join(self.checkout, c.target)
+        if self.tracked is None:
+            if c.kind == KIND_NAME:
+                return True  # without git there is no cheap way to search by name
+            return os.path.isdir(full) if c.kind == KIND_DIR else os.path.lexists(full)
+        if c.kind == KIND_NAME:
+            return c.target in self.basenames()
+        if c.target in self.tracked or c.target in self.tracked_dirs():
+            return True
+        # Added since the last commit but not yet committed: it exists.
+        return os.path.lexists(full) and c.target not in self.ignored
+
+    def untracked(self, citations: list[Citation]) -> list[str]:
+        """Cited paths git does not track (candidates for the ignore check)."""
+        if self.tracked is None:
+            return []
+        return [
+            c.target
+            for c in citations
+            if c.kind != KIND_NAME
+            and c.target not in self.tracked
+            and c.target not in self.tracked_dirs()
+        ]
+
+
+def _depths(path: str) -> range:
+    return range(1, path.count("/") + 1)
+
+
+def judge(citations: list[Citation], mtime: float, snap: Snapshot) -> dict[str, Any]:
+    """The verdict for a memory last written at ``mtime`` that cites ``citations``."""
+    missing: list[str] = []
+    renamed: dict[str, str] = {}
+    changed: list[dict[str, Any]] = []
+    judged = 0
+    for c in citations:
+        if c.target in snap.ignored:
+            continue
+        judged += 1
+        if snap.exists(c):
+            if snap.history is not None and c.kind != KIND_NAME:
+                count, newest = snap.history.changes_after(c.target, mtime)
+                if count:
+                    changed.append({"path": c.target, "commits": count, "newest": iso_utc(newest)})
+            continue
+        new = _new_place(c, mtime, snap)
+        if new is not None:
+            renamed[c.target] = new
+        else:
+            missing.append(c.target)
+    return {
+        "checkout": snap.checkout,
+        "head": snap.head,
+        "cited": judged,
+        "missing": missing,
+        "renamed": renamed,
+        "changed_since": changed,
+        "all_gone": judged > 0 and len(missing) + len(renamed) == judged,
+        "stale": bool(missing or renamed or changed),
+    }
+
+
+def _new_place(c: Citation, mtime: float, snap: Snapshot) -> str | None:
+    if snap.history is None or c.kind == KIND_NAME:
+        return None
+    if c.kind == KIND_DIR:
+        new = snap.history.dir_renamed_to(c.target, mtime)
+    else:
+        new = snap.history.renamed_to(c.target, mtime)
+    # Moved and then deleted is simply gone.
+    return new if new is not None and snap.exists(Citation(new, c.kind)) else None
