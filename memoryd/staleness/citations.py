@@ -91,7 +91,8 @@ def _classify(raw: str, line: str | None, *, quoted: bool) -> Citation | None:
     path = raw.strip().strip("'\"").rstrip(".,;)")
     if ":" in path:
         path, _, rest = path.partition(":")
-        line = line or (rest if rest.isdigit() else None)
+        digits = re.match(r"\d+", rest)
+        line = line or (digits.group() if digits else None)
     if not path or _outside_checkout(path):
         return None
     if path.startswith("./"):
