@@ -103,7 +103,8 @@ def build_handlers(daemon: Daemon) -> dict[str, Handler]:
         p.reject_unknown(params, ("dir",))
         directory = daemon.ensure_dir(params.get("dir"))
         conn = daemon.readers.conn()
-        return annotate_listing(conn, queries.listing(queries.files_under(conn, directory), directory))
+        listing = queries.listing(queries.files_under(conn, directory), directory)
+        return annotate_listing(conn, listing)
 
     def reindex(params: dict[str, Any]) -> dict[str, Any]:
         p.reject_unknown(params, ("dir",))

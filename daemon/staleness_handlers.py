@@ -41,6 +41,7 @@ class Staleness:
         self.daemon = daemon
         self.checker = Checker(daemon.cfg.checkouts)
         self.last_pass: float | None = None
+        self._poked = threading.Event()
         self._thread = threading.Thread(target=self._loop, name="staleness", daemon=True)
 
     def start(self) -> None:
@@ -58,7 +59,9 @@ class Staleness:
         return {"checkout": found.to_json() if found else None}
 
     def note_cwd(self, raw_dir: Any, cwd: str) -> None:
-        self.checker.note_cwd(self.daemon.ensure_dir(raw_dir), cwd, self.write)
+        """Remember the hook's ``cwd``; a new one makes the next tick re-resolve and check."""
+        if self.checker.note_cwd(self.daemon.ensure_dir(raw_dir), cwd, self.write):
+            self._poked.set()
 
     def run_pass(self, conn: sqlite3.Connection) -> None:
         for root in list(self.daemon.roots):
@@ -71,8 +74,10 @@ class Staleness:
         seen, last = -1, 0.0
         while not self.daemon.stop_requested.wait(TICK_S):
             generation = self.daemon.writer.store.generation
-            if generation == seen and time.monotonic() - last < RECHECK_S:
+            due = self._poked.is_set() or time.monotonic() - last >= RECHECK_S
+            if generation == seen and not due:
                 continue
+            self._poked.clear()
             seen, last = generation, time.monotonic()
             try:
                 self.run_pass(self.daemon.readers.conn())

@@ -50,12 +50,13 @@ class Checker:
         self.resolutions[directory] = found
         return found
 
-    def note_cwd(self, directory: str, cwd: str, write: Write) -> None:
-        """Remember the hook's working directory for ``directory`` (written only when new)."""
+    def note_cwd(self, directory: str, cwd: str, write: Write) -> bool:
+        """Remember the hook's working directory for ``directory``; True when it is new."""
         if self._hints.get(directory) == cwd or not os.path.isdir(cwd):
-            return
+            return False
         self._hints[directory] = cwd
         write(lambda conn: results.remember_cwd(conn, directory, cwd))
+        return True
 
     def check_dir(
         self, conn: sqlite3.Connection, directory: str, write: Write, *, force: bool = False
