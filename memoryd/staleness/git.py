@@ -14,6 +14,7 @@ import bisect
 import os
 import subprocess
 from collections import defaultdict
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 GIT_TIMEOUT_S = 20.0
@@ -115,22 +116,12 @@ class History:
         self.head = head
 
     def _add(self, log_text: str) -> None:
-        when = 0
         fresh: set[str] = set()
-        for line in log_text.split("\n"):
-            if line.startswith("\x1e"):
-                when = int(line[1:] or 0)
-                self.commits += 1
-                continue
-            parts = line.split("\t")
-            if len(parts) < 2:
-                continue
-            status, path = parts[0], parts[-1]
-            if status.startswith("R") and len(parts) == 3:
-                self.renames[parts[1]].append((when, path))
-            for name in _with_parents(path):
+        for when, names in _commits(log_text, self.renames):
+            self.commits += 1
+            for name in names:  # a set: a commit counts once per path, however many files
                 self.touched[name].append(when)
-                fresh.add(name)
+            fresh |= names
         # Commit times are not always in topological order; bisect needs them sorted.
         for name in fresh:
             self.touched[name].sort()
@@ -172,6 +163,31 @@ class History:
                     return None
                 targets.add(new[: -len(tail) - 1])
         return targets.pop() if len(targets) == 1 else None
+
+
+def _commits(
+    log_text: str, renames: dict[str, list[tuple[int, str]]]
+) -> Iterator[tuple[int, set[str]]]:
+    """``(commit time, paths and parent directories it touched)`` per commit of a
+    ``git log --name-status --format=%x1e%ct`` text; renames are recorded on the way."""
+    when, names = 0, set[str]()
+    for line in log_text.split("\n"):
+        if line.startswith("\x1e"):
+            if when:
+                yield when, names
+            when, names = int(line[1:] or 0), set()
+            continue
+        parts = line.split("\t")
+        if len(parts) < 2:
+            continue
+        path = parts[-1]
+        names.update(_with_parents(path))
+        if parts[0].startswith("R") and len(parts) == 3:
+            renames[parts[1]].append((when, path))
+            # Moving a file out of a directory changes that directory too.
+            names.update(_with_parents(parts[1])[:-1])
+    if when:
+        yield when, names
 
 
 def _with_parents(path: str) -> list[str]:

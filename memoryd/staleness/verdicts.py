@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from memoryd.indexer.queries import iso_utc
-from memoryd.staleness.citations import KIND_DIR, KIND_NAME, Citation
+from memoryd.staleness.citations import KIND_DIR, KIND_FILE, KIND_NAME, Citation
 from memoryd.staleness.git import History
 
 
@@ -29,7 +29,7 @@ class Snapshot:
     history: History | None = None
     ignored: set[str] = field(default_factory=set)
     _dirs: set[str] | None = None
-    _names: set[str] | None = None
+    _names: dict[str, list[str]] | None = None
 
     @property
     def key(self) -> str:
@@ -41,10 +41,31 @@ class Snapshot:
             self._dirs = {p.rsplit("/", i)[0] for p in self.tracked or () for i in _depths(p)}
         return self._dirs
 
-    def basenames(self) -> set[str]:
+    def by_name(self) -> dict[str, list[str]]:
+        """Tracked paths per file name, for bare-name citations."""
         if self._names is None:
-            self._names = {p.rsplit("/", 1)[-1] for p in self.tracked or ()}
+            self._names = {}
+            for path in self.tracked or ():
+                self._names.setdefault(path.rsplit("/", 1)[-1], []).append(path)
         return self._names
+
+    def locate(self, c: Citation) -> Citation:
+        """A bare name as the one tracked file it names (or the one it was before a rename).
+
+        Several files of that name leave it a bare name: present, with no
+        history of its own.
+        """
+        if c.kind != KIND_NAME or self.tracked is None:
+            return c
+        found = self.by_name().get(c.target, [])
+        if len(found) == 1:
+            return Citation(found[0], KIND_FILE, c.line)
+        if not found and self.history is not None:
+            suffix = "/" + c.target
+            moved = [old for old in self.history.renames if old.endswith(suffix) or old == c.target]
+            if len(moved) == 1:
+                return Citation(moved[0], KIND_FILE, c.line)
+        return c
 
     def exists(self, c: Citation) -> bool:
         full = os.path.join(self.checkout, c.target)
@@ -53,7 +74,7 @@ class Snapshot:
                 return True  # without git there is no cheap way to search by name
             return os.path.isdir(full) if c.kind == KIND_DIR else os.path.lexists(full)
         if c.kind == KIND_NAME:
-            return c.target in self.basenames()
+            return c.target in self.by_name()
         if c.target in self.tracked or c.target in self.tracked_dirs():
             return True
         # Added since the last commit but not yet committed: it exists.
@@ -82,21 +103,24 @@ def judge(citations: list[Citation], mtime: float, snap: Snapshot) -> dict[str, 
     renamed: dict[str, str] = {}
     changed: list[dict[str, Any]] = []
     judged = 0
-    for c in citations:
-        if c.target in snap.ignored:
+    for cited in citations:
+        if cited.target in snap.ignored:
             continue
         judged += 1
+        c = snap.locate(cited)
         if snap.exists(c):
             if snap.history is not None and c.kind != KIND_NAME:
                 count, newest = snap.history.changes_after(c.target, mtime)
                 if count:
-                    changed.append({"path": c.target, "commits": count, "newest": iso_utc(newest)})
+                    changed.append(
+                        {"path": cited.target, "commits": count, "newest": iso_utc(newest)}
+                    )
             continue
         new = _new_place(c, mtime, snap)
         if new is not None:
-            renamed[c.target] = new
+            renamed[cited.target] = new
         else:
-            missing.append(c.target)
+            missing.append(cited.target)
     return {
         "checkout": snap.checkout,
         "head": snap.head,
