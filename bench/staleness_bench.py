@@ -99,13 +99,19 @@ class Bench:
         with self.store.transaction() as conn:
             fn(conn)
 
+    def sql(self, statement: str) -> None:
+        def run(conn: sqlite3.Connection) -> None:
+            conn.execute(statement)
+
+        self.write(run)
+
     def check(self, checker: Checker) -> dict[str, Any]:
         return checker.check_dir(self.store.conn, str(self.folder), self.write)
 
     def full(self) -> list[float]:
         out = []
         for _ in range(self.args.runs):
-            self.write(lambda c: c.execute("DELETE FROM staleness"))
+            self.sql("DELETE FROM staleness")
             ms, result = timed(lambda: self.check(Checker({str(self.folder): str(self.repo.path)})))
             assert result["rechecked"] == self.args.memories, result["rechecked"]
             out.append(ms)
@@ -144,22 +150,18 @@ class Bench:
         folder = str(self.folder)
         saved = self.reader.execute("SELECT count(*) FROM staleness").fetchone()[0]
 
+        def one(query: str) -> float:
+            params = {"query": query, "dir": folder, "ranker": "local"}
+            return timed(lambda: selector.run(self.reader, params, lambda raw: folder))[0]
+
         def p50() -> float:
-            times = [
-                timed(
-                    lambda q=q: selector.run(
-                        self.reader, {"query": q, "dir": folder, "ranker": "local"}, lambda r: r
-                    )
-                )[0]
-                for q in queries
-            ]
-            return statistics.median(times)
+            return statistics.median(one(q) for q in queries)
 
         p50()  # warm the manifest and ranker caches
         with_data, without = [], []
         for _ in range(2):
             with_data.append(p50())
-            self.write(lambda c: c.execute("UPDATE staleness SET content_hash = 'x'"))
+            self.sql("UPDATE staleness SET content_hash = 'x'")  # hides every verdict
             without.append(p50())
             self.check(Checker({folder: str(self.repo.path)}))
         assert saved > 0
@@ -171,21 +173,19 @@ class Bench:
         started = time.perf_counter()
         for memory in memories:
             since = int(memory.stat().st_mtime)
-            for line in memory.read_text().splitlines():
-                for word in line.replace("`", " ").replace("(", " ").replace(")", " ").split():
-                    path = word.split(":")[0].rstrip(";.")
-                    if path.startswith("src/"):
-                        for args in (
-                            ["ls-files", "--", path],
-                            ["log", "--follow", "--format=%ct", f"--since={since}", "--", path],
-                        ):
-                            subprocess.run(
-                                ["git", "-C", str(self.repo.path), *args],
-                                capture_output=True,
-                                check=False,
-                            )
+            rows = self.reader.execute(
+                "SELECT target FROM citations WHERE path = ?", (str(memory),)
+            ).fetchall()
+            for (path,) in rows:
+                for args in (
+                    ["ls-files", "--", path],
+                    ["log", "--follow", "--format=%ct", f"--since={since}", "--", path],
+                ):
+                    cmd = ["git", "-C", str(self.repo.path), *args]
+                    subprocess.run(cmd, capture_output=True, check=False)
         elapsed = (time.perf_counter() - started) * 1000
-        return elapsed * self.args.memories / len(memories)
+        scale: int = self.args.memories
+        return elapsed * scale / len(memories)
 
 
 def main() -> int:

@@ -10,6 +10,7 @@ from conftest import MakeMemory
 from memoryd.indexer.store import IndexStore
 from memoryd.indexer.sync import Syncer
 from memoryd.staleness.citations import KIND_DIR, KIND_FILE, KIND_NAME, Citation, extract
+from memoryd.staleness.render import caution
 
 CASES = [
     ("see `src/billing/tax.py` first", [Citation("src/billing/tax.py", KIND_FILE)]),
@@ -77,3 +78,43 @@ def test_session_files_and_the_index_are_not_checked(
     (memdir / "2026-01-02-03-04-shop.md").write_text("---\nproject-name: shop\n---\nsrc/a.py\n")
     Syncer(store).sync_tree(str(memdir))
     assert store.conn.execute("SELECT count(*) FROM citations").fetchone()[0] == 0
+
+
+def test_an_index_from_before_the_migration_gets_its_citations(
+    db_file: Path, memdir: Path, make_memory: MakeMemory
+) -> None:
+    memory = make_memory("project_tax.md", body="See `src/tax.py`.\n")
+    store = IndexStore(db_file)
+    Syncer(store).sync_tree(str(memdir))
+    with store.transaction() as conn:  # back to the schema of the previous release
+        conn.execute("DROP TRIGGER files_ad_staleness")
+        for table in ("citations", "staleness", "checkout_hints"):
+            conn.execute(f"DROP TABLE {table}")
+        conn.execute("DELETE FROM _migrations WHERE name LIKE 'staleness%'")
+    store.close()
+
+    store = IndexStore(db_file)
+    try:
+        assert _citations(store, memory) == ["src/tax.py"]
+    finally:
+        store.close()
+
+
+def test_the_caution_line_names_two_problems_and_counts_the_rest() -> None:
+    verdict = {
+        "stale": True,
+        "missing": ["a.py", "b.py"],
+        "renamed": {"src/tax.py": "src/taxes.py"},
+        "changed_since": [{"path": "c.py", "commits": 1, "newest": "2026-01-02T03:04:05Z"}],
+    }
+    assert caution(verdict) == (
+        "Caution: cites `a.py`, which no longer exists; cites `b.py`, which no longer exists; "
+        "and 2 more."
+    )
+    only_change = {**verdict, "missing": [], "renamed": {}}
+    assert caution(only_change) == (
+        "Caution: cites `c.py`, changed by 1 commit since this memory was written "
+        "(newest 2026-01-02)."
+    )
+    assert caution({**verdict, "stale": False}) is None
+    assert caution(None) is None
