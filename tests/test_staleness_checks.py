@@ -144,6 +144,18 @@ def test_verdicts_are_cached_per_content_hash_and_head(
     assert fresh["memories"] == result["memories"]
 
 
+def test_a_checkout_inside_a_repository_is_checked_from_the_repository_top(
+    store: IndexStore, memdir: Path, make_memory: MakeMemory, repo: Repo
+) -> None:
+    _memory(make_memory, "project_old.md", "Legacy: src/old.py.")
+    repo.git("rm", "-q", "src/old.py")
+    repo.commit("drop old", when=T0 + DAY)
+    result = check(store, memdir, Checker({str(memdir): str(repo.path / "src")}))
+    assert result["mode"] == f"git, from the top of the repository {repo.path}"
+    verdict = verdict_of(result, "project_old.md")
+    assert verdict["checkout"] == str(repo.path) and verdict["missing"] == ["src/old.py"]
+
+
 def test_a_directory_that_is_not_a_git_repository_is_checked_on_disk(
     store: IndexStore, memdir: Path, make_memory: MakeMemory, tmp_path: Path
 ) -> None:

@@ -48,16 +48,20 @@ def run_git(checkout: str, *args: str, timeout: float = GIT_TIMEOUT_S, stdin: st
     return done.stdout
 
 
-def head_of(checkout: str) -> str | None:
-    """The commit HEAD points at, or None when ``checkout`` is not the top of a git work tree."""
+def head_of(checkout: str) -> tuple[str, str] | None:
+    """``(top of the work tree, HEAD commit)`` for a directory in a git work tree, else None.
+
+    Agents are often started in a subdirectory, but memories cite paths from
+    the top of the repository, so the top is what gets checked.
+    """
     try:
         out = run_git(checkout, "rev-parse", "--show-toplevel", "HEAD", timeout=5.0)
     except GitUnavailable:
         return None
     lines = out.split("\n")
-    if len(lines) < 2 or os.path.realpath(lines[0]) != os.path.realpath(checkout):
+    if len(lines) < 2 or not lines[0] or not lines[1].strip():
         return None
-    return lines[1].strip() or None
+    return os.path.realpath(lines[0]), lines[1].strip()
 
 
 def tracked_files(checkout: str) -> set[str]:

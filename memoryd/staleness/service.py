@@ -21,10 +21,11 @@ import threading
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from memoryd.indexer.queries import directory_version
 from memoryd.staleness import results
 from memoryd.staleness.checkout import Resolution, resolve
 from memoryd.staleness.git import GitUnavailable, History, head_of, ignored, tracked_files
-from memoryd.staleness.verdicts import Snapshot, judge
+from memoryd.staleness.verdicts import Snapshot, Tracked, judge
 
 Write = Callable[[Callable[[sqlite3.Connection], None]], None]
 """Runs a function inside a write transaction (now, or later on the writer thread)."""
@@ -39,8 +40,9 @@ class Checker:
         }
         self.resolutions: dict[str, Resolution] = {}
         self._histories: dict[str, History] = {}
-        self._listings: dict[str, tuple[tuple[str, int], set[str]]] = {}
+        self._listings: dict[str, tuple[tuple[str, int], Tracked]] = {}
         self._hints: dict[str, str] = {}
+        self._memories: dict[str, tuple[int, list[results.CitingMemory]]] = {}
         self._lock = threading.Lock()
 
     def resolve(self, conn: sqlite3.Connection, directory: str) -> Resolution:
@@ -68,7 +70,7 @@ class Checker:
     def _check(
         self, conn: sqlite3.Connection, directory: str, write: Write, force: bool
     ) -> dict[str, Any]:
-        memories = results.citing_memories(conn, directory)
+        memories = self._citing(conn, directory)
         found = self.resolve(conn, directory)
         out: dict[str, Any] = {"dir": directory, "checkout": found.to_json(), "mode": None}
         if found.path is None:
@@ -95,11 +97,24 @@ class Checker:
         out["rechecked"] = len(fresh)
         return out
 
+    def _citing(self, conn: sqlite3.Connection, directory: str) -> list[results.CitingMemory]:
+        """The folder's citing memories, re-read only when the folder's version moved."""
+        version = directory_version(conn, directory)
+        cached = self._memories.get(directory)
+        if cached is not None and cached[0] == version and version:
+            return cached[1]
+        memories = results.citing_memories(conn, directory)
+        self._memories[directory] = (version, memories)
+        return memories
+
     def _snapshot(self, checkout: str) -> tuple[Snapshot, str]:
         """What the checkout holds now, and in words how it was read."""
-        head = head_of(checkout)
-        if head is None:
+        found = head_of(checkout)
+        if found is None:
             return Snapshot(checkout, None), "not a git repository: file system only"
+        top, head = found
+        mode = "git" if top == checkout else f"git, from the top of the repository {top}"
+        checkout = top
         snap = Snapshot(checkout, head)
         try:
             snap.tracked = self._tracked(checkout, head)
@@ -110,11 +125,11 @@ class Checker:
             history.extend(checkout, head)
         except GitUnavailable as exc:
             self._histories.pop(checkout, None)
-            return snap, f"git (no history: {exc})"
+            return snap, f"{mode} (no history: {exc})"
         snap.history = history
-        return snap, "git"
+        return snap, mode
 
-    def _tracked(self, checkout: str, head: str) -> set[str]:
+    def _tracked(self, checkout: str, head: str) -> Tracked:
         try:
             index_mtime = os.stat(os.path.join(checkout, ".git", "index")).st_mtime_ns
         except OSError:
@@ -123,9 +138,9 @@ class Checker:
         cached = self._listings.get(checkout)
         if cached is not None and cached[0] == key:
             return cached[1]
-        files = tracked_files(checkout)
-        self._listings[checkout] = (key, files)
-        return files
+        listing = Tracked(tracked_files(checkout))
+        self._listings[checkout] = (key, listing)
+        return listing
 
 
 def citing_dirs(conn: sqlite3.Connection, root: str) -> list[str]:

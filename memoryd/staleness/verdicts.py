@@ -10,6 +10,7 @@ which ``select`` uses to rank it below an intact memory.
 
 from __future__ import annotations
 
+import bisect
 import os
 from dataclasses import dataclass, field
 from typing import Any
@@ -19,35 +20,51 @@ from memoryd.staleness.citations import KIND_DIR, KIND_FILE, KIND_NAME, Citation
 from memoryd.staleness.git import History
 
 
+class Tracked:
+    """The files git tracks, with the lookups verdicts need, built once per listing.
+
+    The checker keeps one per (HEAD, git index mtime), so a pass that finds
+    neither changed reuses the sorted list and the name map.
+    """
+
+    def __init__(self, files: set[str]) -> None:
+        self.files = files
+        self._sorted: list[str] | None = None
+        self._names: dict[str, list[str]] | None = None
+
+    def has(self, path: str) -> bool:
+        """A tracked file, or a directory with a tracked file below it."""
+        if path in self.files:
+            return True
+        if self._sorted is None:
+            self._sorted = sorted(self.files)
+        prefix = path + "/"
+        at = bisect.bisect_left(self._sorted, prefix)
+        return at < len(self._sorted) and self._sorted[at].startswith(prefix)
+
+    def by_name(self) -> dict[str, list[str]]:
+        """Tracked paths per file name, for bare-name citations."""
+        if self._names is None:
+            self._names = {}
+            for path in self.files:
+                self._names.setdefault(path.rsplit("/", 1)[-1], []).append(path)
+        return self._names
+
+
 @dataclass
 class Snapshot:
     """A checkout as it is now: what exists, and (for git) what happened to it."""
 
     checkout: str
     head: str | None
-    tracked: set[str] | None = None
+    tracked: Tracked | None = None
     history: History | None = None
     ignored: set[str] = field(default_factory=set)
-    _dirs: set[str] | None = None
-    _names: dict[str, list[str]] | None = None
 
     @property
     def key(self) -> str:
         """What a cached verdict is valid for (with the memory's content hash)."""
         return self.head or "filesystem"
-
-    def tracked_dirs(self) -> set[str]:
-        if self._dirs is None:
-            self._dirs = {p.rsplit("/", i)[0] for p in self.tracked or () for i in _depths(p)}
-        return self._dirs
-
-    def by_name(self) -> dict[str, list[str]]:
-        """Tracked paths per file name, for bare-name citations."""
-        if self._names is None:
-            self._names = {}
-            for path in self.tracked or ():
-                self._names.setdefault(path.rsplit("/", 1)[-1], []).append(path)
-        return self._names
 
     def locate(self, c: Citation) -> Citation:
         """A bare name as the one tracked file it names (or the one it was before a rename).
@@ -57,7 +74,7 @@ class Snapshot:
         """
         if c.kind != KIND_NAME or self.tracked is None:
             return c
-        found = self.by_name().get(c.target, [])
+        found = self.tracked.by_name().get(c.target, [])
         if len(found) == 1:
             return Citation(found[0], KIND_FILE, c.line)
         if not found and self.history is not None:
@@ -74,8 +91,8 @@ class Snapshot:
                 return True  # without git there is no cheap way to search by name
             return os.path.isdir(full) if c.kind == KIND_DIR else os.path.lexists(full)
         if c.kind == KIND_NAME:
-            return c.target in self.by_name()
-        if c.target in self.tracked or c.target in self.tracked_dirs():
+            return c.target in self.tracked.by_name()
+        if self.tracked.has(c.target):
             return True
         # Added since the last commit but not yet committed: it exists.
         return os.path.lexists(full) and c.target not in self.ignored
@@ -84,17 +101,8 @@ class Snapshot:
         """Cited paths git does not track (candidates for the ignore check)."""
         if self.tracked is None:
             return []
-        return [
-            c.target
-            for c in citations
-            if c.kind != KIND_NAME
-            and c.target not in self.tracked
-            and c.target not in self.tracked_dirs()
-        ]
-
-
-def _depths(path: str) -> range:
-    return range(1, path.count("/") + 1)
+        tracked = self.tracked
+        return [c.target for c in citations if c.kind != KIND_NAME and not tracked.has(c.target)]
 
 
 def judge(citations: list[Citation], mtime: float, snap: Snapshot) -> dict[str, Any]:
