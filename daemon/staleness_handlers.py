@@ -13,6 +13,7 @@ from __future__ import annotations
 import sqlite3
 import threading
 import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import structlog
@@ -23,6 +24,7 @@ from memoryd.ipc.server import Handler
 from memoryd.staleness.service import Checker, check_tree, citing_dirs
 
 if TYPE_CHECKING:
+    from memoryd.config import Config
     from memoryd.daemon.app import Daemon
     from memoryd.indexer.store import IndexStore
 
@@ -47,12 +49,17 @@ class Staleness:
     def start(self) -> None:
         self._thread.start()
 
-    def write(self, fn: Any) -> None:
+    def write(self, fn: Callable[[sqlite3.Connection], None]) -> None:
         def job(store: IndexStore) -> None:
             with store.transaction() as conn:
                 fn(conn)
 
         self.daemon.writer.submit(job)
+
+    def reconfigure(self, cfg: Config) -> None:
+        """SIGHUP: new ``checkouts:`` take effect at the next tick."""
+        self.checker.configure(cfg.checkouts)
+        self._poked.set()
 
     def checkout_of(self, root: str) -> dict[str, Any]:
         found = self.checker.resolutions.get(root)
@@ -101,6 +108,7 @@ def pop_cwd(params: dict[str, Any]) -> str | None:
 def handlers(daemon: Daemon) -> dict[str, Handler]:
     feature = Staleness(daemon)
     daemon.staleness = feature
+    daemon.on_reload.append(feature.reconfigure)
     feature.start()
 
     def check(params: dict[str, Any]) -> dict[str, Any]:

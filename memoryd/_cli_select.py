@@ -14,6 +14,7 @@ from memoryd.indexer.store import IndexStore
 from memoryd.indexer.sync import Syncer
 from memoryd.ipc import params as p
 from memoryd.select.service import make_selector, record_run, run_stats
+from memoryd.staleness.render import caution
 
 
 def register(sub: Any) -> None:
@@ -92,6 +93,9 @@ def cmd_select(args: argparse.Namespace) -> int:
         return 0
     for s in result["selected"]:
         print(f"{s['path']}\n    [{s['type']}] {s['description']}")
+        warning = caution(s.get("staleness"))
+        if warning:
+            print(f"    {warning}")
     if not result["selected"]:
         print("(no memory clearly helps with this query)")
     if result.get("fallback"):

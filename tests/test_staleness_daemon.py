@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 from collections.abc import Callable
@@ -100,6 +101,29 @@ def test_bad_check_and_cwd_params_are_errors_and_the_daemon_keeps_serving(
             with pytest.raises(InvalidParams, match="'cwd'"):
                 c.call("select", {"query": QUERY, "dir": str(memdir), "cwd": bad})
         assert c.status()["state"] == "ready"
+
+
+def test_checkouts_added_to_the_config_apply_after_sighup(
+    make_daemon: Callable[..., DaemonProc], repo: Repo
+) -> None:
+    d = make_daemon()
+    memdir = d.roots[0]
+    _memory(memdir / "project_tax.md", "`src/billing/tax.py`")
+    wait_until(lambda: d.call("status")["roots"][0]["checkout"] is not None, timeout=30)
+    assert d.call("status")["roots"][0]["checkout"]["path"] is None
+    assert "not an encoded project path" in d.call("status")["roots"][0]["checkout"]["reason"]
+
+    config = Path(d.env["XDG_CONFIG_HOME"]) / "memoryd" / "config.yaml"
+    config.parent.mkdir(parents=True)
+    config.write_text(f"checkouts:\n  {memdir}: {repo.path}\n")
+    assert d.proc is not None
+    d.proc.send_signal(signal.SIGHUP)
+
+    def configured() -> bool:
+        return bool(d.call("status")["roots"][0]["checkout"]["source"] == "config")
+
+    wait_until(configured, timeout=30, what="the reloaded checkout")
+    wait_until(_checked(d, memdir), timeout=30, what="the background check")
 
 
 def test_the_hook_reports_cwd_and_warns_under_a_stale_memory(

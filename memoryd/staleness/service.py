@@ -35,15 +35,20 @@ class Checker:
     """Checkout resolutions, git listings and histories, kept between passes."""
 
     def __init__(self, configured: Mapping[str, str] | None = None) -> None:
-        self.configured = {
-            os.path.realpath(os.path.expanduser(k)): v for k, v in (configured or {}).items()
-        }
+        self.configured: dict[str, str] = {}
+        self.configure(configured or {})
         self.resolutions: dict[str, Resolution] = {}
         self._histories: dict[str, History] = {}
         self._listings: dict[str, tuple[tuple[str, int], Tracked]] = {}
         self._hints: dict[str, str] = {}
         self._memories: dict[str, tuple[int, list[results.CitingMemory]]] = {}
         self._lock = threading.Lock()
+
+    def configure(self, configured: Mapping[str, str]) -> None:
+        """The config's ``checkouts:`` (memory folder -> checkout), e.g. after SIGHUP."""
+        self.configured = {
+            os.path.realpath(os.path.expanduser(k)): v for k, v in configured.items()
+        }
 
     def resolve(self, conn: sqlite3.Connection, directory: str) -> Resolution:
         found = resolve(directory, self.configured, conn)
