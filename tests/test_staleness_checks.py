@@ -41,7 +41,7 @@ def repo(tmp_path: Path) -> Repo:
     r = Repo(tmp_path / "checkout")
     for rel in ("src/billing/tax.py", "src/app.py", "src/old.py", "scripts/deploy.sh"):
         r.write(rel)
-    r.write(".gitignore", "build/\n")
+    r.write(".gitignore", "build/\n/src/gen/\n")
     r.commit("initial", when=T0 - 10 * DAY)
     return r
 
@@ -147,13 +147,14 @@ def test_verdicts_are_cached_per_content_hash_and_head(
 def test_a_checkout_inside_a_repository_is_checked_from_the_repository_top(
     store: IndexStore, memdir: Path, make_memory: MakeMemory, repo: Repo
 ) -> None:
-    _memory(make_memory, "project_old.md", "Legacy: src/old.py.")
+    _memory(make_memory, "project_old.md", "Legacy: src/old.py; generated: src/gen/out.py.")
     repo.git("rm", "-q", "src/old.py")
     repo.commit("drop old", when=T0 + DAY)
     result = check(store, memdir, Checker({str(memdir): str(repo.path / "src")}))
     assert result["mode"] == f"git, from the top of the repository {repo.path}"
     verdict = verdict_of(result, "project_old.md")
     assert verdict["checkout"] == str(repo.path) and verdict["missing"] == ["src/old.py"]
+    assert verdict["cited"] == 1  # src/gen/ is ignored from the top: build output
 
 
 def test_a_directory_that_is_not_a_git_repository_is_checked_on_disk(
@@ -163,10 +164,15 @@ def test_a_directory_that_is_not_a_git_repository_is_checked_on_disk(
     (plain / "src").mkdir(parents=True)
     (plain / "src" / "here.py").write_text("x")
     _memory(make_memory, "project_x.md", "See src/here.py and src/gone.py.")
-    result = check(store, memdir, Checker({str(memdir): str(plain)}))
+    checker = Checker({str(memdir): str(plain)})
+    result = check(store, memdir, checker)
     assert result["mode"] == "not a git repository: file system only"
     verdict = verdict_of(result, "project_x.md")
     assert verdict["missing"] == ["src/gone.py"] and not verdict["all_gone"]
+    # No HEAD to notice a change by: every pass looks at the disk again.
+    (plain / "src" / "here.py").unlink()
+    verdict = verdict_of(check(store, memdir, checker), "project_x.md")
+    assert verdict["missing"] == ["src/here.py", "src/gone.py"] and verdict["all_gone"]
 
 
 @pytest.mark.parametrize("broken", ["absent", "file", "corrupt-git"])

@@ -87,15 +87,21 @@ class Checker:
             return out
         snap, out["mode"] = self._snapshot(found.path)
         keys = results.checked_keys(conn, [m.path for m in memories])
-        todo = [m for m in memories if force or keys.get(m.path) != (m.content_hash, snap.key)]
+        # Without git there is no HEAD to key on; existence checks are cheap, so redo them.
+        redo = force or snap.head is None
+        todo = [m for m in memories if redo or keys.get(m.path) != (m.content_hash, snap.key)]
         if snap.tracked is not None:
             pending = sorted({t for m in todo for t in snap.untracked(m.citations)})
-            snap.ignored = ignored(found.path, pending)
+            snap.ignored = ignored(snap.checkout, pending)
         fresh = {m.path: judge(m.citations, m.mtime, snap) for m in todo}
-        if fresh:
-            rows = [(m.path, m.content_hash, snap.key, fresh[m.path]) for m in todo]
+        known = results.verdicts_for(conn, [m.path for m in memories])
+        rows = [
+            (m.path, m.content_hash, snap.key, fresh[m.path])
+            for m in todo
+            if known.get(m.path) != fresh[m.path]
+        ]
+        if rows:
             write(lambda c: results.save_verdicts(c, rows))
-        known = results.verdicts_for(conn, [m.path for m in memories if m.path not in fresh])
         verdicts = {**known, **fresh}
         out["memories"] = [_entry(m, verdicts.get(m.path)) for m in memories]
         out["stale"] = sum(1 for v in verdicts.values() if v["stale"])
