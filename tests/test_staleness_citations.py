@@ -23,6 +23,7 @@ CASES = [
     ("run `pytest tests/test_api.py`", [Citation("tests/test_api.py", KIND_FILE)]),
     ("CI is .github/workflows/ci.yml", [Citation(".github/workflows/ci.yml", KIND_FILE)]),
     ("./scripts/deploy.sh does it", [Citation("scripts/deploy.sh", KIND_FILE)]),
+    ("template in `docs/pg.conf.example`", [Citation("docs/pg.conf.example", KIND_FILE)]),
     # Not citations: URLs, hosts, globs, absolute / home / parent paths, dotted names, prose.
     ("docs at https://example.com/a/b.py", []),
     ("clone github.com/org/repo/blob/main.py", []),

@@ -36,6 +36,7 @@ SOURCE_EXTENSIONS = frozenset(
     hpp cs fs rb php pl lua r jl ex exs erl hs ml clj dart zig nim sh bash zsh fish ps1 bat sql
     tf tfvars hcl yaml yml json jsonc json5 toml ini cfg conf env lock xml html htm css scss sass
     less md mdx rst txt csv tsv proto graphql gql gradle properties mk cmake dockerfile nix
+    example sample template dist tmpl j2
     """.split()  # noqa: SIM905 - a word list reads better than 90 quoted strings
 )
 
