@@ -74,7 +74,7 @@ class Staleness:
         for root in list(self.daemon.roots):
             self.checker.resolve(conn, root)
             for directory in citing_dirs(conn, root):
-                self.checker.check_dir(conn, directory, self.write)
+                self.checker.check_dir(conn, directory, self.write, details=False)
         self.last_pass = time.time()
 
     def _loop(self) -> None:

@@ -66,27 +66,36 @@ class Checker:
         return True
 
     def check_dir(
-        self, conn: sqlite3.Connection, directory: str, write: Write, *, force: bool = False
+        self,
+        conn: sqlite3.Connection,
+        directory: str,
+        write: Write,
+        *,
+        force: bool = False,
+        details: bool = True,
     ) -> dict[str, Any]:
-        """Check every citing memory of ``directory`` whose cached verdict is out of date."""
+        """Check every citing memory of ``directory`` whose cached verdict is out of date.
+
+        ``details`` adds every memory's verdict to the answer (``check``); the
+        background pass leaves it out, since reading 500 stored verdicts would
+        cost more than re-judging the one memory that changed.
+        """
         with self._lock:
-            return self._check(conn, directory, write, force)
+            return self._check(conn, directory, write, force, details)
 
     def _check(
-        self, conn: sqlite3.Connection, directory: str, write: Write, force: bool
+        self, conn: sqlite3.Connection, directory: str, write: Write, force: bool, details: bool
     ) -> dict[str, Any]:
         memories = self._citing(conn, directory)
         found = self.resolve(conn, directory)
         out: dict[str, Any] = {"dir": directory, "checkout": found.to_json(), "mode": None}
+        keys = results.checked_keys(conn, [m.path for m in memories])
         if found.path is None:
-            stored = results.checked_keys(conn, [m.path for m in memories])
-            if stored:
-                write(lambda c: results.drop_verdicts(c, list(stored)))
-            out["memories"] = [_entry(m, None) for m in memories]
-            out["stale"] = 0
+            if keys:
+                write(lambda c: results.drop_verdicts(c, list(keys)))
+            out.update(memories=[_entry(m, None) for m in memories], stale=0, rechecked=0)
             return out
         snap, out["mode"] = self._snapshot(found.path)
-        keys = results.checked_keys(conn, [m.path for m in memories])
         # Without git there is no HEAD to key on; existence checks are cheap, so redo them.
         redo = force or snap.head is None
         todo = [m for m in memories if redo or keys.get(m.path) != (m.content_hash, snap.key)]
@@ -94,7 +103,10 @@ class Checker:
             pending = sorted({t for m in todo for t in snap.untracked(m.citations)})
             snap.ignored = ignored(snap.checkout, pending)
         fresh = {m.path: judge(m.citations, m.mtime, snap) for m in todo}
-        known = results.verdicts_for(conn, [m.path for m in memories])
+        # A verdict under a new key is new; one re-judged under the same key may be unchanged.
+        same_key = [m.path for m in todo if keys.get(m.path) == (m.content_hash, snap.key)]
+        wanted = [m.path for m in memories] if details else same_key
+        known = results.verdicts_for(conn, wanted)
         rows = [
             (m.path, m.content_hash, snap.key, fresh[m.path])
             for m in todo
@@ -102,10 +114,11 @@ class Checker:
         ]
         if rows:
             write(lambda c: results.save_verdicts(c, rows))
-        verdicts = {**known, **fresh}
-        out["memories"] = [_entry(m, verdicts.get(m.path)) for m in memories]
-        out["stale"] = sum(1 for v in verdicts.values() if v["stale"])
         out["rechecked"] = len(fresh)
+        if details:
+            verdicts = {**known, **fresh}
+            out["memories"] = [_entry(m, verdicts.get(m.path)) for m in memories]
+            out["stale"] = sum(1 for v in verdicts.values() if v["stale"])
         return out
 
     def _citing(self, conn: sqlite3.Connection, directory: str) -> list[results.CitingMemory]:
