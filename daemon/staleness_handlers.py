@@ -42,7 +42,6 @@ class Staleness:
     def __init__(self, daemon: Daemon) -> None:
         self.daemon = daemon
         self.checker = Checker(daemon.cfg.checkouts)
-        self.last_pass: float | None = None
         self._poked = threading.Event()
         self._thread = threading.Thread(target=self._loop, name="staleness", daemon=True)
 
@@ -50,6 +49,8 @@ class Staleness:
         self._thread.start()
 
     def write(self, fn: Callable[[sqlite3.Connection], None]) -> None:
+        """Run ``fn`` in a transaction on the writer thread, without waiting for it."""
+
         def job(store: IndexStore) -> None:
             with store.transaction() as conn:
                 fn(conn)
@@ -62,6 +63,7 @@ class Staleness:
         self._poked.set()
 
     def checkout_of(self, root: str) -> dict[str, Any]:
+        """``status``'s ``checkout`` entry for a root, as the last pass resolved it."""
         found = self.checker.resolutions.get(root)
         return {"checkout": found.to_json() if found else None}
 
@@ -75,7 +77,6 @@ class Staleness:
             self.checker.resolve(conn, root)
             for directory in citing_dirs(conn, root):
                 self.checker.check_dir(conn, directory, self.write, details=False)
-        self.last_pass = time.time()
 
     def _loop(self) -> None:
         seen, last = -1, 0.0

@@ -285,3 +285,15 @@ def test_memoryd_check_exits_1_only_with_strict(
     assert result["memories"][0]["staleness"]["missing"] == ["src/old.py"]
     code, _ = cli_check(repo.path, "--strict")
     assert code == 1
+
+
+def test_a_hook_cwd_counts_before_its_write_is_committed(
+    store: IndexStore, memdir: Path, tmp_path: Path
+) -> None:
+    checker = Checker()
+    queued: list[Callable[[sqlite3.Connection], None]] = []
+    assert checker.note_cwd(str(memdir), str(tmp_path), queued.append)
+    assert not checker.note_cwd(str(memdir), str(tmp_path), queued.append)  # not new
+    found = checker.resolve(store.conn, str(memdir))
+    assert (found.path, found.source) == (str(tmp_path), "hook")
+    assert len(queued) == 1  # and the write is still on its way to the index

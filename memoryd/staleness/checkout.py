@@ -48,15 +48,25 @@ class Resolution:
         return {"path": self.path, "source": self.source, "reason": self.reason}
 
 
-def resolve(directory: str, configured: Mapping[str, str], conn: sqlite3.Connection) -> Resolution:
-    """The checkout of memory folder ``directory`` (see the module docstring for the order)."""
+def resolve(
+    directory: str,
+    configured: Mapping[str, str],
+    conn: sqlite3.Connection,
+    hint: str | None = None,
+) -> Resolution:
+    """The checkout of memory folder ``directory`` (see the module docstring for the order).
+
+    ``hint`` is a hook ``cwd`` this process has seen but may not have stored yet.
+    """
     if directory in configured:
         return _usable(configured[directory], SOURCE_CONFIG)
-    row = conn.execute(
-        "SELECT cwd FROM checkout_hints WHERE directory = ?", (directory,)
-    ).fetchone()
-    if row is not None and os.path.isdir(row[0]):
-        return Resolution(row[0], SOURCE_HOOK)
+    if hint is None:
+        row = conn.execute(
+            "SELECT cwd FROM checkout_hints WHERE directory = ?", (directory,)
+        ).fetchone()
+        hint = None if row is None else row[0]
+    if hint is not None and os.path.isdir(hint):
+        return Resolution(hint, SOURCE_HOOK)
     project_dir = os.path.dirname(directory) if os.path.basename(directory) == "memory" else None
     if project_dir is not None:
         cwd = transcript_cwd(project_dir)

@@ -51,7 +51,7 @@ class Checker:
         }
 
     def resolve(self, conn: sqlite3.Connection, directory: str) -> Resolution:
-        found = resolve(directory, self.configured, conn)
+        found = resolve(directory, self.configured, conn, self._hints.get(directory))
         if found.path is not None and not os.access(found.path, os.R_OK | os.X_OK):
             found = Resolution(None, found.source, f"checkout {found.path} is not readable")
         self.resolutions[directory] = found
