@@ -24,7 +24,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from memoryd.indexer.parse import SESSION_FILENAME, parse_file
+from memoryd.indexer.parse import parse_file
+from memoryd.paths import SESSION_FILENAME
 from memoryd.sessions.brief import SessionDoc, build_brief, estimate_tokens, no_context_message
 
 DEFAULT_CORPUS = Path(__file__).resolve().parents[1].parent / "shared/bench/coding-memories"

@@ -17,7 +17,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import structlog
 from apscheduler.schedulers.background import BackgroundScheduler
@@ -35,6 +35,9 @@ from memoryd.indexer.store import IndexStore
 from memoryd.indexer.sync import Syncer, SyncResult
 from memoryd.ipc import params
 from memoryd.ipc.server import Handler, Server
+
+if TYPE_CHECKING:
+    from memoryd.daemon.staleness_handlers import Staleness
 
 log = structlog.get_logger("memoryd.daemon")
 
@@ -81,6 +84,8 @@ class Daemon:
         # Called with the new Config after SIGHUP, so features can pick up settings.
         self.on_reload: list[Callable[[Config], None]] = []
         self.server: Server | None = None
+        # Set by the staleness feature (daemon/staleness_handlers.py) when it starts.
+        self.staleness: Staleness | None = None
 
     # -- start-up -----------------------------------------------------------
 
@@ -341,6 +346,7 @@ class Daemon:
             report_cron=fresh.report_cron,
             report_keep=fresh.report_keep,
             report_max_age_days=fresh.report_max_age_days,
+            checkouts=fresh.checkouts,
         )
         for root in fresh.roots:
             real = os.path.realpath(root)

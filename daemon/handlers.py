@@ -13,7 +13,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from memoryd import __version__
-from memoryd.daemon import query_handlers, report_handlers, session_handlers
+from memoryd.daemon import query_handlers, report_handlers, session_handlers, staleness_handlers
 from memoryd.daemon.roots import PERSISTED
 from memoryd.errors import InvalidParams, NotFound
 from memoryd.indexer import queries
@@ -22,6 +22,7 @@ from memoryd.indexer.sync import Syncer
 from memoryd.ipc import params as p
 from memoryd.ipc.protocol import PROTOCOL_VERSION
 from memoryd.ipc.server import Handler
+from memoryd.staleness.results import annotate_listing
 
 if TYPE_CHECKING:
     from memoryd.daemon.app import Daemon
@@ -30,7 +31,7 @@ COUNTS_MAX_AGE = 2.0
 """Seconds a root's file counts may be reused by ``status`` when nothing was written."""
 
 # Modules that add methods: each has CAPABILITIES and handlers(daemon).
-FEATURES = (query_handlers, session_handlers, report_handlers)
+FEATURES = (query_handlers, session_handlers, report_handlers, staleness_handlers)
 
 # Features a client may test for; feature modules append theirs.
 BASE_CAPABILITIES = [
@@ -89,7 +90,15 @@ def build_handlers(daemon: Daemon) -> dict[str, Handler]:
 
     def status(params: dict[str, Any]) -> dict[str, Any]:
         p.reject_unknown(params, ())
-        roots = [{**root_entry(root), "files": n, "errors": e} for root, n, e in counted()]
+        roots = [
+            {
+                **root_entry(root),
+                "files": n,
+                "errors": e,
+                **(daemon.staleness.checkout_of(root) if daemon.staleness else {}),
+            }
+            for root, n, e in counted()
+        ]
         rec = daemon.last_reconcile
         return {
             "protocol": PROTOCOL_VERSION,
@@ -120,7 +129,9 @@ def build_handlers(daemon: Daemon) -> dict[str, Handler]:
     def list_(params: dict[str, Any]) -> dict[str, Any]:
         p.reject_unknown(params, ("dir",))
         directory = daemon.ensure_dir(params.get("dir"))
-        return queries.listing(queries.files_under(daemon.readers.conn(), directory), directory)
+        conn = daemon.readers.conn()
+        listing = queries.listing(queries.files_under(conn, directory), directory)
+        return annotate_listing(conn, listing)
 
     def reindex(params: dict[str, Any]) -> dict[str, Any]:
         p.reject_unknown(params, ("dir",))

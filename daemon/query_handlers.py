@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from memoryd.daemon.staleness_handlers import pop_cwd
 from memoryd.ipc.server import Handler
 from memoryd.select.service import claude_factory, make_selector, record_run, run_stats
 
@@ -28,7 +29,11 @@ def handlers(daemon: Daemon) -> dict[str, Handler]:
     daemon.on_reload.append(lambda cfg: setattr(selector, "log_queries", cfg.log_queries))
 
     def select(params: dict[str, Any]) -> dict[str, Any]:
-        return selector.run(daemon.readers.conn(), params, daemon.ensure_dir)
+        cwd = pop_cwd(params)
+        result = selector.run(daemon.readers.conn(), params, daemon.ensure_dir)
+        if cwd is not None and daemon.staleness is not None:
+            daemon.staleness.note_cwd(params.get("dir"), cwd)
+        return result
 
     def stats(params: dict[str, Any]) -> dict[str, Any]:
         return run_stats(daemon.readers.conn(), params)

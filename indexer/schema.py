@@ -12,6 +12,8 @@ from collections.abc import Callable
 
 import sqlite_utils
 
+from memoryd.staleness.results import create_tables
+
 Migration = Callable[[sqlite_utils.Database], None]
 
 FTS_COLUMNS = ["filename", "name", "description", "body"]
@@ -118,6 +120,11 @@ def _m_request_root_last_used(db: sqlite_utils.Database) -> None:
     db.execute("DELETE FROM roots WHERE source NOT IN ('request', 'watch')")
 
 
+def _m_staleness(db: sqlite_utils.Database) -> None:
+    # Code citations per memory, their last verdicts, and the hook's cwd per folder.
+    create_tables(db)
+
+
 MIGRATIONS: list[tuple[str, Migration]] = [
     ("001_files_fts_directories_roots", _m001_files),
     ("002_secret_flags", _m002_secrets),
@@ -125,6 +132,7 @@ MIGRATIONS: list[tuple[str, Migration]] = [
     ("004_partial_index_on_errors", _m004_error_index),
     ("005_fts_rank_weights", _m005_rank_weights),
     ("006_request_root_last_used", _m_request_root_last_used),
+    ("007_staleness_citations_verdicts_hints", _m_staleness),
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

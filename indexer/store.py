@@ -24,6 +24,7 @@ import sqlite_utils
 from memoryd.errors import StoreError
 from memoryd.indexer.records import FileStat, ParsedFile
 from memoryd.indexer.schema import migrate
+from memoryd.staleness.results import replace_citations
 
 BUSY_TIMEOUT_MS = 10_000
 _STAT_COLUMNS = "mtime_ns, size, inode, content_hash, error_kind, error"
@@ -210,6 +211,14 @@ class IndexStore:
                 conn.executemany("DELETE FROM files WHERE path = ?", deletes)
             if upserts:
                 conn.executemany(_UPSERT_SQL, upserts)
+                replace_citations(
+                    conn,
+                    (
+                        (c.stat.path, c.parsed.kind, c.parsed.description, c.parsed.body)
+                        for c in changes
+                        if isinstance(c, Upsert)
+                    ),
+                )
             if touches:
                 conn.executemany(
                     "UPDATE files SET mtime_ns = ?, size = ?, inode = ?, indexed_at = ? "

@@ -165,6 +165,7 @@ class Client:
         limit: int | None = None,
         ranker: str | None = None,
         session_id: str | None = None,
+        cwd: str | None = None,
     ) -> dict[str, Any]:
         """The memories that clearly help ``query`` (see docs/protocol.md#select)."""
         result: dict[str, Any] = self.call(
@@ -177,8 +178,14 @@ class Client:
                 "limit": limit,
                 "ranker": ranker,
                 "session_id": session_id,
+                "cwd": cwd,
             },
         )
+        return result
+
+    def check(self, dir: str) -> dict[str, Any]:
+        """Check what the memories in ``dir`` cite against their checkout now."""
+        result: dict[str, Any] = self.call("check", {"dir": dir})
         return result
 
     def stats(self, since: str | float | None = None) -> dict[str, Any]:

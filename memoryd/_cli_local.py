@@ -15,7 +15,8 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
-from collections.abc import Iterator
+import sqlite3
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from memoryd import config as config_mod
@@ -27,6 +28,8 @@ from memoryd.ipc import params as p
 from memoryd.report import Retention, produce, report_params
 from memoryd.select.service import make_selector, record_run, run_stats
 from memoryd.sessions import service
+from memoryd.staleness.results import annotate_listing
+from memoryd.staleness.service import Checker, check_tree
 
 
 @contextlib.contextmanager
@@ -48,7 +51,8 @@ def index_dirs(store: IndexStore, dirs: list[str]) -> SyncResult:
 def listing(args: argparse.Namespace, directory: str) -> dict[str, Any]:
     with local_store(args) as store:
         Syncer(store).sync_tree(directory)
-        return queries.listing(queries.files_under(store.conn, directory), directory)
+        listing = queries.listing(queries.files_under(store.conn, directory), directory)
+        return annotate_listing(store.conn, listing)
 
 
 def select(args: argparse.Namespace, params: dict[str, Any]) -> dict[str, Any]:
@@ -111,3 +115,16 @@ def report(args: argparse.Namespace, params: dict[str, Any]) -> dict[str, Any]:
         for d in dirs:
             syncer.sync_tree(d)
         return produce(store.conn, dirs, older_than_s, cfg.reports_dir, Retention.of(cfg))
+
+
+def check(args: argparse.Namespace, directory: str) -> dict[str, Any]:
+    """Run the staleness checks of ``directory`` now and store the verdicts."""
+    cfg = config_mod.load()
+    with local_store(args) as store:
+        Syncer(store).sync_tree(directory)
+
+        def write(fn: Callable[[sqlite3.Connection], None]) -> None:
+            with store.transaction() as conn:
+                fn(conn)
+
+        return check_tree(Checker(cfg.checkouts), store.conn, directory, write)

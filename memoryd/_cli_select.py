@@ -7,6 +7,7 @@ from typing import Any
 
 from memoryd._cli_common import add_db_option, memory_dir, print_json
 from memoryd._cli_daemon import add_socket_options, daemon_or_local
+from memoryd.staleness.render import caution
 
 
 def register(sub: Any) -> None:
@@ -65,6 +66,9 @@ def cmd_select(args: argparse.Namespace) -> int:
         return 0
     for s in result["selected"]:
         print(f"{s['path']}\n    [{s['type']}] {s['description']}")
+        warning = caution(s.get("staleness"))
+        if warning:
+            print(f"    {warning}")
     if not result["selected"]:
         print(f"({result.get('note') or 'no memory clearly helps with this query'})")
     if result.get("fallback"):

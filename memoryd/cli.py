@@ -40,6 +40,7 @@ COMMANDS = {
     "install-hook": "_cli_integrations",
     "mcp": "_cli_integrations",
     "report": "_cli_report",
+    "check": "_cli_check",
 }
 
 

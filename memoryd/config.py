@@ -25,6 +25,8 @@ Example::
       older_than_days: 30
       keep: 30                       # report pairs kept (newest first)
       max_age_days: 90               # and none older than this
+    checkouts:                       # memory folder -> the code it describes
+      ~/.claude/projects/-home-me-app/memory: ~/src/app
 """
 
 from __future__ import annotations
@@ -73,6 +75,7 @@ class Config:
     report_older_than_days: int = 30
     report_keep: int = 30
     report_max_age_days: float = 90.0
+    checkouts: dict[str, str] = field(default_factory=dict)
     source: Path | None = None
 
     @property
@@ -102,6 +105,7 @@ _TOP = {
     "anthropic",
     "telemetry",
     "reports",
+    "checkouts",
 }
 _ANTHROPIC = {"api_key", "model", "base_url", "timeout"}
 _TELEMETRY = {"log_queries"}
@@ -151,6 +155,11 @@ def _from_mapping(data: dict[str, Any], path: Path) -> Config:
     anth = _section(data, "anthropic", _ANTHROPIC, path)
     tele = _section(data, "telemetry", _TELEMETRY, path)
     reports = _section(data, "reports", _REPORTS, path)
+    checkouts = data.get("checkouts") or {}
+    if not isinstance(checkouts, dict) or not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in checkouts.items()
+    ):
+        raise ConfigError(f"{path}: 'checkouts' must map memory directories to checkout paths")
     try:
         cfg = Config(
             roots=tuple(os.path.expanduser(r) for r in roots),
@@ -168,6 +177,7 @@ def _from_mapping(data: dict[str, Any], path: Path) -> Config:
             report_older_than_days=int(reports.get("older_than_days", 30)),
             report_keep=int(reports.get("keep", 30)),
             report_max_age_days=float(reports.get("max_age_days", 90)),
+            checkouts={os.path.expanduser(k): os.path.expanduser(v) for k, v in checkouts.items()},
             source=path,
         )
     except (TypeError, ValueError) as exc:

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from memoryd.indexer.parse import SESSION_FILENAME, parse_file
+from memoryd.indexer.parse import parse_file
+from memoryd.paths import SESSION_FILENAME
 from memoryd.sessions import (
     SessionDoc,
     build_brief,

@@ -46,6 +46,7 @@ from memoryd.integrations._transcript import recent_tools
 from memoryd.ipc.client import Client
 from memoryd.logs import LazyLogger
 from memoryd.paths import SESSION_FILENAME
+from memoryd.staleness.render import caution
 
 MAX_FILE_BYTES = 4 * 1024
 MAX_FILE_LINES = 200
@@ -185,6 +186,7 @@ def _on_prompt(
         surfaced=state.surfaced_in(directory) if state else None,
         recent_tools=recent_tools(transcript if isinstance(transcript, str) else None),
         session_id=session_id,
+        cwd=event.get("cwd") if isinstance(event.get("cwd"), str) else None,
     )
     header = f"memoryd: memories from {directory} that may help with this prompt.\n"
     if not result["selected"]:
@@ -223,6 +225,9 @@ def _memory_block(entry: dict[str, Any]) -> str | None:
         log.info("memory_unreadable", path=entry["path"], error=str(exc))
         return None
     age = age_note(entry["age_days"])
+    warning = caution(entry.get("staleness"))
+    if warning:
+        age += f"\n{warning}"
     title = entry.get("name") or entry["filename"]
     return f"\n## {title} ({entry['path']})\n{age}\n\n{cap_text(content)}\n"
 

@@ -31,6 +31,7 @@ from memoryd.report.files import Retention, write_report
 from memoryd.report.render import NOTICE
 
 __all__ = ["Retention", "build_report", "produce", "report_params", "write_report"]
+from memoryd.staleness.results import stale_under
 
 SUMMARY_KEYS = (
     "directories",
@@ -44,6 +45,7 @@ SUMMARY_KEYS = (
     "superseded_memories",
     "secret_files",
     "never_selected",
+    "code_drift",
 )
 
 
@@ -82,6 +84,7 @@ def _summary(dirs: list[dict[str, Any]]) -> dict[str, int]:
         totals["secret_files"] += len(d["secrets"])
         if d["usage"] is not None:
             totals["never_selected"] += len(d["usage"]["never_selected"])
+        totals["code_drift"] += len(d["code_drift"])
     return totals
 
 
@@ -113,8 +116,10 @@ def build_report(
         r["path"]: [f.filename for f in by_dir[r["path"]] if _selectable(f)] for r in reports
     }
     usage = findings.usage_by_dir(conn, manifests, cutoff)
+    drift = {folder: stale for root in dirs for folder, stale in stale_under(conn, root).items()}
     for r in reports:
         r["usage"] = usage.get(r["path"])
+        r["code_drift"] = drift.get(r["path"], [])
     report = {
         "notice": NOTICE,
         "generated_at": iso_utc(now),

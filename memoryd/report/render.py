@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from memoryd.staleness.render import problems
+
 NOTICE = (
     "Nothing was deleted or rewritten. memoryd only reads memory folders; this report "
     "lists what a person or an agent could condense or fix."
@@ -25,6 +27,7 @@ SUMMARY_LABELS = (
     ("superseded_memories", "superseded memories"),
     ("secret_files", "files that look like they hold credentials"),
     ("never_selected", "memories never selected"),
+    ("code_drift", "memories citing code that changed or vanished"),
 )
 
 
@@ -110,6 +113,13 @@ def _sections(d: dict[str, Any]) -> list[tuple[str, list[str]]]:
             ],
         ),
         ("Usage", _usage(d)),
+        (
+            "Memories citing code that changed or vanished",
+            [
+                f"- `{m['filename']}`: {'; '.join(problems(m['staleness']))}"
+                for m in d["code_drift"]
+            ],
+        ),
     ]
 
 

@@ -40,6 +40,7 @@ from memoryd.select.local import LocalRanker
 from memoryd.select.manifest import ManifestCache, candidates_for
 from memoryd.select.relations import Relations
 from memoryd.select.tool_rules import tool_usage_docs
+from memoryd.staleness.results import intact_first, verdicts_for
 
 MAX_QUERY = 20_000
 MAX_RESULTS = 5
@@ -199,13 +200,15 @@ class Selector:
         if ranker == "local":
             anchors = [c for _, c in pool if c.filename in shown]
             picks = self._rank_locally(req, cands, anchors, relations)
+        verdicts = verdicts_for(conn, [files[name].path for name, _ in picks])
+        picks = intact_first(picks, lambda name: verdicts.get(files[name].path))
         selected, vanished = [], 0
         for name, score in picks[: req.limit]:
             f = files[name]
             if not os.path.exists(f.path):
                 vanished += 1
                 continue
-            selected.append(_entry(f, score))
+            selected.append({**_entry(f, score), "staleness": verdicts.get(f.path)})
         self._remember(req.session_id, directory, [s["filename"] for s in selected])
         return {
             "run_id": run_id,

@@ -22,7 +22,7 @@ from typing import Any
 import yaml
 
 from memoryd.errors import InvalidParams
-from memoryd.indexer.parse import SESSION_FILENAME
+from memoryd.paths import SESSION_FILENAME
 from memoryd.sessions._sections import Entry, SessionSections, parse_sections
 
 SCHEMA_VERSION = "1.1"

@@ -1,0 +1,120 @@
+"""The daemon side of memory-rot checks: a background checker and the ``check`` method.
+
+git must never run inside a ``select``, and a slow or huge checkout must not
+hold up indexing, so the checks run on their own ``staleness`` thread: about
+a second after the index changes (the writer's generation moved) and every
+:data:`RECHECK_S` seconds (for new commits), with only the verdict writes
+going through the writer thread. ``select``, ``list`` and ``report`` read
+the stored verdicts.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import structlog
+
+from memoryd.errors import InvalidParams
+from memoryd.ipc import params as p
+from memoryd.ipc.server import Handler
+from memoryd.staleness.service import Checker, check_tree, citing_dirs
+
+if TYPE_CHECKING:
+    from memoryd.config import Config
+    from memoryd.daemon.app import Daemon
+    from memoryd.indexer.store import IndexStore
+
+CAPABILITIES = ["check", "select-staleness"]
+TICK_S = 1.0
+RECHECK_S = 60.0
+MAX_CWD = 4096
+
+log = structlog.get_logger("memoryd.staleness")
+
+
+class Staleness:
+    """The checker, its thread, and what the other handlers ask of it."""
+
+    def __init__(self, daemon: Daemon) -> None:
+        self.daemon = daemon
+        self.checker = Checker(daemon.cfg.checkouts)
+        self._poked = threading.Event()
+        self._thread = threading.Thread(target=self._loop, name="staleness", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def write(self, fn: Callable[[sqlite3.Connection], None]) -> None:
+        """Run ``fn`` in a transaction on the writer thread, without waiting for it."""
+
+        def job(store: IndexStore) -> None:
+            with store.transaction() as conn:
+                fn(conn)
+
+        self.daemon.writer.submit(job)
+
+    def reconfigure(self, cfg: Config) -> None:
+        """SIGHUP: new ``checkouts:`` take effect at the next tick."""
+        self.checker.configure(cfg.checkouts)
+        self._poked.set()
+
+    def checkout_of(self, root: str) -> dict[str, Any]:
+        """``status``'s ``checkout`` entry for a root, as the last pass resolved it."""
+        found = self.checker.resolutions.get(root)
+        return {"checkout": found.to_json() if found else None}
+
+    def note_cwd(self, raw_dir: Any, cwd: str) -> None:
+        """Remember the hook's ``cwd``; a new one makes the next tick re-resolve and check."""
+        if self.checker.note_cwd(self.daemon.ensure_dir(raw_dir), cwd, self.write):
+            self._poked.set()
+
+    def run_pass(self, conn: sqlite3.Connection) -> None:
+        for root in list(self.daemon.roots):
+            self.checker.resolve(conn, root)
+            for directory in citing_dirs(conn, root):
+                self.checker.check_dir(conn, directory, self.write, details=False)
+
+    def _loop(self) -> None:
+        seen, last = -1, 0.0
+        while not self.daemon.stop_requested.wait(TICK_S):
+            generation = self.daemon.writer.store.generation
+            due = self._poked.is_set() or time.monotonic() - last >= RECHECK_S
+            if generation == seen and not due:
+                continue
+            self._poked.clear()
+            seen, last = generation, time.monotonic()
+            try:
+                self.run_pass(self.daemon.readers.conn())
+            except Exception:  # a bug here must not end the checks for good
+                log.exception("staleness.pass_failed")
+
+
+def pop_cwd(params: dict[str, Any]) -> str | None:
+    """Take the optional ``cwd`` param (the agent's working directory) out of ``params``."""
+    cwd = params.pop("cwd", None)
+    if cwd is None:
+        return None
+    if not isinstance(cwd, str) or not cwd.startswith("/") or "\0" in cwd or len(cwd) > MAX_CWD:
+        raise InvalidParams(
+            "'cwd' must be an absolute directory path (the agent's working directory)",
+            {"field": "cwd"},
+        )
+    return cwd
+
+
+def handlers(daemon: Daemon) -> dict[str, Handler]:
+    feature = Staleness(daemon)
+    daemon.staleness = feature
+    daemon.on_reload.append(feature.reconfigure)
+    feature.start()
+
+    def check(params: dict[str, Any]) -> dict[str, Any]:
+        p.reject_unknown(params, ("dir",))
+        directory = daemon.ensure_dir(params.get("dir"))
+        return check_tree(feature.checker, daemon.readers.conn(), directory, feature.write)
+
+    return {"check": check}

@@ -1,0 +1,137 @@
+"""Pull the paths a memory cites into the code out of its text.
+
+Extraction runs at index time for every memory, so it must be cheap and must
+not guess wildly: a false citation turns into a false "missing" warning. What
+counts:
+
+* relative paths with a directory part (``src/billing/tax.py``, optionally
+  ``:42`` or ``:42-50``), anywhere in the text;
+* a bare file name (``package-lock.json``) only inside backticks and only with
+  an extension that source files use, since ``java.time`` or
+  ``unittest.mock.patch`` look the same to a regex;
+* a directory (``stacks/prod/``, or ``src/billing`` inside backticks);
+* the target of a Markdown link, unless it is a URL or a sibling memory.
+
+URLs, host names, globs, absolute paths (``/usr/...``), home-relative paths
+(``~/...``), variables and parent-relative paths (``../``) are not citations:
+they do not point into the checkout.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+KIND_FILE = "file"
+KIND_DIR = "dir"
+KIND_NAME = "name"
+"""A bare file name: looked up by basename anywhere in the checkout."""
+
+MAX_CITATIONS = 50
+"""Per memory; a pasted file listing should not cost hundreds of checks."""
+
+SOURCE_EXTENSIONS = frozenset(
+    """
+    py pyi ipynb js jsx ts tsx mjs cjs vue svelte rs go java kt kts scala swift m mm c h cc cpp
+    hpp cs fs rb php pl lua r jl ex exs erl hs ml clj dart zig nim sh bash zsh fish ps1 bat sql
+    tf tfvars hcl yaml yml json jsonc json5 toml ini cfg conf env lock xml html htm css scss sass
+    less md mdx rst txt csv tsv proto graphql gql gradle properties mk cmake dockerfile nix
+    example sample template dist tmpl j2
+    """.split()  # noqa: SIM905 - a word list reads better than 90 quoted strings
+)
+
+_SEGMENT = r"[A-Za-z0-9_@+.-]+"
+# A path with at least one directory part, optionally ending in a slash.
+_PATH = re.compile(
+    rf"(?<![\w/.:@~$%-])(?P<path>\.?{_SEGMENT}(?:/{_SEGMENT})+/?|\.?{_SEGMENT}/)"
+    r"(?::(?P<line>\d+)(?:-\d+)?)?"
+)
+_BACKTICK = re.compile(r"`([^`\n]{1,300})`")
+_LINK = re.compile(r"\[[^\]\n]*\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
+_BARE = re.compile(rf"^(?P<path>{_SEGMENT}\.[A-Za-z0-9]+)(?::(?P<line>\d+)(?:-\d+)?)?$")
+_HOST_TLD = re.compile(r"\.(com|org|net|io|dev|app|co|edu|gov|uk|de|ai|cloud|local|internal)$")
+
+
+@dataclass(frozen=True, slots=True)
+class Citation:
+    """One place in the checkout a memory points at."""
+
+    target: str
+    kind: str
+    line: int | None = None
+
+
+def extract(description: str | None, body: str | None) -> list[Citation]:
+    """The distinct citations in a memory's description and body, in order of appearance."""
+    text = f"{description or ''}\n{body or ''}"
+    found: dict[str, Citation] = {}
+
+    def add(raw: str, line: str | None, *, quoted: bool) -> None:
+        citation = _classify(raw, line, quoted=quoted)
+        if citation is not None and citation.target not in found:
+            found[citation.target] = citation
+
+    for match in _LINK.finditer(text):
+        target = match.group(1).split("#", 1)[0]
+        if target and not (target.endswith(".md") and "/" not in target):
+            add(target, None, quoted=True)
+    for match in _BACKTICK.finditer(text):
+        inner = match.group(1).strip()
+        bare = _BARE.match(inner)
+        if bare is not None:
+            add(bare.group("path"), bare.group("line"), quoted=True)
+        elif " " not in inner and "/" in inner:
+            add(inner.rstrip(":"), None, quoted=True)
+    for match in _PATH.finditer(text):
+        add(match.group("path"), match.group("line"), quoted=False)
+    return list(found.values())[:MAX_CITATIONS]
+
+
+def _classify(raw: str, line: str | None, *, quoted: bool) -> Citation | None:
+    """A citation for ``raw`` or None when it does not point into a checkout."""
+    path = raw.strip().strip("'\"").rstrip(".,;)")
+    if ":" in path:
+        path, _, rest = path.partition(":")
+        digits = re.match(r"\d+", rest)
+        line = line or (digits.group() if digits else None)
+    if not path or _outside_checkout(path):
+        return None
+    if path.startswith("./"):
+        path = path[2:]
+    is_dir = path.endswith("/")
+    path = path.rstrip("/")
+    if not path:
+        return None
+    last = path.rsplit("/", 1)[-1]
+    extension = last.rsplit(".", 1)[-1].lower() if "." in last.lstrip(".") else ""
+    number = int(line) if line else None
+    if "/" not in path:
+        if is_dir:
+            return Citation(path, KIND_DIR) if quoted else None
+        if quoted and extension in SOURCE_EXTENSIONS:
+            return Citation(path, KIND_NAME, number)
+        return None
+    if is_dir:
+        return Citation(path, KIND_DIR)
+    if extension in SOURCE_EXTENSIONS or last in {"Makefile", "Dockerfile", "Justfile"}:
+        return Citation(path, KIND_FILE, number)
+    if not extension and quoted:
+        return Citation(path, KIND_DIR)
+    return None
+
+
+def _outside_checkout(path: str) -> bool:
+    """URLs, host names, globs, absolute, home- or parent-relative paths and variables."""
+    if "://" in path or path.startswith(("/", "~", "$", "../", "www.", "mailto:", "@")):
+        return True
+    if any(ch in path for ch in "*?[]{}<>|\\=,"):
+        return True
+    first = path.split("/", 1)[0]
+    return bool(_HOST_TLD.search(first)) or (
+        "/" in path and "." in first.lstrip(".") and not _is_file_like(first)
+    )
+
+
+def _is_file_like(segment: str) -> bool:
+    ext = segment.rsplit(".", 1)[-1].lower()
+    return ext in SOURCE_EXTENSIONS

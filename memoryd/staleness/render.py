@@ -1,0 +1,57 @@
+"""Verdicts in words: the hook's caution line and the ``check`` command's text.
+
+A caution has to fit on one line under a memory an agent is about to read,
+so it names the first few problems and counts the rest.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+MAX_NAMED = 2
+
+
+def problems(verdict: dict[str, Any]) -> list[str]:
+    """One phrase per stale citation, vanished and moved paths first."""
+    out = [f"cites `{p}`, which no longer exists" for p in verdict.get("missing", [])]
+    out += [
+        f"cites `{old}`, which no longer exists; renamed to `{new}`"
+        for old, new in verdict.get("renamed", {}).items()
+    ]
+    for change in verdict.get("changed_since", []):
+        commits = change["commits"]
+        out.append(
+            f"cites `{change['path']}`, changed by {commits} commit{'s' if commits != 1 else ''} "
+            f"since this memory was written (newest {change['newest'][:10]})"
+        )
+    return out
+
+
+def caution(verdict: dict[str, Any] | None) -> str | None:
+    """The hook's one-line warning, or None when the memory is not stale."""
+    if not verdict or not verdict.get("stale"):
+        return None
+    found = problems(verdict)
+    text = "; ".join(found[:MAX_NAMED])
+    if len(found) > MAX_NAMED:
+        text += f"; and {len(found) - MAX_NAMED} more"
+    return f"Caution: {text}."
+
+
+def render_check(result: dict[str, Any]) -> str:
+    """``memoryd check`` without ``--json``: each folder's checkout, then each stale memory."""
+    lines = []
+    for folder in result["folders"]:
+        checkout = folder["checkout"]
+        if checkout["path"] is None:
+            lines.append(f"{folder['dir']}: no checkout ({checkout['reason']})")
+        else:
+            lines.append(
+                f"{folder['dir']}: checkout {checkout['path']} "
+                f"(from {checkout['source']}; {folder['mode'] or 'not checked'})"
+            )
+    for memory in result["memories"]:
+        for problem in problems(memory["staleness"] or {}):
+            lines.append(f"  {memory['filename']}: {problem}")
+    lines.append(f"{result['stale']} of {result['citing']} memories citing code are stale.")
+    return "\n".join(lines)

@@ -1,0 +1,212 @@
+"""The staleness tables: citations (written with each row), verdicts and hook hints.
+
+``citations`` is filled in the same transaction as the memory's ``files``
+row (:func:`replace_citations`, called by the store), so it is never out of
+step with the text it came from. ``staleness`` holds the last verdict per
+memory together with the content hash and checkout HEAD it was computed for;
+readers (``select``, ``list``, the report) only ever read it, and a verdict
+whose content hash no longer matches the file is not shown.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import sqlite_utils
+
+from memoryd.staleness.citations import Citation, extract
+
+
+def create_tables(db: sqlite_utils.Database) -> None:
+    """The migration body (see indexer/schema.py)."""
+    db.execute(
+        "CREATE TABLE citations (path TEXT NOT NULL, target TEXT NOT NULL, kind TEXT NOT NULL, "
+        "line INTEGER, PRIMARY KEY (path, target))"
+    )
+    db.execute(
+        "CREATE TABLE staleness (path TEXT PRIMARY KEY, content_hash TEXT, head TEXT, "
+        "checkout TEXT, all_gone INTEGER NOT NULL, stale INTEGER NOT NULL, verdict_json TEXT, "
+        "checked_at REAL)"
+    )
+    db.execute(
+        "CREATE TABLE checkout_hints (directory TEXT PRIMARY KEY, cwd TEXT NOT NULL, "
+        "seen_at REAL NOT NULL)"
+    )
+    # A memory that leaves the index takes its citations and verdict with it.
+    db.execute(
+        "CREATE TRIGGER files_ad_staleness AFTER DELETE ON files BEGIN "
+        "DELETE FROM citations WHERE path = old.path; "
+        "DELETE FROM staleness WHERE path = old.path; END"
+    )
+    # An index from before this migration: extract what its memories cite now.
+    rows = db.execute("SELECT path, kind, description, body FROM files WHERE kind = 'memory'")
+    replace_citations(db.conn, rows.fetchall())
+
+
+def replace_citations(
+    conn: sqlite3.Connection, rows: Iterable[tuple[str, str, str | None, str | None]]
+) -> None:
+    """Re-extract citations for ``(path, kind, description, body)`` rows being upserted."""
+    batch = [r for r in rows]
+    conn.executemany("DELETE FROM citations WHERE path = ?", [(r[0],) for r in batch])
+    conn.executemany(
+        "INSERT INTO citations(path, target, kind, line) VALUES (?, ?, ?, ?)",
+        [
+            (path, c.target, c.kind, c.line)
+            for path, kind, description, body in batch
+            if kind == "memory"
+            for c in extract(description, body)
+        ],
+    )
+
+
+@dataclass(frozen=True)
+class CitingMemory:
+    """A memory with citations, as the checker needs it."""
+
+    path: str
+    filename: str
+    content_hash: str
+    mtime: float
+    citations: list[Citation]
+
+
+def citing_memories(conn: sqlite3.Connection, directory: str) -> list[CitingMemory]:
+    """The parsed memories of ``directory`` that cite anything, by filename."""
+    rows = conn.execute(
+        "SELECT f.path, f.filename, f.content_hash, f.mtime_ns, c.target, c.kind, c.line "
+        "FROM files f JOIN citations c ON c.path = f.path "
+        "WHERE f.directory = ? AND f.kind = 'memory' AND f.error IS NULL "
+        "ORDER BY f.filename, c.rowid",
+        (directory,),
+    )
+    out: dict[str, CitingMemory] = {}
+    for path, filename, digest, mtime_ns, target, kind, line in rows:
+        memory = out.get(path)
+        if memory is None:
+            memory = out[path] = CitingMemory(path, filename, digest or "", mtime_ns / 1e9, [])
+        memory.citations.append(Citation(target, kind, line))
+    return list(out.values())
+
+
+def checked_keys(conn: sqlite3.Connection, paths: Sequence[str]) -> dict[str, tuple[str, str]]:
+    """``path -> (content_hash, head)`` of the stored verdicts for ``paths``."""
+    out: dict[str, tuple[str, str]] = {}
+    for chunk in _chunks(paths):
+        marks = ",".join("?" * len(chunk))
+        for row in conn.execute(
+            f"SELECT path, content_hash, head FROM staleness WHERE path IN ({marks})", chunk
+        ):
+            out[row[0]] = (row[1], row[2])
+    return out
+
+
+def save_verdicts(
+    conn: sqlite3.Connection, verdicts: Sequence[tuple[str, str, str, dict[str, Any]]]
+) -> None:
+    """Store ``(path, content_hash, head_key, verdict)`` rows (caller holds the transaction)."""
+    now = time.time()
+    conn.executemany(
+        "INSERT INTO staleness(path, content_hash, head, checkout, all_gone, stale, "
+        "verdict_json, checked_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
+        "ON CONFLICT(path) DO UPDATE SET content_hash = excluded.content_hash, "
+        "head = excluded.head, checkout = excluded.checkout, all_gone = excluded.all_gone, "
+        "stale = excluded.stale, verdict_json = excluded.verdict_json, "
+        "checked_at = excluded.checked_at",
+        [
+            (
+                path,
+                digest,
+                head,
+                v["checkout"],
+                int(v["all_gone"]),
+                int(v["stale"]),
+                json.dumps(v, sort_keys=True),
+                now,
+            )
+            for path, digest, head, v in verdicts
+        ],
+    )
+
+
+def drop_verdicts(conn: sqlite3.Connection, paths: Sequence[str]) -> None:
+    """Forget verdicts that no longer apply (citations gone, or no checkout any more)."""
+    conn.executemany("DELETE FROM staleness WHERE path = ?", [(p,) for p in paths])
+
+
+def verdicts_for(conn: sqlite3.Connection, paths: Sequence[str]) -> dict[str, dict[str, Any]]:
+    """Current verdicts by path: only those computed for the file's present content."""
+    out: dict[str, dict[str, Any]] = {}
+    for chunk in _chunks(paths):
+        marks = ",".join("?" * len(chunk))
+        rows = conn.execute(
+            "SELECT s.path, s.verdict_json FROM staleness s JOIN files f ON f.path = s.path "
+            f"AND f.content_hash = s.content_hash WHERE s.path IN ({marks})",
+            chunk,
+        )
+        for path, text in rows:
+            out[path] = json.loads(text)
+    return out
+
+
+def stale_under(conn: sqlite3.Connection, directory: str) -> dict[str, list[dict[str, Any]]]:
+    """Stale memories in or below ``directory``, grouped by folder (for the report)."""
+    rows = conn.execute(
+        "SELECT f.directory, f.filename, f.path, s.verdict_json FROM staleness s "
+        "JOIN files f ON f.path = s.path AND f.content_hash = s.content_hash "
+        "WHERE s.stale = 1 AND (f.directory = ? OR (f.directory >= ? AND f.directory < ?)) "
+        "ORDER BY f.directory, f.filename",
+        (directory, directory + "/", directory + "0"),
+    )
+    out: dict[str, list[dict[str, Any]]] = {}
+    for folder, filename, path, text in rows:
+        out.setdefault(folder, []).append(
+            {"filename": filename, "path": path, "staleness": json.loads(text)}
+        )
+    return out
+
+
+def remember_cwd(conn: sqlite3.Connection, directory: str, cwd: str) -> None:
+    """Record the working directory the hook reported for ``directory`` (caller commits)."""
+    conn.execute(
+        "INSERT INTO checkout_hints(directory, cwd, seen_at) VALUES (?, ?, ?) "
+        "ON CONFLICT(directory) DO UPDATE SET cwd = excluded.cwd, seen_at = excluded.seen_at",
+        (directory, cwd, time.time()),
+    )
+
+
+def _chunks(paths: Sequence[str], size: int = 500) -> Iterable[list[str]]:
+    items = list(paths)
+    for start in range(0, len(items), size):
+        yield items[start : start + size]
+
+
+def annotate_listing(conn: sqlite3.Connection, listing: dict[str, Any]) -> dict[str, Any]:
+    """Add each file's current verdict (or None) to a ``list`` answer, in place."""
+    verdicts = verdicts_for(conn, [f["path"] for f in listing["files"]])
+    for f in listing["files"]:
+        f["staleness"] = verdicts.get(f["path"])
+    return listing
+
+
+def intact_first(
+    picks: Sequence[tuple[str, float | None]],
+    verdict_of: Callable[[str], dict[str, Any] | None],
+) -> list[tuple[str, float | None]]:
+    """Ranked ``(filename, score)`` picks with memories whose every cited path is gone last.
+
+    The order within each group is kept, so the ranker still decides between
+    equals; a memory that points only at code that no longer exists just
+    never beats an intact one.
+    """
+
+    def gone(pick: tuple[str, float | None]) -> bool:
+        verdict = verdict_of(pick[0])
+        return bool(verdict and verdict.get("all_gone"))
+
+    return sorted(picks, key=gone)

@@ -1,0 +1,152 @@
+"""Turn one memory's citations plus a snapshot of its checkout into a verdict.
+
+A verdict lists, per cited path: gone (``missing``), moved (``renamed``, old
+-> new), or still there but changed by commits made after the memory was last
+written (``changed_since``: count and newest date). Paths that .gitignore
+excludes are build output, so they are neither counted as present nor as
+missing. ``all_gone`` says that nothing the memory cites exists any more,
+which ``select`` uses to rank it below an intact memory.
+"""
+
+from __future__ import annotations
+
+import bisect
+import os
+from dataclasses import dataclass, field
+from typing import Any
+
+from memoryd.indexer.queries import iso_utc
+from memoryd.staleness.citations import KIND_DIR, KIND_FILE, KIND_NAME, Citation
+from memoryd.staleness.git import History
+
+
+class Tracked:
+    """The files git tracks, with the lookups verdicts need, built once per listing.
+
+    The checker keeps one per (HEAD, git index mtime), so a pass that finds
+    neither changed reuses the sorted list and the name map.
+    """
+
+    def __init__(self, files: set[str]) -> None:
+        self.files = files
+        self._sorted: list[str] | None = None
+        self._names: dict[str, list[str]] | None = None
+
+    def has(self, path: str) -> bool:
+        """A tracked file, or a directory with a tracked file below it."""
+        if path in self.files:
+            return True
+        if self._sorted is None:
+            self._sorted = sorted(self.files)
+        prefix = path + "/"
+        at = bisect.bisect_left(self._sorted, prefix)
+        return at < len(self._sorted) and self._sorted[at].startswith(prefix)
+
+    def by_name(self) -> dict[str, list[str]]:
+        """Tracked paths per file name, for bare-name citations."""
+        if self._names is None:
+            self._names = {}
+            for path in self.files:
+                self._names.setdefault(path.rsplit("/", 1)[-1], []).append(path)
+        return self._names
+
+
+@dataclass
+class Snapshot:
+    """A checkout as it is now: what exists, and (for git) what happened to it."""
+
+    checkout: str
+    head: str | None
+    tracked: Tracked | None = None
+    history: History | None = None
+    ignored: set[str] = field(default_factory=set)
+
+    @property
+    def key(self) -> str:
+        """What a cached verdict is valid for (with the memory's content hash)."""
+        return self.head or "filesystem"
+
+    def locate(self, c: Citation) -> Citation:
+        """A bare name as the one tracked file it names (or the one it was before a rename).
+
+        Several files of that name leave it a bare name: present, with no
+        history of its own.
+        """
+        if c.kind != KIND_NAME or self.tracked is None:
+            return c
+        found = self.tracked.by_name().get(c.target, [])
+        if len(found) == 1:
+            return Citation(found[0], KIND_FILE, c.line)
+        if not found and self.history is not None:
+            suffix = "/" + c.target
+            moved = [old for old in self.history.renames if old.endswith(suffix) or old == c.target]
+            if len(moved) == 1:
+                return Citation(moved[0], KIND_FILE, c.line)
+        return c
+
+    def exists(self, c: Citation) -> bool:
+        full = os.path.join(self.checkout, c.target)
+        if self.tracked is None:
+            if c.kind == KIND_NAME:
+                return True  # without git there is no cheap way to search by name
+            return os.path.isdir(full) if c.kind == KIND_DIR else os.path.lexists(full)
+        if c.kind == KIND_NAME:
+            return c.target in self.tracked.by_name()
+        if self.tracked.has(c.target):
+            return True
+        # Added since the last commit but not yet committed: it exists.
+        return os.path.lexists(full) and c.target not in self.ignored
+
+    def untracked(self, citations: list[Citation]) -> list[str]:
+        """Cited paths git does not track (candidates for the ignore check)."""
+        if self.tracked is None:
+            return []
+        tracked = self.tracked
+        return [c.target for c in citations if c.kind != KIND_NAME and not tracked.has(c.target)]
+
+
+def judge(citations: list[Citation], mtime: float, snap: Snapshot) -> dict[str, Any]:
+    """The verdict for a memory last written at ``mtime`` that cites ``citations``."""
+    missing: list[str] = []
+    renamed: dict[str, str] = {}
+    changed: list[dict[str, Any]] = []
+    judged = 0
+    for cited in citations:
+        if cited.target in snap.ignored:
+            continue
+        judged += 1
+        c = snap.locate(cited)
+        if snap.exists(c):
+            if snap.history is not None and c.kind != KIND_NAME:
+                count, newest = snap.history.changes_after(c.target, mtime)
+                if count:
+                    changed.append(
+                        {"path": cited.target, "commits": count, "newest": iso_utc(newest)}
+                    )
+            continue
+        new = _new_place(c, mtime, snap)
+        if new is not None:
+            renamed[cited.target] = new
+        else:
+            missing.append(cited.target)
+    return {
+        "checkout": snap.checkout,
+        "head": snap.head,
+        "cited": judged,
+        "missing": missing,
+        "renamed": renamed,
+        "changed_since": changed,
+        "all_gone": judged > 0 and len(missing) + len(renamed) == judged,
+        "stale": bool(missing or renamed or changed),
+    }
+
+
+def _new_place(c: Citation, mtime: float, snap: Snapshot) -> str | None:
+    if snap.history is None or c.kind == KIND_NAME:
+        return None
+    if c.kind == KIND_DIR:
+        new = snap.history.dir_renamed_to(c.target, mtime)
+    else:
+        new = snap.history.renamed_to(c.target, mtime)
+    # Moved and then deleted is simply gone.
+    return new if new is not None and snap.exists(Citation(new, c.kind)) else None
