@@ -118,7 +118,7 @@ class Daemon:
 
     def _claim(self) -> socket.socket:
         """Pidfile, then socket (activated or bound), in watchman's order."""
-        runtime.ensure_private_dir(self.cfg.state_dir)
+        runtime.ensure_private_dir(self.cfg.state_dir, tighten=True)
         self.pidfile.acquire()
         try:
             passed = systemd.listen_fds()

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import os
 import socket
 import threading
 from collections.abc import Sequence
@@ -18,8 +19,8 @@ from types import TracebackType
 from typing import Any
 
 from memoryd import paths
-from memoryd.errors import DaemonUnavailable, InvalidRequest, remote_error
-from memoryd.ipc.protocol import encode_request
+from memoryd.errors import DaemonUnavailable, InvalidRequest, UnsafeDaemon, remote_error
+from memoryd.ipc.protocol import encode_request, peer_uid
 
 
 class Client:
@@ -48,6 +49,15 @@ class Client:
         except OSError as exc:
             sock.close()
             raise DaemonUnavailable(f"cannot connect to {self.socket_path}: {exc}") from None
+        # Nothing is sent before we know who listens: a socket planted by
+        # another user (a hijacked fallback runtime dir) must not get our query.
+        server_uid = peer_uid(sock)
+        if server_uid is not None and server_uid != os.getuid():
+            sock.close()
+            raise UnsafeDaemon(
+                f"refusing to talk to {self.socket_path}: the process listening on it runs as"
+                f" uid {server_uid}, not as us (uid {os.getuid()})"
+            )
         self._sock = sock
         self._file = sock.makefile("rb")
 

@@ -10,6 +10,8 @@ comparing versions.
 from __future__ import annotations
 
 import json
+import socket
+import struct
 from dataclasses import dataclass
 from typing import Any
 
@@ -68,3 +70,17 @@ def encode_error(req_id: Any, err: RemoteError) -> bytes:
 
 def encode_request(req_id: Any, method: str, params: dict[str, Any]) -> bytes:
     return encode({"id": req_id, "method": method, "params": params})
+
+
+def peer_uid(sock: socket.socket) -> int | None:
+    """The uid of the process at the other end of a connected Unix socket.
+
+    Read from SO_PEERCRED (Linux), so it cannot be forged by what the peer
+    sends; None on systems without it. The server checks its clients with it,
+    and clients check the server before sending a query.
+    """
+    if not hasattr(socket, "SO_PEERCRED"):
+        return None
+    creds = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+    _pid, uid, _gid = struct.unpack("3i", creds)
+    return int(uid)

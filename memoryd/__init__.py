@@ -24,6 +24,7 @@ from memoryd.errors import (
     RemoteError,
     StoreError,
     UnknownMethod,
+    UnsafeDaemon,
     UnsafeRuntimeDir,
 )
 from memoryd.ipc.client import Client
@@ -46,6 +47,7 @@ __all__ = [
     "RemoteError",
     "StoreError",
     "UnknownMethod",
+    "UnsafeDaemon",
     "UnsafeRuntimeDir",
     "__version__",
 ]

@@ -11,6 +11,7 @@ catch one type and print ``str(exc)``; anything else is a bug::
     │   ├── AlreadyRunning       another daemon holds the pidfile / answers the socket
     │   └── UnsafeRuntimeDir     the socket directory is not ours or is writable by others
     ├── DaemonUnavailable        no daemon answers on the socket (client side)
+    │   └── UnsafeDaemon         the socket's listener runs as another uid (client side)
     └── RemoteError              the daemon answered with an error object
         ├── ParseError           code "parse_error"
         ├── InvalidRequest       code "invalid_request"
@@ -58,6 +59,10 @@ class UnsafeRuntimeDir(DaemonError):
 
 class DaemonUnavailable(MemorydError):
     """No daemon answers on the socket."""
+
+
+class UnsafeDaemon(DaemonUnavailable):
+    """Something answers on the socket, but it runs as another user: nothing is sent to it."""
 
 
 class RemoteError(MemorydError):
