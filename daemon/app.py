@@ -180,17 +180,21 @@ class Daemon:
                 (r for r in self.roots if directory == r or directory.startswith(r + "/")), None
             )
 
+    def refuse_too_broad(self, path: str, field: str = "dir") -> None:
+        """Raise for a directory no request may make a root; nothing is changed either way."""
+        if path in _TOO_BROAD and self.root_for(path) is None:
+            # Watching / or $HOME recursively would index every .md on the machine.
+            raise InvalidParams(
+                f"'{field}': refusing to watch {path} as a memory root (too broad); "
+                "name the memory directory itself",
+                {"field": field},
+            )
+
     def ensure_dir(self, raw: Any, field: str = "dir") -> str:
         """Validate a directory param and make sure it is watched and indexed."""
         path = params.directory(raw, field)
         if self.root_for(path) is None:
-            if path in _TOO_BROAD:
-                # Watching / or $HOME recursively would index every .md on the machine.
-                raise InvalidParams(
-                    f"'{field}': refusing to watch {path} as a memory root (too broad); "
-                    "name the memory directory itself",
-                    {"field": field},
-                )
+            self.refuse_too_broad(path, field)
             try:
                 self._add_root(path, source="request", index=True)
             except OSError as exc:

@@ -10,6 +10,7 @@ failing half-way. Readers open their own ``mode=ro`` connections
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import os
 import sqlite3
@@ -24,6 +25,7 @@ import sqlite_utils
 from memoryd.errors import StoreError
 from memoryd.indexer.records import FileStat, ParsedFile
 from memoryd.indexer.schema import migrate
+from memoryd.indexer.secrets import redact_value
 
 BUSY_TIMEOUT_MS = 10_000
 _STAT_COLUMNS = "mtime_ns, size, inode, content_hash, error_kind, error"
@@ -90,6 +92,20 @@ def _connect(path: Path, *, readonly: bool) -> sqlite3.Connection:
     return conn
 
 
+def _alive_writer(marker: str) -> bool:
+    """Whether the process named by a ``dirty:<pid>`` marker is still running."""
+    pid = marker.partition(":")[2]
+    if not pid.isdigit() or int(pid) == os.getpid():
+        return False
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
 def open_reader(path: Path) -> sqlite3.Connection:
     """A read-only connection for one reader thread or one request."""
     if not path.exists():
@@ -140,21 +156,41 @@ class IndexStore:
 
         Row data is protected by SQLite's transactions; the check guards the
         FTS shadow tables against a corrupted page rather than a torn write.
+        Each writer process keeps its own ``dirty:<pid>`` marker, so a second
+        process opening the index (``memoryd index`` beside the daemon) can
+        neither clear the daemon's marker nor mistake a live writer for a crash.
         """
-        row = self.conn.execute("SELECT value FROM meta WHERE key = 'dirty'").fetchone()
-        if row is not None and row[0] == "1":
+        markers = self.conn.execute(
+            "SELECT key, value FROM meta WHERE key = 'dirty' OR key LIKE 'dirty:%'"
+        ).fetchall()
+        crashed = [key for key, value in markers if value == "1" and not _alive_writer(key)]
+        if crashed:
             try:
                 self.conn.execute("INSERT INTO files_fts(files_fts) VALUES ('integrity-check')")
             except sqlite3.DatabaseError:
                 with self.transaction():
                     self.conn.execute("INSERT INTO files_fts(files_fts) VALUES ('rebuild')")
-        self._set_meta("dirty", "1")
+            with self.transaction() as conn:
+                conn.executemany("DELETE FROM meta WHERE key = ?", [(k,) for k in crashed])
+        self._set_meta(self._marker, "1")
+
+    @property
+    def _marker(self) -> str:
+        return f"dirty:{os.getpid()}"
 
     def close(self) -> None:
-        """Mark a clean stop and close; safe to call twice."""
-        with contextlib.suppress(sqlite3.Error):
-            self._set_meta("dirty", "0")
+        """Mark a clean stop, fold the WAL back into the database, close; safe to call twice.
+
+        The TRUNCATE checkpoint leaves a zero-length WAL behind instead of the
+        megabytes a busy run accumulates; it is skipped (not waited for) while
+        another process still reads.
+        """
+        with contextlib.suppress(sqlite3.Error, StoreError):
+            with self.transaction() as conn:
+                conn.execute("DELETE FROM meta WHERE key = ?", (self._marker,))
             self.conn.execute("PRAGMA optimize")
+            self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        with contextlib.suppress(sqlite3.Error):
             self.conn.close()
 
     def _set_meta(self, key: str, value: str) -> None:
@@ -272,6 +308,14 @@ _UPSERT_SQL = (
 
 
 def _row(stat: FileStat, parsed: ParsedFile, now: float) -> tuple[object, ...]:
+    if parsed.secrets:  # the raw value stays in the memory file, never in the index
+        parsed = dataclasses.replace(
+            parsed,
+            name=redact_value(parsed.name),
+            description=redact_value(parsed.description),
+            body=redact_value(parsed.body),
+            meta=redact_value(parsed.meta),
+        )
     meta = parsed.meta
     # load_last matches on the filename, so the project comes from there too.
     is_session = parsed.kind == "session"

@@ -161,8 +161,13 @@ class Client:
         result: dict[str, Any] = self.call("save", {"dir": dir, "project": project, **fields})
         return result
 
-    def load_last(self, dir: str, project: str) -> dict[str, Any]:
-        result: dict[str, Any] = self.call("load_last", {"dir": dir, "project": project})
+    def load_last(
+        self, dir: str, project: str, *, reveal_secrets: bool | None = None
+    ) -> dict[str, Any]:
+        """The newest session memory of ``project``; credentials redacted unless revealed."""
+        result: dict[str, Any] = self.call(
+            "load_last", {"dir": dir, "project": project, "reveal_secrets": reveal_secrets}
+        )
         return result
 
     def context(

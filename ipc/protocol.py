@@ -35,6 +35,10 @@ def decode_request(line: bytes) -> Request:
         obj = json.loads(line)
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise ParseError(f"request is not valid JSON: {exc}") from None
+    except RecursionError:
+        raise InvalidRequest("request is nested too deeply") from None
+    except ValueError as exc:  # e.g. an integer over Python's 4,300-digit conversion limit
+        raise InvalidRequest(f"request holds a value that cannot be read: {exc}") from None
     if not isinstance(obj, dict):
         raise InvalidRequest("request must be a JSON object")
     req_id = obj.get("id")

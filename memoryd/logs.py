@@ -8,6 +8,16 @@ import sys
 
 import structlog
 
+from memoryd.indexer.secrets import redact_value
+
+
+def _redact_event(
+    _logger: object, _name: str, event: structlog.typing.EventDict
+) -> structlog.typing.EventDict:
+    """Hide credentials in every field of every log line (queries, paths, tracebacks)."""
+    out: structlog.typing.EventDict = redact_value(event)
+    return out
+
 
 def configure(*, json: bool | None = None, level: str | None = None) -> None:
     """Configure structlog (and stdlib logging, for libraries) to write to stderr."""
@@ -26,6 +36,7 @@ def configure(*, json: bool | None = None, level: str | None = None) -> None:
             structlog.processors.add_log_level,
             structlog.processors.TimeStamper(fmt="iso", utc=True),
             structlog.processors.format_exc_info,
+            _redact_event,
             renderer,
         ],
         wrapper_class=structlog.make_filtering_bound_logger(numeric),

@@ -25,6 +25,7 @@ from typing import Any
 from memoryd.durations import parse_duration
 from memoryd.indexer.queries import IndexedFile, files_under, iso_utc
 from memoryd.indexer.records import KIND_MEMORY
+from memoryd.indexer.secrets import redact_value
 from memoryd.ipc import params as p
 from memoryd.report import findings, memory_index, sessions
 from memoryd.report.render import NOTICE, render_markdown
@@ -116,7 +117,7 @@ def build_report(
         "summary": _summary(reports),
         "directories": reports,
     }
-    redacted: dict[str, Any] = findings.redact(report)
+    redacted: dict[str, Any] = redact_value(report)
     return redacted
 
 

@@ -23,6 +23,7 @@ from typing import Any
 from memoryd.errors import InvalidParams, NotFound
 from memoryd.indexer.parse import parse_bytes
 from memoryd.indexer.records import KIND_SESSION
+from memoryd.indexer.secrets import redact, redact_value
 from memoryd.ipc import params as p
 from memoryd.sessions.brief import SessionDoc, build_brief, unavailable_message
 from memoryd.sessions.format import (
@@ -66,13 +67,23 @@ def write_atomic(path: str, text: str) -> None:
         os.close(dir_fd)
 
 
-def save(params: Mapping[str, Any], *, now: dt.datetime | None = None) -> dict[str, Any]:
-    """Write (or overwrite) ``{dir}/{session}-{project}.md``; returns where and how."""
+def save(
+    params: Mapping[str, Any],
+    *,
+    now: dt.datetime | None = None,
+    check_dir: Callable[[str], None] = lambda d: None,
+) -> dict[str, Any]:
+    """Write (or overwrite) ``{dir}/{session}-{project}.md``; returns where and how.
+
+    ``check_dir`` is the caller's own refusal (the daemon's too-broad roots),
+    run with every other check before anything is written.
+    """
     # save must not create anything: a missing dir is not_found, naming it.
     directory = p.directory(
         params.get("dir"),
         missing=lambda raw: NotFound(f"memory directory not found at {raw}", {"field": "dir"}),
     )
+    check_dir(directory)
     inp = validate_save_params(params, now=now)
     path = os.path.join(directory, session_filename(inp.project, inp.session))
     previous: dict[str, Any] | None = None
@@ -103,9 +114,18 @@ def _migrated_from(previous: Mapping[str, Any] | None) -> str | None:
 
 
 def load_last(
-    conn: sqlite3.Connection, directory: str, project: str, *, now: dt.datetime | None = None
+    conn: sqlite3.Connection,
+    directory: str,
+    project: str,
+    *,
+    now: dt.datetime | None = None,
+    reveal_secrets: bool = False,
 ) -> dict[str, Any]:
-    """The newest readable session memory for ``project`` in ``directory``, from the index."""
+    """The newest readable session memory for ``project`` in ``directory``, from the index.
+
+    Credentials in the file are redacted in ``content`` and ``fields`` unless
+    ``reveal_secrets`` asks for the file exactly as it is on disk.
+    """
     rows = conn.execute(
         "SELECT path, filename, error FROM files WHERE directory = ? AND kind = 'session' "
         "AND project = ? ORDER BY session DESC, filename DESC",
@@ -129,12 +149,15 @@ def load_last(
         line, hours = resume_line(
             project, parsed.meta, now or dt.datetime.now().astimezone(), filename=filename
         )
+        content, fields = data.decode("utf-8"), parsed.meta
+        if not reveal_secrets:
+            content, fields = redact(content), redact_value(fields)
         return {
             "found": True,
             "path": path,
             "filename": filename,
-            "content": data.decode("utf-8"),
-            "fields": parsed.meta,
+            "content": content,
+            "fields": fields,
             "schema_version": parsed.meta.get("schema_version", "1.0"),
             "time_since_last_session_hours": None if math.isnan(hours) else round(hours, 3),
             "resume_line": line,
@@ -204,7 +227,7 @@ def context(
 def _read_text(path: str) -> str | None:
     try:
         with open(path, encoding="utf-8") as fh:
-            return fh.read()
+            return redact(fh.read())
     except (OSError, UnicodeDecodeError):
         return None
 
