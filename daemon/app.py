@@ -29,6 +29,7 @@ from memoryd.daemon.readers import Readers
 from memoryd.daemon.watcher import Watcher
 from memoryd.daemon.writer import Writer
 from memoryd.errors import InvalidParams
+from memoryd.indexer.recovery import open_or_recover
 from memoryd.indexer.store import IndexStore
 from memoryd.indexer.sync import Syncer, SyncResult
 from memoryd.ipc import params
@@ -85,7 +86,15 @@ class Daemon:
         # From here on SIGTERM stops cleanly, even during the first reconcile.
         self._install_signals()
         try:
-            self.writer = Writer(self.cfg.db_path)
+            store, recovery = open_or_recover(self.cfg.db_path)
+            if recovery is not None:
+                log.error(
+                    "index.recovered_from_damage",
+                    reason=recovery.reason,
+                    moved_to=str(recovery.moved_to),
+                    salvaged=recovery.salvaged,
+                )
+            self.writer = Writer(store)
             persisted = self.writer.call(lambda s: s.roots())
             for root in dict.fromkeys([*self._config_roots, *persisted]):
                 self._add_root(root, source="config" if root in self._config_roots else "request")
