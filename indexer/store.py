@@ -68,6 +68,29 @@ class Delete:
 Change = Upsert | Touch | Delete
 
 
+def _make_private(path: Path) -> None:
+    """Create the index file 0600 (and missing parent dirs 0700), whatever the umask.
+
+    SQLite gives the WAL and shared-memory files the database file's mode, so
+    creating the database private keeps all three private. Existing files of
+    ours that are open to others are tightened; existing directories are left
+    alone (``--db /tmp/x.db`` must not chmod /tmp).
+    """
+    missing = [p for p in (path.parent, *path.parent.parents) if not p.exists()]
+    for directory in reversed(missing):
+        with contextlib.suppress(FileExistsError):
+            directory.mkdir(mode=0o700)
+            os.chmod(directory, 0o700)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    os.close(fd)
+    for suffix in ("", "-wal", "-shm"):
+        with contextlib.suppress(OSError):
+            file = Path(f"{path}{suffix}")
+            st = file.stat()
+            if st.st_uid == os.getuid() and st.st_mode & 0o077:
+                os.chmod(file, 0o600)
+
+
 def _connect(path: Path, *, readonly: bool) -> sqlite3.Connection:
     try:
         if readonly:
@@ -78,7 +101,7 @@ def _connect(path: Path, *, readonly: bool) -> sqlite3.Connection:
                 check_same_thread=False,
             )
         else:
-            path.parent.mkdir(parents=True, exist_ok=True)
+            _make_private(path)
             conn = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False)
         conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
         if not readonly:

@@ -98,3 +98,39 @@ def test_client_refuses_a_server_running_as_another_uid(world_tmp: Path) -> None
             server.kill()
             server.wait()
     assert out.strip() == "received 0"
+
+
+def _modes(paths: list[Path]) -> dict[str, str]:
+    return {p.name: oct(p.stat().st_mode & 0o777) for p in paths if p.exists()}
+
+
+def test_memoryd_index_creates_a_private_db_whatever_the_umask(tmp_path: Path) -> None:
+    memdir = tmp_path / "memory"
+    memdir.mkdir()
+    (memdir / "user_role.md").write_text("---\ndescription: a data engineer\n---\nbody\n")
+    db = tmp_path / "new" / "state" / "index.db"
+    out = subprocess.run(
+        [sys.executable, "-m", "memoryd", "index", str(memdir), "--db", str(db)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        preexec_fn=lambda: os.umask(0o022),
+    )
+    assert out.returncode == 0, out.stderr
+    files = [db, Path(f"{db}-wal"), Path(f"{db}-shm")]
+    assert set(_modes(files).values()) == {"0o600"}
+    assert _modes([db.parent, db.parent.parent]) == {"state": "0o700", "new": "0o700"}
+
+
+def test_daemon_state_and_reports_are_private_whatever_the_umask(
+    make_daemon: Callable[..., DaemonProc],
+) -> None:
+    d = make_daemon(start=False)
+    d.start(preexec_fn=lambda: os.umask(0o022))
+    d.call("report", {})
+    created = [p for p in d.state_dir.rglob("*") if p.is_file()]
+    assert {p.name for p in created} >= {"index.db", "memoryd.pid"}
+    assert any(p.parent.name == "reports" for p in created)
+    assert set(_modes(created).values()) == {"0o600"}
+    dirs = [d.state_dir, *(p for p in d.state_dir.rglob("*") if p.is_dir())]
+    assert set(_modes(dirs).values()) == {"0o700"}

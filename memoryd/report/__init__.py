@@ -130,8 +130,8 @@ def write_report(report: dict[str, Any], reports_dir: Path) -> tuple[Path, Path]
     reports_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
     stem = reports_dir / f"compaction-{report['date']}"
     md_path, json_path = stem.with_suffix(".md"), stem.with_suffix(".json")
-    write_atomic(os.fspath(json_path), findings.dumps(report))
-    write_atomic(os.fspath(md_path), render_markdown(report))
+    write_atomic(os.fspath(json_path), findings.dumps(report), mode=0o600)
+    write_atomic(os.fspath(md_path), render_markdown(report), mode=0o600)
     return md_path, json_path
 
 

@@ -46,7 +46,12 @@ def project_param(params: Mapping[str, Any], *, required: bool = True) -> str | 
     return check_project(value)
 
 
-def write_atomic(path: str, text: str) -> None:
+def write_atomic(path: str, text: str, mode: int = 0o644) -> None:
+    """Replace ``path`` with ``text`` in one rename; the file gets ``mode`` exactly.
+
+    Session memories are the user's files (0644, like the agent's own);
+    memoryd's private files (reports) pass 0600.
+    """
     directory = os.path.dirname(path)
     fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".tmp", dir=directory)
     try:
@@ -54,7 +59,7 @@ def write_atomic(path: str, text: str) -> None:
             fh.write(text)
             fh.flush()
             os.fsync(fh.fileno())
-        os.chmod(tmp, 0o644)
+        os.chmod(tmp, mode)
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(OSError):
