@@ -34,6 +34,7 @@ from memoryd.indexer.store import IndexStore
 from memoryd.indexer.sync import Syncer, SyncResult
 from memoryd.ipc import params
 from memoryd.ipc.server import Handler, Server
+from memoryd.sessions.service import remove_stale_temp_files
 
 log = structlog.get_logger("memoryd.daemon")
 
@@ -99,6 +100,7 @@ class Daemon:
             for root in dict.fromkeys([*self._config_roots, *persisted]):
                 self._add_root(root, source="config" if root in self._config_roots else "request")
             systemd.notify(f"STATUS=indexing {len(self.roots)} root(s)")
+            self._remove_stale_temp_files()
             self.reconcile("startup")
             self._schedule()
             from memoryd.daemon.handlers import build_handlers  # noqa: PLC0415 - cycle
@@ -247,6 +249,14 @@ class Daemon:
             files=result.unchanged + result.added + result.updated,
         )
         return result
+
+    def _remove_stale_temp_files(self) -> None:
+        """Delete temp files a killed writer left in the roots and the reports dir."""
+        with self._roots_lock:
+            dirs = [*self.roots, str(self.cfg.reports_dir)]
+        removed = remove_stale_temp_files(dirs)
+        if removed:
+            log.info("daemon.temp_files_removed", count=removed)
 
     def _check_observers(self) -> None:
         if self.watcher.dead_roots():

@@ -115,18 +115,23 @@ def _connect(path: Path, *, readonly: bool) -> sqlite3.Connection:
     return conn
 
 
+def process_alive(pid: int) -> bool:
+    """Whether another process with this pid runs (ours counts as not: it is the caller)."""
+    if pid == os.getpid():
+        return False
+    try:
+        os.kill(pid, 0)
+    except (ProcessLookupError, OverflowError):
+        return False
+    except PermissionError:  # it exists, under another uid
+        return True
+    return True
+
+
 def _alive_writer(marker: str) -> bool:
     """Whether the process named by a ``dirty:<pid>`` marker is still running."""
     pid = marker.partition(":")[2]
-    if not pid.isdigit() or int(pid) == os.getpid():
-        return False
-    try:
-        os.kill(int(pid), 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+    return pid.isdigit() and process_alive(int(pid))
 
 
 def open_reader(path: Path) -> sqlite3.Connection:

@@ -7,6 +7,7 @@ import random
 import sqlite3
 import subprocess
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -128,3 +129,32 @@ def test_another_process_opening_the_index_keeps_the_daemons_crash_marker(
     finally:
         store.close()
     assert _markers(db_file) == {}
+
+
+def test_temp_files_of_dead_writers_are_removed_at_start(
+    make_daemon: Callable[..., DaemonProc],
+) -> None:
+    d = make_daemon(start=False)
+    root = d.roots[0]
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    name = "2025-01-01-10-00-shop.md"
+    leftovers = {
+        "dead": root / f".{name}.{dead.pid}.abcd1234.tmp",
+        "old_unnamed": root / "sub" / f".{name}.k2j3h4g5.tmp",
+        "report": d.state_dir / "reports" / f".compaction-2025-01-01.json.{dead.pid}.zz99aa11.tmp",
+    }
+    kept = {
+        "live": root / f".{name}.{os.getpid()}.abcd1234.tmp",
+        "new_unnamed": root / f".{name}.q1w2e3r4.tmp",
+        "not_ours": root / ".notes.md.tmp",
+        "hidden_dir": root / ".git" / f".{name}.{dead.pid}.abcd1234.tmp",
+    }
+    for path in [*leftovers.values(), *kept.values()]:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("half a session")
+    os.utime(leftovers["old_unnamed"], (time.time() - 3600, time.time() - 3600))
+    d.start()
+    assert [k for k, p in leftovers.items() if p.exists()] == []
+    assert [k for k, p in kept.items() if not p.exists()] == []
+    assert "daemon.temp_files_removed" in d.log()

@@ -15,8 +15,10 @@ import contextlib
 import datetime as dt
 import math
 import os
+import re
 import sqlite3
 import tempfile
+import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -24,6 +26,7 @@ from memoryd.errors import InvalidParams, NotFound
 from memoryd.indexer.parse import parse_bytes
 from memoryd.indexer.records import KIND_SESSION
 from memoryd.indexer.secrets import redact, redact_value
+from memoryd.indexer.store import process_alive
 from memoryd.ipc import params as p
 from memoryd.sessions.brief import SessionDoc, build_brief, unavailable_message
 from memoryd.sessions.format import (
@@ -53,7 +56,10 @@ def write_atomic(path: str, text: str, mode: int = 0o644) -> None:
     memoryd's private files (reports) pass 0600.
     """
     directory = os.path.dirname(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".tmp", dir=directory)
+    # The pid in the name lets a later start-up tell a dead writer's leftover
+    # from a file another live process is writing right now.
+    prefix = f".{os.path.basename(path)}.{os.getpid()}."
+    fd, tmp = tempfile.mkstemp(prefix=prefix, suffix=TEMP_SUFFIX, dir=directory)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(text)
@@ -70,6 +76,45 @@ def write_atomic(path: str, text: str, mode: int = 0o644) -> None:
         os.fsync(dir_fd)
     finally:
         os.close(dir_fd)
+
+
+TEMP_SUFFIX = ".tmp"
+_TEMP_NAME = re.compile(r"^\..+\.(md|json)\.(?:(\d+)\.)?[a-z0-9_]{8}\.tmp$")
+_UNNAMED_TEMP_AGE_S = 60.0
+"""Temp files from before names carried a pid are removed only once this old."""
+
+
+def remove_stale_temp_files(directories: Sequence[str]) -> int:
+    """Delete :func:`write_atomic` temp files whose writer is gone; how many were removed.
+
+    A ``kill -9`` between the temp file's creation and its rename leaves
+    ``.<name>.<pid>.<random>.tmp`` behind. Hidden and symlinked directories
+    are skipped, as the scanner does; only names of exactly that shape are
+    touched, and only when their pid no longer runs.
+    """
+    removed = 0
+    now = time.time()
+    for top in directories:
+        for directory, subdirs, files in os.walk(top):
+            subdirs[:] = [d for d in subdirs if not d.startswith(".")]
+            for name in files:
+                match = _TEMP_NAME.match(name)
+                path = os.path.join(directory, name)
+                if match is None or not _writer_gone(match.group(2), path, now):
+                    continue
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(path)
+                    removed += 1
+    return removed
+
+
+def _writer_gone(pid: str | None, path: str, now: float) -> bool:
+    if pid is not None:
+        return int(pid) != os.getpid() and not process_alive(int(pid))
+    try:
+        return now - os.lstat(path).st_mtime > _UNNAMED_TEMP_AGE_S
+    except OSError:
+        return False
 
 
 def save(
