@@ -60,6 +60,7 @@ class Daemon:
         self.started = time.time()
         self.state = "starting"
         self.stop_requested = threading.Event()
+        self._reload_requested = threading.Event()
         self.roots: list[str] = []
         self._config_roots = roots
         self._roots_lock = threading.Lock()
@@ -120,7 +121,9 @@ class Daemon:
                 activated=self._activated,
             )
             while not self.stop_requested.wait(0.5):
-                pass
+                if self._reload_requested.is_set():
+                    self._reload_requested.clear()
+                    self.reload()
         finally:
             if self.server is None:  # stopped before serving: nobody else owns it
                 listener.close()
@@ -167,7 +170,9 @@ class Daemon:
     def _install_signals(self) -> None:
         signal.signal(signal.SIGTERM, lambda *_: self.stop_requested.set())
         signal.signal(signal.SIGINT, lambda *_: self.stop_requested.set())
-        signal.signal(signal.SIGHUP, lambda *_: threading.Thread(target=self.reload).start())
+        # The main loop runs the reload: one at a time, and a burst of signals
+        # while one runs becomes one more reload, not overlapping threads.
+        signal.signal(signal.SIGHUP, lambda *_: self._reload_requested.set())
 
     # -- roots ----------------------------------------------------------------
 
@@ -184,6 +189,14 @@ class Daemon:
         if index:
             self.writer.call(lambda s: Syncer(s).sync_tree(root))
         log.info("daemon.watching", root=root, mode=mode)
+
+    def _drop_root(self, root: str) -> None:
+        self.watcher.remove_root(root)
+        with self._roots_lock:
+            if root in self.roots:
+                self.roots.remove(root)
+        dropped = self.writer.call(lambda s: s.forget_root(root))
+        log.info("daemon.unwatched", root=root, files=dropped)
 
     def root_for(self, directory: str) -> str | None:
         with self._roots_lock:
@@ -230,11 +243,11 @@ class Daemon:
             log.warning("watcher.observer_died", root=root)
             self.watcher.restart(root)
             reason = "observer-error"
+        for root in self.watcher.returned_roots():  # a deleted root has come back
+            log.info("watcher.root_returned", root=root)
+            self.watcher.restart(root)
         with self._roots_lock:
             roots = list(self.roots)
-        for root in roots:  # a deleted root that has come back is watched again
-            if self.watcher.modes.get(root) == "missing" and os.path.isdir(root):
-                self.watcher.restart(root)
 
         result = self.writer.call(lambda store: Syncer(store).sync_trees(roots))
         info = ReconcileInfo(time.time(), result.seconds, result.changed, reason)
@@ -259,23 +272,41 @@ class Daemon:
             log.info("daemon.temp_files_removed", count=removed)
 
     def _check_observers(self) -> None:
+        """Every few seconds: a dead observer, or a deleted root that exists again, recrawls."""
         if self.watcher.dead_roots():
             self.reconcile("observer-error")
+        elif self.watcher.returned_roots():
+            self.reconcile("root-returned")
 
     def reload(self) -> None:
-        """SIGHUP: re-read the config file; new roots are watched, timings updated."""
+        """SIGHUP: re-read the config file; every setting but the paths is applied.
+
+        The file is validated whole before anything changes, so a bad file
+        leaves the running configuration exactly as it was. Roots added to the
+        file are watched and indexed; roots taken out of it are unwatched and
+        their rows dropped. ``socket`` and ``state_dir`` need a restart.
+        """
         try:
             fresh = config_mod.load(self.cfg.source)
         except Exception as exc:
             log.error("daemon.reload_failed", error=str(exc))
             return
+        removed = {os.path.realpath(r) for r in self.cfg.roots} - {
+            os.path.realpath(r) for r in fresh.roots
+        }
         self.cfg = replace(
             self.cfg,
+            roots=fresh.roots,
             anthropic=fresh.anthropic,
             log_queries=fresh.log_queries,
             reconcile_interval=fresh.reconcile_interval,
+            settle_ms=fresh.settle_ms,
             report_cron=fresh.report_cron,
+            report_older_than_days=fresh.report_older_than_days,
         )
+        self.watcher.settle = fresh.settle_ms / 1000
+        for root in sorted(removed):
+            self._drop_root(root)
         for root in fresh.roots:
             real = os.path.realpath(root)
             if self.root_for(real) is None:

@@ -300,6 +300,17 @@ class IndexStore:
             )
             return cur.rowcount > 0
 
+    def forget_root(self, path: str) -> int:
+        """Drop a root and every row indexed below it; the number of files dropped."""
+        below = "directory = ? OR (directory >= ? AND directory < ?)"
+        span = (path, path + "/", path + "0")
+        with self.transaction() as conn:
+            conn.execute("DELETE FROM roots WHERE path = ?", (path,))
+            conn.execute("DELETE FROM directories WHERE path = ? OR (path >= ? AND path < ?)", span)
+            dropped = conn.execute(f"DELETE FROM files WHERE {below}", span).rowcount
+        self.generation += 1
+        return int(dropped)
+
     def roots(self) -> list[str]:
         return [r[0] for r in self.conn.execute("SELECT path FROM roots ORDER BY path")]
 

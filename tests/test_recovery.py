@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import random
+import shutil
 import sqlite3
 import subprocess
 import sys
@@ -158,3 +159,22 @@ def test_temp_files_of_dead_writers_are_removed_at_start(
     assert [k for k, p in leftovers.items() if p.exists()] == []
     assert [k for k, p in kept.items() if not p.exists()] == []
     assert "daemon.temp_files_removed" in d.log()
+
+
+def test_a_deleted_root_that_returns_is_rescanned_without_waiting_for_a_reconcile(
+    make_daemon: Callable[..., DaemonProc],
+) -> None:
+    d = make_daemon()
+    root = d.roots[0]
+
+    def root_status() -> dict[str, object]:
+        return d.call("status")["roots"][0]  # type: ignore[no-any-return]
+
+    shutil.rmtree(root)
+    wait_until(lambda: root_status()["watcher"] == "missing", 15, "the root marked missing")
+    write_memory(root / "feedback_back.md", "the folder is back")  # recreates the root
+    # No reindex and no scheduled reconcile (every 300 s): the 5 s check finds it.
+    wait_until(lambda: root_status()["files"] == 1, 15, "the returned root rescanned")
+    assert root_status()["watcher"] in ("inotify", "polling")
+    write_memory(root / "feedback_later.md", "seen by the new observer")
+    wait_until(lambda: root_status()["files"] == 2, 15, "an event from the new observer")
