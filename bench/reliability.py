@@ -189,7 +189,9 @@ def kill9_saves(workdir: Path, cycles: int) -> Row:
             nonlocal errors
             n = 0
             while not stop.is_set():
-                session = f"2025-{cycle % 12 + 1:02d}-{n % 28 + 1:02d}-{n % 24:02d}-{n % 60:02d}"
+                # A year per cycle: no save overwrites an earlier acknowledged one.
+                month, hour, minute = n // 1440 % 12 + 1, n // 60 % 24, n % 60
+                session = f"{2000 + cycle}-{month:02d}-01-{hour:02d}-{minute:02d}"
                 summary = f"cycle {cycle} save {n}: " + "detail " * rng.randint(10, 400)
                 try:
                     with d.client() as c:
