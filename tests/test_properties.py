@@ -10,16 +10,13 @@ generated ``"."`` can never make the daemon watch the repository.
 from __future__ import annotations
 
 import json
-import shutil
 import socket
-import tempfile
 import time
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
-from daemon_fixtures import DaemonProc, daemon_env, write_memory
+from daemon_fixtures import DaemonProc, module_daemon, write_memory
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -27,6 +24,8 @@ from memoryd.errors import RemoteError
 from memoryd.indexer.parse import parse_bytes
 from memoryd.indexer.records import KIND_INDEX, KIND_MEMORY, KIND_SESSION
 from memoryd.ipc.protocol import decode_request
+from memoryd.select.selector import PARAMS as SELECT_PARAMS
+from memoryd.sessions.format import _PARAM_KEYS as SAVE_PARAMS
 
 JSON_SCALARS = st.one_of(
     st.none(),
@@ -129,25 +128,10 @@ def test_any_bytes_parse_to_a_record_without_raising(data: bytes, kind: str) -> 
 @pytest.fixture(scope="module")
 def hostile_daemon(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DaemonProc]:
     home = tmp_path_factory.mktemp("properties")
-    root = home / "memory"
-    write_memory(root / "feedback_tests.md", "run the tests with pytest -n 4")
-    write_memory(root / "project_goal.md", "ship the beta", mtype="project")
-    run_dir = Path(tempfile.mkdtemp(prefix="md-", dir="/tmp"))
-    d = DaemonProc(
-        home=home,
-        roots=[root],
-        socket=run_dir / "memoryd.sock",
-        state_dir=home / "state" / "memoryd",
-        env=daemon_env(home),
-    )
-    d.start()
-    try:
+    write_memory(home / "memory" / "feedback_tests.md", "run the tests with pytest -n 4")
+    write_memory(home / "memory" / "project_goal.md", "ship the beta", mtype="project")
+    with module_daemon(home) as d:
         yield d
-    finally:
-        if d.proc is not None and d.proc.poll() is None:
-            d.stop()
-        shutil.rmtree(run_dir, ignore_errors=True)
-    assert "Traceback" not in d.log(), d.log()
 
 
 def _dirs(d: DaemonProc) -> st.SearchStrategy[Any]:
@@ -164,32 +148,9 @@ PARAM_KEYS = {
     "list": ["dir"],
     "reindex": ["dir"],
     "watch": ["dir"],
-    "select": [
-        "query",
-        "dir",
-        "surfaced",
-        "recent_tools",
-        "limit",
-        "ranker",
-        "allow_secrets",
-        "session_id",
-    ],
+    "select": list(SELECT_PARAMS),
     "stats": ["since"],
-    "save": [
-        "dir",
-        "project",
-        "session",
-        "mode",
-        "status",
-        "last_checkpoint",
-        "checkpoints_approved",
-        "checkpoint_decisions",
-        "target_dir",
-        "session_summary",
-        "steps_completed",
-        "active_state",
-        "key_decisions",
-    ],
+    "save": ["dir", *SAVE_PARAMS],
     "load_last": ["dir", "project", "reveal_secrets"],
     "context": ["task", "dir", "project", "budget_tokens"],
     "report": ["dir", "older_than"],
