@@ -155,12 +155,11 @@ def bare_walk_s(root: Path) -> float:
 def index_gap(d: Daemon) -> int:
     """Files on disk missing from the index plus indexed files no longer on disk."""
     disk = {str(p) for p in d.root.rglob("*.md")}
-    indexed: set[str] = set()
+    if not d.root.is_dir():
+        return len(disk)
     with d.client() as c:
-        dirs = {str(p.parent) for p in d.root.rglob("*.md")} | {str(d.root)}
-        for directory in dirs:
-            if Path(directory).is_dir():
-                indexed |= {f["path"] for f in c.list(directory)["files"]}
+        listing = c.list(str(d.root))  # everything below the root, parsed or not
+    indexed = {f["path"] for f in listing["files"]} | {e["path"] for e in listing["errors"]}
     return len(disk ^ indexed)
 
 
@@ -338,6 +337,47 @@ def damaged_index(workdir: Path, name: str, corrupt: Callable[[Path], None]) -> 
     return row
 
 
+def hostile_files(workdir: Path) -> Row:
+    """A 300 KB line with ``://``, a 120 KB summary and an alias bomb, against one save."""
+    d = new_daemon(workdir, "hostile")
+    write_files(d.root, 0, 50)
+    d.start()
+    with d.client() as c:
+        started = time.perf_counter()
+        c.save(str(d.root), PROJECT, session="2025-01-01-00-00", session_summary="plain " * 150)
+        baseline = time.perf_counter() - started
+        (d.root / "feedback_long_line.md").write_text(
+            "---\ndescription: one long line\n---\n" + "sk-" * 100_000 + "://\n"
+        )
+        levels = ["a: &a [x, x, x, x, x, x, x, x, x]"]
+        levels += [
+            f"{chr(98 + i)}: &{chr(98 + i)} [" + ", ".join([f"*{chr(97 + i)}"] * 9) + "]"
+            for i in range(7)
+        ]
+        bomb = (
+            "---\nproject-name: relbench\n" + "\n".join(levels) + "\n---\n## Session summary\nx\n"
+        )
+        (d.root / f"2025-01-02-00-00-{PROJECT}.md").write_text(bomb)
+        summary = "see postgres://" + "u" * 60_000 + " sk-" * 20_000
+        started = time.perf_counter()
+        saved = c.save(str(d.root), PROJECT, session="2025-01-03-00-00", session_summary=summary)
+        waited = time.perf_counter() - started
+        _converge, gap = wait_converged(d)
+        errors = {e["path"]: e["error"] for e in c.list(str(d.root))["errors"]}
+        last = c.load_last(str(d.root), PROJECT)
+    bomb_path = str(d.root / f"2025-01-02-00-00-{PROJECT}.md")
+    bomb_refused = "aliases are not allowed" in errors.get(bomb_path, "")
+    row = Row("hostile files + one save", gap + (last["path"] != saved["path"]), waited, baseline)
+    row.errors = int(not bomb_refused)
+    row.note = (
+        f"save after a 300 KB line and with a 120 KB summary, {waited:.3f} s vs a plain save"
+        f" {baseline:.3f} s (baseline column); alias bomb refused: {bomb_refused}"
+    )
+    row.peak_rss_mb = d.peak_rss_mb()
+    finish(d)
+    return row
+
+
 def finish(d: Daemon) -> None:
     d.stop()
     shutil.rmtree(d.socket.parent, ignore_errors=True)
@@ -362,6 +402,7 @@ def main(argv: list[str] | None = None) -> int:
             kill9_saves(workdir, args.cycles),
             burst(workdir, args.creates, args.deletes),
             rm_and_recreate(workdir),
+            hostile_files(workdir),
             flood(workdir, args.clients, args.requests),
             damaged_index(workdir, "truncated", _truncate),
             damaged_index(workdir, "garbage header", _garbage_header),
