@@ -139,3 +139,29 @@ def test_a_quoted_boolean_in_the_config_is_an_error_naming_the_key(
     assert out.returncode != 0
     assert "telemetry.log_queries" in out.stderr and "true or false" in out.stderr
     assert "Traceback" not in out.stderr
+
+
+def test_select_with_allow_secrets_answers_the_redacted_description(daemon: DaemonProc) -> None:
+    root = daemon.roots[0]
+    write_memory(
+        root / "reference_ci_bot.md",
+        f"The CI bot deploys with token {GH_TOKEN}",
+        mtype="reference",
+        body=f"export GITHUB_TOKEN={GH_TOKEN}",
+    )
+    wait_until(lambda: len(daemon.call("list", {"dir": str(root)})["files"]) == 1, 10, "indexed")
+    with daemon.client() as c:
+        hidden = c.select("which token does the CI bot deploy with", str(root), ranker="local")
+        shown = c.call(
+            "select",
+            {
+                "query": "which token does the CI bot deploy with",
+                "dir": str(root),
+                "ranker": "local",
+                "allow_secrets": True,
+            },
+        )
+    assert hidden["selected"] == []
+    assert [s["filename"] for s in shown["selected"]] == ["reference_ci_bot.md"]
+    assert GH_TOKEN not in json.dumps(shown)
+    assert "[redacted GitHub token]" in shown["selected"][0]["description"]
