@@ -31,10 +31,12 @@ from memoryd.daemon.watcher import Watcher
 from memoryd.daemon.writer import Writer
 from memoryd.errors import InvalidParams
 from memoryd.indexer.folders import holds_memory_files
+from memoryd.indexer.recovery import open_or_recover
 from memoryd.indexer.store import IndexStore
 from memoryd.indexer.sync import Syncer, SyncResult
 from memoryd.ipc import params
 from memoryd.ipc.server import Handler, Server
+from memoryd.sessions.service import remove_stale_temp_files
 
 if TYPE_CHECKING:
     from memoryd.daemon.staleness_handlers import Staleness
@@ -64,6 +66,7 @@ class Daemon:
         self.started = time.time()
         self.state = "starting"
         self.stop_requested = threading.Event()
+        self._reload_requested = threading.Event()
         self.ready = threading.Event()
         self.indexing: startup.IndexProgress | None = None
         self.root_set = RootSet()
@@ -94,8 +97,17 @@ class Daemon:
         # From here on SIGTERM stops cleanly, even during the first reconcile.
         self._install_signals()
         try:
-            self.writer = Writer(self.cfg.db_path)
+            store, recovery = open_or_recover(self.cfg.db_path)
+            if recovery is not None:
+                log.error(
+                    "index.recovered_from_damage",
+                    reason=recovery.reason,
+                    moved_to=str(recovery.moved_to),
+                    salvaged=recovery.salvaged,
+                )
+            self.writer = Writer(store)
             self._restore_roots()
+            self._remove_stale_temp_files()
             from memoryd.daemon.handlers import build_handlers  # noqa: PLC0415 - cycle
 
             self.handlers = build_handlers(self)
@@ -122,7 +134,9 @@ class Daemon:
                 activated=self._activated,
             )
             while not self.stop_requested.wait(0.5):
-                pass
+                if self._reload_requested.is_set():
+                    self._reload_requested.clear()
+                    self.reload()
         finally:
             if self.server is None:  # stopped before serving: nobody else owns it
                 listener.close()
@@ -131,7 +145,7 @@ class Daemon:
 
     def _claim(self) -> socket.socket:
         """Pidfile, then socket (activated or bound), in watchman's order."""
-        runtime.ensure_private_dir(self.cfg.state_dir)
+        runtime.ensure_private_dir(self.cfg.state_dir, tighten=True)
         self.pidfile.acquire()
         try:
             passed = systemd.listen_fds()
@@ -169,7 +183,9 @@ class Daemon:
     def _install_signals(self) -> None:
         signal.signal(signal.SIGTERM, lambda *_: self.stop_requested.set())
         signal.signal(signal.SIGINT, lambda *_: self.stop_requested.set())
-        signal.signal(signal.SIGHUP, lambda *_: threading.Thread(target=self.reload).start())
+        # The main loop runs the reload: one at a time, and a burst of signals
+        # while one runs becomes one more reload, not overlapping threads.
+        signal.signal(signal.SIGHUP, lambda *_: self._reload_requested.set())
 
     # -- roots ----------------------------------------------------------------
 
@@ -230,8 +246,9 @@ class Daemon:
     def root_for(self, directory: str) -> str | None:
         return self.root_set.covering(directory)
 
-    def _check_broad(self, path: str, field: str) -> None:
-        if path in _TOO_BROAD:
+    def refuse_too_broad(self, path: str, field: str = "dir") -> None:
+        """Raise for a directory no request may make a root; nothing is changed either way."""
+        if path in _TOO_BROAD and self.root_for(path) is None:
             # Watching / or $HOME recursively would index every .md on the machine.
             raise InvalidParams(
                 f"'{field}': refusing to watch {path} as a memory root (too broad); "
@@ -264,7 +281,7 @@ class Daemon:
                     lambda s: s.save_root(touched.path, touched.origin, touched.last_used)
                 )
             return path
-        self._check_broad(path, field)
+        self.refuse_too_broad(path, field)
         if holds_memory_files(path):
             self._watch_new(path, raw, field, "request")
         return path
@@ -276,7 +293,7 @@ class Daemon:
         known = self.root_set.get(covering) if covering else None
         if known is not None and known.origin != "request":
             return {"dir": path, "root": covering, "added": False, "origin": known.origin}
-        self._check_broad(path, field)
+        self.refuse_too_broad(path, field)
         entry = self._watch_new(path, raw, field, "watch")
         origin = entry.origin if entry else "none"
         return {"dir": path, "root": path, "added": covering != path, "origin": origin}
@@ -302,10 +319,10 @@ class Daemon:
             log.warning("watcher.observer_died", root=root)
             self.watcher.restart(root)
             reason = "observer-error"
+        for root in self.watcher.returned_roots():  # a deleted root has come back
+            log.info("watcher.root_returned", root=root)
+            self.watcher.restart(root)
         roots = self.roots
-        for root in roots:  # a deleted root that has come back is watched again
-            if self.watcher.modes.get(root) == "missing" and os.path.isdir(root):
-                self.watcher.restart(root)
 
         progress = None
         if reason == "startup":
@@ -326,28 +343,54 @@ class Daemon:
         )
         return result
 
+    def _remove_stale_temp_files(self) -> None:
+        """Delete temp files a killed writer left in the roots and the reports dir."""
+        removed = remove_stale_temp_files([*self.roots, str(self.cfg.reports_dir)])
+        if removed:
+            log.info("daemon.temp_files_removed", count=removed)
+
     def _check_observers(self) -> None:
+        """Every few seconds: a dead observer, or a deleted root that exists again, recrawls."""
         if self.watcher.dead_roots():
             self.reconcile("observer-error")
+        elif self.watcher.returned_roots():
+            self.reconcile("root-returned")
 
     def reload(self) -> None:
-        """SIGHUP: re-read the config file; new roots are watched, timings updated."""
+        """SIGHUP: re-read the config file; every setting but the paths is applied.
+
+        The file is validated whole before anything changes, so a bad file
+        leaves the running configuration exactly as it was. Roots added to the
+        file are watched and indexed; roots taken out of it are unwatched and
+        their rows dropped. ``socket`` and ``state_dir`` need a restart.
+        """
         try:
             fresh = config_mod.load(self.cfg.source)
         except Exception as exc:
             log.error("daemon.reload_failed", error=str(exc))
             return
+        removed = {os.path.realpath(r) for r in self.cfg.roots} - {
+            os.path.realpath(r) for r in fresh.roots
+        }
         self.cfg = replace(
             self.cfg,
+            roots=fresh.roots,
             anthropic=fresh.anthropic,
             log_queries=fresh.log_queries,
             reconcile_interval=fresh.reconcile_interval,
             request_root_idle_days=fresh.request_root_idle_days,
+            settle_ms=fresh.settle_ms,
             report_cron=fresh.report_cron,
+            report_older_than_days=fresh.report_older_than_days,
             report_keep=fresh.report_keep,
             report_max_age_days=fresh.report_max_age_days,
             checkouts=fresh.checkouts,
         )
+        self.watcher.settle = fresh.settle_ms / 1000
+        for root in sorted(removed):
+            entry = self.root_set.get(root)
+            if entry is not None and entry.origin == "configured":
+                self.forget_root(root, reason="removed from the config")
         for root in fresh.roots:
             real = os.path.realpath(root)
             if self.root_for(real) is None:

@@ -19,20 +19,44 @@ from pathlib import Path
 from memoryd.errors import AlreadyRunning, DaemonError, UnsafeRuntimeDir
 
 
-def ensure_private_dir(path: Path) -> None:
-    """Create ``path`` 0700, or check an existing one is ours and closed to others."""
+def ensure_private_dir(path: Path, *, tighten: bool = False) -> None:
+    """Create ``path`` 0700, or check an existing one is a directory of ours, closed to others.
+
+    The check uses ``lstat``: a symlink is refused even when its target is ours,
+    because whoever owns the link's directory entry (another user, in a shared
+    ``/tmp``) could later point it elsewhere. ``tighten`` (the state dir) sets an
+    existing directory of ours that is merely readable by others to 0700 instead
+    of refusing it; the socket's directory is refused, as its check must not
+    change what it checks.
+    """
     try:
         path.mkdir(mode=0o700, parents=True, exist_ok=True)
-        st = path.stat()
+        st = path.lstat()
     except OSError as exc:
         raise DaemonError(f"cannot create runtime directory {path}: {exc.strerror}") from None
+    if stat.S_ISLNK(st.st_mode):
+        raise UnsafeRuntimeDir(
+            f"refusing to use {path}: it is a symbolic link (to {os.readlink(path)!r});"
+            " remove it and let memoryd create the directory"
+        )
+    if not stat.S_ISDIR(st.st_mode):
+        raise UnsafeRuntimeDir(f"refusing to use {path}: it exists and is not a directory")
     if st.st_uid != os.getuid():
         raise UnsafeRuntimeDir(
             f"refusing to use {path}: it belongs to uid {st.st_uid}, not to us ({os.getuid()})"
         )
-    if st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+    mode = stat.S_IMODE(st.st_mode)
+    if mode & (stat.S_IWGRP | stat.S_IWOTH):
         raise UnsafeRuntimeDir(
-            f"refusing to use {path}: it is writable by others (mode {stat.S_IMODE(st.st_mode):o});"
+            f"refusing to use {path}: it is writable by others (mode {mode:o});"
+            f" run `chmod 700 {path}`"
+        )
+    if mode & 0o077:
+        if tighten:
+            os.chmod(path, 0o700)
+            return
+        raise UnsafeRuntimeDir(
+            f"refusing to use {path}: it is open to others (mode {mode:o}, expected 700);"
             f" run `chmod 700 {path}`"
         )
 

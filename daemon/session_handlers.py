@@ -17,18 +17,20 @@ CAPABILITIES = ["save", "load_last", "context", "session-schema-1.1"]
 
 def handlers(daemon: Daemon) -> dict[str, Handler]:
     def save(params: dict[str, Any]) -> dict[str, Any]:
-        result = service.save(params)
+        # Every refusal comes before the write: a refused save leaves no file.
+        result = service.save(params, check_dir=daemon.refuse_too_broad)
         directory = daemon.ensure_dir(params["dir"])
         # Index the new file now, so a load_last right after the reply sees it.
         daemon.writer.call(lambda store: Syncer(store).sync_path(result["path"]))
         return {**result, "dir": directory}
 
     def load_last(params: dict[str, Any]) -> dict[str, Any]:
-        p.reject_unknown(params, ("dir", "project"))
+        p.reject_unknown(params, ("dir", "project", "reveal_secrets"))
         project = service.project_param(params)
         assert project is not None
+        reveal = p.boolean(params, "reveal_secrets")
         directory = daemon.ensure_dir(params.get("dir"))
-        return service.load_last(daemon.readers.conn(), directory, project)
+        return service.load_last(daemon.readers.conn(), directory, project, reveal_secrets=reveal)
 
     def context(params: dict[str, Any]) -> dict[str, Any]:
         task, raw_dirs, project, budget = service.context_params(params)

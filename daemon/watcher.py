@@ -60,6 +60,9 @@ class Watcher:
         self.modes: dict[str, str] = {}
         self.last_event: float | None = None
         self._observers: dict[str, Any] = {}
+        # Request threads add roots while scheduler jobs restart and list them;
+        # every change to _observers/modes and every walk over them holds this.
+        self._lock = threading.RLock()
         self._pending: set[str] = set()
         self._first_pending = 0.0
         self._cond = threading.Condition()
@@ -69,6 +72,10 @@ class Watcher:
 
     def add_root(self, root: str) -> str:
         """Start watching ``root``; returns ``inotify`` or ``polling``."""
+        with self._lock:
+            return self._add_root(root)
+
+    def _add_root(self, root: str) -> str:
         if root in self._observers:
             return self.modes[root]
         handler = _Handler(self._hint)
@@ -95,37 +102,48 @@ class Watcher:
         watchdog keeps the observer thread running when an emitter stops (for
         example after its root directory was deleted), so both are checked.
         """
-        return [
-            root
-            for root, obs in self._observers.items()
-            if not obs.is_alive() or not all(e.is_alive() for e in obs.emitters)
-        ]
+        with self._lock:
+            return [
+                root
+                for root, obs in self._observers.items()
+                if not obs.is_alive() or not all(e.is_alive() for e in obs.emitters)
+            ]
+
+    def returned_roots(self) -> list[str]:
+        """Roots marked ``missing`` whose directory exists again (to watch and rescan now)."""
+        with self._lock:
+            missing = [root for root, mode in self.modes.items() if mode == "missing"]
+        return [root for root in missing if os.path.isdir(root)]
 
     def restart(self, root: str) -> str:
         """Replace a root's observer; a root that cannot be watched is marked ``missing``."""
-        old = self._observers.pop(root, None)
-        if old is not None:
-            old.stop()
-        self.modes.pop(root, None)
-        try:
-            return self.add_root(root)
-        except OSError as exc:
-            log.warning("watcher.root_unwatchable", root=root, reason=exc.strerror or str(exc))
-            self.modes[root] = "missing"
-            return "missing"
+        with self._lock:
+            old = self._observers.pop(root, None)
+            if old is not None:
+                old.stop()
+            self.modes.pop(root, None)
+            try:
+                return self._add_root(root)
+            except OSError as exc:
+                log.warning("watcher.root_unwatchable", root=root, reason=exc.strerror or str(exc))
+                self.modes[root] = "missing"
+                return "missing"
 
     def remove_root(self, root: str) -> None:
-        """Stop watching ``root`` (``unwatch``, or a request root left idle)."""
-        observer = self._observers.pop(root, None)
-        self.modes.pop(root, None)
+        """Stop watching ``root`` (``unwatch``, a request root left idle, or out of the config)."""
+        with self._lock:
+            observer = self._observers.pop(root, None)
+            self.modes.pop(root, None)
         if observer is not None:
             observer.stop()
             observer.join(timeout=2)
 
     def stop(self) -> None:
-        for observer in self._observers.values():
+        with self._lock:
+            observers = list(self._observers.values())
+        for observer in observers:
             observer.stop()
-        for observer in self._observers.values():
+        for observer in observers:
             observer.join(timeout=2)
         with self._cond:
             self._stopping = True

@@ -12,7 +12,6 @@ import queue
 import threading
 from collections.abc import Callable
 from concurrent.futures import Future
-from pathlib import Path
 from typing import Any, TypeVar
 
 import structlog
@@ -26,8 +25,8 @@ log = structlog.get_logger("memoryd.writer")
 
 
 class Writer:
-    def __init__(self, db_path: Path) -> None:
-        self.store = IndexStore(db_path)
+    def __init__(self, store: IndexStore) -> None:
+        self.store = store
         self._jobs: queue.Queue[Job | None] = queue.Queue()
         self._thread = threading.Thread(target=self._run, name="index-writer", daemon=True)
         self._thread.start()

@@ -4,13 +4,43 @@ Public surface: :func:`parse_file` (never raises; errors are data),
 :class:`IndexStore` (the one write connection), :func:`open_reader`,
 :class:`Syncer` / :class:`SyncResult` (make the index equal to the disk), and
 :class:`IndexedFile` (a row, as read by :mod:`memoryd.indexer.queries`).
+
+The names are imported on first use (PEP 562): the Claude Code hook redacts
+credentials with :mod:`memoryd.indexer.secrets` (pure ``re``) and must not
+load SQLite, sqlite-utils and YAML by importing this package.
 """
 
-from memoryd.indexer.parse import parse_file
-from memoryd.indexer.queries import IndexedFile
-from memoryd.indexer.records import MEMORY_TYPES, FileStat, ParsedFile
-from memoryd.indexer.store import IndexStore, open_reader
-from memoryd.indexer.sync import Syncer, SyncResult
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from memoryd.indexer.parse import parse_file
+    from memoryd.indexer.queries import IndexedFile
+    from memoryd.indexer.records import MEMORY_TYPES, FileStat, ParsedFile
+    from memoryd.indexer.store import IndexStore, open_reader
+    from memoryd.indexer.sync import Syncer, SyncResult
+
+_HOMES = {
+    "parse_file": "parse",
+    "IndexedFile": "queries",
+    "MEMORY_TYPES": "records",
+    "FileStat": "records",
+    "ParsedFile": "records",
+    "IndexStore": "store",
+    "open_reader": "store",
+    "Syncer": "sync",
+    "SyncResult": "sync",
+}
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module 'memoryd.indexer' has no attribute {name!r}")
+    return getattr(importlib.import_module(f"memoryd.indexer.{home}"), name)
+
 
 __all__ = [
     "MEMORY_TYPES",

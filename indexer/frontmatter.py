@@ -141,8 +141,33 @@ def load_mapping(yaml_text: str) -> dict[str, Any]:
     return load_mapping_yaml(yaml_text)
 
 
+def reject_aliases(yaml_text: str, first_line: int = 2) -> None:
+    """Raise FrontmatterError when ``yaml_text`` uses an alias (``*name``).
+
+    Aliases let a few hundred bytes stand for gigabytes once expanded (nested
+    anchors, a "billion laughs"); memory headers never need them, so they are
+    refused before anything is built. Only texts holding a ``*`` pay for the
+    event scan. ``first_line`` is the file line the text starts on (frontmatter
+    starts on line 2).
+    """
+    if "*" not in yaml_text:
+        return
+    try:
+        for event in yaml.parse(yaml_text, Loader=_Loader):
+            if isinstance(event, yaml.AliasEvent):
+                mark = event.start_mark
+                where = f" at line {mark.line + first_line}" if mark is not None else ""
+                raise FrontmatterError(
+                    f"YAML alias '*{event.anchor}'{where}: aliases are not allowed "
+                    "(they can expand to unbounded size)"
+                )
+    except yaml.YAMLError:
+        return  # the loader below reports the syntax error with its position
+
+
 def load_mapping_yaml(yaml_text: str) -> dict[str, Any]:
     """:func:`load_mapping` without the fast path: always ask yaml."""
+    reject_aliases(yaml_text)
     try:
         data = yaml.load(yaml_text, Loader=_Loader)
     except yaml.MarkedYAMLError as exc:

@@ -9,6 +9,7 @@ favour precision on well-known credential shapes over catching everything.
 from __future__ import annotations
 
 import re
+from typing import Any
 
 _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("GitHub token", re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{40,})")),
@@ -27,7 +28,12 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("private key", re.compile(r"-----BEGIN (?:[A-Z]+ )?PRIVATE KEY-----")),
     (
         "password in a connection URI",
-        re.compile(r"\b[a-z][a-z0-9+.-]*://[^\s:/@]+:(?!\*+@|<[^>]*>@|\$\{?)[^\s:/@]{3,}@[^\s/]+"),
+        # Possessive runs and a start only at the beginning of a scheme-like
+        # run: each character is looked at a bounded number of times.
+        re.compile(
+            r"(?<![a-z0-9+.-])[a-z][a-z0-9+.-]*+://[^\s:/@]++:"
+            r"(?!\*+@|<[^>]*+>@|\$\{?)[^\s:/@]{3,}+@[^\s/]++"
+        ),
     ),
 )
 
@@ -55,15 +61,88 @@ _MARKERS = (
 )
 
 
+MAX_SCAN_LINE = 4096
+"""Longer lines are scanned in overlapping windows of this many characters."""
+
+_OVERLAP = 512
+"""How far windows overlap: longer than any credential the patterns describe."""
+
+REDACTED = "[redacted {kind}]"
+
+
+def _windows(line: str) -> list[str]:
+    """``line`` itself, or overlapping slices of it when it is over :data:`MAX_SCAN_LINE`.
+
+    The patterns are linear, but a cap keeps any one regex call small whatever
+    a file holds, so a megabyte-long line cannot hold the writer thread.
+    """
+    if len(line) <= MAX_SCAN_LINE:
+        return [line]
+    step = MAX_SCAN_LINE - _OVERLAP
+    return [line[i : i + MAX_SCAN_LINE] for i in range(0, len(line) - _OVERLAP, step)]
+
+
+def _may_hold_secret(text: str) -> bool:
+    lowered = text.lower()
+    return any(marker in lowered for marker in _MARKERS)
+
+
 def find_secrets(text: str) -> list[dict[str, object]]:
     """``[{"line": n, "kind": "..."}]`` for each line that looks like it holds a credential."""
     found: list[dict[str, object]] = []
-    lowered = text.lower()
-    if not any(marker in lowered for marker in _MARKERS):
+    if not _may_hold_secret(text):
         return found
     for number, line in enumerate(text.splitlines(), start=1):
-        for kind, pattern in _PATTERNS:
-            if pattern.search(line):
-                found.append({"line": number, "kind": kind})
-                break
+        kind = _first_kind(line)
+        if kind is not None:
+            found.append({"line": number, "kind": kind})
     return found
+
+
+def _first_kind(line: str) -> str | None:
+    for window in _windows(line):
+        for kind, pattern in _PATTERNS:
+            if pattern.search(window):
+                return kind
+    return None
+
+
+def redact(text: str) -> str:
+    """``text`` with every credential the patterns find replaced by ``[redacted <kind>]``.
+
+    The one function every output path (select, context, load_last, reports,
+    logs) and the index itself use, so a value found once is hidden everywhere.
+    The patterns are linear, so this is one pass per pattern even on long lines.
+    """
+    if not text or not _may_hold_secret(text):
+        return text
+    text = _redact_key_blocks(text)
+    for kind, pattern in _PATTERNS:
+        text = pattern.sub(REDACTED.format(kind=kind), text)
+    return text
+
+
+def redact_value(value: Any) -> Any:
+    """:func:`redact` applied to every string inside nested dicts and lists."""
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, dict):
+        return {k: redact_value(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [redact_value(v) for v in value]
+    return value
+
+
+_KEY_BEGIN = re.compile(r"-----BEGIN (?:[A-Z]+ )?PRIVATE KEY-----")
+_KEY_END = re.compile(r"-----END (?:[A-Z]+ )?PRIVATE KEY-----")
+
+
+def _redact_key_blocks(text: str) -> str:
+    """Replace each private key block, armour to armour (or to the end when unclosed)."""
+    out, pos = [], 0
+    while (begin := _KEY_BEGIN.search(text, pos)) is not None:
+        end = _KEY_END.search(text, begin.end())
+        out += [text[pos : begin.start()], REDACTED.format(kind="private key")]
+        pos = len(text) if end is None else end.end()
+    out.append(text[pos:])
+    return "".join(out)

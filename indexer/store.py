@@ -10,6 +10,7 @@ failing half-way. Readers open their own ``mode=ro`` connections
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import os
 import sqlite3
@@ -24,6 +25,7 @@ import sqlite_utils
 from memoryd.errors import StoreError
 from memoryd.indexer.records import FileStat, ParsedFile
 from memoryd.indexer.schema import migrate
+from memoryd.indexer.secrets import redact_value
 from memoryd.staleness.results import replace_citations
 
 BUSY_TIMEOUT_MS = 10_000
@@ -67,6 +69,29 @@ class Delete:
 Change = Upsert | Touch | Delete
 
 
+def _make_private(path: Path) -> None:
+    """Create the index file 0600 (and missing parent dirs 0700), whatever the umask.
+
+    SQLite gives the WAL and shared-memory files the database file's mode, so
+    creating the database private keeps all three private. Existing files of
+    ours that are open to others are tightened; existing directories are left
+    alone (``--db /tmp/x.db`` must not chmod /tmp).
+    """
+    missing = [p for p in (path.parent, *path.parent.parents) if not p.exists()]
+    for directory in reversed(missing):
+        with contextlib.suppress(FileExistsError):
+            directory.mkdir(mode=0o700)
+            os.chmod(directory, 0o700)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    os.close(fd)
+    for suffix in ("", "-wal", "-shm"):
+        with contextlib.suppress(OSError):
+            file = Path(f"{path}{suffix}")
+            st = file.stat()
+            if st.st_uid == os.getuid() and st.st_mode & 0o077:
+                os.chmod(file, 0o600)
+
+
 def _connect(path: Path, *, readonly: bool) -> sqlite3.Connection:
     try:
         if readonly:
@@ -77,7 +102,7 @@ def _connect(path: Path, *, readonly: bool) -> sqlite3.Connection:
                 check_same_thread=False,
             )
         else:
-            path.parent.mkdir(parents=True, exist_ok=True)
+            _make_private(path)
             conn = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False)
         conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
         if not readonly:
@@ -89,6 +114,25 @@ def _connect(path: Path, *, readonly: bool) -> sqlite3.Connection:
         raise StoreError(f"cannot open index at {path}: {exc}") from None
     conn.row_factory = sqlite3.Row
     return conn
+
+
+def process_alive(pid: int) -> bool:
+    """Whether another process with this pid runs (ours counts as not: it is the caller)."""
+    if pid == os.getpid():
+        return False
+    try:
+        os.kill(pid, 0)
+    except (ProcessLookupError, OverflowError):
+        return False
+    except PermissionError:  # it exists, under another uid
+        return True
+    return True
+
+
+def _alive_writer(marker: str) -> bool:
+    """Whether the process named by a ``dirty:<pid>`` marker is still running."""
+    pid = marker.partition(":")[2]
+    return pid.isdigit() and process_alive(int(pid))
 
 
 def open_reader(path: Path) -> sqlite3.Connection:
@@ -141,21 +185,41 @@ class IndexStore:
 
         Row data is protected by SQLite's transactions; the check guards the
         FTS shadow tables against a corrupted page rather than a torn write.
+        Each writer process keeps its own ``dirty:<pid>`` marker, so a second
+        process opening the index (``memoryd index`` beside the daemon) can
+        neither clear the daemon's marker nor mistake a live writer for a crash.
         """
-        row = self.conn.execute("SELECT value FROM meta WHERE key = 'dirty'").fetchone()
-        if row is not None and row[0] == "1":
+        markers = self.conn.execute(
+            "SELECT key, value FROM meta WHERE key = 'dirty' OR key LIKE 'dirty:%'"
+        ).fetchall()
+        crashed = [key for key, value in markers if value == "1" and not _alive_writer(key)]
+        if crashed:
             try:
                 self.conn.execute("INSERT INTO files_fts(files_fts) VALUES ('integrity-check')")
             except sqlite3.DatabaseError:
                 with self.transaction():
                     self.conn.execute("INSERT INTO files_fts(files_fts) VALUES ('rebuild')")
-        self._set_meta("dirty", "1")
+            with self.transaction() as conn:
+                conn.executemany("DELETE FROM meta WHERE key = ?", [(k,) for k in crashed])
+        self._set_meta(self._marker, "1")
+
+    @property
+    def _marker(self) -> str:
+        return f"dirty:{os.getpid()}"
 
     def close(self) -> None:
-        """Mark a clean stop and close; safe to call twice."""
-        with contextlib.suppress(sqlite3.Error):
-            self._set_meta("dirty", "0")
+        """Mark a clean stop, fold the WAL back into the database, close; safe to call twice.
+
+        The TRUNCATE checkpoint leaves a zero-length WAL behind instead of the
+        megabytes a busy run accumulates; it is skipped (not waited for) while
+        another process still reads.
+        """
+        with contextlib.suppress(sqlite3.Error, StoreError):
+            with self.transaction() as conn:
+                conn.execute("DELETE FROM meta WHERE key = ?", (self._marker,))
             self.conn.execute("PRAGMA optimize")
+            self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        with contextlib.suppress(sqlite3.Error):
             self.conn.close()
 
     def _set_meta(self, key: str, value: str) -> None:
@@ -304,6 +368,14 @@ _UPSERT_SQL = (
 
 
 def _row(stat: FileStat, parsed: ParsedFile, now: float) -> tuple[object, ...]:
+    if parsed.secrets:  # the raw value stays in the memory file, never in the index
+        parsed = dataclasses.replace(
+            parsed,
+            name=redact_value(parsed.name),
+            description=redact_value(parsed.description),
+            body=redact_value(parsed.body),
+            meta=redact_value(parsed.meta),
+        )
     meta = parsed.meta
     # load_last matches on the filename, so the project comes from there too.
     is_session = parsed.kind == "session"

@@ -131,11 +131,11 @@ class Syncer:
                 self._queue(Delete(path))
                 res.removed += 1
             return
-        retry = old is not None and old.error_kind == ERROR_READ
+        retry = old is not None and (old.error_kind == ERROR_READ or not _readable_now(st, old))
         if old is not None and not retry and st.signature == old.signature:
             res.unchanged += 1
             return
-        parsed = _read(st)
+        st, parsed = _read(st)
         if old is None:
             self._queue(Upsert(st, parsed))
             res.added += 1
@@ -166,12 +166,36 @@ class Syncer:
         return result
 
 
-def _read(st: FileStat) -> ParsedFile:
+def _readable_now(st: FileStat, old: StoredStat) -> bool:
+    """False when a file indexed as readable can no longer be read.
+
+    ``chmod`` changes neither mtime nor size, so the stat signature alone would
+    keep a file that was locked after indexing listed (and selected) as fine.
+    """
+    return old.error is not None or st.stat_error is not None or os.access(st.path, os.R_OK)
+
+
+_STABLE_READS = 3
+"""How many times a file that changes while being read is read again."""
+
+
+def _read(st: FileStat) -> tuple[FileStat, ParsedFile]:
+    """Read ``st.path``; the stat returned is one taken after the read, matching its bytes.
+
+    A file still being written can grow between the stat and the read; storing
+    the earlier stat would keep the size seen mid-write until the next
+    reconcile. So the path is stat'ed again after reading and, if it moved,
+    read again, a few times at most.
+    """
     if st.stat_error is not None:
-        return ParsedFile(
-            kind=classify(st.filename),
-            content_hash="",
-            error=st.stat_error,
-            error_kind=ERROR_READ,
+        error = ParsedFile(
+            kind=classify(st.filename), content_hash="", error=st.stat_error, error_kind=ERROR_READ
         )
-    return parse_file(st.path, st.filename, st.size)
+        return st, error
+    for _ in range(_STABLE_READS):
+        parsed = parse_file(st.path, st.filename, st.size)
+        after = stat_path(st.path)
+        if after is None or after.signature == st.signature:
+            break
+        st = after
+    return st, parsed

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import os
 import socket
 import threading
 from collections.abc import Sequence
@@ -26,9 +27,10 @@ from memoryd.errors import (
     DaemonUnavailable,
     NoReply,
     ProtocolError,
+    UnsafeDaemon,
     remote_error,
 )
-from memoryd.ipc.protocol import encode_request
+from memoryd.ipc.protocol import encode_request, peer_uid
 
 
 class Client:
@@ -57,6 +59,15 @@ class Client:
         except OSError as exc:
             sock.close()
             raise DaemonUnavailable(f"cannot connect to {self.socket_path}: {exc}") from None
+        # Nothing is sent before we know who listens: a socket planted by
+        # another user (a hijacked fallback runtime dir) must not get our query.
+        server_uid = peer_uid(sock)
+        if server_uid is not None and server_uid != os.getuid():
+            sock.close()
+            raise UnsafeDaemon(
+                f"refusing to talk to {self.socket_path}: the process listening on it runs as"
+                f" uid {server_uid}, not as us (uid {os.getuid()})"
+            )
         self._sock = sock
         self._file = sock.makefile("rb")
 
@@ -197,8 +208,13 @@ class Client:
         result: dict[str, Any] = self.call("save", {"dir": dir, "project": project, **fields})
         return result
 
-    def load_last(self, dir: str, project: str) -> dict[str, Any]:
-        result: dict[str, Any] = self.call("load_last", {"dir": dir, "project": project})
+    def load_last(
+        self, dir: str, project: str, *, reveal_secrets: bool | None = None
+    ) -> dict[str, Any]:
+        """The newest session memory of ``project``; credentials redacted unless revealed."""
+        result: dict[str, Any] = self.call(
+            "load_last", {"dir": dir, "project": project, "reveal_secrets": reveal_secrets}
+        )
         return result
 
     def context(

@@ -94,6 +94,8 @@ def directory(
     """
     if not isinstance(raw, str) or not raw:
         raise InvalidParams(f"'{key}' must be a directory path", {"field": key})
+    if "\x00" in raw:
+        raise InvalidParams(f"'{key}' must not contain a NUL byte", {"field": key})
     path = os.path.realpath(os.path.expanduser(raw))
     if missing is not None and not os.path.isdir(path):
         raise missing(raw)

@@ -10,6 +10,8 @@ comparing versions.
 from __future__ import annotations
 
 import json
+import socket
+import struct
 from typing import Any, NamedTuple
 
 from memoryd.errors import InvalidRequest, ParseError, RemoteError
@@ -34,6 +36,10 @@ def decode_request(line: bytes) -> Request:
         obj = json.loads(line)
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise ParseError(f"request is not valid JSON: {exc}") from None
+    except RecursionError:
+        raise InvalidRequest("request is nested too deeply") from None
+    except ValueError as exc:  # e.g. an integer over Python's 4,300-digit conversion limit
+        raise InvalidRequest(f"request holds a value that cannot be read: {exc}") from None
     if not isinstance(obj, dict):
         raise InvalidRequest("request must be a JSON object")
     req_id = obj.get("id")
@@ -69,3 +75,17 @@ def encode_error(req_id: Any, err: RemoteError) -> bytes:
 
 def encode_request(req_id: Any, method: str, params: dict[str, Any]) -> bytes:
     return encode({"id": req_id, "method": method, "params": params})
+
+
+def peer_uid(sock: socket.socket) -> int | None:
+    """The uid of the process at the other end of a connected Unix socket.
+
+    Read from SO_PEERCRED (Linux), so it cannot be forged by what the peer
+    sends; None on systems without it. The server checks its clients with it,
+    and clients check the server before sending a query.
+    """
+    if not hasattr(socket, "SO_PEERCRED"):
+        return None
+    creds = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+    _pid, uid, _gid = struct.unpack("3i", creds)
+    return int(uid)

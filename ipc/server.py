@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import contextlib
 import socket
-import struct
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -28,6 +27,7 @@ from memoryd.ipc.protocol import (
     decode_request,
     encode_error,
     encode_result,
+    peer_uid,
 )
 
 Handler = Callable[[dict[str, Any]], Any]
@@ -78,15 +78,6 @@ class LineReader:
                     return line
                 return None
             self.buf += chunk
-
-
-def peer_uid(sock: socket.socket) -> int | None:
-    """The connecting process's uid from SO_PEERCRED (Linux), or None elsewhere."""
-    if not hasattr(socket, "SO_PEERCRED"):
-        return None
-    creds = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
-    _pid, uid, _gid = struct.unpack("3i", creds)
-    return int(uid)
 
 
 class Server:

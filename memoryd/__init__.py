@@ -27,6 +27,7 @@ from memoryd.errors import (
     RemoteError,
     StoreError,
     UnknownMethod,
+    UnsafeDaemon,
     UnsafeRuntimeDir,
 )
 from memoryd.ipc.client import Client
@@ -52,6 +53,7 @@ __all__ = [
     "RemoteError",
     "StoreError",
     "UnknownMethod",
+    "UnsafeDaemon",
     "UnsafeRuntimeDir",
     "__version__",
 ]

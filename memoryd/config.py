@@ -31,6 +31,7 @@ Example::
 
 from __future__ import annotations
 
+import math
 import os
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -40,6 +41,7 @@ import yaml
 
 from memoryd import paths
 from memoryd.errors import ConfigError
+from memoryd.indexer.frontmatter import FrontmatterError, reject_aliases
 
 DEFAULT_IDLE_DAYS = 3.0
 """A folder named only by requests stays watched this long after its last use."""
@@ -125,7 +127,10 @@ def load(path: Path | None = None) -> Config:
     except OSError as exc:
         raise ConfigError(f"cannot read config file {path}: {exc.strerror}") from None
     try:
+        reject_aliases(text, first_line=1)
         data = yaml.safe_load(text) or {}
+    except FrontmatterError as exc:
+        raise ConfigError(f"{path}: {exc}") from None
     except yaml.YAMLError as exc:
         raise ConfigError(f"{path}: invalid YAML: {exc}") from None
     if not isinstance(data, dict):
@@ -160,39 +165,82 @@ def _from_mapping(data: dict[str, Any], path: Path) -> Config:
         isinstance(k, str) and isinstance(v, str) for k, v in checkouts.items()
     ):
         raise ConfigError(f"{path}: 'checkouts' must map memory directories to checkout paths")
-    try:
-        cfg = Config(
-            roots=tuple(os.path.expanduser(r) for r in roots),
-            reconcile_interval=float(data.get("reconcile_interval", 300)),
-            request_root_idle_days=float(data.get("request_root_idle_days", DEFAULT_IDLE_DAYS)),
-            settle_ms=int(data.get("settle_ms", 50)),
-            anthropic=AnthropicConfig(
-                api_key=anth.get("api_key"),
-                model=str(anth.get("model", DEFAULT_MODEL)),
-                base_url=anth.get("base_url"),
-                timeout=float(anth.get("timeout", 5.0)),
-            ),
-            log_queries=bool(tele.get("log_queries", False)),
-            report_cron=str(reports.get("cron", "0 3 * * *")),
-            report_older_than_days=int(reports.get("older_than_days", 30)),
-            report_keep=int(reports.get("keep", 30)),
-            report_max_age_days=float(reports.get("max_age_days", 90)),
-            checkouts={os.path.expanduser(k): os.path.expanduser(v) for k, v in checkouts.items()},
-            source=path,
-        )
-    except (TypeError, ValueError) as exc:
-        raise ConfigError(f"{path}: {exc}") from None
+    values = _Values(path)
+    cfg = Config(
+        roots=tuple(os.path.expanduser(r) for r in roots),
+        reconcile_interval=values.number(data, "reconcile_interval", 300.0),
+        request_root_idle_days=values.number(data, "request_root_idle_days", DEFAULT_IDLE_DAYS),
+        settle_ms=int(values.number(data, "settle_ms", 50, integer=True, minimum=0)),
+        anthropic=AnthropicConfig(
+            api_key=values.text(anth, "anthropic.api_key", None),
+            model=values.text(anth, "anthropic.model", DEFAULT_MODEL) or DEFAULT_MODEL,
+            base_url=values.text(anth, "anthropic.base_url", None),
+            timeout=values.number(anth, "anthropic.timeout", 5.0),
+        ),
+        log_queries=values.boolean(tele, "telemetry.log_queries", False),
+        report_cron=values.text(reports, "reports.cron", "0 3 * * *") or "0 3 * * *",
+        report_older_than_days=int(
+            values.number(reports, "reports.older_than_days", 30, integer=True)
+        ),
+        report_keep=int(values.number(reports, "reports.keep", 30, integer=True, minimum=1)),
+        report_max_age_days=values.number(reports, "reports.max_age_days", 90.0),
+        checkouts={os.path.expanduser(k): os.path.expanduser(v) for k, v in checkouts.items()},
+        source=path,
+    )
     if "socket" in data:
-        cfg = replace(cfg, socket=Path(os.path.expanduser(str(data["socket"]))))
+        sock = values.text(data, "socket", None) or ""
+        cfg = replace(cfg, socket=Path(os.path.expanduser(sock)))
     if "state_dir" in data:
-        cfg = replace(cfg, state_dir=Path(os.path.expanduser(str(data["state_dir"]))))
-    if cfg.reconcile_interval <= 0:
-        raise ConfigError(f"{path}: 'reconcile_interval' must be positive")
-    if cfg.report_keep < 1 or cfg.report_max_age_days <= 0:
-        raise ConfigError(f"{path}: 'reports.keep' must be >= 1 and 'reports.max_age_days' > 0")
-    if cfg.request_root_idle_days <= 0:
-        raise ConfigError(f"{path}: 'request_root_idle_days' must be positive")
+        state = values.text(data, "state_dir", None) or ""
+        cfg = replace(cfg, state_dir=Path(os.path.expanduser(state)))
     return cfg
+
+
+class _Values:
+    """Typed reads of config values: a wrong type is a ConfigError naming the key.
+
+    YAML reads ``"false"`` as a string and ``.inf``/``.nan`` as floats; coercing
+    them (``bool("false")`` is True) would silently turn settings on, so each
+    value must already have the type its key needs.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def _fail(self, key: str, expected: str, value: object) -> ConfigError:
+        got = f"{type(value).__name__} {value!r}"
+        return ConfigError(f"{self.path}: '{key}' must be {expected}, got {got}")
+
+    def boolean(self, section: dict[str, Any], key: str, default: bool) -> bool:
+        value = section.get(key.rpartition(".")[2], default)
+        if not isinstance(value, bool):
+            raise self._fail(key, "true or false (unquoted)", value)
+        return value
+
+    def number(
+        self,
+        section: dict[str, Any],
+        key: str,
+        default: float,
+        *,
+        integer: bool = False,
+        minimum: float | None = None,
+    ) -> float:
+        value = section.get(key.rpartition(".")[2], default)
+        expected = "a whole number" if integer else "a positive number"
+        ok_type = int if integer else (int, float)
+        if isinstance(value, bool) or not isinstance(value, ok_type) or not math.isfinite(value):
+            raise self._fail(key, expected, value)
+        if (value < minimum) if minimum is not None else (value <= 0):
+            bound = f"at least {minimum:g}" if minimum is not None else "positive"
+            raise ConfigError(f"{self.path}: '{key}' must be {bound}, got {value!r}")
+        return float(value)
+
+    def text(self, section: dict[str, Any], key: str, default: str | None) -> str | None:
+        value = section.get(key.rpartition(".")[2], default)
+        if value is not None and not isinstance(value, str):
+            raise self._fail(key, "a string", value)
+        return value
 
 
 def _with_env(cfg: Config) -> Config:

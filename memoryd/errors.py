@@ -11,6 +11,7 @@ catch one type and print ``str(exc)``; anything else is a bug::
     │   ├── AlreadyRunning       another daemon holds the pidfile / answers the socket
     │   └── UnsafeRuntimeDir     the socket directory is not ours or is writable by others
     ├── DaemonUnavailable        no daemon took the request: nothing was sent (client side)
+    │   └── UnsafeDaemon         the socket's listener runs as another uid (client side)
     ├── NoReply                  the request was sent but no answer came back (client side)
     │   └── DaemonTimeout        ... within the client's timeout
     ├── ProtocolError            the answer is not a reply to the request (client side)
@@ -82,6 +83,10 @@ class ProtocolError(MemorydError):
 
 START_HINT = "start one with `memoryd serve` (or `systemctl --user start memoryd`)"
 """What to do about :class:`DaemonUnavailable`, for commands that cannot answer without one."""
+
+
+class UnsafeDaemon(DaemonUnavailable):
+    """Something answers on the socket, but it runs as another user: nothing is sent to it."""
 
 
 class RemoteError(MemorydError):

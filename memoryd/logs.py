@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Mapping, MutableMapping
 from typing import Any
 
 _LEVELS = {"DEBUG": 10, "INFO": 20, "WARN": 30, "WARNING": 30, "ERROR": 40, "CRITICAL": 50}
@@ -31,6 +32,18 @@ _settings = _Settings()
 def _numeric(level: str | None) -> int:
     name = (level or os.environ.get("MEMORYD_LOG_LEVEL", "INFO")).upper()
     return _LEVELS.get(name, _LEVELS["INFO"])
+
+
+def _redact_event(_logger: Any, _name: str, event: MutableMapping[str, Any]) -> Mapping[str, Any]:
+    """Hide credentials in every field of every log line (queries, paths, tracebacks).
+
+    The scanner is imported here, not at the top: only a process that writes
+    a log line pays for it.
+    """
+    from memoryd.indexer.secrets import redact_value  # noqa: PLC0415
+
+    out: Mapping[str, Any] = redact_value(event)
+    return out
 
 
 def configure(*, json: bool | None = None, level: str | None = None) -> None:
@@ -53,6 +66,7 @@ def configure(*, json: bool | None = None, level: str | None = None) -> None:
             structlog.processors.add_log_level,
             structlog.processors.TimeStamper(fmt="iso", utc=True),
             structlog.processors.format_exc_info,
+            _redact_event,
             renderer,
         ],
         wrapper_class=structlog.make_filtering_bound_logger(numeric),

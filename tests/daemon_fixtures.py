@@ -16,6 +16,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -108,6 +109,32 @@ class DaemonProc:
             self.proc.kill()
             self.proc.wait()
             raise AssertionError(f"daemon ignored signal {sig}:\n{self.log()}") from None
+
+
+@contextmanager
+def module_daemon(home: Path) -> Iterator[DaemonProc]:
+    """One real daemon over ``home/memory`` for a whole test module; stopped and checked after.
+
+    For modules whose tests only query the daemon, each in folders of its own,
+    so one start-up serves them all.
+    """
+    (home / "memory").mkdir(exist_ok=True)
+    run_dir = Path(tempfile.mkdtemp(prefix="md-", dir="/tmp"))  # AF_UNIX path limit
+    d = DaemonProc(
+        home=home,
+        roots=[home / "memory"],
+        socket=run_dir / "memoryd.sock",
+        state_dir=home / "state" / "memoryd",
+        env=daemon_env(home),
+    )
+    d.start()
+    try:
+        yield d
+    finally:
+        if d.proc is not None and d.proc.poll() is None:
+            d.stop()
+        shutil.rmtree(run_dir, ignore_errors=True)
+    assert "Traceback" not in d.log(), d.log()
 
 
 def daemon_env(home: Path) -> dict[str, str]:

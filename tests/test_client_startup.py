@@ -71,8 +71,16 @@ def imported(d: DaemonProc, argv: list[str], stdin: str = "") -> tuple[set[str],
     return modules, done.stdout
 
 
+LIGHT = ("memoryd.indexer", "memoryd.indexer.secrets")
+"""Allowed on the client path: the lazy package and the credential scanner (pure ``re``)."""
+
+
 def heavy_in(modules: set[str]) -> list[str]:
-    return sorted(m for m in modules if m.split(".")[0] in THIRD_PARTY or m.startswith(OWN))
+    return sorted(
+        m
+        for m in modules
+        if m.split(".")[0] in THIRD_PARTY or (m.startswith(OWN) and m not in LIGHT)
+    )
 
 
 def test_hook_prompt_path_imports_nothing_heavy(served: DaemonProc) -> None:

@@ -8,7 +8,6 @@ import shutil
 import socket
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -16,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from daemon_fixtures import DaemonProc, daemon_env, write_memory
+from daemon_fixtures import DaemonProc, module_daemon, write_memory
 
 from memoryd.integrations._transcript import recent_tools
 from memoryd.integrations.claude_code import project_memory_dir, project_slug
@@ -95,21 +94,8 @@ def make_project(d: DaemonProc, where: Path) -> Project:
 @pytest.fixture(scope="module")
 def shared_daemon(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DaemonProc]:
     """One daemon for the tests that only query it; each test has its own project folder."""
-    home = tmp_path_factory.mktemp("hook-home")
-    (home / "memory").mkdir()
-    run_dir = Path(tempfile.mkdtemp(prefix="md-", dir="/tmp"))
-    d = DaemonProc(
-        home=home,
-        roots=[home / "memory"],
-        socket=run_dir / "memoryd.sock",
-        state_dir=home / "state" / "memoryd",
-        env=daemon_env(home),
-    )
-    d.start()
-    yield d
-    d.stop()
-    shutil.rmtree(run_dir, ignore_errors=True)
-    assert "Traceback" not in d.log(), d.log()
+    with module_daemon(tmp_path_factory.mktemp("hook-home")) as d:
+        yield d
 
 
 @pytest.fixture

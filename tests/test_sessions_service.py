@@ -13,11 +13,9 @@ import itertools
 import json
 import os
 import re
-import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from collections.abc import Iterator
@@ -26,7 +24,7 @@ from typing import Any
 
 import pytest
 from conftest import run_unprivileged
-from daemon_fixtures import DaemonProc, daemon_env
+from daemon_fixtures import DaemonProc, module_daemon
 
 from memoryd.cli import main as cli_main
 from memoryd.errors import InvalidParams, NotFound, RemoteError
@@ -195,24 +193,8 @@ def cli(
 @pytest.fixture(scope="module")
 def shared_daemon(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DaemonProc]:
     """One real daemon for the whole module; each test works in its own directories."""
-    home = tmp_path_factory.mktemp("sessions-daemon")
-    (home / "memory").mkdir()
-    run_dir = Path(tempfile.mkdtemp(prefix="md-", dir="/tmp"))  # AF_UNIX path limit
-    d = DaemonProc(
-        home=home,
-        roots=[home / "memory"],
-        socket=run_dir / "memoryd.sock",
-        state_dir=home / "state" / "memoryd",
-        env=daemon_env(home),
-    )
-    d.start()
-    try:
+    with module_daemon(tmp_path_factory.mktemp("sessions-daemon")) as d:
         yield d
-    finally:
-        if d.proc is not None and d.proc.poll() is None:
-            d.stop()
-        shutil.rmtree(run_dir, ignore_errors=True)
-    assert "Traceback" not in d.log(), d.log()
 
 
 @pytest.fixture

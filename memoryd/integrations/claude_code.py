@@ -41,6 +41,7 @@ from types import FrameType
 from typing import Any, NamedTuple
 
 from memoryd import paths
+from memoryd.indexer.secrets import redact
 from memoryd.integrations._hook_state import SessionState
 from memoryd.integrations._transcript import recent_tools
 from memoryd.ipc.client import Client
@@ -220,7 +221,7 @@ def _on_prompt(
 def _memory_block(entry: dict[str, Any]) -> str | None:
     try:
         with open(entry["path"], encoding="utf-8", errors="replace") as fh:
-            content = fh.read()
+            content = redact(fh.read())  # what reaches the prompt never holds a credential
     except OSError as exc:
         log.info("memory_unreadable", path=entry["path"], error=str(exc))
         return None

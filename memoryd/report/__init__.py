@@ -25,13 +25,14 @@ from typing import Any
 from memoryd.durations import parse_duration
 from memoryd.indexer.queries import IndexedFile, files_under, iso_utc
 from memoryd.indexer.records import KIND_MEMORY
+from memoryd.indexer.secrets import redact_value
 from memoryd.ipc import params as p
 from memoryd.report import findings, memory_index, sessions
 from memoryd.report.files import Retention, write_report
 from memoryd.report.render import NOTICE
+from memoryd.staleness.results import stale_under
 
 __all__ = ["Retention", "build_report", "produce", "report_params", "write_report"]
-from memoryd.staleness.results import stale_under
 
 SUMMARY_KEYS = (
     "directories",
@@ -130,7 +131,7 @@ def build_report(
         "summary": _summary(reports),
         "directories": reports,
     }
-    redacted: dict[str, Any] = findings.redact(report)
+    redacted: dict[str, Any] = redact_value(report)
     return redacted
 
 

@@ -56,8 +56,8 @@ def write_report(
         stem = f"compaction-{report['stamp']}-{n}"
         n += 1
     md_path, json_path = reports_dir / f"{stem}.md", reports_dir / f"{stem}.json"
-    write_atomic(os.fspath(json_path), findings.dumps(report))
-    write_atomic(os.fspath(md_path), render_markdown(report))
+    write_atomic(os.fspath(json_path), findings.dumps(report), mode=0o600)
+    write_atomic(os.fspath(md_path), render_markdown(report), mode=0o600)
     for path in (md_path, json_path):
         _link(reports_dir / f"{LATEST}{path.suffix}", path.name)
     prune(reports_dir, retention or Retention(), keep_stem=stem)

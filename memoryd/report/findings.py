@@ -15,14 +15,11 @@ from typing import Any
 
 from memoryd.indexer.queries import IndexedFile
 from memoryd.indexer.records import KIND_MEMORY
-from memoryd.indexer.secrets import find_secrets
 from memoryd.select.candidates import Candidate
 from memoryd.select.relations import compute_relations
 
 MIN_BODY_CHARS = 40
 """Bodies shorter than this ("TODO", one link) are too generic to call duplicates."""
-
-WITHHELD = "[withheld: looks like a credential]"
 
 
 def broken_files(files: list[IndexedFile]) -> list[dict[str, str]]:
@@ -116,25 +113,6 @@ def usage_by_dir(
             "never_selected": sorted(set(names) - set(counts)),
         }
     return out
-
-
-def redact(value: Any, _seen: dict[str, str] | None = None) -> Any:
-    """``value`` with every string that looks like a credential replaced.
-
-    The findings above never copy file content into a report, but reasons and
-    link targets are free text; this is the guarantee, not the plan. Filenames
-    recur across findings, so each distinct string is checked once.
-    """
-    seen = {} if _seen is None else _seen
-    if isinstance(value, str):
-        if value not in seen:
-            seen[value] = WITHHELD if find_secrets(value) else value
-        return seen[value]
-    if isinstance(value, dict):
-        return {k: redact(v, seen) for k, v in value.items()}
-    if isinstance(value, list):
-        return [redact(v, seen) for v in value]
-    return value
 
 
 def dumps(report: dict[str, Any]) -> str:

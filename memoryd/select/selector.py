@@ -205,7 +205,7 @@ class Selector:
         selected, vanished = [], 0
         for name, score in picks[: req.limit]:
             f = files[name]
-            if not os.path.exists(f.path):
+            if not os.access(f.path, os.R_OK):  # gone, or locked since it was indexed
                 vanished += 1
                 continue
             selected.append({**_entry(f, score), "staleness": verdicts.get(f.path)})

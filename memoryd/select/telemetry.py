@@ -19,6 +19,8 @@ from typing import Any
 
 import structlog
 
+from memoryd.indexer.secrets import redact
+
 log = structlog.get_logger("memoryd.selector")
 
 _INSERT = (
@@ -69,7 +71,7 @@ def make_record(
         "tokens_out": tokens_out,
         "query_hash": query_hash(query),
         "query_len": len(query),
-        "query": query if log_queries else None,
+        "query": redact(query) if log_queries else None,
     }
 
 

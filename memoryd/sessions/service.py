@@ -15,14 +15,18 @@ import contextlib
 import datetime as dt
 import math
 import os
+import re
 import sqlite3
 import tempfile
+import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from memoryd.errors import InvalidParams, NotFound
 from memoryd.indexer.parse import parse_bytes
 from memoryd.indexer.records import KIND_SESSION
+from memoryd.indexer.secrets import redact, redact_value
+from memoryd.indexer.store import process_alive
 from memoryd.ipc import params as p
 from memoryd.sessions.brief import SessionDoc, build_brief, unavailable_message
 from memoryd.sessions.format import (
@@ -45,15 +49,23 @@ def project_param(params: Mapping[str, Any], *, required: bool = True) -> str | 
     return check_project(value)
 
 
-def write_atomic(path: str, text: str) -> None:
+def write_atomic(path: str, text: str, mode: int = 0o644) -> None:
+    """Replace ``path`` with ``text`` in one rename; the file gets ``mode`` exactly.
+
+    Session memories are the user's files (0644, like the agent's own);
+    memoryd's private files (reports) pass 0600.
+    """
     directory = os.path.dirname(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".tmp", dir=directory)
+    # The pid in the name lets a later start-up tell a dead writer's leftover
+    # from a file another live process is writing right now.
+    prefix = f".{os.path.basename(path)}.{os.getpid()}."
+    fd, tmp = tempfile.mkstemp(prefix=prefix, suffix=TEMP_SUFFIX, dir=directory)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(text)
             fh.flush()
             os.fsync(fh.fileno())
-        os.chmod(tmp, 0o644)
+        os.chmod(tmp, mode)
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(OSError):
@@ -66,13 +78,62 @@ def write_atomic(path: str, text: str) -> None:
         os.close(dir_fd)
 
 
-def save(params: Mapping[str, Any], *, now: dt.datetime | None = None) -> dict[str, Any]:
-    """Write (or overwrite) ``{dir}/{session}-{project}.md``; returns where and how."""
+TEMP_SUFFIX = ".tmp"
+_TEMP_NAME = re.compile(r"^\..+\.(md|json)\.(?:(\d+)\.)?[a-z0-9_]{8}\.tmp$")
+_UNNAMED_TEMP_AGE_S = 60.0
+"""Temp files from before names carried a pid are removed only once this old."""
+
+
+def remove_stale_temp_files(directories: Sequence[str]) -> int:
+    """Delete :func:`write_atomic` temp files whose writer is gone; how many were removed.
+
+    A ``kill -9`` between the temp file's creation and its rename leaves
+    ``.<name>.<pid>.<random>.tmp`` behind. Hidden and symlinked directories
+    are skipped, as the scanner does; only names of exactly that shape are
+    touched, and only when their pid no longer runs.
+    """
+    removed = 0
+    now = time.time()
+    for top in directories:
+        for directory, subdirs, files in os.walk(top):
+            subdirs[:] = [d for d in subdirs if not d.startswith(".")]
+            for name in files:
+                match = _TEMP_NAME.match(name)
+                path = os.path.join(directory, name)
+                if match is None or not _writer_gone(match.group(2), path, now):
+                    continue
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(path)
+                    removed += 1
+    return removed
+
+
+def _writer_gone(pid: str | None, path: str, now: float) -> bool:
+    if pid is not None:
+        return int(pid) != os.getpid() and not process_alive(int(pid))
+    try:
+        return now - os.lstat(path).st_mtime > _UNNAMED_TEMP_AGE_S
+    except OSError:
+        return False
+
+
+def save(
+    params: Mapping[str, Any],
+    *,
+    now: dt.datetime | None = None,
+    check_dir: Callable[[str], None] = lambda d: None,
+) -> dict[str, Any]:
+    """Write (or overwrite) ``{dir}/{session}-{project}.md``; returns where and how.
+
+    ``check_dir`` is the caller's own refusal (the daemon's too-broad roots),
+    run with every other check before anything is written.
+    """
     # save must not create anything: a missing dir is not_found, naming it.
     directory = p.directory(
         params.get("dir"),
         missing=lambda raw: NotFound(f"memory directory not found at {raw}", {"field": "dir"}),
     )
+    check_dir(directory)
     inp = validate_save_params(params, now=now)
     path = os.path.join(directory, session_filename(inp.project, inp.session))
     previous: dict[str, Any] | None = None
@@ -103,9 +164,18 @@ def _migrated_from(previous: Mapping[str, Any] | None) -> str | None:
 
 
 def load_last(
-    conn: sqlite3.Connection, directory: str, project: str, *, now: dt.datetime | None = None
+    conn: sqlite3.Connection,
+    directory: str,
+    project: str,
+    *,
+    now: dt.datetime | None = None,
+    reveal_secrets: bool = False,
 ) -> dict[str, Any]:
-    """The newest readable session memory for ``project`` in ``directory``, from the index."""
+    """The newest readable session memory for ``project`` in ``directory``, from the index.
+
+    Credentials in the file are redacted in ``content`` and ``fields`` unless
+    ``reveal_secrets`` asks for the file exactly as it is on disk.
+    """
     rows = conn.execute(
         "SELECT path, filename, error FROM files WHERE directory = ? AND kind = 'session' "
         "AND project = ? ORDER BY session DESC, filename DESC",
@@ -129,12 +199,15 @@ def load_last(
         line, hours = resume_line(
             project, parsed.meta, now or dt.datetime.now().astimezone(), filename=filename
         )
+        content, fields = data.decode("utf-8"), parsed.meta
+        if not reveal_secrets:
+            content, fields = redact(content), redact_value(fields)
         return {
             "found": True,
             "path": path,
             "filename": filename,
-            "content": data.decode("utf-8"),
-            "fields": parsed.meta,
+            "content": content,
+            "fields": fields,
             "schema_version": parsed.meta.get("schema_version", "1.0"),
             "time_since_last_session_hours": None if math.isnan(hours) else round(hours, 3),
             "resume_line": line,
@@ -204,7 +277,7 @@ def context(
 def _read_text(path: str) -> str | None:
     try:
         with open(path, encoding="utf-8") as fh:
-            return fh.read()
+            return redact(fh.read())
     except (OSError, UnicodeDecodeError):
         return None
 

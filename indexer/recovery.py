@@ -1,0 +1,110 @@
+"""Open the index, or set a damaged one aside and start over.
+
+The index is a cache of the memory files: everything in it except telemetry
+and the list of request-added roots can be rebuilt by a scan. So when the
+database is damaged (a truncated file, a garbage header, garbage pages), the
+daemon must not crash-loop under ``Restart=on-failure``: it renames the file
+to ``index.db.corrupt-<time>`` (kept for a post-mortem, never deleted),
+creates a fresh index, copies over whatever telemetry and roots can still be
+read from the damaged one, logs it once, and carries on; the start-up
+reconcile then rebuilds the rest from disk.
+
+Only the daemon does this, while it holds the pidfile lock: a second process
+moving the file away under a running daemon would be worse than the damage.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sqlite3
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+from memoryd.errors import StoreError
+from memoryd.indexer.store import IndexStore
+
+_CORRUPT_CODES = frozenset({11, 26})  # SQLITE_CORRUPT, SQLITE_NOTADB
+_SALVAGED_TABLES = ("selector_runs", "roots")
+
+
+@dataclass(frozen=True, slots=True)
+class Recovery:
+    """What happened to a damaged index: why, where it went, what was kept."""
+
+    reason: str
+    moved_to: Path
+    salvaged: dict[str, int]
+
+
+def damage(path: Path) -> str | None:
+    """Why the database at ``path`` is damaged, or None when it is sound (or absent).
+
+    ``PRAGMA quick_check`` reads every page, so garbage pages are found at
+    start-up instead of by the first query that happens to touch them.
+    Errors that are not damage (permissions, a directory) are left for
+    :class:`IndexStore` to report.
+    """
+    if not path.is_file():
+        return None
+    try:
+        with contextlib.closing(_open_ro(path)) as conn:
+            rows = [str(r[0]) for r in conn.execute("PRAGMA quick_check(5)")]
+    except sqlite3.DatabaseError as exc:
+        if getattr(exc, "sqlite_errorcode", None) in _CORRUPT_CODES:
+            return str(exc)
+        return None
+    return None if rows == ["ok"] else "; ".join(rows)
+
+
+def open_or_recover(path: Path) -> tuple[IndexStore, Recovery | None]:
+    """An :class:`IndexStore` at ``path``; a damaged file is set aside first."""
+    reason = damage(path)
+    if reason is None:
+        return IndexStore(path), None
+    rows = _salvage(path)
+    moved = path.with_name(f"{path.name}.corrupt-{time.strftime('%Y%m%dT%H%M%S')}")
+    try:
+        path.rename(moved)
+    except OSError as exc:
+        raise StoreError(
+            f"index at {path} is damaged ({reason}) and cannot be moved aside: {exc.strerror}"
+        ) from None
+    for suffix in ("-wal", "-shm"):  # they belong to the damaged file, not to the new one
+        side = Path(f"{path}{suffix}")
+        with contextlib.suppress(OSError):
+            side.rename(Path(f"{moved}{suffix}"))
+    store = IndexStore(path)
+    kept = _restore(store, rows)
+    return store, Recovery(reason=reason, moved_to=moved, salvaged=kept)
+
+
+def _open_ro(path: Path) -> sqlite3.Connection:
+    return sqlite3.connect(f"file:{quote(str(path))}?mode=ro", uri=True, isolation_level=None)
+
+
+def _salvage(path: Path) -> dict[str, list[dict[str, Any]]]:
+    """Every row of the salvaged tables that can still be read, table by table."""
+    out: dict[str, list[dict[str, Any]]] = {}
+    for table in _SALVAGED_TABLES:
+        rows: list[dict[str, Any]] = []
+        with contextlib.suppress(sqlite3.Error), contextlib.closing(_open_ro(path)) as conn:
+            conn.row_factory = sqlite3.Row
+            for row in conn.execute(f"SELECT * FROM {table}"):
+                rows.append(dict(row))
+        out[table] = rows
+    return out
+
+
+def _restore(store: IndexStore, rows: dict[str, list[dict[str, Any]]]) -> dict[str, int]:
+    """Insert the salvaged rows that fit the fresh schema; the count kept per table."""
+    kept: dict[str, int] = {}
+    for table, items in rows.items():
+        columns = set(store.db.table(table).columns_dict)
+        clean = [{k: v for k, v in item.items() if k in columns} for item in items]
+        with store.transaction():
+            store.db.table(table).insert_all(clean, ignore=True)
+        kept[table] = len(clean)
+    return kept

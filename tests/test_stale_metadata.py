@@ -1,0 +1,73 @@
+"""Index rows follow the file as it is now: permissions changed later, writes in flight."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import os
+from pathlib import Path
+
+import pytest
+from conftest import run_unprivileged
+
+from memoryd import cli
+from memoryd.indexer.scanner import stat_path
+from memoryd.indexer.store import IndexStore
+from memoryd.indexer.sync import Syncer
+
+needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="needs root to act as another uid")
+
+
+def _select_as_nobody(world: Path, memdir: Path) -> list[str]:
+    """``memoryd select`` in-process (no daemon) as an unprivileged user; the picked names."""
+
+    def run() -> list[str]:
+        os.environ.update(
+            HOME=str(world),
+            XDG_CONFIG_HOME=str(world / "config"),
+            MEMORYD_DB=str(world / "index.db"),
+            MEMORYD_SOCKET=str(world / "nobody-here.sock"),
+        )
+        out = io.StringIO()
+        argv = ["select", "deploy runbook steps", "--dir", str(memdir), "--ranker", "local"]
+        err = io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            code = cli.main([*argv, "--json"])
+        assert code == 0, err.getvalue()
+        return [s["filename"] for s in json.loads(out.getvalue())["selected"]]
+
+    result: list[str] = run_unprivileged(run)
+    return result
+
+
+@needs_root
+def test_a_file_locked_after_indexing_is_no_longer_selected(world_tmp: Path) -> None:
+    memdir = world_tmp / "memory"
+    memdir.mkdir()
+    memdir.chmod(0o777)
+    path = memdir / "reference_deploy_runbook.md"
+    path.write_text("---\ndescription: deploy runbook steps for production\n---\nsteps\n")
+    path.chmod(0o644)
+    assert _select_as_nobody(world_tmp, memdir) == ["reference_deploy_runbook.md"]
+    path.chmod(0o000)  # mtime, size and inode stay the same
+    assert _select_as_nobody(world_tmp, memdir) == []
+
+
+def test_a_file_growing_during_its_read_is_stored_with_the_stat_of_what_was_read(
+    store: IndexStore, memdir: Path
+) -> None:
+    path = memdir / "feedback_in_flight.md"
+    path.write_text("---\ndescription: half written\n---\nfirst part\n")
+    seen_mid_write = stat_path(str(path))
+    assert seen_mid_write is not None
+    with path.open("a") as fh:  # the writer finishes after the stat, before the read
+        fh.write("second part, written after the stat\n" * 20)
+    syncer = Syncer(store)
+    syncer._reconcile_one(seen_mid_write, str(path), None)
+    syncer._flush()
+    row = store.conn.execute("SELECT size, body FROM files WHERE path = ?", (str(path),)).fetchone()
+    assert row["size"] == path.stat().st_size
+    assert row["body"].endswith("written after the stat\n")
+    # The row now matches the disk: the next pass reads nothing.
+    assert Syncer(store).sync_tree(str(memdir)).unchanged == 1
