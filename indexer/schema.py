@@ -109,12 +109,20 @@ def _m005_rank_weights(db: sqlite_utils.Database) -> None:
     db.execute("INSERT INTO files_fts(files_fts, rank) VALUES ('rank', 'bm25(2.0, 2.0, 3.0, 1.0)')")
 
 
+def _m006_select_term_stats(db: sqlite_utils.Database) -> None:
+    # The local ranker's per-field term counts of each usable memory
+    # (memoryd.select.analysis), written with the row; the store fills rows
+    # indexed before this column existed when it opens the index.
+    db.table("files").add_column("terms_json", str)
+
+
 MIGRATIONS: list[tuple[str, Migration]] = [
     ("001_files_fts_directories_roots", _m001_files),
     ("002_secret_flags", _m002_secrets),
     ("003_selector_runs", _m003_selector_runs),
     ("004_partial_index_on_errors", _m004_error_index),
     ("005_fts_rank_weights", _m005_rank_weights),
+    ("006_select_term_stats", _m006_select_term_stats),
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

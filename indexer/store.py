@@ -22,8 +22,9 @@ from urllib.parse import quote
 import sqlite_utils
 
 from memoryd.errors import StoreError
-from memoryd.indexer.records import FileStat, ParsedFile
+from memoryd.indexer.records import KIND_MEMORY, FileStat, ParsedFile
 from memoryd.indexer.schema import migrate
+from memoryd.select.analysis import ANALYSIS_VERSION, stored_terms
 
 BUSY_TIMEOUT_MS = 10_000
 _STAT_COLUMNS = "mtime_ns, size, inode, content_hash, error_kind, error"
@@ -49,6 +50,8 @@ class StoredStat:
 class Upsert:
     stat: FileStat
     parsed: ParsedFile
+    terms: str | None = None
+    """The ranker's analysis when the caller worked it out already (else the store does)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,6 +116,7 @@ class IndexStore:
             self.conn.close()
             raise StoreError(f"cannot migrate index at {path}: {exc}") from None
         self._repair_if_dirty()
+        self._refresh_term_stats()
 
     # -- transactions -----------------------------------------------------
 
@@ -149,6 +153,38 @@ class IndexStore:
                 with self.transaction():
                     self.conn.execute("INSERT INTO files_fts(files_fts) VALUES ('rebuild')")
         self._set_meta("dirty", "1")
+
+    def _refresh_term_stats(self) -> None:
+        """Redo every memory's term statistics from its stored text when the analysis changed.
+
+        Rows indexed before the column existed, or by a memoryd whose tokenizer or
+        lexicon differed, would otherwise be ranked with counts that no longer
+        match the queries' analysis. No file is read; directory versions are
+        bumped so readers drop what they cached.
+        """
+        row = self.conn.execute("SELECT value FROM meta WHERE key = 'analysis_version'").fetchone()
+        if row is not None and row[0] == ANALYSIS_VERSION:
+            return
+        with self.transaction() as conn:
+            rows = conn.execute(
+                "SELECT rowid, filename, name, description, body FROM files "
+                "WHERE kind = ? AND error IS NULL",
+                (KIND_MEMORY,),
+            ).fetchall()
+            conn.executemany(
+                "UPDATE files SET terms_json = ? WHERE rowid = ?",
+                [
+                    (stored_terms(fn, name, desc, body or ""), rowid)
+                    for rowid, fn, name, desc, body in rows
+                ],
+            )
+            conn.execute("UPDATE directories SET version = version + 1")
+            conn.execute(
+                "INSERT INTO meta(key, value) VALUES ('analysis_version', ?) "
+                "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                (ANALYSIS_VERSION,),
+            )
+        self.generation += 1
 
     def close(self) -> None:
         """Mark a clean stop and close; safe to call twice."""
@@ -196,7 +232,7 @@ class IndexStore:
         if not changes:
             return 0
         now = time.time()
-        upserts = [_row(c.stat, c.parsed, now) for c in changes if isinstance(c, Upsert)]
+        upserts = [_row(c, now) for c in changes if isinstance(c, Upsert)]
         touches = [
             (c.stat.mtime_ns, c.stat.size, c.stat.inode, now, c.stat.path)
             for c in changes
@@ -262,6 +298,7 @@ _COLUMNS = (
     "warning",
     "indexed_at",
     "secrets_json",
+    "terms_json",
 )
 
 _UPSERT_SQL = (
@@ -271,7 +308,16 @@ _UPSERT_SQL = (
 )
 
 
-def _row(stat: FileStat, parsed: ParsedFile, now: float) -> tuple[object, ...]:
+def memory_terms(filename: str, parsed: ParsedFile) -> str | None:
+    """The stored analysis of a usable memory; None for anything the ranker never sees."""
+    if parsed.kind != KIND_MEMORY or parsed.error is not None:
+        return None
+    return stored_terms(filename, parsed.name, parsed.description, parsed.body)
+
+
+def _row(change: Upsert, now: float) -> tuple[object, ...]:
+    stat, parsed = change.stat, change.parsed
+    terms = change.terms if change.terms is not None else memory_terms(stat.filename, parsed)
     meta = parsed.meta
     # load_last matches on the filename, so the project comes from there too.
     is_session = parsed.kind == "session"
@@ -299,4 +345,5 @@ def _row(stat: FileStat, parsed: ParsedFile, now: float) -> tuple[object, ...]:
         parsed.warning,
         now,
         json.dumps(parsed.secrets) if parsed.secrets else None,
+        terms,
     )

@@ -37,6 +37,7 @@ from memoryd.select import telemetry
 from memoryd.select.candidates import Candidate
 from memoryd.select.local import LocalRanker
 from memoryd.select.manifest import ManifestCache, candidates_for
+from memoryd.select.postings import Postings
 from memoryd.select.relations import Relations
 from memoryd.select.tool_rules import tool_usage_docs
 
@@ -177,7 +178,9 @@ class Selector:
             if self.claude_factory is None:
                 fallback = "anthropic_not_configured"
             else:
-                outcome = self._ask_claude(directory, manifest.version, req, cands, relations)
+                outcome = self._ask_claude(
+                    directory, manifest.version, req, cands, relations, postings=manifest.postings
+                )
                 if isinstance(outcome, str):
                     fallback = outcome
                 else:
@@ -191,7 +194,7 @@ class Selector:
         if ranker == "local":
             picks = [
                 (s.filename, s.score)
-                for s in self.local.rank(req.query, cands, req.limit, relations)
+                for s in self.local.rank(req.query, cands, req.limit, relations, manifest.postings)
             ]
         selected, vanished = [], 0
         for name, score in picks[: req.limit]:
@@ -244,6 +247,8 @@ class Selector:
         req: SelectParams,
         cands: list[Candidate],
         relations: Relations | None,
+        *,
+        postings: Postings | None,
     ) -> tuple[list[str], tuple[int, int]] | str:
         """Claude's picks (cached), or the failure reason for ``fallback``."""
         from memoryd.select.claude import ManifestEntry, RankerFailure  # noqa: PLC0415
@@ -261,7 +266,7 @@ class Selector:
         if hit is not None:
             return hit[0], (0, 0)
         if len(cands) > CLAUDE_MANIFEST_LIMIT:
-            scores = self.local.scores(req.query, cands)
+            scores = self.local.scores(req.query, cands, postings)
             cands = sorted(cands, key=lambda c: (-scores[c.filename], c.filename))
             cands = cands[:CLAUDE_MANIFEST_LIMIT]
         if relations is not None:

@@ -1,0 +1,105 @@
+"""What the local ranker knows about one memory, worked out once when it is indexed.
+
+Tokenizing, stemming and paraphrase expansion of a memory's filename, title,
+description and body is the expensive half of ranking. It depends only on the
+memory's text, so the writer does it when it stores the row (in the same
+transaction) and the query path reads the result instead of re-deriving it.
+
+:func:`analyse` is the one place that defines that analysis; the query-time
+scoring in :mod:`memoryd.select.local` consumes its output. Stored results are
+stamped with :data:`ANALYSIS_VERSION`, a digest of the tokenizer and lexicon
+sources, so a memoryd whose analysis changed recomputes them from the stored
+text at start-up instead of trusting stale counts.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path, PurePath
+
+from memoryd.select import _lexicon, _text
+from memoryd.select._lexicon import concepts_of
+from memoryd.select._text import terms
+
+FIELDS = ("file", "name", "desc", "body")
+"""The fields of a memory, in the order of every per-field tuple below."""
+
+TYPE_PREFIXES = ("user", "feedback", "project", "reference")
+"""Filename prefixes that name the memory's type rather than its subject."""
+
+
+def _sources_digest() -> str:
+    digest = hashlib.sha256()
+    for module_file in (_text.__file__, _lexicon.__file__, __file__):
+        digest.update(Path(module_file).read_bytes())
+    return digest.hexdigest()[:16]
+
+
+ANALYSIS_VERSION = _sources_digest()
+"""Changes whenever the tokenizer, the lexicon or this module change."""
+
+
+@dataclass(frozen=True, slots=True)
+class DocTerms:
+    """Per-term counts in each field (``FIELDS`` order) and each field's length in words.
+
+    Concept tokens (``~n``) count once per occurrence of any word of their group.
+    """
+
+    counts: dict[str, tuple[int, ...]]
+    lengths: tuple[int, ...]
+
+    def weight(self) -> int:
+        """Rough bytes this record holds in memory, for caches sized by memory."""
+        return 64 + 48 * len(self.lengths) + 120 * len(self.counts)
+
+
+def filename_text(filename: str) -> str:
+    """The words of a filename, without ``.md`` and the type prefix."""
+    stem = filename.removesuffix(".md")
+    head, _, rest = stem.partition("_")
+    return rest if head in TYPE_PREFIXES and rest else stem
+
+
+def _field_terms(text: str) -> tuple[Counter[str], int]:
+    """Term counts (each concept counted once per occurrence of its words) and length."""
+    words = terms(text)
+    counts: Counter[str] = Counter(words)
+    for w, n in list(counts.items()):
+        for concept in concepts_of(w):
+            counts[concept] += n
+    return counts, len(words)
+
+
+def analyse(filename: str, name: str | None, description: str | None, body: str) -> DocTerms:
+    """The ranker's view of one memory; missing headers read as the rankers see them."""
+    texts = (
+        filename_text(filename),
+        name or PurePath(filename).stem,
+        description or "",
+        body,
+    )
+    analysed = [_field_terms(t) for t in texts]
+    counts: dict[str, tuple[int, ...]] = {}
+    for term in dict.fromkeys(t for field_counts, _ in analysed for t in field_counts):
+        counts[term] = tuple(field_counts.get(term, 0) for field_counts, _ in analysed)
+    return DocTerms(counts=counts, lengths=tuple(length for _, length in analysed))
+
+
+def encode(doc: DocTerms) -> str:
+    """Compact JSON for the ``files.terms_json`` column."""
+    return json.dumps([doc.lengths, doc.counts], separators=(",", ":"), ensure_ascii=False)
+
+
+def decode(text: str) -> DocTerms:
+    """Inverse of :func:`encode`."""
+    lengths, counts = json.loads(text)
+    return DocTerms(counts={t: tuple(c) for t, c in counts.items()}, lengths=tuple(lengths))
+
+
+def stored_terms(filename: str, name: str | None, description: str | None, body: str) -> str:
+    """What the writer stores for a memory row."""
+    return encode(analyse(filename, name, description, body))
