@@ -14,7 +14,7 @@ import json
 import os
 import sqlite3
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote
@@ -252,13 +252,40 @@ class IndexStore:
                     "WHERE path = ?",
                     touches,
                 )
-            conn.executemany(
-                "INSERT INTO directories(path, version, updated_at) VALUES (?, 1, ?) "
-                "ON CONFLICT(path) DO UPDATE SET version = version + 1, "
-                "updated_at = excluded.updated_at",
-                [(d, now) for d in sorted(dirs)],
-            )
+            _bump_versions(conn, dirs, now)
         # After the commit, so a reader that saw the old number re-reads.
+        self.generation += 1
+        return self.conn.total_changes - before
+
+    def is_empty(self) -> bool:
+        return self.conn.execute("SELECT 1 FROM files LIMIT 1").fetchone() is None
+
+    def load_fresh(self, upserts: Iterable[Upsert]) -> int:
+        """Fill an empty index in one transaction, building the full-text index once.
+
+        Row by row, the insert trigger makes FTS5 add each file to its index
+        separately; for a first index it is dropped, the rows go in, FTS5
+        builds its index from them in one pass, and the trigger is put back
+        before the commit, so no other writer ever sees the table without it.
+        """
+        now = time.time()
+        dirs: set[str] = set()
+
+        def rows() -> Iterator[tuple[object, ...]]:
+            for change in upserts:
+                dirs.add(os.path.dirname(change.stat.path))
+                yield _row(change, now)
+
+        before = self.conn.total_changes
+        with self.transaction() as conn:
+            (trigger,) = conn.execute(
+                "SELECT sql FROM sqlite_master WHERE type = 'trigger' AND name = 'files_ai'"
+            ).fetchone()
+            conn.execute('DROP TRIGGER "files_ai"')
+            conn.executemany(_UPSERT_SQL, rows())
+            conn.execute("INSERT INTO files_fts(files_fts) VALUES ('rebuild')")
+            conn.execute(trigger)
+            _bump_versions(conn, dirs, now)
         self.generation += 1
         return self.conn.total_changes - before
 
@@ -306,6 +333,15 @@ _UPSERT_SQL = (
     "ON CONFLICT(path) DO UPDATE SET "
     + ", ".join(f"{c} = excluded.{c}" for c in _COLUMNS if c != "path")
 )
+
+
+def _bump_versions(conn: sqlite3.Connection, dirs: Iterable[str], now: float) -> None:
+    conn.executemany(
+        "INSERT INTO directories(path, version, updated_at) VALUES (?, 1, ?) "
+        "ON CONFLICT(path) DO UPDATE SET version = version + 1, "
+        "updated_at = excluded.updated_at",
+        [(d, now) for d in sorted(dirs)],
+    )
 
 
 def memory_terms(filename: str, parsed: ParsedFile) -> str | None:

@@ -8,7 +8,9 @@ change mtime, but they are rewritten only when the outcome differs, so a pass
 over an unchanged tree writes nothing at all.
 
 The same per-file decision serves full scans (start-up, reconcile, ``memoryd
-index``) and the watcher's single-path hints.
+index``) and the watcher's single-path hints. The one exception is the first
+index of a tree into an empty index (:mod:`memoryd.indexer.coldload`): every
+file is new, so it is parsed on every core and written in one bulk load.
 """
 
 from __future__ import annotations
@@ -18,12 +20,14 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from memoryd.indexer.parse import classify, parse_file
-from memoryd.indexer.records import ERROR_READ, FileStat, ParsedFile
+from memoryd.indexer.coldload import analyse_all, read_and_analyse
+from memoryd.indexer.records import ERROR_READ, FileStat
 from memoryd.indexer.scanner import is_memory_filename, stat_entry, stat_path, walk_dirs
 from memoryd.indexer.store import Change, Delete, IndexStore, StoredStat, Touch, Upsert
 
 BATCH_SIZE = 500
+BULK_MIN_FILES = 200
+"""A first index of at least this many files is bulk-loaded (smaller ones go in batches)."""
 
 
 @dataclass
@@ -80,10 +84,17 @@ class Syncer:
         """Reconcile ``root`` and everything below it (full stat scan)."""
         started = time.perf_counter()
         seen: set[str] = set()
+        empty = self.store.is_empty()
+        found: list[FileStat] = []
         for directory, entries in walk_dirs(root):
             seen.add(directory)
             disk = {e.path: stat_entry(e, directory) for e in entries}
-            self._reconcile_dir(directory, disk)
+            if empty:
+                found.extend(st for st in disk.values() if st is not None)
+            else:
+                self._reconcile_dir(directory, disk)
+        if empty:
+            self._load_fresh(found)
         for directory in self.store.directories_under(root):
             if directory not in seen:
                 self._reconcile_dir(directory, {})
@@ -102,6 +113,17 @@ class Syncer:
             for directory in self.store.directories_under(path):
                 self._reconcile_dir(directory, {})
         return self._finish(started)
+
+    def _load_fresh(self, found: list[FileStat]) -> None:
+        """Index the files of a tree into an empty index: in bulk when there are many."""
+        if len(found) < BULK_MIN_FILES:
+            for st in found:
+                self._reconcile_one(st, st.path, None)
+            return
+        analysed = analyse_all(found)
+        changes = (Upsert(st, *result) for st, result in zip(found, analysed, strict=True))
+        self._result.rows_written += self.store.load_fresh(changes)
+        self._result.added += len(found)
 
     # -- planning ---------------------------------------------------------
 
@@ -124,16 +146,16 @@ class Syncer:
         if old is not None and not retry and st.signature == old.signature:
             res.unchanged += 1
             return
-        parsed = _read(st)
+        parsed, terms = read_and_analyse(st)
         if old is None:
-            self._queue(Upsert(st, parsed))
+            self._queue(Upsert(st, parsed, terms))
             res.added += 1
         elif parsed.content_hash == old.content_hash and parsed.error == old.error:
             res.unchanged += 1
             if st.signature != old.signature:
                 self._queue(Touch(st))
         else:
-            self._queue(Upsert(st, parsed))
+            self._queue(Upsert(st, parsed, terms))
             res.updated += 1
 
     # -- writing ----------------------------------------------------------
@@ -153,14 +175,3 @@ class Syncer:
         result, self._result = self._result, SyncResult()
         result.seconds = time.perf_counter() - started
         return result
-
-
-def _read(st: FileStat) -> ParsedFile:
-    if st.stat_error is not None:
-        return ParsedFile(
-            kind=classify(st.filename),
-            content_hash="",
-            error=st.stat_error,
-            error_kind=ERROR_READ,
-        )
-    return parse_file(st.path, st.filename, st.size)

@@ -21,8 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path, PurePath
 
 from memoryd.select import _lexicon, _text
-from memoryd.select._lexicon import concepts_of
-from memoryd.select._text import terms
+from memoryd.select._lexicon import CONCEPTS
+from memoryd.select._text import STOPWORDS, split_words, stem
 
 FIELDS = ("file", "name", "desc", "body")
 """The fields of a memory, in the order of every per-field tuple below."""
@@ -42,19 +42,25 @@ ANALYSIS_VERSION = _sources_digest()
 """Changes whenever the tokenizer, the lexicon or this module change."""
 
 
+_STEMS: dict[str, str] = {}
+"""Raw word -> its term ("" for a stopword): one dict lookup per word instead of
+a stopword test and a memoized call. Cleared when it grows past ``_STEMS_LIMIT``."""
+_STEMS_LIMIT = 200_000
+
+
 @dataclass(frozen=True, slots=True)
 class DocTerms:
-    """Per-term counts in each field (``FIELDS`` order) and each field's length in words.
+    """Per field (``FIELDS`` order), term counts and length in words.
 
     Concept tokens (``~n``) count once per occurrence of any word of their group.
     """
 
-    counts: dict[str, tuple[int, ...]]
-    lengths: tuple[int, ...]
+    fields: list[dict[str, int]]
+    lengths: list[int]
 
     def weight(self) -> int:
         """Rough bytes this record holds in memory, for caches sized by memory."""
-        return 64 + 48 * len(self.lengths) + 120 * len(self.counts)
+        return 64 + sum(100 * len(counts) for counts in self.fields)
 
 
 def filename_text(filename: str) -> str:
@@ -65,13 +71,23 @@ def filename_text(filename: str) -> str:
 
 
 def _field_terms(text: str) -> tuple[Counter[str], int]:
-    """Term counts (each concept counted once per occurrence of its words) and length."""
-    words = terms(text)
-    counts: Counter[str] = Counter(words)
-    for w, n in list(counts.items()):
-        for concept in concepts_of(w):
+    """Term counts (each concept counted once per occurrence of its words) and length.
+
+    The terms are those of :func:`memoryd.select._text.terms`, which queries use.
+    """
+    words = split_words(text)
+    known = _STEMS
+    for w in set(words).difference(known):
+        known[w] = "" if w in STOPWORDS else stem(w)
+    counts: Counter[str] = Counter([known[w] for w in words])
+    length = len(words) - counts.pop("", 0)
+    for term in sorted(counts.keys() & CONCEPTS.keys()):  # sorted: same JSON in every process
+        n = counts[term]
+        for concept in CONCEPTS[term]:
             counts[concept] += n
-    return counts, len(words)
+    if len(known) > _STEMS_LIMIT:
+        known.clear()
+    return counts, length
 
 
 def analyse(filename: str, name: str | None, description: str | None, body: str) -> DocTerms:
@@ -83,21 +99,21 @@ def analyse(filename: str, name: str | None, description: str | None, body: str)
         body,
     )
     analysed = [_field_terms(t) for t in texts]
-    counts: dict[str, tuple[int, ...]] = {}
-    for term in dict.fromkeys(t for field_counts, _ in analysed for t in field_counts):
-        counts[term] = tuple(field_counts.get(term, 0) for field_counts, _ in analysed)
-    return DocTerms(counts=counts, lengths=tuple(length for _, length in analysed))
+    return DocTerms(
+        fields=[dict(counts) for counts, _ in analysed],
+        lengths=[length for _, length in analysed],
+    )
 
 
 def encode(doc: DocTerms) -> str:
     """Compact JSON for the ``files.terms_json`` column."""
-    return json.dumps([doc.lengths, doc.counts], separators=(",", ":"), ensure_ascii=False)
+    return json.dumps([doc.lengths, *doc.fields], separators=(",", ":"), ensure_ascii=False)
 
 
 def decode(text: str) -> DocTerms:
-    """Inverse of :func:`encode`."""
-    lengths, counts = json.loads(text)
-    return DocTerms(counts={t: tuple(c) for t, c in counts.items()}, lengths=tuple(lengths))
+    """Inverse of :func:`encode` (JSON arrays come back as the lists they were)."""
+    lengths, *fields = json.loads(text)
+    return DocTerms(fields=fields, lengths=lengths)
 
 
 def stored_terms(filename: str, name: str | None, description: str | None, body: str) -> str:

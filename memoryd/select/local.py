@@ -128,7 +128,7 @@ class LocalRanker:
         else:
             docs = [self._doc(c) for c in candidates]
             lengths = [d.lengths for d in docs]
-            hits = {t: [(i, d.counts[t]) for i, d in enumerate(docs) if t in d.counts] for t in qw}
+            hits = {t: _doc_hits(t, docs) for t in qw}
         priors = [TYPE_PRIOR.get(c.type or "", 0.9) for c in candidates]
         parts = score(qw, hits, lengths, priors)
         return {c.filename: p for c, p in zip(candidates, parts, strict=True)}
@@ -192,6 +192,15 @@ def _positions(candidates: Sequence[Candidate], postings: Postings | None) -> di
             return None
         wanted[position] = index
     return wanted
+
+
+def _doc_hits(term: str, docs: Sequence[DocTerms]) -> list[tuple[int, Sequence[int]]]:
+    out: list[tuple[int, Sequence[int]]] = []
+    for index, doc in enumerate(docs):
+        counts = [field_counts.get(term, 0) for field_counts in doc.fields]
+        if any(counts):
+            out.append((index, counts))
+    return out
 
 
 def score(

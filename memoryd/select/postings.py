@@ -26,7 +26,14 @@ class Postings:
         self.lengths = [d.lengths for d in docs]
         lists: dict[str, array[int]] = {}
         for position, doc in enumerate(docs):
-            for term, counts in doc.counts.items():
+            merged: dict[str, list[int]] = {}
+            for f, field_counts in enumerate(doc.fields):
+                for term, n in field_counts.items():
+                    counts = merged.get(term)
+                    if counts is None:
+                        counts = merged[term] = [0] * len(FIELDS)
+                    counts[f] = n
+            for term, counts in merged.items():
                 run = lists.get(term)
                 if run is None:
                     run = lists[term] = array("I")
