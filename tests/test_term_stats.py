@@ -198,3 +198,29 @@ def test_manifest_cache_is_bounded_by_memory_not_by_folder_count(tmp_path: Path)
     assert len(tight._items) == 3
     assert tight._items.used <= budget
     store.close()
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        "not json at all",
+        "[]",
+        '{"a": 1}',
+        "[[1, 2, 3, 4], {}, {}, {}]",
+        '[[1, 2, 3, 4], {}, {}, {}, {"deploy": "many"}]',
+        '[[1, 2, 3, 4], {}, {}, {}, {"deploy": -3}]',
+        '[["1", 2, 3, 4], {}, {}, {}, {}]',
+    ],
+)
+def test_damaged_stored_terms_fall_back_to_the_text(
+    indexed_examples: tuple[IndexStore, Path], damage: str
+) -> None:
+    store, folder = indexed_examples
+    params = {"query": QUERIES[1], "dir": str(folder), "ranker": "local"}
+    before = Selector(sink=lambda _record: None).run(store.conn, params, str)
+    assert before["selected"]
+    with store.transaction() as conn:
+        conn.execute("UPDATE files SET terms_json = ? WHERE terms_json IS NOT NULL", (damage,))
+    after = Selector(sink=lambda _record: None).run(store.conn, params, str)
+    picked = [[(s["filename"], s["score"]) for s in r["selected"]] for r in (before, after)]
+    assert picked[0] == picked[1]

@@ -110,10 +110,29 @@ def encode(doc: DocTerms) -> str:
     return json.dumps([doc.lengths, *doc.fields], separators=(",", ":"), ensure_ascii=False)
 
 
-def decode(text: str) -> DocTerms:
-    """Inverse of :func:`encode` (JSON arrays come back as the lists they were)."""
-    lengths, *fields = json.loads(text)
+def decode(text: str) -> DocTerms | None:
+    """Inverse of :func:`encode`; None for anything :func:`encode` cannot have written.
+
+    A damaged value must not break ``select`` for its folder: the caller then
+    analyses the row's text instead.
+    """
+    try:
+        lengths, *fields = json.loads(text)
+    except (ValueError, TypeError):
+        return None
+    if (
+        len(fields) != len(FIELDS)
+        or not isinstance(lengths, list)
+        or len(lengths) != len(FIELDS)
+        or not all(_count(n) for n in lengths)
+        or not all(isinstance(f, dict) and all(map(_count, f.values())) for f in fields)
+    ):
+        return None
     return DocTerms(fields=fields, lengths=lengths)
+
+
+def _count(value: object) -> bool:
+    return type(value) is int and value >= 0
 
 
 def stored_terms(filename: str, name: str | None, description: str | None, body: str) -> str:

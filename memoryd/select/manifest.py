@@ -86,10 +86,11 @@ def _with_terms(rows: Iterable[sqlite3.Row]) -> list[tuple[IndexedFile, DocTerms
     out = []
     for row in rows:
         f = queries.row_to_file(tuple(row)[:-1])
-        stored = row[-1]
         # Rows always carry one once the store has opened the index; the fallback
-        # keeps a reader of a not-yet-refreshed index correct.
-        doc = decode(stored) if stored else analyse(f.filename, f.name, f.description, f.body)
+        # keeps a reader of a not-yet-refreshed or damaged index correct.
+        doc = decode(row[-1]) if row[-1] else None
+        if doc is None:
+            doc = analyse(f.filename, f.name, f.description, f.body)
         out.append((f, doc))
     return out
 
