@@ -17,9 +17,11 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+from collections import deque
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
+from itertools import islice
 
 import structlog
 
@@ -76,10 +78,15 @@ def analyse_all(stats: Sequence[FileStat]) -> Iterator[Analysed]:
     if workers > 1:
         ctx = multiprocessing.get_context("forkserver")
         ctx.set_forkserver_preload([__name__])
-        chunks = [stats[i : i + _CHUNK] for i in range(0, len(stats), _CHUNK)]
+        chunks = (stats[i : i + _CHUNK] for i in range(0, len(stats), _CHUNK))
         try:
             with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
-                for results in pool.map(_chunk, chunks):
+                # A bounded window of chunks in flight: results wait for the writer
+                # in memory, and a whole tree's worth would raise the daemon's RSS.
+                pending = deque(pool.submit(_chunk, c) for c in islice(chunks, 2 * workers))
+                while pending:
+                    results = pending.popleft().result()
+                    pending.extend(pool.submit(_chunk, c) for c in islice(chunks, 1))
                     yield from results
                     done += len(results)
         except (BrokenProcessPool, OSError) as exc:
