@@ -58,6 +58,7 @@ class DocTerms:
     fields: list[dict[str, int]]
     lengths: list[int]
 
+    @property
     def weight(self) -> int:
         """Rough bytes this record holds in memory, for caches sized by memory."""
         return 64 + sum(100 * len(counts) for counts in self.fields)

@@ -93,7 +93,7 @@ class LocalRanker:
         doc = self._cache.get(key)
         if doc is None:
             doc = analyse(c.filename, c.name, c.description, c.body)
-            self._cache.put(key, doc, doc.weight() + len(c.body))
+            self._cache.put(key, doc, doc.weight + len(c.body))
         return doc
 
     def _related(self, candidates: Sequence[Candidate]) -> Relations:
