@@ -224,3 +224,29 @@ def test_damaged_stored_terms_fall_back_to_the_text(
     after = Selector(sink=lambda _record: None).run(store.conn, params, str)
     picked = [[(s["filename"], s["score"]) for s in r["selected"]] for r in (before, after)]
     assert picked[0] == picked[1]
+
+
+def test_counts_beyond_two_bytes_keep_their_value(tmp_path: Path) -> None:
+    folder = tmp_path / "memory"
+    folder.mkdir()
+    # 70,000 repeats of one word: more than a 2-byte posting entry can hold.
+    (folder / "reference_log_dump.md").write_text(
+        "---\nname: log dump\ndescription: a pasted log\ntype: reference\n---\n\n"
+        + "zzlogword " * 70_000,
+        encoding="utf-8",
+    )
+    for i in range(5):
+        (folder / f"feedback_other_{i}.md").write_text(
+            f"---\nname: other {i}\ndescription: zzlogword mentioned once\ntype: feedback\n"
+            "---\n\nbody\n",
+            encoding="utf-8",
+        )
+    store = IndexStore(tmp_path / "index.db")
+    Syncer(store).sync_tree(str(folder))
+    manifest = ManifestCache().get(store.conn, str(folder))
+    assert manifest.postings is not None
+    cands = [c for _, c in candidates_for(store.conn, manifest, "")]
+    stored = LocalRanker().scores("zzlogword", cands, manifest.postings)
+    assert stored == LocalRanker().scores("zzlogword", load_directory(folder))
+    assert stored["reference_log_dump.md"] > 0
+    store.close()
