@@ -17,8 +17,10 @@ from __future__ import annotations
 import hashlib
 import json
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path, PurePath
+from typing import Any
 
 from memoryd.select import _lexicon, _text
 from memoryd.select._lexicon import CONCEPTS
@@ -125,15 +127,17 @@ def decode(text: str) -> DocTerms | None:
         len(fields) != len(FIELDS)
         or not isinstance(lengths, list)
         or len(lengths) != len(FIELDS)
-        or not all(_count(n) for n in lengths)
-        or not all(isinstance(f, dict) and all(map(_count, f.values())) for f in fields)
+        or not _counts(lengths)
+        or not all(isinstance(f, dict) and _counts(f.values()) for f in fields)
     ):
         return None
     return DocTerms(fields=fields, lengths=lengths)
 
 
-def _count(value: object) -> bool:
-    return type(value) is int and value >= 0
+def _counts(values: Iterable[Any]) -> bool:
+    """All non-negative ints (checked with C-level builtins: this runs per candidate)."""
+    found = list(values)
+    return set(map(type, found)) <= {int} and min(found, default=0) >= 0
 
 
 def stored_terms(filename: str, name: str | None, description: str | None, body: str) -> str:
