@@ -205,6 +205,7 @@ class LocalRanker:
             stale = parts.pop(old, None)
             if (
                 stale is not None
+                and new is not None
                 and new in parts
                 and sum(stale.values()) > sum(parts[new].values())
             ):
