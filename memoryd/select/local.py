@@ -10,7 +10,7 @@ or nothing", which shapes the design:
   a discount, since prompts seldom reuse the memory's wording.
 * Scores are normalised by how much of the query's information the best
   possible match could explain, giving a number that means roughly the same
-  thing across folders; an absolute floor and a ratio to the top hit decide
+  thing across folders; the cut-off (:mod:`memoryd.select.tuning`) decides
   what is "clearly" relevant, so unrelated prompts get an empty answer.
 * A memory that another candidate says it supersedes is dropped, and its
   replacement inherits its score; near-duplicates travel together.
@@ -20,25 +20,20 @@ from __future__ import annotations
 
 import math
 from collections import Counter, OrderedDict
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 from memoryd.select._lexicon import concepts_of
 from memoryd.select._text import WEAK_TERMS, terms
 from memoryd.select.candidates import Candidate
 from memoryd.select.relations import Relations, compute_relations
+from memoryd.select.tuning import DEFAULT, FIELDS, Tuning, cut
 
 K1 = 1.2
-FIELD_WEIGHTS = {"file": 1.5, "name": 2.5, "desc": 2.0, "body": 0.6}
 FIELD_B = {"file": 0.3, "name": 0.5, "desc": 0.6, "body": 0.75}
-CONCEPT_WEIGHT = 0.45
 WEAK_WEIGHT = 0.3
 TYPE_PRIOR = {"user": 0.75, "feedback": 1.0, "project": 1.0, "reference": 1.0}
 
-ABSOLUTE_FLOOR = 0.65
-"""Minimum normalised score for anything to be returned."""
-RELATIVE_FLOOR = 0.5
-"""Results must score at least this fraction of the best hit."""
 NORM_POWER = 0.5
 """Scores are divided by the square root of the query's total IDF mass: long prompts
 should not need proportionally more matches, but short ones should not pass on one word."""
@@ -93,21 +88,27 @@ def _build_doc(c: Candidate) -> _Doc:
     )
 
 
-def _query_weights(query: str) -> dict[str, float]:
-    """Distinct query terms and concept tokens with their weights."""
+def _query_weights(query: str, tuning: Tuning) -> dict[str, float]:
+    """Distinct query terms and concept tokens (of the groups in use) with their weights."""
     weights: dict[str, float] = {}
     for w in terms(query):
         base = WEAK_WEIGHT if w in WEAK_TERMS else 1.0
         weights[w] = max(weights.get(w, 0.0), base)
         for concept in concepts_of(w):
-            weights[concept] = max(weights.get(concept, 0.0), base * CONCEPT_WEIGHT)
+            if int(concept[1:]) not in tuning.lexicon_off:
+                weights[concept] = max(weights.get(concept, 0.0), base * tuning.concept_weight)
     return weights
 
 
 class LocalRanker:
-    """Ranks candidates for a query; deterministic, and caches tokenized memories."""
+    """Ranks candidates for a query; deterministic, and caches tokenized memories.
 
-    def __init__(self) -> None:
+    ``tuning`` may be replaced between calls (the quality bench does, to reuse
+    the document cache across a grid of settings).
+    """
+
+    def __init__(self, tuning: Tuning = DEFAULT) -> None:
+        self.tuning = tuning
         self._cache: OrderedDict[tuple[str, str, str, str | None, str], _Doc] = OrderedDict()
         self._relations: dict[tuple[int, ...], Relations] = {}
 
@@ -140,15 +141,16 @@ class LocalRanker:
         Summing a candidate's values gives :meth:`scores`; the split lets the cut-off see
         *which* parts of the query a memory answers.
         """
-        qw = _query_weights(query)
+        qw = _query_weights(query, self.tuning)
+        weights = self.tuning.weights
         if not qw or not candidates:
             return {c.filename: {} for c in candidates}
         docs = [self._doc(c) for c in candidates]
         n = len(docs)
-        avg = {f: max(1.0, sum(d.lengths[f] for d in docs) / n) for f in FIELD_WEIGHTS}
+        avg = {f: max(1.0, sum(d.lengths[f] for d in docs) / n) for f in FIELDS}
         df: Counter[str] = Counter()
         for d in docs:
-            present = set().union(*(d.fields[f].keys() for f in FIELD_WEIGHTS))
+            present = set().union(*(d.fields[f].keys() for f in FIELDS))
             df.update(t for t in present if t in qw)
         # Small candidate lists (tiny folders, or a prefiltered slice of a big one)
         # would give every word a low IDF and silence everything; score them as
@@ -165,7 +167,7 @@ class LocalRanker:
             parts: dict[str, float] = {}
             for t, w in qw.items():
                 tf = 0.0
-                for f, fw in FIELD_WEIGHTS.items():
+                for f, fw in weights.items():
                     raw = d.fields[f].get(t, 0)
                     if raw:
                         norm = 1.0 - FIELD_B[f] + FIELD_B[f] * d.lengths[f] / avg[f]
@@ -187,6 +189,7 @@ class LocalRanker:
         candidates: Sequence[Candidate],
         limit: int = 5,
         relations: Relations | None = None,
+        shown: Collection[str] = (),
     ) -> list[Scored]:
         """The up-to-``limit`` candidates that clearly help with ``query``, best first.
 
@@ -194,7 +197,9 @@ class LocalRanker:
         (:func:`~memoryd.select.relations.compute_relations`); pass them when ranking
         many queries against one directory. Without them they are worked out (and
         cached) from ``candidates``. A superseded memory is never returned; its
-        replacement, when it is a candidate, inherits its relevance.
+        replacement, when it is a candidate, inherits its relevance. Candidates
+        named in ``shown`` (already surfaced) set the bar but are never returned,
+        nor are their near-duplicates.
         """
         if limit <= 0 or not candidates:
             return []
@@ -211,21 +216,13 @@ class LocalRanker:
             ):
                 parts[new] = stale
         scores = {fn: sum(p.values()) for fn, p in parts.items()}
-        chosen = _cut(query, parts, scores)
+        chosen = cut(scores, shown, self.tuning)
         if not chosen:
             return []
         for a, b in relations.near_duplicates:
             for have, twin in ((a, b), (b, a)):
-                if have in chosen and twin not in chosen and twin in scores:
+                if have in chosen and twin not in chosen and twin in scores and twin not in shown:
                     chosen.append(twin)
         chosen.sort(key=lambda fn: (-scores[fn], fn))
         return [Scored(fn, round(scores[fn], 6)) for fn in chosen[:limit]]
 
-
-def _cut(query: str, parts: dict[str, dict[str, float]], scores: dict[str, float]) -> list[str]:
-    """The candidates that clear the absolute floor and the bar relative to the best hit."""
-    ordered = sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))
-    if not ordered or ordered[0][1] < ABSOLUTE_FLOOR:
-        return []
-    cut = max(ABSOLUTE_FLOOR, RELATIVE_FLOOR * ordered[0][1])
-    return [fn for fn, s in ordered if s >= cut]

@@ -1,0 +1,65 @@
+"""The local ranker's tunable choices, and the cut-off that turns scores into an answer.
+
+Every number a person might be tempted to tune lives in :class:`Tuning`, so the
+quality bench can fit them on some projects and score them on another
+(leave-one-project-out) without touching the ranker's code. The shipped
+:data:`DEFAULT` is what that procedure picks when fitted on every development
+project (see docs/ranker.md); it was never chosen by looking at a held-out
+project's score.
+
+The cut-off answers "does anything here *clearly* help?". A fixed number cannot
+answer that across folders: a folder whose memories all share the prompt's
+vocabulary gives every memory a middling score. So a result has to clear three
+bars: an absolute floor, a share of the best hit, and a margin over the
+folder's own score distribution for this query (its mean plus ``standout``
+standard deviations). Memories already surfaced in the session take part in the
+comparison but are never returned, so when the best matches were already shown
+the weaker ones are not offered in their place.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass
+
+FIELDS = ("file", "name", "desc", "body")
+
+
+@dataclass(frozen=True, slots=True)
+class Tuning:
+    """One setting of every tunable choice (hashable, so benches can cache by it)."""
+
+    field_weights: tuple[float, float, float, float] = (1.5, 2.5, 2.0, 0.6)
+    """BM25F weight of the filename, name, description and body."""
+    concept_weight: float = 0.45
+    """A match through a paraphrase group counts this much of a word match."""
+    absolute_floor: float = 0.65
+    """Minimum normalised score for anything to be returned."""
+    relative_floor: float = 0.5
+    """Results must score at least this fraction of the best hit."""
+    standout: float = 0.0
+    """Standard deviations above the folder's mean score a result must reach."""
+    lexicon_off: frozenset[int] = frozenset()
+    """Paraphrase groups (by position in ``_lexicon``) that are not used."""
+
+    @property
+    def weights(self) -> dict[str, float]:
+        return dict(zip(FIELDS, self.field_weights, strict=True))
+
+
+DEFAULT = Tuning()
+
+
+def cut(scores: Mapping[str, float], shown: Collection[str], tuning: Tuning) -> list[str]:
+    """The candidates that clearly help, best first; ``shown`` ones compete but are dropped."""
+    ordered = sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))
+    if not ordered or ordered[0][1] < tuning.absolute_floor:
+        return []
+    bar = max(tuning.absolute_floor, tuning.relative_floor * ordered[0][1])
+    if tuning.standout > 0 and len(ordered) > 1:
+        values = [s for _, s in ordered]
+        mean = sum(values) / len(values)
+        spread = math.sqrt(sum((v - mean) ** 2 for v in values) / len(values))
+        bar = max(bar, mean + tuning.standout * spread)
+    return [fn for fn, s in ordered if s >= bar and fn not in shown]
