@@ -95,7 +95,7 @@ def _query_weights(query: str, tuning: Tuning) -> dict[str, float]:
         base = WEAK_WEIGHT if w in WEAK_TERMS else 1.0
         weights[w] = max(weights.get(w, 0.0), base)
         for concept in concepts_of(w):
-            if int(concept[1:]) not in tuning.lexicon_off:
+            if tuning.lexicon is None or concept[1:] in tuning.lexicon:
                 weights[concept] = max(weights.get(concept, 0.0), base * tuning.concept_weight)
     return weights
 
@@ -225,4 +225,3 @@ class LocalRanker:
                     chosen.append(twin)
         chosen.sort(key=lambda fn: (-scores[fn], fn))
         return [Scored(fn, round(scores[fn], 6)) for fn in chosen[:limit]]
-

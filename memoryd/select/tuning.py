@@ -23,7 +23,16 @@ import math
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 
+from memoryd.select._lexicon import EARNED
+
 FIELDS = ("file", "name", "desc", "body")
+CALIBRATION_MIN_SIZE = 30
+"""A folder smaller than this is measured as if the missing memories scored zero.
+
+With three memories one strong hit is only 1.4 standard deviations above the
+mean, so a pure z-score bar would silence every small folder; padding to a
+typical folder size (the same size the ranker's IDF assumes) keeps the bar about
+*how unusual* a score is, not about how many memories there happen to be."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,15 +49,18 @@ class Tuning:
     """Results must score at least this fraction of the best hit."""
     standout: float = 0.0
     """Standard deviations above the folder's mean score a result must reach."""
-    lexicon_off: frozenset[int] = frozenset()
-    """Paraphrase groups (by position in ``_lexicon``) that are not used."""
+    lexicon: frozenset[str] | None = None
+    """Paraphrase groups in use, by label (None: every group in ``_lexicon``)."""
 
     @property
     def weights(self) -> dict[str, float]:
         return dict(zip(FIELDS, self.field_weights, strict=True))
 
 
-DEFAULT = Tuning()
+DEFAULT = Tuning(
+    concept_weight=0.6, absolute_floor=0.75, relative_floor=0.6, standout=2.5, lexicon=EARNED
+)
+"""What the leave-one-project-out search picks when fitted on every development project."""
 
 
 def cut(scores: Mapping[str, float], shown: Collection[str], tuning: Tuning) -> list[str]:
@@ -57,8 +69,9 @@ def cut(scores: Mapping[str, float], shown: Collection[str], tuning: Tuning) -> 
     if not ordered or ordered[0][1] < tuning.absolute_floor:
         return []
     bar = max(tuning.absolute_floor, tuning.relative_floor * ordered[0][1])
-    if tuning.standout > 0 and len(ordered) > 1:
+    if tuning.standout > 0:
         values = [s for _, s in ordered]
+        values += [0.0] * (CALIBRATION_MIN_SIZE - len(values))
         mean = sum(values) / len(values)
         spread = math.sqrt(sum((v - mean) ** 2 for v in values) / len(values))
         bar = max(bar, mean + tuning.standout * spread)
