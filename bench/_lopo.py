@@ -81,6 +81,7 @@ class Search(Generic[C]):
     """
 
     run: Callable[[C], list[Outcome]]
+    objective: Callable[[Sequence[Outcome]], float] = objective
     _cache: dict[C, list[Outcome]] = field(default_factory=dict)
 
     def outcomes(self, config: C) -> list[Outcome]:
@@ -89,7 +90,7 @@ class Search(Generic[C]):
         return self._cache[config]
 
     def score(self, config: C, projects: set[str]) -> float:
-        return objective([r for r in self.outcomes(config) if r.project in projects])
+        return self.objective([r for r in self.outcomes(config) if r.project in projects])
 
     def fit(self, start: C, projects: set[str], stages: Sequence[Stage[C]]) -> C:
         """The configuration the stages pick, looking only at ``projects``."""

@@ -11,8 +11,8 @@ reports a settled question as open.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
-from typing import Protocol
+from collections.abc import Callable, Sequence
+from typing import Any, Protocol, TypeVar
 
 from memoryd.sessions._sections import SECTION_ACTIVE, Entry
 
@@ -27,6 +27,9 @@ SETTLED_MIN_SHARED = 3
 _CURRENT_TROUBLE = re.compile(
     r"\b(blocker|blocked|blocking|failing|fails|failed|broken|red)\b", re.IGNORECASE
 )
+
+
+T = TypeVar("T", bound=tuple[Any, ...])
 
 
 class _Read(Protocol):
@@ -56,3 +59,22 @@ def settles(open_terms: set[str], decision_terms: set[str]) -> bool:
     """Does a later decision answer this open question (by sharing enough of its words)?"""
     shared = len(open_terms & decision_terms)
     return shared >= SETTLED_MIN_SHARED and shared >= SETTLED_SHARE * len(open_terms)
+
+
+def one_per_session_first(
+    ranked: list[T], leads: Callable[[T], bool], relevant: Callable[[T], bool]
+) -> list[T]:
+    """``ranked`` (best first, each item ending with its session) reordered for coverage.
+
+    Items that must lead stay first; then the best item of every relevant
+    session; then the rest in rank order. The budget trims from the end, so a
+    relevant session is cited before any session gets a second line.
+    """
+    first = [item for item in ranked if leads(item)]
+    cited = {id(item[-1]) for item in first}
+    for item in ranked:
+        if not leads(item) and relevant(item) and id(item[-1]) not in cited:
+            cited.add(id(item[-1]))
+            first.append(item)
+    taken = {id(item) for item in first}
+    return first + [item for item in ranked if id(item) not in taken]

@@ -335,6 +335,9 @@ def _collect(
     scored.sort(key=lambda item: item[1].first_line)
     scored.sort(key=lambda item: item[4].doc.session, reverse=True)
     scored.sort(key=lambda item: -item[0])
+    scored = reading.one_per_session_first(
+        scored, lambda item: item[0] >= CURRENT_TROUBLE_SCORE, lambda item: item[4] in found
+    )
     conflicts = {
         id(entry): earlier
         for _, entry, terms, _, session in scored
