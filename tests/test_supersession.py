@@ -41,18 +41,28 @@ def with_body(c: Candidate, body: str, description: str | None = None) -> Candid
 
 
 @pytest.mark.parametrize(
-    "banner",
+    ("side", "text"),
     [
-        "> **Superseded** by [Celery broker on RabbitMQ](project_broker_rabbit.md).",
-        "**DEPRECATED**: see project_broker_rabbit.md instead.",
-        "Status: outdated, replaced by the RabbitMQ broker memory.",
-        "Note: this memory is no longer true; moved to project_broker_rabbit.md",
-        'Replaced by "Celery broker on RabbitMQ" in March.',
+        # A banner or note in the old memory.
+        ("old", "> **Superseded** by [Celery broker on RabbitMQ](project_broker_rabbit.md)."),
+        ("old", "**DEPRECATED**: see project_broker_rabbit.md instead."),
+        ("old", "Status: outdated, replaced by the RabbitMQ broker memory."),
+        ("old", "Note: this memory is no longer true; moved to project_broker_rabbit.md"),
+        ("old", 'Replaced by "Celery broker on RabbitMQ" in March.'),
+        # A claim in the new memory.
+        ("new", "This replaced the Redis broker setup in March."),
+        ("new", "Migrated from [the Redis broker](project_broker_redis.md)."),
+        ("new", 'This is the current version of "Celery broker is Redis".'),
+        ("new", "Supersedes project_broker_redis.md."),
     ],
 )
-def test_old_memory_banner_names_its_successor(banner: str) -> None:
-    old = with_body(BROKER_OLD, f"{banner}\n\nUse the Redis broker with a 1 h visibility timeout.")
-    assert superseded_by([old, BROKER_NEW, OTHER]) == {
+def test_either_memory_can_name_the_other(side: str, text: str) -> None:
+    old, new = BROKER_OLD, BROKER_NEW
+    if side == "old":
+        old = with_body(old, f"{text}\n\nUse the Redis broker with a 1 h visibility timeout.")
+    else:
+        new = with_body(new, f"{text}\n\nRouting keys per queue.")
+    assert superseded_by([old, new, OTHER]) == {
         "project_broker_redis.md": "project_broker_rabbit.md"
     }
 
@@ -60,22 +70,6 @@ def test_old_memory_banner_names_its_successor(banner: str) -> None:
 def test_stale_note_without_a_successor_still_marks_the_memory() -> None:
     old = with_body(BROKER_OLD, "Facts below.\n\nThis entry is kept only as history.")
     assert superseded_by([old, OTHER]) == {"project_broker_redis.md": None}
-
-
-@pytest.mark.parametrize(
-    "claim",
-    [
-        "This replaced the Redis broker setup in March.",
-        "Migrated from [the Redis broker](project_broker_redis.md).",
-        'This is the current version of "Celery broker is Redis".',
-        "Supersedes project_broker_redis.md.",
-    ],
-)
-def test_new_memory_claims_name_what_it_replaces(claim: str) -> None:
-    new = with_body(BROKER_NEW, f"{claim}\n\nRouting keys per queue.")
-    assert superseded_by([BROKER_OLD, new, OTHER]) == {
-        "project_broker_redis.md": "project_broker_rabbit.md"
-    }
 
 
 @pytest.mark.parametrize(
