@@ -84,3 +84,23 @@ def test_fixed_floors_still_apply() -> None:
     assert cut({"a.md": 0.5}, (), Tuning()) == []
     assert cut({"a.md": 2.0, "b.md": 0.9}, (), Tuning(relative_floor=0.5)) == ["a.md"]
     assert cut({"a.md": 2.0, "b.md": 1.1}, {"a.md"}, Tuning(relative_floor=0.5)) == ["b.md"]
+
+
+def test_a_folder_rich_in_whole_answers_is_not_silenced() -> None:
+    rich = [
+        mem(
+            f"project_k8s_{i:02d}.md",
+            f"Cluster upgrade step {i}",
+            f"Kubernetes cluster upgrade {w}",
+        )
+        for i, w in enumerate(["drain", "cordon", "addons", "ingress", "etcd", "nodes", "csi"])
+    ] + [mem(f"project_other_{i}.md", f"Topic {w}", f"Notes on {w}") for i, w in enumerate(TOPICS)]
+    got = LocalRanker().rank("kubernetes cluster upgrade", rich)
+    assert len(got) == 5 and all(s.filename.startswith("project_k8s_") for s in got)
+    # Each of them alone would not stand out from the others by the z-score bar.
+    assert (
+        cut(
+            {s.filename: s.score for s in got}, (), Tuning(standout=2.5), [s.score for s in got] * 2
+        )
+        == []
+    )

@@ -27,7 +27,7 @@ from memoryd.select._lexicon import concepts_of
 from memoryd.select._text import WEAK_TERMS, terms
 from memoryd.select.candidates import Candidate
 from memoryd.select.relations import Relations, compute_relations
-from memoryd.select.tuning import DEFAULT, FIELDS, Tuning, cut
+from memoryd.select.tuning import DEFAULT, FIELDS, Tuning, cut, one_per_lesson
 
 K1 = 1.2
 FIELD_B = {"file": 0.3, "name": 0.5, "desc": 0.6, "body": 0.75}
@@ -216,7 +216,9 @@ class LocalRanker:
             ):
                 parts[new] = stale
         scores = {fn: sum(p.values()) for fn, p in parts.items()}
-        chosen = cut(scores, shown, self.tuning)
+        words = {t for t, w in _query_weights(query, self.tuning).items() if w == 1.0}
+        whole = {fn for fn, p in parts.items() if words and words <= p.keys()}
+        chosen = cut(scores, shown, self.tuning, one_per_lesson(scores, relations), whole)
         if not chosen:
             return []
         for a, b in relations.near_duplicates:

@@ -20,8 +20,9 @@ the weaker ones are not offered in their place.
 from __future__ import annotations
 
 import math
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 from memoryd.select._lexicon import EARNED
 
@@ -63,16 +64,59 @@ DEFAULT = Tuning(
 """What the leave-one-project-out search picks when fitted on every development project."""
 
 
-def cut(scores: Mapping[str, float], shown: Collection[str], tuning: Tuning) -> list[str]:
-    """The candidates that clearly help, best first; ``shown`` ones compete but are dropped."""
+class _Linked(Protocol):
+    @property
+    def near_duplicates(self) -> list[tuple[str, str]]: ...
+
+
+def one_per_lesson(scores: Mapping[str, float], relations: _Linked) -> list[float]:
+    """The scores as a distribution in which near-duplicates count once (their best score).
+
+    Twenty copies of one lesson are one thing the folder knows, not twenty: they
+    must not raise the bar that each of them is measured against.
+    """
+    parent = {fn: fn for fn in scores}
+
+    def root(fn: str) -> str:
+        while parent[fn] != fn:
+            parent[fn] = parent[parent[fn]]
+            fn = parent[fn]
+        return fn
+
+    for a, b in relations.near_duplicates:
+        if a in parent and b in parent:
+            parent[root(a)] = root(b)
+    best: dict[str, float] = {}
+    for fn, s in scores.items():
+        r = root(fn)
+        best[r] = max(best.get(r, s), s)
+    return list(best.values())
+
+
+def cut(
+    scores: Mapping[str, float],
+    shown: Collection[str],
+    tuning: Tuning,
+    population: Sequence[float] | None = None,
+    whole: Collection[str] = (),
+) -> list[str]:
+    """The candidates that clearly help, best first; ``shown`` ones compete but are dropped.
+
+    ``population`` is the score distribution the standout bar is measured on
+    (default: ``scores`` themselves). Candidates in ``whole`` contain every
+    content word of the prompt: they need not stand out, since a folder where
+    many memories answer the whole prompt is a folder rich in answers, not a
+    crowd of partial matches.
+    """
     ordered = sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))
     if not ordered or ordered[0][1] < tuning.absolute_floor:
         return []
     bar = max(tuning.absolute_floor, tuning.relative_floor * ordered[0][1])
+    standout = bar
     if tuning.standout > 0:
-        values = [s for _, s in ordered]
+        values = list(scores.values() if population is None else population)
         values += [0.0] * (CALIBRATION_MIN_SIZE - len(values))
         mean = sum(values) / len(values)
         spread = math.sqrt(sum((v - mean) ** 2 for v in values) / len(values))
-        bar = max(bar, mean + tuning.standout * spread)
-    return [fn for fn, s in ordered if s >= bar and fn not in shown]
+        standout = max(bar, mean + tuning.standout * spread)
+    return [fn for fn, s in ordered if s >= (bar if fn in whole else standout) and fn not in shown]
