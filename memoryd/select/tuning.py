@@ -59,7 +59,7 @@ class Tuning:
 
 
 DEFAULT = Tuning(
-    concept_weight=0.6, absolute_floor=0.75, relative_floor=0.6, standout=2.5, lexicon=EARNED
+    concept_weight=0.6, absolute_floor=0.75, relative_floor=0.4, standout=2.5, lexicon=EARNED
 )
 """What the leave-one-project-out search picks when fitted on every development project."""
 
