@@ -216,6 +216,8 @@ class LocalRanker:
             ):
                 parts[new] = stale
         scores = {fn: sum(p.values()) for fn, p in parts.items()}
+        if max(scores.values(), default=0.0) < self.tuning.absolute_floor:
+            return []  # most prompts: nothing to calibrate
         words = {t for t, w in _query_weights(query, self.tuning).items() if w == 1.0}
         whole = {fn for fn, p in parts.items() if words and words <= p.keys()}
         chosen = cut(scores, shown, self.tuning, one_per_lesson(scores, relations), whole)
