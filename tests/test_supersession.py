@@ -14,6 +14,7 @@ from memoryd.indexer.sync import Syncer
 from memoryd.report import build_report
 from memoryd.select.candidates import Candidate
 from memoryd.select.local import LocalRanker
+from memoryd.select.manifest import LARGE_DIRECTORY, ManifestCache
 from memoryd.select.supersession import stale_banner, superseded_by
 
 
@@ -171,3 +172,23 @@ def test_report_lists_superseded_memories(
         {"file": "project_broker_redis.md", "superseded_by": "project_broker_rabbit.md"},
         {"file": "project_stale.md", "superseded_by": None},
     ]
+
+
+def test_large_folder_finds_a_banner_in_the_old_memory(
+    memdir: Path, make_memory: MakeMemory, db_file: Path
+) -> None:
+    for i in range(LARGE_DIRECTORY + 5):
+        make_memory(f"project_filler_{i}.md", f"unrelated filler note number {i}", type="project")
+    _write_pair(make_memory)
+    db_file.parent.mkdir(parents=True, exist_ok=True)
+    store = IndexStore(db_file)
+    try:
+        Syncer(store).sync_tree(str(memdir))
+        manifest = ManifestCache().get(store.conn, str(memdir))
+    finally:
+        store.close()
+    assert manifest.large and manifest.relations is not None
+    assert manifest.relations.superseded == {
+        "project_broker_redis.md": "project_broker_rabbit.md",
+        "project_stale.md": None,
+    }
