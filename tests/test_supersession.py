@@ -74,6 +74,23 @@ def test_stale_note_without_a_successor_still_marks_the_memory() -> None:
 
 
 @pytest.mark.parametrize(
+    ("name", "description", "first_line"),
+    [
+        ("Stale cache gotcha", "Stale caches after a deploy serve old prices", "Flush them."),
+        ("API notes", "Deprecated API endpoints and what replaced them", "See the table."),
+        ("Redis notes", "Why Redis", "Historical context: we used Redis before 2024."),
+        ("Moved to RabbitMQ", "The broker moved in March", "Queues are per team."),
+        ("Log storage", "Where logs live", "Archived logs live in S3 for a year."),
+    ],
+)
+def test_status_words_used_as_adjectives_or_news_are_not_banners(
+    name: str, description: str, first_line: str
+) -> None:
+    c = mem("project_x.md", name, description, f"{first_line}\n\nMore.")
+    assert stale_banner(c) is None
+
+
+@pytest.mark.parametrize(
     "body",
     [
         "- Deprecated aliases are removed in 1.0; keep Redis.",

@@ -34,17 +34,24 @@ SUPERSEDE_MIN_OVERLAP = 0.5
 SIBLING_MIN_OVERLAP = 0.5
 """Share of title words two memories must share to be "on the same subject"."""
 
-_STATUS = (
-    r"(?:superseded|deprecated|outdated|out[- ]of[- ]date|obsolete|stale|archived|historical"
-    r"|no longer (?:true|used|valid|accurate|current|relevant|applies|applicable|in use|the case)"
+_WORD_STATUS = (
+    r"(?:superseded|deprecated|outdated|out[- ]of[- ]date|obsolete|stale|archived|historical)"
+)
+_PHRASE_STATUS = (
+    r"(?:no longer (?:true|used|valid|accurate|current|relevant|applies|applicable|in use|the case)"
     r"|replaced (?:by|with)|moved (?:to|into)|kept (?:only )?(?:as|for) (?:a )?(?:history|"
     r"historical|reference|the record))"
 )
+_STATUS = rf"(?:{_WORD_STATUS}|{_PHRASE_STATUS})"
+_STATEMENT_END = r"(?=\s*(?:$|[:.;,!)\]*_—–-]|(?:by|with|in favou?r of|since|as of|see)\b))"
+"""After a one-word status, what makes it a statement ("Deprecated: ...", "Stale since
+May") rather than an adjective ("Deprecated API endpoints", "Stale cache gotcha")."""
 _SELF = r"(?:memory|note|file|entry|page|doc|document|decision|record|rule|approach|info)"
 _LABEL = r"(?:note|update|updated|status|warning|heads[- ]up|caution|important|edit)"
 _BANNER_LINE = re.compile(
     rf"^[\s>#*_\[!(⚠️🚫❗\-–—]*?(?:{_LABEL}\b[^:\n]{{0,20}}[:\-–—)\]]\s*[*_]*\s*)?"
-    rf"(?:this {_SELF}\s+(?:is|was|has been)\s+(?:now\s+)?)?(?P<status>{_STATUS})\b(?P<rest>.*)$",
+    rf"(?:this {_SELF}\s+(?:is|was|has been)\s+(?:now\s+)?)?"
+    rf"(?P<status>{_WORD_STATUS}\b{_STATEMENT_END}|{_PHRASE_STATUS}\b)(?P<rest>.*)$",
     re.IGNORECASE,
 )
 _BULLET = re.compile(r"^\s*(?:[-+]|\*(?!\*)|\d+[.)])\s")
@@ -180,7 +187,11 @@ def stale_banner(c: Candidate) -> str | None:
         if _BULLET.match(line):
             continue
         m = _BANNER_LINE.match(line)
-        if m is not None:
+        # "Moved to Postgres" is as often news as a note that the memory moved:
+        # only a named memory file makes it the latter.
+        if m is not None and not (
+            m.group("status").lower().startswith("moved") and ".md" not in line
+        ):
             return m.group("rest")
     text = f"{c.description}\n{c.body}"
     m = _SELF_STATEMENT.search(text)
