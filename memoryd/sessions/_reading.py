@@ -42,7 +42,10 @@ class _Read(Protocol):
     def stamp(self) -> str: ...
 
 
-def every_session_of(found: Sequence[_Read], sessions: Sequence[_Read]) -> list[_Read]:
+S = TypeVar("S", bound=_Read)
+
+
+def every_session_of(found: Sequence[S], sessions: Sequence[S]) -> list[S]:
     """All sessions of the projects ``found`` belongs to, newest first."""
     projects = {s.project for s in found}
     return sorted(

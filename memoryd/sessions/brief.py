@@ -162,8 +162,7 @@ def build_brief(
     words = rel.tokens(task)
     query = set(words)
     found, rounds = _search(words, sessions, idf, size)
-    chosen = [s for s in sessions if s in reading.every_session_of(found, sessions)]
-    chosen.sort(key=lambda s: s.stamp, reverse=True)
+    chosen = reading.every_session_of(found, sessions)
     findings = _collect(query, chosen, found, idf, size)
     brief = Brief(
         text=no_context_message(scope),
@@ -304,7 +303,7 @@ def _collect(
     for session in chosen:
         # Equally relevant sessions weigh the same; weaker ones count less, but a
         # session that passed the threshold still contributes its key points.
-        relevant = session in found
+        relevant = any(session is f for f in found)
         factor = 0.5 + 0.5 * session.coverage / top if relevant else BACKGROUND_FACTOR
         for entry, terms in session.entries:
             if entry.section == SECTION_SUMMARY or len(terms) < MIN_ENTRY_TERMS:
@@ -336,7 +335,9 @@ def _collect(
     scored.sort(key=lambda item: item[4].doc.session, reverse=True)
     scored.sort(key=lambda item: -item[0])
     scored = reading.one_per_session_first(
-        scored, lambda item: item[0] >= CURRENT_TROUBLE_SCORE, lambda item: item[4] in found
+        scored,
+        lambda item: item[0] >= CURRENT_TROUBLE_SCORE,
+        lambda item: any(item[4] is f for f in found),
     )
     conflicts = {
         id(entry): earlier
