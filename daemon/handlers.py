@@ -19,6 +19,7 @@ from memoryd.indexer.sync import Syncer
 from memoryd.ipc import params as p
 from memoryd.ipc.protocol import PROTOCOL_VERSION
 from memoryd.ipc.server import Handler
+from memoryd.select.manifest import superseded_in
 
 if TYPE_CHECKING:
     from memoryd.daemon.app import Daemon
@@ -100,7 +101,8 @@ def build_handlers(daemon: Daemon) -> dict[str, Handler]:
     def list_(params: dict[str, Any]) -> dict[str, Any]:
         p.reject_unknown(params, ("dir",))
         directory = daemon.ensure_dir(params.get("dir"))
-        return queries.listing(queries.files_under(daemon.readers.conn(), directory), directory)
+        files = queries.files_under(daemon.readers.conn(), directory)
+        return queries.listing(files, directory, superseded_in(files))
 
     def reindex(params: dict[str, Any]) -> dict[str, Any]:
         p.reject_unknown(params, ("dir",))

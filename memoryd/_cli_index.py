@@ -69,10 +69,13 @@ def cmd_list(args: argparse.Namespace) -> int:
     directory = memory_dir(args.dir)
 
     def local() -> dict[str, Any]:
+        from memoryd.select.manifest import superseded_in  # noqa: PLC0415 (only without a daemon)
+
         store = IndexStore(db_path(args))
         try:
             Syncer(store).sync_tree(directory)
-            return queries.listing(queries.files_under(store.conn, directory), directory)
+            files = queries.files_under(store.conn, directory)
+            return queries.listing(files, directory, superseded_in(files))
         finally:
             store.close()
 

@@ -54,7 +54,7 @@ _STEMS_LIMIT = 200_000
 class DocTerms:
     """Per field (``FIELDS`` order), term counts and length in words.
 
-    Concept tokens (``~n``) count once per occurrence of any word of their group.
+    Concept tokens (``~label``) count once per occurrence of any word of their group.
     """
 
     fields: list[dict[str, int]]

@@ -10,7 +10,7 @@ or nothing", which shapes the design:
   a discount, since prompts seldom reuse the memory's wording.
 * Scores are normalised by how much of the query's information the best
   possible match could explain, giving a number that means roughly the same
-  thing across folders; an absolute floor and a ratio to the top hit decide
+  thing across folders; the cut-off (:mod:`memoryd.select.tuning`) decides
   what is "clearly" relevant, so unrelated prompts get an empty answer.
 * A memory that another candidate says it supersedes is dropped, and its
   replacement inherits its score; near-duplicates travel together.
@@ -24,7 +24,7 @@ against those term statistics, walking a folder's posting lists
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 from memoryd.select._lexicon import concepts_of
@@ -34,19 +34,14 @@ from memoryd.select.analysis import DocTerms, analyse
 from memoryd.select.candidates import Candidate
 from memoryd.select.postings import Postings
 from memoryd.select.relations import Relations, compute_relations
+from memoryd.select.tuning import DEFAULT, Tuning, cut, one_per_lesson
 
 K1 = 1.2
-FIELD_WEIGHTS = (1.5, 2.5, 2.0, 0.6)
-"""Per field, in ``analysis.FIELDS`` order: filename, name, description, body."""
 FIELD_B = (0.3, 0.5, 0.6, 0.75)
-CONCEPT_WEIGHT = 0.45
+"""BM25 length normalisation per field, in ``analysis.FIELDS`` order."""
 WEAK_WEIGHT = 0.3
 TYPE_PRIOR = {"user": 0.75, "feedback": 1.0, "project": 1.0, "reference": 1.0}
 
-ABSOLUTE_FLOOR = 0.65
-"""Minimum normalised score for anything to be returned."""
-RELATIVE_FLOOR = 0.5
-"""Results must score at least this fraction of the best hit."""
 NORM_POWER = 0.5
 """Scores are divided by the square root of the query's total IDF mass: long prompts
 should not need proportionally more matches, but short ones should not pass on one word."""
@@ -67,21 +62,27 @@ class Scored:
     score: float
 
 
-def _query_weights(query: str) -> dict[str, float]:
-    """Distinct query terms and concept tokens with their weights."""
+def _query_weights(query: str, tuning: Tuning) -> dict[str, float]:
+    """Distinct query terms and concept tokens (of the groups in use) with their weights."""
     weights: dict[str, float] = {}
     for w in terms(query):
         base = WEAK_WEIGHT if w in WEAK_TERMS else 1.0
         weights[w] = max(weights.get(w, 0.0), base)
         for concept in concepts_of(w):
-            weights[concept] = max(weights.get(concept, 0.0), base * CONCEPT_WEIGHT)
+            if tuning.lexicon is None or concept[1:] in tuning.lexicon:
+                weights[concept] = max(weights.get(concept, 0.0), base * tuning.concept_weight)
     return weights
 
 
 class LocalRanker:
-    """Ranks candidates for a query; deterministic, and caches tokenized memories."""
+    """Ranks candidates for a query; deterministic, and caches tokenized memories.
 
-    def __init__(self) -> None:
+    ``tuning`` may be replaced between calls (the quality bench does, to reuse
+    the document cache across a grid of settings).
+    """
+
+    def __init__(self, tuning: Tuning = DEFAULT) -> None:
+        self.tuning = tuning
         self._cache: SizedCache[tuple[str, str, str, str], DocTerms] = SizedCache(DOC_CACHE_BYTES)
         self._relations: dict[tuple[int, ...], Relations] = {}
 
@@ -118,7 +119,7 @@ class LocalRanker:
         *which* parts of the query a memory answers. ``postings`` is the folder's
         inverted index when every candidate comes from that folder's manifest.
         """
-        qw = _query_weights(query)
+        qw = _query_weights(query, self.tuning)
         if not qw or not candidates:
             return {c.filename: {} for c in candidates}
         wanted = _positions(candidates, postings)
@@ -130,7 +131,7 @@ class LocalRanker:
             lengths = [d.lengths for d in docs]
             hits = {t: _doc_hits(t, docs) for t in qw}
         priors = [TYPE_PRIOR.get(c.type or "", 0.9) for c in candidates]
-        parts = score(qw, hits, lengths, priors)
+        parts = score(qw, hits, lengths, priors, self.tuning.field_weights)
         return {c.filename: p for c, p in zip(candidates, parts, strict=True)}
 
     def scores(
@@ -146,6 +147,8 @@ class LocalRanker:
         candidates: Sequence[Candidate],
         limit: int = 5,
         relations: Relations | None = None,
+        *,
+        shown: Collection[str] = (),
         postings: Postings | None = None,
     ) -> list[Scored]:
         """The up-to-``limit`` candidates that clearly help with ``query``, best first.
@@ -154,7 +157,9 @@ class LocalRanker:
         (:func:`~memoryd.select.relations.compute_relations`); pass them when ranking
         many queries against one directory. Without them they are worked out (and
         cached) from ``candidates``. A superseded memory is never returned; its
-        replacement, when it is a candidate, inherits its relevance.
+        replacement, when it is a candidate, inherits its relevance. Candidates
+        named in ``shown`` (already surfaced) set the bar but are never returned,
+        nor are their near-duplicates.
         """
         if limit <= 0 or not candidates:
             return []
@@ -165,17 +170,22 @@ class LocalRanker:
             stale = parts.pop(old, None)
             if (
                 stale is not None
+                and new is not None
                 and new in parts
                 and sum(stale.values()) > sum(parts[new].values())
             ):
                 parts[new] = stale
         scores = {fn: sum(p.values()) for fn, p in parts.items()}
-        chosen = _cut(query, parts, scores)
+        if max(scores.values(), default=0.0) < self.tuning.absolute_floor:
+            return []  # most prompts: nothing to calibrate
+        words = {t for t, w in _query_weights(query, self.tuning).items() if w == 1.0}
+        whole = {fn for fn, p in parts.items() if words and words <= p.keys()}
+        chosen = cut(scores, shown, self.tuning, one_per_lesson(scores, relations), whole)
         if not chosen:
             return []
         for a, b in relations.near_duplicates:
             for have, twin in ((a, b), (b, a)):
-                if have in chosen and twin not in chosen and twin in scores:
+                if have in chosen and twin not in chosen and twin in scores and twin not in shown:
                     chosen.append(twin)
         chosen.sort(key=lambda fn: (-scores[fn], fn))
         return [Scored(fn, round(scores[fn], 6)) for fn in chosen[:limit]]
@@ -208,6 +218,7 @@ def score(
     hits: Hits,
     lengths: Sequence[Sequence[int]],
     priors: Sequence[float],
+    field_weights: Sequence[float],
 ) -> list[dict[str, float]]:
     """Field-weighted BM25 of every candidate (index order) from term statistics alone.
 
@@ -215,7 +226,7 @@ def score(
     field lengths and, per token, how many of them hold it (``len(hits[t])``).
     """
     n = len(lengths)
-    fields = range(len(FIELD_WEIGHTS))
+    fields = range(len(field_weights))
     avg = [max(1.0, sum(doc[f] for doc in lengths) / n) for f in fields]
     # Small candidate lists (tiny folders, or a prefiltered slice of a big one)
     # would give every word a low IDF and silence everything; score them as
@@ -235,16 +246,7 @@ def score(
                 raw = counts[f]
                 if raw:
                     norm = 1.0 - FIELD_B[f] + FIELD_B[f] * doc_lengths[f] / avg[f]
-                    tf += FIELD_WEIGHTS[f] * raw / norm
+                    tf += field_weights[f] * raw / norm
             if tf:
                 out[index][t] = priors[index] * w * idf[t] * tf * (K1 + 1.0) / (tf + K1) / scale
     return out
-
-
-def _cut(query: str, parts: dict[str, dict[str, float]], scores: dict[str, float]) -> list[str]:
-    """The candidates that clear the absolute floor and the bar relative to the best hit."""
-    ordered = sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))
-    if not ordered or ordered[0][1] < ABSOLUTE_FLOOR:
-        return []
-    cut = max(ABSOLUTE_FLOOR, RELATIVE_FLOOR * ordered[0][1])
-    return [fn for fn, s in ordered if s >= cut]

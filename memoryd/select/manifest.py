@@ -18,7 +18,8 @@ from __future__ import annotations
 
 import re
 import sqlite3
-from collections.abc import Iterable
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import PurePath
 
@@ -29,7 +30,8 @@ from memoryd.select._text import STOPWORDS
 from memoryd.select.analysis import DocTerms, analyse, decode
 from memoryd.select.candidates import Candidate
 from memoryd.select.postings import Postings
-from memoryd.select.relations import Relations, compute_relations, superseded_among
+from memoryd.select.relations import Relations, compute_relations
+from memoryd.select.supersession import SIGNAL_WORDS, superseded_among, superseded_by
 
 LARGE_DIRECTORY = 300
 """Above this many memory files, candidates come from the FTS5 prefilter."""
@@ -95,6 +97,24 @@ def _with_terms(rows: Iterable[sqlite3.Row]) -> list[tuple[IndexedFile, DocTerms
     return out
 
 
+def superseded_in(files: Sequence[IndexedFile]) -> dict[str, str | None]:
+    """Stale memories among ``files`` (any directories), by path, with their successor's name.
+
+    For ``list``: the selector never returns these, so a reader of the listing
+    should see why.
+    """
+    by_dir: defaultdict[str, list[IndexedFile]] = defaultdict(list)
+    for f in files:
+        if f.kind == "memory" and f.error is None:
+            by_dir[f.directory].append(f)
+    out: dict[str, str | None] = {}
+    for memories in by_dir.values():
+        paths = {f.filename: f.path for f in memories}
+        for old, new in superseded_by([to_candidate(f) for f in memories]).items():
+            out[paths[old]] = new
+    return out
+
+
 def fts_query(text: str) -> str | None:
     """An OR of the query's distinctive words, quoted so FTS5 syntax cannot leak in."""
     words = dict.fromkeys(w.lower() for w in _WORD.findall(text))
@@ -149,9 +169,10 @@ def _large_relations(conn: sqlite3.Connection, directory: str) -> Relations:
     """Supersession for a large directory, from headers plus the few files that cite one.
 
     Near-duplicate links compare every pair, so large directories go without
-    them; supersession needs only the files whose text says "supersedes",
-    "replaces" or "obsoletes" (found through FTS5), of which only explicit
-    quoted titles count, and everyone's title.
+    them; supersession needs only the files whose text carries one of the
+    signal words (found through FTS5) and everyone's title. Plain words after
+    "replaces" do not count here (only filenames, links and quoted titles), and
+    "(current)" markers are not compared pairwise.
     """
     headers = [
         Candidate(fn, name or PurePath(fn).stem, desc or "", mtype, "", mtime_ns / 1e9)
@@ -161,23 +182,14 @@ def _large_relations(conn: sqlite3.Connection, directory: str) -> Relations:
             (directory,),
         )
     ]
-    # Only quoted titles count here, so rows without a quote character are
-    # dropped in SQL rather than decoded.
     referencing = [
         Candidate(fn, name or PurePath(fn).stem, desc or "", mtype, body or "", mtime_ns / 1e9)
         for fn, name, desc, mtype, body, mtime_ns in conn.execute(
             "SELECT files.filename, files.name, files.description, files.type, files.body, "
             "files.mtime_ns FROM files_fts JOIN files ON files.rowid = files_fts.rowid "
             "WHERE files_fts MATCH :match AND files.directory = :dir "
-            "AND files.kind = 'memory' AND files.error IS NULL AND (instr(files.body, :straight) "
-            "OR instr(files.body, :curly) OR instr(files.description, :straight) "
-            "OR instr(files.description, :curly)) ORDER BY files.filename",
-            {
-                "match": "supersedes OR replaces OR obsoletes",
-                "dir": directory,
-                "straight": '"',
-                "curly": "\u201c",
-            },
+            "AND files.kind = 'memory' AND files.error IS NULL ORDER BY files.filename",
+            {"match": " OR ".join(SIGNAL_WORDS) + ' OR "no longer"', "dir": directory},
         )
     ]
     superseded = superseded_among(referencing, headers, quoted_only=True)

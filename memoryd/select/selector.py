@@ -192,10 +192,18 @@ class Selector:
                         elif name not in (n for n, _ in picks):
                             picks.append((name, None))
         if ranker == "local":
-            picks = [
-                (s.filename, s.score)
-                for s in self.local.rank(req.query, cands, req.limit, relations, manifest.postings)
-            ]
+            # Surfaced memories compete (they set the bar) but are never returned:
+            # when the best matches were already shown, weaker ones do not stand in.
+            seen = [c for _, c in pool if c.filename in shown and c.filename not in stale]
+            ranked = self.local.rank(
+                req.query,
+                cands + seen,
+                req.limit,
+                relations,
+                shown=shown,
+                postings=manifest.postings,
+            )
+            picks = [(s.filename, s.score) for s in ranked]
         selected, vanished = [], 0
         for name, score in picks[: req.limit]:
             f = files[name]
