@@ -12,10 +12,12 @@ import pytest
 from memoryd.indexer.store import IndexStore
 from memoryd.indexer.sync import Syncer
 from memoryd.select import manifest as manifest_mod
+from memoryd.select import relations as relations_mod
 from memoryd.select.analysis import ANALYSIS_VERSION, analyse, decode
 from memoryd.select.candidates import load_directory
 from memoryd.select.local import LocalRanker
 from memoryd.select.manifest import ManifestCache, candidates_for
+from memoryd.select.relations import compute_relations
 from memoryd.select.selector import Selector
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "memory"
@@ -250,3 +252,33 @@ def test_counts_beyond_two_bytes_keep_their_value(tmp_path: Path) -> None:
     assert stored == LocalRanker().scores("zzlogword", load_directory(folder))
     assert stored["reference_log_dump.md"] > 0
     store.close()
+
+
+def test_folder_links_read_headers_from_stored_terms(tmp_path: Path) -> None:
+    """Near-duplicate links come from the stored analysis, equal to tokenizing the headers."""
+    folder = tmp_path / "memory"
+    folder.mkdir()
+    headers = {
+        "feedback_no_sleep_in_tests.md": (
+            "No sleeps in tests",
+            "Never use sleep in tests to wait for async work; poll with a timeout helper",
+        ),
+        "feedback_wait_helpers.md": (
+            "Use the wait helper",
+            "Reminder: tests waiting on async work should poll with the timeout helper, not sleep",
+        ),
+        "feedback_billing.md": ("Billing rewrite", "Invoices move to the new billing service"),
+    }
+    for filename, (name, description) in headers.items():
+        (folder / filename).write_text(
+            f"---\nname: {name!r}\ndescription: {description!r}\ntype: feedback\n---\nBody.\n"
+        )
+    store = IndexStore(tmp_path / "index.db")
+    Syncer(store).sync_tree(str(folder))
+    relations_mod._VECTORS._items.clear()
+    links = ManifestCache().get(store.conn, str(folder)).relations
+    assert links is not None
+    assert links.near_duplicates == [("feedback_no_sleep_in_tests.md", "feedback_wait_helpers.md")]
+    assert len(relations_mod._VECTORS) == 0  # nothing was tokenized for the links
+    assert links == compute_relations(load_directory(folder))
+    assert len(relations_mod._VECTORS) == len(headers)  # from text: cached by header

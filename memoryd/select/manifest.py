@@ -158,10 +158,10 @@ def _load(conn: sqlite3.Connection, directory: str, version: int) -> Manifest:
     files = [f for f, _ in rows]
     manifest = Manifest(directory, version, files, bool(has_index), int(total))
     # Candidates of a cached folder do not keep their analyses: the posting lists
-    # hold the same counts in a fraction of the memory.
+    # hold the same counts in a fraction of the memory. The links read them once.
     manifest._candidates = [to_candidate(f) for f in files]
     manifest.postings = Postings([f.filename for f in files], [doc for _, doc in rows])
-    manifest.relations = compute_relations(manifest._candidates)
+    manifest.relations = compute_relations([to_candidate(f, doc) for f, doc in rows])
     return manifest
 
 

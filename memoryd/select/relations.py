@@ -18,28 +18,49 @@ import math
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from functools import lru_cache
 from itertools import combinations
 
 from memoryd.select._lexicon import concepts_of
+from memoryd.select._sized_cache import SizedCache
 from memoryd.select._text import terms
+from memoryd.select.analysis import FIELDS
 from memoryd.select.candidates import Candidate
 from memoryd.select.supersession import superseded_by
 
 __all__ = ["Relations", "compute_relations", "near_duplicate_pairs", "superseded_by"]
 
+NAME, DESC = FIELDS.index("name"), FIELDS.index("desc")
 NEAR_DUPLICATE_MIN_SIMILARITY = 0.36
 """Cosine similarity of header terms above which two same-type memories are one lesson."""
 
 
-@lru_cache(maxsize=4096)
+VECTOR_CACHE_BYTES = 4 << 20
+"""Memory for header vectors of candidates that carry no stored analysis."""
+_VECTORS: SizedCache[tuple[str, str], Counter[str]] = SizedCache(VECTOR_CACHE_BYTES)
+
+
 def _vector(c: Candidate) -> Counter[str]:
-    counts: Counter[str] = Counter()
-    for w in terms(f"{c.name} {c.description}"):
-        counts[w] += 1
-        for concept in concepts_of(w):
-            counts[concept] += 1
-    return counts
+    """Counts of the header's terms and concept tokens (name, then description).
+
+    A candidate from the index brings them in its stored analysis, so a
+    folder's first query does not tokenize its headers again. Others are worked
+    out once per header text (all the vector depends on), in a cache weighed in
+    bytes that keeps no bodies alive.
+    """
+    if c.terms is not None:
+        counts = Counter(c.terms.fields[NAME])
+        counts.update(c.terms.fields[DESC])
+        return counts
+    key = (c.name, c.description)
+    cached = _VECTORS.get(key)
+    if cached is None:
+        cached = Counter()
+        for w in terms(f"{c.name} {c.description}"):
+            cached[w] += 1
+            for concept in concepts_of(w):
+                cached[concept] += 1
+        _VECTORS.put(key, cached, 200 + len(c.name) + len(c.description) + 100 * len(cached))
+    return cached
 
 
 def _weighted(v: Counter[str], idf: dict[str, float]) -> tuple[dict[str, float], float]:
