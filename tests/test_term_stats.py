@@ -275,7 +275,7 @@ def test_folder_links_read_headers_from_stored_terms(tmp_path: Path) -> None:
         )
     store = IndexStore(tmp_path / "index.db")
     Syncer(store).sync_tree(str(folder))
-    relations_mod._VECTORS._items.clear()
+    relations_mod._VECTORS.clear()
     links = ManifestCache().get(store.conn, str(folder)).relations
     assert links is not None
     assert links.near_duplicates == [("feedback_no_sleep_in_tests.md", "feedback_wait_helpers.md")]

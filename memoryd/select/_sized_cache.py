@@ -43,5 +43,10 @@ class SizedCache(Generic[K, V]):
                 _, (_, dropped) = self._items.popitem(last=False)
                 self.used -= dropped
 
+    def clear(self) -> None:
+        with self._lock:
+            self._items.clear()
+            self.used = 0
+
     def __len__(self) -> int:
         return len(self._items)

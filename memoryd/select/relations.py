@@ -95,16 +95,21 @@ def _near_duplicates(
         df.update(v.keys())
     idf = {t: math.log(1.0 + n / d) for t, d in df.items()}
     weighted = [_weighted(v, idf) for v in vectors]
-    pairs: list[tuple[str, str]] = []
-    for i, j in combinations(range(n), 2):
-        a, b = candidates[i], candidates[j]
-        if a.type != b.type or a.type in (None, "user"):
-            continue
-        if stale.get(a.filename) == b.filename or stale.get(b.filename) == a.filename:
-            continue
-        if _cosine(weighted[i], weighted[j]) >= NEAR_DUPLICATE_MIN_SIMILARITY:
-            pairs.append((a.filename, b.filename))
-    return pairs
+    # Only same-type pairs can be twins: compare within each type, then restore
+    # the candidates' pair order.
+    by_type: dict[str, list[int]] = {}
+    for i, c in enumerate(candidates):
+        if c.type is not None and c.type != "user":
+            by_type.setdefault(c.type, []).append(i)
+    found: list[tuple[int, int]] = []
+    for members in by_type.values():
+        for i, j in combinations(members, 2):
+            a, b = candidates[i].filename, candidates[j].filename
+            if stale.get(a) == b or stale.get(b) == a:
+                continue
+            if _cosine(weighted[i], weighted[j]) >= NEAR_DUPLICATE_MIN_SIMILARITY:
+                found.append((i, j))
+    return [(candidates[i].filename, candidates[j].filename) for i, j in sorted(found)]
 
 
 @dataclass(frozen=True, slots=True)
