@@ -1,22 +1,28 @@
-"""``select`` latency over the socket at 1k and 10k memory files in one directory.
+"""``select`` latency over the socket against scanning and ripgrep, in the same run.
 
-Usage: python bench/select_latency.py [--sizes 1000,10000] [--queries 200]
-       [--baseline-queries 10] [--workdir DIR] [--json]
+Usage: python bench/select_latency.py [--sizes 200,2000,10000] [--queries 200]
+       [--baseline-queries 10] [--clients 16] [--client-queries 100]
+       [--folders 50] [--folder-size 200] [--skip concurrent,folders,read-pass]
+       [--workdir DIR] [--json]
 
-For each size, one memory directory holds every file (bench/_corpus.py with
-``per_dir`` = size), a real daemon (bench/_daemon.py) indexes it, and:
+The corpus is bench/_corpus.py (Zipf word frequencies, field lengths of the
+development corpus). Every scenario runs a real daemon (bench/_daemon.py) over
+a fresh tree and times requests at the client (request to answer over the
+Unix socket):
 
-* cold: the first ``select`` after the daemon is ready (it builds caches);
-* warm: after 5 warm-up queries, ``--queries`` varied queries (1-4 topic words
-  in a sentence, some with words no memory uses), each timed at the client
-  (request to answer over the Unix socket), p50/p99; the daemon's own
-  ``latency_ms`` is reported too;
-* baseline, same run, same files: what an agent does today per query — list
-  the directory, read and parse every file's header with memoryd's parser,
-  build the manifest lines ``- [type] filename (ISO mtime): description`` and
-  rank them trivially (query words found in the description). The files are
-  in the page cache, so this is the baseline's best case. It is
-  query-independent, so ``--baseline-queries`` (bounded also by time) suffice.
+* sizes: one folder of N files. Warm p50/p99 over ``--queries`` varied
+  prompts, against two baselines on the same files in the same run: scanning
+  (what an agent does today per query: read and parse every header, build the
+  manifest lines, rank trivially; page cache warm, its best case) and
+  ``rg -l -i`` for the query's words (skipped with a note when ripgrep is not
+  installed). Peak daemon RSS.
+* concurrent: ``--clients`` threads, each with its own connection, on a
+  folder of ``--folder-size`` files: throughput, p99 and errors.
+* folders: ``--folders`` folders of ``--folder-size`` files: one pass of
+  first queries (each folder's manifest is built), then ``--queries`` queries
+  cycling over all folders: p50/p99 of each, and RSS.
+* read-pass: the daemon's CPU time (utime + stime from /proc) while every
+  file of the largest size is read three times, as ``cat``/grep/backups do.
 
 Temp dirs and daemons are removed even on failure; only a Unix socket is used.
 """
@@ -29,22 +35,23 @@ import os
 import random
 import re
 import shutil
+import subprocess
 import sys
 import tempfile
+import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _corpus import TYPES, WORDS, make_tree
-from _daemon import running_daemon
+from _corpus import make_tree, zipf_vocabulary
+from _daemon import BenchDaemon, running_daemon
 
 from memoryd.indexer.parse import parse_file
 from memoryd.indexer.queries import iso_utc
 from memoryd.indexer.scanner import is_memory_filename
 from memoryd.select._text import STOPWORDS
-
-SHARED_CORPUS = Path(__file__).resolve().parents[2] / "shared" / "bench" / "coding-memories"
 
 WARMUP = 5
 BASELINE_TIME_LIMIT_S = 60.0
@@ -71,49 +78,10 @@ def pct(values: list[float], q: float) -> float:
     return ordered[rank - 1]
 
 
-def zipf_vocabulary(size: int = 3000, seed: int = 5) -> list[str]:
-    """A vocabulary in frequency-rank order: real words from the development
-    corpus when it is present, padded with pronounceable made-up words."""
-    counts: dict[str, int] = {}
-    if SHARED_CORPUS.is_dir():
-        for path in sorted(SHARED_CORPUS.rglob("*.md")):
-            for w in _WORD.findall(path.read_text(errors="replace").lower()):
-                if len(w) >= 3 and not w.isdigit() and w not in STOPWORDS:
-                    counts[w] = counts.get(w, 0) + 1
-    words = [w for w, _ in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))]
-    words += [w for w in WORDS if w not in counts]
+def make_queries(count: int, vocab: list[str], seed: int = 11) -> list[str]:
+    """Varied prompts: corpus words, fillers, some words no memory uses."""
     rng = random.Random(seed)
-    seen = set(words)
-    while len(words) < size:
-        w = "".join(rng.choice("bcdfgklmnprstvz") + rng.choice("aeiou") for _ in range(3))
-        if w not in seen:
-            seen.add(w)
-            words.append(w)
-    return words[:size]
-
-
-def make_zipf_tree(directory: Path, count: int, vocab: list[str], seed: int = 7) -> None:
-    """``count`` memory files in one folder, words drawn with Zipf (1/rank) frequencies,
-    so a word is as common or as rare as it is in real text."""
-    rng = random.Random(seed)
-    weights = [1.0 / (rank + 1) for rank in range(len(vocab))]
-    directory.mkdir(parents=True, exist_ok=True)
-    for i in range(count):
-        mtype = TYPES[i % 4]
-        words = rng.choices(vocab, weights, k=14 + 160 + 3)
-        topic, desc, body = words[:3], words[3:17], words[17:]
-        paragraphs = "\n\n".join(" ".join(body[j : j + 40]) for j in range(0, 160, 40))
-        (directory / f"{mtype}_{'_'.join(topic)}_{i}.md").write_text(
-            f"---\nname: {' '.join(topic)}\ndescription: {' '.join(desc)}\ntype: {mtype}\n"
-            f"---\n\n{paragraphs}\n",
-            encoding="utf-8",
-        )
-
-
-def make_queries(count: int, vocab: list[str] | None = None, seed: int = 11) -> list[str]:
-    """Varied prompts: corpus topics, paraphrase-ish fillers, some unknown words."""
-    rng = random.Random(seed)
-    topic_words = vocab[:1500] if vocab else WORDS
+    topic_words = [w for w in vocab[:1500] if w not in STOPWORDS]
     out = []
     for i in range(count):
         template = TEMPLATES[i % len(TEMPLATES)]
@@ -145,127 +113,245 @@ def scan_per_query(directory: Path, query: str) -> list[str]:
     return [line for hits, line in lines[:5] if hits]
 
 
-def baseline(directory: Path, queries: list[str], limit_s: float) -> list[float]:
+def ripgrep(directory: Path, query: str) -> None:
+    """``rg -l`` for the query's content words: what a grep-based agent tool runs."""
+    words = [w for w in dict.fromkeys(_WORD.findall(query.lower())) if w not in STOPWORDS]
+    argv = ["rg", "-l", "-i", "-F", "--no-messages"]
+    for w in words or ["-"]:
+        argv += ["-e", w]
+    subprocess.run([*argv, str(directory)], stdout=subprocess.DEVNULL, check=False)
+
+
+def timed(fn: Callable[[Path, str], object], directory: Path, queries: list[str]) -> list[float]:
     times: list[float] = []
-    deadline = time.perf_counter() + limit_s
-    scan_per_query(directory, queries[0])  # page cache warm: the baseline's best case
+    deadline = time.perf_counter() + BASELINE_TIME_LIMIT_S
+    fn(directory, queries[0])  # page cache warm: the baseline's best case
     for query in queries:
         if times and time.perf_counter() > deadline:
             break
         started = time.perf_counter()
-        scan_per_query(directory, query)
+        fn(directory, query)
         times.append((time.perf_counter() - started) * 1000)
     return times
+
+
+def _cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _read_all(directory: Path, passes: int = 3) -> None:
+    for _ in range(passes):
+        for path in directory.iterdir():
+            with path.open("rb") as fh:
+                fh.read()
+
+
+def _warm_selects(daemon: BenchDaemon, queries: list[str], dirs: list[Path]) -> dict[str, Any]:
+    """Time ``queries``, the i-th against ``dirs[i % len(dirs)]``, on one connection."""
+    client_ms, server_ms, empty = [], [], 0
+    with daemon.client() as c:
+        for i, query in enumerate(queries):
+            started = time.perf_counter()
+            res = c.select(query, str(dirs[i % len(dirs)]))
+            client_ms.append((time.perf_counter() - started) * 1000)
+            server_ms.append(float(res["latency_ms"]))
+            empty += not res["selected"]
+    return {
+        "queries": len(client_ms),
+        "empty_answers": empty,
+        "p50_ms": pct(client_ms, 50),
+        "p99_ms": pct(client_ms, 99),
+        "server_p50_ms": pct(server_ms, 50),
+    }
 
 
 def bench_size(
     size: int, workdir: Path, queries: list[str], args: argparse.Namespace, vocab: list[str]
 ) -> dict[str, Any]:
     root = workdir / f"tree-{size}"
+    make_tree(root, size, per_dir=size, vocab=vocab)
     directory = root / "project-0000" / "memory"
-    if args.corpus == "dense":
-        make_tree(root, size, per_dir=size)
-    else:
-        make_zipf_tree(directory, size, vocab)
-    assert sum(1 for _ in directory.iterdir()) == size
-    out: dict[str, Any] = {"files": size, "corpus": args.corpus, "loadavg": os.getloadavg()[0]}
-    base = baseline(directory, queries[: args.baseline_queries], BASELINE_TIME_LIMIT_S)
-    out["baseline_n"] = len(base)
-    out["baseline_p50_ms"] = pct(base, 50)
+    out: dict[str, Any] = {"files": size, "loadavg": os.getloadavg()[0]}
+    base = timed(scan_per_query, directory, queries[: args.baseline_queries])
+    out["scan_p50_ms"] = pct(base, 50)
+    out["rg_p50_ms"] = (
+        pct(timed(ripgrep, directory, queries[: args.baseline_queries]), 50)
+        if shutil.which("rg")
+        else None
+    )
     with running_daemon([root]) as daemon:
         out["daemon_ready_s"] = daemon.ready_s
         with daemon.client() as c:
             started = time.perf_counter()
-            first = c.select("cold start: deploy rollback after a failed migration", str(directory))
+            c.select("cold start: deploy rollback after a failed migration", str(directory))
             out["cold_ms"] = (time.perf_counter() - started) * 1000
-            out["cold_server_ms"] = first["latency_ms"]
-            out["candidates"] = first["candidates"]
-            for i in range(WARMUP):
-                c.select(f"warm up query {i} about {WORDS[i]} and {WORDS[-i - 1]}", str(directory))
-            client_ms, server_ms, empty = [], [], 0
-            deadline = time.perf_counter() + args.time_limit
-            for query in queries:
-                if time.perf_counter() > deadline:
-                    break
-                started = time.perf_counter()
-                res = c.select(query, str(directory))
-                client_ms.append((time.perf_counter() - started) * 1000)
-                server_ms.append(float(res["latency_ms"]))
-                empty += not res["selected"]
-        out["rss_mb"] = daemon.memory_mb()
-    out.update(
-        queries=len(client_ms),
-        empty_answers=empty,
-        p50_ms=pct(client_ms, 50),
-        p99_ms=pct(client_ms, 99),
-        max_ms=max(client_ms),
-        server_p50_ms=pct(server_ms, 50),
-        server_p99_ms=pct(server_ms, 99),
-    )
-    out["speedup_p50"] = out["baseline_p50_ms"] / out["p50_ms"]
-    out["rss_peak_mb"] = out.pop("rss_mb")["VmHWM"]
+            for query in queries[-WARMUP:]:
+                c.select(query, str(directory))
+        out.update(_warm_selects(daemon, queries, [directory]))
+        if size == max(args.size_list) and "read-pass" not in args.skip:
+            before = _cpu_seconds(daemon.pid)
+            _read_all(directory)
+            time.sleep(1.0)  # let any event the reads caused be handled
+            out["read_pass_cpu_ms"] = (_cpu_seconds(daemon.pid) - before) * 1000
+        out["rss_peak_mb"] = daemon.memory_mb()["VmHWM"]
+    out["x_scan"] = out["scan_p50_ms"] / out["p50_ms"]
     return out
 
 
-def print_table(rows: list[dict[str, Any]]) -> None:
-    header = (
-        f"{'files':>6} | {'cold 1st':>9} | {'warm p50':>9} | {'warm p99':>9} | "
-        f"{'srv p50':>8} | {'srv p99':>8} | {'baseline p50':>12} | {'x faster':>8} | "
-        f"{'empty':>7} | {'RSS peak':>8}"
+def bench_concurrent(workdir: Path, queries: list[str], args: argparse.Namespace) -> dict[str, Any]:
+    root = workdir / "concurrent"
+    make_tree(root, args.folder_size, per_dir=args.folder_size)
+    directory = str(root / "project-0000" / "memory")
+    times: list[float] = []
+    errors: list[str] = []
+    lock = threading.Lock()
+
+    def worker(daemon: BenchDaemon, offset: int) -> None:
+        mine: list[float] = []
+        try:
+            with daemon.client() as c:
+                for i in range(args.client_queries):
+                    started = time.perf_counter()
+                    c.select(queries[(offset + i) % len(queries)], directory)
+                    mine.append((time.perf_counter() - started) * 1000)
+        except Exception as exc:
+            with lock:
+                errors.append(repr(exc))
+        with lock:
+            times.extend(mine)
+
+    out: dict[str, Any] = {"loadavg": os.getloadavg()[0], "clients": args.clients}
+    with running_daemon([root]) as daemon:
+        with daemon.client() as c:
+            c.select(queries[0], directory)
+        threads = [
+            threading.Thread(target=worker, args=(daemon, n * 7)) for n in range(args.clients)
+        ]
+        started = time.perf_counter()
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        elapsed = time.perf_counter() - started
+    out.update(
+        requests=len(times),
+        errors=len(errors),
+        per_s=len(times) / elapsed,
+        p50_ms=pct(times, 50),
+        p99_ms=pct(times, 99),
     )
-    print(header)
-    print("-" * len(header))
+    return out
+
+
+def bench_folders(workdir: Path, queries: list[str], args: argparse.Namespace) -> dict[str, Any]:
+    root = workdir / "folders"
+    make_tree(root, args.folders * args.folder_size, per_dir=args.folder_size)
+    dirs = sorted(p / "memory" for p in root.iterdir())
+    out: dict[str, Any] = {"loadavg": os.getloadavg()[0], "folders": len(dirs)}
+    with running_daemon([root]) as daemon:
+        first = _warm_selects(daemon, queries[: len(dirs)], dirs)
+        out.update(first_p50_ms=first["p50_ms"], first_p99_ms=first["p99_ms"])
+        out.update(_warm_selects(daemon, queries, dirs))
+        out["rss_peak_mb"] = daemon.memory_mb()["VmHWM"]
+    return out
+
+
+def _f(value: float | None, unit: str = "ms") -> str:
+    return "n/a" if value is None else f"{value:.1f} {unit}"
+
+
+def print_report(result: dict[str, Any]) -> None:
+    rows = result["sizes"]
+    print(
+        f"{'files':>6} | {'1st':>8} | {'p50':>8} | {'p99':>8} | {'srv p50':>8} | "
+        f"{'scan p50':>9} | {'x scan':>6} | {'rg p50':>8} | {'empty':>7} | {'RSS peak':>9}"
+    )
     for r in rows:
         print(
-            f"{r['files']:>6} | {r['cold_ms']:>6.1f} ms | {r['p50_ms']:>6.2f} ms | "
-            f"{r['p99_ms']:>6.2f} ms | {r['server_p50_ms']:>5.2f} ms | "
-            f"{r['server_p99_ms']:>5.2f} ms | {r['baseline_p50_ms']:>9.1f} ms | "
-            f"{r['speedup_p50']:>7.0f}x | {r['empty_answers']:>3}/{r['queries']:<3} | "
-            f"{r['rss_peak_mb']:>5.1f} MB"
+            f"{r['files']:>6} | {_f(r['cold_ms']):>8} | {r['p50_ms']:>5.2f} ms | "
+            f"{r['p99_ms']:>5.1f} ms | {r['server_p50_ms']:>5.2f} ms | {_f(r['scan_p50_ms']):>9} | "
+            f"{r['x_scan']:>5.1f}x | {_f(r['rg_p50_ms']):>8} | "
+            f"{r['empty_answers']:>3}/{r['queries']:<3} | {_f(r['rss_peak_mb'], 'MB'):>9}"
         )
-    big = max(rows, key=lambda r: r["files"])
-    checks = [
-        (f"p50 <= 10 ms at {big['files']:,}", big["p50_ms"] <= 10),
-        (f"p99 <= 50 ms at {big['files']:,}", big["p99_ms"] <= 50),
-        (f">= 50x faster than scan-per-query at {big['files']:,}", big["speedup_p50"] >= 50),
-    ]
+    if rows[0]["rg_p50_ms"] is None:
+        print("ripgrep: not installed, its column is skipped (apt-get install ripgrep)")
+    checks: list[tuple[str, bool]] = []
+    by_size = {r["files"]: r for r in rows}
+    if 200 in by_size:
+        r = by_size[200]
+        checks += [("200: p50 <= 2 ms", r["p50_ms"] <= 2), ("200: >= 8x scan", r["x_scan"] >= 8)]
+    if 10000 in by_size:
+        r = by_size[10000]
+        checks += [
+            ("10k: p50 <= 8 ms", r["p50_ms"] <= 8),
+            ("10k: p99 <= 30 ms", r["p99_ms"] <= 30),
+            ("10k: >= 50x scan", r["x_scan"] >= 50),
+            ("10k: RSS <= 80 MB", r["rss_peak_mb"] <= 80),
+        ]
+        if "read_pass_cpu_ms" in r:
+            print(f"read-only pass (3 x 10k files): daemon CPU {r['read_pass_cpu_ms']:.0f} ms")
+            checks.append(("read pass <= 50 ms CPU", r["read_pass_cpu_ms"] <= 50))
+    conc = result.get("concurrent")
+    if conc:
+        print(
+            f"concurrent: {conc['clients']} clients, {conc['requests']} selects, "
+            f"{conc['per_s']:.0f}/s, p50 {conc['p50_ms']:.1f} ms, p99 {conc['p99_ms']:.1f} ms, "
+            f"{conc['errors']} errors (loadavg {conc['loadavg']:.2f})"
+        )
+        checks += [
+            ("concurrent >= 1,000/s", conc["per_s"] >= 1000),
+            ("concurrent p99 <= 50 ms", conc["p99_ms"] <= 50),
+            ("concurrent 0 errors", conc["errors"] == 0),
+        ]
+    folders = result.get("folders")
+    if folders:
+        print(
+            f"{folders['folders']} folders: first query each p50 {folders['first_p50_ms']:.1f} ms "
+            f"/ p99 {folders['first_p99_ms']:.1f} ms; then cycled: p50 {folders['p50_ms']:.2f} "
+            f"ms, p99 {folders['p99_ms']:.1f} ms; RSS peak {folders['rss_peak_mb']:.1f} MB "
+            f"(loadavg {folders['loadavg']:.2f})"
+        )
+        checks += [
+            ("folders: p50 <= 8 ms", folders["p50_ms"] <= 8),
+            ("folders: p99 <= 30 ms", folders["p99_ms"] <= 30),
+            ("folders: RSS <= 80 MB", folders["rss_peak_mb"] <= 80),
+        ]
     print("targets: " + "; ".join(f"{name}: {'met' if ok else 'MISSED'}" for name, ok in checks))
-    print(f"corpus: {rows[0]['corpus']}")
-    print(
-        "loadavg at start of each size: "
-        + ", ".join(f"{r['files']}: {r['loadavg']:.2f}" for r in rows)
-        + f"; baseline queries timed: {', '.join(str(r['baseline_n']) for r in rows)}"
-    )
+    print("loadavg at start of each size: " + ", ".join(f"{r['loadavg']:.2f}" for r in rows))
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sizes", default="1000,10000")
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--sizes", default="200,2000,10000")
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--baseline-queries", type=int, default=10)
-    parser.add_argument("--time-limit", type=float, default=120.0, help="per size, seconds")
-    parser.add_argument(
-        "--corpus",
-        choices=("zipf", "dense"),
-        default="zipf",
-        help="zipf: words at real-text frequencies (default); dense: bench/_corpus.py's "
-        "41-word vocabulary, where every query word is in nearly every file (worst case)",
-    )
+    parser.add_argument("--clients", type=int, default=16)
+    parser.add_argument("--client-queries", type=int, default=100)
+    parser.add_argument("--folders", type=int, default=50)
+    parser.add_argument("--folder-size", type=int, default=200)
+    parser.add_argument("--skip", default="", help="comma list of concurrent,folders,read-pass")
     parser.add_argument("--workdir", type=Path, default=None)
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
-    sizes = [int(s) for s in args.sizes.split(",")]
-    vocab = zipf_vocabulary() if args.corpus == "zipf" else WORDS
-    queries = make_queries(args.queries, vocab if args.corpus == "zipf" else None)
+    args.size_list = [int(s) for s in args.sizes.split(",") if s]
+    args.skip = set(args.skip.split(","))
+    vocab = zipf_vocabulary()
+    queries = make_queries(args.queries, vocab)
     workdir = Path(tempfile.mkdtemp(prefix="mdsel-", dir=args.workdir))
+    result: dict[str, Any] = {}
     try:
-        rows = [bench_size(size, workdir, queries, args, vocab) for size in sizes]
+        result["sizes"] = [bench_size(n, workdir, queries, args, vocab) for n in args.size_list]
+        if "concurrent" not in args.skip:
+            result["concurrent"] = bench_concurrent(workdir, queries, args)
+        if "folders" not in args.skip:
+            result["folders"] = bench_folders(workdir, queries, args)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
     if args.json:
-        print(json.dumps(rows, indent=2))
+        print(json.dumps(result, indent=2))
     else:
-        print_table(rows)
+        print_report(result)
 
 
 if __name__ == "__main__":

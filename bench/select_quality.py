@@ -1,14 +1,22 @@
 """Measure memory selection quality on the coding-memories corpus.
 
+The headline is leave-one-project-out: the ranker's tunables (paraphrase
+groups, field and concept weights, cut-off) are fitted by a staged search on
+five projects and the sixth is scored with what was picked (bench/_lopo.py,
+bench/_select_grid.py); the table shows each held-out project, their mean, and
+the settings fitted on every project. Those last are what ships as
+``memoryd.select.tuning.DEFAULT``; the bench says whether they still agree.
+
 The local ranker is measured end to end, as shipped: the corpus is indexed into
 a temporary SQLite file and every query in queries.jsonl goes through
 ``Selector.run`` (manifest from the index, secret flags, surfaced and tool-doc
 exclusions, supersession, ranking, validation). It prints recall, precision and
-F1 per query kind plus counts of rule violations. A plain BM25 baseline over
+F1 per query kind (per-query mean, and micro F1 pooled over all queries) plus
+counts of rule violations. A plain BM25 baseline over
 descriptions, given the same exclusions, runs in the same process as a fixed
 point of comparison.
 
-Usage: .venv/bin/python bench/select_quality.py [--corpus DIR] [--json]
+Usage: .venv/bin/python bench/select_quality.py [--corpus DIR] [--json] [--no-lopo]
 """
 
 from __future__ import annotations
@@ -24,14 +32,37 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from _lopo import (
+    Outcome,
+    Search,
+    Stage,
+    empty_when_gold_empty,
+    leave_one_out,
+    mean_f1,
+    micro_f1,
+    render_folds,
+)
+from _select_grid import (
+    SEARCH_START,
+    GridRanker,
+    cutoff_stage,
+    describe,
+    groups_reached,
+    lexicon_stage,
+    scoring_stage,
+)
+
 from memoryd import logs
 from memoryd.indexer.store import IndexStore
 from memoryd.indexer.sync import Syncer
+from memoryd.select._lexicon import GROUP_LABELS
 from memoryd.select._text import terms
 from memoryd.select.candidates import Candidate, load_directory
+from memoryd.select.local import LocalRanker
 from memoryd.select.relations import Relations, compute_relations
 from memoryd.select.selector import Selector
 from memoryd.select.tool_rules import tool_usage_docs
+from memoryd.select.tuning import DEFAULT, Tuning
 
 DEFAULT_CORPUS = Path(__file__).resolve().parents[1].parent / "shared/bench/coding-memories"
 KINDS = ("direct", "paraphrase", "multi", "negative", "tool_rule", "surfaced", "stale")
@@ -64,11 +95,13 @@ def baseline(query: str, cands: Sequence[Candidate], relations: Relations) -> li
     return [fn for s, fn in scores[:5] if s >= 0.5 * top]
 
 
-def shipped_selector(corpus: Path, workdir: Path) -> Answer:
-    """Answers from the real Selector over a real index of the corpus."""
+def shipped_selector(tree: Path, workdir: Path, ranker: LocalRanker | None = None) -> Answer:
+    """Answers from the real Selector over a real index of ``tree`` (``ranker`` swapped in)."""
     store = IndexStore(workdir / "index.db")
-    Syncer(store).sync_tree(str(corpus / "projects"))
+    Syncer(store).sync_tree(str(tree))
     selector = Selector(sink=lambda _record: None)
+    if ranker is not None:
+        selector.local = ranker
 
     def answer(q: dict[str, Any], folder: Path) -> list[str]:
         params = {
@@ -125,6 +158,7 @@ def evaluate(corpus: Path, answer: Answer) -> dict[str, Any]:
     known_files: dict[str, set[str]] = {}
     sums: dict[str, list[float]] = defaultdict(lambda: [0.0, 0.0, 0.0, 0.0, 0.0])
     violations: Counter[str] = Counter()
+    rows: list[Outcome] = []
     elapsed = 0.0
     for line in (corpus / "queries.jsonl").read_text().splitlines():
         q = json.loads(line)
@@ -139,11 +173,18 @@ def evaluate(corpus: Path, answer: Answer) -> dict[str, Any]:
         ann = annotations[proj]
         true_usage = {f for t in q["recent_tools"] for f in ann["tool_usage_docs"].get(t, [])}
         known = known_files[proj] - {"MEMORY.md"}
-        violations["surfaced"] += len(set(got) & surfaced)
-        violations["recent_tool_doc"] += len(set(got) & true_usage)
-        violations["superseded"] += len(set(got) & set(ann["superseded"]))
-        violations["over_5"] += len(got) > 5
-        violations["unknown"] += len(set(got) - known)
+        broken = {
+            "surfaced": len(set(got) & surfaced),
+            "recent_tool_doc": len(set(got) & true_usage),
+            "superseded": len(set(got) & set(ann["superseded"])),
+            "over_5": int(len(got) > 5),
+            "unknown": len(set(got) - known),
+        }
+        violations.update(broken)
+        hits = len(set(got) & set(q["gold"]))
+        rows.append(
+            Outcome(proj, q["kind"], hits, len(set(got)), len(set(q["gold"])), sum(broken.values()))
+        )
         p, r, f = prf(got, q["gold"])
         for key in (q["kind"], "overall"):
             row = sums[key]
@@ -165,8 +206,11 @@ def evaluate(corpus: Path, answer: Answer) -> dict[str, Any]:
     total = int(sums["overall"][0])
     return {
         "table": table,
+        "micro_f1": micro_f1(rows),
+        "empty_when_gold_empty": empty_when_gold_empty(rows),
         "violations": {v: violations[v] for v in VIOLATIONS},
         "ms_per_query": 1000 * elapsed / max(1, total),
+        "rows": rows,
     }
 
 
@@ -179,32 +223,119 @@ def render(title: str, result: dict[str, Any]) -> str:
                 f"{kind:<11}{row['n']:>4}{row['recall']:>8.3f}{row['precision']:>7.3f}"
                 f"{row['f1']:>7.3f}{row['empty_rate']:>7.2f}"
             )
+    lines.append(
+        f"micro F1 {result['micro_f1']:.3f}; empty answers on empty-gold queries "
+        f"{result['empty_when_gold_empty']:.2f}"
+    )
     v = ", ".join(f"{k}={n}" for k, n in result["violations"].items())
     lines.append(f"violations: {v}; {result['ms_per_query']:.2f} ms/query")
     return "\n".join(lines)
+
+
+def lopo(corpus: Path, workdir: Path) -> dict[str, Any]:
+    """Fit on five projects, score the sixth, for each project; and fit on all six."""
+    grid = GridRanker()
+    answer = shipped_selector(corpus / "projects", workdir, grid)
+
+    def run(tuning: Tuning) -> list[Outcome]:
+        grid.tuning = tuning
+        rows: list[Outcome] = evaluate(corpus, answer)["rows"]
+        return rows
+
+    queries = [json.loads(line) for line in (corpus / "queries.jsonl").read_text().splitlines()]
+    projects = sorted({q["project"] for q in queries})
+
+    def stages(training: set[str]) -> list[Stage[Tuning]]:
+        # Only the training queries say which paraphrase groups prompts reach.
+        reached = groups_reached(q["query"] for q in queries if q["project"] in training)
+        return [lexicon_stage(reached), scoring_stage, cutoff_stage]
+
+    search = Search(run)
+    folds, fitted = leave_one_out(search, SEARCH_START, projects, stages)
+    return {"folds": folds, "fitted": fitted, "fitted_rows": search.outcomes(fitted)}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS)
     parser.add_argument("--json", action="store_true", help="print machine-readable results")
+    parser.add_argument("--no-lopo", action="store_true", help="skip the leave-one-out search")
     args = parser.parse_args(argv)
     logs.configure(level="WARNING")  # one selector.run event per query would drown the table
     if not (args.corpus / "queries.jsonl").is_file():
         print(f"corpus not found at {args.corpus} (pass --corpus DIR)", file=sys.stderr)
         return 2
     with tempfile.TemporaryDirectory() as tmp:
+        (Path(tmp) / "lopo").mkdir()
+        (Path(tmp) / "shipped").mkdir()
+        fit = None if args.no_lopo else lopo(args.corpus, Path(tmp) / "lopo")
         results = {
-            "local": evaluate(args.corpus, shipped_selector(args.corpus, Path(tmp))),
+            "local": evaluate(
+                args.corpus, shipped_selector(args.corpus / "projects", Path(tmp) / "shipped")
+            ),
             "baseline": evaluate(args.corpus, with_exclusions(baseline, args.corpus)),
         }
     if args.json:
+        for result in results.values():
+            result.pop("rows")
+        if fit is not None:
+            results["lopo"] = lopo_summary(fit)
         print(json.dumps(results, indent=2))
-    else:
-        print(render("local ranker", results["local"]))
+        return 0
+    if fit is not None:
+        print(render_lopo(fit))
         print()
-        print(render("baseline (BM25 on descriptions)", results["baseline"]))
+    print(
+        render("local ranker as shipped (fitted on every project: not held-out)", results["local"])
+    )
+    print()
+    print(render("baseline (BM25 on descriptions)", results["baseline"]))
     return 0
+
+
+def lopo_summary(fit: dict[str, Any]) -> dict[str, Any]:
+    folds = fit["folds"]
+    return {
+        "held_out": {
+            f.held_out: {
+                "f1": mean_f1(f.rows),
+                "micro_f1": micro_f1(f.rows),
+                "empty_when_gold_empty": empty_when_gold_empty(f.rows),
+                "violations": sum(r.violations for r in f.rows),
+                "tuning": describe(f.config),
+            }
+            for f in folds
+        },
+        "mean_f1": sum(mean_f1(f.rows) for f in folds) / len(folds),
+        "mean_micro_f1": sum(micro_f1(f.rows) for f in folds) / len(folds),
+        "fitted_on_all": describe(fit["fitted"]),
+        "shipped_matches_fit": fit["fitted"] == DEFAULT,
+    }
+
+
+def render_lopo(fit: dict[str, Any]) -> str:
+    lines = ["leave-one-project-out (tunables fitted on the other five projects)"]
+    lines.append(render_folds(fit["folds"], fit["fitted_rows"]))
+    for f in fit["folds"]:
+        lines.append(f"  fitted without {f.held_out}: {describe(f.config)}")
+    fitted: Tuning = fit["fitted"]
+    lines.append(f"  fitted on all: {describe(fitted)}")
+    kept = sorted(fitted.lexicon or GROUP_LABELS)
+    lines.append(f"  paraphrase groups kept on all ({len(kept)}): {' '.join(kept)}")
+    votes = Counter(g for f in fit["folds"] for g in (f.config.lexicon or GROUP_LABELS))
+    by_votes = ", ".join(
+        f"{g} {n}" for g, n in sorted(votes.items(), key=lambda kv: (-kv[1], kv[0]))
+    )
+    lines.append(f"  folds (of {len(fit['folds'])}) keeping each group: {by_votes}")
+    lines.append(
+        "  shipped DEFAULT "
+        + (
+            "matches the fit on all projects"
+            if fitted == DEFAULT
+            else f"differs: {describe(DEFAULT)}"
+        )
+    )
+    return "\n".join(lines)
 
 
 if __name__ == "__main__":

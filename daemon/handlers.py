@@ -22,6 +22,7 @@ from memoryd.indexer.sync import Syncer
 from memoryd.ipc import params as p
 from memoryd.ipc.protocol import PROTOCOL_VERSION
 from memoryd.ipc.server import Handler
+from memoryd.select.manifest import superseded_in
 from memoryd.staleness.results import annotate_listing
 
 if TYPE_CHECKING:
@@ -130,8 +131,8 @@ def build_handlers(daemon: Daemon) -> dict[str, Handler]:
         p.reject_unknown(params, ("dir",))
         directory = daemon.ensure_dir(params.get("dir"))
         conn = daemon.readers.conn()
-        listing = queries.listing(queries.files_under(conn, directory), directory)
-        return annotate_listing(conn, listing)
+        files = queries.files_under(conn, directory)
+        return annotate_listing(conn, queries.listing(files, directory, superseded_in(files)))
 
     def reindex(params: dict[str, Any]) -> dict[str, Any]:
         p.reject_unknown(params, ("dir",))

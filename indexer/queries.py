@@ -150,10 +150,23 @@ def directory_version(conn: sqlite3.Connection, directory: str) -> int:
     return 0 if row is None else int(row[0])
 
 
-def listing(files: list[IndexedFile], directory: str) -> dict[str, Any]:
-    """The result of ``list``: the manifest and the files that did not parse."""
+def listing(
+    files: list[IndexedFile], directory: str, superseded: dict[str, str | None]
+) -> dict[str, Any]:
+    """The result of ``list``: the manifest and the files that did not parse.
+
+    ``superseded`` maps the path of each stale memory to its successor's filename
+    (None when it names none); those entries carry a ``superseded_by`` key.
+    """
+    summaries = []
+    for f in files:
+        if f.error is None:
+            summary = f.summary()
+            if f.path in superseded:
+                summary["superseded_by"] = superseded[f.path]
+            summaries.append(summary)
     return {
         "dir": directory,
-        "files": [f.summary() for f in files if f.error is None],
+        "files": summaries,
         "errors": [{"path": f.path, "error": f.error} for f in files if f.error is not None],
     }

@@ -125,6 +125,13 @@ def _m_staleness(db: sqlite_utils.Database) -> None:
     create_tables(db)
 
 
+def _m_select_term_stats(db: sqlite_utils.Database) -> None:
+    # The local ranker's per-field term counts of each usable memory
+    # (memoryd.select.analysis), written with the row; the store fills rows
+    # indexed before this column existed when it opens the index.
+    db.table("files").add_column("terms_json", str)
+
+
 MIGRATIONS: list[tuple[str, Migration]] = [
     ("001_files_fts_directories_roots", _m001_files),
     ("002_secret_flags", _m002_secrets),
@@ -133,6 +140,7 @@ MIGRATIONS: list[tuple[str, Migration]] = [
     ("005_fts_rank_weights", _m005_rank_weights),
     ("006_request_root_last_used", _m_request_root_last_used),
     ("007_staleness_citations_verdicts_hints", _m_staleness),
+    ("008_select_term_stats", _m_select_term_stats),
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -15,7 +15,7 @@ import json
 import os
 import sqlite3
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote
@@ -23,9 +23,10 @@ from urllib.parse import quote
 import sqlite_utils
 
 from memoryd.errors import StoreError
-from memoryd.indexer.records import FileStat, ParsedFile
+from memoryd.indexer.records import KIND_MEMORY, FileStat, ParsedFile
 from memoryd.indexer.schema import migrate
 from memoryd.indexer.secrets import redact_value
+from memoryd.select.analysis import ANALYSIS_VERSION, stored_terms
 from memoryd.staleness.results import replace_citations
 
 BUSY_TIMEOUT_MS = 10_000
@@ -52,6 +53,8 @@ class StoredStat:
 class Upsert:
     stat: FileStat
     parsed: ParsedFile
+    terms: str | None = None
+    """The ranker's analysis when the caller worked it out already (else the store does)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,6 +161,7 @@ class IndexStore:
             self.conn.close()
             raise StoreError(f"cannot migrate index at {path}: {exc}") from None
         self._repair_if_dirty()
+        self._refresh_term_stats()
 
     # -- transactions -----------------------------------------------------
 
@@ -206,6 +210,38 @@ class IndexStore:
     @property
     def _marker(self) -> str:
         return f"dirty:{os.getpid()}"
+
+    def _refresh_term_stats(self) -> None:
+        """Redo every memory's term statistics from its stored text when the analysis changed.
+
+        Rows indexed before the column existed, or by a memoryd whose tokenizer or
+        lexicon differed, would otherwise be ranked with counts that no longer
+        match the queries' analysis. No file is read; directory versions are
+        bumped so readers drop what they cached.
+        """
+        row = self.conn.execute("SELECT value FROM meta WHERE key = 'analysis_version'").fetchone()
+        if row is not None and row[0] == ANALYSIS_VERSION:
+            return
+        with self.transaction() as conn:
+            rows = conn.execute(
+                "SELECT rowid, filename, name, description, body FROM files "
+                "WHERE kind = ? AND error IS NULL",
+                (KIND_MEMORY,),
+            ).fetchall()
+            conn.executemany(
+                "UPDATE files SET terms_json = ? WHERE rowid = ?",
+                [
+                    (stored_terms(fn, name, desc, body or ""), rowid)
+                    for rowid, fn, name, desc, body in rows
+                ],
+            )
+            conn.execute("UPDATE directories SET version = version + 1")
+            conn.execute(
+                "INSERT INTO meta(key, value) VALUES ('analysis_version', ?) "
+                "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                (ANALYSIS_VERSION,),
+            )
+        self.generation += 1
 
     def close(self) -> None:
         """Mark a clean stop, fold the WAL back into the database, close; safe to call twice.
@@ -261,7 +297,7 @@ class IndexStore:
         if not changes:
             return 0
         now = time.time()
-        upserts = [_row(c.stat, c.parsed, now) for c in changes if isinstance(c, Upsert)]
+        upserts = [_row(c, now) for c in changes if isinstance(c, Upsert)]
         touches = [
             (c.stat.mtime_ns, c.stat.size, c.stat.inode, now, c.stat.path)
             for c in changes
@@ -276,12 +312,7 @@ class IndexStore:
             if upserts:
                 conn.executemany(_UPSERT_SQL, upserts)
                 replace_citations(
-                    conn,
-                    (
-                        (c.stat.path, c.parsed.kind, c.parsed.description, c.parsed.body)
-                        for c in changes
-                        if isinstance(c, Upsert)
-                    ),
+                    conn, _citation_sources(c for c in changes if isinstance(c, Upsert))
                 )
             if touches:
                 conn.executemany(
@@ -289,13 +320,46 @@ class IndexStore:
                     "WHERE path = ?",
                     touches,
                 )
-            conn.executemany(
-                "INSERT INTO directories(path, version, updated_at) VALUES (?, 1, ?) "
-                "ON CONFLICT(path) DO UPDATE SET version = version + 1, "
-                "updated_at = excluded.updated_at",
-                [(d, now) for d in sorted(dirs)],
-            )
+            _bump_versions(conn, dirs, now)
         # After the commit, so a reader that saw the old number re-reads.
+        self.generation += 1
+        return self.conn.total_changes - before
+
+    def is_empty(self) -> bool:
+        return self.conn.execute("SELECT 1 FROM files LIMIT 1").fetchone() is None
+
+    def load_fresh(self, upserts: Iterable[Upsert]) -> int:
+        """Fill an empty index in one transaction, building the full-text index once.
+
+        Row by row, the insert trigger makes FTS5 add each file to its index
+        separately; for a first index it is dropped, the rows go in, FTS5
+        builds its index from them in one pass, and the trigger is put back
+        before the commit, so no other writer ever sees the table without it.
+        """
+        now = time.time()
+        dirs: set[str] = set()
+
+        def rows() -> Iterator[tuple[object, ...]]:
+            for change in upserts:
+                dirs.add(os.path.dirname(change.stat.path))
+                yield _row(change, now)
+
+        before = self.conn.total_changes
+        with self.transaction() as conn:
+            (trigger,) = conn.execute(
+                "SELECT sql FROM sqlite_master WHERE type = 'trigger' AND name = 'files_ai'"
+            ).fetchone()
+            conn.execute('DROP TRIGGER "files_ai"')
+            conn.executemany(_UPSERT_SQL, rows())
+            conn.execute("INSERT INTO files_fts(files_fts) VALUES ('rebuild')")
+            conn.execute(trigger)
+            # The index was empty: every row is this load's, already redacted.
+            rows_read = conn.execute(
+                "SELECT path, kind, description, body FROM files WHERE kind = ?", (KIND_MEMORY,)
+            )
+            while chunk := rows_read.fetchmany(500):
+                replace_citations(conn, chunk)
+            _bump_versions(conn, dirs, now)
         self.generation += 1
         return self.conn.total_changes - before
 
@@ -358,6 +422,7 @@ _COLUMNS = (
     "warning",
     "indexed_at",
     "secrets_json",
+    "terms_json",
 )
 
 _UPSERT_SQL = (
@@ -367,15 +432,53 @@ _UPSERT_SQL = (
 )
 
 
-def _row(stat: FileStat, parsed: ParsedFile, now: float) -> tuple[object, ...]:
-    if parsed.secrets:  # the raw value stays in the memory file, never in the index
-        parsed = dataclasses.replace(
-            parsed,
-            name=redact_value(parsed.name),
-            description=redact_value(parsed.description),
-            body=redact_value(parsed.body),
-            meta=redact_value(parsed.meta),
-        )
+def _bump_versions(conn: sqlite3.Connection, dirs: Iterable[str], now: float) -> None:
+    conn.executemany(
+        "INSERT INTO directories(path, version, updated_at) VALUES (?, 1, ?) "
+        "ON CONFLICT(path) DO UPDATE SET version = version + 1, "
+        "updated_at = excluded.updated_at",
+        [(d, now) for d in sorted(dirs)],
+    )
+
+
+def memory_terms(filename: str, parsed: ParsedFile) -> str | None:
+    """The stored analysis of a usable memory; None for anything the ranker never sees.
+
+    A memory holding a credential is never selected, so nothing is derived
+    from its text (the raw value must not reach the index in any form).
+    """
+    if parsed.kind != KIND_MEMORY or parsed.error is not None or parsed.secrets:
+        return None
+    return stored_terms(filename, parsed.name, parsed.description, parsed.body)
+
+
+def _redacted(parsed: ParsedFile) -> ParsedFile:
+    """What the index keeps of a parse: credentials replaced by their kind.
+
+    The raw value stays in the memory file and nowhere else: not in the row,
+    its full-text postings, or the citations taken from its text.
+    """
+    if not parsed.secrets:
+        return parsed
+    return dataclasses.replace(
+        parsed,
+        name=redact_value(parsed.name),
+        description=redact_value(parsed.description),
+        body=redact_value(parsed.body),
+        meta=redact_value(parsed.meta),
+    )
+
+
+def _citation_sources(upserts: Iterable[Upsert]) -> Iterator[tuple[str, str, str | None, str]]:
+    for c in upserts:
+        parsed = _redacted(c.parsed)
+        yield c.stat.path, parsed.kind, parsed.description, parsed.body
+
+
+def _row(change: Upsert, now: float) -> tuple[object, ...]:
+    stat = change.stat
+    terms = change.terms if change.terms is not None else memory_terms(stat.filename, change.parsed)
+    parsed = _redacted(change.parsed)
     meta = parsed.meta
     # load_last matches on the filename, so the project comes from there too.
     is_session = parsed.kind == "session"
@@ -403,4 +506,5 @@ def _row(stat: FileStat, parsed: ParsedFile, now: float) -> tuple[object, ...]:
         parsed.warning,
         now,
         json.dumps(parsed.secrets) if parsed.secrets else None,
+        terms,
     )

@@ -8,7 +8,9 @@ change mtime, but they are rewritten only when the outcome differs, so a pass
 over an unchanged tree writes nothing at all.
 
 The same per-file decision serves full scans (start-up, reconcile, ``memoryd
-index``) and the watcher's single-path hints.
+index``) and the watcher's single-path hints. The one exception is the first
+index of a tree into an empty index (:mod:`memoryd.indexer.coldload`): every
+file is new, so it is parsed on every core and written in one bulk load.
 """
 
 from __future__ import annotations
@@ -18,12 +20,14 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from memoryd.indexer.parse import classify, parse_file
-from memoryd.indexer.records import ERROR_READ, FileStat, ParsedFile
+from memoryd.indexer.coldload import analyse_all, read_and_analyse
+from memoryd.indexer.records import ERROR_READ, FileStat
 from memoryd.indexer.scanner import is_memory_filename, stat_entry, stat_path, walk_dirs
 from memoryd.indexer.store import Change, Delete, IndexStore, StoredStat, Touch, Upsert
 
 BATCH_SIZE = 500
+BULK_MIN_FILES = 200
+"""A first index of at least this many files is bulk-loaded (smaller ones go in batches)."""
 
 
 class Progress(Protocol):
@@ -89,12 +93,19 @@ class Syncer:
         """Reconcile ``root`` and everything below it (full stat scan)."""
         started = time.perf_counter()
         seen: set[str] = set()
+        empty = self.store.is_empty()
+        found: list[FileStat] = []
         for directory, entries in walk_dirs(root):
             seen.add(directory)
             disk = {e.path: stat_entry(e, directory) for e in entries}
-            self._reconcile_dir(directory, disk)
+            if empty:
+                found.extend(st for st in disk.values() if st is not None)
+            else:
+                self._reconcile_dir(directory, disk)
             if self.progress is not None:
                 self.progress.advance(len(disk))
+        if empty:
+            self._load_fresh(found)
         for directory in self.store.directories_under(root):
             if directory not in seen:
                 self._reconcile_dir(directory, {})
@@ -113,6 +124,16 @@ class Syncer:
             for directory in self.store.directories_under(path):
                 self._reconcile_dir(directory, {})
         return self._finish(started)
+
+    def _load_fresh(self, found: list[FileStat]) -> None:
+        """Index the files of a tree into an empty index: in bulk when there are many."""
+        if len(found) < BULK_MIN_FILES:
+            for st in found:
+                self._reconcile_one(st, st.path, None)
+            return
+        changes = (Upsert(*result) for result in analyse_all(found))
+        self._result.rows_written += self.store.load_fresh(changes)
+        self._result.added += len(found)
 
     # -- planning ---------------------------------------------------------
 
@@ -135,16 +156,16 @@ class Syncer:
         if old is not None and not retry and st.signature == old.signature:
             res.unchanged += 1
             return
-        st, parsed = _read(st)
+        st, parsed, terms = read_and_analyse(st)
         if old is None:
-            self._queue(Upsert(st, parsed))
+            self._queue(Upsert(st, parsed, terms))
             res.added += 1
         elif parsed.content_hash == old.content_hash and parsed.error == old.error:
             res.unchanged += 1
             if st.signature != old.signature:
                 self._queue(Touch(st))
         else:
-            self._queue(Upsert(st, parsed))
+            self._queue(Upsert(st, parsed, terms))
             res.updated += 1
 
     # -- writing ----------------------------------------------------------
@@ -173,29 +194,3 @@ def _readable_now(st: FileStat, old: StoredStat) -> bool:
     keep a file that was locked after indexing listed (and selected) as fine.
     """
     return old.error is not None or st.stat_error is not None or os.access(st.path, os.R_OK)
-
-
-_STABLE_READS = 3
-"""How many times a file that changes while being read is read again."""
-
-
-def _read(st: FileStat) -> tuple[FileStat, ParsedFile]:
-    """Read ``st.path``; the stat returned is one taken after the read, matching its bytes.
-
-    A file still being written can grow between the stat and the read; storing
-    the earlier stat would keep the size seen mid-write until the next
-    reconcile. So the path is stat'ed again after reading and, if it moved,
-    read again, a few times at most.
-    """
-    if st.stat_error is not None:
-        error = ParsedFile(
-            kind=classify(st.filename), content_hash="", error=st.stat_error, error_kind=ERROR_READ
-        )
-        return st, error
-    for _ in range(_STABLE_READS):
-        parsed = parse_file(st.path, st.filename, st.size)
-        after = stat_path(st.path)
-        if after is None or after.signature == st.signature:
-            break
-        st = after
-    return st, parsed

@@ -4,4 +4,6 @@ import sys
 
 from memoryd.cli import main
 
-sys.exit(main())
+# Guarded: worker processes of a first index re-import the main module by name.
+if __name__ == "__main__":
+    sys.exit(main())

@@ -26,6 +26,7 @@ from memoryd.indexer.store import IndexStore
 from memoryd.indexer.sync import Syncer, SyncResult
 from memoryd.ipc import params as p
 from memoryd.report import Retention, produce, report_params
+from memoryd.select.manifest import superseded_in
 from memoryd.select.service import make_selector, record_run, run_stats
 from memoryd.sessions import service
 from memoryd.staleness.results import annotate_listing
@@ -51,7 +52,8 @@ def index_dirs(store: IndexStore, dirs: list[str]) -> SyncResult:
 def listing(args: argparse.Namespace, directory: str) -> dict[str, Any]:
     with local_store(args) as store:
         Syncer(store).sync_tree(directory)
-        listing = queries.listing(queries.files_under(store.conn, directory), directory)
+        files = queries.files_under(store.conn, directory)
+        listing = queries.listing(files, directory, superseded_in(files))
         return annotate_listing(store.conn, listing)
 
 

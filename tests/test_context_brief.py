@@ -177,19 +177,76 @@ def test_unavailable_message_is_distinct_from_no_match() -> None:
     )
 
 
-def test_reads_at_most_three_sessions_and_prefers_recent_among_equals(tmp_path: Path) -> None:
-    for day in range(1, 6):
+def test_reads_every_session_newest_first_and_budget_admits_more(tmp_path: Path) -> None:
+    ledgers = ["retail", "wholesale", "export", "refund", "marketplace", "staff"]
+    for day, (ledger, prefix) in enumerate(
+        zip(ledgers, ["RT", "WS", "EX", "RF", "MP", "ST"], strict=True), 1
+    ):
         save(
             tmp_path,
             f"2025-03-0{day}-10-00",
             session_summary="Invoice numbering work.",
-            key_decisions=[f"Invoice numbering uses prefix INV-{day} for the ledger."],
+            key_decisions=[f"Invoice numbering for the {ledger} ledger uses prefix {prefix}-."],
         )
-    brief = build_brief("invoice numbering", load(tmp_path), scope=SCOPE)
-    assert brief.sessions_read == [
-        "2025-03-05-10-00-shop-backend.md",
-        "2025-03-04-10-00-shop-backend.md",
-        "2025-03-03-10-00-shop-backend.md",
-    ]
-    assert brief.rounds <= 2
-    assert {f.source.filename for f in brief.findings} <= set(brief.sessions_read)
+    small = build_brief("invoice numbering", load(tmp_path), scope=SCOPE, budget_tokens=150)
+    assert small.sessions_read == [f"2025-03-0{d}-10-00-shop-backend.md" for d in range(6, 0, -1)]
+    large = build_brief("invoice numbering", load(tmp_path), scope=SCOPE, budget_tokens=2000)
+    cited_small = {f.source.filename for f in small.findings}
+    cited_large = {f.source.filename for f in large.findings}
+    assert cited_small < cited_large == set(large.sessions_read)
+    assert "2025-03-06-10-00-shop-backend.md" in cited_small
+
+
+def test_later_decision_settles_an_earlier_open_question(tmp_path: Path) -> None:
+    save(
+        tmp_path,
+        "2025-06-02-10-30",
+        session_summary="Design for due-date reminders.",
+        active_state="- Open: which timezone a reminder uses when the task has a date but no time.",
+        key_decisions=["Reminder offsets are minutes before the due date."],
+    )
+    save(
+        tmp_path,
+        "2025-06-05-14-15",
+        status="paused",
+        session_summary="Implemented the reminder model.",
+        active_state="- Branch `feat/reminders`, two commits.",
+        key_decisions=["Reminder times use the user's profile timezone, falling back to UTC."],
+    )
+    brief = build_brief("continue the due-date reminder work", load(tmp_path), scope=SCOPE)
+    assert "profile timezone" in brief.text
+    assert not any(f.type == "Open question" for f in brief.findings)
+    assert "which timezone" not in brief.text
+
+
+def test_newest_sessions_blocker_and_failing_test_always_lead(tmp_path: Path) -> None:
+    save(
+        tmp_path,
+        "2025-06-02-10-30",
+        session_summary="Design for due-date reminders.",
+        key_decisions=[
+            f"Reminder offsets for {who} due dates are {n} {unit} before."
+            for n, (who, unit) in enumerate(
+                zip(
+                    ["admin", "guest", "owner", "team", "viewer", "billing", "mobile", "api"],
+                    ["minutes", "hours", "days", "weeks", "slots", "ticks", "shifts", "cycles"],
+                    strict=True,
+                ),
+                1,
+            )
+        ],
+    )
+    save(
+        tmp_path,
+        "2025-06-05-14-15",
+        status="paused",
+        session_summary="Paused on the mobile question.",
+        active_state="- Blocker: answer from the mobile lead about /v2 vs /v3-preview.\n"
+        "- Failing test: `tests/test_schedule.py::test_date_only_tokyo`.",
+    )
+    brief = build_brief("due-date reminder offsets", load(tmp_path), scope=SCOPE, budget_tokens=200)
+    assert brief.dropped > 0
+    assert [f.source.filename for f in brief.findings[:2]] == [
+        "2025-06-05-14-15-shop-backend.md"
+    ] * 2
+    assert "mobile lead" in brief.text and "test_date_only_tokyo" in brief.text

@@ -137,7 +137,7 @@ def test_prompt_gets_path_age_staleness_and_content(project: Project) -> None:
 
 
 def test_transcript_tool_calls_exclude_usage_docs(project: Project, tmp_path: Path) -> None:
-    prompt = "how do I run the pytest suite in parallel with coverage?"
+    prompt = "how do I run the pytest suite in parallel with xdist and coverage?"
     plain = project.context(project.event("UserPromptSubmit", "plain", prompt=prompt))
     assert "reference_pytest_usage.md" in plain
     transcript = tmp_path / "t.jsonl"

@@ -103,7 +103,8 @@ def test_nothing_relevant_gives_an_empty_answer_and_still_a_telemetry_row(
 
 
 def test_tool_rule_excludes_usage_docs_but_keeps_gotchas(seeded: DaemonProc) -> None:
-    result = select(seeded, "run the pytest suite in parallel", recent_tools=["pytest", "Bash"])
+    prompt = "run the pytest suite in parallel with xdist workers"
+    result = select(seeded, prompt, recent_tools=["pytest", "Bash"])
     assert "reference_pytest_usage.md" not in names(result)
     assert "feedback_pytest_xdist_gotcha.md" in names(result)
     assert result["excluded"]["tool_doc_files"] == ["reference_pytest_usage.md"]  # type: ignore[index]

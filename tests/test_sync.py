@@ -9,6 +9,7 @@ import sqlite3
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -258,11 +259,35 @@ def _rows(db: Path) -> int:
         return 0
 
 
-def test_kill_9_mid_index_is_repaired_by_the_next_run(tmp_path: Path) -> None:
-    root = tmp_path / "tree"
-    total = 3000
-    files = make_tree(root, total, per_dir=250)
-    db = tmp_path / "index.db"
+def _stamped(db: Path) -> bool:
+    try:
+        conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=0.05)
+        try:
+            return bool(
+                conn.execute("SELECT count(*) FROM meta WHERE key = 'analysis_version'").fetchone()[
+                    0
+                ]
+            )
+        finally:
+            conn.close()
+    except sqlite3.Error:
+        return False
+
+
+def _write_locked(db: Path) -> bool:
+    conn = sqlite3.connect(db, timeout=0, isolation_level=None)
+    try:
+        conn.execute("BEGIN IMMEDIATE")
+        conn.execute("ROLLBACK")
+        return False
+    except sqlite3.OperationalError:
+        return True
+    finally:
+        conn.close()
+
+
+def _kill_index_when(root: Path, db: Path, ready: Callable[[], bool], what: str) -> None:
+    """Run ``memoryd index root`` and SIGKILL it as soon as ``ready()`` holds."""
     proc = subprocess.Popen(
         [sys.executable, "-m", "memoryd", "index", str(root), "--db", str(db)],
         stdout=subprocess.DEVNULL,
@@ -270,15 +295,29 @@ def test_kill_9_mid_index_is_repaired_by_the_next_run(tmp_path: Path) -> None:
     )
     try:
         deadline = time.monotonic() + 60
-        while _rows(db) == 0:
+        while not ready():
             assert proc.poll() is None, "indexer finished before it could be killed"
-            assert time.monotonic() < deadline, "no rows appeared"
+            assert time.monotonic() < deadline, what
             time.sleep(0.005)
         proc.send_signal(signal.SIGKILL)
     finally:
         proc.wait()
     assert proc.returncode == -signal.SIGKILL
-    at_kill = _rows(db)
+
+
+def test_kill_9_mid_index_is_repaired_by_the_next_run(tmp_path: Path) -> None:
+    root = tmp_path / "tree"
+    total = 3000
+    files = make_tree(root, total, per_dir=250)
+    db = tmp_path / "index.db"
+    # An index that already holds something is updated in batches (an empty one
+    # is bulk-loaded in one transaction: see the next test).
+    seed = make_tree(tmp_path / "seed", 1, per_dir=1)
+    seeded = IndexStore(db)
+    Syncer(seeded).sync_tree(str(seed[0].parent))
+    seeded.close()
+    _kill_index_when(root, db, lambda: _rows(db) > 1, "no rows appeared")
+    at_kill = _rows(db) - 1
     assert 0 < at_kill < total, f"killed after {at_kill} rows: not mid-run"
 
     # The disk moves on while nobody is indexing.
@@ -304,3 +343,67 @@ def test_kill_9_mid_index_is_repaired_by_the_next_run(tmp_path: Path) -> None:
         )
     finally:
         st.close()
+
+
+def test_kill_9_mid_bulk_first_index_leaves_nothing_half_done(tmp_path: Path) -> None:
+    root = tmp_path / "tree"
+    total = 3000
+    make_tree(root, total, per_dir=500)
+    db = tmp_path / "index.db"
+    # Once the index is open and stamped, the next write lock is the bulk load's
+    # transaction: kill while it is held and before anything is committed.
+    _kill_index_when(
+        root,
+        db,
+        lambda: _stamped(db) and _write_locked(db) and _rows(db) == 0,
+        "the bulk load never started",
+    )
+    assert _rows(db) == 0
+    st = IndexStore(db)
+    try:
+        # The insert trigger dropped for the load came back with the rollback.
+        trigger = "SELECT count(*) FROM sqlite_master WHERE type = 'trigger' AND name = 'files_ai'"
+        assert st.conn.execute(trigger).fetchone()[0] == 1
+        result = Syncer(st).sync_tree(str(root))
+        assert result.added == total
+        assert indexed_paths(st, root) == disk_paths(root)
+        st.conn.execute("INSERT INTO files_fts(files_fts) VALUES ('integrity-check')")
+        fts_rows = st.conn.execute("SELECT count(*) FROM files_fts").fetchone()[0]
+        assert fts_rows == total
+    finally:
+        st.close()
+
+
+def test_bulk_first_index_equals_batched_index(tmp_path: Path) -> None:
+    root = tmp_path / "tree"
+    make_tree(root, 2500, per_dir=400)
+    (root / "project-000" / "memory" / "broken.md").write_bytes(b"\xff\xfe not utf-8")
+    bulk = IndexStore(tmp_path / "bulk.db")
+    assert bulk.is_empty()
+    Syncer(bulk).sync_tree(str(root))
+    batched = IndexStore(tmp_path / "batched.db")
+    Syncer(batched).sync_tree(str(make_tree(tmp_path / "seed", 1, per_dir=1)[0].parent))
+    Syncer(batched).sync_tree(str(root))
+    columns = "path, kind, name, description, body, content_hash, error, terms_json"
+    for store in (bulk, batched):
+        store.conn.execute("INSERT INTO files_fts(files_fts) VALUES ('integrity-check')")
+    rows = [
+        s.conn.execute(
+            f"SELECT {columns} FROM files WHERE path LIKE ? ORDER BY path", (f"{root}/%",)
+        ).fetchall()
+        for s in (bulk, batched)
+    ]
+    assert len(rows[0]) == 2501
+    assert [tuple(r) for r in rows[0]] == [tuple(r) for r in rows[1]]
+    for word in ("deploy", "retry", "schema"):
+        hits = [
+            s.conn.execute(
+                "SELECT f.path FROM files_fts JOIN files f ON f.rowid = files_fts.rowid "
+                "WHERE files_fts MATCH ? AND f.path LIKE ? ORDER BY f.path",
+                (word, f"{root}/%"),
+            ).fetchall()
+            for s in (bulk, batched)
+        ]
+        assert hits[0] and [h[0] for h in hits[0]] == [h[0] for h in hits[1]]
+    bulk.close()
+    batched.close()

@@ -49,7 +49,9 @@ def _exact_groups(memories: list[IndexedFile], field: str, min_chars: int) -> li
     return [names for names in groups.values() if len(names) > 1]
 
 
-def duplicates(files: list[IndexedFile]) -> tuple[list[dict[str, Any]], list[dict[str, str]]]:
+def duplicates(
+    files: list[IndexedFile],
+) -> tuple[list[dict[str, Any]], list[dict[str, str | None]]]:
     """``(duplicate groups, superseded memories)`` among one directory's memories.
 
     Groups are identical descriptions, identical bodies (ignoring case and

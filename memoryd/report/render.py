@@ -101,6 +101,8 @@ def _sections(d: dict[str, Any]) -> list[tuple[str, list[str]]]:
             [f"- {g['match']}: {', '.join(map(_code, g['files']))}" for g in d["duplicates"]]
             + [
                 f"- `{s['file']}` is superseded by `{s['superseded_by']}`"
+                if s["superseded_by"]
+                else f"- `{s['file']}` says it is superseded (no successor named)"
                 for s in d["superseded_memories"]
             ],
         ),

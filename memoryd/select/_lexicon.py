@@ -7,7 +7,11 @@ ranker maps every member to a shared concept token, so a match through a group
 counts, at a discount, as a match on the word itself.
 
 The groups are deliberately generic (no project, product or file names) so the
-ranker behaves the same on any memory folder.
+ranker behaves the same on any memory folder. Every line below is a
+*candidate*; only the groups in :data:`EARNED` are used. A group earns its place
+when switching it off lowers the leave-one-project-out training score in
+``bench/select_quality.py`` (docs/ranker.md tells how); the others stay here so
+the bench can test them again when the corpus grows.
 """
 
 from __future__ import annotations
@@ -88,10 +92,10 @@ owner owns ownership team contact
 
 
 def _build() -> dict[str, tuple[str, ...]]:
-    """Map each stemmed member to the concept tokens of every group it belongs to."""
+    """Map each stemmed member to the concept tokens (``~`` + label) of its groups."""
     out: dict[str, list[str]] = {}
-    for n, line in enumerate(_GROUPS.strip().splitlines()):
-        concept = f"~{n}"
+    for line in _GROUPS.strip().splitlines():
+        concept = f"~{line.split()[0]}"
         for word in line.split():
             for w in split_words(word):
                 members = out.setdefault(stem(w), [])
@@ -99,6 +103,32 @@ def _build() -> dict[str, tuple[str, ...]]:
                     members.append(concept)
     return {k: tuple(v) for k, v in out.items()}
 
+
+GROUP_LABELS: tuple[str, ...] = tuple(line.split()[0] for line in _GROUPS.strip().splitlines())
+"""Every candidate group, named by its first word."""
+
+EARNED: frozenset[str] = frozenset(
+    [
+        "backfill",
+        "cli",
+        "config",
+        "crash",
+        "customer",
+        "deploy",
+        "duplicate",
+        "endpoint",
+        "fail",
+        "flaky",
+        "network",
+        "order",
+        "queue",
+        "refund",
+        "staging",
+        "sync",
+        "webhook",
+    ]
+)
+"""Groups the fit on every development project kept (bench/select_quality.py)."""
 
 CONCEPTS: dict[str, tuple[str, ...]] = _build()
 """Stemmed word -> concept tokens shared with its paraphrases."""

@@ -9,11 +9,12 @@ straight from disk with the same type.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from memoryd.indexer.parse import parse_file
 from memoryd.indexer.records import INDEX_FILENAME, KIND_MEMORY
+from memoryd.select.analysis import DocTerms
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,6 +27,8 @@ class Candidate:
     type: str | None
     body: str
     mtime: float
+    terms: DocTerms | None = field(default=None, compare=False, repr=False)
+    """The analysis stored at index time; rankers work it out when it is absent."""
 
 
 def load_directory(directory: Path) -> list[Candidate]:

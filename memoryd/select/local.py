@@ -10,41 +10,48 @@ or nothing", which shapes the design:
   a discount, since prompts seldom reuse the memory's wording.
 * Scores are normalised by how much of the query's information the best
   possible match could explain, giving a number that means roughly the same
-  thing across folders; an absolute floor and a ratio to the top hit decide
+  thing across folders; the cut-off (:mod:`memoryd.select.tuning`) decides
   what is "clearly" relevant, so unrelated prompts get an empty answer.
 * A memory that another candidate says it supersedes is dropped, and its
   replacement inherits its score; near-duplicates travel together.
+
+Documents are analysed once (:mod:`memoryd.select.analysis`, at index time for
+memories that come from the index); here a query is analysed and scored
+against those term statistics, walking a folder's posting lists
+(:mod:`memoryd.select.postings`) for its own terms only.
 """
 
 from __future__ import annotations
 
 import math
-from collections import Counter, OrderedDict
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 from memoryd.select._lexicon import concepts_of
+from memoryd.select._sized_cache import SizedCache
 from memoryd.select._text import WEAK_TERMS, terms
+from memoryd.select.analysis import DocTerms, analyse
 from memoryd.select.candidates import Candidate
+from memoryd.select.postings import Postings
 from memoryd.select.relations import Relations, compute_relations
+from memoryd.select.tuning import DEFAULT, Tuning, cut, one_per_lesson
 
 K1 = 1.2
-FIELD_WEIGHTS = {"file": 1.5, "name": 2.5, "desc": 2.0, "body": 0.6}
-FIELD_B = {"file": 0.3, "name": 0.5, "desc": 0.6, "body": 0.75}
-CONCEPT_WEIGHT = 0.45
+FIELD_B = (0.3, 0.5, 0.6, 0.75)
+"""BM25 length normalisation per field, in ``analysis.FIELDS`` order."""
 WEAK_WEIGHT = 0.3
 TYPE_PRIOR = {"user": 0.75, "feedback": 1.0, "project": 1.0, "reference": 1.0}
 
-ABSOLUTE_FLOOR = 0.65
-"""Minimum normalised score for anything to be returned."""
-RELATIVE_FLOOR = 0.5
-"""Results must score at least this fraction of the best hit."""
 NORM_POWER = 0.5
 """Scores are divided by the square root of the query's total IDF mass: long prompts
 should not need proportionally more matches, but short ones should not pass on one word."""
 MIN_FOLDER_SIZE = 30
-_CACHE_LIMIT = 4096
+DOC_CACHE_BYTES = 16 << 20
+"""Memory for analyses of candidates that carry none (built from disk, not the index)."""
 _RELATIONS_CACHE_LIMIT = 64
+
+Hits = dict[str, list[tuple[int, Sequence[int]]]]
+"""Per query token: ``(candidate index, per-field counts)`` of every candidate holding it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,71 +62,39 @@ class Scored:
     score: float
 
 
-@dataclass(frozen=True, slots=True)
-class _Doc:
-    """Per-field term counts (words and concept tokens) and field lengths of one memory."""
-
-    fields: dict[str, Counter[str]]
-    lengths: dict[str, int]
-
-
-def _field_terms(text: str) -> tuple[Counter[str], int]:
-    """Term counts (each concept counted once per occurrence of its words) and length."""
-    words = terms(text)
-    counts: Counter[str] = Counter(words)
-    for w, n in list(counts.items()):
-        for concept in concepts_of(w):
-            counts[concept] += n
-    return counts, len(words)
-
-
-def _filename_text(filename: str) -> str:
-    stem = filename.removesuffix(".md")
-    head, _, rest = stem.partition("_")
-    return rest if head in TYPE_PRIOR and rest else stem
-
-
-def _build_doc(c: Candidate) -> _Doc:
-    texts = {
-        "file": _filename_text(c.filename),
-        "name": c.name,
-        "desc": c.description,
-        "body": c.body,
-    }
-    analysed = {f: _field_terms(t) for f, t in texts.items()}
-    return _Doc(
-        fields={f: counts for f, (counts, _) in analysed.items()},
-        lengths={f: length for f, (_, length) in analysed.items()},
-    )
-
-
-def _query_weights(query: str) -> dict[str, float]:
-    """Distinct query terms and concept tokens with their weights."""
+def _query_weights(query: str, tuning: Tuning) -> dict[str, float]:
+    """Distinct query terms and concept tokens (of the groups in use) with their weights."""
     weights: dict[str, float] = {}
     for w in terms(query):
         base = WEAK_WEIGHT if w in WEAK_TERMS else 1.0
         weights[w] = max(weights.get(w, 0.0), base)
         for concept in concepts_of(w):
-            weights[concept] = max(weights.get(concept, 0.0), base * CONCEPT_WEIGHT)
+            if tuning.lexicon is None or concept[1:] in tuning.lexicon:
+                weights[concept] = max(weights.get(concept, 0.0), base * tuning.concept_weight)
     return weights
 
 
 class LocalRanker:
-    """Ranks candidates for a query; deterministic, and caches tokenized memories."""
+    """Ranks candidates for a query; deterministic, and caches tokenized memories.
 
-    def __init__(self) -> None:
-        self._cache: OrderedDict[tuple[str, str, str, str | None, str], _Doc] = OrderedDict()
+    ``tuning`` may be replaced between calls (the quality bench does, to reuse
+    the document cache across a grid of settings).
+    """
+
+    def __init__(self, tuning: Tuning = DEFAULT) -> None:
+        self.tuning = tuning
+        self._cache: SizedCache[tuple[str, str, str, str], DocTerms] = SizedCache(DOC_CACHE_BYTES)
         self._relations: dict[tuple[int, ...], Relations] = {}
 
-    def _doc(self, c: Candidate) -> _Doc:
-        key = (c.filename, c.name, c.description, c.type, c.body)
+    def _doc(self, c: Candidate) -> DocTerms:
+        """The candidate's stored analysis, or one worked out now (and cached)."""
+        if c.terms is not None:
+            return c.terms
+        key = (c.filename, c.name, c.description, c.body)
         doc = self._cache.get(key)
         if doc is None:
-            doc = self._cache[key] = _build_doc(c)
-            if len(self._cache) > _CACHE_LIMIT:
-                self._cache.popitem(last=False)  # least recently used
-        else:
-            self._cache.move_to_end(key)
+            doc = analyse(c.filename, c.name, c.description, c.body)
+            self._cache.put(key, doc, doc.weight + len(c.body))
         return doc
 
     def _related(self, candidates: Sequence[Candidate]) -> Relations:
@@ -133,53 +108,38 @@ class LocalRanker:
         return rel
 
     def contributions(
-        self, query: str, candidates: Sequence[Candidate]
+        self,
+        query: str,
+        candidates: Sequence[Candidate],
+        postings: Postings | None = None,
     ) -> dict[str, dict[str, float]]:
         """Per query token, how much it adds to each candidate's normalised score.
 
         Summing a candidate's values gives :meth:`scores`; the split lets the cut-off see
-        *which* parts of the query a memory answers.
+        *which* parts of the query a memory answers. ``postings`` is the folder's
+        inverted index when every candidate comes from that folder's manifest.
         """
-        qw = _query_weights(query)
+        qw = _query_weights(query, self.tuning)
         if not qw or not candidates:
             return {c.filename: {} for c in candidates}
-        docs = [self._doc(c) for c in candidates]
-        n = len(docs)
-        avg = {f: max(1.0, sum(d.lengths[f] for d in docs) / n) for f in FIELD_WEIGHTS}
-        df: Counter[str] = Counter()
-        for d in docs:
-            present = set().union(*(d.fields[f].keys() for f in FIELD_WEIGHTS))
-            df.update(t for t in present if t in qw)
-        # Small candidate lists (tiny folders, or a prefiltered slice of a big one)
-        # would give every word a low IDF and silence everything; score them as
-        # if they came from a folder of typical size.
-        n_idf = max(n, MIN_FOLDER_SIZE)
-        idf = {t: math.log(1.0 + (n_idf - df[t] + 0.5) / (df[t] + 0.5)) for t in qw}
-        # What a document matching every word (and no concept) would score: the
-        # yardstick that makes scores comparable across folders and queries.
-        ideal = sum(idf[t] * w for t, w in qw.items() if not t.startswith("~"))
-        scale = (K1 + 1.0) * max(ideal, 1e-9) ** NORM_POWER
-        out: dict[str, dict[str, float]] = {}
-        for c, d in zip(candidates, docs, strict=True):
-            prior = TYPE_PRIOR.get(c.type or "", 0.9)
-            parts: dict[str, float] = {}
-            for t, w in qw.items():
-                tf = 0.0
-                for f, fw in FIELD_WEIGHTS.items():
-                    raw = d.fields[f].get(t, 0)
-                    if raw:
-                        norm = 1.0 - FIELD_B[f] + FIELD_B[f] * d.lengths[f] / avg[f]
-                        tf += fw * raw / norm
-                if tf:
-                    parts[t] = prior * w * idf[t] * tf * (K1 + 1.0) / (tf + K1) / scale
-            out[c.filename] = parts
-        return out
+        wanted = _positions(candidates, postings)
+        if postings is not None and wanted is not None:
+            lengths = [postings.lengths[p] for p in wanted]
+            hits = {t: postings.hits(t, wanted) for t in qw}
+        else:
+            docs = [self._doc(c) for c in candidates]
+            lengths = [d.lengths for d in docs]
+            hits = {t: _doc_hits(t, docs) for t in qw}
+        priors = [TYPE_PRIOR.get(c.type or "", 0.9) for c in candidates]
+        parts = score(qw, hits, lengths, priors, self.tuning.field_weights)
+        return {c.filename: p for c, p in zip(candidates, parts, strict=True)}
 
-    def scores(self, query: str, candidates: Sequence[Candidate]) -> dict[str, float]:
+    def scores(
+        self, query: str, candidates: Sequence[Candidate], postings: Postings | None = None
+    ) -> dict[str, float]:
         """Normalised relevance of every candidate, before any cut-off (for tuning and tests)."""
-        return {
-            fn: sum(parts.values()) for fn, parts in self.contributions(query, candidates).items()
-        }
+        parts = self.contributions(query, candidates, postings)
+        return {fn: sum(p.values()) for fn, p in parts.items()}
 
     def rank(
         self,
@@ -187,6 +147,9 @@ class LocalRanker:
         candidates: Sequence[Candidate],
         limit: int = 5,
         relations: Relations | None = None,
+        *,
+        shown: Collection[str] = (),
+        postings: Postings | None = None,
     ) -> list[Scored]:
         """The up-to-``limit`` candidates that clearly help with ``query``, best first.
 
@@ -194,37 +157,96 @@ class LocalRanker:
         (:func:`~memoryd.select.relations.compute_relations`); pass them when ranking
         many queries against one directory. Without them they are worked out (and
         cached) from ``candidates``. A superseded memory is never returned; its
-        replacement, when it is a candidate, inherits its relevance.
+        replacement, when it is a candidate, inherits its relevance. Candidates
+        named in ``shown`` (already surfaced) set the bar but are never returned,
+        nor are their near-duplicates.
         """
         if limit <= 0 or not candidates:
             return []
         if relations is None:
             relations = self._related(candidates)
-        parts = self.contributions(query, candidates)
+        parts = self.contributions(query, candidates, postings)
         for old, new in relations.superseded.items():
             stale = parts.pop(old, None)
             if (
                 stale is not None
+                and new is not None
                 and new in parts
                 and sum(stale.values()) > sum(parts[new].values())
             ):
                 parts[new] = stale
         scores = {fn: sum(p.values()) for fn, p in parts.items()}
-        chosen = _cut(query, parts, scores)
+        if max(scores.values(), default=0.0) < self.tuning.absolute_floor:
+            return []  # most prompts: nothing to calibrate
+        words = {t for t, w in _query_weights(query, self.tuning).items() if w == 1.0}
+        whole = {fn for fn, p in parts.items() if words and words <= p.keys()}
+        chosen = cut(scores, shown, self.tuning, one_per_lesson(scores, relations), whole)
         if not chosen:
             return []
         for a, b in relations.near_duplicates:
             for have, twin in ((a, b), (b, a)):
-                if have in chosen and twin not in chosen and twin in scores:
+                if have in chosen and twin not in chosen and twin in scores and twin not in shown:
                     chosen.append(twin)
         chosen.sort(key=lambda fn: (-scores[fn], fn))
         return [Scored(fn, round(scores[fn], 6)) for fn in chosen[:limit]]
 
 
-def _cut(query: str, parts: dict[str, dict[str, float]], scores: dict[str, float]) -> list[str]:
-    """The candidates that clear the absolute floor and the bar relative to the best hit."""
-    ordered = sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))
-    if not ordered or ordered[0][1] < ABSOLUTE_FLOOR:
-        return []
-    cut = max(ABSOLUTE_FLOOR, RELATIVE_FLOOR * ordered[0][1])
-    return [fn for fn, s in ordered if s >= cut]
+def _positions(candidates: Sequence[Candidate], postings: Postings | None) -> dict[int, int] | None:
+    """Manifest position -> candidate index, or None when ``postings`` cannot serve them."""
+    if postings is None:
+        return None
+    wanted: dict[int, int] = {}
+    for index, c in enumerate(candidates):
+        position = postings.positions.get(c.filename)
+        if position is None:
+            return None
+        wanted[position] = index
+    return wanted
+
+
+def _doc_hits(term: str, docs: Sequence[DocTerms]) -> list[tuple[int, Sequence[int]]]:
+    out: list[tuple[int, Sequence[int]]] = []
+    for index, doc in enumerate(docs):
+        counts = [field_counts.get(term, 0) for field_counts in doc.fields]
+        if any(counts):
+            out.append((index, counts))
+    return out
+
+
+def score(
+    qw: dict[str, float],
+    hits: Hits,
+    lengths: Sequence[Sequence[int]],
+    priors: Sequence[float],
+    field_weights: Sequence[float],
+) -> list[dict[str, float]]:
+    """Field-weighted BM25 of every candidate (index order) from term statistics alone.
+
+    Statistics are over the candidates themselves: their count, their average
+    field lengths and, per token, how many of them hold it (``len(hits[t])``).
+    """
+    n = len(lengths)
+    fields = range(len(field_weights))
+    avg = [max(1.0, sum(doc[f] for doc in lengths) / n) for f in fields]
+    # Small candidate lists (tiny folders, or a prefiltered slice of a big one)
+    # would give every word a low IDF and silence everything; score them as
+    # if they came from a folder of typical size.
+    n_idf = max(n, MIN_FOLDER_SIZE)
+    idf = {t: math.log(1.0 + (n_idf - len(h) + 0.5) / (len(h) + 0.5)) for t, h in hits.items()}
+    # What a document matching every word (and no concept) would score: the
+    # yardstick that makes scores comparable across folders and queries.
+    ideal = sum(idf[t] * w for t, w in qw.items() if not t.startswith("~"))
+    scale = (K1 + 1.0) * max(ideal, 1e-9) ** NORM_POWER
+    out: list[dict[str, float]] = [{} for _ in range(n)]
+    for t, w in qw.items():
+        for index, counts in hits[t]:
+            doc_lengths = lengths[index]
+            tf = 0.0
+            for f in fields:
+                raw = counts[f]
+                if raw:
+                    norm = 1.0 - FIELD_B[f] + FIELD_B[f] * doc_lengths[f] / avg[f]
+                    tf += field_weights[f] * raw / norm
+            if tf:
+                out[index][t] = priors[index] * w * idf[t] * tf * (K1 + 1.0) / (tf + K1) / scale
+    return out

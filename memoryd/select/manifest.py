@@ -2,9 +2,14 @@
 
 Small directories (the usual case: tens of files) are loaded whole and kept
 per directory version, with their supersession and near-duplicate links
-computed once. Large ones are cut down per query by an FTS5 BM25 prefilter,
-so ranking cost stays flat as a directory grows; their supersession links are
-still computed once per version, from headers (near-duplicates are not). The prefilter orders by
+computed once and an inverted index built from the term statistics the writer
+stored (nothing is re-tokenized). Manifests are kept in a cache bounded by the
+memory they hold, so many folders cost what they weigh, not a fixed count.
+
+Large ones are cut down per query by an FTS5 BM25 prefilter, so ranking cost
+stays flat as a directory grows (each candidate brings its stored term
+statistics along); their supersession links are still computed once per
+version, from headers (near-duplicates are not). The prefilter orders by
 FTS5's ``rank``, which migration 005 sets to BM25 weighted towards filename,
 name and description.
 """
@@ -13,25 +18,35 @@ from __future__ import annotations
 
 import re
 import sqlite3
-import threading
-from collections import OrderedDict
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import PurePath
 
 from memoryd.indexer import queries
 from memoryd.indexer.queries import IndexedFile
+from memoryd.select._sized_cache import SizedCache
 from memoryd.select._text import STOPWORDS
+from memoryd.select.analysis import DocTerms, analyse, decode
 from memoryd.select.candidates import Candidate
-from memoryd.select.relations import Relations, compute_relations, superseded_among
+from memoryd.select.postings import Postings
+from memoryd.select.relations import Relations, compute_relations
+from memoryd.select.supersession import SIGNAL_WORDS, superseded_among, superseded_by
 
 LARGE_DIRECTORY = 300
 """Above this many memory files, candidates come from the FTS5 prefilter."""
 
 PREFILTER_LIMIT = 100
 """Candidates a large directory's query is ranked over (FTS5 BM25 order)."""
+
+CACHE_BYTES = 64 << 20
+"""Memory the manifest cache may hold (bodies, headers and posting lists)."""
+_FILE_OVERHEAD = 1200
+"""Rough bytes of the per-file objects of a manifest besides its text."""
 _WORD = re.compile(r"[A-Za-z0-9]+")
 # The FTS table shares column names with ``files``, so qualify them in joins.
 _QUALIFIED = ", ".join(f"files.{c.strip()}" for c in queries.FILE_COLUMNS.split(","))
+_WITH_TERMS = f"{_QUALIFIED}, files.terms_json"
 
 
 @dataclass
@@ -42,14 +57,21 @@ class Manifest:
     has_index_file: bool
     total: int
     relations: Relations | None = None
+    postings: Postings | None = None
     _candidates: list[Candidate] = field(default_factory=list)
 
     @property
     def large(self) -> bool:
         return self.total > LARGE_DIRECTORY
 
+    @property
+    def weight(self) -> int:
+        """Rough bytes held, for the cache's memory budget."""
+        text = sum(len(f.body) + len(f.description or "") + _FILE_OVERHEAD for f in self.files)
+        return 4096 + text + (self.postings.weight if self.postings is not None else 0)
 
-def to_candidate(f: IndexedFile) -> Candidate:
+
+def to_candidate(f: IndexedFile, terms: DocTerms | None = None) -> Candidate:
     return Candidate(
         filename=f.filename,
         name=f.name or PurePath(f.filename).stem,
@@ -57,7 +79,40 @@ def to_candidate(f: IndexedFile) -> Candidate:
         type=f.type,
         body=f.body,
         mtime=f.mtime,
+        terms=terms,
     )
+
+
+def _with_terms(rows: Iterable[sqlite3.Row]) -> list[tuple[IndexedFile, DocTerms]]:
+    """Rows selected with ``terms_json`` last, as files and their stored analyses."""
+    out = []
+    for row in rows:
+        f = queries.row_to_file(tuple(row)[:-1])
+        # Rows always carry one once the store has opened the index; the fallback
+        # keeps a reader of a not-yet-refreshed or damaged index correct.
+        doc = decode(row[-1]) if row[-1] else None
+        if doc is None:
+            doc = analyse(f.filename, f.name, f.description, f.body)
+        out.append((f, doc))
+    return out
+
+
+def superseded_in(files: Sequence[IndexedFile]) -> dict[str, str | None]:
+    """Stale memories among ``files`` (any directories), by path, with their successor's name.
+
+    For ``list``: the selector never returns these, so a reader of the listing
+    should see why.
+    """
+    by_dir: defaultdict[str, list[IndexedFile]] = defaultdict(list)
+    for f in files:
+        if f.kind == "memory" and f.error is None:
+            by_dir[f.directory].append(f)
+    out: dict[str, str | None] = {}
+    for memories in by_dir.values():
+        paths = {f.filename: f.path for f in memories}
+        for old, new in superseded_by([to_candidate(f) for f in memories]).items():
+            out[paths[old]] = new
+    return out
 
 
 def fts_query(text: str) -> str | None:
@@ -68,26 +123,18 @@ def fts_query(text: str) -> str | None:
 
 
 class ManifestCache:
-    """Per-directory manifests keyed by the directory's index version."""
+    """Per-directory manifests keyed by the directory's index version, within a memory budget."""
 
-    def __init__(self, size: int = 32) -> None:
-        self.size = size
-        self._items: OrderedDict[str, Manifest] = OrderedDict()
-        self._lock = threading.Lock()
+    def __init__(self, budget: int = CACHE_BYTES) -> None:
+        self._items: SizedCache[str, Manifest] = SizedCache(budget)
 
     def get(self, conn: sqlite3.Connection, directory: str) -> Manifest:
         version = queries.directory_version(conn, directory)
-        with self._lock:
-            cached = self._items.get(directory)
-            if cached is not None and cached.version == version:
-                self._items.move_to_end(directory)
-                return cached
+        cached = self._items.get(directory)
+        if cached is not None and cached.version == version:
+            return cached
         manifest = _load(conn, directory, version)
-        with self._lock:
-            self._items[directory] = manifest
-            self._items.move_to_end(directory)
-            while len(self._items) > self.size:
-                self._items.popitem(last=False)
+        self._items.put(directory, manifest, manifest.weight)
         return manifest
 
 
@@ -101,10 +148,20 @@ def _load(conn: sqlite3.Connection, directory: str, version: int) -> Manifest:
         manifest = Manifest(directory, version, [], bool(has_index), int(total))
         manifest.relations = _large_relations(conn, directory)
         return manifest
-    files = queries.memories_in(conn, directory)
+    rows = _with_terms(
+        conn.execute(
+            f"SELECT {_WITH_TERMS} FROM files WHERE directory = ? AND kind = 'memory' "
+            "AND error IS NULL ORDER BY filename",
+            (directory,),
+        )
+    )
+    files = [f for f, _ in rows]
     manifest = Manifest(directory, version, files, bool(has_index), int(total))
+    # Candidates of a cached folder do not keep their analyses: the posting lists
+    # hold the same counts in a fraction of the memory. The links read them once.
     manifest._candidates = [to_candidate(f) for f in files]
-    manifest.relations = compute_relations(manifest._candidates)
+    manifest.postings = Postings([f.filename for f in files], [doc for _, doc in rows])
+    manifest.relations = compute_relations([to_candidate(f, doc) for f, doc in rows])
     return manifest
 
 
@@ -112,9 +169,10 @@ def _large_relations(conn: sqlite3.Connection, directory: str) -> Relations:
     """Supersession for a large directory, from headers plus the few files that cite one.
 
     Near-duplicate links compare every pair, so large directories go without
-    them; supersession needs only the files whose text says "supersedes",
-    "replaces" or "obsoletes" (found through FTS5), of which only explicit
-    quoted titles count, and everyone's title.
+    them; supersession needs only the files whose text carries one of the
+    signal words (found through FTS5) and everyone's title. Plain words after
+    "replaces" do not count here (only filenames, links and quoted titles), and
+    "(current)" markers are not compared pairwise.
     """
     headers = [
         Candidate(fn, name or PurePath(fn).stem, desc or "", mtype, "", mtime_ns / 1e9)
@@ -124,23 +182,14 @@ def _large_relations(conn: sqlite3.Connection, directory: str) -> Relations:
             (directory,),
         )
     ]
-    # Only quoted titles count here, so rows without a quote character are
-    # dropped in SQL rather than decoded.
     referencing = [
         Candidate(fn, name or PurePath(fn).stem, desc or "", mtype, body or "", mtime_ns / 1e9)
         for fn, name, desc, mtype, body, mtime_ns in conn.execute(
             "SELECT files.filename, files.name, files.description, files.type, files.body, "
             "files.mtime_ns FROM files_fts JOIN files ON files.rowid = files_fts.rowid "
             "WHERE files_fts MATCH :match AND files.directory = :dir "
-            "AND files.kind = 'memory' AND files.error IS NULL AND (instr(files.body, :straight) "
-            "OR instr(files.body, :curly) OR instr(files.description, :straight) "
-            "OR instr(files.description, :curly)) ORDER BY files.filename",
-            {
-                "match": "supersedes OR replaces OR obsoletes",
-                "dir": directory,
-                "straight": '"',
-                "curly": "\u201c",
-            },
+            "AND files.kind = 'memory' AND files.error IS NULL ORDER BY files.filename",
+            {"match": " OR ".join(SIGNAL_WORDS) + ' OR "no longer"', "dir": directory},
         )
     ]
     superseded = superseded_among(referencing, headers, quoted_only=True)
@@ -157,10 +206,9 @@ def candidates_for(
     if match is None:
         return []
     rows = conn.execute(
-        f"SELECT {_QUALIFIED} FROM files_fts JOIN files ON files.rowid = files_fts.rowid "
+        f"SELECT {_WITH_TERMS} FROM files_fts JOIN files ON files.rowid = files_fts.rowid "
         "WHERE files_fts MATCH ? AND files.directory = ? AND files.kind = 'memory' "
         "AND files.error IS NULL ORDER BY rank LIMIT ?",
         (match, manifest.directory, PREFILTER_LIMIT),
     )
-    files = [queries.row_to_file(r) for r in rows]
-    return [(f, to_candidate(f)) for f in files]
+    return [(f, to_candidate(f, doc)) for f, doc in _with_terms(rows)]

@@ -1,10 +1,9 @@
 """Relations between memories that change what is worth returning.
 
-*Supersession*: when a decision changes, the new memory usually says so in its
-own words ("Supersedes "Celery broker is Redis"", "replaces the nom parser
-memory") while the old one is left untouched. Returning the old one would
-mislead the agent, so the ranker drops it and lets the new one inherit its
-relevance.
+*Supersession* (worked out in :mod:`memoryd.select.supersession`): when a
+decision changes, the new memory says it replaces the old one, or the old one
+gets a "superseded by" banner. Returning the old one would mislead the agent,
+so the ranker drops it and lets its successor inherit its relevance.
 
 *Near-duplicates*: the same lesson is often recorded twice, months apart, with
 different wording. Each copy adds a detail, so when one is returned its twin
@@ -16,113 +15,52 @@ Both are decided from text alone, so they work on any folder.
 from __future__ import annotations
 
 import math
-import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from functools import lru_cache
 from itertools import combinations
 
 from memoryd.select._lexicon import concepts_of
+from memoryd.select._sized_cache import SizedCache
 from memoryd.select._text import terms
+from memoryd.select.analysis import FIELDS
 from memoryd.select.candidates import Candidate
+from memoryd.select.supersession import superseded_by
 
-_SUPERSEDES = re.compile(
-    r"\b(?:supersedes|supersedes the|replaces|replaces the|obsoletes)\b\s*(?:the\s+)?"
-    r"(?:\d{4}\s+)?(?P<quoted>[\"“][^\"”\n]{3,120}[\"”])?(?P<rest>[^.;\n]{0,80})",
-    re.IGNORECASE,
-)
-_QUOTE_CHARS = '"“”'
+__all__ = ["Relations", "compute_relations", "near_duplicate_pairs", "superseded_by"]
 
-SUPERSEDE_MIN_OVERLAP = 0.5
-"""Share of the referenced title's terms that a candidate's name must contain."""
+NAME, DESC = FIELDS.index("name"), FIELDS.index("desc")
 NEAR_DUPLICATE_MIN_SIMILARITY = 0.36
 """Cosine similarity of header terms above which two same-type memories are one lesson."""
 
 
-@lru_cache(maxsize=4096)
-def _term_set(text: str) -> frozenset[str]:
-    return frozenset(terms(text))
+VECTOR_CACHE_BYTES = 4 << 20
+"""Memory for header vectors of candidates that carry no stored analysis."""
+_VECTORS: SizedCache[tuple[str, str], Counter[str]] = SizedCache(VECTOR_CACHE_BYTES)
 
 
-def superseded_by(candidates: Sequence[Candidate]) -> dict[str, str]:
-    """Map each superseded candidate's filename to the candidate that supersedes it.
-
-    A memory is superseded when another candidate's description or body says it
-    supersedes/replaces something whose title matches the memory's name (or,
-    failing a quoted title, whose wording overlaps its name and filename).
-    """
-    return superseded_among(candidates, candidates)
-
-
-def superseded_among(
-    referencing: Sequence[Candidate],
-    everyone: Sequence[Candidate],
-    *,
-    quoted_only: bool = False,
-) -> dict[str, str]:
-    """:func:`superseded_by` where only ``referencing`` need bodies.
-
-    ``everyone`` may be headers only (empty bodies): a large directory passes
-    all its headers plus the files whose text mentions superseding, and sets
-    ``quoted_only`` so only explicit ``Supersedes "Title"`` references count
-    (in a big folder "replaces" is also an ordinary word). Title words go into
-    an inverted index, so a reference is scored by counting the words it shares
-    with each title instead of comparing it with every memory; ties go to the
-    earlier candidate.
-    """
-    titles = [_title_terms(c) for c in everyone]
-    by_term: dict[str, list[int]] = {}
-    for i, words in enumerate(titles):
-        for t in words:
-            by_term.setdefault(t, []).append(i)
-    out: dict[str, str] = {}
-    for new in referencing:
-        best_score: dict[int, float] = {}
-        for ref in _references(new, quoted_only):
-            ref_terms = _term_set(ref)
-            if not ref_terms:
-                continue
-            shared: Counter[int] = Counter()
-            for t in ref_terms:
-                shared.update(by_term.get(t, ()))
-            for i, n in shared.items():
-                best_score[i] = max(best_score.get(i, 0.0), n / len(ref_terms))
-        best: tuple[float, str] | None = None
-        for i in sorted(best_score):
-            old, score = everyone[i], best_score[i]
-            if old.filename == new.filename or old.type != new.type:
-                continue
-            if score >= SUPERSEDE_MIN_OVERLAP and (best is None or score > best[0]):
-                best = (score, old.filename)
-        if best is not None:
-            out.setdefault(best[1], new.filename)
-    return out
-
-
-def _references(c: Candidate, quoted_only: bool) -> list[str]:
-    """What ``c`` says it supersedes: quoted titles, else the words that follow."""
-    found = []
-    for m in _SUPERSEDES.finditer(f"{c.description}\n{c.body}"):
-        if m.group("quoted"):
-            found.append(m.group("quoted").strip(_QUOTE_CHARS + " "))
-        elif not quoted_only and m.group("rest"):
-            found.append(m.group("rest").strip(_QUOTE_CHARS + " "))
-    return found
-
-
-def _title_terms(c: Candidate) -> frozenset[str]:
-    return _term_set(f"{c.name} {c.filename.removesuffix('.md').replace('_', ' ')}")
-
-
-@lru_cache(maxsize=4096)
 def _vector(c: Candidate) -> Counter[str]:
-    counts: Counter[str] = Counter()
-    for w in terms(f"{c.name} {c.description}"):
-        counts[w] += 1
-        for concept in concepts_of(w):
-            counts[concept] += 1
-    return counts
+    """Counts of the header's terms and concept tokens (name, then description).
+
+    A candidate from the index brings them in its stored analysis, so a
+    folder's first query does not tokenize its headers again. Others are worked
+    out once per header text (all the vector depends on), in a cache weighed in
+    bytes that keeps no bodies alive.
+    """
+    if c.terms is not None:
+        counts = Counter(c.terms.fields[NAME])
+        counts.update(c.terms.fields[DESC])
+        return counts
+    key = (c.name, c.description)
+    cached = _VECTORS.get(key)
+    if cached is None:
+        cached = Counter()
+        for w in terms(f"{c.name} {c.description}"):
+            cached[w] += 1
+            for concept in concepts_of(w):
+                cached[concept] += 1
+        _VECTORS.put(key, cached, 200 + len(c.name) + len(c.description) + 100 * len(cached))
+    return cached
 
 
 def _weighted(v: Counter[str], idf: dict[str, float]) -> tuple[dict[str, float], float]:
@@ -148,7 +86,7 @@ def near_duplicate_pairs(candidates: Sequence[Candidate]) -> list[tuple[str, str
 
 
 def _near_duplicates(
-    candidates: Sequence[Candidate], stale: dict[str, str]
+    candidates: Sequence[Candidate], stale: dict[str, str | None]
 ) -> list[tuple[str, str]]:
     vectors = [_vector(c) for c in candidates]
     n = len(candidates)
@@ -157,16 +95,21 @@ def _near_duplicates(
         df.update(v.keys())
     idf = {t: math.log(1.0 + n / d) for t, d in df.items()}
     weighted = [_weighted(v, idf) for v in vectors]
-    pairs: list[tuple[str, str]] = []
-    for i, j in combinations(range(n), 2):
-        a, b = candidates[i], candidates[j]
-        if a.type != b.type or a.type in (None, "user"):
-            continue
-        if stale.get(a.filename) == b.filename or stale.get(b.filename) == a.filename:
-            continue
-        if _cosine(weighted[i], weighted[j]) >= NEAR_DUPLICATE_MIN_SIMILARITY:
-            pairs.append((a.filename, b.filename))
-    return pairs
+    # Only same-type pairs can be twins: compare within each type, then restore
+    # the candidates' pair order.
+    by_type: dict[str, list[int]] = {}
+    for i, c in enumerate(candidates):
+        if c.type is not None and c.type != "user":
+            by_type.setdefault(c.type, []).append(i)
+    found: list[tuple[int, int]] = []
+    for members in by_type.values():
+        for i, j in combinations(members, 2):
+            a, b = candidates[i].filename, candidates[j].filename
+            if stale.get(a) == b or stale.get(b) == a:
+                continue
+            if _cosine(weighted[i], weighted[j]) >= NEAR_DUPLICATE_MIN_SIMILARITY:
+                found.append((i, j))
+    return [(candidates[i].filename, candidates[j].filename) for i, j in sorted(found)]
 
 
 @dataclass(frozen=True, slots=True)
@@ -180,8 +123,8 @@ class Relations:
     replacement is not in the slice, and a twin is only added if it is in the slice.
     """
 
-    superseded: dict[str, str] = field(default_factory=dict)
-    """Superseded filename -> filename of the memory that supersedes it."""
+    superseded: dict[str, str | None] = field(default_factory=dict)
+    """Superseded filename -> the memory that took its place (None when it names none)."""
     near_duplicates: list[tuple[str, str]] = field(default_factory=list)
     """Pairs of filenames that record the same lesson."""
 

@@ -38,6 +38,7 @@ from memoryd.select import telemetry
 from memoryd.select.candidates import Candidate
 from memoryd.select.local import LocalRanker
 from memoryd.select.manifest import ManifestCache, candidates_for
+from memoryd.select.postings import Postings
 from memoryd.select.relations import Relations
 from memoryd.select.tool_rules import tool_usage_docs
 from memoryd.staleness.results import intact_first, verdicts_for
@@ -188,7 +189,7 @@ class Selector:
             if self.claude_factory is None:
                 fallback = "anthropic_not_configured"
             else:
-                outcome = self._ask_claude(req, cands, relations)
+                outcome = self._ask_claude(req, cands, relations, postings=manifest.postings)
                 tokens, fallback = outcome.tokens, outcome.failure
                 if outcome.names is not None:
                     ranker = "anthropic"
@@ -198,8 +199,18 @@ class Selector:
                         elif name not in (n for n, _ in picks):
                             picks.append((name, None))
         if ranker == "local":
-            anchors = [c for _, c in pool if c.filename in shown]
-            picks = self._rank_locally(req, cands, anchors, relations)
+            # Surfaced memories compete (they set the bar) but are never returned:
+            # when the best matches were already shown, weaker ones do not stand in.
+            seen = [c for _, c in pool if c.filename in shown and c.filename not in stale]
+            ranked = self.local.rank(
+                req.query,
+                cands + seen,
+                req.limit,
+                relations,
+                shown=shown,
+                postings=manifest.postings,
+            )
+            picks = [(s.filename, s.score) for s in ranked]
         verdicts = verdicts_for(conn, [files[name].path for name, _ in picks])
         picks = intact_first(picks, lambda name: verdicts.get(files[name].path))
         selected, vanished = [], 0
@@ -231,26 +242,6 @@ class Selector:
             "_tokens": tokens,
         }
 
-    def _rank_locally(
-        self,
-        req: SelectParams,
-        cands: list[Candidate],
-        shown: list[Candidate],
-        relations: Relations | None,
-    ) -> list[tuple[str, float | None]]:
-        """The local ranker's picks, with the memories already shown still in the race.
-
-        The local cut-off is relative to the best hit, so ranking only what is
-        left after the shown memories are removed would lower the bar and pad
-        the answer with unrelated files (the same prompt twice in a session got
-        a second, unrelated memory). Ranking them too and then dropping them
-        keeps the bar where the first answer put it.
-        """
-        limit = req.limit + len(shown)
-        ranked = self.local.rank(req.query, cands + shown, limit, relations)
-        names = {c.filename for c in shown}
-        return [(s.filename, s.score) for s in ranked if s.filename not in names]
-
     def _remembered(self, session_id: str | None, directory: str) -> set[str]:
         if session_id is None:
             return set()
@@ -268,7 +259,12 @@ class Selector:
                 self._shown.popitem(last=False)
 
     def _ask_claude(
-        self, req: SelectParams, cands: list[Candidate], relations: Relations | None
+        self,
+        req: SelectParams,
+        cands: list[Candidate],
+        relations: Relations | None,
+        *,
+        postings: Postings | None,
     ) -> ClaudeOutcome:
         """Claude's picks (cached by the exact prompt inputs), or why it gave none.
 
@@ -279,7 +275,7 @@ class Selector:
         from memoryd.select.claude import ManifestEntry, RankerFailure  # noqa: PLC0415
 
         if len(cands) > CLAUDE_MANIFEST_LIMIT:
-            scores = self.local.scores(req.query, cands)
+            scores = self.local.scores(req.query, cands, postings)
             cands = sorted(cands, key=lambda c: (-scores[c.filename], c.filename))
             cands = cands[:CLAUDE_MANIFEST_LIMIT]
         if relations is not None:

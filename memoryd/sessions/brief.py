@@ -1,11 +1,12 @@
 """A short, cited brief of what earlier sessions learned that bears on a task.
 
-Deterministic, no LLM: sessions are ranked lexically against the task, at most
-three are read, and their entries become typed findings that cite file lines.
-The procedure is bounded on purpose (two search rounds, three reads, a token
-budget) and prefers saying nothing to padding the brief with weak matches:
-recency only breaks ties between equally relevant sessions and never admits a
-session on its own.
+Deterministic, no LLM: sessions are ranked lexically against the task; when
+some bear on it, every session of their project is read, newest first, and
+their entries become typed findings that cite file lines. Relevant sessions
+weigh fully, the others only through entries that share the task's words, and
+the newest session's blockers and failing tests always lead. The procedure
+prefers saying nothing to padding the brief with weak matches: recency never
+admits a project's history on its own.
 
 Token budget: ``tokens(text) = ceil(len(text) / 4)``, the usual rough rate for
 English text; the lowest-ranked findings are dropped until the text fits.
@@ -23,11 +24,13 @@ from typing import Any
 from memoryd.indexer.parse import parse_bytes
 from memoryd.indexer.records import KIND_SESSION
 from memoryd.sessions import _findings as fx
+from memoryd.sessions import _reading as reading
 from memoryd.sessions import _relevance as rel
 from memoryd.sessions._sections import SECTION_ACTIVE, SECTION_SUMMARY, Entry, parse_sections
 
 MAX_ROUNDS = 2
 MAX_READS = 3
+"""Sessions the search rounds rank as relevant at most (all of their project is read)."""
 SESSION_THRESHOLD = 0.45
 """Relevance a session needs: the IDF-weighted share of task terms it contains,
 plus PAIR_BONUS for every pair of task words that also sit together in it."""
@@ -44,6 +47,12 @@ CONFLICT_OVERLAP = 0.4
 """How much of its (IDF-weighted) wording a reversal must share with an earlier decision."""
 CURRENT_STATE_BONUS = 0.25
 """Extra weight for the active state of the newest session read: where work stands."""
+BACKGROUND_FACTOR = 0.5
+"""Weight of a session read only because it belongs to the project (not ranked relevant)."""
+BACKGROUND_MATCH = 0.3
+"""Share of the task's (IDF-weighted) words an entry of such a session must contain."""
+CURRENT_TROUBLE_SCORE = 10.0
+"""Puts the newest session's blockers and failing tests first, so the budget never cuts them."""
 
 # Decisions, failures and open points change what the next session does; a
 # plain "did X" outcome only helps when it is squarely about the task.
@@ -130,6 +139,14 @@ class _Session:
     coverage: float = 0.0  # relevance to the task, see SESSION_THRESHOLD
     evidence: int = 0  # how many of its entries bear on the task
 
+    @property
+    def project(self) -> str:
+        return self.doc.project
+
+    @property
+    def stamp(self) -> str:
+        return self.doc.session
+
 
 def build_brief(
     task: str, docs: Sequence[SessionDoc], *, scope: str, budget_tokens: int = 600
@@ -144,8 +161,9 @@ def build_brief(
     idf, size = rel.idf_table(s.terms for s in sessions)
     words = rel.tokens(task)
     query = set(words)
-    chosen, rounds = _search(words, sessions, idf, size)
-    findings = _collect(query, chosen, idf, size)
+    found, rounds = _search(words, sessions, idf, size)
+    chosen = reading.every_session_of(found, sessions)
+    findings = _collect(query, chosen, found, idf, size)
     brief = Brief(
         text=no_context_message(scope),
         findings=[],
@@ -266,32 +284,61 @@ def _thread_terms(
 
 
 def _collect(
-    query: set[str], chosen: list[_Session], idf: dict[str, float], size: int
+    query: set[str],
+    chosen: list[_Session],
+    found: list[_Session],
+    idf: dict[str, float],
+    size: int,
 ) -> list[fx.Finding]:
-    """Score every entry of the sessions read, best first, with contradictions attached."""
+    """Score every entry of the sessions read, best first, with contradictions attached.
+
+    Open questions that a later session's decision answers are left out.
+    """
     total = sum(rel.weight(t, idf, size) for t in query) or 1.0
     newest = max((s.doc.session for s in chosen), default="")
-    top = max((s.coverage for s in chosen), default=1.0)
+    newest_relevant = max((s.doc.session for s in found), default="")
+    top = max((s.coverage for s in found), default=1.0)
     scored: list[tuple[float, Entry, set[str], str, _Session]] = []
+    settlers: list[tuple[float, Entry, set[str], str, _Session]] = []
     for session in chosen:
         # Equally relevant sessions weigh the same; weaker ones count less, but a
         # session that passed the threshold still contributes its key points.
-        factor = 0.5 + 0.5 * session.coverage / top
+        relevant = any(session is f for f in found)
+        factor = 0.5 + 0.5 * session.coverage / top if relevant else BACKGROUND_FACTOR
         for entry, terms in session.entries:
             if entry.section == SECTION_SUMMARY or len(terms) < MIN_ENTRY_TERMS:
                 continue
             kind = fx.classify(entry)
             match = rel.overlap(query, terms, idf, size) / total
-            if match == 0 and kind == fx.OUTCOME:
+            trouble = session.doc.session == newest and reading.is_current_trouble(entry)
+            if not trouble and (
+                (match == 0 and kind == fx.OUTCOME) or (not relevant and match < BACKGROUND_MATCH)
+            ):
                 continue  # an unrelated "merged, shipped" line adds nothing
-            current = entry.section == SECTION_ACTIVE and session.doc.session == newest
+            current = entry.section == SECTION_ACTIVE and session.doc.session == newest_relevant
             score = factor * (
                 _MATCH_WEIGHT[kind] * match + _TYPE_BONUS[kind] + CURRENT_STATE_BONUS * current
             )
             if fx.looks_like_instruction(entry.text):
                 score /= 2  # shown quoted at best; never crowds out real evidence
+            elif trouble:
+                score += CURRENT_TROUBLE_SCORE
+            settler = _settled_later(terms, session, chosen) if kind == fx.OPEN else None
+            if settler is not None:
+                # The answer takes the question's place (and at least its rank).
+                settlers.append((score, settler[0], settler[1], fx.DECISION, settler[2]))
+                continue
             scored.append((score, entry, terms, kind, session))
-    scored.sort(key=lambda item: (-item[0], item[4].doc.session, item[1].first_line))
+    scored = _merge_best(scored + settlers)
+    # Best first; among equals the newer session first, then file order.
+    scored.sort(key=lambda item: item[1].first_line)
+    scored.sort(key=lambda item: item[4].doc.session, reverse=True)
+    scored.sort(key=lambda item: -item[0])
+    scored = reading.one_per_session_first(
+        scored,
+        lambda item: item[0] >= CURRENT_TROUBLE_SCORE,
+        lambda item: any(item[4] is f for f in found),
+    )
     conflicts = {
         id(entry): earlier
         for _, entry, terms, _, session in scored
@@ -330,6 +377,30 @@ def _collect(
             )
         findings.append(finding)
     return findings
+
+
+def _settled_later(
+    terms: set[str], session: _Session, chosen: list[_Session]
+) -> tuple[Entry, set[str], _Session] | None:
+    """The decision of a later session that answers this open question, if any (newest)."""
+    for later in chosen:  # newest first
+        if later.doc.session <= session.doc.session:
+            break
+        for entry, later_terms in later.entries:
+            if fx.classify(entry) == fx.DECISION and reading.settles(terms, later_terms):
+                return entry, later_terms, later
+    return None
+
+
+def _merge_best(
+    scored: list[tuple[float, Entry, set[str], str, _Session]],
+) -> list[tuple[float, Entry, set[str], str, _Session]]:
+    """One item per entry, with the best score any path gave it."""
+    best: dict[int, tuple[float, Entry, set[str], str, _Session]] = {}
+    for item in scored:
+        if id(item[1]) not in best or item[0] > best[id(item[1])][0]:
+            best[id(item[1])] = item
+    return list(best.values())
 
 
 def _contradicted(

@@ -1,0 +1,65 @@
+"""A folder's inverted index, built from stored term statistics (never from text).
+
+The query path walks only the posting lists of its own terms, so ranking a
+folder costs what the query touches, not what the folder holds. Each list is
+one immutable ``bytes`` run of ``position, count per field...`` in the
+narrowest unsigned type that holds the folder's numbers (2 bytes almost
+always), and term strings are interned so folders share them: a few hundred
+folders of memories stay within a few tens of MB.
+"""
+
+from __future__ import annotations
+
+import sys
+from array import array
+from collections.abc import Sequence
+from typing import Literal
+
+from memoryd.select.analysis import FIELDS, DocTerms
+
+_STRIDE = 1 + len(FIELDS)
+_TERM_BYTES = 110
+"""Per distinct term: the dict slot, the bytes object's header and a share of the string."""
+
+
+class Postings:
+    """Term -> the memories (by position in the folder's manifest) that contain it."""
+
+    __slots__ = ("_lists", "_typecode", "lengths", "positions", "weight")
+
+    def __init__(self, filenames: Sequence[str], docs: Sequence[DocTerms]) -> None:
+        self.positions = {fn: i for i, fn in enumerate(filenames)}
+        self.lengths = [d.lengths for d in docs]
+        runs: dict[str, list[int]] = {}
+        for position, doc in enumerate(docs):
+            merged: dict[str, list[int]] = {}
+            for f, field_counts in enumerate(doc.fields):
+                for term, n in field_counts.items():
+                    counts = merged.get(term)
+                    if counts is None:
+                        counts = merged[term] = [position] + [0] * len(FIELDS)
+                    counts[1 + f] = n
+            for term, entry in merged.items():
+                run = runs.get(term)
+                if run is None:
+                    runs[sys.intern(term)] = entry
+                else:
+                    run.extend(entry)
+        widest = max((max(run) for run in runs.values()), default=0)
+        self._typecode: Literal["H", "I"] = "H" if widest < 1 << 16 else "I"
+        self._lists = {t: array(self._typecode, run).tobytes() for t, run in runs.items()}
+        self.weight = sum(_TERM_BYTES + len(b) for b in self._lists.values()) + 120 * len(docs)
+        """Rough bytes held, for caches sized by memory."""
+
+    def hits(self, term: str, wanted: dict[int, int]) -> list[tuple[int, Sequence[int]]]:
+        """``(wanted[position], per-field counts)`` for each wanted position holding ``term``."""
+        raw = self._lists.get(term)
+        if raw is None:
+            return []
+        run = memoryview(raw).cast(self._typecode)
+        out: list[tuple[int, Sequence[int]]] = []
+        for start in range(0, len(run), _STRIDE):
+            index = wanted.get(run[start])
+            if index is not None:
+                out.append((index, run[start + 1 : start + _STRIDE]))
+        return out

@@ -1,0 +1,301 @@
+"""Which memories are stale, and which memory took their place.
+
+Folders record that a memory went stale in many ways, and in either file:
+
+* the *old* memory carries a banner or note: "Superseded by [Broker](broker.md)",
+  "> **Deprecated**: kept only as history", "Status: outdated, see ...",
+  "This note is no longer true";
+* the *new* memory says it "supersedes", "replaces", "replaced", "obsoletes",
+  "migrated from" or "is the current version of" something, naming it by
+  filename, Markdown link, quoted title or plain words;
+* a "(current)" / "(latest)" marker on one of two memories about the same
+  subject, or a "(legacy)" / "(old)" marker on the other.
+
+Only wording patterns that any English-writing team uses are matched, never a
+project's vocabulary. A status word only counts where it is a statement about
+the memory itself (a banner line, the start of the name or description, "this
+note is ..."), so a memory that merely mentions a deprecated API stays live.
+Dates written in the text (else the file's mtime) break ties: when two memories
+claim to replace each other, the one with the later date wins.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from functools import lru_cache
+
+from memoryd.select._text import terms
+from memoryd.select.candidates import Candidate
+
+SUPERSEDE_MIN_OVERLAP = 0.5
+"""Share of a reference's words that a memory's title must contain to be the one meant."""
+SIBLING_MIN_OVERLAP = 0.5
+"""Share of title words two memories must share to be "on the same subject"."""
+
+_WORD_STATUS = (
+    r"(?:superseded|deprecated|outdated|out[- ]of[- ]date|obsolete|stale|archived|historical)"
+)
+_PHRASE_STATUS = (
+    r"(?:no longer (?:true|used|valid|accurate|current|relevant|applies|applicable|in use|the case)"
+    r"|replaced (?:by|with)|moved (?:to|into)|kept (?:only )?(?:as|for) (?:a )?(?:history|"
+    r"historical|reference|the record))"
+)
+_STATUS = rf"(?:{_WORD_STATUS}|{_PHRASE_STATUS})"
+_STATEMENT_END = r"(?=\s*(?:$|[:.;,!)\]*_—–-]|(?:by|with|in favou?r of|since|as of|see)\b))"
+"""After a one-word status, what makes it a statement ("Deprecated: ...", "Stale since
+May") rather than an adjective ("Deprecated API endpoints", "Stale cache gotcha")."""
+_SELF = r"(?:memory|note|file|entry|page|doc|document|decision|record|rule|approach|info)"
+_LABEL = r"(?:note|update|updated|status|warning|heads[- ]up|caution|important|edit)"
+_BANNER_LINE = re.compile(
+    rf"^[\s>#*_\[!(⚠️🚫❗\-–—]*?(?:{_LABEL}\b[^:\n]{{0,20}}[:\-–—)\]]\s*[*_]*\s*)?"
+    rf"(?:this {_SELF}\s+(?:is|was|has been)\s+(?:now\s+)?)?"
+    rf"(?P<status>{_WORD_STATUS}\b{_STATEMENT_END}|{_PHRASE_STATUS}\b)(?P<rest>.*)$",
+    re.IGNORECASE,
+)
+_BULLET = re.compile(r"^\s*(?:[-+]|\*(?!\*)|\d+[.)])\s")
+_SELF_STATEMENT = re.compile(
+    rf"\bthis {_SELF}\s+(?:is|was|has been)\s+(?:now\s+)?(?P<status>{_STATUS})\b(?P<rest>[^\n]*)",
+    re.IGNORECASE,
+)
+_KEPT_AS_HISTORY = re.compile(
+    r"\bkept (?:here )?(?:only )?(?:as|for) (?:a )?(?:history|historical|the record)",
+    re.IGNORECASE,
+)
+_NEW_VERB = re.compile(
+    r"\b(?:supersedes|replaces|obsoletes|replaced(?! by| with)|migrated from"
+    r"|is the (?:current|new|updated|latest) version of)\b:?\s*(?P<rest>[^\n]{0,160})",
+    re.IGNORECASE,
+)
+_LINK_TARGET = re.compile(r"\]\(\s*<?(?:[^()\s]*/)?(?P<file>[^()/\s]+\.md)>?\s*\)")
+_FILENAME = re.compile(r"(?<![\w/.-])(?P<file>[\w.-]+\.md)\b")
+_QUOTED = re.compile(r"[\"“](?P<title>[^\"”\n]{3,120})[\"”]")
+_CLAUSE_END = re.compile(r"[.;:!?()\[\]]|\s[-–—]\s")
+_LEAD_IN = re.compile(
+    r"^\s*(?:by|with|to|into|from|see|in favou?r of|the|a|an|old|older|previous|earlier|\s)+",
+    re.IGNORECASE,
+)
+_CURRENT_MARK = re.compile(r"[(\[]\s*(?:current|latest|up[- ]to[- ]date)\s*[)\]]|^current\b", re.I)
+_OLD_MARK = re.compile(
+    r"[(\[]\s*(?:old|legacy|previous|outdated|superseded|deprecated|archived)\s*[)\]]", re.I
+)
+_DATE = re.compile(r"\b(20\d\d)-(0[1-9]|1[0-2])(?:-(0[1-9]|[12]\d|3[01]))?\b")
+_STATUS_MARK = re.compile(rf"[(\[]\s*{_STATUS}\s*[)\]]", re.IGNORECASE)
+_NO_DATE = (0, 0, 0, 0.0)
+SIGNAL_WORDS = [
+    "supersedes",
+    "superseded",
+    "replaces",
+    "replaced",
+    "obsoletes",
+    "obsolete",
+    "deprecated",
+    "outdated",
+    "migrated",
+    "archived",
+    "historical",
+    "history",
+    "stale",
+]
+"""Words one of which every stale-or-successor statement contains (an FTS5 prefilter)."""
+_MARK_WORDS = frozenset(terms("current latest up to date old legacy previous"))
+
+
+@lru_cache(maxsize=8192)
+def _term_set(text: str) -> frozenset[str]:
+    return frozenset(terms(text))
+
+
+def _title_terms(c: Candidate) -> frozenset[str]:
+    return _term_set(f"{c.name} {c.filename.removesuffix('.md').replace('_', ' ')}")
+
+
+def _latest_date(c: Candidate) -> tuple[int, int, int, float]:
+    """The latest date written in the memory (year, month, day), then its mtime."""
+    found = [
+        (int(y), int(m), int(d or 0))
+        for y, m, d in _DATE.findall(f"{c.name}\n{c.description}\n{c.body}")
+    ]
+    return (*max(found, default=(0, 0, 0)), c.mtime)
+
+
+class _Titles:
+    """Resolves a reference (filename, link or words) to the memory it names."""
+
+    def __init__(self, everyone: Sequence[Candidate]) -> None:
+        self.everyone = everyone
+        self.by_file = {c.filename: i for i, c in enumerate(everyone)}
+        self.titles = [_title_terms(c) for c in everyone]
+        self.by_term: dict[str, list[int]] = {}
+        for i, words in enumerate(self.titles):
+            for t in words:
+                self.by_term.setdefault(t, []).append(i)
+
+    def named_files(self, text: str) -> list[str]:
+        """Memories ``text`` names by filename or Markdown link target."""
+        found = [m.group("file") for m in _LINK_TARGET.finditer(text)]
+        found += [m.group("file") for m in _FILENAME.finditer(text)]
+        return [f for f in dict.fromkeys(found) if f in self.by_file]
+
+    def best_title(self, refs: Iterable[str], exclude: str) -> str | None:
+        """The memory whose title covers most of a reference's words (ties: earlier file)."""
+        best: tuple[float, int] | None = None
+        for ref in refs:
+            ref_terms = _term_set(ref) - _MARK_WORDS
+            if not ref_terms:
+                continue
+            shared: Counter[int] = Counter()
+            for t in ref_terms:
+                shared.update(self.by_term.get(t, ()))
+            for i, n in shared.items():
+                score = n / len(ref_terms)
+                if self.everyone[i].filename == exclude or score < SUPERSEDE_MIN_OVERLAP:
+                    continue
+                if best is None or (score, -i) > (best[0], -best[1]):
+                    best = (score, i)
+        return None if best is None else self.everyone[best[1]].filename
+
+
+def _phrase_refs(text: str, quoted_only: bool) -> list[str]:
+    """Titles a clause names: quoted ones, else (unless ``quoted_only``) its first words."""
+    quoted = [m.group("title") for m in _QUOTED.finditer(text)]
+    if quoted or quoted_only:
+        return quoted
+    clause = _CLAUSE_END.split(text, maxsplit=1)[0]
+    words = _LEAD_IN.sub("", clause).strip()
+    return [words] if words else []
+
+
+def stale_banner(c: Candidate) -> str | None:
+    """The text after a status note by which ``c`` says it is stale, or None if it does not.
+
+    Looked for in the name, at the start of the description, on the first three
+    lines of the body, on any quote/heading/label line, and in "this note is ..."
+    sentences anywhere.
+    """
+    header = f"{c.name}\n{c.description}"
+    marked = _STATUS_MARK.search(header)
+    if marked is not None:
+        return header[marked.end() :]
+    lines = [c.name, c.description]
+    body_lines = [ln for ln in c.body.splitlines() if ln.strip()]
+    for n, line in enumerate(body_lines):
+        if n < 3 or line.lstrip().startswith((">", "#", "**", "__", "[!")) or ":" in line[:30]:
+            lines.append(line)
+    for line in lines:
+        if _BULLET.match(line):
+            continue
+        m = _BANNER_LINE.match(line)
+        # "Moved to Postgres" is as often news as a note that the memory moved:
+        # only a named memory file makes it the latter.
+        if m is not None and not (
+            m.group("status").lower().startswith("moved") and ".md" not in line
+        ):
+            return m.group("rest")
+    text = f"{c.description}\n{c.body}"
+    m = _SELF_STATEMENT.search(text)
+    if m is not None:
+        return m.group("rest")
+    m = _KEPT_AS_HISTORY.search(text)
+    return text[m.end() :] if m is not None else None
+
+
+def _claims(c: Candidate) -> list[str]:
+    """Clauses in which ``c`` says it replaces something (the words after the verb)."""
+    return [m.group("rest") for m in _NEW_VERB.finditer(f"{c.description}\n{c.body}")]
+
+
+def _edges(
+    referencing: Sequence[Candidate], titles: _Titles, quoted_only: bool
+) -> list[tuple[str, str | None]]:
+    """(old, new) pairs from what each referencing memory says; ``new`` may be unknown."""
+    edges: list[tuple[str, str | None]] = []
+    for c in referencing:
+        banner = stale_banner(c)
+        if banner is not None:
+            named = titles.named_files(banner)
+            successor = named[0] if named else None
+            if successor is None:
+                successor = titles.best_title(_phrase_refs(banner, quoted_only), c.filename)
+            edges.append((c.filename, successor if successor != c.filename else None))
+        for clause in _claims(c):
+            named = [f for f in titles.named_files(clause) if f != c.filename]
+            old = named[0] if named else None
+            if old is None:
+                old = titles.best_title(_phrase_refs(clause, quoted_only), c.filename)
+                if old is not None and titles.everyone[titles.by_file[old]].type != c.type:
+                    old = None
+            if old is not None:
+                edges.append((old, c.filename))
+    return edges
+
+
+def _sibling_edges(everyone: Sequence[Candidate]) -> list[tuple[str, str | None]]:
+    """(old, current) pairs among same-subject memories where one carries a marker."""
+    current = {c.filename for c in everyone if _CURRENT_MARK.search(f"{c.name}\n{c.description}")}
+    old = {c.filename for c in everyone if _OLD_MARK.search(c.name)}
+    edges: list[tuple[str, str | None]] = []
+    for a in everyone:
+        if a.filename not in current and a.filename not in old:
+            continue
+        mine = _title_terms(a) - _MARK_WORDS
+        for b in everyone:
+            if b is a or b.type != a.type or not _same_subject(mine, _title_terms(b) - _MARK_WORDS):
+                continue
+            if a.filename in current and b.filename not in current:
+                edges.append((b.filename, a.filename))
+            elif a.filename in old and b.filename not in old:
+                edges.append((a.filename, b.filename))
+    return edges
+
+
+def _same_subject(a: frozenset[str], b: frozenset[str]) -> bool:
+    shared = len(a & b)
+    return shared > 0 and shared >= SIBLING_MIN_OVERLAP * min(len(a), len(b))
+
+
+def superseded_among(
+    referencing: Sequence[Candidate],
+    everyone: Sequence[Candidate],
+    *,
+    quoted_only: bool = False,
+) -> dict[str, str | None]:
+    """Map each stale memory's filename to its live successor (None when none is named).
+
+    Only ``referencing`` need bodies: a large directory passes all its headers as
+    ``everyone`` plus the few files whose text carries a signal word, and sets
+    ``quoted_only`` so plain words after "replaces" do not count (in a big folder
+    they are too often ordinary prose). Chains (A replaced by B replaced by C)
+    resolve to the live end; of two memories that claim to replace each other
+    the one with the later written date (else mtime) is current.
+    """
+    titles = _Titles(everyone)
+    edges = _edges(referencing, titles, quoted_only)
+    if not quoted_only:
+        edges += _sibling_edges(everyone)
+    order = {c.filename: _latest_date(c) for c in everyone}
+    out: dict[str, str | None] = {}
+    for old, new in edges:
+        if new is not None and out.get(new) == old:
+            if order.get(new, _NO_DATE) <= order.get(old, _NO_DATE):
+                continue
+            del out[new]
+        if out.get(old) is None:
+            out[old] = new
+    return {old: _live_end(out, old) for old in out}
+
+
+def _live_end(links: dict[str, str | None], start: str) -> str | None:
+    """Follow successor links from ``start`` to a memory that is not itself stale."""
+    seen = {start}
+    new = links[start]
+    while new is not None and links.get(new) is not None and new not in seen:
+        seen.add(new)
+        new = links[new]
+    return None if new in seen else new
+
+
+def superseded_by(candidates: Sequence[Candidate]) -> dict[str, str | None]:
+    """Every stale memory among ``candidates`` and its successor (None if unnamed)."""
+    return superseded_among(candidates, candidates)
