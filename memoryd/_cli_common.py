@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from memoryd import paths
-from memoryd.errors import DirectoryError, InvalidParams
+from memoryd.errors import DirectoryError
 
 
 def memory_dir(value: str, *, must_read: bool = True) -> str:
@@ -60,14 +60,12 @@ def project_slug(value: str) -> str:
     with a note rather than refused. Anything else is left for the
     ``invalid_params`` check to explain.
     """
-    lowered = value.lower()
-    if lowered == value:
+    if value == value.lower():
         return value
-    from memoryd.sessions.format import check_project  # noqa: PLC0415 - keep start-up light
+    from memoryd.sessions.format import project_case_note  # noqa: PLC0415 - keep start-up light
 
-    try:
-        check_project(lowered)
-    except InvalidParams:
-        return value
-    note(f"project name {value!r} lowercased to {lowered!r}")
-    return lowered
+    message = project_case_note(value)
+    if message is None:
+        return value  # not a slug even lowercased: the invalid_params check explains why
+    note(message)
+    return value.lower()

@@ -106,7 +106,7 @@ def test_multiline_bullets_stay_one_entry() -> None:
 @pytest.mark.parametrize(
     ("overrides", "field"),
     [
-        ({"project": "Shop"}, "'project'"),
+        ({"project": "Shop Floor"}, "'project'"),
         ({"project": "a/b"}, "'project'"),
         ({"project": "a..b"}, "'project'"),
         ({"project": "x" * 101}, "'project'"),

@@ -298,6 +298,22 @@ def test_load_last_sees_each_save_immediately_even_in_a_new_dir(daemon: DaemonPr
             assert f"step {minute}" in last["content"]
 
 
+def test_a_capitalised_project_is_lowercased_and_every_reply_says_so(
+    daemon: DaemonProc,
+) -> None:
+    folder = new_dir(daemon, "cased")
+    note = "project name 'TaskTrack' lowercased to 'tasktrack'"
+    with daemon.client() as c:
+        saved = c.save(str(folder), "TaskTrack", session="2025-05-02-09-00", session_summary="hi")
+        assert saved["notes"] == [note]
+        assert session_files(folder, "tasktrack") == ["2025-05-02-09-00-tasktrack.md"]
+        last = c.load_last(str(folder), "TaskTrack")
+        assert last["found"] is True and last["notes"] == [note]
+        brief = c.context("hi", [str(folder)], project="TaskTrack")
+        assert brief["notes"] == [note]
+        assert "notes" not in c.load_last(str(folder), "tasktrack")  # nothing to say
+
+
 def test_same_timestamp_overwrites_a_new_timestamp_adds_a_file_and_nothing_is_deleted(
     daemon: DaemonProc,
     folder: Path,
@@ -699,7 +715,7 @@ SAVE_BAD_PARAMS: list[tuple[dict[str, Any], str]] = [
     ({"project": "../etc"}, "project"),
     ({"project": ".."}, "project"),
     ({"project": "a..b"}, "project"),
-    ({"project": "Shop"}, "project"),
+    ({"project": "Shop Floor"}, "project"),
     ({"project": "-lead"}, "project"),
     ({"project": "x" * 101}, "project"),
     ({"project": 5}, "project"),
@@ -777,7 +793,7 @@ def test_bad_load_last_params_are_invalid_params(daemon: DaemonProc) -> None:
         ({"dir": root}, "project"),
         ({"dir": root, "project": "a/b"}, "project"),
         ({"dir": root, "project": "../x"}, "project"),
-        ({"dir": root, "project": "Shop"}, "project"),
+        ({"dir": root, "project": "Shop Floor"}, "project"),
         ({"dir": root, "project": ""}, "project"),
         ({"dir": root, "project": PROJECT, "session": "2025-03-03-10-00"}, "session"),
         ({"project": PROJECT}, "dir"),

@@ -108,20 +108,36 @@ def validate_save_params(
     )
 
 
+def _is_slug(name: str) -> bool:
+    return len(name) <= MAX_PROJECT_LEN and bool(_PROJECT.fullmatch(name)) and ".." not in name
+
+
+def project_case_note(project: object) -> str | None:
+    """The note a reply carries when :func:`check_project` lowercased the name it was given."""
+    if isinstance(project, str) and project != project.lower() and _is_slug(project.lower()):
+        return f"project name {project!r} lowercased to {project.lower()!r}"
+    return None
+
+
 def check_project(project: object) -> str:
-    """A project name is a slug: it becomes part of a filename, so no '/' and no '..'."""
+    """A project name is a slug: it becomes part of a filename, so no '/' and no '..'.
+
+    ``TaskTrack`` is an obvious spelling of ``tasktrack``: a name that is a slug
+    but for its capitals is lowercased (callers say so with
+    :func:`project_case_note`) rather than refused.
+    """
     if not isinstance(project, str):
         raise InvalidParams(
             f"'project' is required and must be a string, got {_kind(project)}",
             {"field": "project"},
         )
-    if len(project) > MAX_PROJECT_LEN or not _PROJECT.fullmatch(project) or ".." in project:
+    if not _is_slug(project.lower()):
         raise InvalidParams(
             f"'project' must be a slug of at most {MAX_PROJECT_LEN} characters "
             f"(lowercase letters, digits, '.', '_', '-'; no '/' or '..'), got {project!r}",
             {"field": "project"},
         )
-    return project
+    return project.lower()
 
 
 def _kind(value: object) -> str:
