@@ -44,6 +44,9 @@ log = structlog.get_logger("memoryd.daemon")
 OBSERVER_CHECK_S = 5.0
 """How often the daemon checks that every root's observer thread is alive."""
 
+CLAUDE_MODULE = "memoryd.select.claude"
+"""Imported during start-up when an API key is set (see :func:`startup.preload`)."""
+
 _TOO_BROAD = frozenset({"/", os.path.realpath(os.path.expanduser("~"))})
 
 
@@ -101,6 +104,8 @@ class Daemon:
             self.handlers = build_handlers(self)
             if self.stop_requested.is_set():
                 return 0
+            # Once build_handlers has done the main thread's imports, so no module is shared.
+            preloads = [startup.preload(CLAUDE_MODULE)] if self.cfg.anthropic.api_key else []
             # `status` answers (with progress) during the first reconcile; the
             # other methods wait for it.
             held = startup.gate(self.handlers, self.ready, lambda: self.state == "ready")
@@ -108,6 +113,7 @@ class Daemon:
             self.server.start()
             systemd.notify(f"STATUS=indexing {len(self.roots)} root(s)")
             self.reconcile("startup")
+            startup.wait_for(preloads, self.stop_requested)
             self._schedule()
             if self.stop_requested.is_set():
                 return 0
