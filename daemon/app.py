@@ -93,9 +93,11 @@ class Daemon:
     # -- start-up -----------------------------------------------------------
 
     def run(self) -> int:
-        listener = self._claim()
-        # From here on SIGTERM stops cleanly, even during the first reconcile.
+        # Before the pidfile exists, so a SIGTERM sent as soon as it appears is
+        # handled too; from here on SIGTERM stops cleanly, even during the first
+        # reconcile (which gives up at the next directory).
         self._install_signals()
+        listener = self._claim()
         try:
             self.writer = Writer(self.cfg.db_path)
             self._restore_roots()
@@ -316,8 +318,11 @@ class Daemon:
         progress = None
         if reason == "startup":
             progress = self.indexing = startup.IndexProgress(startup.count_files(roots))
-        result = self.writer.call(lambda store: Syncer(store, progress=progress).sync_trees(roots))
-        if progress is not None:
+        stop = self.stop_requested.is_set
+        result = self.writer.call(
+            lambda store: Syncer(store, progress=progress, should_stop=stop).sync_trees(roots)
+        )
+        if progress is not None and not result.stopped:
             progress.finish()
         info = ReconcileInfo(time.time(), result.seconds, result.changed, reason)
         self.last_reconcile = info
@@ -329,6 +334,7 @@ class Daemon:
             drift=result.changed,
             seconds=round(result.seconds, 3),
             files=result.unchanged + result.added + result.updated,
+            stopped=result.stopped,
         )
         return result
 

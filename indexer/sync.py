@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -43,6 +44,8 @@ class SyncResult:
     rows_written: int = 0
     seconds: float = 0.0
     errors: list[dict[str, str]] = field(default_factory=list)
+    stopped: bool = False
+    """The pass was abandoned (the daemon is stopping); the next full pass completes it."""
 
     @property
     def changed(self) -> int:
@@ -60,14 +63,24 @@ class SyncResult:
 
 
 class Syncer:
-    """Plans changes per directory and writes them in batches through one store."""
+    """Plans changes per directory and writes them in batches through one store.
+
+    ``should_stop`` is asked before each directory of a full scan: a daemon
+    told to stop during a long first index stops within one directory instead
+    of finishing every root first.
+    """
 
     def __init__(
-        self, store: IndexStore, batch_size: int = BATCH_SIZE, progress: Progress | None = None
+        self,
+        store: IndexStore,
+        batch_size: int = BATCH_SIZE,
+        progress: Progress | None = None,
+        should_stop: Callable[[], bool] = lambda: False,
     ) -> None:
         self.store = store
         self.batch_size = batch_size
         self.progress = progress
+        self.should_stop = should_stop
         self._pending: list[Change] = []
         self._result = SyncResult()
 
@@ -82,6 +95,9 @@ class Syncer:
             total.removed += one.removed
             total.unchanged += one.unchanged
             total.rows_written += one.rows_written
+            if one.stopped:
+                total.stopped = True
+                break
         total.seconds = time.perf_counter() - started
         return total
 
@@ -90,6 +106,10 @@ class Syncer:
         started = time.perf_counter()
         seen: set[str] = set()
         for directory, entries in walk_dirs(root):
+            if self.should_stop():
+                # Not every directory was seen: deleting the "unseen" ones' rows would be wrong.
+                self._result.stopped = True
+                return self._finish(started)
             seen.add(directory)
             disk = {e.path: stat_entry(e, directory) for e in entries}
             self._reconcile_dir(directory, disk)
