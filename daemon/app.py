@@ -46,6 +46,9 @@ log = structlog.get_logger("memoryd.daemon")
 OBSERVER_CHECK_S = 5.0
 """How often the daemon checks that every root's observer thread is alive."""
 
+CLAUDE_MODULE = "memoryd.select.claude"
+"""Imported during start-up when an API key is set (see :func:`startup.preload`)."""
+
 _TOO_BROAD = frozenset({"/", os.path.realpath(os.path.expanduser("~"))})
 
 
@@ -93,9 +96,11 @@ class Daemon:
     # -- start-up -----------------------------------------------------------
 
     def run(self) -> int:
-        listener = self._claim()
-        # From here on SIGTERM stops cleanly, even during the first reconcile.
+        # Before the pidfile exists, so a SIGTERM sent as soon as it appears is
+        # handled too; from here on SIGTERM stops cleanly, even during the first
+        # reconcile (which gives up at the next directory).
         self._install_signals()
+        listener = self._claim()
         try:
             store, recovery = open_or_recover(self.cfg.db_path)
             if recovery is not None:
@@ -113,6 +118,8 @@ class Daemon:
             self.handlers = build_handlers(self)
             if self.stop_requested.is_set():
                 return 0
+            # Once build_handlers has done the main thread's imports, so no module is shared.
+            preloads = [startup.preload(CLAUDE_MODULE)] if self.cfg.anthropic.api_key else []
             # `status` answers (with progress) during the first reconcile; the
             # other methods wait for it.
             held = startup.gate(self.handlers, self.ready, lambda: self.state == "ready")
@@ -120,6 +127,7 @@ class Daemon:
             self.server.start()
             systemd.notify(f"STATUS=indexing {len(self.roots)} root(s)")
             self.reconcile("startup")
+            startup.wait_for(preloads, self.stop_requested)
             self._schedule()
             if self.stop_requested.is_set():
                 return 0
@@ -327,8 +335,11 @@ class Daemon:
         progress = None
         if reason == "startup":
             progress = self.indexing = startup.IndexProgress(startup.count_files(roots))
-        result = self.writer.call(lambda store: Syncer(store, progress=progress).sync_trees(roots))
-        if progress is not None:
+        stop = self.stop_requested.is_set
+        result = self.writer.call(
+            lambda store: Syncer(store, progress=progress, should_stop=stop).sync_trees(roots)
+        )
+        if progress is not None and not result.stopped:
             progress.finish()
         info = ReconcileInfo(time.time(), result.seconds, result.changed, reason)
         self.last_reconcile = info
@@ -340,6 +351,7 @@ class Daemon:
             drift=result.changed,
             seconds=round(result.seconds, 3),
             files=result.unchanged + result.added + result.updated,
+            stopped=result.stopped,
         )
         return result
 

@@ -5,10 +5,17 @@ Instead of a silent socket, the daemon serves ``status`` from the start (with
 the files done, the total and the rate under ``indexing``) and logs the same
 numbers at most once a second; every other method waits until the index is
 complete, so no answer is ever computed from a half-built index.
+
+A heavy module that the first request would import (the anthropic SDK, when an
+API key is set) is imported on a thread of its own while the index is built,
+and the daemon declares itself ready only once it is loaded: on a busy machine
+that import alone takes seconds, and it belongs in the start-up, not in the
+first ``select`` (whose client has a time budget).
 """
 
 from __future__ import annotations
 
+import importlib
 import threading
 import time
 from collections.abc import Callable
@@ -72,6 +79,30 @@ class IndexProgress:
             "seconds": round(elapsed, 3),
             "rate_per_s": round(self.done / elapsed) if elapsed > 0 else None,
         }
+
+
+def preload(module: str) -> threading.Thread:
+    """Import ``module`` on a thread of its own; a failure is logged and left to the user."""
+
+    def load() -> None:
+        started = time.monotonic()
+        try:
+            importlib.import_module(module)
+        except Exception as exc:  # the request that needs it reports the failure
+            log.warning("daemon.preload_failed", module=module, error=str(exc))
+            return
+        log.info("daemon.preloaded", module=module, seconds=round(time.monotonic() - started, 3))
+
+    thread = threading.Thread(target=load, name=f"preload-{module}", daemon=True)
+    thread.start()
+    return thread
+
+
+def wait_for(threads: list[threading.Thread], stop: threading.Event) -> None:
+    """Join ``threads``, giving up as soon as ``stop`` is set (a SIGTERM during start-up)."""
+    for thread in threads:
+        while thread.is_alive() and not stop.is_set():
+            thread.join(0.1)
 
 
 def gate(

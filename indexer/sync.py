@@ -17,10 +17,11 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from memoryd.indexer.coldload import analyse_all, read_and_analyse
+from memoryd.indexer.coldload import Analysed, analyse_all, read_and_analyse
 from memoryd.indexer.records import ERROR_READ, FileStat
 from memoryd.indexer.scanner import is_memory_filename, stat_entry, stat_path, walk_dirs
 from memoryd.indexer.store import Change, Delete, IndexStore, StoredStat, Touch, Upsert
@@ -47,6 +48,8 @@ class SyncResult:
     rows_written: int = 0
     seconds: float = 0.0
     errors: list[dict[str, str]] = field(default_factory=list)
+    stopped: bool = False
+    """The pass was abandoned (the daemon is stopping); the next full pass completes it."""
 
     @property
     def changed(self) -> int:
@@ -64,14 +67,24 @@ class SyncResult:
 
 
 class Syncer:
-    """Plans changes per directory and writes them in batches through one store."""
+    """Plans changes per directory and writes them in batches through one store.
+
+    ``should_stop`` is asked before each directory of a full scan: a daemon
+    told to stop during a long first index stops within one directory instead
+    of finishing every root first.
+    """
 
     def __init__(
-        self, store: IndexStore, batch_size: int = BATCH_SIZE, progress: Progress | None = None
+        self,
+        store: IndexStore,
+        batch_size: int = BATCH_SIZE,
+        progress: Progress | None = None,
+        should_stop: Callable[[], bool] = lambda: False,
     ) -> None:
         self.store = store
         self.batch_size = batch_size
         self.progress = progress
+        self.should_stop = should_stop
         self._pending: list[Change] = []
         self._result = SyncResult()
 
@@ -86,6 +99,9 @@ class Syncer:
             total.removed += one.removed
             total.unchanged += one.unchanged
             total.rows_written += one.rows_written
+            if one.stopped:
+                total.stopped = True
+                break
         total.seconds = time.perf_counter() - started
         return total
 
@@ -96,14 +112,17 @@ class Syncer:
         empty = self.store.is_empty()
         found: list[FileStat] = []
         for directory, entries in walk_dirs(root):
+            if self.should_stop():
+                # Not every directory was seen: deleting the "unseen" ones' rows would be wrong.
+                self._result.stopped = True
+                return self._finish(started)
             seen.add(directory)
             disk = {e.path: stat_entry(e, directory) for e in entries}
-            if empty:
+            if empty:  # read later, all at once: progress is counted as files are read
                 found.extend(st for st in disk.values() if st is not None)
-            else:
-                self._reconcile_dir(directory, disk)
-            if self.progress is not None:
-                self.progress.advance(len(disk))
+                continue
+            self._reconcile_dir(directory, disk)
+            self._advance(len(disk))
         if empty:
             self._load_fresh(found)
         for directory in self.store.directories_under(root):
@@ -130,10 +149,20 @@ class Syncer:
         if len(found) < BULK_MIN_FILES:
             for st in found:
                 self._reconcile_one(st, st.path, None)
+                self._advance(1)
             return
-        changes = (Upsert(*result) for result in analyse_all(found))
+        changes = (Upsert(*result) for result in self._counted(analyse_all(found)))
         self._result.rows_written += self.store.load_fresh(changes)
         self._result.added += len(found)
+
+    def _counted(self, results: Iterator[Analysed]) -> Iterator[Analysed]:
+        for result in results:
+            self._advance(1)
+            yield result
+
+    def _advance(self, files: int) -> None:
+        if self.progress is not None:
+            self.progress.advance(files)
 
     # -- planning ---------------------------------------------------------
 

@@ -52,6 +52,8 @@ def configure(*, json: bool | None = None, level: str | None = None) -> None:
 
     import structlog  # noqa: PLC0415
 
+    from memoryd.log_lines import WholeLineHandler  # noqa: PLC0415 - imports structlog
+
     if json is None:
         json = not sys.stderr.isatty()
     numeric = _numeric(level)
@@ -60,20 +62,24 @@ def configure(*, json: bool | None = None, level: str | None = None) -> None:
         if json
         else structlog.dev.ConsoleRenderer(colors=sys.stderr.isatty())
     )
+    shared: list[structlog.typing.Processor] = [
+        structlog.contextvars.merge_contextvars,
+        structlog.processors.add_log_level,
+        structlog.processors.TimeStamper(fmt="iso", utc=True),
+        structlog.processors.format_exc_info,
+        _redact_event,
+    ]
     structlog.configure(
-        processors=[
-            structlog.contextvars.merge_contextvars,
-            structlog.processors.add_log_level,
-            structlog.processors.TimeStamper(fmt="iso", utc=True),
-            structlog.processors.format_exc_info,
-            _redact_event,
-            renderer,
-        ],
+        processors=[*shared, renderer],
         wrapper_class=structlog.make_filtering_bound_logger(numeric),
-        logger_factory=structlog.PrintLoggerFactory(sys.stderr),
+        # WriteLogger, not PrintLogger: one write per line, shared with stdlib (see log_lines).
+        logger_factory=structlog.WriteLoggerFactory(sys.stderr),
         cache_logger_on_first_use=False,
     )
-    logging.basicConfig(level=max(numeric, logging.WARNING), stream=sys.stderr)
+    logging.basicConfig(
+        level=max(numeric, logging.WARNING),
+        handlers=[WholeLineHandler(sys.stderr, shared, renderer)],
+    )
     _settings.level, _settings.configured = level, True
 
 

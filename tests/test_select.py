@@ -206,6 +206,16 @@ def test_claude_answers_when_configured_and_unknown_names_are_dropped(
     assert len(fake_messages_api.requests) == calls
 
 
+def test_the_sdk_is_imported_during_start_up_not_by_the_first_select(
+    claude_daemon: DaemonProc,
+) -> None:
+    wait_until(lambda: '"daemon.ready"' in claude_daemon.log(), what="daemon.ready in the log")
+    events = [json.loads(line) for line in claude_daemon.log().splitlines() if line[:1] == "{"]
+    order = [e["event"] for e in events]
+    assert order.index("daemon.preloaded") < order.index("daemon.ready")
+    assert events[order.index("daemon.preloaded")]["module"] == "memoryd.select.claude"
+
+
 @pytest.mark.parametrize(
     ("behaviour", "reason"),
     [

@@ -163,6 +163,27 @@ def test_new_subdirectory(store: IndexStore, tree: Path, make_memory: MakeMemory
     assert indexed_paths(store, tree) == disk_paths(tree)
 
 
+def test_a_stopped_pass_ends_early_and_deletes_nothing_it_did_not_see(
+    store: IndexStore, tree: Path, make_memory: MakeMemory
+) -> None:
+    sync(store, tree)
+    before = indexed_paths(store, tree)
+    make_memory("feedback_f.md", "phi", directory=tree / "newdir")
+    asked = []
+
+    def stop_after_first_directory() -> bool:
+        asked.append(1)
+        return len(asked) > 1
+
+    result = Syncer(store, should_stop=stop_after_first_directory).sync_trees([str(tree)])
+    assert result.stopped and len(asked) == 2
+    # Directories it never reached are neither indexed nor treated as deleted.
+    assert indexed_paths(store, tree) == before
+    assert result.removed == 0
+    assert not Syncer(store).sync_tree(str(tree)).stopped
+    assert indexed_paths(store, tree) == disk_paths(tree)
+
+
 def test_skipped_names_and_dirs(store: IndexStore, tree: Path, make_memory: MakeMemory) -> None:
     make_memory(".hidden.md", "x")
     make_memory("notes.txt", "x")

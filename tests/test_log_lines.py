@@ -1,0 +1,54 @@
+"""Every line the daemon logs is one whole JSON object, whichever thread and API wrote it.
+
+memoryd logs through structlog while its libraries (apscheduler, watchdog,
+httpx) log through stdlib ``logging``, from their own threads. The check runs
+in a child process whose stderr is a file, as the daemon's is under systemd
+or the test fixtures, and has many threads log through both paths at once.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+THREADS = 8
+EVENTS = 300
+
+CHILD = f"""
+import logging, threading
+import structlog
+from memoryd import logs
+
+logs.configure(json=True, level="DEBUG")
+start = threading.Barrier({THREADS})
+
+def work(n):
+    own = structlog.get_logger("memoryd.test")
+    lib = logging.getLogger("somelib.worker")
+    start.wait()
+    for i in range({EVENTS}):
+        own.info("test.event", thread=n, i=i, padding="x" * (i % 50))
+        lib.warning("library warning %d from thread %d", i, n)
+
+threads = [threading.Thread(target=work, args=(n,)) for n in range({THREADS})]
+for t in threads:
+    t.start()
+for t in threads:
+    t.join()
+"""
+
+
+def test_concurrent_structlog_and_stdlib_lines_are_each_one_json_object(tmp_path: Path) -> None:
+    log = tmp_path / "stderr.log"
+    with log.open("ab") as err:
+        subprocess.run([sys.executable, "-c", CHILD], stderr=err, check=True, timeout=120)
+    events = [json.loads(line) for line in log.read_text().splitlines()]
+    own = [e for e in events if e["event"] == "test.event"]
+    lib = [e for e in events if e["event"].startswith("library warning")]
+    assert len(own) == len(lib) == THREADS * EVENTS
+    assert len(events) == 2 * THREADS * EVENTS
+    assert {e["level"] for e in lib} == {"warning"}
+    assert {e["logger"] for e in lib} == {"somelib.worker"}
+    assert all("timestamp" in e for e in events)
