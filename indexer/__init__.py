@@ -12,8 +12,9 @@ load SQLite, sqlite-utils and YAML by importing this package.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from memoryd._lazy import lazy_getattr
 
 if TYPE_CHECKING:
     from memoryd.indexer.parse import parse_file
@@ -35,12 +36,7 @@ _HOMES = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module 'memoryd.indexer' has no attribute {name!r}")
-    return getattr(importlib.import_module(f"memoryd.indexer.{home}"), name)
-
+__getattr__ = lazy_getattr(__name__, _HOMES)
 
 __all__ = [
     "MEMORY_TYPES",

@@ -26,9 +26,9 @@ from itertools import islice
 import structlog
 
 from memoryd.indexer.parse import classify, parse_file
-from memoryd.indexer.records import ERROR_READ, FileStat, ParsedFile
+from memoryd.indexer.records import ERROR_READ, KIND_MEMORY, FileStat, ParsedFile
 from memoryd.indexer.scanner import stat_path
-from memoryd.indexer.store import memory_terms
+from memoryd.select.analysis import stored_terms
 
 log = structlog.get_logger("memoryd.indexer")
 
@@ -66,6 +66,17 @@ def read_file(st: FileStat) -> tuple[FileStat, ParsedFile]:
             break
         st = after
     return st, parsed
+
+
+def memory_terms(filename: str, parsed: ParsedFile) -> str | None:
+    """The stored analysis of a usable memory; None for anything the ranker never sees.
+
+    A memory holding a credential is never selected, so nothing is derived
+    from its text (the raw value must not reach the index in any form).
+    """
+    if parsed.kind != KIND_MEMORY or parsed.error is not None or parsed.secrets:
+        return None
+    return stored_terms(filename, parsed.name, parsed.description, parsed.body)
 
 
 def read_and_analyse(st: FileStat) -> Analysed:

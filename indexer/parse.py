@@ -69,7 +69,11 @@ def read_head(path: str, size_hint: int) -> tuple[bytes, bool]:
     """
     with open(path, "rb") as fh:
         if size_hint <= MAX_FILE_BYTES:
-            data = fh.read(MAX_FILE_BYTES + 1)
+            # Ask for the size the stat saw (plus one byte, to notice growth): a read
+            # of the cap would allocate a 1 MiB buffer for every few-KiB memory.
+            data = fh.read(size_hint + 1)
+            if len(data) > size_hint:  # grew since the stat: read on up to the cap
+                data += fh.read(MAX_FILE_BYTES + 1 - len(data))
             if len(data) <= MAX_FILE_BYTES:
                 return data, False
             return data[:HEAD_BYTES], True

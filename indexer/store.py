@@ -23,6 +23,7 @@ from urllib.parse import quote
 import sqlite_utils
 
 from memoryd.errors import StoreError
+from memoryd.indexer.coldload import memory_terms
 from memoryd.indexer.records import KIND_MEMORY, FileStat, ParsedFile
 from memoryd.indexer.schema import migrate
 from memoryd.indexer.secrets import redact_value
@@ -439,17 +440,6 @@ def _bump_versions(conn: sqlite3.Connection, dirs: Iterable[str], now: float) ->
         "updated_at = excluded.updated_at",
         [(d, now) for d in sorted(dirs)],
     )
-
-
-def memory_terms(filename: str, parsed: ParsedFile) -> str | None:
-    """The stored analysis of a usable memory; None for anything the ranker never sees.
-
-    A memory holding a credential is never selected, so nothing is derived
-    from its text (the raw value must not reach the index in any form).
-    """
-    if parsed.kind != KIND_MEMORY or parsed.error is not None or parsed.secrets:
-        return None
-    return stored_terms(filename, parsed.name, parsed.description, parsed.body)
 
 
 def _redacted(parsed: ParsedFile) -> ParsedFile:

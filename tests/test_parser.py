@@ -129,6 +129,21 @@ def test_file_that_grew_past_the_cap_after_stat(tmp_path: Path) -> None:
     assert rec.warning is not None and "only its first 64 KiB were read" in rec.warning
 
 
+def test_file_that_grew_under_the_cap_after_stat_is_read_whole(tmp_path: Path) -> None:
+    # The read asks for the stat's size plus one byte; a file that grew since must
+    # still be read to its end, not cut at the old size.
+    path = write(tmp_path, GOOD + b"tail line\n" * 500)
+    rec = parse_file(str(path), path.name, 10)
+    assert rec.error is None and rec.warning is None
+    assert rec.body.endswith("tail line\n") and rec.body.count("tail line") == 500
+
+
+def test_file_that_shrank_after_stat_is_read_whole(tmp_path: Path) -> None:
+    path = write(tmp_path, GOOD)
+    rec = parse_file(str(path), path.name, 10_000)
+    assert rec.error is None and rec.body == "Body text.\n"
+
+
 def test_oversized_head_cut_inside_a_multibyte_character(tmp_path: Path) -> None:
     # 'é' is two bytes; place one so the 64 KiB head ends between them.
     head = GOOD + b"x" * (HEAD_BYTES - len(GOOD) - 1)

@@ -4,11 +4,32 @@ Public surface: :class:`Selector` (rules + rankers + telemetry, as ``select``
 runs them), :class:`LocalRanker` (the embedded default), :class:`Candidate`
 and :func:`tool_usage_docs`. The Claude ranker lives in
 :mod:`memoryd.select.claude` and is imported only when an API key is set.
+
+The names are imported on first use (PEP 562): the indexing worker processes
+import :mod:`memoryd.select.analysis` and must not pay for the selector, its
+SQLite reads and sqlite-utils each time a first index starts them.
 """
 
-from memoryd.select.candidates import Candidate
-from memoryd.select.local import LocalRanker, Scored
-from memoryd.select.selector import Selector
-from memoryd.select.tool_rules import is_tool_usage_doc, tool_usage_docs
+from typing import TYPE_CHECKING
+
+from memoryd._lazy import lazy_getattr
+
+if TYPE_CHECKING:
+    from memoryd.select.candidates import Candidate
+    from memoryd.select.local import LocalRanker, Scored
+    from memoryd.select.selector import Selector
+    from memoryd.select.tool_rules import is_tool_usage_doc, tool_usage_docs
+
+__getattr__ = lazy_getattr(
+    __name__,
+    {
+        "Candidate": "candidates",
+        "LocalRanker": "local",
+        "Scored": "local",
+        "Selector": "selector",
+        "is_tool_usage_doc": "tool_rules",
+        "tool_usage_docs": "tool_rules",
+    },
+)
 
 __all__ = ["Candidate", "LocalRanker", "Scored", "Selector", "is_tool_usage_doc", "tool_usage_docs"]

@@ -78,6 +78,8 @@ def _field_terms(text: str) -> tuple[Counter[str], int]:
 
     The terms are those of :func:`memoryd.select._text.terms`, which queries use.
     """
+    if not text:  # an empty body: nothing to split or count
+        return Counter(), 0
     words = split_words(text)
     known = _STEMS
     for w in set(words).difference(known):

@@ -71,18 +71,20 @@ def extract(description: str | None, body: str | None) -> list[Citation]:
         if citation is not None and citation.target not in found:
             found[citation.target] = citation
 
-    for match in _LINK.finditer(text):
+    # Each pass runs only when its text can hold a match: most memories have no
+    # links or backticks, and the path pattern needs a slash.
+    for match in _LINK.finditer(text) if "](" in text else ():
         target = match.group(1).split("#", 1)[0]
         if target and not (target.endswith(".md") and "/" not in target):
             add(target, None, quoted=True)
-    for match in _BACKTICK.finditer(text):
+    for match in _BACKTICK.finditer(text) if "`" in text else ():
         inner = match.group(1).strip()
         bare = _BARE.match(inner)
         if bare is not None:
             add(bare.group("path"), bare.group("line"), quoted=True)
         elif " " not in inner and "/" in inner:
             add(inner.rstrip(":"), None, quoted=True)
-    for match in _PATH.finditer(text):
+    for match in _PATH.finditer(text) if "/" in text else ():
         add(match.group("path"), match.group("line"), quoted=False)
     return list(found.values())[:MAX_CITATIONS]
 
