@@ -226,7 +226,7 @@ class IndexStore:
         with self.transaction() as conn:
             rows = conn.execute(
                 "SELECT rowid, filename, name, description, body FROM files "
-                "WHERE kind = ? AND error IS NULL",
+                "WHERE kind = ? AND error IS NULL AND secrets_json IS NULL",
                 (KIND_MEMORY,),
             ).fetchall()
             conn.executemany(

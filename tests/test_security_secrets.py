@@ -81,3 +81,6 @@ def test_the_index_holds_no_raw_credential(store: IndexStore, memdir: Path) -> N
         dump = "\n".join(conn.iterdump())
     assert "[redacted GitHub token]" in dump
     assert GH_TOKEN not in dump and AWS_ID not in dump
+    # Nor anything derived from it: the ranker's stored terms and the citations
+    # are lowercased and split, so look for the value's pieces in any case.
+    assert "fakefakefake" not in dump.lower() and "akiafake" not in dump.lower()
