@@ -27,7 +27,7 @@ from memoryd.indexer.sync import Syncer, SyncResult
 from memoryd.ipc import params as p
 from memoryd.report import Retention, produce, report_params
 from memoryd.select.manifest import superseded_in
-from memoryd.select.service import make_selector, record_run, run_stats
+from memoryd.select.service import make_selector, record_run, run_select, run_stats
 from memoryd.sessions import service
 from memoryd.staleness.results import annotate_listing
 from memoryd.staleness.service import Checker, check_tree
@@ -60,14 +60,25 @@ def listing(args: argparse.Namespace, directory: str) -> dict[str, Any]:
 def select(args: argparse.Namespace, params: dict[str, Any]) -> dict[str, Any]:
     cfg = config_mod.load()
     with local_store(args) as store:
+        return dict(run_select(make_selector(cfg), _LocalSelectIndex(store), params))
 
-        def resolve(raw: Any) -> str:
-            path = p.directory(raw)
-            Syncer(store).sync_tree(path)
-            return path
 
-        selector = make_selector(cfg, lambda rec: record_run(store, rec))
-        return selector.run(store.conn, params, resolve)
+class _LocalSelectIndex:
+    """``select`` over the CLI's own store: each directory synced just before it is read."""
+
+    def __init__(self, store: IndexStore) -> None:
+        self._store = store
+
+    def reader(self) -> sqlite3.Connection:
+        return self._store.conn
+
+    def select_dir(self, raw: str) -> str:
+        path = p.directory(raw)
+        Syncer(self._store).sync_tree(path)
+        return path
+
+    def record_run(self, record: dict[str, Any]) -> None:
+        record_run(self._store, record)
 
 
 def stats(args: argparse.Namespace, params: dict[str, Any]) -> dict[str, Any]:

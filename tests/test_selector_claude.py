@@ -1,13 +1,14 @@
 """The selector with the Claude ranker, in-process: a real index, the real SDK, a local API.
 
-No daemon here: the :class:`Selector` runs against a real SQLite index in a temp
-dir, its telemetry records land in a list, and the ranker talks HTTP to
+No daemon here: :func:`run_select` runs the :class:`Selector` against a real
+SQLite index in a temp dir, its telemetry records land in a list, and the ranker talks HTTP to
 :class:`FakeMessagesAPI`. That is enough to check what the ranker is asked,
 what is cached and what is billed, and it is much faster than a daemon.
 """
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -20,6 +21,7 @@ from memoryd.indexer.store import IndexStore
 from memoryd.indexer.sync import Syncer
 from memoryd.select.claude import ClaudeRanker, ClaudeSettings
 from memoryd.select.selector import Selector
+from memoryd.select.service import run_select
 
 QUERY = "how do invoices reach the ledger, and how are their amounts stored?"
 
@@ -32,12 +34,22 @@ class Harness:
         self.directory = str(directory)
         self.records: list[dict[str, Any]] = []
         self.ranker = ClaudeRanker(ClaudeSettings(api_key="sk-test", base_url=api.base_url))
-        self.selector = Selector(sink=self.records.append, claude_factory=lambda: self.ranker)
+        self.selector = Selector(claude_factory=lambda: self.ranker)
         Syncer(store).sync_tree(self.directory)
 
+    # The index interface run_select reads and records through.
+    def reader(self) -> sqlite3.Connection:
+        return self.store.conn
+
+    def select_dir(self, raw: str) -> str:
+        return raw
+
+    def record_run(self, record: dict[str, Any]) -> None:
+        self.records.append(record)
+
     def select(self, query: str = QUERY, **params: Any) -> dict[str, Any]:
-        return self.selector.run(
-            self.store.conn, {"query": query, "dir": self.directory, **params}, str
+        return dict(
+            run_select(self.selector, self, {"query": query, "dir": self.directory, **params})
         )
 
 
