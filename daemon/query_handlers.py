@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 from memoryd.daemon.staleness_handlers import pop_cwd
 from memoryd.ipc.server import Handler
 from memoryd.select.service import claude_factory, make_selector, record_run, run_select, run_stats
+from memoryd.select.types import parse_stats
 
 if TYPE_CHECKING:
     from memoryd.daemon.app import Daemon
@@ -35,7 +36,7 @@ def handlers(daemon: Daemon) -> dict[str, Handler]:
         return result
 
     def stats(params: dict[str, Any]) -> dict[str, Any]:
-        return run_stats(daemon.readers.conn(), params)
+        return run_stats(daemon.readers.conn(), parse_stats(params))
 
     return {"select": select, "stats": stats}
 

@@ -28,6 +28,7 @@ from memoryd.ipc import params as p
 from memoryd.report import Retention, produce, report_params
 from memoryd.select.manifest import superseded_in
 from memoryd.select.service import make_selector, record_run, run_select, run_stats
+from memoryd.select.types import parse_stats
 from memoryd.sessions import service
 from memoryd.staleness.results import annotate_listing
 from memoryd.staleness.service import Checker, check_tree
@@ -83,7 +84,7 @@ class _LocalSelectIndex:
 
 def stats(args: argparse.Namespace, params: dict[str, Any]) -> dict[str, Any]:
     with local_store(args) as store:
-        return run_stats(store.conn, params)
+        return run_stats(store.conn, parse_stats(params))
 
 
 def save(args: argparse.Namespace, params: dict[str, Any]) -> dict[str, Any]:

@@ -16,14 +16,12 @@ from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
 from memoryd.config import Config
-from memoryd.durations import parse_duration
 from memoryd.errors import MemorydError
 from memoryd.indexer import queries
 from memoryd.indexer.store import IndexStore
-from memoryd.ipc import params as p
 from memoryd.select import telemetry
 from memoryd.select.selector import Selector
-from memoryd.select.types import SelectResult, parse_select
+from memoryd.select.types import SelectResult, StatsRequest, parse_select
 
 
 class SelectIndex(Protocol):
@@ -125,10 +123,9 @@ def run_select(selector: Selector, index: SelectIndex, params: Mapping[str, Any]
     return result
 
 
-def run_stats(conn: sqlite3.Connection, params: dict[str, Any]) -> dict[str, Any]:
-    """The ``stats`` method: aggregates over ``selector_runs`` since ``since`` (default 7d)."""
-    p.reject_unknown(params, ("since",))
-    window = parse_duration(params.get("since", "7d"), "since")
+def run_stats(conn: sqlite3.Connection, req: StatsRequest) -> dict[str, Any]:
+    """The ``stats`` method: aggregates over ``selector_runs`` in the request's window."""
+    window = req.window_s
     since = time.time() - window
     dirs = [
         r[0]

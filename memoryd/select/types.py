@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, TypedDict
 
+from memoryd.durations import parse_duration
 from memoryd.errors import InvalidParams
 from memoryd.ipc import params as p
 
@@ -112,6 +113,18 @@ class SelectResult(TypedDict):
     fallback: str | None
     note: str | None
     latency_ms: float
+
+
+@dataclass(frozen=True)
+class StatsRequest:
+    """A checked ``stats`` request: the window of runs to summarise, in seconds."""
+
+    window_s: float = 7 * 86400.0
+
+
+def parse_stats(params: Mapping[str, Any]) -> StatsRequest:
+    p.reject_unknown(params, ("since",))
+    return StatsRequest(parse_duration(params.get("since", "7d"), "since"))
 
 
 @dataclass(frozen=True)
