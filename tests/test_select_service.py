@@ -1,8 +1,8 @@
-"""``select`` in-process: the typed request, the pure selector and the run log, no daemon.
+"""The service and the selector in-process: typed requests, the run log, no daemon.
 
-:func:`run_select` is what the socket handler and the CLI fallback both call;
-here it runs over a real SQLite index with a small index of the test's own
-(no watching, no writer thread), so the telemetry contract (one row per run,
+:class:`MemoryService` is what the socket handlers and the CLI fallback both
+call; here it runs over a real SQLite index through the CLI's
+:class:`StoreIndex` (no watching, no writer thread), so the telemetry contract (one row per run,
 failures included) and the typed request's error messages are checked in
 milliseconds instead of through a daemon subprocess.
 """
@@ -10,7 +10,6 @@ milliseconds instead of through a daemon subprocess.
 from __future__ import annotations
 
 import json
-import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -20,31 +19,26 @@ from conftest import MakeMemory
 from memoryd.errors import InvalidParams
 from memoryd.indexer.store import IndexStore
 from memoryd.indexer.sync import Syncer
-from memoryd.ipc import params as p
 from memoryd.select.selector import Selector
-from memoryd.select.service import run_select
-from memoryd.select.types import SelectRequest, parse_select
+from memoryd.select.types import SelectRequest, SelectResult, parse_select
+from memoryd.service import MemoryService, StoreIndex
 
 QUERY = "how do I run the fast pytest subset?"
 
 
-class RecordingIndex:
-    """The index interface over one store: directories synced on use, runs kept in a list."""
+class RecordingIndex(StoreIndex):
+    """The CLI's index over one store, with the runs kept in a list instead of the store."""
 
     def __init__(self, store: IndexStore) -> None:
-        self.store = store
+        super().__init__(store)
         self.runs: list[dict[str, Any]] = []
-
-    def reader(self) -> sqlite3.Connection:
-        return self.store.conn
-
-    def select_dir(self, raw: str) -> str:
-        path = p.directory(raw)
-        Syncer(self.store).sync_tree(path)
-        return path
 
     def record_run(self, record: dict[str, Any]) -> None:
         self.runs.append(record)
+
+
+def run_select(index: RecordingIndex, params: dict[str, Any]) -> SelectResult:
+    return MemoryService(index, Selector()).select(params)
 
 
 @pytest.fixture
@@ -58,7 +52,7 @@ def test_a_run_returns_the_documented_reply_and_records_it_once(
     store: IndexStore, folder: Path
 ) -> None:
     index = RecordingIndex(store)
-    result = run_select(Selector(), index, {"query": QUERY, "dir": str(folder), "ranker": "local"})
+    result = run_select(index, {"query": QUERY, "dir": str(folder), "ranker": "local"})
     assert list(result) == [
         "run_id",
         "ranker",
@@ -93,7 +87,7 @@ def test_a_refused_request_is_recorded_with_its_error(
 ) -> None:
     index = RecordingIndex(store)
     with pytest.raises(InvalidParams) as err:
-        run_select(Selector(), index, params)
+        run_select(index, params)
     assert str(err.value).startswith(message)
     (run,) = index.runs
     assert (run["error"], run["dir"], run["selected_json"]) == ("invalid_params", None, "[]")
@@ -104,7 +98,7 @@ def test_a_missing_directory_is_refused_after_parsing_and_recorded(
 ) -> None:
     index = RecordingIndex(store)
     with pytest.raises(InvalidParams, match="memory directory not found"):
-        run_select(Selector(), index, {"query": QUERY, "dir": str(tmp_path / "nope")})
+        run_select(index, {"query": QUERY, "dir": str(tmp_path / "nope")})
     assert [r["error"] for r in index.runs] == ["invalid_params"]
 
 
@@ -124,3 +118,15 @@ def test_the_selector_alone_needs_no_callbacks_and_remembers_a_session(
         parse_select({"query": QUERY, "dir": str(folder), "session_id": "s1", "ranker": "local"})
         == req
     )
+
+
+def test_list_goes_through_the_same_service(store: IndexStore, folder: Path) -> None:
+    service = MemoryService(RecordingIndex(store), Selector())
+    listing = service.list({"dir": str(folder)})
+    assert [f["filename"] for f in listing["files"]] == [
+        "project_billing.md",
+        "reference_pytest.md",
+    ]
+    assert listing["dir"] == str(folder.resolve()) and listing["errors"] == []
+    with pytest.raises(InvalidParams, match=r"unknown parameter\(s\): depth"):
+        service.list({"dir": str(folder), "depth": 2})

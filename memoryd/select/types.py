@@ -59,12 +59,9 @@ def parse_select(params: Mapping[str, Any]) -> SelectRequest:
     limit = p.integer(params, "limit", default=MAX_RESULTS, minimum=1, maximum=MAX_RESULTS)
     ranker = p.choice(params, "ranker", RANKERS, "auto")
     allow_secrets = p.boolean(params, "allow_secrets")
-    raw_dir = params.get("dir")
-    if not isinstance(raw_dir, str) or not raw_dir:
-        raise InvalidParams("'dir' must be a directory path", {"field": "dir"})
     return SelectRequest(
         query=query,
-        dir=raw_dir,
+        dir=_directory(params),
         session_id=session_id,
         surfaced=surfaced,
         recent_tools=recent_tools,
@@ -72,6 +69,26 @@ def parse_select(params: Mapping[str, Any]) -> SelectRequest:
         ranker=ranker,
         allow_secrets=allow_secrets,
     )
+
+
+@dataclass(frozen=True)
+class ListRequest:
+    """A checked ``list`` request; ``dir`` is still as given (the index resolves it)."""
+
+    dir: str
+
+
+def parse_list(params: Mapping[str, Any]) -> ListRequest:
+    p.reject_unknown(params, ("dir",))
+    return ListRequest(_directory(params))
+
+
+def _directory(params: Mapping[str, Any]) -> str:
+    """The ``dir`` param as given, once it is at least a non-empty string."""
+    raw = params.get("dir")
+    if not isinstance(raw, str) or not raw:
+        raise InvalidParams("'dir' must be a directory path", {"field": "dir"})
+    return raw
 
 
 class SelectedMemory(TypedDict):
