@@ -27,6 +27,7 @@ from memoryd.indexer.store import IndexStore
 from memoryd.indexer.sync import Syncer
 from memoryd.select.manifest import candidates_for
 from memoryd.select.selector import Selector
+from memoryd.select.service import select_unrecorded
 
 DEFAULT_CORPUS = Path(__file__).resolve().parents[1].parent / "shared/bench/coding-memories"
 
@@ -34,7 +35,7 @@ DEFAULT_CORPUS = Path(__file__).resolve().parents[1].parent / "shared/bench/codi
 def answers(corpus: Path, workdir: Path) -> list[dict[str, Any]]:
     store = IndexStore(workdir / "index.db")
     Syncer(store).sync_tree(str(corpus / "projects"))
-    selector = Selector(sink=lambda _record: None)
+    selector = Selector()
     out = []
     for n, line in enumerate((corpus / "queries.jsonl").read_text().splitlines()):
         q = json.loads(line)
@@ -46,7 +47,7 @@ def answers(corpus: Path, workdir: Path) -> list[dict[str, Any]]:
             "recent_tools": q["recent_tools"],
             "ranker": "local",
         }
-        result = selector.run(store.conn, params, str)
+        result = select_unrecorded(selector, store.conn, params)
         manifest = selector.manifests.get(store.conn, folder)
         cands = [c for _, c in candidates_for(store.conn, manifest, q["query"])]
         postings = getattr(manifest, "postings", None)

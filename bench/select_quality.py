@@ -61,6 +61,7 @@ from memoryd.select.candidates import Candidate, load_directory
 from memoryd.select.local import LocalRanker
 from memoryd.select.relations import Relations, compute_relations
 from memoryd.select.selector import Selector
+from memoryd.select.service import select_unrecorded
 from memoryd.select.tool_rules import tool_usage_docs
 from memoryd.select.tuning import DEFAULT, Tuning
 
@@ -99,7 +100,7 @@ def shipped_selector(tree: Path, workdir: Path, ranker: LocalRanker | None = Non
     """Answers from the real Selector over a real index of ``tree`` (``ranker`` swapped in)."""
     store = IndexStore(workdir / "index.db")
     Syncer(store).sync_tree(str(tree))
-    selector = Selector(sink=lambda _record: None)
+    selector = Selector()
     if ranker is not None:
         selector.local = ranker
 
@@ -111,7 +112,7 @@ def shipped_selector(tree: Path, workdir: Path, ranker: LocalRanker | None = Non
             "recent_tools": q["recent_tools"],
             "ranker": "local",
         }
-        result = selector.run(store.conn, params, str)
+        result = select_unrecorded(selector, store.conn, params)
         return [s["filename"] for s in result["selected"]]
 
     return answer

@@ -46,7 +46,7 @@ from memoryd import logs
 from memoryd.config import Config
 from memoryd.indexer.store import IndexStore, open_reader
 from memoryd.indexer.sync import Syncer
-from memoryd.select.service import make_selector
+from memoryd.select.service import make_selector, select_unrecorded
 from memoryd.staleness.service import Checker
 
 TOPICS = ["billing", "retry", "cache", "auth", "export", "search", "upload", "report", "queue"]
@@ -143,7 +143,7 @@ class Bench:
         return out
 
     def select_p50(self) -> tuple[list[float], list[float]]:
-        selector = make_selector(Config(), lambda record: None)
+        selector = make_selector(Config())
         rng = random.Random(11)
         queries = [
             f"where is the {rng.choice(TOPICS)} code for module {rng.randint(0, 499)}?"
@@ -154,7 +154,7 @@ class Bench:
 
         def one(query: str) -> float:
             params = {"query": query, "dir": folder, "ranker": "local"}
-            return timed(lambda: selector.run(self.reader, params, lambda raw: folder))[0]
+            return timed(lambda: select_unrecorded(selector, self.reader, params))[0]
 
         def p50() -> float:
             return statistics.median(one(q) for q in queries)

@@ -25,6 +25,7 @@ from apscheduler.schedulers.background import BackgroundScheduler
 from memoryd import config as config_mod
 from memoryd.config import Config
 from memoryd.daemon import runtime, startup, systemd
+from memoryd.daemon.handlers import build_handlers
 from memoryd.daemon.readers import Readers
 from memoryd.daemon.roots import PERSISTED, Root, RootSet
 from memoryd.daemon.watcher import Watcher
@@ -80,7 +81,7 @@ class Daemon:
         self.pidfile = runtime.PidFile(cfg.pidfile)
         self._socket_inode: int | None = None
         self._activated = False
-        self.writer: Writer
+        self._writer: Writer | None = None
         self.readers = Readers(cfg.db_path)
         self.watcher = Watcher(self._on_paths, settle=cfg.settle_ms / 1000)
         self.scheduler = BackgroundScheduler(
@@ -92,6 +93,13 @@ class Daemon:
         self.server: Server | None = None
         # Set by the staleness feature (daemon/staleness_handlers.py) when it starts.
         self.staleness: Staleness | None = None
+
+    @property
+    def writer(self) -> Writer:
+        """The index's one writer thread; it exists once :meth:`run` has opened the index."""
+        if self._writer is None:
+            raise RuntimeError("the index writer is not running yet")
+        return self._writer
 
     # -- start-up -----------------------------------------------------------
 
@@ -110,11 +118,9 @@ class Daemon:
                     moved_to=str(recovery.moved_to),
                     salvaged=recovery.salvaged,
                 )
-            self.writer = Writer(store)
+            self._writer = Writer(store)
             self._restore_roots()
             self._remove_stale_temp_files()
-            from memoryd.daemon.handlers import build_handlers  # noqa: PLC0415 - cycle
-
             self.handlers = build_handlers(self)
             if self.stop_requested.is_set():
                 return 0
@@ -433,7 +439,7 @@ class Daemon:
         if self.scheduler.running:
             self.scheduler.shutdown(wait=False)
         self.watcher.stop()
-        if hasattr(self, "writer"):
-            self.writer.close()
+        if self._writer is not None:
+            self._writer.close()
         self.release_paths()
         log.info("daemon.stopped")

@@ -1,4 +1,4 @@
-"""Socket methods of the daemon core: status, list, reindex, watch, unwatch, shutdown.
+"""Socket methods of the daemon core: status, reindex, watch, unwatch, shutdown.
 
 Each handler validates its params (``invalid_params`` names the field), reads
 through the calling thread's read-only connection and writes only by
@@ -22,8 +22,6 @@ from memoryd.indexer.sync import Syncer
 from memoryd.ipc import params as p
 from memoryd.ipc.protocol import PROTOCOL_VERSION
 from memoryd.ipc.server import Handler
-from memoryd.select.manifest import superseded_in
-from memoryd.staleness.results import annotate_listing
 
 if TYPE_CHECKING:
     from memoryd.daemon.app import Daemon
@@ -127,13 +125,6 @@ def build_handlers(daemon: Daemon) -> dict[str, Handler]:
             **daemon.extra_status,
         }
 
-    def list_(params: dict[str, Any]) -> dict[str, Any]:
-        p.reject_unknown(params, ("dir",))
-        directory = daemon.ensure_dir(params.get("dir"))
-        conn = daemon.readers.conn()
-        files = queries.files_under(conn, directory)
-        return annotate_listing(conn, queries.listing(files, directory, superseded_in(files)))
-
     def reindex(params: dict[str, Any]) -> dict[str, Any]:
         p.reject_unknown(params, ("dir",))
         if params.get("dir") is None:
@@ -183,9 +174,7 @@ def build_handlers(daemon: Daemon) -> dict[str, Handler]:
         threading.Timer(0.05, daemon.stop_requested.set).start()
         return {"stopping": True, "pid": os.getpid()}
 
-    handlers.update(
-        status=status, list=list_, reindex=reindex, watch=watch, unwatch=unwatch, shutdown=shutdown
-    )
+    handlers.update(status=status, reindex=reindex, watch=watch, unwatch=unwatch, shutdown=shutdown)
     for feature in FEATURES:
         handlers.update(feature.handlers(daemon))
         capabilities.extend(feature.CAPABILITIES)

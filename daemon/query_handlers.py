@@ -1,12 +1,18 @@
-"""Socket methods that answer agents' questions: ``select`` and ``stats``."""
+"""Socket methods answered by the shared :class:`~memoryd.service.MemoryService`.
+
+``select``, ``stats`` and ``list`` are thin here: the service parses and
+answers; :class:`DaemonIndex` is what it runs over in the daemon.
+"""
 
 from __future__ import annotations
 
+import sqlite3
 from typing import TYPE_CHECKING, Any
 
 from memoryd.daemon.staleness_handlers import pop_cwd
 from memoryd.ipc.server import Handler
-from memoryd.select.service import claude_factory, make_selector, record_run, run_stats
+from memoryd.select.service import claude_factory, make_selector, record_run
+from memoryd.service import MemoryService
 
 if TYPE_CHECKING:
     from memoryd.daemon.app import Daemon
@@ -20,22 +26,34 @@ CAPABILITIES = [
 ]
 
 
-def handlers(daemon: Daemon) -> dict[str, Handler]:
-    def sink(record: dict[str, Any]) -> None:
-        daemon.writer.submit(lambda store: record_run(store, record))
+class DaemonIndex:
+    """The daemon's index: this thread's reader, directories kept watched, runs queued."""
 
-    selector = make_selector(daemon.cfg, sink)
+    def __init__(self, daemon: Daemon) -> None:
+        self._daemon = daemon
+
+    def reader(self) -> sqlite3.Connection:
+        return self._daemon.readers.conn()
+
+    def directory(self, raw: str) -> str:
+        return self._daemon.ensure_dir(raw)
+
+    def record_run(self, record: dict[str, Any]) -> None:
+        # Queued after the answer is computed: telemetry never blocks a reply.
+        self._daemon.writer.submit(lambda store: record_run(store, record))
+
+
+def handlers(daemon: Daemon) -> dict[str, Handler]:
+    service = MemoryService(DaemonIndex(daemon), make_selector(daemon.cfg))
+    selector = service.selector
     daemon.on_reload.append(lambda cfg: setattr(selector, "claude_factory", claude_factory(cfg)))
     daemon.on_reload.append(lambda cfg: setattr(selector, "log_queries", cfg.log_queries))
 
     def select(params: dict[str, Any]) -> dict[str, Any]:
         cwd = pop_cwd(params)
-        result = selector.run(daemon.readers.conn(), params, daemon.ensure_dir)
+        result = dict(service.select(params))
         if cwd is not None and daemon.staleness is not None:
             daemon.staleness.note_cwd(params.get("dir"), cwd)
         return result
 
-    def stats(params: dict[str, Any]) -> dict[str, Any]:
-        return run_stats(daemon.readers.conn(), params)
-
-    return {"select": select, "stats": stats}
+    return {"select": select, "stats": service.stats, "list": service.list}

@@ -10,13 +10,41 @@ import datetime as dt
 import json
 import math
 import sqlite3
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any
 
-FILE_COLUMNS = (
-    "path, directory, filename, kind, name, description, type, body, project, session, "
-    "status, meta_json, mtime_ns, size, content_hash, error, warning, secrets_json"
+FILES_TABLE = (
+    "path",
+    "directory",
+    "filename",
+    "kind",
+    "name",
+    "description",
+    "type",
+    "body",
+    "project",
+    "session",
+    "status",
+    "meta_json",
+    "mtime_ns",
+    "size",
+    "inode",
+    "content_hash",
+    "error",
+    "error_kind",
+    "warning",
+    "indexed_at",
+    "secrets_json",
+    "terms_json",
 )
+"""Every column of the ``files`` table, as the migrations leave it.
+
+The one list the store writes and the readers select from: rows are read
+and written by these names, never by position.
+"""
+
+_JSON_FIELDS = {"meta": "meta_json", "secrets": "secrets_json"}
+"""Fields of :class:`IndexedFile` decoded from a JSON column of another name."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,12 +108,19 @@ def iso_utc(epoch: float) -> str:
     return stamp.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def row_to_file(row: sqlite3.Row | tuple[Any, ...]) -> IndexedFile:
-    values = list(row)
-    values[7] = values[7] or ""
-    values[11] = json.loads(values[11]) if values[11] else {}
-    values[17] = json.loads(values[17]) if values[17] else []
-    return IndexedFile(*values)
+FILE_FIELDS = {f.name: _JSON_FIELDS.get(f.name, f.name) for f in fields(IndexedFile)}
+"""Each field of :class:`IndexedFile` and the ``files`` column it is read from."""
+FILE_COLUMNS = ", ".join(FILE_FIELDS.values())
+"""The select list that :func:`row_to_file` reads."""
+
+
+def row_to_file(row: sqlite3.Row) -> IndexedFile:
+    """The file a row selected with (at least) :data:`FILE_COLUMNS` describes."""
+    values = {name: row[column] for name, column in FILE_FIELDS.items()}
+    values["body"] = values["body"] or ""
+    values["meta"] = json.loads(values["meta"]) if values["meta"] else {}
+    values["secrets"] = json.loads(values["secrets"]) if values["secrets"] else []
+    return IndexedFile(**values)
 
 
 def _under(column: str) -> str:
@@ -127,7 +162,7 @@ def errors_under(conn: sqlite3.Connection, directory: str) -> list[dict[str, str
         "ORDER BY path",
         _under_args(directory),
     )
-    return [{"path": r[0], "error": r[1]} for r in rows]
+    return [{"path": r["path"], "error": r["error"]} for r in rows]
 
 
 def counts_under(conn: sqlite3.Connection, directory: str) -> tuple[int, int]:

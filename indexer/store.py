@@ -24,6 +24,7 @@ import sqlite_utils
 
 from memoryd.errors import StoreError
 from memoryd.indexer.coldload import memory_terms
+from memoryd.indexer.queries import FILES_TABLE
 from memoryd.indexer.records import KIND_MEMORY, FileStat, ParsedFile
 from memoryd.indexer.schema import migrate
 from memoryd.indexer.secrets import redact_value
@@ -31,7 +32,6 @@ from memoryd.select.analysis import ANALYSIS_VERSION, stored_terms
 from memoryd.staleness.results import replace_citations
 
 BUSY_TIMEOUT_MS = 10_000
-_STAT_COLUMNS = "mtime_ns, size, inode, content_hash, error_kind, error"
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,6 +48,14 @@ class StoredStat:
     @property
     def signature(self) -> tuple[int, int, int]:
         return (self.mtime_ns, self.size, self.inode)
+
+    @classmethod
+    def from_row(cls, row: sqlite3.Row) -> StoredStat:
+        return cls(**{name: row[name] for name in _STAT_FIELDS})
+
+
+_STAT_FIELDS = tuple(f.name for f in dataclasses.fields(StoredStat))
+_STAT_COLUMNS = ", ".join(_STAT_FIELDS)
 
 
 @dataclass(frozen=True, slots=True)
@@ -232,8 +240,11 @@ class IndexStore:
             conn.executemany(
                 "UPDATE files SET terms_json = ? WHERE rowid = ?",
                 [
-                    (stored_terms(fn, name, desc, body or ""), rowid)
-                    for rowid, fn, name, desc, body in rows
+                    (
+                        stored_terms(r["filename"], r["name"], r["description"], r["body"] or ""),
+                        r["rowid"],
+                    )
+                    for r in rows
                 ],
             )
             conn.execute("UPDATE directories SET version = version + 1")
@@ -274,13 +285,13 @@ class IndexStore:
         rows = self.conn.execute(
             f"SELECT path, {_STAT_COLUMNS} FROM files WHERE directory = ?", (directory,)
         )
-        return {r[0]: StoredStat(*r[1:]) for r in rows}
+        return {r["path"]: StoredStat.from_row(r) for r in rows}
 
     def stat_of(self, path: str) -> StoredStat | None:
         r = self.conn.execute(
             f"SELECT {_STAT_COLUMNS} FROM files WHERE path = ?", (path,)
         ).fetchone()
-        return None if r is None else StoredStat(*r)
+        return None if r is None else StoredStat.from_row(r)
 
     def directories_under(self, root: str) -> list[str]:
         """Indexed directories equal to or below ``root``."""
@@ -289,7 +300,7 @@ class IndexStore:
             "OR (directory >= ? AND directory < ?)",
             (root, root + "/", root + "0"),
         )
-        return [r[0] for r in rows]
+        return [r["directory"] for r in rows]
 
     # -- writes -------------------------------------------------------------
 
@@ -340,7 +351,7 @@ class IndexStore:
         now = time.time()
         dirs: set[str] = set()
 
-        def rows() -> Iterator[tuple[object, ...]]:
+        def rows() -> Iterator[dict[str, object]]:
             for change in upserts:
                 dirs.add(os.path.dirname(change.stat.path))
                 yield _row(change, now)
@@ -396,40 +407,16 @@ class IndexStore:
             "SELECT path FROM files WHERE path >= ? AND path < ?", (root + "/", root + "0")
         )
         kept = [k.rstrip("/") + "/" for k in keep]
-        gone = [Delete(r[0]) for r in rows if not any(r[0].startswith(k) for k in kept)]
+        gone = [Delete(r["path"]) for r in rows if not any(r[0].startswith(k) for k in kept)]
         self.apply(gone)
         return len(gone)
 
 
-_COLUMNS = (
-    "path",
-    "directory",
-    "filename",
-    "kind",
-    "name",
-    "description",
-    "type",
-    "body",
-    "project",
-    "session",
-    "status",
-    "meta_json",
-    "mtime_ns",
-    "size",
-    "inode",
-    "content_hash",
-    "error",
-    "error_kind",
-    "warning",
-    "indexed_at",
-    "secrets_json",
-    "terms_json",
-)
-
 _UPSERT_SQL = (
-    f"INSERT INTO files ({', '.join(_COLUMNS)}) VALUES ({', '.join('?' * len(_COLUMNS))}) "
+    f"INSERT INTO files ({', '.join(FILES_TABLE)}) "
+    f"VALUES ({', '.join(':' + c for c in FILES_TABLE)}) "
     "ON CONFLICT(path) DO UPDATE SET "
-    + ", ".join(f"{c} = excluded.{c}" for c in _COLUMNS if c != "path")
+    + ", ".join(f"{c} = excluded.{c}" for c in FILES_TABLE if c != "path")
 )
 
 
@@ -465,7 +452,8 @@ def _citation_sources(upserts: Iterable[Upsert]) -> Iterator[tuple[str, str, str
         yield c.stat.path, parsed.kind, parsed.description, parsed.body
 
 
-def _row(change: Upsert, now: float) -> tuple[object, ...]:
+def _row(change: Upsert, now: float) -> dict[str, object]:
+    """The ``files`` row of an upsert, by column name (every one of :data:`FILES_TABLE`)."""
     stat = change.stat
     terms = change.terms if change.terms is not None else memory_terms(stat.filename, change.parsed)
     parsed = _redacted(change.parsed)
@@ -474,27 +462,27 @@ def _row(change: Upsert, now: float) -> tuple[object, ...]:
     is_session = parsed.kind == "session"
     session = stat.filename[:16] if is_session else None
     project = stat.filename[17:-3] if is_session else None
-    return (
-        stat.path,
-        stat.directory,
-        stat.filename,
-        parsed.kind,
-        parsed.name,
-        parsed.description,
-        parsed.type,
-        parsed.body,
-        project,
-        session,
-        meta.get("status") if meta else None,
-        json.dumps(meta, sort_keys=True) if meta else None,
-        stat.mtime_ns,
-        stat.size,
-        stat.inode,
-        parsed.content_hash,
-        parsed.error or stat.stat_error,
-        parsed.error_kind,
-        parsed.warning,
-        now,
-        json.dumps(parsed.secrets) if parsed.secrets else None,
-        terms,
-    )
+    return {
+        "path": stat.path,
+        "directory": stat.directory,
+        "filename": stat.filename,
+        "kind": parsed.kind,
+        "name": parsed.name,
+        "description": parsed.description,
+        "type": parsed.type,
+        "body": parsed.body,
+        "project": project,
+        "session": session,
+        "status": meta.get("status") if meta else None,
+        "meta_json": json.dumps(meta, sort_keys=True) if meta else None,
+        "mtime_ns": stat.mtime_ns,
+        "size": stat.size,
+        "inode": stat.inode,
+        "content_hash": parsed.content_hash,
+        "error": parsed.error or stat.stat_error,
+        "error_kind": parsed.error_kind,
+        "warning": parsed.warning,
+        "indexed_at": now,
+        "secrets_json": json.dumps(parsed.secrets) if parsed.secrets else None,
+        "terms_json": terms,
+    }

@@ -24,12 +24,11 @@ from memoryd._cli_common import db_path
 from memoryd.indexer import queries
 from memoryd.indexer.store import IndexStore
 from memoryd.indexer.sync import Syncer, SyncResult
-from memoryd.ipc import params as p
 from memoryd.report import Retention, produce, report_params
-from memoryd.select.manifest import superseded_in
-from memoryd.select.service import make_selector, record_run, run_stats
+from memoryd.select.selector import Selector
+from memoryd.select.service import make_selector
+from memoryd.service import MemoryService, StoreIndex
 from memoryd.sessions import service
-from memoryd.staleness.results import annotate_listing
 from memoryd.staleness.service import Checker, check_tree
 
 
@@ -51,28 +50,18 @@ def index_dirs(store: IndexStore, dirs: list[str]) -> SyncResult:
 
 def listing(args: argparse.Namespace, directory: str) -> dict[str, Any]:
     with local_store(args) as store:
-        Syncer(store).sync_tree(directory)
-        files = queries.files_under(store.conn, directory)
-        listing = queries.listing(files, directory, superseded_in(files))
-        return annotate_listing(store.conn, listing)
+        return MemoryService(StoreIndex(store), Selector()).list({"dir": directory})
 
 
 def select(args: argparse.Namespace, params: dict[str, Any]) -> dict[str, Any]:
     cfg = config_mod.load()
     with local_store(args) as store:
-
-        def resolve(raw: Any) -> str:
-            path = p.directory(raw)
-            Syncer(store).sync_tree(path)
-            return path
-
-        selector = make_selector(cfg, lambda rec: record_run(store, rec))
-        return selector.run(store.conn, params, resolve)
+        return dict(MemoryService(StoreIndex(store), make_selector(cfg)).select(params))
 
 
 def stats(args: argparse.Namespace, params: dict[str, Any]) -> dict[str, Any]:
     with local_store(args) as store:
-        return run_stats(store.conn, params)
+        return MemoryService(StoreIndex(store), Selector()).stats(params)
 
 
 def save(args: argparse.Namespace, params: dict[str, Any]) -> dict[str, Any]:

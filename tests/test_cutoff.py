@@ -11,6 +11,7 @@ from memoryd.indexer.sync import Syncer
 from memoryd.select.candidates import Candidate
 from memoryd.select.local import LocalRanker
 from memoryd.select.selector import Selector
+from memoryd.select.service import select_unrecorded
 from memoryd.select.tuning import Tuning, cut
 
 QUERY = "long celery tasks run twice, is the visibility timeout too short?"
@@ -56,11 +57,13 @@ def test_selector_answers_empty_when_the_helpful_memory_was_surfaced(
     store = IndexStore(tmp_path / "index.db")
     try:
         Syncer(store).sync_tree(str(memdir))
-        selector = Selector(sink=lambda _record: None)
+        selector = Selector()
 
         def picked(surfaced: list[str]) -> list[str]:
             params = {"query": QUERY, "dir": str(memdir), "surfaced": surfaced, "ranker": "local"}
-            return [s["filename"] for s in selector.run(store.conn, params, str)["selected"]]
+            return [
+                s["filename"] for s in select_unrecorded(selector, store.conn, params)["selected"]
+            ]
 
         assert picked([]) == [BEST.filename]
         assert picked([BEST.filename]) == []

@@ -145,3 +145,32 @@ def test_dirty_flag_repairs_fts(db_file: Path) -> None:
         assert _fts(st.conn, "deploy") == ["/m/a.md"]
     finally:
         st.close()
+
+
+def test_files_columns_are_declared_once_and_rows_go_by_name(tmp_path: Path) -> None:
+    # Rows are read and written by column name: a column a migration adds but
+    # FILES_TABLE lacks (or the reverse) would be dropped or fail every write.
+    store = IndexStore(tmp_path / "i.db")
+    migrated = tuple(r["name"] for r in store.conn.execute("PRAGMA table_info(files)"))
+    assert migrated == queries.FILES_TABLE
+    assert set(queries.FILE_FIELDS.values()) < set(queries.FILES_TABLE)
+    meta = {"name": "n", "status": "draft"}
+    parsed = _parsed("deploy runbook", body="")
+    parsed.meta = meta
+    parsed.secrets = [{"line": 3, "kind": "aws"}]
+    store.apply([Upsert(_stat("/m/a.md"), parsed)])
+    got = queries.get_file(store.conn, "/m/a.md")
+    stat = store.stat_of("/m/a.md")
+    store.close()
+    assert got is not None and stat is not None
+    assert (got.filename, got.kind, got.description, got.body) == (
+        "a.md",
+        "memory",
+        "deploy runbook",
+        "",
+    )
+    assert (got.status, got.meta, got.secrets) == ("draft", meta, [{"line": 3, "kind": "aws"}])
+    assert (stat.signature, stat.content_hash) == (
+        (1_700_000_000_000_000_000, 10, 42),
+        "h-deploy runbook-",
+    )

@@ -24,7 +24,7 @@ from memoryd.errors import RemoteError
 from memoryd.indexer.parse import parse_bytes
 from memoryd.indexer.records import KIND_INDEX, KIND_MEMORY, KIND_SESSION
 from memoryd.ipc.protocol import decode_request
-from memoryd.select.selector import PARAMS as SELECT_PARAMS
+from memoryd.select.types import PARAMS as SELECT_PARAMS
 from memoryd.sessions.format import _PARAM_KEYS as SAVE_PARAMS
 
 JSON_SCALARS = st.one_of(

@@ -1,7 +1,7 @@
 """The selector with the Claude ranker, in-process: a real index, the real SDK, a local API.
 
-No daemon here: the :class:`Selector` runs against a real SQLite index in a temp
-dir, its telemetry records land in a list, and the ranker talks HTTP to
+No daemon here: a :class:`MemoryService` runs the :class:`Selector` against a real
+SQLite index in a temp dir, its telemetry records land in a list, and the ranker talks HTTP to
 :class:`FakeMessagesAPI`. That is enough to check what the ranker is asked,
 what is cached and what is billed, and it is much faster than a daemon.
 """
@@ -17,28 +17,28 @@ from conftest import MakeMemory
 from fake_messages_api import FakeMessagesAPI, JsonAnswer, TextAnswer
 
 from memoryd.indexer.store import IndexStore
-from memoryd.indexer.sync import Syncer
 from memoryd.select.claude import ClaudeRanker, ClaudeSettings
 from memoryd.select.selector import Selector
+from memoryd.service import MemoryService, StoreIndex
 
 QUERY = "how do invoices reach the ledger, and how are their amounts stored?"
 
 
-class Harness:
-    """One selector over one synced directory, with its telemetry records kept."""
+class Harness(StoreIndex):
+    """One service over one synced directory, with its telemetry records kept in a list."""
 
     def __init__(self, store: IndexStore, directory: Path, api: FakeMessagesAPI) -> None:
-        self.store = store
-        self.directory = str(directory)
+        super().__init__(store)
+        self.folder = str(directory)
         self.records: list[dict[str, Any]] = []
         self.ranker = ClaudeRanker(ClaudeSettings(api_key="sk-test", base_url=api.base_url))
-        self.selector = Selector(sink=self.records.append, claude_factory=lambda: self.ranker)
-        Syncer(store).sync_tree(self.directory)
+        self.service = MemoryService(self, Selector(claude_factory=lambda: self.ranker))
+
+    def record_run(self, record: dict[str, Any]) -> None:
+        self.records.append(record)
 
     def select(self, query: str = QUERY, **params: Any) -> dict[str, Any]:
-        return self.selector.run(
-            self.store.conn, {"query": query, "dir": self.directory, **params}, str
-        )
+        return dict(self.service.select({"query": query, "dir": self.folder, **params}))
 
 
 @pytest.fixture

@@ -19,6 +19,7 @@ from memoryd.select.local import LocalRanker
 from memoryd.select.manifest import ManifestCache, candidates_for
 from memoryd.select.relations import compute_relations
 from memoryd.select.selector import Selector
+from memoryd.select.service import select_unrecorded
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "memory"
 QUERIES = [
@@ -123,7 +124,7 @@ def test_large_folder_candidates_bring_stored_terms(tmp_path: Path) -> None:
     _large_folder(folder, manifest_mod.LARGE_DIRECTORY + 20)
     store = IndexStore(tmp_path / "index.db")
     Syncer(store).sync_tree(str(folder))
-    selector = Selector(sink=lambda _record: None)
+    selector = Selector()
     for query in [*QUERIES, "flaky pytest retry timeout", "postgres migration schema rollback"]:
         manifest = selector.manifests.get(store.conn, str(folder))
         assert manifest.large
@@ -133,7 +134,9 @@ def test_large_folder_candidates_bring_stored_terms(tmp_path: Path) -> None:
             type(c)(c.filename, c.name, c.description, c.type, c.body, c.mtime) for c in pool
         ]
         assert LocalRanker().scores(query, pool) == LocalRanker().scores(query, from_text)
-        selector.run(store.conn, {"query": query, "dir": str(folder), "ranker": "local"}, str)
+        select_unrecorded(
+            selector, store.conn, {"query": query, "dir": str(folder), "ranker": "local"}
+        )
     # No document was analysed while answering: everything came from the index.
     assert len(selector.local._cache) == 0
     store.close()
@@ -143,9 +146,9 @@ def test_small_folder_selects_without_analysing_documents(
     indexed_examples: tuple[IndexStore, Path],
 ) -> None:
     store, folder = indexed_examples
-    selector = Selector(sink=lambda _record: None)
+    selector = Selector()
     answered = [
-        selector.run(store.conn, {"query": q, "dir": str(folder), "ranker": "local"}, str)
+        select_unrecorded(selector, store.conn, {"query": q, "dir": str(folder), "ranker": "local"})
         for q in QUERIES
     ]
     assert any(a["selected"] for a in answered)
@@ -156,8 +159,8 @@ def test_reader_of_rows_without_stats_still_ranks(
     indexed_examples: tuple[IndexStore, Path], tmp_path: Path
 ) -> None:
     store, folder = indexed_examples
-    before = Selector(sink=lambda _record: None).run(
-        store.conn, {"query": QUERIES[0], "dir": str(folder), "ranker": "local"}, str
+    before = select_unrecorded(
+        Selector(), store.conn, {"query": QUERIES[0], "dir": str(folder), "ranker": "local"}
     )
     assert before["selected"]
     store.close()
@@ -167,8 +170,8 @@ def test_reader_of_rows_without_stats_still_ranks(
     conn.close()
     reader = sqlite3.connect(f"file:{store.path}?mode=ro", uri=True)
     reader.row_factory = sqlite3.Row
-    after = Selector(sink=lambda _record: None).run(
-        reader, {"query": QUERIES[0], "dir": str(folder), "ranker": "local"}, str
+    after = select_unrecorded(
+        Selector(), reader, {"query": QUERIES[0], "dir": str(folder), "ranker": "local"}
     )
     reader.close()
     assert [s["filename"] for s in after["selected"]] == [s["filename"] for s in before["selected"]]
@@ -219,11 +222,11 @@ def test_damaged_stored_terms_fall_back_to_the_text(
 ) -> None:
     store, folder = indexed_examples
     params = {"query": QUERIES[1], "dir": str(folder), "ranker": "local"}
-    before = Selector(sink=lambda _record: None).run(store.conn, params, str)
+    before = select_unrecorded(Selector(), store.conn, params)
     assert before["selected"]
     with store.transaction() as conn:
         conn.execute("UPDATE files SET terms_json = ? WHERE terms_json IS NOT NULL", (damage,))
-    after = Selector(sink=lambda _record: None).run(store.conn, params, str)
+    after = select_unrecorded(Selector(), store.conn, params)
     picked = [[(s["filename"], s["score"]) for s in r["selected"]] for r in (before, after)]
     assert picked[0] == picked[1]
 

@@ -45,8 +45,7 @@ _FILE_OVERHEAD = 1200
 """Rough bytes of the per-file objects of a manifest besides its text."""
 _WORD = re.compile(r"[A-Za-z0-9]+")
 # The FTS table shares column names with ``files``, so qualify them in joins.
-_QUALIFIED = ", ".join(f"files.{c.strip()}" for c in queries.FILE_COLUMNS.split(","))
-_WITH_TERMS = f"{_QUALIFIED}, files.terms_json"
+_WITH_TERMS = ", ".join(f"files.{c}" for c in (*queries.FILE_FIELDS.values(), "terms_json"))
 
 
 @dataclass
@@ -84,13 +83,13 @@ def to_candidate(f: IndexedFile, terms: DocTerms | None = None) -> Candidate:
 
 
 def _with_terms(rows: Iterable[sqlite3.Row]) -> list[tuple[IndexedFile, DocTerms]]:
-    """Rows selected with ``terms_json`` last, as files and their stored analyses."""
+    """Rows selected with ``terms_json`` too, as files and their stored analyses."""
     out = []
     for row in rows:
-        f = queries.row_to_file(tuple(row)[:-1])
+        f = queries.row_to_file(row)
         # Rows always carry one once the store has opened the index; the fallback
         # keeps a reader of a not-yet-refreshed or damaged index correct.
-        doc = decode(row[-1]) if row[-1] else None
+        doc = decode(row["terms_json"]) if row["terms_json"] else None
         if doc is None:
             doc = analyse(f.filename, f.name, f.description, f.body)
         out.append((f, doc))

@@ -24,65 +24,24 @@ import os
 import sqlite3
 import threading
 import time
-import uuid
 from collections import OrderedDict
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from memoryd.errors import MemorydError
 from memoryd.indexer.folders import empty_folder_note
 from memoryd.indexer.queries import IndexedFile, iso_utc
-from memoryd.ipc import params as p
-from memoryd.select import telemetry
 from memoryd.select.candidates import Candidate
 from memoryd.select.local import LocalRanker
 from memoryd.select.manifest import ManifestCache, candidates_for
 from memoryd.select.postings import Postings
 from memoryd.select.relations import Relations
 from memoryd.select.tool_rules import tool_usage_docs
+from memoryd.select.types import SelectedMemory, Selection, SelectRequest, SelectResult
 from memoryd.staleness.results import intact_first, verdicts_for
 
-MAX_QUERY = 20_000
-MAX_RESULTS = 5
 CLAUDE_MANIFEST_LIMIT = 200
 SESSIONS_REMEMBERED = 1000
-RANKERS = ("auto", "local", "anthropic")
-PARAMS = (
-    "query",
-    "dir",
-    "surfaced",
-    "recent_tools",
-    "limit",
-    "ranker",
-    "allow_secrets",
-    "session_id",
-)
-
-
-@dataclass(frozen=True)
-class SelectParams:
-    query: str
-    session_id: str | None
-    surfaced: tuple[str, ...]
-    recent_tools: tuple[str, ...]
-    limit: int
-    ranker: str
-    allow_secrets: bool
-
-
-def parse_params(params: Mapping[str, Any]) -> SelectParams:
-    """Validate everything but ``dir`` (the caller resolves and watches it)."""
-    p.reject_unknown(params, PARAMS)
-    return SelectParams(
-        query=p.required_string(params, "query", max_len=MAX_QUERY),
-        session_id=p.string(params, "session_id", max_len=200),
-        surfaced=tuple(p.string_list(params, "surfaced")),
-        recent_tools=tuple(p.string_list(params, "recent_tools")),
-        limit=p.integer(params, "limit", default=MAX_RESULTS, minimum=1, maximum=MAX_RESULTS),
-        ranker=p.choice(params, "ranker", RANKERS, "auto"),
-        allow_secrets=p.boolean(params, "allow_secrets"),
-    )
 
 
 @dataclass(frozen=True)
@@ -98,13 +57,8 @@ class Selector:
     """Shared by every request thread: rankers, manifest cache, Claude answer cache."""
 
     def __init__(
-        self,
-        *,
-        sink: Callable[[dict[str, Any]], None],
-        log_queries: bool = False,
-        claude_factory: Callable[[], Any] | None = None,
+        self, *, log_queries: bool = False, claude_factory: Callable[[], Any] | None = None
     ) -> None:
-        self.sink = sink
         self.log_queries = log_queries
         self.claude_factory = claude_factory
         self.local = LocalRanker()
@@ -115,53 +69,16 @@ class Selector:
         # agent that passes its session id never gets the same memory twice.
         self._shown: OrderedDict[tuple[str, str], set[str]] = OrderedDict()
 
-    def run(
-        self,
-        conn: sqlite3.Connection,
-        params: Mapping[str, Any],
-        resolve_dir: Callable[[Any], str],
-    ) -> dict[str, Any]:
-        """Validate, select and record; re-raises errors after recording them.
-
-        ``resolve_dir`` turns the ``dir`` param into the directory to read (the
-        daemon also watches it; the CLI brings its index up to date).
-        """
-        started = time.perf_counter()
-        directory: str | None = None
-        run_id = uuid.uuid4().hex[:16]
-        raw_query = params.get("query") if isinstance(params.get("query"), str) else ""
-        try:
-            req = parse_params(params)
-            directory = resolve_dir(params.get("dir"))
-            result = self._select(conn, directory, req, run_id)
-        except MemorydError as exc:
-            code = getattr(exc, "code", type(exc).__name__)
-            self._record(run_id, directory, str(raw_query), started, error=code, ranker=None)
-            raise
-        except Exception:
-            self._record(run_id, directory, str(raw_query), started, error="internal", ranker=None)
-            raise
-        result["latency_ms"] = round((time.perf_counter() - started) * 1000, 3)
-        self._record(
-            run_id,
-            directory,
-            req.query,
-            started,
-            ranker=result["ranker"],
-            fallback=result["fallback"],
-            candidates=result["candidates"],
-            excluded=result["excluded"],
-            selected=[s["filename"] for s in result["selected"]],
-            dropped_unknown=result["dropped_unknown"],
-            tokens=result.pop("_tokens"),
-        )
-        return result
-
     # -- the selection itself -------------------------------------------------
 
-    def _select(
-        self, conn: sqlite3.Connection, directory: str, req: SelectParams, run_id: str
-    ) -> dict[str, Any]:
+    def run(
+        self, conn: sqlite3.Connection, req: SelectRequest, directory: str, run_id: str
+    ) -> Selection:
+        """Select for ``req`` among the memories of ``directory`` (already resolved and current).
+
+        Telemetry is the caller's: :func:`memoryd.select.service.run_select`
+        records every run, failed ones included.
+        """
         manifest = self.manifests.get(conn, directory)
         pool = candidates_for(conn, manifest, req.query)
         surfaced = set(req.surfaced) | self._remembered(req.session_id, directory)
@@ -213,15 +130,16 @@ class Selector:
             picks = [(s.filename, s.score) for s in ranked]
         verdicts = verdicts_for(conn, [files[name].path for name, _ in picks])
         picks = intact_first(picks, lambda name: verdicts.get(files[name].path))
-        selected, vanished = [], 0
+        selected: list[SelectedMemory] = []
+        vanished = 0
         for name, score in picks[: req.limit]:
             f = files[name]
             if not os.access(f.path, os.R_OK):  # gone, or locked since it was indexed
                 vanished += 1
                 continue
-            selected.append({**_entry(f, score), "staleness": verdicts.get(f.path)})
+            selected.append(_entry(f, score, verdicts.get(f.path)))
         self._remember(req.session_id, directory, [s["filename"] for s in selected])
-        return {
+        result: SelectResult = {
             "run_id": run_id,
             "ranker": ranker,
             "selected": selected,
@@ -239,8 +157,9 @@ class Selector:
             "dropped_unknown": dropped,
             "fallback": fallback,
             "note": None if manifest.total else empty_folder_note(directory),
-            "_tokens": tokens,
+            "latency_ms": 0.0,
         }
+        return Selection(result, tokens)
 
     def _remembered(self, session_id: str | None, directory: str) -> set[str]:
         if session_id is None:
@@ -260,7 +179,7 @@ class Selector:
 
     def _ask_claude(
         self,
-        req: SelectParams,
+        req: SelectRequest,
         cands: list[Candidate],
         relations: Relations | None,
         *,
@@ -297,41 +216,6 @@ class Selector:
                 self._claude_cache.popitem(last=False)
         return ClaudeOutcome(list(pick.filenames), None, (pick.input_tokens, pick.output_tokens))
 
-    def _record(
-        self,
-        run_id: str,
-        directory: str | None,
-        query: str,
-        started: float,
-        *,
-        ranker: str | None,
-        error: str | None = None,
-        fallback: str | None = None,
-        candidates: int = 0,
-        excluded: dict[str, Any] | None = None,
-        selected: list[str] | None = None,
-        dropped_unknown: list[str] | None = None,
-        tokens: tuple[int, int] = (0, 0),
-    ) -> None:
-        record = telemetry.make_record(
-            run_id=run_id,
-            directory=directory,
-            query=query,
-            log_queries=self.log_queries,
-            ranker=ranker,
-            fallback=fallback,
-            error=error,
-            candidates=candidates,
-            excluded=excluded,
-            selected=selected,
-            dropped_unknown=dropped_unknown,
-            latency_ms=(time.perf_counter() - started) * 1000,
-            tokens_in=tokens[0],
-            tokens_out=tokens[1],
-        )
-        telemetry.emit(record)
-        self.sink(record)
-
 
 def _twins_of(relations: Relations, shown: set[str]) -> set[str]:
     twins = {b for a, b in relations.near_duplicates if a in shown}
@@ -339,7 +223,7 @@ def _twins_of(relations: Relations, shown: set[str]) -> set[str]:
     return twins - shown
 
 
-def _entry(f: IndexedFile, score: float | None) -> dict[str, Any]:
+def _entry(f: IndexedFile, score: float | None, staleness: Any) -> SelectedMemory:
     age_days = max(0.0, (time.time() - f.mtime) / 86400)
     return {
         "filename": f.filename,
@@ -350,4 +234,5 @@ def _entry(f: IndexedFile, score: float | None) -> dict[str, Any]:
         "mtime": iso_utc(f.mtime),
         "age_days": round(age_days, 2),
         "score": score,
+        "staleness": staleness,
     }

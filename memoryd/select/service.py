@@ -1,24 +1,24 @@
-"""Selection as the daemon and the in-process CLI both run it.
+"""The selector's wiring: one :class:`~memoryd.select.selector.Selector` per process.
 
-One :class:`~memoryd.select.selector.Selector` per process, wired to the
-configured Claude ranker (if any) and to a telemetry sink that writes through
-whoever owns the index's write connection.
+It gets the configured Claude ranker (if any); its runs are recorded by
+:meth:`memoryd.service.MemoryService.select` through :func:`record_run` on
+whichever side owns the index's write connection, and ``stats`` summarises
+them (:func:`run_stats`).
 """
 
 from __future__ import annotations
 
 import sqlite3
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from memoryd.config import Config
-from memoryd.durations import parse_duration
 from memoryd.indexer import queries
 from memoryd.indexer.store import IndexStore
-from memoryd.ipc import params as p
 from memoryd.select import telemetry
 from memoryd.select.selector import Selector
+from memoryd.select.types import SelectResult, StatsRequest, parse_select
 
 
 def claude_factory(cfg: Config) -> Callable[[], Any] | None:
@@ -51,14 +51,21 @@ def record_run(store: IndexStore, record: dict[str, Any]) -> None:
         telemetry.insert(conn, record)
 
 
-def make_selector(cfg: Config, sink: Callable[[dict[str, Any]], None]) -> Selector:
-    return Selector(sink=sink, log_queries=cfg.log_queries, claude_factory=claude_factory(cfg))
+def make_selector(cfg: Config) -> Selector:
+    return Selector(log_queries=cfg.log_queries, claude_factory=claude_factory(cfg))
 
 
-def run_stats(conn: sqlite3.Connection, params: dict[str, Any]) -> dict[str, Any]:
-    """The ``stats`` method: aggregates over ``selector_runs`` since ``since`` (default 7d)."""
-    p.reject_unknown(params, ("since",))
-    window = parse_duration(params.get("since", "7d"), "since")
+def select_unrecorded(
+    selector: Selector, conn: sqlite3.Connection, params: Mapping[str, Any]
+) -> SelectResult:
+    """``select`` over a directory indexed already, with no telemetry: for benchmarks and tests."""
+    req = parse_select(params)
+    return selector.run(conn, req, req.dir, "unrecorded").result
+
+
+def run_stats(conn: sqlite3.Connection, req: StatsRequest) -> dict[str, Any]:
+    """The ``stats`` method: aggregates over ``selector_runs`` in the request's window."""
+    window = req.window_s
     since = time.time() - window
     dirs = [
         r[0]

@@ -15,6 +15,7 @@ import math
 import sqlite3
 import time
 from collections import Counter
+from collections.abc import Mapping
 from typing import Any
 
 import structlog
@@ -47,7 +48,7 @@ def make_record(
     fallback: str | None = None,
     error: str | None = None,
     candidates: int = 0,
-    excluded: dict[str, Any] | None = None,
+    excluded: Mapping[str, Any] | None = None,
     selected: list[str] | None = None,
     dropped_unknown: list[str] | None = None,
     latency_ms: float = 0.0,

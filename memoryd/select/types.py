@@ -1,0 +1,152 @@
+"""The ``select`` request and result as types, so the selector never reads a wire dict.
+
+A request is parsed once, where it enters memoryd (the socket handler, the
+CLI's in-process fallback), into :class:`SelectRequest`; every mistake is the
+same ``invalid_params`` error, naming the field, that the wire has always
+given. The result is a :class:`SelectResult`, whose keys (in this order) are
+the documented reply of ``select``.
+
+Only the standard library and the param checks are imported here, so a
+client may build requests without loading the index or the rankers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, TypedDict
+
+from memoryd.durations import parse_duration
+from memoryd.errors import InvalidParams
+from memoryd.ipc import params as p
+
+MAX_QUERY = 20_000
+MAX_RESULTS = 5
+RANKERS = ("auto", "local", "anthropic")
+PARAMS = (
+    "query",
+    "dir",
+    "surfaced",
+    "recent_tools",
+    "limit",
+    "ranker",
+    "allow_secrets",
+    "session_id",
+)
+
+
+@dataclass(frozen=True)
+class SelectRequest:
+    """A checked ``select`` request; ``dir`` is still as given (the index resolves it)."""
+
+    query: str
+    dir: str
+    session_id: str | None = None
+    surfaced: tuple[str, ...] = ()
+    recent_tools: tuple[str, ...] = ()
+    limit: int = MAX_RESULTS
+    ranker: str = "auto"
+    allow_secrets: bool = False
+
+
+def parse_select(params: Mapping[str, Any]) -> SelectRequest:
+    """The request ``params`` make, or the first ``invalid_params`` error in field order."""
+    p.reject_unknown(params, PARAMS)
+    query = p.required_string(params, "query", max_len=MAX_QUERY)
+    session_id = p.string(params, "session_id", max_len=200)
+    surfaced = tuple(p.string_list(params, "surfaced"))
+    recent_tools = tuple(p.string_list(params, "recent_tools"))
+    limit = p.integer(params, "limit", default=MAX_RESULTS, minimum=1, maximum=MAX_RESULTS)
+    ranker = p.choice(params, "ranker", RANKERS, "auto")
+    allow_secrets = p.boolean(params, "allow_secrets")
+    return SelectRequest(
+        query=query,
+        dir=_directory(params),
+        session_id=session_id,
+        surfaced=surfaced,
+        recent_tools=recent_tools,
+        limit=limit,
+        ranker=ranker,
+        allow_secrets=allow_secrets,
+    )
+
+
+@dataclass(frozen=True)
+class ListRequest:
+    """A checked ``list`` request; ``dir`` is still as given (the index resolves it)."""
+
+    dir: str
+
+
+def parse_list(params: Mapping[str, Any]) -> ListRequest:
+    p.reject_unknown(params, ("dir",))
+    return ListRequest(_directory(params))
+
+
+def _directory(params: Mapping[str, Any]) -> str:
+    """The ``dir`` param as given, once it is at least a non-empty string."""
+    raw = params.get("dir")
+    if not isinstance(raw, str) or not raw:
+        raise InvalidParams("'dir' must be a directory path", {"field": "dir"})
+    return raw
+
+
+class SelectedMemory(TypedDict):
+    """One returned memory: where it is, what it says, how old, why it ranked, how fresh."""
+
+    filename: str
+    path: str
+    name: str | None
+    description: str | None
+    type: str | None
+    mtime: str
+    age_days: float
+    score: float | None
+    staleness: dict[str, Any] | None
+
+
+class Excluded(TypedDict):
+    """How many memories each selection rule kept out of the candidates."""
+
+    surfaced: int
+    index: int
+    tool_docs: int
+    tool_doc_files: list[str]
+    secrets: int
+    duplicates_of_surfaced: int
+    superseded: int
+    vanished: int
+
+
+class SelectResult(TypedDict):
+    """The reply of ``select`` (``latency_ms`` is set once the run is timed)."""
+
+    run_id: str
+    ranker: str
+    selected: list[SelectedMemory]
+    candidates: int
+    excluded: Excluded
+    dropped_unknown: list[str]
+    fallback: str | None
+    note: str | None
+    latency_ms: float
+
+
+@dataclass(frozen=True)
+class StatsRequest:
+    """A checked ``stats`` request: the window of runs to summarise, in seconds."""
+
+    window_s: float = 7 * 86400.0
+
+
+def parse_stats(params: Mapping[str, Any]) -> StatsRequest:
+    p.reject_unknown(params, ("since",))
+    return StatsRequest(parse_duration(params.get("since", "7d"), "since"))
+
+
+@dataclass(frozen=True)
+class Selection:
+    """What one selector run found, and the tokens a Claude ranker billed for it."""
+
+    result: SelectResult
+    tokens: tuple[int, int] = (0, 0)

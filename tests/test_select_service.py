@@ -1,0 +1,132 @@
+"""The service and the selector in-process: typed requests, the run log, no daemon.
+
+:class:`MemoryService` is what the socket handlers and the CLI fallback both
+call; here it runs over a real SQLite index through the CLI's
+:class:`StoreIndex` (no watching, no writer thread), so the telemetry contract (one row per run,
+failures included) and the typed request's error messages are checked in
+milliseconds instead of through a daemon subprocess.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import MakeMemory
+
+from memoryd.errors import InvalidParams
+from memoryd.indexer.store import IndexStore
+from memoryd.indexer.sync import Syncer
+from memoryd.select.selector import Selector
+from memoryd.select.types import SelectRequest, SelectResult, parse_select
+from memoryd.service import MemoryService, StoreIndex
+
+QUERY = "how do I run the fast pytest subset?"
+
+
+class RecordingIndex(StoreIndex):
+    """The CLI's index over one store, with the runs kept in a list instead of the store."""
+
+    def __init__(self, store: IndexStore) -> None:
+        super().__init__(store)
+        self.runs: list[dict[str, Any]] = []
+
+    def record_run(self, record: dict[str, Any]) -> None:
+        self.runs.append(record)
+
+
+def run_select(index: RecordingIndex, params: dict[str, Any]) -> SelectResult:
+    return MemoryService(index, Selector()).select(params)
+
+
+@pytest.fixture
+def folder(memdir: Path, make_memory: MakeMemory) -> Path:
+    make_memory("reference_pytest.md", "Run the fast pytest subset with -m 'not slow'")
+    make_memory("project_billing.md", "Invoices post to the ledger nightly", type="project")
+    return memdir
+
+
+def test_a_run_returns_the_documented_reply_and_records_it_once(
+    store: IndexStore, folder: Path
+) -> None:
+    index = RecordingIndex(store)
+    result = run_select(index, {"query": QUERY, "dir": str(folder), "ranker": "local"})
+    assert list(result) == [
+        "run_id",
+        "ranker",
+        "selected",
+        "candidates",
+        "excluded",
+        "dropped_unknown",
+        "fallback",
+        "note",
+        "latency_ms",
+    ]
+    assert [s["filename"] for s in result["selected"]] == ["reference_pytest.md"]
+    (run,) = index.runs
+    assert run["run_id"] == result["run_id"] and run["dir"] == str(folder.resolve())
+    assert json.loads(run["selected_json"]) == ["reference_pytest.md"]
+    assert (run["error"], run["tokens_in"], run["tokens_out"]) == (None, 0, 0)
+
+
+@pytest.mark.parametrize(
+    ("params", "message"),
+    [
+        ({"dir": "."}, "'query' is required"),
+        ({"query": " ", "dir": "."}, "'query' must not be empty"),
+        ({"query": QUERY}, "'dir' must be a directory path"),
+        ({"query": QUERY, "dir": ".", "limit": 6}, "'limit' must be an integer from 1 to 5"),
+        ({"query": QUERY, "dir": ".", "ranker": "gpt"}, "'ranker' must be one of: auto, local"),
+        ({"query": QUERY, "dir": ".", "colour": 1}, "unknown parameter(s): colour"),
+    ],
+)
+def test_a_refused_request_is_recorded_with_its_error(
+    store: IndexStore, params: dict[str, Any], message: str
+) -> None:
+    index = RecordingIndex(store)
+    with pytest.raises(InvalidParams) as err:
+        run_select(index, params)
+    assert str(err.value).startswith(message)
+    (run,) = index.runs
+    assert (run["error"], run["dir"], run["selected_json"]) == ("invalid_params", None, "[]")
+
+
+def test_a_missing_directory_is_refused_after_parsing_and_recorded(
+    store: IndexStore, tmp_path: Path
+) -> None:
+    index = RecordingIndex(store)
+    with pytest.raises(InvalidParams, match="memory directory not found"):
+        run_select(index, {"query": QUERY, "dir": str(tmp_path / "nope")})
+    assert [r["error"] for r in index.runs] == ["invalid_params"]
+
+
+def test_the_selector_alone_needs_no_callbacks_and_remembers_a_session(
+    store: IndexStore, folder: Path
+) -> None:
+    Syncer(store).sync_tree(str(folder))
+    selector = Selector()
+    req = SelectRequest(query=QUERY, dir=str(folder), session_id="s1", ranker="local")
+    first = selector.run(store.conn, req, str(folder), "r1")
+    again = selector.run(store.conn, req, str(folder), "r2")
+    assert [s["filename"] for s in first.result["selected"]] == ["reference_pytest.md"]
+    assert first.tokens == (0, 0) and "_tokens" not in first.result
+    # The session saw it: it is surfaced now, and nothing weaker stands in.
+    assert again.result["selected"] == [] and again.result["excluded"]["surfaced"] == 1
+    assert (
+        parse_select({"query": QUERY, "dir": str(folder), "session_id": "s1", "ranker": "local"})
+        == req
+    )
+
+
+def test_list_goes_through_the_same_service(store: IndexStore, folder: Path) -> None:
+    service = MemoryService(RecordingIndex(store), Selector())
+    listing = service.list({"dir": str(folder)})
+    assert [f["filename"] for f in listing["files"]] == [
+        "project_billing.md",
+        "reference_pytest.md",
+    ]
+    assert listing["dir"] == str(folder.resolve()) and listing["errors"] == []
+    with pytest.raises(InvalidParams, match=r"unknown parameter\(s\): depth"):
+        service.list({"dir": str(folder), "depth": 2})
