@@ -17,6 +17,7 @@ from daemon_fixtures import DaemonProc, wait_until, write_memory
 
 from memoryd.indexer.recovery import damage, open_or_recover
 from memoryd.indexer.store import IndexStore
+from memoryd.sessions.service import remove_stale_temp_files
 
 FILES = 30
 
@@ -178,3 +179,21 @@ def test_a_deleted_root_that_returns_is_rescanned_without_waiting_for_a_reconcil
     assert root_status()["watcher"] in ("inotify", "polling")
     write_memory(root / "feedback_later.md", "seen by the new observer")
     wait_until(lambda: root_status()["files"] == 2, 15, "an event from the new observer")
+
+
+def test_a_report_link_left_by_a_killed_writer_is_removed_at_start(tmp_path: Path) -> None:
+    """The `latest` link's temp name follows the temp-file convention the start-up sweep knows."""
+    killed = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import os, sys; from pathlib import Path; from memoryd.report import files; "
+            "os.replace = lambda *a: os._exit(9); "
+            "files._link(Path(sys.argv[1]) / 'latest.md', 'compaction-x.md')",
+            str(tmp_path),
+        ],
+    )
+    assert killed.returncode == 9
+    assert [p.name for p in tmp_path.iterdir() if p.is_symlink()] != []
+    assert remove_stale_temp_files([str(tmp_path)]) == 1
+    assert list(tmp_path.iterdir()) == []

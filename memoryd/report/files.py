@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import secrets
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,7 +23,7 @@ from typing import Any
 from memoryd.config import Config
 from memoryd.report import findings
 from memoryd.report.render import render_markdown
-from memoryd.sessions.service import write_atomic
+from memoryd.sessions.service import TEMP_SUFFIX, write_atomic
 
 DAY = 86400.0
 
@@ -65,10 +66,13 @@ def write_report(
 
 
 def _link(link: Path, target: str) -> None:
-    """Replace ``link`` with a relative symlink to ``target`` in one rename."""
-    tmp = link.with_name(f".{link.name}.{os.getpid()}.tmp")
-    with contextlib.suppress(FileNotFoundError):
-        tmp.unlink()
+    """Replace ``link`` with a relative symlink to ``target`` in one rename.
+
+    The temporary link is named as :func:`write_atomic` names its temp files
+    (pid and random part), so one left by a killed writer is removed at the
+    next start like theirs.
+    """
+    tmp = link.with_name(f".{link.name}.{os.getpid()}.{secrets.token_hex(4)}{TEMP_SUFFIX}")
     os.symlink(target, tmp)
     os.replace(tmp, link)
 
