@@ -7,8 +7,9 @@ daemon's socket layer does the I/O around them.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from memoryd._lazy import lazy_getattr
 
 if TYPE_CHECKING:
     from memoryd.sessions._findings import Finding, Source
@@ -56,11 +57,7 @@ _HOMES = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module 'memoryd.sessions' has no attribute {name!r}")
-    return getattr(importlib.import_module(f"memoryd.sessions.{home}"), name)
+__getattr__ = lazy_getattr(__name__, _HOMES)
 
 
 __all__ = [
