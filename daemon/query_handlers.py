@@ -42,6 +42,11 @@ class DaemonIndex:
         # Queued after the answer is computed: telemetry never blocks a reply.
         self._daemon.writer.submit(lambda store: record_run(store, record))
 
+    def runs_recorded(self) -> None:
+        # The writer runs jobs in order: once this no-op is done, so are the
+        # telemetry rows queued before it.
+        self._daemon.writer.call(lambda store: None)
+
 
 def handlers(daemon: Daemon) -> dict[str, Handler]:
     service = MemoryService(DaemonIndex(daemon), make_selector(daemon.cfg))

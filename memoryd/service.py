@@ -42,6 +42,10 @@ class MemoryIndex(Protocol):
 
     def record_run(self, record: dict[str, Any]) -> None: ...
 
+    def runs_recorded(self) -> None:
+        """Return once every run recorded so far can be read (``stats`` reads its own writes)."""
+        ...
+
 
 class StoreIndex:
     """The CLI's index: one local store, each directory synced just before it is read."""
@@ -59,6 +63,9 @@ class StoreIndex:
 
     def record_run(self, record: dict[str, Any]) -> None:
         record_run(self.store, record)
+
+    def runs_recorded(self) -> None:
+        """Nothing to wait for: runs are written as they are recorded."""
 
 
 class MemoryService:
@@ -117,7 +124,9 @@ class MemoryService:
         return result
 
     def stats(self, params: Mapping[str, Any]) -> dict[str, Any]:
-        return run_stats(self.index.reader(), parse_stats(params))
+        request = parse_stats(params)
+        self.index.runs_recorded()
+        return run_stats(self.index.reader(), request)
 
     def list(self, params: Mapping[str, Any]) -> dict[str, Any]:
         """Every file in or below ``dir``, stale memories marked, with the files that failed."""
