@@ -8,6 +8,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -310,6 +311,53 @@ def test_a_silent_daemon_is_abandoned_within_the_budget(offline: Project) -> Non
     finally:
         server.close()
         path.unlink()
+
+
+def _old_daemon(path: Path, memory: Path) -> tuple[socket.socket, list[dict[str, Any]]]:
+    """A peer that answers like a daemon started before ``select`` learned ``cwd``."""
+    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    server.bind(str(path))
+    server.listen(1)
+    seen: list[dict[str, Any]] = []
+    entry: dict[str, Any] = {"filename": memory.name, "path": str(memory), "name": "Old pick"}
+    entry |= {"age_days": 0, "staleness": None}
+
+    def serve() -> None:
+        conn, _ = server.accept()
+        with conn, conn.makefile("rb") as reader:
+            for line in reader:
+                request = json.loads(line)
+                seen.append(request["params"])
+                if "cwd" in request["params"]:
+                    error = {"code": "invalid_params", "message": "unknown parameter(s): cwd"}
+                    reply: dict[str, Any] = {"error": error | {"data": {"fields": ["cwd"]}}}
+                else:
+                    reply = {"result": {"run_id": "r1", "selected": [entry]}}
+                conn.sendall(json.dumps({"id": request["id"], **reply}).encode() + b"\n")
+
+    threading.Thread(target=serve, daemon=True).start()
+    return server, seen
+
+
+def test_a_daemon_older_than_cwd_is_asked_again_without_it(offline: Project) -> None:
+    project = offline
+    memory = project.memdir / "feedback_pytest_xdist_gotcha.md"
+    path = Path("/tmp") / f"md-old-{os.getpid()}.sock"
+    server, seen = _old_daemon(path, memory)
+    try:
+        proc = project.hook(
+            project.event("UserPromptSubmit", prompt="pytest workers"), "--socket", str(path)
+        )
+    finally:
+        server.close()
+        path.unlink()
+    assert proc.returncode == 0, proc.stderr
+    assert (
+        "its own database suffix"
+        in json.loads(proc.stdout)["hookSpecificOutput"]["additionalContext"]
+    )
+    assert [("cwd" in params) for params in seen] == [True, False]
+    assert "hook_retry" in proc.stderr
 
 
 def test_bad_input_other_events_and_missing_folders_are_silent(offline: Project) -> None:

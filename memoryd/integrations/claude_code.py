@@ -29,6 +29,7 @@ interval timer around everything else (including a stdin that never closes).
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
@@ -41,6 +42,7 @@ from types import FrameType
 from typing import Any, NamedTuple
 
 from memoryd import paths
+from memoryd.errors import InvalidParams
 from memoryd.indexer.secrets import redact
 from memoryd.integrations._hook_state import SessionState
 from memoryd.integrations._transcript import recent_tools
@@ -181,14 +183,15 @@ def _on_prompt(
         log.info("hook_skipped", reason="session context budget spent", session_id=session_id)
         return None
     transcript = event.get("transcript_path")
-    result = client.select(
+    ask = functools.partial(
+        client.select,
         prompt[:MAX_QUERY_CHARS],
         directory,
         surfaced=state.surfaced_in(directory) if state else None,
         recent_tools=recent_tools(transcript if isinstance(transcript, str) else None),
         session_id=session_id,
-        cwd=event.get("cwd") if isinstance(event.get("cwd"), str) else None,
     )
+    result = _select_with_cwd(ask, event.get("cwd"))
     header = f"memoryd: memories from {directory} that may help with this prompt.\n"
     if not result["selected"]:
         log.info("hook_skipped", reason="no memory clearly helps", run_id=result["run_id"])
@@ -216,6 +219,24 @@ def _on_prompt(
         state.shown.extend(shown)
         state.save()
     return text
+
+
+def _select_with_cwd(ask: Callable[..., dict[str, Any]], cwd: object) -> dict[str, Any]:
+    """``ask(cwd=...)``, once more without ``cwd`` if the daemon predates that parameter.
+
+    A daemon started before an upgrade keeps running the old code, which
+    refuses ``cwd`` as unknown; the hook would stay silent until it restarts.
+    Without ``cwd`` such a daemon still answers, only without the checkout hint.
+    """
+    if not isinstance(cwd, str):
+        return ask(cwd=None)
+    try:
+        return ask(cwd=cwd)
+    except InvalidParams as exc:
+        if exc.data != {"fields": ["cwd"]}:
+            raise
+        log.info("hook_retry", reason="the daemon does not know 'cwd' (started before an upgrade)")
+        return ask(cwd=None)
 
 
 def _memory_block(entry: dict[str, Any]) -> str | None:
