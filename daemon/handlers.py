@@ -13,7 +13,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from memoryd import __version__
-from memoryd.daemon import query_handlers, report_handlers, session_handlers, staleness_handlers
+from memoryd.daemon import query_handlers, report_handlers, staleness_handlers
 from memoryd.daemon.roots import PERSISTED
 from memoryd.errors import InvalidParams, NotFound
 from memoryd.indexer import queries
@@ -29,8 +29,8 @@ if TYPE_CHECKING:
 COUNTS_MAX_AGE = 2.0
 """Seconds a root's file counts may be reused by ``status`` when nothing was written."""
 
-# Modules that add methods: each has CAPABILITIES and handlers(daemon).
-FEATURES = (query_handlers, session_handlers, report_handlers, staleness_handlers)
+# Modules whose features add capabilities; their methods are the service's (query_handlers).
+FEATURES = (query_handlers, report_handlers, staleness_handlers)
 
 # Features a client may test for; feature modules append theirs.
 BASE_CAPABILITIES = [
@@ -175,7 +175,7 @@ def build_handlers(daemon: Daemon) -> dict[str, Handler]:
         return {"stopping": True, "pid": os.getpid()}
 
     handlers.update(status=status, reindex=reindex, watch=watch, unwatch=unwatch, shutdown=shutdown)
+    handlers.update(query_handlers.handlers(daemon))
     for feature in FEATURES:
-        handlers.update(feature.handlers(daemon))
         capabilities.extend(feature.CAPABILITIES)
     return handlers

@@ -31,10 +31,10 @@ def register(sub: Any) -> None:
 def cmd_check(args: argparse.Namespace) -> int:
     directory = memory_dir(args.dir)
 
-    def local() -> dict[str, Any]:
+    def local() -> Any:
         from memoryd import _cli_local  # noqa: PLC0415 - see memoryd._cli_local
 
-        return _cli_local.check(args, directory)
+        return _cli_local.call(args, "check", {"dir": directory})
 
     result = daemon_or_local(args, lambda c: c.check(directory), local)
     if args.json:

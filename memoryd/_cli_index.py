@@ -57,10 +57,10 @@ def render_list(payload: dict[str, Any]) -> str:
 def cmd_list(args: argparse.Namespace) -> int:
     directory = memory_dir(args.dir)
 
-    def local() -> dict[str, Any]:
+    def local() -> Any:
         from memoryd import _cli_local  # noqa: PLC0415 - see memoryd._cli_local
 
-        return _cli_local.listing(args, directory)
+        return _cli_local.call(args, "list", {"dir": directory})
 
     payload = daemon_or_local(args, lambda c: c.list(directory), local)
     if args.json:

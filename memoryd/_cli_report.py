@@ -56,10 +56,10 @@ def cmd_report(args: argparse.Namespace) -> int:
         "older_than": args.older_than,
     }
 
-    def local() -> dict[str, Any]:
+    def local() -> Any:
         from memoryd import _cli_local  # noqa: PLC0415 - see memoryd._cli_local
 
-        return _cli_local.report(args, {k: v for k, v in params.items() if v is not None})
+        return _cli_local.call(args, "report", {k: v for k, v in params.items() if v is not None})
 
     result = daemon_or_local(args, lambda c: c.report(params["dir"], params["older_than"]), local)
     if args.json:

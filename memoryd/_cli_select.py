@@ -55,10 +55,10 @@ def cmd_select(args: argparse.Namespace) -> int:
         "ranker": args.ranker,
     }
 
-    def local() -> dict[str, Any]:
+    def local() -> Any:
         from memoryd import _cli_local  # noqa: PLC0415 - see memoryd._cli_local
 
-        return _cli_local.select(args, params)
+        return _cli_local.call(args, "select", params)
 
     result = daemon_or_local(args, lambda c: c.call("select", params), local)
     if args.json:
@@ -108,10 +108,10 @@ def aligned(rows: list[tuple[str, str, str]]) -> list[str]:
 def cmd_stats(args: argparse.Namespace) -> int:
     params = {"since": args.since}
 
-    def local() -> dict[str, Any]:
+    def local() -> Any:
         from memoryd import _cli_local  # noqa: PLC0415 - see memoryd._cli_local
 
-        return _cli_local.stats(args, params)
+        return _cli_local.call(args, "stats", params)
 
     result = daemon_or_local(args, lambda c: c.stats(args.since), local)
     if args.json:

@@ -117,10 +117,10 @@ def save_params(args: argparse.Namespace) -> dict[str, Any]:
 def cmd_save(args: argparse.Namespace) -> int:
     params = save_params(args)
 
-    def local() -> dict[str, Any]:
+    def local() -> Any:
         from memoryd import _cli_local  # noqa: PLC0415 - see memoryd._cli_local
 
-        return _cli_local.save(args, params)
+        return _cli_local.call(args, "save", params)
 
     result = daemon_or_local(args, lambda c: c.call("save", params), local)
     if args.json:
@@ -134,10 +134,10 @@ def cmd_save(args: argparse.Namespace) -> int:
 def cmd_load_last(args: argparse.Namespace) -> int:
     directory = memory_dir(args.dir)
 
-    def local() -> dict[str, Any]:
+    def local() -> Any:
         from memoryd import _cli_local  # noqa: PLC0415 - see memoryd._cli_local
 
-        return _cli_local.load_last(args, directory, args.project)
+        return _cli_local.call(args, "load_last", {"dir": directory, "project": args.project})
 
     result = daemon_or_local(args, lambda c: c.load_last(directory, args.project), local)
     if args.json:
@@ -165,10 +165,10 @@ def cmd_context(args: argparse.Namespace) -> int:
         "budget_tokens": args.budget_tokens,
     }
 
-    def local() -> dict[str, Any]:
+    def local() -> Any:
         from memoryd import _cli_local  # noqa: PLC0415 - see memoryd._cli_local
 
-        return _cli_local.context(args, params)
+        return _cli_local.call(args, "context", params)
 
     result = daemon_or_local(args, lambda c: c.call("context", params), local)
     if args.json:

@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from typing import Any, TypedDict
 
 from memoryd.durations import parse_duration
-from memoryd.errors import InvalidParams
 from memoryd.ipc import params as p
+from memoryd.operations import directory_param
 
 MAX_QUERY = 20_000
 MAX_RESULTS = 5
@@ -61,7 +61,7 @@ def parse_select(params: Mapping[str, Any]) -> SelectRequest:
     allow_secrets = p.boolean(params, "allow_secrets")
     return SelectRequest(
         query=query,
-        dir=_directory(params),
+        dir=directory_param(params),
         session_id=session_id,
         surfaced=surfaced,
         recent_tools=recent_tools,
@@ -69,26 +69,6 @@ def parse_select(params: Mapping[str, Any]) -> SelectRequest:
         ranker=ranker,
         allow_secrets=allow_secrets,
     )
-
-
-@dataclass(frozen=True)
-class ListRequest:
-    """A checked ``list`` request; ``dir`` is still as given (the index resolves it)."""
-
-    dir: str
-
-
-def parse_list(params: Mapping[str, Any]) -> ListRequest:
-    p.reject_unknown(params, ("dir",))
-    return ListRequest(_directory(params))
-
-
-def _directory(params: Mapping[str, Any]) -> str:
-    """The ``dir`` param as given, once it is at least a non-empty string."""
-    raw = params.get("dir")
-    if not isinstance(raw, str) or not raw:
-        raise InvalidParams("'dir' must be a directory path", {"field": "dir"})
-    return raw
 
 
 class SelectedMemory(TypedDict):

@@ -1,0 +1,132 @@
+"""Typed requests and results of ``save``, ``load_last``, ``context``, ``report``, ``check``.
+
+A request is parsed once where it enters memoryd (a socket handler, the
+CLI's in-process fallback) and the service below never reads a wire dict.
+Every mistake is the ``invalid_params`` error, naming the field, that the
+wire has always given. Directories stay as given: the index a service runs
+over resolves them (the daemon also keeps them watched).
+
+Only the standard library and the param checks are imported here, so the
+client path can build these requests without loading SQLite, YAML or
+structlog. The session requests' projects and fields are checked by the
+session format, which needs YAML, so their parsers live with the session
+I/O in :mod:`memoryd.sessions.service`; ``report`` and ``check`` parse here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, NotRequired, TypedDict
+
+from memoryd.durations import parse_duration
+from memoryd.errors import InvalidParams
+from memoryd.ipc import params as p
+
+if TYPE_CHECKING:
+    from memoryd.sessions.format import SessionInput
+
+DEFAULT_BUDGET = 600
+
+
+@dataclass(frozen=True)
+class SaveRequest:
+    """A checked ``save``: the real directory, the session fields, the project as given."""
+
+    dir: str
+    raw_dir: str
+    session: SessionInput
+    project_given: object = None
+
+
+@dataclass(frozen=True)
+class LoadLastRequest:
+    """A checked ``load_last`` request; ``project`` is the slug (lowercased)."""
+
+    dir: str
+    project: str
+    project_given: object = None
+    reveal_secrets: bool = False
+
+
+@dataclass(frozen=True)
+class ContextRequest:
+    """A checked ``context`` request: the task, one or more directories, scope and budget."""
+
+    task: str
+    dirs: tuple[str, ...]
+    project: str | None = None
+    budget_tokens: int = DEFAULT_BUDGET
+    project_given: object = None
+
+
+@dataclass(frozen=True)
+class ReportRequest:
+    """A checked ``report`` request; None means every root / the configured age."""
+
+    dir: str | None = None
+    older_than_s: float | None = None
+
+
+@dataclass(frozen=True)
+class FolderRequest:
+    """A checked ``list`` or ``check`` request: one folder (and those below it)."""
+
+    dir: str
+
+
+def directory_param(params: Mapping[str, Any]) -> str:
+    """The ``dir`` param as given, once it is at least a non-empty string."""
+    raw = params.get("dir")
+    if not isinstance(raw, str) or not raw:
+        raise InvalidParams("'dir' must be a directory path", {"field": "dir"})
+    return raw
+
+
+def parse_report(params: Mapping[str, Any]) -> ReportRequest:
+    p.reject_unknown(params, ("dir", "older_than"))
+    raw = params.get("dir")
+    older = params.get("older_than")
+    return ReportRequest(
+        dir=None if raw is None else p.directory(raw),
+        older_than_s=None if older is None else parse_duration(older, "older_than"),
+    )
+
+
+def parse_folder(params: Mapping[str, Any]) -> FolderRequest:
+    p.reject_unknown(params, ("dir",))
+    return FolderRequest(directory_param(params))
+
+
+class SaveResult(TypedDict):
+    """Where a session memory was written and how; ``notes`` when the project was lowercased."""
+
+    path: str
+    filename: str
+    created: bool
+    migrated_from: str | None
+    schema_version: str
+    bytes: int
+    dir: NotRequired[str]
+    notes: NotRequired[list[str]]
+
+
+class ReportResult(TypedDict):
+    """Where a report was written, what it covered, its counts (``seconds`` once timed)."""
+
+    at: str
+    path: str
+    json: str
+    roots: list[str]
+    summary: dict[str, int]
+    seconds: NotRequired[float]
+
+
+class CheckResult(TypedDict):
+    """Each citing memory's verdict under a folder, and how many are stale."""
+
+    dir: str
+    folders: list[dict[str, Any]]
+    memories: list[dict[str, Any]]
+    citing: int
+    stale: int
