@@ -1,4 +1,9 @@
-"""The Python client: one method per protocol method, typed errors.
+"""The Python client: typed requests in, typed replies out, typed errors.
+
+:meth:`Client.send` takes any typed request (:mod:`memoryd.operations`,
+:mod:`memoryd.select.types`; light modules, so the client path stays free of
+SQLite, YAML and structlog) and returns its reply type; the per-method
+helpers build those requests from plain arguments.
 
 A :class:`Client` keeps one connection open and sends requests one at a time
 (the protocol answers in order). Error objects from the daemon are raised as
@@ -19,7 +24,7 @@ import threading
 from collections.abc import Sequence
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import Any, TypeVar
 
 from memoryd import paths
 from memoryd.errors import (
@@ -31,6 +36,20 @@ from memoryd.errors import (
     remote_error,
 )
 from memoryd.ipc.protocol import encode_request, peer_uid
+from memoryd.operations import (
+    DEFAULT_BUDGET,
+    CheckRequest,
+    CheckResult,
+    ContextRequest,
+    ListRequest,
+    LoadLastRequest,
+    ReportResult,
+    Request,
+    SaveResult,
+)
+from memoryd.select.types import MAX_RESULTS, SelectRequest, SelectResult
+
+R = TypeVar("R")
 
 
 class Client:
@@ -146,13 +165,21 @@ class Client:
     def _timed_out(self) -> DaemonTimeout:
         return DaemonTimeout(f"the daemon did not answer within {self.timeout:g} s")
 
+    def send(self, request: Request[R], **edge: Any) -> R:
+        """Send a typed request and return its typed reply.
+
+        ``edge`` adds params the daemon takes off before its service sees the
+        request (``select``'s ``cwd``).
+        """
+        result: R = self.call(request.METHOD, {**request.params(), **edge})
+        return result
+
     def status(self) -> dict[str, Any]:
         result: dict[str, Any] = self.call("status")
         return result
 
     def list(self, dir: str) -> dict[str, Any]:
-        result: dict[str, Any] = self.call("list", {"dir": dir})
-        return result
+        return self.send(ListRequest(dir))
 
     def reindex(self, dir: str | None = None) -> dict[str, Any]:
         result: dict[str, Any] = self.call("reindex", {"dir": dir})
@@ -177,45 +204,37 @@ class Client:
         ranker: str | None = None,
         session_id: str | None = None,
         cwd: str | None = None,
-    ) -> dict[str, Any]:
+    ) -> SelectResult:
         """The memories that clearly help ``query`` (see docs/protocol.md#select)."""
-        result: dict[str, Any] = self.call(
-            "select",
-            {
-                "query": query,
-                "dir": dir,
-                "surfaced": None if surfaced is None else list(surfaced),
-                "recent_tools": None if recent_tools is None else list(recent_tools),
-                "limit": limit,
-                "ranker": ranker,
-                "session_id": session_id,
-                "cwd": cwd,
-            },
+        request = SelectRequest(
+            query=query,
+            dir=dir,
+            session_id=session_id,
+            surfaced=tuple(surfaced or ()),
+            recent_tools=tuple(recent_tools or ()),
+            limit=MAX_RESULTS if limit is None else limit,
+            ranker=ranker or "auto",
         )
-        return result
+        return self.send(request, cwd=cwd)
 
-    def check(self, dir: str) -> dict[str, Any]:
+    def check(self, dir: str) -> CheckResult:
         """Check what the memories in ``dir`` cite against their checkout now."""
-        result: dict[str, Any] = self.call("check", {"dir": dir})
-        return result
+        return self.send(CheckRequest(dir))
 
     def stats(self, since: str | float | None = None) -> dict[str, Any]:
         result: dict[str, Any] = self.call("stats", {"since": since})
         return result
 
-    def save(self, dir: str, project: str, **fields: Any) -> dict[str, Any]:
+    def save(self, dir: str, project: str, **fields: Any) -> SaveResult:
         """Write a session memory; ``fields`` are the other ``save`` params (snake_case)."""
-        result: dict[str, Any] = self.call("save", {"dir": dir, "project": project, **fields})
+        result: SaveResult = self.call("save", {"dir": dir, "project": project, **fields})
         return result
 
     def load_last(
         self, dir: str, project: str, *, reveal_secrets: bool | None = None
     ) -> dict[str, Any]:
         """The newest session memory of ``project``; credentials redacted unless revealed."""
-        result: dict[str, Any] = self.call(
-            "load_last", {"dir": dir, "project": project, "reveal_secrets": reveal_secrets}
-        )
-        return result
+        return self.send(LoadLastRequest(dir, project, reveal_secrets=bool(reveal_secrets)))
 
     def context(
         self,
@@ -226,18 +245,16 @@ class Client:
         budget_tokens: int | None = None,
     ) -> dict[str, Any]:
         """The cited prior-session brief for ``task``."""
-        dirs = dir if isinstance(dir, str) else list(dir)
-        result: dict[str, Any] = self.call(
-            "context",
-            {"task": task, "dir": dirs, "project": project, "budget_tokens": budget_tokens},
-        )
-        return result
+        dirs = (dir,) if isinstance(dir, str) else tuple(dir)
+        budget = DEFAULT_BUDGET if budget_tokens is None else budget_tokens
+        return self.send(ContextRequest(task, dirs, project, budget))
 
-    def report(
-        self, dir: str | None = None, older_than: str | float | None = None
-    ) -> dict[str, Any]:
-        """Write a compaction report now (every root, or ``dir``); its paths and counts."""
-        result: dict[str, Any] = self.call("report", {"dir": dir, "older_than": older_than})
+    def report(self, dir: str | None = None, older_than: str | float | None = None) -> ReportResult:
+        """Write a compaction report now (every root, or ``dir``); its paths and counts.
+
+        ``older_than`` goes as given (``30d`` or seconds): the daemon parses it.
+        """
+        result: ReportResult = self.call("report", {"dir": dir, "older_than": older_than})
         return result
 
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, NotRequired, TypedDict
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, NotRequired, TypedDict, TypeVar
 
 from memoryd.durations import parse_duration
 from memoryd.errors import InvalidParams
@@ -27,6 +27,16 @@ if TYPE_CHECKING:
     from memoryd.sessions.format import SessionInput
 
 DEFAULT_BUDGET = 600
+R = TypeVar("R")
+
+
+class Request(Generic[R]):
+    """A request a client can send as it is: its method, its wire params, its reply type ``R``."""
+
+    METHOD: ClassVar[str]
+
+    def params(self) -> dict[str, Any]:
+        raise NotImplementedError
 
 
 @dataclass(frozen=True)
@@ -40,24 +50,37 @@ class SaveRequest:
 
 
 @dataclass(frozen=True)
-class LoadLastRequest:
+class LoadLastRequest(Request[dict[str, Any]]):
     """A checked ``load_last`` request; ``project`` is the slug (lowercased)."""
 
+    METHOD = "load_last"
     dir: str
     project: str
     project_given: object = None
     reveal_secrets: bool = False
 
+    def params(self) -> dict[str, Any]:
+        return {"dir": self.dir, "project": self.project, "reveal_secrets": self.reveal_secrets}
+
 
 @dataclass(frozen=True)
-class ContextRequest:
+class ContextRequest(Request[dict[str, Any]]):
     """A checked ``context`` request: the task, one or more directories, scope and budget."""
 
+    METHOD = "context"
     task: str
     dirs: tuple[str, ...]
     project: str | None = None
     budget_tokens: int = DEFAULT_BUDGET
     project_given: object = None
+
+    def params(self) -> dict[str, Any]:
+        return {
+            "task": self.task,
+            "dir": list(self.dirs),
+            "project": self.project,
+            "budget_tokens": self.budget_tokens,
+        }
 
 
 @dataclass(frozen=True)
@@ -69,10 +92,28 @@ class ReportRequest:
 
 
 @dataclass(frozen=True)
-class FolderRequest:
-    """A checked ``list`` or ``check`` request: one folder (and those below it)."""
+class ListRequest(Request[dict[str, Any]]):
+    """A checked ``list`` request: the files in or below one folder."""
 
+    METHOD = "list"
     dir: str
+
+    def params(self) -> dict[str, Any]:
+        return {"dir": self.dir}
+
+
+@dataclass(frozen=True)
+class CheckRequest(Request["CheckResult"]):
+    """A checked ``check`` request: the folder whose citing memories to re-check."""
+
+    METHOD = "check"
+    dir: str
+
+    def params(self) -> dict[str, Any]:
+        return {"dir": self.dir}
+
+
+Folder = TypeVar("Folder", ListRequest, CheckRequest)
 
 
 def directory_param(params: Mapping[str, Any]) -> str:
@@ -93,9 +134,10 @@ def parse_report(params: Mapping[str, Any]) -> ReportRequest:
     )
 
 
-def parse_folder(params: Mapping[str, Any]) -> FolderRequest:
+def parse_folder(params: Mapping[str, Any], kind: type[Folder]) -> Folder:
+    """``list``'s or ``check``'s params: only ``dir``, as given."""
     p.reject_unknown(params, ("dir",))
-    return FolderRequest(directory_param(params))
+    return kind(directory_param(params))
 
 
 class SaveResult(TypedDict):

@@ -26,9 +26,10 @@ from memoryd.indexer.store import IndexStore
 from memoryd.indexer.sync import Syncer
 from memoryd.ipc import params as p
 from memoryd.operations import (
+    CheckRequest,
     CheckResult,
     ContextRequest,
-    FolderRequest,
+    ListRequest,
     LoadLastRequest,
     ReportRequest,
     ReportResult,
@@ -244,7 +245,7 @@ class MemoryService:
         self.index.runs_recorded()
         return run_stats(self.index.reader(), request)
 
-    def list(self, request: FolderRequest) -> dict[str, Any]:
+    def list(self, request: ListRequest) -> dict[str, Any]:
         """Every file in or below ``dir``, stale memories marked, with the files that failed."""
         directory = self.index.directory(request.dir)
         conn = self.index.reader()
@@ -292,7 +293,7 @@ class MemoryService:
             older = self.reports.default_older_than_s()
         return self.reports.run(dirs, older, "request")
 
-    def check(self, request: FolderRequest) -> CheckResult:
+    def check(self, request: CheckRequest) -> CheckResult:
         """Re-check every citing memory in or below ``dir`` against its checkout now."""
         directory = self.index.directory(request.dir)
         write: Write = self.index.write
@@ -302,12 +303,12 @@ class MemoryService:
 _METHODS: dict[str, Callable[[MemoryService, Mapping[str, Any]], Mapping[str, Any]]] = {
     "select": lambda s, params: s.select(params),
     "stats": lambda s, params: s.stats(parse_stats(params)),
-    "list": lambda s, params: s.list(parse_folder(params)),
+    "list": lambda s, params: s.list(parse_folder(params, ListRequest)),
     "save": lambda s, params: s.save(sessions.parse_save(params)),
     "load_last": lambda s, params: s.load_last(sessions.parse_load_last(params)),
     "context": lambda s, params: s.context(sessions.parse_context(params)),
     "report": lambda s, params: s.report(parse_report(params)),
-    "check": lambda s, params: s.check(parse_folder(params)),
+    "check": lambda s, params: s.check(parse_folder(params, CheckRequest)),
 }
 METHODS = tuple(_METHODS)
 """The socket methods a :class:`MemoryService` answers."""

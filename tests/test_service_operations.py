@@ -14,6 +14,7 @@ import json
 import os
 import sqlite3
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +25,15 @@ from memoryd.config import Config
 from memoryd.errors import InvalidParams, NotFound
 from memoryd.indexer import queries
 from memoryd.indexer.store import IndexStore
+from memoryd.operations import (
+    CheckRequest,
+    ContextRequest,
+    ListRequest,
+    LoadLastRequest,
+    parse_folder,
+)
 from memoryd.select.selector import Selector
+from memoryd.select.types import SelectRequest, parse_select
 from memoryd.service import LocalReports, MemoryService, StoreIndex
 from memoryd.sessions.service import parse_context, parse_load_last, parse_save
 from memoryd.staleness.service import Checker
@@ -216,3 +225,17 @@ def test_check_writes_its_verdicts_through_the_index(
     assert entry["staleness"]["missing"] == ["src/gone.py"]
     with pytest.raises(InvalidParams, match=r"unknown parameter\(s\): strict"):
         service.call("check", {"dir": str(memdir), "strict": True})
+
+
+def test_what_a_client_sends_parses_back_to_the_same_request(memdir: Path) -> None:
+    """The typed requests a client builds (``Client.send``, the MCP tools) survive the wire."""
+    select = SelectRequest(query="ledger", dir=str(memdir), surfaced=("a.md",), limit=3)
+    assert parse_select(select.params()) == select
+    last = LoadLastRequest(str(memdir), PROJECT, reveal_secrets=True)
+    assert parse_load_last(last.params()) == replace(last, project_given=PROJECT)
+    brief = ContextRequest("ledger wiring", (str(memdir), "/elsewhere"), PROJECT, 300)
+    assert parse_context(brief.params()) == replace(brief, project_given=PROJECT)
+    listing = ListRequest(str(memdir))
+    assert parse_folder(listing.params(), ListRequest) == listing
+    check = CheckRequest(str(memdir))
+    assert parse_folder(check.params(), CheckRequest) == check

@@ -18,7 +18,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -484,7 +484,7 @@ def test_concurrent_saves_of_different_sessions_all_land(daemon: DaemonProc, fol
     root = folder
     threads_n = 12
     barrier = threading.Barrier(threads_n)
-    results: list[dict[str, Any]] = []
+    results: list[Mapping[str, Any]] = []
     errors: list[BaseException] = []
     lock = threading.Lock()
 

@@ -34,7 +34,7 @@ import os
 import re
 import signal
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from types import FrameType
@@ -218,7 +218,7 @@ def _on_prompt(
     return text
 
 
-def _memory_block(entry: dict[str, Any]) -> str | None:
+def _memory_block(entry: Mapping[str, Any]) -> str | None:
     try:
         with open(entry["path"], encoding="utf-8", errors="replace") as fh:
             content = redact(fh.read())  # what reaches the prompt never holds a credential

@@ -18,7 +18,7 @@ from typing import Any, TypedDict
 
 from memoryd.durations import parse_duration
 from memoryd.ipc import params as p
-from memoryd.operations import directory_param
+from memoryd.operations import Request, directory_param
 
 MAX_QUERY = 20_000
 MAX_RESULTS = 5
@@ -36,9 +36,10 @@ PARAMS = (
 
 
 @dataclass(frozen=True)
-class SelectRequest:
+class SelectRequest(Request["SelectResult"]):
     """A checked ``select`` request; ``dir`` is still as given (the index resolves it)."""
 
+    METHOD = "select"
     query: str
     dir: str
     session_id: str | None = None
@@ -47,6 +48,18 @@ class SelectRequest:
     limit: int = MAX_RESULTS
     ranker: str = "auto"
     allow_secrets: bool = False
+
+    def params(self) -> dict[str, Any]:
+        return {
+            "query": self.query,
+            "dir": self.dir,
+            "session_id": self.session_id,
+            "surfaced": list(self.surfaced),
+            "recent_tools": list(self.recent_tools),
+            "limit": self.limit,
+            "ranker": self.ranker,
+            "allow_secrets": self.allow_secrets,
+        }
 
 
 def parse_select(params: Mapping[str, Any]) -> SelectRequest:
