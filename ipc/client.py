@@ -1,9 +1,10 @@
 """The Python client: typed requests in, typed replies out, typed errors.
 
 :meth:`Client.send` takes any typed request (:mod:`memoryd.operations`,
-:mod:`memoryd.select.types`; light modules, so the client path stays free of
-SQLite, YAML and structlog) and returns its reply type; the per-method
-helpers build those requests from plain arguments.
+:mod:`memoryd.select.types`; light modules, free of SQLite, YAML and
+structlog) and returns its reply type, as the MCP tools use it; the
+per-method helpers take plain arguments and return the same reply types,
+without loading the request classes (the hook's path).
 
 A :class:`Client` keeps one connection open and sends requests one at a time
 (the protocol answers in order). Error objects from the daemon are raised as
@@ -24,7 +25,7 @@ import threading
 from collections.abc import Sequence
 from pathlib import Path
 from types import TracebackType
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from memoryd import paths
 from memoryd.errors import (
@@ -36,18 +37,10 @@ from memoryd.errors import (
     remote_error,
 )
 from memoryd.ipc.protocol import encode_request, peer_uid
-from memoryd.operations import (
-    DEFAULT_BUDGET,
-    CheckRequest,
-    CheckResult,
-    ContextRequest,
-    ListRequest,
-    LoadLastRequest,
-    ReportResult,
-    Request,
-    SaveResult,
-)
-from memoryd.select.types import MAX_RESULTS, SelectRequest, SelectResult
+
+if TYPE_CHECKING:
+    from memoryd.operations import CheckResult, ReportResult, Request, SaveResult
+    from memoryd.select.types import SelectResult
 
 R = TypeVar("R")
 
@@ -174,12 +167,17 @@ class Client:
         result: R = self.call(request.METHOD, {**request.params(), **edge})
         return result
 
+    # The helpers below send plain arguments and return the typed replies.
+    # They build the wire params themselves: importing the request classes
+    # (dataclasses pulls in inspect) would cost the hook ~10 ms per prompt.
+
     def status(self) -> dict[str, Any]:
         result: dict[str, Any] = self.call("status")
         return result
 
     def list(self, dir: str) -> dict[str, Any]:
-        return self.send(ListRequest(dir))
+        result: dict[str, Any] = self.call("list", {"dir": dir})
+        return result
 
     def reindex(self, dir: str | None = None) -> dict[str, Any]:
         result: dict[str, Any] = self.call("reindex", {"dir": dir})
@@ -206,20 +204,25 @@ class Client:
         cwd: str | None = None,
     ) -> SelectResult:
         """The memories that clearly help ``query`` (see docs/protocol.md#select)."""
-        request = SelectRequest(
-            query=query,
-            dir=dir,
-            session_id=session_id,
-            surfaced=tuple(surfaced or ()),
-            recent_tools=tuple(recent_tools or ()),
-            limit=MAX_RESULTS if limit is None else limit,
-            ranker=ranker or "auto",
+        result: SelectResult = self.call(
+            "select",
+            {
+                "query": query,
+                "dir": dir,
+                "surfaced": None if surfaced is None else list(surfaced),
+                "recent_tools": None if recent_tools is None else list(recent_tools),
+                "limit": limit,
+                "ranker": ranker,
+                "session_id": session_id,
+                "cwd": cwd,
+            },
         )
-        return self.send(request, cwd=cwd)
+        return result
 
     def check(self, dir: str) -> CheckResult:
         """Check what the memories in ``dir`` cite against their checkout now."""
-        return self.send(CheckRequest(dir))
+        result: CheckResult = self.call("check", {"dir": dir})
+        return result
 
     def stats(self, since: str | float | None = None) -> dict[str, Any]:
         result: dict[str, Any] = self.call("stats", {"since": since})
@@ -234,7 +237,10 @@ class Client:
         self, dir: str, project: str, *, reveal_secrets: bool | None = None
     ) -> dict[str, Any]:
         """The newest session memory of ``project``; credentials redacted unless revealed."""
-        return self.send(LoadLastRequest(dir, project, reveal_secrets=bool(reveal_secrets)))
+        result: dict[str, Any] = self.call(
+            "load_last", {"dir": dir, "project": project, "reveal_secrets": reveal_secrets}
+        )
+        return result
 
     def context(
         self,
@@ -245,15 +251,15 @@ class Client:
         budget_tokens: int | None = None,
     ) -> dict[str, Any]:
         """The cited prior-session brief for ``task``."""
-        dirs = (dir,) if isinstance(dir, str) else tuple(dir)
-        budget = DEFAULT_BUDGET if budget_tokens is None else budget_tokens
-        return self.send(ContextRequest(task, dirs, project, budget))
+        dirs = dir if isinstance(dir, str) else list(dir)
+        result: dict[str, Any] = self.call(
+            "context",
+            {"task": task, "dir": dirs, "project": project, "budget_tokens": budget_tokens},
+        )
+        return result
 
     def report(self, dir: str | None = None, older_than: str | float | None = None) -> ReportResult:
-        """Write a compaction report now (every root, or ``dir``); its paths and counts.
-
-        ``older_than`` goes as given (``30d`` or seconds): the daemon parses it.
-        """
+        """Write a compaction report now (every root, or ``dir``); its paths and counts."""
         result: ReportResult = self.call("report", {"dir": dir, "older_than": older_than})
         return result
 

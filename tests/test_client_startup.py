@@ -71,10 +71,8 @@ def imported(d: DaemonProc, argv: list[str], stdin: str = "") -> tuple[set[str],
     return modules, done.stdout
 
 
-LIGHT = ("memoryd.indexer", "memoryd.indexer.secrets", "memoryd.select", "memoryd.select.types")
-"""Allowed on the client path: the lazy packages, the credential scanner (pure ``re``) and the
-typed ``select`` request the client sends (standard library and param checks only; anything
-heavy it pulled in would still show up as one of THIRD_PARTY)."""
+LIGHT = ("memoryd.indexer", "memoryd.indexer.secrets")
+"""Allowed on the client path: the lazy package and the credential scanner (pure ``re``)."""
 
 
 def heavy_in(modules: set[str]) -> list[str]:

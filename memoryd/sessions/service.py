@@ -29,6 +29,7 @@ from memoryd.indexer.secrets import redact, redact_value
 from memoryd.indexer.store import process_alive
 from memoryd.ipc import params as p
 from memoryd.operations import (
+    DEFAULT_BUDGET,
     ContextRequest,
     LoadLastRequest,
     SaveRequest,
@@ -89,7 +90,9 @@ def parse_context(params: Mapping[str, Any]) -> ContextRequest:
         raise InvalidParams("'dir' must be a directory path or a list of them", {"field": "dir"})
     given = params.get("project")
     project = None if given is None else check_project(given)
-    budget = p.integer(params, "budget_tokens", default=600, minimum=MIN_BUDGET, maximum=MAX_BUDGET)
+    budget = p.integer(
+        params, "budget_tokens", default=DEFAULT_BUDGET, minimum=MIN_BUDGET, maximum=MAX_BUDGET
+    )
     return ContextRequest(task, tuple(str(d) for d in raw_dirs), project, budget, given)
 
 
