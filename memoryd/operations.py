@@ -16,7 +16,7 @@ I/O in :mod:`memoryd.sessions.service`; ``report`` and ``check`` parse here.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, NotRequired, TypedDict, TypeVar
 
 from memoryd.durations import parse_duration
@@ -47,6 +47,35 @@ class SaveRequest:
     raw_dir: str
     session: SessionInput
     project_given: object = None
+
+
+@dataclass(frozen=True)
+class SaveParams(Request["SaveResult"]):
+    """A ``save`` as a client sends it: the wire's fields, checked by the daemon.
+
+    The checked form is :class:`SaveRequest`, whose session fields come from
+    the session format's parser (which needs YAML, so the client cannot
+    build it). Fields left None are not sent.
+    """
+
+    METHOD = "save"
+    dir: str
+    project: str
+    session_summary: str | None = None
+    active_state: str | None = None
+    session: str | None = None
+    status: str | None = None
+    mode: str | None = None
+    last_checkpoint: str | None = None
+    target_dir: str | None = None
+    steps_completed: dict[str, str] | None = None
+    key_decisions: list[str] | None = None
+    checkpoints_approved: list[str] | None = None
+    checkpoint_decisions: dict[str, dict[str, Any]] | None = None
+
+    def params(self) -> dict[str, Any]:
+        sent = ((f.name, getattr(self, f.name)) for f in fields(self))
+        return {name: value for name, value in sent if value is not None}
 
 
 @dataclass(frozen=True)

@@ -30,6 +30,7 @@ from memoryd.operations import (
     ContextRequest,
     ListRequest,
     LoadLastRequest,
+    SaveParams,
     parse_folder,
 )
 from memoryd.select.selector import Selector
@@ -239,3 +240,18 @@ def test_what_a_client_sends_parses_back_to_the_same_request(memdir: Path) -> No
     assert parse_folder(listing.params(), ListRequest) == listing
     check = CheckRequest(str(memdir))
     assert parse_folder(check.params(), CheckRequest) == check
+
+
+def test_a_save_as_a_client_sends_it_is_checked_and_written(
+    service: MemoryService, memdir: Path
+) -> None:
+    steps = {"S1": "posted the first invoice"}
+    sent = SaveParams(str(memdir), PROJECT, "Wired the ledger", session="2026-11-30-11-00")
+    sent = replace(sent, steps_completed=steps, key_decisions=["ledger posts nightly"])
+    assert "mode" not in sent.params()  # unset fields are not sent
+    checked = parse_save(sent.params())
+    assert checked.dir == str(memdir) and checked.session.steps_completed == steps
+    saved = service.call(sent.METHOD, sent.params())
+    assert saved["filename"] == f"2026-11-30-11-00-{PROJECT}.md"
+    text = (memdir / saved["filename"]).read_text(encoding="utf-8")
+    assert "ledger posts nightly" in text and "posted the first invoice" in text

@@ -2,7 +2,7 @@
 
 A stdio server built on the ``mcp`` package's :class:`MCPServer`. Each tool
 builds its typed request (``SelectRequest``, ``LoadLastRequest``,
-``ContextRequest``; ``save`` sends its fields as they are) and sends it
+``ContextRequest``, ``SaveParams``) and sends it
 through :class:`memoryd.ipc.client.Client`, so the warm daemon
 does the work and this process stays small; it never starts a daemon itself.
 A daemon that is not running, and any error the daemon answers with, come back
@@ -33,7 +33,7 @@ from memoryd.integrations.mcp_schemas import (
     StatusResult,
 )
 from memoryd.ipc.client import Client
-from memoryd.operations import ContextRequest, LoadLastRequest
+from memoryd.operations import ContextRequest, LoadLastRequest, SaveParams
 from memoryd.select.types import SelectRequest
 
 R = TypeVar("R")
@@ -162,9 +162,8 @@ def build_server(socket: Path | None = None) -> MCPServer[Any]:
             list[str] | None, Field(description="Checkpoint labels the user approved")
         ] = None,
     ) -> SaveResult:
-        # Save's checked request holds the parsed session (the format needs
-        # YAML), so the fields go as the wire's params; the daemon parses them.
-        params = {
+        # The tool's arguments are SaveParams's fields, by the wire's names.
+        params: dict[str, Any] = {
             "dir": dir,
             "project": project,
             "session_summary": session_summary,
@@ -178,7 +177,8 @@ def build_server(socket: Path | None = None) -> MCPServer[Any]:
             "key_decisions": key_decisions,
             "checkpoints_approved": checkpoints_approved,
         }
-        return ask("save", lambda c: c.call("save", params))  # type: ignore[no-any-return]
+        request = SaveParams(**params)
+        return ask("save", lambda c: c.send(request))  # type: ignore[return-value]
 
     @server.tool(
         description=(
