@@ -18,8 +18,10 @@ import sqlite3
 import time
 import uuid
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast
+from typing import Any, Protocol, TypeVar, cast
 
+from memoryd import config as config_mod
+from memoryd.config import Config
 from memoryd.errors import MemorydError
 from memoryd.indexer import queries
 from memoryd.indexer.store import IndexStore
@@ -54,9 +56,6 @@ from memoryd.sessions import service as sessions
 from memoryd.sessions.format import project_case_note
 from memoryd.staleness.results import annotate_listing
 from memoryd.staleness.service import Checker, Write, check_tree
-
-if TYPE_CHECKING:
-    from memoryd.config import Config
 
 R = TypeVar("R", bound=Mapping[str, Any])
 
@@ -128,10 +127,7 @@ class StoreIndex:
             fn(conn)
 
     def roots(self) -> list[str]:
-        """The daemon's roots as it would pick them (the config's, the index's, else the
-        defaults), each synced."""
-        from memoryd import config as config_mod  # noqa: PLC0415 - only a report of every root
-
+        """The roots the daemon would pick (the config's, the index's, else defaults), synced."""
         cfg = self.cfg or config_mod.load()
         raw = [*cfg.roots, *self.store.roots()] or config_mod.default_roots()
         real = (os.path.realpath(os.path.expanduser(r)) for r in raw)
@@ -157,6 +153,7 @@ class LocalReports:
         return self.cfg.report_older_than_days * DAY
 
     def run(self, dirs: list[str], older_than_s: float, trigger: str) -> ReportResult:
+        """Write one report now (``trigger`` is for the daemon's log; the CLI has none)."""
         started = time.perf_counter()
         result = produce(
             self.index.reader(), dirs, older_than_s, self.cfg.reports_dir, Retention.of(self.cfg)
