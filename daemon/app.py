@@ -24,7 +24,8 @@ from apscheduler.schedulers.background import BackgroundScheduler
 
 from memoryd import config as config_mod
 from memoryd.config import Config
-from memoryd.daemon import runtime, startup, systemd
+from memoryd.daemon import query_handlers, runtime, startup, systemd
+from memoryd.daemon.core import DaemonCore
 from memoryd.daemon.handlers import build_handlers
 from memoryd.daemon.readers import Readers
 from memoryd.daemon.roots import PERSISTED, Root, RootSet
@@ -121,7 +122,7 @@ class Daemon:
             self._writer = Writer(store)
             self._restore_roots()
             self._remove_stale_temp_files()
-            self.handlers = build_handlers(self)
+            self.handlers = build_handlers(DaemonCore(self), query_handlers.handlers(self))
             if self.stop_requested.is_set():
                 return 0
             # Once build_handlers has done the main thread's imports, so no module is shared.

@@ -1,21 +1,29 @@
-"""Socket methods answered by the shared :class:`~memoryd.service.MemoryService`.
+"""The socket methods answered by the shared :class:`~memoryd.service.MemoryService`.
 
-``select``, ``stats`` and ``list`` are thin here: the service parses and
-answers; :class:`DaemonIndex` is what it runs over in the daemon.
+``select``, ``stats``, ``list``, ``save``, ``load_last``, ``context``,
+``report`` and ``check`` are one table here: each handler hands its params
+to :meth:`MemoryService.call`, which parses and answers.
+:class:`DaemonIndex` is what the service runs over in the daemon: this
+thread's reader, directories kept watched, writes queued for the writer.
 """
 
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Callable
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
+from memoryd.daemon import report_handlers, staleness_handlers
 from memoryd.daemon.staleness_handlers import pop_cwd
+from memoryd.indexer.sync import Syncer
 from memoryd.ipc.server import Handler
 from memoryd.select.service import claude_factory, make_selector, record_run
-from memoryd.service import MemoryService
+from memoryd.service import METHODS, MemoryService
 
 if TYPE_CHECKING:
     from memoryd.daemon.app import Daemon
+    from memoryd.indexer.store import IndexStore
 
 CAPABILITIES = [
     "select",
@@ -23,11 +31,16 @@ CAPABILITIES = [
     "select-ranker-local",
     "select-ranker-anthropic",
     "selector-telemetry",
+    "save",
+    "load_last",
+    "context",
+    "session-schema-1.1",
+    "project-case-notes",
 ]
 
 
 class DaemonIndex:
-    """The daemon's index: this thread's reader, directories kept watched, runs queued."""
+    """The daemon's index: this thread's reader, directories kept watched, writes queued."""
 
     def __init__(self, daemon: Daemon) -> None:
         self._daemon = daemon
@@ -37,6 +50,26 @@ class DaemonIndex:
 
     def directory(self, raw: str) -> str:
         return self._daemon.ensure_dir(raw)
+
+    def refuse_root(self, directory: str) -> None:
+        self._daemon.refuse_too_broad(directory)
+
+    def saved(self, raw_dir: str, path: str) -> str:
+        directory = self._daemon.ensure_dir(raw_dir)
+        self._daemon.writer.call(lambda store: Syncer(store).sync_path(path))
+        return directory
+
+    def write(self, fn: Callable[[sqlite3.Connection], None]) -> None:
+        """Queue ``fn`` for the writer thread, in a transaction, without waiting for it."""
+
+        def job(store: IndexStore) -> None:
+            with store.transaction() as conn:
+                fn(conn)
+
+        self._daemon.writer.submit(job)
+
+    def roots(self) -> list[str]:
+        return list(self._daemon.roots)
 
     def record_run(self, record: dict[str, Any]) -> None:
         # Queued after the answer is computed: telemetry never blocks a reply.
@@ -49,16 +82,22 @@ class DaemonIndex:
 
 
 def handlers(daemon: Daemon) -> dict[str, Handler]:
-    service = MemoryService(DaemonIndex(daemon), make_selector(daemon.cfg))
+    """The service's methods, with the report schedule and the staleness checker started."""
+    index = DaemonIndex(daemon)
+    staleness = staleness_handlers.start(daemon, index.write)
+    reporter = report_handlers.start(daemon)
+    service = MemoryService(index, make_selector(daemon.cfg), staleness.checker, reporter)
     selector = service.selector
     daemon.on_reload.append(lambda cfg: setattr(selector, "claude_factory", claude_factory(cfg)))
     daemon.on_reload.append(lambda cfg: setattr(selector, "log_queries", cfg.log_queries))
+    table: dict[str, Handler] = {method: partial(service.call, method) for method in METHODS}
 
-    def select(params: dict[str, Any]) -> dict[str, Any]:
+    def select(params: dict[str, Any]) -> Any:
         cwd = pop_cwd(params)
-        result = dict(service.select(params))
-        if cwd is not None and daemon.staleness is not None:
-            daemon.staleness.note_cwd(params.get("dir"), cwd)
+        result = service.call("select", params)
+        if cwd is not None:
+            staleness.note_cwd(params.get("dir"), cwd)
         return result
 
-    return {"select": select, "stats": service.stats, "list": service.list}
+    table["select"] = select
+    return table

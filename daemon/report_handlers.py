@@ -1,4 +1,4 @@
-"""Compaction reports in the daemon: a scheduled job and the ``report`` socket method.
+"""Compaction reports in the daemon: a scheduled job, and the writer of ``report``'s.
 
 The job runs on ``reports.cron`` from the config (default ``0 3 * * *``, local
 time) through the daemon's apscheduler, whose job defaults make it coalesced
@@ -20,7 +20,7 @@ from __future__ import annotations
 import os
 import threading
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import structlog
 from apscheduler.triggers.base import BaseTrigger
@@ -28,8 +28,8 @@ from apscheduler.triggers.cron import CronTrigger
 from apscheduler.triggers.interval import IntervalTrigger
 
 from memoryd.config import Config
-from memoryd.ipc.server import Handler
-from memoryd.report import Retention, produce, report_params
+from memoryd.operations import ReportResult
+from memoryd.report import Retention, produce
 from memoryd.report.sessions import DAY
 
 if TYPE_CHECKING:
@@ -61,7 +61,10 @@ class Reporter:
         self.daemon = daemon
         self._lock = threading.Lock()
 
-    def run(self, dirs: list[str], older_than_s: float, trigger: str) -> dict[str, Any]:
+    def default_older_than_s(self) -> float:
+        return self.daemon.cfg.report_older_than_days * DAY
+
+    def run(self, dirs: list[str], older_than_s: float, trigger: str) -> ReportResult:
         with self._lock:
             return self._run(dirs, older_than_s, trigger)
 
@@ -79,7 +82,7 @@ class Reporter:
         finally:
             self._lock.release()
 
-    def _run(self, dirs: list[str], older_than_s: float, trigger: str) -> dict[str, Any]:
+    def _run(self, dirs: list[str], older_than_s: float, trigger: str) -> ReportResult:
         started = time.perf_counter()
         log.info("report.started", trigger=trigger, roots=dirs)
         cfg = self.daemon.cfg
@@ -101,7 +104,7 @@ class Reporter:
             seconds=seconds,
             **result["summary"],
         )
-        return {**result, "seconds": seconds}
+        return cast(ReportResult, {**result, "seconds": seconds})
 
     def schedule(self, cfg: Config) -> None:
         """(Re)install the job from ``cfg``; a bad cron is logged and leaves no job."""
@@ -117,14 +120,9 @@ class Reporter:
         self.daemon.extra_status["report_schedule"] = described
 
 
-def handlers(daemon: Daemon) -> dict[str, Handler]:
+def start(daemon: Daemon) -> Reporter:
+    """The reporter, its job scheduled from the config and rescheduled on SIGHUP."""
     reporter = Reporter(daemon)
     reporter.schedule(daemon.cfg)
     daemon.on_reload.append(reporter.schedule)
-
-    def report(params: dict[str, Any]) -> dict[str, Any]:
-        directory, older_than_s = report_params(params, daemon.cfg.report_older_than_days)
-        dirs = list(daemon.roots) if directory is None else [daemon.ensure_dir(directory)]
-        return reporter.run(dirs, older_than_s, "request")
-
-    return {"report": report}
+    return reporter

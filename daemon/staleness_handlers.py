@@ -1,11 +1,12 @@
-"""The daemon side of memory-rot checks: a background checker and the ``check`` method.
+"""The daemon side of memory-rot checks: the background checker.
 
 git must never run inside a ``select``, and a slow or huge checkout must not
 hold up indexing, so the checks run on their own ``staleness`` thread: about
 a second after the index changes (the writer's generation moved) and every
 :data:`RECHECK_S` seconds (for new commits), with only the verdict writes
 going through the writer thread. ``select``, ``list`` and ``report`` read
-the stored verdicts.
+the stored verdicts; the ``check`` method (a :class:`~memoryd.service.MemoryService`
+method) shares this checker, so its caches serve both.
 """
 
 from __future__ import annotations
@@ -13,20 +14,16 @@ from __future__ import annotations
 import sqlite3
 import threading
 import time
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import structlog
 
 from memoryd.errors import InvalidParams
-from memoryd.ipc import params as p
-from memoryd.ipc.server import Handler
-from memoryd.staleness.service import Checker, check_tree, citing_dirs
+from memoryd.staleness.service import Checker, Write, citing_dirs
 
 if TYPE_CHECKING:
     from memoryd.config import Config
     from memoryd.daemon.app import Daemon
-    from memoryd.indexer.store import IndexStore
 
 CAPABILITIES = ["check", "select-staleness"]
 TICK_S = 1.0
@@ -39,23 +36,15 @@ log = structlog.get_logger("memoryd.staleness")
 class Staleness:
     """The checker, its thread, and what the other handlers ask of it."""
 
-    def __init__(self, daemon: Daemon) -> None:
+    def __init__(self, daemon: Daemon, write: Write) -> None:
         self.daemon = daemon
         self.checker = Checker(daemon.cfg.checkouts)
+        self.write = write
         self._poked = threading.Event()
         self._thread = threading.Thread(target=self._loop, name="staleness", daemon=True)
 
     def start(self) -> None:
         self._thread.start()
-
-    def write(self, fn: Callable[[sqlite3.Connection], None]) -> None:
-        """Run ``fn`` in a transaction on the writer thread, without waiting for it."""
-
-        def job(store: IndexStore) -> None:
-            with store.transaction() as conn:
-                fn(conn)
-
-        self.daemon.writer.submit(job)
 
     def reconfigure(self, cfg: Config) -> None:
         """SIGHUP: new ``checkouts:`` take effect at the next tick."""
@@ -106,15 +95,10 @@ def pop_cwd(params: dict[str, Any]) -> str | None:
     return cwd
 
 
-def handlers(daemon: Daemon) -> dict[str, Handler]:
-    feature = Staleness(daemon)
+def start(daemon: Daemon, write: Write) -> Staleness:
+    """The checker, started, reconfigured on SIGHUP; verdicts are written through ``write``."""
+    feature = Staleness(daemon, write)
     daemon.staleness = feature
     daemon.on_reload.append(feature.reconfigure)
     feature.start()
-
-    def check(params: dict[str, Any]) -> dict[str, Any]:
-        p.reject_unknown(params, ("dir",))
-        directory = daemon.ensure_dir(params.get("dir"))
-        return check_tree(feature.checker, daemon.readers.conn(), directory, feature.write)
-
-    return {"check": check}
+    return feature

@@ -1,4 +1,10 @@
-"""The Python client: one method per protocol method, typed errors.
+"""The Python client: typed requests in, typed replies out, typed errors.
+
+:meth:`Client.send` takes any typed request (:mod:`memoryd.operations`,
+:mod:`memoryd.select.types`; light modules, free of SQLite, YAML and
+structlog) and returns its reply type, as the MCP tools use it; the
+per-method helpers take plain arguments and return the same reply types,
+without loading the request classes (the hook's path).
 
 A :class:`Client` keeps one connection open and sends requests one at a time
 (the protocol answers in order). Error objects from the daemon are raised as
@@ -19,7 +25,7 @@ import threading
 from collections.abc import Sequence
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from memoryd import paths
 from memoryd.errors import (
@@ -31,6 +37,12 @@ from memoryd.errors import (
     remote_error,
 )
 from memoryd.ipc.protocol import encode_request, peer_uid
+
+if TYPE_CHECKING:
+    from memoryd.operations import CheckResult, ReportResult, Request, SaveResult
+    from memoryd.select.types import SelectResult
+
+R = TypeVar("R")
 
 
 class Client:
@@ -146,6 +158,19 @@ class Client:
     def _timed_out(self) -> DaemonTimeout:
         return DaemonTimeout(f"the daemon did not answer within {self.timeout:g} s")
 
+    def send(self, request: Request[R], **edge: Any) -> R:
+        """Send a typed request and return its typed reply.
+
+        ``edge`` adds params the daemon takes off before its service sees the
+        request (``select``'s ``cwd``).
+        """
+        result: R = self.call(request.METHOD, {**request.params(), **edge})
+        return result
+
+    # The helpers below send plain arguments and return the typed replies.
+    # They build the wire params themselves: importing the request classes
+    # (dataclasses pulls in inspect) would cost the hook ~10 ms per prompt.
+
     def status(self) -> dict[str, Any]:
         result: dict[str, Any] = self.call("status")
         return result
@@ -177,9 +202,9 @@ class Client:
         ranker: str | None = None,
         session_id: str | None = None,
         cwd: str | None = None,
-    ) -> dict[str, Any]:
+    ) -> SelectResult:
         """The memories that clearly help ``query`` (see docs/protocol.md#select)."""
-        result: dict[str, Any] = self.call(
+        result: SelectResult = self.call(
             "select",
             {
                 "query": query,
@@ -194,18 +219,18 @@ class Client:
         )
         return result
 
-    def check(self, dir: str) -> dict[str, Any]:
+    def check(self, dir: str) -> CheckResult:
         """Check what the memories in ``dir`` cite against their checkout now."""
-        result: dict[str, Any] = self.call("check", {"dir": dir})
+        result: CheckResult = self.call("check", {"dir": dir})
         return result
 
     def stats(self, since: str | float | None = None) -> dict[str, Any]:
         result: dict[str, Any] = self.call("stats", {"since": since})
         return result
 
-    def save(self, dir: str, project: str, **fields: Any) -> dict[str, Any]:
+    def save(self, dir: str, project: str, **fields: Any) -> SaveResult:
         """Write a session memory; ``fields`` are the other ``save`` params (snake_case)."""
-        result: dict[str, Any] = self.call("save", {"dir": dir, "project": project, **fields})
+        result: SaveResult = self.call("save", {"dir": dir, "project": project, **fields})
         return result
 
     def load_last(
@@ -233,11 +258,9 @@ class Client:
         )
         return result
 
-    def report(
-        self, dir: str | None = None, older_than: str | float | None = None
-    ) -> dict[str, Any]:
+    def report(self, dir: str | None = None, older_than: str | float | None = None) -> ReportResult:
         """Write a compaction report now (every root, or ``dir``); its paths and counts."""
-        result: dict[str, Any] = self.call("report", {"dir": dir, "older_than": older_than})
+        result: ReportResult = self.call("report", {"dir": dir, "older_than": older_than})
         return result
 
 

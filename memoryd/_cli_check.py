@@ -31,12 +31,7 @@ def register(sub: Any) -> None:
 def cmd_check(args: argparse.Namespace) -> int:
     directory = memory_dir(args.dir)
 
-    def local() -> dict[str, Any]:
-        from memoryd import _cli_local  # noqa: PLC0415 - see memoryd._cli_local
-
-        return _cli_local.check(args, directory)
-
-    result = daemon_or_local(args, lambda c: c.check(directory), local)
+    result = daemon_or_local(args, "check", {"dir": directory})
     if args.json:
         print_json(result)
     else:

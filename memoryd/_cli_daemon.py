@@ -1,7 +1,7 @@
 """Daemon subcommands: serve, status, stop, reindex, install-service.
 
 The commands that can answer without a daemon (``list``, ``select``,
-``stats``, ``save``, ``load-last``, ``context``, ``report``) go through
+``stats``, ``save``, ``load-last``, ``context``, ``report``, ``check``) go through
 :func:`daemon_or_local`: ask the daemon, and only when nothing could be sent
 to one run the same work in-process against the same index, saying so on
 stderr (``--require-daemon`` makes that an error). Once a request was sent,
@@ -15,9 +15,9 @@ import os
 import shlex
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 from memoryd import logs, paths
 from memoryd._cli_common import memory_dir, note, print_json
@@ -26,8 +26,6 @@ from memoryd.ipc.client import Client
 
 if TYPE_CHECKING:
     from memoryd import config as config_mod
-
-T = TypeVar("T")
 
 
 def add_socket_options(parser: argparse.ArgumentParser, *, fallback: bool = False) -> None:
@@ -49,19 +47,25 @@ def client(args: argparse.Namespace, timeout: float = 60.0) -> Client:
     return Client(args.socket, timeout=timeout)
 
 
-def daemon_or_local(
-    args: argparse.Namespace, remote: Callable[[Client], T], local: Callable[[], T]
-) -> T:
-    """Run ``remote`` against the daemon, or ``local`` when no daemon answers."""
+def daemon_or_local(args: argparse.Namespace, method: str, params: Mapping[str, Any]) -> Any:
+    """``method``'s answer from the daemon, or from an in-process service when none answers.
+
+    Both sides answer through the same :class:`~memoryd.service.MemoryService`
+    method, so the reply is the same either way. Params that are None are
+    left out, as the client leaves them out of a request.
+    """
+    given = {k: v for k, v in params.items() if v is not None}
     try:
         with client(args) as c:
-            return remote(c)
+            return c.call(method, given)
     except DaemonUnavailable:
         if getattr(args, "require_daemon", False):
             raise
         note("no daemon answered; running in-process on the same index")
         logs.ensure_configured()
-        return local()
+        from memoryd import _cli_local  # noqa: PLC0415 - the heavy side, loaded only here
+
+        return _cli_local.call(args, method, given)
 
 
 def register(sub: Any) -> None:

@@ -57,12 +57,7 @@ def render_list(payload: dict[str, Any]) -> str:
 def cmd_list(args: argparse.Namespace) -> int:
     directory = memory_dir(args.dir)
 
-    def local() -> dict[str, Any]:
-        from memoryd import _cli_local  # noqa: PLC0415 - see memoryd._cli_local
-
-        return _cli_local.listing(args, directory)
-
-    payload = daemon_or_local(args, lambda c: c.list(directory), local)
+    payload = daemon_or_local(args, "list", {"dir": directory})
     if args.json:
         print_json(payload)
     else:

@@ -55,13 +55,7 @@ def cmd_report(args: argparse.Namespace) -> int:
         "dir": None if args.dir is None else memory_dir(args.dir),
         "older_than": args.older_than,
     }
-
-    def local() -> dict[str, Any]:
-        from memoryd import _cli_local  # noqa: PLC0415 - see memoryd._cli_local
-
-        return _cli_local.report(args, {k: v for k, v in params.items() if v is not None})
-
-    result = daemon_or_local(args, lambda c: c.report(params["dir"], params["older_than"]), local)
+    result = daemon_or_local(args, "report", params)
     if args.json:
         print_json(result)
     else:

@@ -55,12 +55,7 @@ def cmd_select(args: argparse.Namespace) -> int:
         "ranker": args.ranker,
     }
 
-    def local() -> dict[str, Any]:
-        from memoryd import _cli_local  # noqa: PLC0415 - see memoryd._cli_local
-
-        return _cli_local.select(args, params)
-
-    result = daemon_or_local(args, lambda c: c.call("select", params), local)
+    result = daemon_or_local(args, "select", params)
     if args.json:
         print_json(result)
         return 0
@@ -106,14 +101,8 @@ def aligned(rows: list[tuple[str, str, str]]) -> list[str]:
 
 
 def cmd_stats(args: argparse.Namespace) -> int:
-    params = {"since": args.since}
 
-    def local() -> dict[str, Any]:
-        from memoryd import _cli_local  # noqa: PLC0415 - see memoryd._cli_local
-
-        return _cli_local.stats(args, params)
-
-    result = daemon_or_local(args, lambda c: c.stats(args.since), local)
+    result = daemon_or_local(args, "stats", {"since": args.since})
     if args.json:
         print_json(result)
     else:

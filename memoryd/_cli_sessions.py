@@ -115,14 +115,8 @@ def save_params(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def cmd_save(args: argparse.Namespace) -> int:
-    params = save_params(args)
 
-    def local() -> dict[str, Any]:
-        from memoryd import _cli_local  # noqa: PLC0415 - see memoryd._cli_local
-
-        return _cli_local.save(args, params)
-
-    result = daemon_or_local(args, lambda c: c.call("save", params), local)
+    result = daemon_or_local(args, "save", save_params(args))
     if args.json:
         print_json(result)
     else:
@@ -134,12 +128,7 @@ def cmd_save(args: argparse.Namespace) -> int:
 def cmd_load_last(args: argparse.Namespace) -> int:
     directory = memory_dir(args.dir)
 
-    def local() -> dict[str, Any]:
-        from memoryd import _cli_local  # noqa: PLC0415 - see memoryd._cli_local
-
-        return _cli_local.load_last(args, directory, args.project)
-
-    result = daemon_or_local(args, lambda c: c.load_last(directory, args.project), local)
+    result = daemon_or_local(args, "load_last", {"dir": directory, "project": args.project})
     if args.json:
         print_json(result)
     elif result["found"]:
@@ -165,12 +154,7 @@ def cmd_context(args: argparse.Namespace) -> int:
         "budget_tokens": args.budget_tokens,
     }
 
-    def local() -> dict[str, Any]:
-        from memoryd import _cli_local  # noqa: PLC0415 - see memoryd._cli_local
-
-        return _cli_local.context(args, params)
-
-    result = daemon_or_local(args, lambda c: c.call("context", params), local)
+    result = daemon_or_local(args, "context", params)
     if args.json:
         print(json.dumps(result, ensure_ascii=False, indent=2))
     else:

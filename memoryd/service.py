@@ -1,43 +1,88 @@
 """The operations memoryd answers, written once for the daemon and the CLI.
 
 Socket handlers and the CLI's in-process fallback both call a
-:class:`MemoryService`; what differs between them is only the index it runs
-over (:class:`MemoryIndex`): the daemon's (a read-only connection per request
-thread, directories kept watched, telemetry queued for the writer thread) or
+:class:`MemoryService`, through :meth:`MemoryService.call` (params in, reply
+out); what differs between them is only the index it runs over
+(:class:`MemoryIndex`): the daemon's (a read-only connection per request
+thread, directories kept watched, writes queued for the writer thread) or
 the CLI's :class:`StoreIndex` (one local store, each directory synced just
-before it is read). Params are parsed here, where a request enters, into the
-typed requests of :mod:`memoryd.select.types`; the features below never see a
-wire dict.
+before it is read, writes done at once). Params are parsed where a request
+enters, into the typed requests of :mod:`memoryd.select.types` and
+:mod:`memoryd.operations`; the features below never see a wire dict.
 """
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import time
 import uuid
-from collections.abc import Mapping
-from typing import Any, Protocol
+from collections.abc import Callable, Mapping
+from typing import Any, Protocol, TypeVar, cast
 
+from memoryd import config as config_mod
+from memoryd.config import Config
 from memoryd.errors import MemorydError
 from memoryd.indexer import queries
 from memoryd.indexer.store import IndexStore
 from memoryd.indexer.sync import Syncer
 from memoryd.ipc import params as p
+from memoryd.operations import (
+    CheckRequest,
+    CheckResult,
+    ContextRequest,
+    ListRequest,
+    LoadLastRequest,
+    ReportRequest,
+    ReportResult,
+    SaveRequest,
+    SaveResult,
+    parse_folder,
+    parse_report,
+)
+from memoryd.report import Retention, produce
+from memoryd.report.sessions import DAY
 from memoryd.select import telemetry
 from memoryd.select.manifest import superseded_in
 from memoryd.select.selector import Selector
 from memoryd.select.service import record_run, run_stats
-from memoryd.select.types import SelectResult, parse_list, parse_select, parse_stats
+from memoryd.select.types import (
+    SelectResult,
+    StatsRequest,
+    parse_select,
+    parse_stats,
+)
+from memoryd.sessions import service as sessions
+from memoryd.sessions.format import project_case_note
 from memoryd.staleness.results import annotate_listing
+from memoryd.staleness.service import Checker, Write, check_tree
+
+R = TypeVar("R", bound=Mapping[str, Any])
 
 
 class MemoryIndex(Protocol):
-    """What the operations need of an index: a reader, current directories, a run log."""
+    """What the operations need of an index: readers, directories, writes, the roots."""
 
     def reader(self) -> sqlite3.Connection: ...
 
     def directory(self, raw: str) -> str:
         """``raw`` as a real directory whose index is (or is kept) up to date."""
+        ...
+
+    def refuse_root(self, directory: str) -> None:
+        """Raise if a request may not use ``directory`` (the daemon's too-broad folders)."""
+        ...
+
+    def saved(self, raw_dir: str, path: str) -> str:
+        """Index the file a ``save`` just wrote, before the reply; its real directory."""
+        ...
+
+    def write(self, fn: Callable[[sqlite3.Connection], None]) -> None:
+        """Run ``fn`` in a write transaction (now, or queued for the writer thread)."""
+        ...
+
+    def roots(self) -> list[str]:
+        """The folders a ``report`` of everything covers, up to date."""
         ...
 
     def record_run(self, record: dict[str, Any]) -> None: ...
@@ -47,11 +92,20 @@ class MemoryIndex(Protocol):
         ...
 
 
+class Reports(Protocol):
+    """Who writes reports: the daemon's reporter (one at a time, in ``status``) or the CLI."""
+
+    def default_older_than_s(self) -> float: ...
+
+    def run(self, dirs: list[str], older_than_s: float, trigger: str) -> ReportResult: ...
+
+
 class StoreIndex:
     """The CLI's index: one local store, each directory synced just before it is read."""
 
-    def __init__(self, store: IndexStore) -> None:
+    def __init__(self, store: IndexStore, cfg: Config | None = None) -> None:
         self.store = store
+        self.cfg = cfg
 
     def reader(self) -> sqlite3.Connection:
         return self.store.conn
@@ -61,6 +115,26 @@ class StoreIndex:
         Syncer(self.store).sync_tree(path)
         return path
 
+    def refuse_root(self, directory: str) -> None:
+        """Nothing is refused: the CLI never makes a folder a watched root."""
+
+    def saved(self, raw_dir: str, path: str) -> str:
+        Syncer(self.store).sync_path(path)
+        return p.directory(raw_dir)
+
+    def write(self, fn: Callable[[sqlite3.Connection], None]) -> None:
+        with self.store.transaction() as conn:
+            fn(conn)
+
+    def roots(self) -> list[str]:
+        """The roots the daemon would pick (the config's, the index's, else defaults), synced."""
+        cfg = self.cfg or config_mod.load()
+        raw = [*cfg.roots, *self.store.roots()] or config_mod.default_roots()
+        real = (os.path.realpath(os.path.expanduser(r)) for r in raw)
+        found = [r for r in dict.fromkeys(real) if os.path.isdir(r)]
+        Syncer(self.store).sync_trees(found)
+        return found
+
     def record_run(self, record: dict[str, Any]) -> None:
         record_run(self.store, record)
 
@@ -68,12 +142,53 @@ class StoreIndex:
         """Nothing to wait for: runs are written as they are recorded."""
 
 
-class MemoryService:
-    """``select``, ``stats`` and ``list`` over one index, each parsing its own params."""
+class LocalReports:
+    """Reports written by the CLI itself: where and how long the daemon would keep them."""
 
-    def __init__(self, index: MemoryIndex, selector: Selector) -> None:
+    def __init__(self, index: MemoryIndex, cfg: Config) -> None:
+        self.index = index
+        self.cfg = cfg
+
+    def default_older_than_s(self) -> float:
+        return self.cfg.report_older_than_days * DAY
+
+    def run(self, dirs: list[str], older_than_s: float, trigger: str) -> ReportResult:
+        """Write one report now (``trigger`` is for the daemon's log; the CLI has none)."""
+        started = time.perf_counter()
+        result = produce(
+            self.index.reader(), dirs, older_than_s, self.cfg.reports_dir, Retention.of(self.cfg)
+        )
+        return cast(ReportResult, {**result, "seconds": round(time.perf_counter() - started, 4)})
+
+
+def _noted(result: R, project_given: object) -> R:
+    """``result`` with ``notes`` saying so when a capitalised project name was lowercased."""
+    note = project_case_note(project_given)
+    return cast(R, {**result, "notes": [note]}) if note else result
+
+
+class MemoryService:
+    """One method per operation over one index; :meth:`call` is the entry from the wire."""
+
+    def __init__(
+        self,
+        index: MemoryIndex,
+        selector: Selector,
+        checker: Checker | None = None,
+        reports: Reports | None = None,
+    ) -> None:
         self.index = index
         self.selector = selector
+        self.checker = checker or Checker()
+        self.reports = reports
+
+    def call(self, method: str, params: Mapping[str, Any]) -> Mapping[str, Any]:
+        """Parse ``params`` into ``method``'s typed request and answer it.
+
+        ``select`` parses inside its recorded span (a refused request still
+        leaves a telemetry row), so it takes the params as they came.
+        """
+        return _METHODS[method](self, params)
 
     def select(self, params: Mapping[str, Any]) -> SelectResult:
         """Parse, resolve, select and record one telemetry row; errors are recorded, then raised.
@@ -123,14 +238,74 @@ class MemoryService:
         )
         return result
 
-    def stats(self, params: Mapping[str, Any]) -> dict[str, Any]:
-        request = parse_stats(params)
+    def stats(self, request: StatsRequest) -> dict[str, Any]:
         self.index.runs_recorded()
         return run_stats(self.index.reader(), request)
 
-    def list(self, params: Mapping[str, Any]) -> dict[str, Any]:
+    def list(self, request: ListRequest) -> dict[str, Any]:
         """Every file in or below ``dir``, stale memories marked, with the files that failed."""
-        directory = self.index.directory(parse_list(params).dir)
+        directory = self.index.directory(request.dir)
         conn = self.index.reader()
         files = queries.files_under(conn, directory)
         return annotate_listing(conn, queries.listing(files, directory, superseded_in(files)))
+
+    def save(self, request: SaveRequest) -> SaveResult:
+        """Write a session memory, index it, and say where; every refusal comes first."""
+        self.index.refuse_root(request.dir)
+        result = sessions.save(request)
+        # Indexed before the reply, so a load_last right after it sees the file.
+        result["dir"] = self.index.saved(request.raw_dir, result["path"])
+        return _noted(result, request.project_given)
+
+    def load_last(self, request: LoadLastRequest) -> dict[str, Any]:
+        directory = self.index.directory(request.dir)
+        found = sessions.load_last(
+            self.index.reader(), directory, request.project, reveal_secrets=request.reveal_secrets
+        )
+        return _noted(found, request.project_given)
+
+    def context(self, request: ContextRequest) -> dict[str, Any]:
+        dirs = [p.directory(d) for d in request.dirs]
+        # An unreadable history is reported in the brief ("unavailable"), so
+        # only readable directories are watched and indexed.
+        if not any(sessions.dir_unreadable(d) for d in dirs):
+            dirs = [self.index.directory(d) for d in dirs]
+        brief = sessions.context(
+            self.index.reader(),
+            dirs,
+            request.task,
+            request.project,
+            request.budget_tokens,
+            readable=sessions.dir_unreadable,
+        )
+        return _noted(brief, request.project_given)
+
+    def report(self, request: ReportRequest) -> ReportResult:
+        """Write a report of ``dir``, or of every root, now."""
+        if self.reports is None:
+            raise RuntimeError("this service was built without a report writer")
+        dirs = self.index.roots() if request.dir is None else [self.index.directory(request.dir)]
+        older = request.older_than_s
+        if older is None:
+            older = self.reports.default_older_than_s()
+        return self.reports.run(dirs, older, "request")
+
+    def check(self, request: CheckRequest) -> CheckResult:
+        """Re-check every citing memory in or below ``dir`` against its checkout now."""
+        directory = self.index.directory(request.dir)
+        write: Write = self.index.write
+        return cast(CheckResult, check_tree(self.checker, self.index.reader(), directory, write))
+
+
+_METHODS: dict[str, Callable[[MemoryService, Mapping[str, Any]], Mapping[str, Any]]] = {
+    "select": lambda s, params: s.select(params),
+    "stats": lambda s, params: s.stats(parse_stats(params)),
+    "list": lambda s, params: s.list(parse_folder(params, ListRequest)),
+    "save": lambda s, params: s.save(sessions.parse_save(params)),
+    "load_last": lambda s, params: s.load_last(sessions.parse_load_last(params)),
+    "context": lambda s, params: s.context(sessions.parse_context(params)),
+    "report": lambda s, params: s.report(parse_report(params)),
+    "check": lambda s, params: s.check(parse_folder(params, CheckRequest)),
+}
+METHODS = tuple(_METHODS)
+"""The socket methods a :class:`MemoryService` answers."""

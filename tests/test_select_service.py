@@ -122,11 +122,11 @@ def test_the_selector_alone_needs_no_callbacks_and_remembers_a_session(
 
 def test_list_goes_through_the_same_service(store: IndexStore, folder: Path) -> None:
     service = MemoryService(RecordingIndex(store), Selector())
-    listing = service.list({"dir": str(folder)})
+    listing = service.call("list", {"dir": str(folder)})
     assert [f["filename"] for f in listing["files"]] == [
         "project_billing.md",
         "reference_pytest.md",
     ]
     assert listing["dir"] == str(folder.resolve()) and listing["errors"] == []
     with pytest.raises(InvalidParams, match=r"unknown parameter\(s\): depth"):
-        service.list({"dir": str(folder), "depth": 2})
+        service.call("list", {"dir": str(folder), "depth": 2})

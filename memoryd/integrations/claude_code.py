@@ -35,11 +35,11 @@ import os
 import re
 import signal
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from types import FrameType
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from memoryd import paths
 from memoryd.errors import InvalidParams
@@ -50,6 +50,9 @@ from memoryd.ipc.client import Client
 from memoryd.logs import LazyLogger
 from memoryd.paths import SESSION_FILENAME
 from memoryd.staleness.render import caution
+
+if TYPE_CHECKING:
+    from memoryd.select.types import SelectResult
 
 MAX_FILE_BYTES = 4 * 1024
 MAX_FILE_LINES = 200
@@ -221,7 +224,7 @@ def _on_prompt(
     return text
 
 
-def _select_with_cwd(ask: Callable[..., dict[str, Any]], cwd: object) -> dict[str, Any]:
+def _select_with_cwd(ask: Callable[..., SelectResult], cwd: object) -> SelectResult:
     """``ask(cwd=...)``, once more without ``cwd`` if the daemon predates that parameter.
 
     A daemon started before an upgrade keeps running the old code, which
@@ -239,7 +242,7 @@ def _select_with_cwd(ask: Callable[..., dict[str, Any]], cwd: object) -> dict[st
         return ask(cwd=None)
 
 
-def _memory_block(entry: dict[str, Any]) -> str | None:
+def _memory_block(entry: Mapping[str, Any]) -> str | None:
     try:
         with open(entry["path"], encoding="utf-8", errors="replace") as fh:
             content = redact(fh.read())  # what reaches the prompt never holds a credential

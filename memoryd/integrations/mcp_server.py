@@ -1,7 +1,9 @@
 """``memoryd mcp``: the daemon's memory methods as tools for any MCP client.
 
-A stdio server built on the ``mcp`` package's :class:`MCPServer`. Each tool is
-a thin call through :class:`memoryd.ipc.client.Client`, so the warm daemon
+A stdio server built on the ``mcp`` package's :class:`MCPServer`. Each tool
+builds its typed request (``SelectRequest``, ``LoadLastRequest``,
+``ContextRequest``, ``SaveParams``) and sends it
+through :class:`memoryd.ipc.client.Client`, so the warm daemon
 does the work and this process stays small; it never starts a daemon itself.
 A daemon that is not running, and any error the daemon answers with, come back
 as tool errors (``isError``) whose text tells the agent what happened, rather
@@ -13,8 +15,9 @@ to call it, not only what it does.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, TypeVar
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
@@ -30,6 +33,10 @@ from memoryd.integrations.mcp_schemas import (
     StatusResult,
 )
 from memoryd.ipc.client import Client
+from memoryd.operations import ContextRequest, LoadLastRequest, SaveParams
+from memoryd.select.types import SelectRequest
+
+R = TypeVar("R")
 
 CALL_TIMEOUT_S = 60.0
 
@@ -48,11 +55,11 @@ def build_server(socket: Path | None = None) -> MCPServer[Any]:
     """The server with its five tools, talking to the daemon on ``socket``."""
     socket_path = socket or paths.default_socket()
 
-    def call(method: str, params: dict[str, Any]) -> dict[str, Any]:
+    def ask(method: str, use: Callable[[Client], R]) -> R:
+        """``use``'s answer from the daemon, every failure turned into a tool error."""
         try:
             with Client(socket_path, timeout=CALL_TIMEOUT_S) as client:
-                result: dict[str, Any] = client.call(method, params)
-                return result
+                return use(client)
         except DaemonUnavailable as exc:
             raise ToolError(
                 f"the memoryd daemon is not running ({exc}); {START_HINT} and retry "
@@ -100,17 +107,15 @@ def build_server(socket: Path | None = None) -> MCPServer[Any]:
         ] = None,
         limit: Annotated[int, Field(ge=1, le=5, description="Maximum number of memories")] = 5,
     ) -> SelectResult:
-        return call(  # type: ignore[return-value]
-            "select",
-            {
-                "query": query,
-                "dir": dir,
-                "session_id": session_id,
-                "recent_tools": recent_tools,
-                "surfaced": surfaced,
-                "limit": limit,
-            },
+        request = SelectRequest(
+            query=query,
+            dir=dir,
+            session_id=session_id,
+            recent_tools=tuple(recent_tools or ()),
+            surfaced=tuple(surfaced or ()),
+            limit=limit,
         )
+        return ask("select", lambda c: c.send(request))  # type: ignore[return-value]
 
     @server.tool(
         description=(
@@ -120,7 +125,8 @@ def build_server(socket: Path | None = None) -> MCPServer[Any]:
         )
     )
     def memory_load_last(dir: Dir, project: Project) -> LoadLastResult:
-        return call("load_last", {"dir": dir, "project": project})  # type: ignore[return-value]
+        request = LoadLastRequest(dir, project)
+        return ask("load_last", lambda c: c.send(request))  # type: ignore[return-value]
 
     @server.tool(
         description=(
@@ -156,23 +162,23 @@ def build_server(socket: Path | None = None) -> MCPServer[Any]:
             list[str] | None, Field(description="Checkpoint labels the user approved")
         ] = None,
     ) -> SaveResult:
-        return call(  # type: ignore[return-value]
-            "save",
-            {
-                "dir": dir,
-                "project": project,
-                "session_summary": session_summary,
-                "active_state": active_state,
-                "session": session,
-                "status": status,
-                "mode": mode,
-                "last_checkpoint": last_checkpoint,
-                "target_dir": target_dir,
-                "steps_completed": steps_completed,
-                "key_decisions": key_decisions,
-                "checkpoints_approved": checkpoints_approved,
-            },
-        )
+        # The tool's arguments are SaveParams's fields, by the wire's names.
+        params: dict[str, Any] = {
+            "dir": dir,
+            "project": project,
+            "session_summary": session_summary,
+            "active_state": active_state,
+            "session": session,
+            "status": status,
+            "mode": mode,
+            "last_checkpoint": last_checkpoint,
+            "target_dir": target_dir,
+            "steps_completed": steps_completed,
+            "key_decisions": key_decisions,
+            "checkpoints_approved": checkpoints_approved,
+        }
+        request = SaveParams(**params)
+        return ask("save", lambda c: c.send(request))  # type: ignore[return-value]
 
     @server.tool(
         description=(
@@ -192,11 +198,8 @@ def build_server(socket: Path | None = None) -> MCPServer[Any]:
             int, Field(ge=100, le=4000, description="Size limit of the brief")
         ] = 600,
     ) -> ContextResult:
-        dirs = [dir, *(more_dirs or [])]
-        return call(  # type: ignore[return-value]
-            "context",
-            {"task": task, "dir": dirs, "project": project, "budget_tokens": budget_tokens},
-        )
+        request = ContextRequest(task, (dir, *(more_dirs or ())), project, budget_tokens)
+        return ask("context", lambda c: c.send(request))  # type: ignore[return-value]
 
     @server.tool(
         description=(
@@ -205,7 +208,7 @@ def build_server(socket: Path | None = None) -> MCPServer[Any]:
         )
     )
     def memory_status() -> StatusResult:
-        return call("status", {})  # type: ignore[return-value]
+        return ask("status", lambda c: c.status())  # type: ignore[return-value]
 
     return server
 

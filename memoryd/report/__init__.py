@@ -22,17 +22,15 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from memoryd.durations import parse_duration
 from memoryd.indexer.queries import IndexedFile, files_under, iso_utc
 from memoryd.indexer.records import KIND_MEMORY
 from memoryd.indexer.secrets import redact_value
-from memoryd.ipc import params as p
 from memoryd.report import findings, memory_index, sessions
 from memoryd.report.files import Retention, write_report
 from memoryd.report.render import NOTICE
 from memoryd.staleness.results import stale_under
 
-__all__ = ["Retention", "build_report", "produce", "report_params", "write_report"]
+__all__ = ["Retention", "build_report", "produce", "write_report"]
 
 SUMMARY_KEYS = (
     "directories",
@@ -133,16 +131,6 @@ def build_report(
     }
     redacted: dict[str, Any] = redact_value(report)
     return redacted
-
-
-def report_params(params: dict[str, Any], default_days: float) -> tuple[str | None, float]:
-    """``(dir or None for every root, older_than in seconds)`` from ``report`` params."""
-    p.reject_unknown(params, ("dir", "older_than"))
-    raw = params.get("dir")
-    directory = None if raw is None else p.directory(raw)
-    older = params.get("older_than")
-    seconds = default_days * sessions.DAY if older is None else parse_duration(older, "older_than")
-    return directory, seconds
 
 
 def produce(

@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from typing import Any, TypedDict
 
 from memoryd.durations import parse_duration
-from memoryd.errors import InvalidParams
 from memoryd.ipc import params as p
+from memoryd.operations import Request, directory_param
 
 MAX_QUERY = 20_000
 MAX_RESULTS = 5
@@ -36,9 +36,10 @@ PARAMS = (
 
 
 @dataclass(frozen=True)
-class SelectRequest:
+class SelectRequest(Request["SelectResult"]):
     """A checked ``select`` request; ``dir`` is still as given (the index resolves it)."""
 
+    METHOD = "select"
     query: str
     dir: str
     session_id: str | None = None
@@ -47,6 +48,18 @@ class SelectRequest:
     limit: int = MAX_RESULTS
     ranker: str = "auto"
     allow_secrets: bool = False
+
+    def params(self) -> dict[str, Any]:
+        return {
+            "query": self.query,
+            "dir": self.dir,
+            "session_id": self.session_id,
+            "surfaced": list(self.surfaced),
+            "recent_tools": list(self.recent_tools),
+            "limit": self.limit,
+            "ranker": self.ranker,
+            "allow_secrets": self.allow_secrets,
+        }
 
 
 def parse_select(params: Mapping[str, Any]) -> SelectRequest:
@@ -61,7 +74,7 @@ def parse_select(params: Mapping[str, Any]) -> SelectRequest:
     allow_secrets = p.boolean(params, "allow_secrets")
     return SelectRequest(
         query=query,
-        dir=_directory(params),
+        dir=directory_param(params),
         session_id=session_id,
         surfaced=surfaced,
         recent_tools=recent_tools,
@@ -69,26 +82,6 @@ def parse_select(params: Mapping[str, Any]) -> SelectRequest:
         ranker=ranker,
         allow_secrets=allow_secrets,
     )
-
-
-@dataclass(frozen=True)
-class ListRequest:
-    """A checked ``list`` request; ``dir`` is still as given (the index resolves it)."""
-
-    dir: str
-
-
-def parse_list(params: Mapping[str, Any]) -> ListRequest:
-    p.reject_unknown(params, ("dir",))
-    return ListRequest(_directory(params))
-
-
-def _directory(params: Mapping[str, Any]) -> str:
-    """The ``dir`` param as given, once it is at least a non-empty string."""
-    raw = params.get("dir")
-    if not isinstance(raw, str) or not raw:
-        raise InvalidParams("'dir' must be a directory path", {"field": "dir"})
-    return raw
 
 
 class SelectedMemory(TypedDict):

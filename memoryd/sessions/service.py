@@ -28,6 +28,14 @@ from memoryd.indexer.records import KIND_SESSION
 from memoryd.indexer.secrets import redact, redact_value
 from memoryd.indexer.store import process_alive
 from memoryd.ipc import params as p
+from memoryd.operations import (
+    DEFAULT_BUDGET,
+    ContextRequest,
+    LoadLastRequest,
+    SaveRequest,
+    SaveResult,
+    directory_param,
+)
 from memoryd.sessions.brief import SessionDoc, build_brief, unavailable_message
 from memoryd.sessions.format import (
     SCHEMA_VERSION,
@@ -41,12 +49,51 @@ from memoryd.sessions.format import (
 MIN_BUDGET, MAX_BUDGET = 100, 4000
 
 
-def project_param(params: Mapping[str, Any], *, required: bool = True) -> str | None:
-    """A project slug, checked exactly as ``save`` checks it (no '/', no '..')."""
-    value = params.get("project")
-    if value is None and not required:
-        return None
-    return check_project(value)
+def parse_save(params: Mapping[str, Any], *, now: dt.datetime | None = None) -> SaveRequest:
+    """``save``'s params checked: the directory first, then every field of the session.
+
+    ``save`` must not create anything: a missing directory is ``not_found``, naming it.
+    """
+    raw = params.get("dir")
+
+    def missing(given: str) -> NotFound:
+        return NotFound(f"memory directory not found at {given}", {"field": "dir"})
+
+    directory = p.directory(raw, missing=missing)
+    return SaveRequest(
+        dir=directory,
+        raw_dir=str(raw),
+        session=validate_save_params(params, now=now),
+        project_given=params.get("project"),
+    )
+
+
+def parse_load_last(params: Mapping[str, Any]) -> LoadLastRequest:
+    p.reject_unknown(params, ("dir", "project", "reveal_secrets"))
+    project = check_project(params.get("project"))
+    reveal = p.boolean(params, "reveal_secrets")
+    return LoadLastRequest(
+        dir=directory_param(params),
+        project=project,
+        project_given=params.get("project"),
+        reveal_secrets=reveal,
+    )
+
+
+def parse_context(params: Mapping[str, Any]) -> ContextRequest:
+    """``context``'s params in the order they are checked: task, dir(s), project, budget."""
+    p.reject_unknown(params, ("task", "dir", "project", "budget_tokens"))
+    task = p.required_string(params, "task", max_len=20_000)
+    raw = params.get("dir")
+    raw_dirs = raw if isinstance(raw, list) else [raw]
+    if not raw_dirs or not all(isinstance(d, str) and d for d in raw_dirs):
+        raise InvalidParams("'dir' must be a directory path or a list of them", {"field": "dir"})
+    given = params.get("project")
+    project = None if given is None else check_project(given)
+    budget = p.integer(
+        params, "budget_tokens", default=DEFAULT_BUDGET, minimum=MIN_BUDGET, maximum=MAX_BUDGET
+    )
+    return ContextRequest(task, tuple(str(d) for d in raw_dirs), project, budget, given)
 
 
 def write_atomic(path: str, text: str, mode: int = 0o644) -> None:
@@ -117,25 +164,10 @@ def _writer_gone(pid: str | None, path: str, now: float) -> bool:
         return False
 
 
-def save(
-    params: Mapping[str, Any],
-    *,
-    now: dt.datetime | None = None,
-    check_dir: Callable[[str], None] = lambda d: None,
-) -> dict[str, Any]:
-    """Write (or overwrite) ``{dir}/{session}-{project}.md``; returns where and how.
-
-    ``check_dir`` is the caller's own refusal (the daemon's too-broad roots),
-    run with every other check before anything is written.
-    """
-    # save must not create anything: a missing dir is not_found, naming it.
-    directory = p.directory(
-        params.get("dir"),
-        missing=lambda raw: NotFound(f"memory directory not found at {raw}", {"field": "dir"}),
-    )
-    check_dir(directory)
-    inp = validate_save_params(params, now=now)
-    path = os.path.join(directory, session_filename(inp.project, inp.session))
+def save(request: SaveRequest) -> SaveResult:
+    """Write (or overwrite) ``{dir}/{session}-{project}.md``; returns where and how."""
+    inp = request.session
+    path = os.path.join(request.dir, session_filename(inp.project, inp.session))
     previous: dict[str, Any] | None = None
     created = not os.path.exists(path)
     if not created:
@@ -287,16 +319,3 @@ def dir_unreadable(directory: str) -> str | None:
     if not os.access(directory, os.R_OK | os.X_OK):
         return "permission denied"
     return None
-
-
-def context_params(params: Mapping[str, Any]) -> tuple[str, list[str], str | None, int]:
-    """Validate ``context``: task, dir (one or several), project, budget_tokens."""
-    p.reject_unknown(params, ("task", "dir", "project", "budget_tokens"))
-    task = p.required_string(params, "task", max_len=20_000)
-    raw = params.get("dir")
-    raw_dirs = raw if isinstance(raw, list) else [raw]
-    if not raw_dirs or not all(isinstance(d, str) and d for d in raw_dirs):
-        raise InvalidParams("'dir' must be a directory path or a list of them", {"field": "dir"})
-    project = project_param(params, required=False)
-    budget = p.integer(params, "budget_tokens", default=600, minimum=MIN_BUDGET, maximum=MAX_BUDGET)
-    return task, [str(d) for d in raw_dirs], project, budget

@@ -1,0 +1,257 @@
+"""``save``, ``load_last``, ``context``, ``report`` and ``check`` through the service, in-process.
+
+The socket handlers and the CLI fallback both answer these through
+:meth:`MemoryService.call`; here it runs over the CLI's :class:`StoreIndex`
+on a real SQLite file in a temp dir (no daemon process), with an index that
+records what the service asked of it, so the seams (a save indexed before
+its reply, verdicts written through the index, a refusal before any write)
+are checked in milliseconds.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import MakeMemory
+
+from memoryd.config import Config
+from memoryd.errors import InvalidParams, NotFound
+from memoryd.indexer import queries
+from memoryd.indexer.store import IndexStore
+from memoryd.operations import (
+    CheckRequest,
+    ContextRequest,
+    ListRequest,
+    LoadLastRequest,
+    SaveParams,
+    parse_folder,
+)
+from memoryd.select.selector import Selector
+from memoryd.select.types import SelectRequest, parse_select
+from memoryd.service import LocalReports, MemoryService, StoreIndex
+from memoryd.sessions.service import parse_context, parse_load_last, parse_save
+from memoryd.staleness.service import Checker
+
+PROJECT = "ledger"
+SESSION = {"project": PROJECT, "session": "2026-11-30-10-00", "session_summary": "Wired the ledger"}
+
+
+class WatchfulIndex(StoreIndex):
+    """The CLI's index, noting what the service asked of it, refusing one folder if told."""
+
+    def __init__(self, store: IndexStore, cfg: Config | None = None) -> None:
+        super().__init__(store, cfg)
+        self.asked: list[str] = []
+        self.refused: str | None = None
+
+    def refuse_root(self, directory: str) -> None:
+        self.asked.append(f"refuse_root {directory}")
+        if directory == self.refused:
+            raise InvalidParams("'dir': refusing this folder", {"field": "dir"})
+
+    def saved(self, raw_dir: str, path: str) -> str:
+        self.asked.append(f"saved {os.path.basename(path)}")
+        return super().saved(raw_dir, path)
+
+    def write(self, fn: Callable[[sqlite3.Connection], None]) -> None:
+        self.asked.append("write")
+        super().write(fn)
+
+
+@pytest.fixture
+def cfg(tmp_path: Path) -> Config:
+    return Config(state_dir=tmp_path / "state")
+
+
+@pytest.fixture
+def index(store: IndexStore, cfg: Config) -> WatchfulIndex:
+    return WatchfulIndex(store, cfg)
+
+
+@pytest.fixture
+def service(index: WatchfulIndex, cfg: Config) -> MemoryService:
+    return MemoryService(index, Selector(), Checker(), LocalReports(index, cfg))
+
+
+def test_a_save_is_indexed_before_its_reply_and_load_last_finds_it(
+    service: MemoryService, index: WatchfulIndex, memdir: Path
+) -> None:
+    saved = service.call("save", {"dir": str(memdir), **SESSION})
+    name = f"2026-11-30-10-00-{PROJECT}.md"
+    assert list(saved) == [
+        "path",
+        "filename",
+        "created",
+        "migrated_from",
+        "schema_version",
+        "bytes",
+        "dir",
+    ]
+    assert (saved["filename"], saved["created"], saved["dir"]) == (name, True, str(memdir))
+    assert index.asked == [f"refuse_root {memdir}", f"saved {name}"]
+    # Indexed by the save itself: the row is there before any directory sync.
+    assert [f.filename for f in queries.files_under(index.reader(), str(memdir))] == [name]
+    last = service.call("load_last", {"dir": str(memdir), "project": PROJECT})
+    assert last["found"] is True and last["filename"] == name and "notes" not in last
+
+
+def test_a_refused_save_writes_nothing_and_indexes_nothing(
+    service: MemoryService, index: WatchfulIndex, memdir: Path
+) -> None:
+    index.refused = str(memdir)
+    with pytest.raises(InvalidParams, match="refusing this folder"):
+        service.call("save", {"dir": str(memdir), **SESSION})
+    assert list(memdir.iterdir()) == [] and not any(a.startswith("saved") for a in index.asked)
+
+
+@pytest.mark.parametrize(
+    ("params", "error", "message"),
+    [
+        ({"dir": "/nonexistent/memoryd-x", **SESSION}, NotFound, "memory directory not found at"),
+        ({**SESSION, "mode": "lazy"}, InvalidParams, "'mode' must be one of"),
+        ({**SESSION, "colour": "red"}, InvalidParams, "unknown params: colour"),
+        ({"session_summary": "x"}, InvalidParams, "'project' is required"),
+    ],
+)
+def test_save_is_parsed_before_anything_is_written(
+    memdir: Path, params: dict[str, Any], error: type[Exception], message: str
+) -> None:
+    with pytest.raises(error, match=message):
+        parse_save({"dir": str(memdir), **params})
+    assert list(memdir.iterdir()) == []
+
+
+def test_a_capitalised_project_is_lowercased_with_a_note_in_every_session_reply(
+    service: MemoryService, memdir: Path
+) -> None:
+    note = ["project name 'Ledger' lowercased to 'ledger'"]
+    saved = service.call("save", {"dir": str(memdir), **SESSION, "project": "Ledger"})
+    assert saved["filename"].endswith("-ledger.md") and saved["notes"] == note
+    last = service.call("load_last", {"dir": str(memdir), "project": "Ledger"})
+    assert last["found"] is True and last["notes"] == note
+    brief = service.call(
+        "context", {"task": "ledger wiring", "dir": str(memdir), "project": "Ledger"}
+    )
+    assert brief["notes"] == note and brief["sessions_read"]
+
+
+@pytest.mark.parametrize(
+    ("params", "message"),
+    [
+        ({"dir": "."}, "'task' is required"),
+        ({"task": "x", "dir": []}, "'dir' must be a directory path or a list of them"),
+        ({"task": "x", "dir": ".", "budget_tokens": 50}, "'budget_tokens' must be an integer"),
+        ({"task": "x", "dir": ".", "project": "a/b"}, "'project' must be a slug"),
+        ({"task": "x", "dir": ".", "depth": 1}, r"unknown parameter\(s\): depth"),
+    ],
+)
+def test_context_params_name_the_field(params: dict[str, Any], message: str) -> None:
+    with pytest.raises(InvalidParams, match=message):
+        parse_context(params)
+
+
+def test_load_last_checks_its_fields_in_order() -> None:
+    with pytest.raises(InvalidParams, match="'project' is required"):
+        parse_load_last({"dir": 3})
+    with pytest.raises(InvalidParams, match="'reveal_secrets' must be true or false"):
+        parse_load_last({"project": PROJECT, "reveal_secrets": "yes"})
+    with pytest.raises(InvalidParams, match="'dir' must be a directory path"):
+        parse_load_last({"project": PROJECT})
+
+
+def test_context_over_a_folder_synced_on_demand(
+    service: MemoryService, memdir: Path, make_memory: MakeMemory
+) -> None:
+    service.call("save", {"dir": str(memdir), **SESSION, "key_decisions": ["ledger posts nightly"]})
+    brief = service.call("context", {"task": "how does the ledger post", "dir": [str(memdir)]})
+    assert brief["status"] == "found"
+    assert brief["sessions_read"] == [f"2026-11-30-10-00-{PROJECT}.md"]
+
+
+def test_a_report_of_one_folder_is_written_where_the_config_says(
+    service: MemoryService, cfg: Config, memdir: Path, make_memory: MakeMemory
+) -> None:
+    make_memory("project_ledger.md", "Invoices post to the ledger nightly")
+    report = service.call("report", {"dir": str(memdir), "older_than": "2d"})
+    assert list(report) == ["at", "path", "json", "roots", "summary", "seconds"]
+    assert report["roots"] == [str(memdir)] and report["summary"]["files"] == 1
+    assert Path(report["path"]).parent == cfg.reports_dir
+    body = json.loads(Path(report["json"]).read_text(encoding="utf-8"))
+    assert body["older_than_days"] == 2
+
+
+def test_a_report_of_every_root_uses_the_configured_roots(
+    store: IndexStore, tmp_path: Path, memdir: Path, make_memory: MakeMemory
+) -> None:
+    make_memory("project_ledger.md", "Invoices post to the ledger nightly")
+    cfg = Config(state_dir=tmp_path / "state", roots=(str(memdir),), report_older_than_days=7)
+    index = StoreIndex(store, cfg)
+    report = MemoryService(index, Selector(), reports=LocalReports(index, cfg)).call("report", {})
+    assert report["roots"] == [str(memdir)] and report["summary"]["files"] == 1
+    body = json.loads(Path(report["json"]).read_text(encoding="utf-8"))
+    assert body["older_than_days"] == 7
+
+
+def test_report_params_are_checked(service: MemoryService, tmp_path: Path) -> None:
+    with pytest.raises(InvalidParams, match="'older_than'"):
+        service.call("report", {"older_than": "soon"})
+    with pytest.raises(InvalidParams, match="memory directory not found"):
+        service.call("report", {"dir": str(tmp_path / "gone")})
+
+
+def test_check_writes_its_verdicts_through_the_index(
+    store: IndexStore, tmp_path: Path, memdir: Path, make_memory: MakeMemory
+) -> None:
+    checkout = tmp_path / "checkout"
+    (checkout / "src").mkdir(parents=True)
+    make_memory("project_x.md", "See src/here.py and src/gone.py.")
+    (checkout / "src" / "here.py").write_text("x")
+    index = WatchfulIndex(store)
+    service = MemoryService(index, Selector(), Checker({str(memdir): str(checkout)}))
+    result = service.call("check", {"dir": str(memdir)})
+    assert list(result) == ["dir", "folders", "memories", "citing", "stale"]
+    (memory,) = result["memories"]
+    assert memory["staleness"]["missing"] == ["src/gone.py"]
+    assert index.asked == ["write"]
+    # Stored, so the next list (and select) carries the verdict.
+    listed = service.call("list", {"dir": str(memdir)})
+    (entry,) = listed["files"]
+    assert entry["staleness"]["missing"] == ["src/gone.py"]
+    with pytest.raises(InvalidParams, match=r"unknown parameter\(s\): strict"):
+        service.call("check", {"dir": str(memdir), "strict": True})
+
+
+def test_what_a_client_sends_parses_back_to_the_same_request(memdir: Path) -> None:
+    """The typed requests a client builds (``Client.send``, the MCP tools) survive the wire."""
+    select = SelectRequest(query="ledger", dir=str(memdir), surfaced=("a.md",), limit=3)
+    assert parse_select(select.params()) == select
+    last = LoadLastRequest(str(memdir), PROJECT, reveal_secrets=True)
+    assert parse_load_last(last.params()) == replace(last, project_given=PROJECT)
+    brief = ContextRequest("ledger wiring", (str(memdir), "/elsewhere"), PROJECT, 300)
+    assert parse_context(brief.params()) == replace(brief, project_given=PROJECT)
+    listing = ListRequest(str(memdir))
+    assert parse_folder(listing.params(), ListRequest) == listing
+    check = CheckRequest(str(memdir))
+    assert parse_folder(check.params(), CheckRequest) == check
+
+
+def test_a_save_as_a_client_sends_it_is_checked_and_written(
+    service: MemoryService, memdir: Path
+) -> None:
+    steps = {"S1": "posted the first invoice"}
+    sent = SaveParams(str(memdir), PROJECT, "Wired the ledger", session="2026-11-30-11-00")
+    sent = replace(sent, steps_completed=steps, key_decisions=["ledger posts nightly"])
+    assert "mode" not in sent.params()  # unset fields are not sent
+    checked = parse_save(sent.params())
+    assert checked.dir == str(memdir) and checked.session.steps_completed == steps
+    saved = service.call(sent.METHOD, sent.params())
+    assert saved["filename"] == f"2026-11-30-11-00-{PROJECT}.md"
+    text = (memdir / saved["filename"]).read_text(encoding="utf-8")
+    assert "ledger posts nightly" in text and "posted the first invoice" in text
