@@ -26,9 +26,9 @@ from itertools import islice
 import structlog
 
 from memoryd.indexer.parse import classify, parse_file
-from memoryd.indexer.records import ERROR_READ, KIND_MEMORY, FileStat, ParsedFile
+from memoryd.indexer.records import ERROR_READ, FileStat, ParsedFile
+from memoryd.indexer.rows import Row, file_row, memory_terms
 from memoryd.indexer.scanner import stat_path
-from memoryd.select.analysis import stored_terms
 
 log = structlog.get_logger("memoryd.indexer")
 
@@ -68,24 +68,13 @@ def read_file(st: FileStat) -> tuple[FileStat, ParsedFile]:
     return st, parsed
 
 
-def memory_terms(filename: str, parsed: ParsedFile) -> str | None:
-    """The stored analysis of a usable memory; None for anything the ranker never sees.
-
-    A memory holding a credential is never selected, so nothing is derived
-    from its text (the raw value must not reach the index in any form).
-    """
-    if parsed.kind != KIND_MEMORY or parsed.error is not None or parsed.secrets:
-        return None
-    return stored_terms(filename, parsed.name, parsed.description, parsed.body)
-
-
 def read_and_analyse(st: FileStat) -> Analysed:
     st, parsed = read_file(st)
     return st, parsed, memory_terms(st.filename, parsed)
 
 
-def _chunk(stats: Sequence[FileStat]) -> list[Analysed]:
-    return [read_and_analyse(st) for st in stats]
+def _chunk(stats: Sequence[FileStat], now: float) -> list[Row]:
+    return [file_row(*read_and_analyse(st), now) for st in stats]
 
 
 def workers_for(count: int) -> int:
@@ -95,10 +84,13 @@ def workers_for(count: int) -> int:
     return max(1, min(MAX_WORKERS, len(os.sched_getaffinity(0))))
 
 
-def analyse_all(stats: Sequence[FileStat]) -> Iterator[Analysed]:
-    """:func:`read_and_analyse` for every stat, in order, on as many cores as it pays to use.
+def rows_for(stats: Sequence[FileStat], now: float) -> Iterator[Row]:
+    """The finished ``files`` row of every stat, in order, on as many cores as it pays to use.
 
-    If the workers cannot be started or die, the rest is done in this process.
+    Workers send back rows rather than parse records: a tuple of plain values
+    costs far less to pickle and unpickle, and the writer has nothing left to
+    build. If the workers cannot be started or die, the rest is done in this
+    process.
     """
     workers = workers_for(len(stats))
     done = 0
@@ -110,12 +102,13 @@ def analyse_all(stats: Sequence[FileStat]) -> Iterator[Analysed]:
             with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
                 # A bounded window of chunks in flight: results wait for the writer
                 # in memory, and a whole tree's worth would raise the daemon's RSS.
-                pending = deque(pool.submit(_chunk, c) for c in islice(chunks, 2 * workers))
+                pending = deque(pool.submit(_chunk, c, now) for c in islice(chunks, 2 * workers))
                 while pending:
                     results = pending.popleft().result()
-                    pending.extend(pool.submit(_chunk, c) for c in islice(chunks, 1))
+                    pending.extend(pool.submit(_chunk, c, now) for c in islice(chunks, 1))
                     yield from results
                     done += len(results)
         except (BrokenProcessPool, OSError) as exc:
             log.warning("index.workers_failed", error=str(exc), done=done, total=len(stats))
-    yield from map(read_and_analyse, stats[done:])
+    for st in stats[done:]:
+        yield file_row(*read_and_analyse(st), now)
