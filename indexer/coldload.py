@@ -22,20 +22,21 @@ from collections.abc import Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from itertools import islice
-
-import structlog
+from multiprocessing import forkserver
+from multiprocessing.context import BaseContext
 
 from memoryd.indexer.parse import classify, parse_file
 from memoryd.indexer.records import ERROR_READ, FileStat, ParsedFile
 from memoryd.indexer.rows import Row, file_row, memory_terms
 from memoryd.indexer.scanner import stat_path
 
-log = structlog.get_logger("memoryd.indexer")
-
 PARALLEL_MIN_FILES = 2000
 """Below this many files, starting worker processes costs more than it saves."""
 MAX_WORKERS = 4
 _CHUNK = 250
+_HEAD_FILES = 1000
+"""At most this many files (and a quarter of the tree) are read in this process
+while the fork server starts: about the time its imports take."""
 
 Analysed = tuple[FileStat, ParsedFile, str | None]
 """A file's stat (taken after the read), its parse, and its stored term statistics
@@ -89,26 +90,47 @@ def rows_for(stats: Sequence[FileStat], now: float) -> Iterator[Row]:
 
     Workers send back rows rather than parse records: a tuple of plain values
     costs far less to pickle and unpickle, and the writer has nothing left to
-    build. If the workers cannot be started or die, the rest is done in this
-    process.
+    build. The fork server is started first and, while it imports the parser,
+    this process does the head of the list itself instead of waiting. If the
+    workers cannot be started or die, the rest is done in this process.
     """
     workers = workers_for(len(stats))
     done = 0
-    if workers > 1:
-        ctx = multiprocessing.get_context("forkserver")
-        ctx.set_forkserver_preload([__name__])
-        chunks = (stats[i : i + _CHUNK] for i in range(0, len(stats), _CHUNK))
-        try:
-            with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
-                # A bounded window of chunks in flight: results wait for the writer
-                # in memory, and a whole tree's worth would raise the daemon's RSS.
-                pending = deque(pool.submit(_chunk, c, now) for c in islice(chunks, 2 * workers))
-                while pending:
-                    results = pending.popleft().result()
-                    pending.extend(pool.submit(_chunk, c, now) for c in islice(chunks, 1))
-                    yield from results
-                    done += len(results)
-        except (BrokenProcessPool, OSError) as exc:
-            log.warning("index.workers_failed", error=str(exc), done=done, total=len(stats))
+    try:
+        if workers > 1:
+            ctx = multiprocessing.get_context("forkserver")
+            ctx.set_forkserver_preload([__name__])
+            forkserver.ensure_running()  # returns at once; the server imports in parallel
+            for st in stats[: min(len(stats) // 4, _HEAD_FILES)]:
+                yield file_row(*read_and_analyse(st), now)
+                done += 1
+            for row in _from_workers(ctx, workers, stats[done:], now):
+                yield row
+                done += 1
+    except (BrokenProcessPool, OSError) as exc:
+        _log_failure(exc, done, len(stats))
     for st in stats[done:]:
         yield file_row(*read_and_analyse(st), now)
+
+
+def _log_failure(exc: Exception, done: int, total: int) -> None:
+    # Imported here: the fork server preloads this module, and structlog would be
+    # a third of its import time for a message that is almost never written.
+    import structlog  # noqa: PLC0415
+
+    log = structlog.get_logger("memoryd.indexer")
+    log.warning("index.workers_failed", error=str(exc), done=done, total=total)
+
+
+def _from_workers(
+    ctx: BaseContext, workers: int, stats: Sequence[FileStat], now: float
+) -> Iterator[Row]:
+    chunks = (stats[i : i + _CHUNK] for i in range(0, len(stats), _CHUNK))
+    with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
+        # A bounded window of chunks in flight: results wait for the writer
+        # in memory, and a whole tree's worth would raise the daemon's RSS.
+        pending = deque(pool.submit(_chunk, c, now) for c in islice(chunks, 2 * workers))
+        while pending:
+            results = pending.popleft().result()
+            pending.extend(pool.submit(_chunk, c, now) for c in islice(chunks, 1))
+            yield from results

@@ -19,6 +19,7 @@ import json
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
+from itertools import repeat
 from pathlib import Path, PurePath
 from typing import Any
 
@@ -48,6 +49,8 @@ _STEMS: dict[str, str] = {}
 """Raw word -> its term ("" for a stopword): one dict lookup per word instead of
 a stopword test and a memoized call. Cleared when it grows past ``_STEMS_LIMIT``."""
 _STEMS_LIMIT = 200_000
+_UNKNOWN = "\0"
+"""What the stem lookup gives for a word not met yet (no word holds a NUL)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,9 +124,11 @@ def _field_terms(text: str) -> tuple[dict[str, int], int]:
         return {}, 0
     words = _words(text)
     known = _STEMS
-    for w in set(words).difference(known):
-        known[w] = "" if w in STOPWORDS else stem(w)
-    counts = Counter(map(known.__getitem__, words))
+    counts = Counter(map(known.get, words, repeat(_UNKNOWN)))
+    if _UNKNOWN in counts:  # words not met before: stem them, then count again
+        for w in set(words).difference(known):
+            known[w] = "" if w in STOPWORDS else stem(w)
+        counts = Counter(map(known.__getitem__, words))
     length = len(words) - counts.pop("", 0)
     if hits := _CONCEPT_TERMS.intersection(counts):
         get = counts.get
