@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import stat
 from collections import deque
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
@@ -62,11 +63,22 @@ def read_file(st: FileStat) -> tuple[FileStat, ParsedFile]:
         return st, error
     for _ in range(_STABLE_READS):
         parsed = parse_file(st.path, st.filename, st.size)
+        if _unchanged(st):
+            break
         after = stat_path(st.path)
         if after is None or after.signature == st.signature:
             break
         st = after
     return st, parsed
+
+
+def _unchanged(st: FileStat) -> bool:
+    """The common case of the check after a read, without building a new record."""
+    try:
+        now = os.stat(st.path)
+    except OSError:
+        return False
+    return (now.st_mtime_ns, now.st_size, now.st_ino) == st.signature and stat.S_ISREG(now.st_mode)
 
 
 def read_and_analyse(st: FileStat) -> Analysed:
