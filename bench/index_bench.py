@@ -120,37 +120,27 @@ def _remove_db(db: Path) -> None:
         Path(f"{db}{suffix}").unlink(missing_ok=True)
 
 
+def _child(script: str, *args: str) -> str:
+    """Run ``script`` in a fresh interpreter (its own peak RSS); its standard output."""
+    out = subprocess.run(
+        [sys.executable, "-c", script, *args], check=True, capture_output=True, text=True
+    )
+    return out.stdout
+
+
 def engine_floor(root: Path, db: Path) -> float:
     _remove_db(db)
-    out = subprocess.run(
-        [sys.executable, "-c", FLOOR, str(root), str(db)],
-        check=True,
-        capture_output=True,
-        text=True,
-    )
-    return float(out.stdout)
+    return float(_child(FLOOR, str(root), str(db)))
 
 
 def phases(root: Path, db: Path) -> dict[str, float]:
     _remove_db(db)
-    out = subprocess.run(
-        [sys.executable, "-c", PHASES, str(db), str(root)],
-        check=True,
-        capture_output=True,
-        text=True,
-    )
-    result: dict[str, float] = json.loads(out.stdout)
+    result: dict[str, float] = json.loads(_child(PHASES, str(db), str(root)))
     return result
 
 
 def run_child(db: Path, root: Path, touch: str = "") -> dict[str, float]:
-    out = subprocess.run(
-        [sys.executable, "-c", CHILD, str(db), str(root), touch],
-        check=True,
-        capture_output=True,
-        text=True,
-    )
-    result: dict[str, float] = json.loads(out.stdout)
+    result: dict[str, float] = json.loads(_child(CHILD, str(db), str(root), touch))
     return result
 
 
