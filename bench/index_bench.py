@@ -1,6 +1,7 @@
 """Index speed: cold index against the engine floor, no-change and one-file re-index, RSS.
 
 Usage: python bench/index_bench.py [--sizes 1000,10000,100000] [--repeat 1] [--workdir DIR]
+                                   [--phases]
 
 Each size gets a fresh synthetic tree (bench/_corpus.py). Two baselines run in
 the same run on the same files: a bare Python loop that walks the tree and
@@ -9,7 +10,10 @@ every file and one bulk FTS5 build of the parsed text (one transaction into a
 bare FTS5 table), the least an indexer built on these parts must spend.
 Indexing and the floor run in child processes, so peak RSS comes from the
 kernel. ``--repeat`` runs the cold index and the floor that many times; the
-ratio to the floor is given for the best and the worst run.
+ratio to the floor is given for the best and the worst run. ``--phases`` adds,
+per size, the CPU time of each step of a first index done in one process
+(walk, read + parse, analysis, row building, inserts, FTS5 build, citations
+and commit), to show where the time goes.
 """
 
 from __future__ import annotations
@@ -66,6 +70,41 @@ conn.close()
 print(time.perf_counter() - t)
 """
 
+PHASES = r"""
+import json, sys, time
+from pathlib import Path
+from memoryd.indexer.coldload import read_file
+from memoryd.indexer.rows import UPSERT_SQL, file_row, memory_terms
+from memoryd.indexer.scanner import stat_entry, walk_dirs
+from memoryd.indexer.store import IndexStore
+from memoryd.staleness.results import replace_citations
+db, root = sys.argv[1], sys.argv[2]
+out, clock = {}, [time.process_time()]
+def phase(name):
+    now = time.process_time(); out[name] = now - clock[0]; clock[0] = now
+stats = [st for d, es in walk_dirs(root) for st in (stat_entry(e, d) for e in es)]
+phase("walk")
+parsed = [read_file(st) for st in stats]
+phase("read+parse")
+terms = [memory_terms(st.filename, p) for st, p in parsed]
+phase("analysis")
+rows = [file_row(st, p, t, 0.0) for (st, p), t in zip(parsed, terms)]
+phase("rows")
+store = IndexStore(Path(db)); conn = store.conn
+phase("open")
+conn.execute("BEGIN IMMEDIATE"); conn.execute('DROP TRIGGER "files_ai"')
+conn.executemany(UPSERT_SQL, rows)
+phase("insert")
+conn.execute("INSERT INTO files_fts(files_fts) VALUES ('rebuild')")
+phase("fts build")
+cur = conn.execute("SELECT path, kind, description, body FROM files WHERE kind = 'memory'")
+while chunk := cur.fetchmany(500):
+    replace_citations(conn, chunk)
+conn.execute("ROLLBACK")
+phase("citations")
+print(json.dumps(out))
+"""
+
 
 def bare_read(root: Path) -> float:
     started = time.perf_counter()
@@ -81,29 +120,31 @@ def _remove_db(db: Path) -> None:
         Path(f"{db}{suffix}").unlink(missing_ok=True)
 
 
+def _child(script: str, *args: str) -> str:
+    """Run ``script`` in a fresh interpreter (its own peak RSS); its standard output."""
+    out = subprocess.run(
+        [sys.executable, "-c", script, *args], check=True, capture_output=True, text=True
+    )
+    return out.stdout
+
+
 def engine_floor(root: Path, db: Path) -> float:
     _remove_db(db)
-    out = subprocess.run(
-        [sys.executable, "-c", FLOOR, str(root), str(db)],
-        check=True,
-        capture_output=True,
-        text=True,
-    )
-    return float(out.stdout)
+    return float(_child(FLOOR, str(root), str(db)))
 
 
-def run_child(db: Path, root: Path, touch: str = "") -> dict[str, float]:
-    out = subprocess.run(
-        [sys.executable, "-c", CHILD, str(db), str(root), touch],
-        check=True,
-        capture_output=True,
-        text=True,
-    )
-    result: dict[str, float] = json.loads(out.stdout)
+def phases(root: Path, db: Path) -> dict[str, float]:
+    _remove_db(db)
+    result: dict[str, float] = json.loads(_child(PHASES, str(db), str(root)))
     return result
 
 
-def bench(size: int, workdir: Path, repeat: int) -> dict[str, float]:
+def run_child(db: Path, root: Path, touch: str = "") -> dict[str, float]:
+    result: dict[str, float] = json.loads(_child(CHILD, str(db), str(root), touch))
+    return result
+
+
+def bench(size: int, workdir: Path, repeat: int, with_phases: bool) -> dict[str, float]:
     root = workdir / f"tree-{size}"
     files = make_tree(root, size)
     db = workdir / f"index-{size}.db"
@@ -121,7 +162,9 @@ def bench(size: int, workdir: Path, repeat: int) -> dict[str, float]:
     one = run_child(db, root, touch=str(files[len(files) // 2]))
     assert nochange["rows"] == 0 and one["updated"] == 1
     ratios = [c / f for c, f in zip(colds, floors, strict=True)]
+    steps = phases(root, workdir / f"phases-{size}.db") if with_phases else {}
     return {
+        **{f"phase {k}": v for k, v in steps.items()},
         "files": size,
         "loadavg": loadavg,
         "bare_read_s": bare,
@@ -158,6 +201,11 @@ def print_table(rows: list[dict[str, float]]) -> None:
             f"{r['peak_rss_mb']:>5.1f} MB"
         )
     for r in rows:
+        steps = {k.removeprefix("phase "): v for k, v in r.items() if k.startswith("phase ")}
+        if steps:
+            cells = ", ".join(f"{k} {v:.3f}" for k, v in steps.items())
+            print(f"{r['files']:,} files, CPU s per step in one process: {cells}")
+    for r in rows:
         ok = r["cold_vs_floor_worst"] <= 2 and r["cold_files_per_s_worst"] >= 10_000
         print(
             f"{r['files']:,} files: within 2x of the floor and >= 10,000 files/s in every run: "
@@ -171,10 +219,11 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("--workdir", type=Path, default=None)
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--phases", action="store_true", help="time each step of a first index")
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
     with tempfile.TemporaryDirectory(dir=args.workdir) as tmp:
-        rows = [bench(size, Path(tmp), args.repeat) for size in sizes]
+        rows = [bench(size, Path(tmp), args.repeat, args.phases) for size in sizes]
     if args.json:
         print(json.dumps(rows, indent=2))
     else:

@@ -17,25 +17,27 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import stat
 from collections import deque
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from itertools import islice
-
-import structlog
+from multiprocessing import forkserver
+from multiprocessing.context import BaseContext
 
 from memoryd.indexer.parse import classify, parse_file
-from memoryd.indexer.records import ERROR_READ, KIND_MEMORY, FileStat, ParsedFile
+from memoryd.indexer.records import ERROR_READ, FileStat, ParsedFile
+from memoryd.indexer.rows import Row, file_row, memory_terms
 from memoryd.indexer.scanner import stat_path
-from memoryd.select.analysis import stored_terms
-
-log = structlog.get_logger("memoryd.indexer")
 
 PARALLEL_MIN_FILES = 2000
 """Below this many files, starting worker processes costs more than it saves."""
 MAX_WORKERS = 4
 _CHUNK = 250
+_HEAD_FILES = 1000
+"""At most this many files (and a quarter of the tree) are read in this process
+while the fork server starts: about the time its imports take."""
 
 Analysed = tuple[FileStat, ParsedFile, str | None]
 """A file's stat (taken after the read), its parse, and its stored term statistics
@@ -61,6 +63,8 @@ def read_file(st: FileStat) -> tuple[FileStat, ParsedFile]:
         return st, error
     for _ in range(_STABLE_READS):
         parsed = parse_file(st.path, st.filename, st.size)
+        if _unchanged(st):
+            break
         after = stat_path(st.path)
         if after is None or after.signature == st.signature:
             break
@@ -68,15 +72,13 @@ def read_file(st: FileStat) -> tuple[FileStat, ParsedFile]:
     return st, parsed
 
 
-def memory_terms(filename: str, parsed: ParsedFile) -> str | None:
-    """The stored analysis of a usable memory; None for anything the ranker never sees.
-
-    A memory holding a credential is never selected, so nothing is derived
-    from its text (the raw value must not reach the index in any form).
-    """
-    if parsed.kind != KIND_MEMORY or parsed.error is not None or parsed.secrets:
-        return None
-    return stored_terms(filename, parsed.name, parsed.description, parsed.body)
+def _unchanged(st: FileStat) -> bool:
+    """The common case of the check after a read, without building a new record."""
+    try:
+        now = os.stat(st.path)
+    except OSError:
+        return False
+    return (now.st_mtime_ns, now.st_size, now.st_ino) == st.signature and stat.S_ISREG(now.st_mode)
 
 
 def read_and_analyse(st: FileStat) -> Analysed:
@@ -84,8 +86,8 @@ def read_and_analyse(st: FileStat) -> Analysed:
     return st, parsed, memory_terms(st.filename, parsed)
 
 
-def _chunk(stats: Sequence[FileStat]) -> list[Analysed]:
-    return [read_and_analyse(st) for st in stats]
+def _chunk(stats: Sequence[FileStat], now: float) -> list[Row]:
+    return [file_row(*read_and_analyse(st), now) for st in stats]
 
 
 def workers_for(count: int) -> int:
@@ -95,27 +97,52 @@ def workers_for(count: int) -> int:
     return max(1, min(MAX_WORKERS, len(os.sched_getaffinity(0))))
 
 
-def analyse_all(stats: Sequence[FileStat]) -> Iterator[Analysed]:
-    """:func:`read_and_analyse` for every stat, in order, on as many cores as it pays to use.
+def rows_for(stats: Sequence[FileStat], now: float) -> Iterator[Row]:
+    """The finished ``files`` row of every stat, in order, on as many cores as it pays to use.
 
-    If the workers cannot be started or die, the rest is done in this process.
+    Workers send back rows rather than parse records: a tuple of plain values
+    costs far less to pickle and unpickle, and the writer has nothing left to
+    build. The fork server is started first and, while it imports the parser,
+    this process does the head of the list itself instead of waiting. If the
+    workers cannot be started or die, the rest is done in this process.
     """
     workers = workers_for(len(stats))
     done = 0
-    if workers > 1:
-        ctx = multiprocessing.get_context("forkserver")
-        ctx.set_forkserver_preload([__name__])
-        chunks = (stats[i : i + _CHUNK] for i in range(0, len(stats), _CHUNK))
-        try:
-            with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
-                # A bounded window of chunks in flight: results wait for the writer
-                # in memory, and a whole tree's worth would raise the daemon's RSS.
-                pending = deque(pool.submit(_chunk, c) for c in islice(chunks, 2 * workers))
-                while pending:
-                    results = pending.popleft().result()
-                    pending.extend(pool.submit(_chunk, c) for c in islice(chunks, 1))
-                    yield from results
-                    done += len(results)
-        except (BrokenProcessPool, OSError) as exc:
-            log.warning("index.workers_failed", error=str(exc), done=done, total=len(stats))
-    yield from map(read_and_analyse, stats[done:])
+    try:
+        if workers > 1:
+            ctx = multiprocessing.get_context("forkserver")
+            ctx.set_forkserver_preload([__name__])
+            forkserver.ensure_running()  # returns at once; the server imports in parallel
+            for st in stats[: min(len(stats) // 4, _HEAD_FILES)]:
+                yield file_row(*read_and_analyse(st), now)
+                done += 1
+            for row in _from_workers(ctx, workers, stats[done:], now):
+                yield row
+                done += 1
+    except (BrokenProcessPool, OSError) as exc:
+        _log_failure(exc, done, len(stats))
+    for st in stats[done:]:
+        yield file_row(*read_and_analyse(st), now)
+
+
+def _log_failure(exc: Exception, done: int, total: int) -> None:
+    # Imported here: the fork server preloads this module, and structlog would be
+    # a third of its import time for a message that is almost never written.
+    import structlog  # noqa: PLC0415
+
+    log = structlog.get_logger("memoryd.indexer")
+    log.warning("index.workers_failed", error=str(exc), done=done, total=total)
+
+
+def _from_workers(
+    ctx: BaseContext, workers: int, stats: Sequence[FileStat], now: float
+) -> Iterator[Row]:
+    chunks = (stats[i : i + _CHUNK] for i in range(0, len(stats), _CHUNK))
+    with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
+        # A bounded window of chunks in flight: results wait for the writer
+        # in memory, and a whole tree's worth would raise the daemon's RSS.
+        pending = deque(pool.submit(_chunk, c, now) for c in islice(chunks, 2 * workers))
+        while pending:
+            results = pending.popleft().result()
+            pending.extend(pool.submit(_chunk, c, now) for c in islice(chunks, 1))
+            yield from results

@@ -65,19 +65,39 @@ def content_hash(data: bytes) -> str:
 def read_head(path: str, size_hint: int) -> tuple[bytes, bool]:
     """Read the whole file, or only its head when it is over the cap.
 
-    Returns ``(data, truncated)``. Raises OSError for unreadable files.
+    Returns ``(data, truncated)``. Raises OSError for unreadable files. Plain
+    descriptor reads: a buffered file object costs more to set up than
+    reading a few-KiB memory does.
     """
-    with open(path, "rb") as fh:
-        if size_hint <= MAX_FILE_BYTES:
-            # Ask for the size the stat saw (plus one byte, to notice growth): a read
-            # of the cap would allocate a 1 MiB buffer for every few-KiB memory.
-            data = fh.read(size_hint + 1)
-            if len(data) > size_hint:  # grew since the stat: read on up to the cap
-                data += fh.read(MAX_FILE_BYTES + 1 - len(data))
-            if len(data) <= MAX_FILE_BYTES:
-                return data, False
-            return data[:HEAD_BYTES], True
-        return fh.read(HEAD_BYTES), True
+    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    try:
+        if size_hint > MAX_FILE_BYTES:
+            return _read_up_to(fd, HEAD_BYTES), True
+        # Ask for the size the stat saw (plus one byte, to notice growth): a read
+        # of the cap would allocate a 1 MiB buffer for every few-KiB memory.
+        data = _read_up_to(fd, size_hint + 1, expected=size_hint)
+        if len(data) > size_hint:  # grew since the stat: read on up to the cap
+            data += _read_up_to(fd, MAX_FILE_BYTES + 1 - len(data))
+        if len(data) <= MAX_FILE_BYTES:
+            return data, False
+        return data[:HEAD_BYTES], True
+    finally:
+        os.close(fd)
+
+
+def _read_up_to(fd: int, count: int, expected: int | None = None) -> bytes:
+    """``count`` bytes from ``fd``, fewer only at the end of the file.
+
+    A read that returns ``expected`` bytes is taken as the end of the file
+    (what the stat said), saving the extra read that would only confirm it.
+    """
+    data = os.read(fd, count)
+    while 0 < len(data) < count and len(data) != expected:
+        more = os.read(fd, count - len(data))
+        if not more:
+            break
+        data += more
+    return data
 
 
 def describe_os_error(exc: OSError, path: str) -> str:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import json
 import os
 import sqlite3
 import time
@@ -23,11 +22,9 @@ from urllib.parse import quote
 import sqlite_utils
 
 from memoryd.errors import StoreError
-from memoryd.indexer.coldload import memory_terms
-from memoryd.indexer.queries import FILES_TABLE
 from memoryd.indexer.records import KIND_MEMORY, FileStat, ParsedFile
+from memoryd.indexer.rows import DIRECTORY, UPSERT_SQL, Row, file_row, redacted
 from memoryd.indexer.schema import migrate
-from memoryd.indexer.secrets import redact_value
 from memoryd.select.analysis import ANALYSIS_VERSION, stored_terms
 from memoryd.staleness.results import replace_citations
 
@@ -309,7 +306,9 @@ class IndexStore:
         if not changes:
             return 0
         now = time.time()
-        upserts = [_row(c, now) for c in changes if isinstance(c, Upsert)]
+        upserts = [
+            file_row(c.stat, c.parsed, c.terms, now) for c in changes if isinstance(c, Upsert)
+        ]
         touches = [
             (c.stat.mtime_ns, c.stat.size, c.stat.inode, now, c.stat.path)
             for c in changes
@@ -322,7 +321,7 @@ class IndexStore:
             if deletes:
                 conn.executemany("DELETE FROM files WHERE path = ?", deletes)
             if upserts:
-                conn.executemany(_UPSERT_SQL, upserts)
+                conn.executemany(UPSERT_SQL, upserts)
                 replace_citations(
                     conn, _citation_sources(c for c in changes if isinstance(c, Upsert))
                 )
@@ -340,21 +339,22 @@ class IndexStore:
     def is_empty(self) -> bool:
         return self.conn.execute("SELECT 1 FROM files LIMIT 1").fetchone() is None
 
-    def load_fresh(self, upserts: Iterable[Upsert]) -> int:
+    def load_fresh(self, rows: Iterable[Row]) -> int:
         """Fill an empty index in one transaction, building the full-text index once.
 
         Row by row, the insert trigger makes FTS5 add each file to its index
         separately; for a first index it is dropped, the rows go in, FTS5
         builds its index from them in one pass, and the trigger is put back
         before the commit, so no other writer ever sees the table without it.
+        The rows come finished (:func:`memoryd.indexer.rows.file_row`), from
+        worker processes on a large tree, so this thread only binds them.
         """
-        now = time.time()
         dirs: set[str] = set()
 
-        def rows() -> Iterator[dict[str, object]]:
-            for change in upserts:
-                dirs.add(os.path.dirname(change.stat.path))
-                yield _row(change, now)
+        def noting_dirs() -> Iterator[Row]:
+            for row in rows:
+                dirs.add(str(row[DIRECTORY]))
+                yield row
 
         before = self.conn.total_changes
         with self.transaction() as conn:
@@ -362,7 +362,7 @@ class IndexStore:
                 "SELECT sql FROM sqlite_master WHERE type = 'trigger' AND name = 'files_ai'"
             ).fetchone()
             conn.execute('DROP TRIGGER "files_ai"')
-            conn.executemany(_UPSERT_SQL, rows())
+            conn.executemany(UPSERT_SQL, noting_dirs())
             conn.execute("INSERT INTO files_fts(files_fts) VALUES ('rebuild')")
             conn.execute(trigger)
             # The index was empty: every row is this load's, already redacted.
@@ -371,7 +371,7 @@ class IndexStore:
             )
             while chunk := rows_read.fetchmany(500):
                 replace_citations(conn, chunk)
-            _bump_versions(conn, dirs, now)
+            _bump_versions(conn, dirs, time.time())
         self.generation += 1
         return self.conn.total_changes - before
 
@@ -412,14 +412,6 @@ class IndexStore:
         return len(gone)
 
 
-_UPSERT_SQL = (
-    f"INSERT INTO files ({', '.join(FILES_TABLE)}) "
-    f"VALUES ({', '.join(':' + c for c in FILES_TABLE)}) "
-    "ON CONFLICT(path) DO UPDATE SET "
-    + ", ".join(f"{c} = excluded.{c}" for c in FILES_TABLE if c != "path")
-)
-
-
 def _bump_versions(conn: sqlite3.Connection, dirs: Iterable[str], now: float) -> None:
     conn.executemany(
         "INSERT INTO directories(path, version, updated_at) VALUES (?, 1, ?) "
@@ -429,60 +421,7 @@ def _bump_versions(conn: sqlite3.Connection, dirs: Iterable[str], now: float) ->
     )
 
 
-def _redacted(parsed: ParsedFile) -> ParsedFile:
-    """What the index keeps of a parse: credentials replaced by their kind.
-
-    The raw value stays in the memory file and nowhere else: not in the row,
-    its full-text postings, or the citations taken from its text.
-    """
-    if not parsed.secrets:
-        return parsed
-    return dataclasses.replace(
-        parsed,
-        name=redact_value(parsed.name),
-        description=redact_value(parsed.description),
-        body=redact_value(parsed.body),
-        meta=redact_value(parsed.meta),
-    )
-
-
 def _citation_sources(upserts: Iterable[Upsert]) -> Iterator[tuple[str, str, str | None, str]]:
     for c in upserts:
-        parsed = _redacted(c.parsed)
+        parsed = redacted(c.parsed)
         yield c.stat.path, parsed.kind, parsed.description, parsed.body
-
-
-def _row(change: Upsert, now: float) -> dict[str, object]:
-    """The ``files`` row of an upsert, by column name (every one of :data:`FILES_TABLE`)."""
-    stat = change.stat
-    terms = change.terms if change.terms is not None else memory_terms(stat.filename, change.parsed)
-    parsed = _redacted(change.parsed)
-    meta = parsed.meta
-    # load_last matches on the filename, so the project comes from there too.
-    is_session = parsed.kind == "session"
-    session = stat.filename[:16] if is_session else None
-    project = stat.filename[17:-3] if is_session else None
-    return {
-        "path": stat.path,
-        "directory": stat.directory,
-        "filename": stat.filename,
-        "kind": parsed.kind,
-        "name": parsed.name,
-        "description": parsed.description,
-        "type": parsed.type,
-        "body": parsed.body,
-        "project": project,
-        "session": session,
-        "status": meta.get("status") if meta else None,
-        "meta_json": json.dumps(meta, sort_keys=True) if meta else None,
-        "mtime_ns": stat.mtime_ns,
-        "size": stat.size,
-        "inode": stat.inode,
-        "content_hash": parsed.content_hash,
-        "error": parsed.error or stat.stat_error,
-        "error_kind": parsed.error_kind,
-        "warning": parsed.warning,
-        "indexed_at": now,
-        "secrets_json": json.dumps(parsed.secrets) if parsed.secrets else None,
-        "terms_json": terms,
-    }

@@ -21,8 +21,9 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from memoryd.indexer.coldload import Analysed, analyse_all, read_and_analyse
+from memoryd.indexer.coldload import read_and_analyse, rows_for
 from memoryd.indexer.records import ERROR_READ, FileStat
+from memoryd.indexer.rows import Row
 from memoryd.indexer.scanner import is_memory_filename, stat_entry, stat_path, walk_dirs
 from memoryd.indexer.store import Change, Delete, IndexStore, StoredStat, Touch, Upsert
 
@@ -151,14 +152,14 @@ class Syncer:
                 self._reconcile_one(st, st.path, None)
                 self._advance(1)
             return
-        changes = (Upsert(*result) for result in self._counted(analyse_all(found)))
-        self._result.rows_written += self.store.load_fresh(changes)
+        rows = self._counted(rows_for(found, time.time()))
+        self._result.rows_written += self.store.load_fresh(rows)
         self._result.added += len(found)
 
-    def _counted(self, results: Iterator[Analysed]) -> Iterator[Analysed]:
-        for result in results:
+    def _counted(self, rows: Iterator[Row]) -> Iterator[Row]:
+        for row in rows:
             self._advance(1)
-            yield result
+            yield row
 
     def _advance(self, files: int) -> None:
         if self.progress is not None:

@@ -14,17 +14,18 @@ text at start-up instead of trusting stale counts.
 
 from __future__ import annotations
 
+import collections
 import hashlib
 import json
-from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from itertools import repeat
 from pathlib import Path, PurePath
 from typing import Any
 
 from memoryd.select import _lexicon, _text
 from memoryd.select._lexicon import CONCEPTS
-from memoryd.select._text import STOPWORDS, split_words, stem
+from memoryd.select._text import _WORD, STOPWORDS, split_words, stem
 
 FIELDS = ("file", "name", "desc", "body")
 """The fields of a memory, in the order of every per-field tuple below."""
@@ -48,6 +49,8 @@ _STEMS: dict[str, str] = {}
 """Raw word -> its term ("" for a stopword): one dict lookup per word instead of
 a stopword test and a memoized call. Cleared when it grows past ``_STEMS_LIMIT``."""
 _STEMS_LIMIT = 200_000
+_UNKNOWN = "\0"
+"""What the stem lookup gives for a word not met yet (no word holds a NUL)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,23 +76,74 @@ def filename_text(filename: str) -> str:
     return rest if head in TYPE_PREFIXES and rest else stem
 
 
-def _field_terms(text: str) -> tuple[Counter[str], int]:
+def _table(keep: bytes, upper: bytes = b"") -> bytes:
+    """A ``bytes.translate`` table: ``keep`` bytes map to "a", ``upper`` to "A", others to " "."""
+    return bytes(
+        ord("a") if c in keep else ord("A") if c in upper else ord(" ") for c in range(256)
+    )
+
+
+_LOWER = b"abcdefghijklmnopqrstuvwxyz0123456789"
+_CASES = _table(_LOWER, b"ABCDEFGHIJKLMNOPQRSTUVWXYZ")
+"""Classes for the camelCase test: a lowercase letter or digit followed by an uppercase one."""
+_WORD_BYTES = bytes(c if c in _LOWER or c == ord("'") else ord(" ") for c in range(256))
+"""Keeps word characters and apostrophes, turns everything else into a space."""
+
+
+_CONCEPT_TERMS = frozenset(CONCEPTS)
+"""Terms that belong to a paraphrase group (a set: intersecting it walks only the field's terms)."""
+
+
+def _words(text: str) -> list[str]:
+    """:func:`memoryd.select._text.split_words` of ``text``, without regexes in the common case.
+
+    The regex tokenizer costs about as much as the rest of the analysis put
+    together. When ``text`` has no camelCase boundary (checked on its ASCII
+    bytes; non-ASCII characters are separators for the tokenizer), its words
+    are the runs of ``[a-z0-9']`` of the lowered text, except that an
+    apostrophe only joins a run to the letters after it: tokens holding one
+    go through the tokenizer's own regex. Lowering comes before the ASCII
+    step because lowering some non-ASCII letters yields ASCII ones.
+    """
+    if b"aA" in text.encode("ascii", "replace").translate(_CASES):
+        return split_words(text)
+    words = text.lower().encode("ascii", "replace").translate(_WORD_BYTES).decode().split()
+    if "'" not in text:
+        return words
+    return [w for token in words for w in (_WORD.findall(token) if "'" in token else (token,))]
+
+
+_count_into: Callable[[dict[str, int], Iterable[str]], None] = collections._count_elements  # type: ignore[attr-defined]  # not in typeshed
+"""The C loop behind ``Counter.update`` (in CPython since 3.2), called on a plain
+dict: a ``Counter`` per field adds half as much again in Python-level set-up
+(``__init__``, ``update``, an ABC check) as the counting itself takes."""
+
+
+def _field_terms(text: str) -> tuple[dict[str, int], int]:
     """Term counts (each concept counted once per occurrence of its words) and length.
 
-    The terms are those of :func:`memoryd.select._text.terms`, which queries use.
+    The terms are those of :func:`memoryd.select._text.terms`, which queries use,
+    in order of first occurrence, then concepts in the order of their sorted
+    trigger terms (the stored JSON is the same in every process).
     """
     if not text:  # an empty body: nothing to split or count
-        return Counter(), 0
-    words = split_words(text)
+        return {}, 0
+    words = _words(text)
     known = _STEMS
-    for w in set(words).difference(known):
-        known[w] = "" if w in STOPWORDS else stem(w)
-    counts: Counter[str] = Counter([known[w] for w in words])
+    counts: dict[str, int] = {}
+    _count_into(counts, map(known.get, words, repeat(_UNKNOWN)))
+    if _UNKNOWN in counts:  # words not met before: stem them, then count again
+        for w in set(words).difference(known):
+            known[w] = "" if w in STOPWORDS else stem(w)
+        counts = {}
+        _count_into(counts, map(known.__getitem__, words))
     length = len(words) - counts.pop("", 0)
-    for term in sorted(counts.keys() & CONCEPTS.keys()):  # sorted: same JSON in every process
-        n = counts[term]
-        for concept in CONCEPTS[term]:
-            counts[concept] += n
+    if hits := _CONCEPT_TERMS.intersection(counts):
+        get = counts.get
+        for term in sorted(hits):
+            n = counts[term]
+            for concept in CONCEPTS[term]:
+                counts[concept] = get(concept, 0) + n
     if len(known) > _STEMS_LIMIT:
         known.clear()
     return counts, length
@@ -105,14 +159,18 @@ def analyse(filename: str, name: str | None, description: str | None, body: str)
     )
     analysed = [_field_terms(t) for t in texts]
     return DocTerms(
-        fields=[dict(counts) for counts, _ in analysed],
+        fields=[counts for counts, _ in analysed],
         lengths=[length for _, length in analysed],
     )
 
 
+_ENCODE = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
+"""One encoder for every row: ``json.dumps`` with options builds a new one per call."""
+
+
 def encode(doc: DocTerms) -> str:
     """Compact JSON for the ``files.terms_json`` column."""
-    return json.dumps([doc.lengths, *doc.fields], separators=(",", ":"), ensure_ascii=False)
+    return _ENCODE([doc.lengths, *doc.fields])
 
 
 def decode(text: str) -> DocTerms | None:
