@@ -62,7 +62,7 @@ class Scored:
     score: float
 
 
-def _query_weights(query: str, tuning: Tuning) -> dict[str, float]:
+def query_weights(query: str, tuning: Tuning) -> dict[str, float]:
     """Distinct query terms and concept tokens (of the groups in use) with their weights."""
     weights: dict[str, float] = {}
     for w in terms(query):
@@ -119,7 +119,7 @@ class LocalRanker:
         *which* parts of the query a memory answers. ``postings`` is the folder's
         inverted index when every candidate comes from that folder's manifest.
         """
-        qw = _query_weights(query, self.tuning)
+        qw = query_weights(query, self.tuning)
         if not qw or not candidates:
             return {c.filename: {} for c in candidates}
         wanted = _positions(candidates, postings)
@@ -178,7 +178,7 @@ class LocalRanker:
         scores = {fn: sum(p.values()) for fn, p in parts.items()}
         if max(scores.values(), default=0.0) < self.tuning.absolute_floor:
             return []  # most prompts: nothing to calibrate
-        words = {t for t, w in _query_weights(query, self.tuning).items() if w == 1.0}
+        words = {t for t, w in query_weights(query, self.tuning).items() if w == 1.0}
         whole = {fn for fn, p in parts.items() if words and words <= p.keys()}
         chosen = cut(scores, shown, self.tuning, one_per_lesson(scores, relations), whole)
         if not chosen:

@@ -6,18 +6,21 @@ computed once and an inverted index built from the term statistics the writer
 stored (nothing is re-tokenized). Manifests are kept in a cache bounded by the
 memory they hold, so many folders cost what they weigh, not a fixed count.
 
-Large ones are cut down per query by an FTS5 BM25 prefilter, so ranking cost
-stays flat as a directory grows (each candidate brings its stored term
-statistics along); their supersession links are still computed once per
-version, from headers (near-duplicates are not). The prefilter orders by
-FTS5's ``rank``, which migration 005 sets to BM25 weighted towards filename,
-name and description.
+Large ones are cut down per query to the memories that score best under a
+folder-wide BM25F over the same posting lists (:mod:`memoryd.select.prefilter`),
+so ranking cost stays flat as a directory grows and no SQL runs per query
+beyond fetching those rows. Their supersession links are still computed once
+per version, from headers (near-duplicates are not). Folders beyond
+``POSTINGS_MAX_FILES`` keep the older FTS5 BM25 prefilter (ordered by FTS5's
+``rank``, which migration 005 weights towards filename, name and description)
+instead of holding posting lists of that many files in memory.
 """
 
 from __future__ import annotations
 
 import re
 import sqlite3
+from array import array
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -29,15 +32,18 @@ from memoryd.select._sized_cache import SizedCache
 from memoryd.select._text import STOPWORDS
 from memoryd.select.analysis import DocTerms, analyse, decode
 from memoryd.select.candidates import Candidate
+from memoryd.select.local import query_weights
 from memoryd.select.postings import Postings
+from memoryd.select.prefilter import PREFILTER_LIMIT, Prefilter
 from memoryd.select.relations import Relations, compute_relations
 from memoryd.select.supersession import SIGNAL_WORDS, superseded_among, superseded_by
+from memoryd.select.tuning import DEFAULT
 
 LARGE_DIRECTORY = 300
 """Above this many memory files, candidates come from the FTS5 prefilter."""
 
-PREFILTER_LIMIT = 100
-"""Candidates a large directory's query is ranked over (FTS5 BM25 order)."""
+POSTINGS_MAX_FILES = 20_000
+"""Above this many memory files, a folder's candidates come from FTS5, not posting lists."""
 
 CACHE_BYTES = 64 << 20
 """Memory the manifest cache may hold (bodies, headers and posting lists)."""
@@ -57,6 +63,9 @@ class Manifest:
     total: int
     relations: Relations | None = None
     postings: Postings | None = None
+    prefilter: Prefilter | None = None
+    rowids: array[int] = field(default_factory=lambda: array("q"))
+    """A large folder's ``files`` rowids, in posting-list position order."""
     _candidates: list[Candidate] = field(default_factory=list)
 
     @property
@@ -67,7 +76,10 @@ class Manifest:
     def weight(self) -> int:
         """Rough bytes held, for the cache's memory budget."""
         text = sum(len(f.body) + len(f.description or "") + _FILE_OVERHEAD for f in self.files)
-        return 4096 + text + (self.postings.weight if self.postings is not None else 0)
+        held = 4096 + text + 8 * len(self.rowids)
+        if self.prefilter is not None:
+            held += self.prefilter.weight
+        return held + (self.postings.weight if self.postings is not None else 0)
 
 
 def to_candidate(f: IndexedFile, terms: DocTerms | None = None) -> Candidate:
@@ -146,6 +158,8 @@ def _load(conn: sqlite3.Connection, directory: str, version: int) -> Manifest:
     if total > LARGE_DIRECTORY:
         manifest = Manifest(directory, version, [], bool(has_index), int(total))
         manifest.relations = _large_relations(conn, directory)
+        if total <= POSTINGS_MAX_FILES:
+            _index_large(conn, manifest)
         return manifest
     rows = _with_terms(
         conn.execute(
@@ -162,6 +176,38 @@ def _load(conn: sqlite3.Connection, directory: str, version: int) -> Manifest:
     manifest.postings = Postings([f.filename for f in files], [doc for _, doc in rows])
     manifest.relations = compute_relations([to_candidate(f, doc) for f, doc in rows])
     return manifest
+
+
+def _index_large(conn: sqlite3.Connection, manifest: Manifest) -> None:
+    """Posting lists and a prefilter over every memory of a large folder, from stored terms.
+
+    Each row's analysis is decoded as the lists are built and dropped at once,
+    so the folder never holds its per-file term dictionaries all together.
+    """
+    rows = conn.execute(
+        "SELECT rowid, filename, terms_json FROM files WHERE directory = ? "
+        "AND kind = 'memory' AND error IS NULL ORDER BY filename",
+        (manifest.directory,),
+    ).fetchall()
+    manifest.rowids = array("q", (r[0] for r in rows))
+
+    def docs() -> Iterable[DocTerms]:
+        for rowid, _, stored in rows:
+            doc = decode(stored) if stored else None
+            yield doc if doc is not None else _analyse_row(conn, rowid)
+
+    manifest.postings = Postings([r[1] for r in rows], docs())
+    manifest.prefilter = Prefilter(manifest.postings)
+
+
+def _analyse_row(conn: sqlite3.Connection, rowid: int) -> DocTerms:
+    """The analysis of a row whose stored one is missing or damaged, from its text."""
+    f = queries.row_to_file(
+        conn.execute(
+            f"SELECT {queries.FILE_COLUMNS} FROM files WHERE rowid = ?", (rowid,)
+        ).fetchone()
+    )
+    return analyse(f.filename, f.name, f.description, f.body)
 
 
 def _large_relations(conn: sqlite3.Connection, directory: str) -> Relations:
@@ -201,6 +247,8 @@ def candidates_for(
     """The files a query is ranked over: all of a small directory, a BM25 slice of a big one."""
     if not manifest.large:
         return list(zip(manifest.files, manifest._candidates, strict=True))
+    if manifest.prefilter is not None:
+        return _prefiltered(conn, manifest.prefilter, manifest.rowids, query)
     match = fts_query(query)
     if match is None:
         return []
@@ -211,3 +259,26 @@ def candidates_for(
         (match, manifest.directory, PREFILTER_LIMIT),
     )
     return [(f, to_candidate(f, doc)) for f, doc in _with_terms(rows)]
+
+
+def _prefiltered(
+    conn: sqlite3.Connection, prefilter: Prefilter, rowids: array[int], query: str
+) -> list[tuple[IndexedFile, Candidate]]:
+    """A large folder's best memories for ``query`` by its prefilter, best first.
+
+    Their term statistics stay in the folder's posting lists, which the
+    ranker is given along with them.
+    """
+    best = [rowids[p] for p in prefilter.top(query_weights(query, DEFAULT))]
+    if not best:
+        return []
+    marks = ", ".join("?" * len(best))
+    found = {
+        row["rowid"]: queries.row_to_file(row)
+        for row in conn.execute(
+            f"SELECT rowid, {queries.FILE_COLUMNS} FROM files WHERE rowid IN ({marks}) "
+            "AND kind = 'memory' AND error IS NULL",
+            best,
+        )
+    }
+    return [(found[r], to_candidate(found[r])) for r in best if r in found]

@@ -1,0 +1,134 @@
+"""Large folders: candidates picked from posting lists, ranked from them like from text."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+
+from memoryd.indexer.store import IndexStore
+from memoryd.indexer.sync import Syncer
+from memoryd.select import manifest as manifest_mod
+from memoryd.select.analysis import analyse
+from memoryd.select.local import LocalRanker
+from memoryd.select.manifest import LARGE_DIRECTORY, candidates_for
+from memoryd.select.postings import Postings
+from memoryd.select.prefilter import PREFILTER_LIMIT
+from memoryd.select.selector import Selector
+from memoryd.select.service import select_unrecorded
+
+WORDS = [
+    *("deploy", "rollback", "migration", "schema", "flaky", "pytest", "worker", "queue"),
+    *("retry", "timeout", "cache", "latency", "postgres", "index", "token", "secret"),
+    *("webhook", "billing", "invoice", "alert", "dashboard"),
+]
+QUERIES = [
+    "flaky pytest retry timeout",
+    "postgres migration schema rollback",
+    "how do we deploy and roll back a release?",
+    "unrelated question about knitting patterns",
+]
+
+
+def _large_folder(folder: Path, count: int) -> None:
+    rng = random.Random(3)
+    folder.mkdir()
+    for i in range(count):
+        desc = " ".join(rng.sample(WORDS, 6))
+        body = " ".join(rng.choices(WORDS, k=60))
+        (folder / f"project_note_{i}.md").write_text(
+            f"---\nname: note {i} {rng.choice(WORDS)}\ndescription: {desc}\ntype: project\n"
+            f"---\n\n{body}\n",
+            encoding="utf-8",
+        )
+
+
+@pytest.fixture
+def large(tmp_path: Path) -> tuple[IndexStore, Path]:
+    folder = tmp_path / "big"
+    _large_folder(folder, LARGE_DIRECTORY + 20)
+    (folder / "feedback_zebra_crossing.md").write_text(
+        "---\nname: zebra crossing rule\ndescription: the zebracrossing lint and its fix\n"
+        "type: feedback\n---\n\nrun the zebracrossing check before merging\n",
+        encoding="utf-8",
+    )
+    store = IndexStore(tmp_path / "index.db")
+    Syncer(store).sync_tree(str(folder))
+    return store, folder
+
+
+def test_large_folder_ranks_from_postings_as_from_text(large: tuple[IndexStore, Path]) -> None:
+    store, folder = large
+    selector = Selector()
+    for query in QUERIES:
+        manifest = selector.manifests.get(store.conn, str(folder))
+        assert manifest.large and manifest.postings is not None
+        pool = [c for _, c in candidates_for(store.conn, manifest, query)]
+        assert 0 < len(pool) <= PREFILTER_LIMIT or "knitting" in query
+        stored = LocalRanker().scores(query, pool, manifest.postings)
+        assert stored == LocalRanker().scores(query, pool), query
+        select_unrecorded(
+            selector, store.conn, {"query": query, "dir": str(folder), "ranker": "local"}
+        )
+    # No document was analysed while answering: everything came from the index.
+    assert len(selector.local._cache) == 0
+    store.close()
+
+
+def test_prefilter_offers_the_memory_a_rare_word_names(large: tuple[IndexStore, Path]) -> None:
+    store, folder = large
+    params = {"query": "zebracrossing failed again", "dir": str(folder), "ranker": "local"}
+    result = select_unrecorded(Selector(), store.conn, params)
+    assert [s["filename"] for s in result["selected"]] == ["feedback_zebra_crossing.md"]
+    store.close()
+
+
+def test_damaged_stored_terms_of_a_large_folder_fall_back_to_the_text(
+    large: tuple[IndexStore, Path],
+) -> None:
+    store, folder = large
+    with store.transaction() as conn:
+        conn.execute(
+            "UPDATE files SET terms_json = '[not json' WHERE filename = ?",
+            ("feedback_zebra_crossing.md",),
+        )
+    params = {"query": "zebracrossing failed again", "dir": str(folder), "ranker": "local"}
+    result = select_unrecorded(Selector(), store.conn, params)
+    assert [s["filename"] for s in result["selected"]] == ["feedback_zebra_crossing.md"]
+    store.close()
+
+
+def test_folder_beyond_the_postings_limit_keeps_the_fts_prefilter(
+    large: tuple[IndexStore, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store, folder = large
+    monkeypatch.setattr(manifest_mod, "POSTINGS_MAX_FILES", LARGE_DIRECTORY)
+    selector = Selector()
+    manifest = selector.manifests.get(store.conn, str(folder))
+    assert manifest.postings is None and manifest.prefilter is None
+    pool = [c for _, c in candidates_for(store.conn, manifest, QUERIES[0])]
+    assert pool and all(c.terms is not None for c in pool)
+    text = [type(c)(c.filename, c.name, c.description, c.type, c.body, c.mtime) for c in pool]
+    assert LocalRanker().scores(QUERIES[0], pool) == LocalRanker().scores(QUERIES[0], text)
+    params = {"query": "zebracrossing failed again", "dir": str(folder), "ranker": "local"}
+    result = select_unrecorded(selector, store.conn, params)
+    assert [s["filename"] for s in result["selected"]] == ["feedback_zebra_crossing.md"]
+    store.close()
+
+
+def test_lookups_by_bisection_match_a_walk_of_the_list() -> None:
+    rng = random.Random(5)
+    docs = [analyse(f"n{i}.md", "t", " ".join(rng.choices(WORDS, k=3)), "") for i in range(400)]
+    postings = Postings([f"n{i}.md" for i in range(400)], docs)
+    few = {p: n for n, p in enumerate(rng.sample(range(400), 7))}  # few wanted: bisection
+    every = {p: p for p in range(400)}  # all wanted: a walk
+    for term in ("deploy", "cache", "absent"):
+        expected = {
+            few[p]: tuple(f.get(term, 0) for f in docs[p].fields)
+            for p in few
+            if any(f.get(term, 0) for f in docs[p].fields)
+        }
+        assert {i: tuple(c) for i, c in postings.hits(term, few)} == expected
+        walked = {i: tuple(c) for i, c in postings.hits(term, every)}
+        assert {few[p]: walked[p] for p in few if p in walked} == expected
