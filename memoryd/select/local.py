@@ -124,7 +124,7 @@ class LocalRanker:
             return {c.filename: {} for c in candidates}
         wanted = _positions(candidates, postings)
         if postings is not None and wanted is not None:
-            lengths = [postings.lengths[p] for p in wanted]
+            lengths = [postings.lengths(p) for p in wanted]
             hits = {t: postings.hits(t, wanted) for t in qw}
         else:
             docs = [self._doc(c) for c in candidates]

@@ -23,11 +23,12 @@ import sqlite3
 from array import array
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import PurePath
 
 from memoryd.indexer import queries
 from memoryd.indexer.queries import IndexedFile
+from memoryd.indexer.records import KIND_MEMORY
 from memoryd.select._sized_cache import SizedCache
 from memoryd.select._text import STOPWORDS
 from memoryd.select.analysis import DocTerms, analyse, decode
@@ -37,6 +38,7 @@ from memoryd.select.postings import Postings
 from memoryd.select.prefilter import PREFILTER_LIMIT, Prefilter
 from memoryd.select.relations import Relations, compute_relations
 from memoryd.select.supersession import SIGNAL_WORDS, superseded_among, superseded_by
+from memoryd.select.tool_rules import commands_in
 from memoryd.select.tuning import DEFAULT
 
 LARGE_DIRECTORY = 300
@@ -82,7 +84,9 @@ class Manifest:
         return held + (self.postings.weight if self.postings is not None else 0)
 
 
-def to_candidate(f: IndexedFile, terms: DocTerms | None = None) -> Candidate:
+def to_candidate(
+    f: IndexedFile, terms: DocTerms | None = None, commands: tuple[str, ...] | None = None
+) -> Candidate:
     return Candidate(
         filename=f.filename,
         name=f.name or PurePath(f.filename).stem,
@@ -91,6 +95,7 @@ def to_candidate(f: IndexedFile, terms: DocTerms | None = None) -> Candidate:
         body=f.body,
         mtime=f.mtime,
         terms=terms,
+        commands=commands,
     )
 
 
@@ -168,13 +173,16 @@ def _load(conn: sqlite3.Connection, directory: str, version: int) -> Manifest:
             (directory,),
         )
     )
-    files = [f for f, _ in rows]
-    manifest = Manifest(directory, version, files, bool(has_index), int(total))
-    # Candidates of a cached folder do not keep their analyses: the posting lists
-    # hold the same counts in a fraction of the memory. The links read them once.
-    manifest._candidates = [to_candidate(f) for f in files]
-    manifest.postings = Postings([f.filename for f in files], [doc for _, doc in rows])
+    manifest = Manifest(directory, version, [], bool(has_index), int(total))
     manifest.relations = compute_relations([to_candidate(f, doc) for f, doc in rows])
+    manifest.postings = Postings([f.filename for f, _ in rows], [doc for _, doc in rows])
+    # A cached folder keeps neither analyses nor bodies: the posting lists hold the
+    # same counts in a fraction of the memory, the links above read both once, and
+    # the tool-doc rule needs only the body's command names.
+    for f, _ in rows:
+        kept = replace(f, body="", content_hash=None, directory=directory, kind=KIND_MEMORY)
+        manifest.files.append(kept)
+        manifest._candidates.append(to_candidate(kept, commands=commands_in(f.body)))
     return manifest
 
 

@@ -1,13 +1,15 @@
 """A folder's inverted index, built from stored term statistics (never from text).
 
 The query path walks only the posting lists of its own terms, so ranking a
-folder costs what the query touches, not what the folder holds. Each list is
-one immutable ``bytes`` run of ``position, count per field...`` (positions
-ascending) in the narrowest unsigned type that holds the folder's numbers
-(2 bytes almost always), and term strings are interned so folders share them:
-a few hundred folders of memories stay within a few tens of MB. Ranking a
-handful of candidates against a long list (a large folder's) looks each one up
-by bisection over the run's positions instead of walking the whole run.
+folder costs what the query touches, not what the folder holds. A list is a
+run of ``position, count per field...`` (positions ascending) in the narrowest
+unsigned type that holds the folder's numbers (2 bytes almost always). All of a
+folder's runs sit in one ``bytes`` blob, found through a sorted list of its
+(interned) terms and their offsets, and field lengths in one flat array: a
+few Python objects per folder rather than several per term and per memory,
+so the cache of many folders stays small. Ranking a handful of candidates
+against a long list (a large folder's) looks each one up by bisection over
+the run's positions instead of walking the whole run.
 """
 
 from __future__ import annotations
@@ -20,9 +22,8 @@ from typing import Literal
 
 from memoryd.select.analysis import FIELDS, DocTerms
 
-_STRIDE = 1 + len(FIELDS)
-_TERM_BYTES = 110
-"""Per distinct term: the dict slot, the bytes object's header and a share of the string."""
+_NF = len(FIELDS)
+_STRIDE = 1 + _NF
 _BISECT_RATIO = 8
 """Look candidates up by bisection when a list is this many times longer than they are."""
 
@@ -30,21 +31,21 @@ _BISECT_RATIO = 8
 class Postings:
     """Term -> the memories (by position in the folder's manifest) that contain it."""
 
-    __slots__ = ("_lists", "_typecode", "lengths", "positions", "weight")
+    __slots__ = ("_lengths", "_offsets", "_runs", "_terms", "positions", "weight")
 
     def __init__(self, filenames: Sequence[str], docs: Iterable[DocTerms]) -> None:
         """``docs`` in ``filenames`` order; read once, so a caller may decode them as they come."""
         self.positions = {fn: i for i, fn in enumerate(filenames)}
-        self.lengths: list[Sequence[int]] = []
+        lengths = array("I")
         runs: dict[str, list[int]] = {}
         for position, doc in enumerate(docs):
-            self.lengths.append(doc.lengths)
+            lengths.extend(doc.lengths)
             merged: dict[str, list[int]] = {}
             for f, field_counts in enumerate(doc.fields):
                 for term, n in field_counts.items():
                     counts = merged.get(term)
                     if counts is None:
-                        counts = merged[term] = [position] + [0] * len(FIELDS)
+                        counts = merged[term] = [position] + [0] * _NF
                     counts[1 + f] = n
             for term, entry in merged.items():
                 run = runs.get(term)
@@ -53,17 +54,32 @@ class Postings:
                 else:
                     run.extend(entry)
         widest = max((max(run) for run in runs.values()), default=0)
-        self._typecode: Literal["H", "I"] = "H" if widest < 1 << 16 else "I"
-        self._lists = {t: array(self._typecode, run).tobytes() for t, run in runs.items()}
-        self.weight = sum(_TERM_BYTES + len(b) for b in self._lists.values()) + 120 * len(
-            self.lengths
-        )
+        typecode: Literal["H", "I"] = "H" if widest < 1 << 16 else "I"
+        self._terms = sorted(runs)
+        packed, offsets = array(typecode), array("I", [0])
+        for term in self._terms:
+            packed.extend(array(typecode, runs[term]))
+            offsets.append(len(packed))
+        self._runs = memoryview(packed.tobytes()).cast(typecode)
+        self._offsets = offsets
+        self._lengths = memoryview(lengths.tobytes()).cast("I")
+        self.weight = 600 + 16 * len(self._terms) + self._runs.nbytes + self._lengths.nbytes
         """Rough bytes held, for caches sized by memory."""
+
+    def __len__(self) -> int:
+        """How many memories the lists cover."""
+        return len(self._lengths) // _NF
+
+    def lengths(self, position: int) -> Sequence[int]:
+        """Length in words of each field of the memory at ``position``."""
+        return self._lengths[position * _NF : position * _NF + _NF]
 
     def run(self, term: str) -> Sequence[int]:
         """``position, count per field...`` of each memory holding ``term``, positions ascending."""
-        raw = self._lists.get(term)
-        return memoryview(raw).cast(self._typecode) if raw is not None else ()
+        i = bisect_left(self._terms, term)
+        if i == len(self._terms) or self._terms[i] != term:
+            return ()
+        return self._runs[self._offsets[i] : self._offsets[i + 1]]
 
     def hits(self, term: str, wanted: dict[int, int]) -> list[tuple[int, Sequence[int]]]:
         """``(wanted[position], per-field counts)`` for each wanted position holding ``term``."""

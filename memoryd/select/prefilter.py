@@ -47,9 +47,9 @@ class Prefilter:
 
     def __init__(self, postings: Postings) -> None:
         self._postings = postings
-        lengths = postings.lengths
-        n = max(1, len(lengths))
+        n = max(1, len(postings))
         weights = DEFAULT.field_weights
+        lengths = [postings.lengths(p) for p in range(len(postings))]
         avg = [max(1.0, sum(doc[f] for doc in lengths) / n) for f in range(_NF)]
         # Per memory and field: the field weight over BM25's length normalisation.
         self._scale = array(
@@ -84,7 +84,7 @@ class Prefilter:
             )
             scores.append(tf / (tf + K1))
         best = heapq.nlargest(IMPACTS_PER_TERM, range(len(scores)), key=scores.__getitem__)
-        n, df = len(self._postings.lengths), len(at)
+        n, df = len(self._postings), len(at)
         idf = math.log(1.0 + (n - df + 0.5) / (df + 0.5))
         known = (idf, array("I", (at[i] for i in best)), array("f", (scores[i] for i in best)))
         with self._lock:

@@ -121,7 +121,7 @@ def _may_signal(c: Candidate) -> bool:
     return any(t in low for t in _TRIGGERS)
 
 
-@lru_cache(maxsize=8192)
+@lru_cache(maxsize=2048)  # one folder's titles and references; each costs ~0.5 kB
 def _term_set(text: str) -> frozenset[str]:
     return frozenset(terms(text))
 
