@@ -5,6 +5,9 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+import pytest
+from conftest import MakeMemory
+
 from memoryd.indexer.store import IndexStore
 from memoryd.indexer.sync import Syncer
 from memoryd.select.candidates import load_directory
@@ -15,33 +18,37 @@ EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "memory"
 TOOLS = [["pytest"], ["kubectl"], ["helm", "pytest"], ["git"], ["Bash"]]
 
 
-def _indexed(tmp_path: Path) -> tuple[IndexStore, Path]:
-    folder = tmp_path / "memory"
+@pytest.fixture
+def indexed(tmp_path: Path, store: IndexStore, make_memory: MakeMemory) -> tuple[IndexStore, Path]:
+    folder = tmp_path / "examples"
     shutil.copytree(EXAMPLES, folder)
-    # Usage docs known only from their command lines: the header names no tool.
-    (folder / "reference_ops_cheatsheet.md").write_text(
-        "---\nname: ops cheatsheet\ndescription: commands for the cluster\ntype: reference\n"
-        "---\n\n- `kubectl get pods -n shop`\n- `kubectl rollout undo deploy/api`\n"
+    # A usage doc known only from its command lines: the header names no tool.
+    make_memory(
+        "reference_ops_cheatsheet.md",
+        "commands for the cluster",
+        name="ops cheatsheet",
+        type="reference",
+        body="- `kubectl get pods -n shop`\n- `kubectl rollout undo deploy/api`\n"
         "- `./kubectl logs api`\n",
-        encoding="utf-8",
+        directory=folder,
     )
-    store = IndexStore(tmp_path / "index.db")
     Syncer(store).sync_tree(str(folder))
     return store, folder
 
 
-def test_cached_candidates_hold_no_body_but_their_commands(tmp_path: Path) -> None:
-    store, folder = _indexed(tmp_path)
+def test_cached_candidates_hold_no_body_but_their_commands(
+    indexed: tuple[IndexStore, Path],
+) -> None:
+    store, folder = indexed
     manifest = ManifestCache().get(store.conn, str(folder))
     pool = candidates_for(store.conn, manifest, "")
     assert pool and all(f.body == "" and c.body == "" for f, c in pool)
     by_name = {c.filename: c for _, c in pool}
     assert by_name["reference_ops_cheatsheet.md"].commands == ("kubectl",) * 3
-    store.close()
 
 
-def test_tool_docs_from_command_names_match_the_text(tmp_path: Path) -> None:
-    store, folder = _indexed(tmp_path)
+def test_tool_docs_from_command_names_match_the_text(indexed: tuple[IndexStore, Path]) -> None:
+    store, folder = indexed
     cached = [
         c for _, c in candidates_for(store.conn, ManifestCache().get(store.conn, str(folder)), "")
     ]
@@ -49,4 +56,3 @@ def test_tool_docs_from_command_names_match_the_text(tmp_path: Path) -> None:
     assert "reference_ops_cheatsheet.md" in tool_usage_docs(from_text, ["kubectl"])
     for tools in TOOLS:
         assert tool_usage_docs(cached, tools) == tool_usage_docs(from_text, tools), tools
-    store.close()

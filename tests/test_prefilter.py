@@ -6,6 +6,7 @@ import random
 from pathlib import Path
 
 import pytest
+from conftest import MakeMemory
 
 from memoryd.indexer.store import IndexStore
 from memoryd.indexer.sync import Syncer
@@ -45,15 +46,16 @@ def _large_folder(folder: Path, count: int) -> None:
 
 
 @pytest.fixture
-def large(tmp_path: Path) -> tuple[IndexStore, Path]:
+def large(tmp_path: Path, store: IndexStore, make_memory: MakeMemory) -> tuple[IndexStore, Path]:
     folder = tmp_path / "big"
     _large_folder(folder, LARGE_DIRECTORY + 20)
-    (folder / "feedback_zebra_crossing.md").write_text(
-        "---\nname: zebra crossing rule\ndescription: the zebracrossing lint and its fix\n"
-        "type: feedback\n---\n\nrun the zebracrossing check before merging\n",
-        encoding="utf-8",
+    make_memory(
+        "feedback_zebra_crossing.md",
+        "the zebracrossing lint and its fix",
+        name="zebra crossing rule",
+        body="run the zebracrossing check before merging\n",
+        directory=folder,
     )
-    store = IndexStore(tmp_path / "index.db")
     Syncer(store).sync_tree(str(folder))
     return store, folder
 
@@ -73,7 +75,6 @@ def test_large_folder_ranks_from_postings_as_from_text(large: tuple[IndexStore, 
         )
     # No document was analysed while answering: everything came from the index.
     assert len(selector.local._cache) == 0
-    store.close()
 
 
 def test_prefilter_offers_the_memory_a_rare_word_names(large: tuple[IndexStore, Path]) -> None:
@@ -81,7 +82,6 @@ def test_prefilter_offers_the_memory_a_rare_word_names(large: tuple[IndexStore, 
     params = {"query": "zebracrossing failed again", "dir": str(folder), "ranker": "local"}
     result = select_unrecorded(Selector(), store.conn, params)
     assert [s["filename"] for s in result["selected"]] == ["feedback_zebra_crossing.md"]
-    store.close()
 
 
 def test_damaged_stored_terms_of_a_large_folder_fall_back_to_the_text(
@@ -96,7 +96,6 @@ def test_damaged_stored_terms_of_a_large_folder_fall_back_to_the_text(
     params = {"query": "zebracrossing failed again", "dir": str(folder), "ranker": "local"}
     result = select_unrecorded(Selector(), store.conn, params)
     assert [s["filename"] for s in result["selected"]] == ["feedback_zebra_crossing.md"]
-    store.close()
 
 
 def test_folder_beyond_the_postings_limit_keeps_the_fts_prefilter(
@@ -114,7 +113,6 @@ def test_folder_beyond_the_postings_limit_keeps_the_fts_prefilter(
     params = {"query": "zebracrossing failed again", "dir": str(folder), "ranker": "local"}
     result = select_unrecorded(selector, store.conn, params)
     assert [s["filename"] for s in result["selected"]] == ["feedback_zebra_crossing.md"]
-    store.close()
 
 
 def test_lookups_by_bisection_match_a_walk_of_the_list() -> None:
