@@ -31,7 +31,7 @@ _BISECT_RATIO = 8
 class Postings:
     """Term -> the memories (by position in the folder's manifest) that contain it."""
 
-    __slots__ = ("_lengths", "_offsets", "_runs", "_terms", "positions", "weight")
+    __slots__ = ("_lengths", "_offsets", "_runs", "_terms", "_totals", "positions", "weight")
 
     def __init__(self, filenames: Sequence[str], docs: Iterable[DocTerms]) -> None:
         """``docs`` in ``filenames`` order; read once, so a caller may decode them as they come."""
@@ -63,6 +63,7 @@ class Postings:
         self._runs = memoryview(packed.tobytes()).cast(typecode)
         self._offsets = offsets
         self._lengths = memoryview(lengths.tobytes()).cast("I")
+        self._totals = [sum(lengths[f::_NF]) for f in range(_NF)]
         self.weight = 600 + 16 * len(self._terms) + self._runs.nbytes + self._lengths.nbytes
         """Rough bytes held, for caches sized by memory."""
 
@@ -73,6 +74,20 @@ class Postings:
     def lengths(self, position: int) -> Sequence[int]:
         """Length in words of each field of the memory at ``position``."""
         return self._lengths[position * _NF : position * _NF + _NF]
+
+    def totals(self, positions: Sequence[int]) -> list[int]:
+        """Per field, the summed lengths of the memories at ``positions`` (each once)."""
+        if len(positions) * 2 < len(self):
+            picked = positions
+            sign = 1
+        else:  # most of the folder: the folder's totals less the few left out
+            picked = sorted(set(range(len(self))).difference(positions))
+            sign = -1
+        out = list(self._totals) if sign < 0 else [0] * _NF
+        for p in picked:
+            for f in range(_NF):
+                out[f] += sign * self._lengths[p * _NF + f]
+        return out
 
     def run(self, term: str) -> Sequence[int]:
         """``position, count per field...`` of each memory holding ``term``, positions ascending."""

@@ -141,4 +141,6 @@ def _names_sibling_tool(c: Candidate, aliases: Sequence[str]) -> bool:
 def tool_usage_docs(cands: Sequence[Candidate], recent_tools: Sequence[str]) -> set[str]:
     """Filenames of candidates that are usage docs for any tool in ``recent_tools``."""
     tools = [t for t in dict.fromkeys(recent_tools) if not _is_builtin(t)]
+    if not tools:  # the usual case: no candidate need be looked at
+        return set()
     return {c.filename for c in cands for t in tools if is_tool_usage_doc(c, t)}
