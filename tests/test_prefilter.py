@@ -118,7 +118,7 @@ def test_folder_beyond_the_postings_limit_keeps_the_fts_prefilter(
 def test_lookups_by_bisection_match_a_walk_of_the_list() -> None:
     rng = random.Random(5)
     docs = [analyse(f"n{i}.md", "t", " ".join(rng.choices(WORDS, k=3)), "") for i in range(400)]
-    postings = Postings([f"n{i}.md" for i in range(400)], docs)
+    postings = Postings((f"n{i}.md", doc) for i, doc in enumerate(docs))
     few = {p: n for n, p in enumerate(rng.sample(range(400), 7))}  # few wanted: bisection
     every = {p: p for p in range(400)}  # all wanted: a walk
     for term in ("deploy", "cache", "absent"):

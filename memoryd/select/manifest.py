@@ -175,7 +175,7 @@ def _load(conn: sqlite3.Connection, directory: str, version: int) -> Manifest:
     )
     manifest = Manifest(directory, version, [], bool(has_index), int(total))
     manifest.relations = compute_relations([to_candidate(f, doc) for f, doc in rows])
-    manifest.postings = Postings([f.filename for f, _ in rows], [doc for _, doc in rows])
+    manifest.postings = Postings((f.filename, doc) for f, doc in rows)
     # A cached folder keeps neither analyses nor bodies: the posting lists hold the
     # same counts in a fraction of the memory, the links above read both once, and
     # the tool-doc rule needs only the body's command names.
@@ -196,15 +196,17 @@ def _index_large(conn: sqlite3.Connection, manifest: Manifest) -> None:
         "SELECT rowid, filename, terms_json FROM files WHERE directory = ? "
         "AND kind = 'memory' AND error IS NULL ORDER BY filename",
         (manifest.directory,),
-    ).fetchall()
-    manifest.rowids = array("q", (r[0] for r in rows))
+    )
 
-    def docs() -> Iterable[DocTerms]:
-        for rowid, _, stored in rows:
+    def docs() -> Iterable[tuple[str, DocTerms]]:
+        # Read as the lists are built: the folder's stored analyses are never all
+        # in memory at once, as text or decoded.
+        for rowid, filename, stored in rows:
+            manifest.rowids.append(rowid)
             doc = decode(stored) if stored else None
-            yield doc if doc is not None else _analyse_row(conn, rowid)
+            yield filename, doc if doc is not None else _analyse_row(conn, rowid)
 
-    manifest.postings = Postings([r[1] for r in rows], docs())
+    manifest.postings = Postings(docs())
     manifest.prefilter = Prefilter(manifest.postings)
 
 

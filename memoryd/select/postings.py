@@ -33,12 +33,18 @@ class Postings:
 
     __slots__ = ("_lengths", "_offsets", "_runs", "_terms", "_totals", "positions", "weight")
 
-    def __init__(self, filenames: Sequence[str], docs: Iterable[DocTerms]) -> None:
-        """``docs`` in ``filenames`` order; read once, so a caller may decode them as they come."""
-        self.positions = {fn: i for i, fn in enumerate(filenames)}
+    def __init__(self, docs: Iterable[tuple[str, DocTerms]]) -> None:
+        """``(filename, analysis)`` of each memory in manifest order, read once (a caller
+        may decode them as they come)."""
+        self.positions: dict[str, int] = {}
         lengths = array("I")
-        runs: dict[str, list[int]] = {}
-        for position, doc in enumerate(docs):
+        # Runs grow as 2-byte arrays (4-byte once a number outgrows them), not lists
+        # of ints: building a 10k-file folder's lists would otherwise take several
+        # times the memory they end up in.
+        runs: dict[str, array[int]] = {}
+        wide = False
+        for position, (filename, doc) in enumerate(docs):
+            self.positions[filename] = position
             lengths.extend(doc.lengths)
             merged: dict[str, list[int]] = {}
             for f, field_counts in enumerate(doc.fields):
@@ -50,17 +56,23 @@ class Postings:
             for term, entry in merged.items():
                 run = runs.get(term)
                 if run is None:
-                    runs[sys.intern(term)] = entry
-                else:
+                    run = runs[sys.intern(term)] = array("I" if wide else "H")
+                had = len(run)
+                try:
                     run.extend(entry)
-        widest = max((max(run) for run in runs.values()), default=0)
-        typecode: Literal["H", "I"] = "H" if widest < 1 << 16 else "I"
+                except OverflowError:  # a count or position past 65,535
+                    wide = True
+                    run = runs[term] = array("I", run[:had])
+                    run.extend(entry)
+        typecode: Literal["H", "I"] = "I" if wide else "H"
         self._terms = sorted(runs)
-        packed, offsets = array(typecode), array("I", [0])
+        offsets, end, pieces = array("I", [0]), 0, []
         for term in self._terms:
-            packed.extend(array(typecode, runs[term]))
-            offsets.append(len(packed))
-        self._runs = memoryview(packed.tobytes()).cast(typecode)
+            run = runs.pop(term)
+            pieces.append((run if run.typecode == typecode else array(typecode, run)).tobytes())
+            end += len(run)
+            offsets.append(end)
+        self._runs = memoryview(b"".join(pieces)).cast(typecode)
         self._offsets = offsets
         self._lengths = memoryview(lengths.tobytes()).cast("I")
         self._totals = [sum(lengths[f::_NF]) for f in range(_NF)]

@@ -47,19 +47,17 @@ class Prefilter:
 
     def __init__(self, postings: Postings) -> None:
         self._postings = postings
-        n = max(1, len(postings))
+        n = len(postings)
         weights = DEFAULT.field_weights
-        lengths = [postings.lengths(p) for p in range(len(postings))]
-        avg = [max(1.0, sum(doc[f] for doc in lengths) / n) for f in range(_NF)]
+        avg = [max(1.0, total / max(1, n)) for total in postings.totals(range(n))]
         # Per memory and field: the field weight over BM25's length normalisation.
-        self._scale = array(
-            "f",
-            (
-                weights[f] / (1.0 - FIELD_B[f] + FIELD_B[f] * doc[f] / avg[f])
-                for doc in lengths
+        self._scale = array("f")
+        for p in range(n):
+            length = postings.lengths(p)
+            self._scale.extend(
+                weights[f] / (1.0 - FIELD_B[f] + FIELD_B[f] * length[f] / avg[f])
                 for f in range(_NF)
-            ),
-        )
+            )
         self._impacts: dict[str, Impacts] = {}
         self._lock = threading.Lock()
         self.weight = 4 * len(self._scale) + TERMS_KEPT * IMPACTS_PER_TERM * 8
