@@ -66,13 +66,17 @@ class Postings:
                     run.extend(entry)
         typecode: Literal["H", "I"] = "I" if wide else "H"
         self._terms = sorted(runs)
-        offsets, end, pieces = array("I", [0]), 0, []
+        # One buffer of the final size, filled as the runs are let go: never two
+        # copies of the lists at once.
+        size = sum(len(run) for run in runs.values())
+        packed = memoryview(bytearray(size * array(typecode).itemsize)).cast(typecode)
+        offsets, end = array("I", [0]), 0
         for term in self._terms:
             run = runs.pop(term)
-            pieces.append((run if run.typecode == typecode else array(typecode, run)).tobytes())
+            packed[end : end + len(run)] = run if run.typecode == typecode else array(typecode, run)
             end += len(run)
             offsets.append(end)
-        self._runs = memoryview(b"".join(pieces)).cast(typecode)
+        self._runs = packed
         self._offsets = offsets
         self._lengths = memoryview(lengths.tobytes()).cast("I")
         self._totals = [sum(lengths[f::_NF]) for f in range(_NF)]
