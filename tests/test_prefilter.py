@@ -13,7 +13,7 @@ from memoryd.indexer.sync import Syncer
 from memoryd.select import manifest as manifest_mod
 from memoryd.select.analysis import analyse
 from memoryd.select.local import LocalRanker
-from memoryd.select.manifest import LARGE_DIRECTORY, candidates_for
+from memoryd.select.manifest import LARGE_DIRECTORY, Manifest, candidates_for
 from memoryd.select.postings import Postings
 from memoryd.select.prefilter import PREFILTER_LIMIT
 from memoryd.select.selector import Selector
@@ -130,3 +130,78 @@ def test_lookups_by_bisection_match_a_walk_of_the_list() -> None:
         assert {i: tuple(c) for i, c in postings.hits(term, few)} == expected
         walked = {i: tuple(c) for i, c in postings.hits(term, every)}
         assert {few[p]: walked[p] for p in few if p in walked} == expected
+
+
+def _same_answers(store: IndexStore, folder: Path, patched: Selector) -> None:
+    """Every query gets the same slice, scores and picks from ``patched`` as from a fresh build."""
+    fresh = Selector()
+    for query in [*QUERIES, "zebracrossing again", "okapi renamed the dashboard"]:
+        pools = [
+            candidates_for(store.conn, s.manifests.get(store.conn, str(folder)), query)
+            for s in (patched, fresh)
+        ]
+        assert [c.filename for _, c in pools[0]] == [c.filename for _, c in pools[1]], query
+        scores = [
+            LocalRanker().scores(
+                query, [c for _, c in pool], s.manifests.get(store.conn, str(folder)).postings
+            )
+            for s, pool in zip((patched, fresh), pools, strict=True)
+        ]
+        assert scores[0] == scores[1] == LocalRanker().scores(query, [c for _, c in pools[1]])
+        params = {"query": query, "dir": str(folder), "ranker": "local"}
+        assert (
+            select_unrecorded(patched, store.conn, params)["selected"]
+            == select_unrecorded(fresh, store.conn, params)["selected"]
+        )
+
+
+def _resynced(store: IndexStore, folder: Path, selector: Selector) -> Manifest:
+    Syncer(store).sync_tree(str(folder))
+    return selector.manifests.get(store.conn, str(folder))
+
+
+Warmed = tuple[IndexStore, Path, Selector, Manifest]
+
+
+@pytest.fixture
+def warmed(large: tuple[IndexStore, Path]) -> Warmed:
+    """The large folder with its manifest built once (so a change can patch it)."""
+    store, folder = large
+    selector = Selector()
+    before = selector.manifests.get(store.conn, str(folder))
+    assert before.postings is not None and not before.postings.dead
+    return store, folder, selector, before
+
+
+def test_a_changed_large_folder_is_patched_and_answers_as_if_rebuilt(
+    warmed: Warmed, make_memory: MakeMemory
+) -> None:
+    store, folder, selector, before = warmed
+    (folder / "project_note_3.md").unlink()
+    make_memory("feedback_okapi.md", "okapi renamed the dashboard", directory=folder)
+    (folder / "project_note_7.md").write_text(
+        "---\nname: note 7\ndescription: okapi and the zebracrossing lint\ntype: project\n---\n\n"
+        "okapi okapi dashboard\n",
+        encoding="utf-8",
+    )
+    after = _resynced(store, folder, selector)
+    assert after.postings is not None and after.postings is not before.postings
+    assert len(after.postings.dead) == 2  # the deleted note and the old text of note 7
+    assert "project_note_3.md" not in after.postings.positions
+    _same_answers(store, folder, selector)
+
+
+def test_a_large_folder_with_many_changes_is_rebuilt(warmed: Warmed) -> None:
+    store, folder, selector, _ = warmed
+    for i in range(18):  # more than PATCH_SHARE of the folder, which stays large
+        (folder / f"project_note_{i}.md").unlink()
+    after = _resynced(store, folder, selector)
+    assert after.large and after.postings is not None and not after.postings.dead
+    _same_answers(store, folder, selector)
+
+
+def test_a_write_that_touches_no_memory_keeps_the_lists(warmed: Warmed) -> None:
+    store, folder, selector, before = warmed
+    (folder / "MEMORY.md").write_text("- [note](project_note_1.md)\n", encoding="utf-8")
+    after = _resynced(store, folder, selector)
+    assert after.version != before.version and after.postings is before.postings

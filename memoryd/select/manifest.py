@@ -44,6 +44,12 @@ from memoryd.select.tuning import DEFAULT
 LARGE_DIRECTORY = 300
 """Above this many memory files, candidates come from the FTS5 prefilter."""
 
+PATCH_SHARE = 0.05
+"""A large folder's lists are patched when at most this share of it changed, else rebuilt."""
+_LARGE_ROWS = (
+    "SELECT rowid, filename, mtime_ns, size, content_hash, terms_json FROM files "
+    "WHERE directory = ? AND kind = 'memory' AND error IS NULL ORDER BY filename"
+)
 POSTINGS_MAX_FILES = 20_000
 """Above this many memory files, a folder's candidates come from FTS5, not posting lists."""
 
@@ -68,6 +74,8 @@ class Manifest:
     prefilter: Prefilter | None = None
     rowids: array[int] = field(default_factory=lambda: array("q"))
     """A large folder's ``files`` rowids, in posting-list position order."""
+    stamps: array[int] = field(default_factory=lambda: array("q"))
+    """A large folder's memories as indexed (see :func:`_stamp`), in the same order."""
     _candidates: list[Candidate] = field(default_factory=list)
 
     @property
@@ -78,7 +86,7 @@ class Manifest:
     def weight(self) -> int:
         """Rough bytes held, for the cache's memory budget."""
         text = sum(len(f.body) + len(f.description or "") + _FILE_OVERHEAD for f in self.files)
-        held = 4096 + text + 8 * len(self.rowids)
+        held = 4096 + text + 16 * len(self.rowids)
         if self.prefilter is not None:
             held += self.prefilter.weight
         return held + (self.postings.weight if self.postings is not None else 0)
@@ -149,12 +157,16 @@ class ManifestCache:
         cached = self._items.get(directory)
         if cached is not None and cached.version == version:
             return cached
-        manifest = _load(conn, directory, version)
+        manifest = _load(conn, directory, version, cached)
         self._items.put(directory, manifest, manifest.weight)
         return manifest
 
 
-def _load(conn: sqlite3.Connection, directory: str, version: int) -> Manifest:
+def _load(
+    conn: sqlite3.Connection, directory: str, version: int, previous: Manifest | None = None
+) -> Manifest:
+    """The manifest of ``directory`` at ``version``; a large folder's lists patched from
+    ``previous`` (the same folder's older manifest) when little has changed."""
     total, has_index = conn.execute(
         "SELECT count(*) FILTER (WHERE kind = 'memory' AND error IS NULL), "
         "count(*) FILTER (WHERE filename = 'MEMORY.md') FROM files WHERE directory = ?",
@@ -163,7 +175,7 @@ def _load(conn: sqlite3.Connection, directory: str, version: int) -> Manifest:
     if total > LARGE_DIRECTORY:
         manifest = Manifest(directory, version, [], bool(has_index), int(total))
         manifest.relations = _large_relations(conn, directory)
-        if total <= POSTINGS_MAX_FILES:
+        if total <= POSTINGS_MAX_FILES and not (previous and _patch(conn, manifest, previous)):
             _index_large(conn, manifest)
         return manifest
     rows = _with_terms(
@@ -192,22 +204,73 @@ def _index_large(conn: sqlite3.Connection, manifest: Manifest) -> None:
     Each row's analysis is decoded as the lists are built and dropped at once,
     so the folder never holds its per-file term dictionaries all together.
     """
-    rows = conn.execute(
-        "SELECT rowid, filename, terms_json FROM files WHERE directory = ? "
-        "AND kind = 'memory' AND error IS NULL ORDER BY filename",
-        (manifest.directory,),
-    )
+    rows = conn.execute(_LARGE_ROWS, (manifest.directory,))
 
     def docs() -> Iterable[tuple[str, DocTerms]]:
         # Read as the lists are built: the folder's stored analyses are never all
         # in memory at once, as text or decoded.
-        for rowid, filename, stored in rows:
+        for rowid, filename, mtime_ns, size, content_hash, stored in rows:
             manifest.rowids.append(rowid)
-            doc = decode(stored) if stored else None
-            yield filename, doc if doc is not None else _analyse_row(conn, rowid)
+            manifest.stamps.append(_stamp(mtime_ns, size, content_hash))
+            yield filename, _stored_doc(conn, rowid, stored)
 
     manifest.postings = Postings(docs())
     manifest.prefilter = Prefilter(manifest.postings)
+
+
+def _patch(conn: sqlite3.Connection, manifest: Manifest, previous: Manifest) -> bool:
+    """Give ``manifest`` the lists of ``previous`` with only the changed memories re-read.
+
+    A large folder changes a file at a time, and rebuilding 10k memories' lists
+    costs seconds; patching costs what changed plus one pass over the rows'
+    stamps. False (nothing done) when ``previous`` has no lists or more than
+    ``PATCH_SHARE`` of the folder changed or lies dead in them: then it is rebuilt.
+    """
+    old = previous.postings
+    if old is None or previous.prefilter is None:
+        return False
+    limit = PATCH_SHARE * manifest.total
+    changed: list[tuple[int, str, int, str | None]] = []
+    current: set[str] = set()
+    for rowid, filename, mtime_ns, size, content_hash, stored in conn.execute(
+        _LARGE_ROWS, (manifest.directory,)
+    ):
+        current.add(filename)
+        stamp = _stamp(mtime_ns, size, content_hash)
+        at = old.positions.get(filename)
+        if at is None or previous.stamps[at] != stamp or previous.rowids[at] != rowid:
+            changed.append((rowid, filename, stamp, stored))
+            if len(changed) > limit:
+                return False
+    gone = {fn for fn in old.positions if fn not in current}
+    gone.update(fn for _, fn, _, _ in changed if fn in old.positions)
+    if len(old.dead) + len(gone) > limit:
+        return False
+    manifest.rowids = array("q", previous.rowids)
+    manifest.stamps = array("q", previous.stamps)
+    if not changed and not gone:  # a write that touched no memory (MEMORY.md, a session)
+        manifest.postings, manifest.prefilter = old, previous.prefilter
+        return True
+
+    def docs() -> Iterable[tuple[str, DocTerms]]:
+        for rowid, filename, stamp, stored in changed:
+            manifest.rowids.append(rowid)
+            manifest.stamps.append(stamp)
+            yield filename, _stored_doc(conn, rowid, stored)
+
+    manifest.postings = old.patched(gone, docs())
+    manifest.prefilter = Prefilter(manifest.postings)
+    return True
+
+
+def _stamp(mtime_ns: int, size: int, content_hash: str | None) -> int:
+    """What tells an indexed memory's row from its earlier versions."""
+    return hash((mtime_ns, size, content_hash))
+
+
+def _stored_doc(conn: sqlite3.Connection, rowid: int, stored: str | None) -> DocTerms:
+    doc = decode(stored) if stored else None
+    return doc if doc is not None else _analyse_row(conn, rowid)
 
 
 def _analyse_row(conn: sqlite3.Connection, rowid: int) -> DocTerms:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import sys
 from array import array
 from bisect import bisect_left
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from typing import Literal
 
 from memoryd.select.analysis import FIELDS, DocTerms
@@ -31,51 +31,73 @@ _BISECT_RATIO = 8
 class Postings:
     """Term -> the memories (by position in the folder's manifest) that contain it."""
 
-    __slots__ = ("_lengths", "_offsets", "_runs", "_terms", "_totals", "positions", "weight")
+    __slots__ = (
+        "_lengths",
+        "_offsets",
+        "_runs",
+        "_terms",
+        "_totals",
+        "dead",
+        "positions",
+        "weight",
+    )
+    _runs: memoryview
+    _terms: list[str]
+    _offsets: array[int]
+    _lengths: memoryview
+    _totals: list[int]
+    weight: int
 
     def __init__(self, docs: Iterable[tuple[str, DocTerms]]) -> None:
         """``(filename, analysis)`` of each memory in manifest order, read once (a caller
         may decode them as they come)."""
         self.positions: dict[str, int] = {}
+        self.dead: frozenset[int] = frozenset()
+        """Positions of memories gone since the lists were built (see :meth:`patched`)."""
         lengths = array("I")
-        # Runs grow as 2-byte arrays (4-byte once a number outgrows them), not lists
-        # of ints: building a 10k-file folder's lists would otherwise take several
-        # times the memory they end up in.
-        runs: dict[str, array[int]] = {}
-        wide = False
-        for position, (filename, doc) in enumerate(docs):
-            self.positions[filename] = position
-            lengths.extend(doc.lengths)
-            merged: dict[str, list[int]] = {}
-            for f, field_counts in enumerate(doc.fields):
-                for term, n in field_counts.items():
-                    counts = merged.get(term)
-                    if counts is None:
-                        counts = merged[term] = [position] + [0] * _NF
-                    counts[1 + f] = n
-            for term, entry in merged.items():
-                run = runs.get(term)
-                if run is None:
-                    run = runs[sys.intern(term)] = array("I" if wide else "H")
-                had = len(run)
-                try:
-                    run.extend(entry)
-                except OverflowError:  # a count or position past 65,535
-                    wide = True
-                    run = runs[term] = array("I", run[:had])
-                    run.extend(entry)
-        typecode: Literal["H", "I"] = "I" if wide else "H"
-        self._terms = sorted(runs)
-        # One buffer of the final size, filled as the runs are let go: never two
-        # copies of the lists at once.
-        size = sum(len(run) for run in runs.values())
+        runs, wide = _collect(docs, self.positions, lengths, 0)
+        self._fill(sorted(runs), None, runs, "I" if wide else "H", lengths)
+
+    def patched(self, gone: Collection[str], added: Iterable[tuple[str, DocTerms]]) -> Postings:
+        """These lists without the memories ``gone`` and with ``added`` appended.
+
+        A changed memory is one gone and one added. Entries of the gone stay in
+        the lists, their positions marked dead (nothing maps a filename to them
+        any more); the added take positions after the last one, so every run
+        stays in ascending order. ``self`` is left as it is: queries in flight
+        keep reading it.
+        """
+        new = Postings.__new__(Postings)
+        new.positions = {fn: p for fn, p in self.positions.items() if fn not in gone}
+        new.dead = self.dead.union(self.positions[fn] for fn in gone if fn in self.positions)
+        lengths = array("I", self._lengths)
+        runs, wide = _collect(added, new.positions, lengths, len(self))
+        typecode: Literal["H", "I"] = "I" if wide or self._runs.format == "I" else "H"
+        new._fill(sorted(set(self._terms).union(runs)), self, runs, typecode, lengths)
+        return new
+
+    def _fill(
+        self,
+        terms: list[str],
+        old: Postings | None,
+        runs: dict[str, array[int]],
+        typecode: Literal["H", "I"],
+        lengths: array[int],
+    ) -> None:
+        """Pack each term's old run, then its new one, into one buffer of the final size.
+
+        The new runs are let go as they are copied: never two copies of the lists.
+        """
+        size = (len(old._runs) if old is not None else 0) + sum(len(r) for r in runs.values())
         packed = memoryview(bytearray(size * array(typecode).itemsize)).cast(typecode)
         offsets, end = array("I", [0]), 0
-        for term in self._terms:
-            run = runs.pop(term)
-            packed[end : end + len(run)] = run if run.typecode == typecode else array(typecode, run)
-            end += len(run)
+        for term in terms:
+            for part in (old.run(term) if old is not None else (), runs.pop(term, ())):
+                if len(part):
+                    packed[end : end + len(part)] = _typed(part, typecode)
+                    end += len(part)
             offsets.append(end)
+        self._terms = terms
         self._runs = packed
         self._offsets = offsets
         self._lengths = memoryview(lengths.tobytes()).cast("I")
@@ -84,7 +106,7 @@ class Postings:
         """Rough bytes held, for caches sized by memory."""
 
     def __len__(self) -> int:
-        """How many memories the lists cover."""
+        """How many positions the lists cover (dead ones included)."""
         return len(self._lengths) // _NF
 
     def lengths(self, position: int) -> Sequence[int]:
@@ -128,3 +150,48 @@ class Postings:
             if found is not None:
                 out.append((found, run[start + 1 : start + _STRIDE]))
         return out
+
+
+def _collect(
+    docs: Iterable[tuple[str, DocTerms]], positions: dict[str, int], lengths: array[int], first: int
+) -> tuple[dict[str, array[int]], bool]:
+    """Each term's run of ``position, counts...`` over ``docs``, numbered from ``first``.
+
+    Records each filename's position and appends its field lengths. Runs grow
+    as 2-byte arrays (4-byte once a number outgrows them; the flag says so),
+    not lists of ints: building a 10k-file folder's lists would otherwise take
+    several times the memory they end up in.
+    """
+    runs: dict[str, array[int]] = {}
+    wide = False
+    for position, (filename, doc) in enumerate(docs, start=first):
+        positions[filename] = position
+        lengths.extend(doc.lengths)
+        merged: dict[str, list[int]] = {}
+        for f, field_counts in enumerate(doc.fields):
+            for term, n in field_counts.items():
+                counts = merged.get(term)
+                if counts is None:
+                    counts = merged[term] = [position] + [0] * _NF
+                counts[1 + f] = n
+        for term, entry in merged.items():
+            run = runs.get(term)
+            if run is None:
+                run = runs[sys.intern(term)] = array("I" if wide else "H")
+            had = len(run)
+            try:
+                run.extend(entry)
+            except OverflowError:  # a count or position past 65,535
+                wide = True
+                run = runs[term] = array("I", run[:had])
+                run.extend(entry)
+    return runs, wide
+
+
+def _typed(part: Sequence[int], typecode: str) -> memoryview | array[int]:
+    """``part`` as a buffer of ``typecode`` items (copied only when it is of another width)."""
+    if isinstance(part, memoryview) and part.format == typecode:
+        return part
+    if isinstance(part, array) and part.typecode == typecode:
+        return part
+    return array(typecode, part)

@@ -21,6 +21,8 @@ import heapq
 import math
 import threading
 from array import array
+from collections.abc import Callable
+from typing import Any
 
 from memoryd.select.analysis import FIELDS
 from memoryd.select.local import FIELD_B, K1
@@ -43,13 +45,14 @@ Impacts = tuple[float, "array[int]", "array[float]"]
 class Prefilter:
     """A large folder's top-N candidate picker over its :class:`Postings`."""
 
-    __slots__ = ("_impacts", "_lock", "_postings", "_scale", "weight")
+    __slots__ = ("_impacts", "_in_order", "_lock", "_order", "_postings", "_scale", "weight")
 
     def __init__(self, postings: Postings) -> None:
         self._postings = postings
+        live = postings.positions
         n = len(postings)
         weights = DEFAULT.field_weights
-        avg = [max(1.0, total / max(1, n)) for total in postings.totals(range(n))]
+        avg = [max(1.0, t / max(1, len(live))) for t in postings.totals(sorted(live.values()))]
         # Per memory and field: the field weight over BM25's length normalisation.
         self._scale = array("f")
         for p in range(n):
@@ -58,6 +61,13 @@ class Prefilter:
                 weights[f] / (1.0 - FIELD_B[f] + FIELD_B[f] * length[f] / avg[f])
                 for f in range(_NF)
             )
+        # Ties go to the earlier filename, whatever order the positions were given in
+        # (patched lists append changed memories at the end).
+        self._order = array("I", [0]) * n
+        for rank, filename in enumerate(sorted(live)):
+            self._order[live[filename]] = rank
+        self._in_order = not postings.dead and all(r == p for p, r in enumerate(self._order))
+        """Positions follow filename order (lists built, not patched): ties need no lookup."""
         self._impacts: dict[str, Impacts] = {}
         self._lock = threading.Lock()
         self.weight = 4 * len(self._scale) + TERMS_KEPT * IMPACTS_PER_TERM * 8
@@ -69,20 +79,28 @@ class Prefilter:
         if known is not None:
             return known
         run = self._postings.run(term)
-        at = run[::_STRIDE]
-        scale = self._scale
-        scores = []
+        dead, order, scale = self._postings.dead, self._order, self._scale
+        at: list[int] = []
+        scores: list[float] = []
         for i in range(0, len(run), _STRIDE):  # position, then the four analysis.FIELDS
-            s = run[i] * _NF
+            position = run[i]
+            if dead and position in dead:
+                continue
+            s = position * _NF
             tf = (
                 run[i + 1] * scale[s]
                 + run[i + 2] * scale[s + 1]
                 + run[i + 3] * scale[s + 2]
                 + run[i + 4] * scale[s + 3]
             )
+            at.append(position)
             scores.append(tf / (tf + K1))
-        best = heapq.nlargest(IMPACTS_PER_TERM, range(len(scores)), key=scores.__getitem__)
-        n, df = len(self._postings), len(at)
+        # nlargest keeps the input order among equal keys: ascending positions.
+        by: Callable[[int], Any] = scores.__getitem__
+        if not self._in_order:
+            by = lambda i: (scores[i], -order[at[i]])  # noqa: E731
+        best = heapq.nlargest(IMPACTS_PER_TERM, range(len(scores)), key=by)
+        n, df = len(self._postings.positions), len(at)
         idf = math.log(1.0 + (n - df + 0.5) / (df + 0.5))
         known = (idf, array("I", (at[i] for i in best)), array("f", (scores[i] for i in best)))
         with self._lock:
@@ -101,4 +119,5 @@ class Prefilter:
             k = w * idf
             for position, value in zip(best, scores, strict=True):
                 total[position] = total.get(position, 0.0) + k * value
-        return heapq.nlargest(limit, total, key=lambda p: (total[p], -p))
+        order = self._order if not self._in_order else range(len(self._order))
+        return heapq.nlargest(limit, total, key=lambda p: (total[p], -order[p]))
