@@ -64,8 +64,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             relations._VECTORS.clear()
             rows = _timed(stages["rows"], manifest._with_terms, store.conn.execute(sql, (folder,)))
             files = [f for f, _ in rows]
-            docs = [d for _, d in rows]
-            _timed(stages["postings"], Postings, [f.filename for f in files], docs)
+            _timed(stages["postings"], Postings, [(f.filename, d) for f, d in rows])
             stored = [manifest.to_candidate(f, d) for f, d in rows]
             stale = _timed(stages["supersession"], supersession.superseded_by, stored)
             _timed(stages["near-dups"], relations._near_duplicates, stored, stale)

@@ -15,7 +15,7 @@ from memoryd.report import build_report
 from memoryd.select.candidates import Candidate
 from memoryd.select.local import LocalRanker
 from memoryd.select.manifest import LARGE_DIRECTORY, ManifestCache
-from memoryd.select.supersession import stale_banner, superseded_by
+from memoryd.select.supersession import _claims, _may_signal, stale_banner, superseded_by
 
 
 def mem(
@@ -209,3 +209,32 @@ def test_large_folder_finds_a_banner_in_the_old_memory(
         "project_broker_redis.md": "project_broker_rabbit.md",
         "project_stale.md": None,
     }
+
+
+STATEMENTS = [
+    *(f"> **{w}**: see project_broker_rabbit.md" for w in ("Superseded", "DEPRECATED")),
+    *(f"Status: {w}." for w in ("Outdated", "out-of-date", "Out of date", "obsolete", "STALE")),
+    *(f"Note: {w}." for w in ("archived", "Historical")),
+    "This note is No Longer accurate.",
+    "Replaced with project_broker_rabbit.md",
+    "Moved into project_broker_rabbit.md",
+    "Kept only as history.",
+    *(f"This {v} project_broker_redis.md." for v in ("supersedes", "Replaces", "obsoletes")),
+    "Migrated From project_broker_redis.md.",
+    'This is the latest version of "Celery broker is Redis".',
+]
+
+
+@pytest.mark.parametrize("text", STATEMENTS)
+def test_the_cheap_screen_never_hides_a_statement(text: str) -> None:
+    # Files whose text holds none of the trigger words skip the patterns: every
+    # statement the patterns match must carry one, whatever its case.
+    for c in (with_body(BROKER_OLD, text), with_body(BROKER_NEW, "", description=text)):
+        assert stale_banner(c) is not None or _claims(c)
+        assert _may_signal(c)
+
+
+def test_memories_without_trigger_words_are_screened_out_unless_not_ascii() -> None:
+    assert not _may_signal(OTHER)
+    # Case-insensitive matching of non-ASCII text is not plain lower-casing: no screen.
+    assert _may_signal(with_body(OTHER, "Ünïcode notes"))

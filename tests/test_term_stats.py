@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import random
 import shutil
 import sqlite3
 from pathlib import Path
@@ -11,7 +10,6 @@ import pytest
 
 from memoryd.indexer.store import IndexStore
 from memoryd.indexer.sync import Syncer
-from memoryd.select import manifest as manifest_mod
 from memoryd.select import relations as relations_mod
 from memoryd.select.analysis import ANALYSIS_VERSION, analyse, decode
 from memoryd.select.candidates import load_directory
@@ -104,42 +102,6 @@ def test_scores_from_postings_equal_scores_from_text(
                 query, [c for c in cands if c.filename not in skip], manifest.postings
             )
             assert stored == text, query
-
-
-def _large_folder(folder: Path, count: int) -> None:
-    rng = random.Random(3)
-    folder.mkdir()
-    for i in range(count):
-        desc = " ".join(rng.sample(WORDS, 6))
-        body = " ".join(rng.choices(WORDS, k=60))
-        (folder / f"project_note_{i}.md").write_text(
-            f"---\nname: note {i} {rng.choice(WORDS)}\ndescription: {desc}\ntype: project\n"
-            f"---\n\n{body}\n",
-            encoding="utf-8",
-        )
-
-
-def test_large_folder_candidates_bring_stored_terms(tmp_path: Path) -> None:
-    folder = tmp_path / "big"
-    _large_folder(folder, manifest_mod.LARGE_DIRECTORY + 20)
-    store = IndexStore(tmp_path / "index.db")
-    Syncer(store).sync_tree(str(folder))
-    selector = Selector()
-    for query in [*QUERIES, "flaky pytest retry timeout", "postgres migration schema rollback"]:
-        manifest = selector.manifests.get(store.conn, str(folder))
-        assert manifest.large
-        pool = [c for _, c in candidates_for(store.conn, manifest, query)]
-        assert all(c.terms is not None for c in pool)
-        from_text = [
-            type(c)(c.filename, c.name, c.description, c.type, c.body, c.mtime) for c in pool
-        ]
-        assert LocalRanker().scores(query, pool) == LocalRanker().scores(query, from_text)
-        select_unrecorded(
-            selector, store.conn, {"query": query, "dir": str(folder), "ranker": "local"}
-        )
-    # No document was analysed while answering: everything came from the index.
-    assert len(selector.local._cache) == 0
-    store.close()
 
 
 def test_small_folder_selects_without_analysing_documents(

@@ -29,6 +29,9 @@ class Candidate:
     mtime: float
     terms: DocTerms | None = field(default=None, compare=False, repr=False)
     """The analysis stored at index time; rankers work it out when it is absent."""
+    commands: tuple[str, ...] | None = field(default=None, compare=False, repr=False)
+    """The body's command lines (their program names), when ``body`` is not kept: a
+    cached manifest ranks from posting lists and needs nothing else of the body."""
 
 
 def load_directory(directory: Path) -> list[Candidate]:

@@ -24,7 +24,7 @@ against those term statistics, walking a folder's posting lists
 from __future__ import annotations
 
 import math
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 
 from memoryd.select._lexicon import concepts_of
@@ -62,7 +62,7 @@ class Scored:
     score: float
 
 
-def _query_weights(query: str, tuning: Tuning) -> dict[str, float]:
+def query_weights(query: str, tuning: Tuning) -> dict[str, float]:
     """Distinct query terms and concept tokens (of the groups in use) with their weights."""
     weights: dict[str, float] = {}
     for w in terms(query):
@@ -85,6 +85,7 @@ class LocalRanker:
         self.tuning = tuning
         self._cache: SizedCache[tuple[str, str, str, str], DocTerms] = SizedCache(DOC_CACHE_BYTES)
         self._relations: dict[tuple[int, ...], Relations] = {}
+        self._last_weights: tuple[str, Tuning, dict[str, float]] | None = None
 
     def _doc(self, c: Candidate) -> DocTerms:
         """The candidate's stored analysis, or one worked out now (and cached)."""
@@ -119,27 +120,47 @@ class LocalRanker:
         *which* parts of the query a memory answers. ``postings`` is the folder's
         inverted index when every candidate comes from that folder's manifest.
         """
-        qw = _query_weights(query, self.tuning)
+        qw = self._weights(query)
         if not qw or not candidates:
             return {c.filename: {} for c in candidates}
-        wanted = _positions(candidates, postings)
-        if postings is not None and wanted is not None:
-            lengths = [postings.lengths[p] for p in wanted]
+        at = _positions(candidates, postings)
+        if postings is not None and at is not None:
+            wanted = dict(zip(at, range(len(at)), strict=True))
             hits = {t: postings.hits(t, wanted) for t in qw}
+            totals = postings.totals(at)
+
+            def length_of(index: int) -> Sequence[int]:
+                return postings.lengths(at[index])
+
         else:
             docs = [self._doc(c) for c in candidates]
-            lengths = [d.lengths for d in docs]
             hits = {t: _doc_hits(t, docs) for t in qw}
-        priors = [TYPE_PRIOR.get(c.type or "", 0.9) for c in candidates]
-        parts = score(qw, hits, lengths, priors, self.tuning.field_weights)
-        return {c.filename: p for c, p in zip(candidates, parts, strict=True)}
+            totals = [sum(d.lengths[f] for d in docs) for f in range(len(FIELD_B))]
+
+            def length_of(index: int) -> Sequence[int]:
+                return docs[index].lengths
+
+        def prior(index: int) -> float:
+            return TYPE_PRIOR.get(candidates[index].type or "", 0.9)
+
+        parts = score(qw, hits, Lengths(len(candidates), totals, length_of), prior, self.tuning)
+        return dict(zip([c.filename for c in candidates], parts, strict=True))
+
+    def _weights(self, query: str) -> dict[str, float]:
+        """:func:`query_weights` under the current tuning, remembered for the last query."""
+        last = self._last_weights
+        if last is not None and last[0] == query and last[1] is self.tuning:
+            return last[2]
+        qw = query_weights(query, self.tuning)
+        self._last_weights = (query, self.tuning, qw)
+        return qw
 
     def scores(
         self, query: str, candidates: Sequence[Candidate], postings: Postings | None = None
     ) -> dict[str, float]:
         """Normalised relevance of every candidate, before any cut-off (for tuning and tests)."""
         parts = self.contributions(query, candidates, postings)
-        return {fn: sum(p.values()) for fn, p in parts.items()}
+        return {fn: sum(p.values()) if p else 0 for fn, p in parts.items()}
 
     def rank(
         self,
@@ -175,10 +196,10 @@ class LocalRanker:
                 and sum(stale.values()) > sum(parts[new].values())
             ):
                 parts[new] = stale
-        scores = {fn: sum(p.values()) for fn, p in parts.items()}
+        scores = {fn: sum(p.values()) if p else 0 for fn, p in parts.items()}
         if max(scores.values(), default=0.0) < self.tuning.absolute_floor:
             return []  # most prompts: nothing to calibrate
-        words = {t for t, w in _query_weights(query, self.tuning).items() if w == 1.0}
+        words = {t for t, w in self._weights(query).items() if w == 1.0}
         whole = {fn for fn, p in parts.items() if words and words <= p.keys()}
         chosen = cut(scores, shown, self.tuning, one_per_lesson(scores, relations), whole)
         if not chosen:
@@ -191,17 +212,13 @@ class LocalRanker:
         return [Scored(fn, round(scores[fn], 6)) for fn in chosen[:limit]]
 
 
-def _positions(candidates: Sequence[Candidate], postings: Postings | None) -> dict[int, int] | None:
-    """Manifest position -> candidate index, or None when ``postings`` cannot serve them."""
+def _positions(candidates: Sequence[Candidate], postings: Postings | None) -> list[int] | None:
+    """Each candidate's position in ``postings``, or None when they cannot serve them all."""
     if postings is None:
         return None
-    wanted: dict[int, int] = {}
-    for index, c in enumerate(candidates):
-        position = postings.positions.get(c.filename)
-        if position is None:
-            return None
-        wanted[position] = index
-    return wanted
+    found = postings.positions
+    at = [found.get(c.filename, -1) for c in candidates]
+    return None if -1 in at else at
 
 
 def _doc_hits(term: str, docs: Sequence[DocTerms]) -> list[tuple[int, Sequence[int]]]:
@@ -213,21 +230,32 @@ def _doc_hits(term: str, docs: Sequence[DocTerms]) -> list[tuple[int, Sequence[i
     return out
 
 
+@dataclass(frozen=True, slots=True)
+class Lengths:
+    """Field lengths of the candidates: their count, per-field totals, and each one's."""
+
+    n: int
+    totals: Sequence[int]
+    of: Callable[[int], Sequence[int]]
+
+
 def score(
     qw: dict[str, float],
     hits: Hits,
-    lengths: Sequence[Sequence[int]],
-    priors: Sequence[float],
-    field_weights: Sequence[float],
+    lengths: Lengths,
+    prior: Callable[[int], float],
+    tuning: Tuning,
 ) -> list[dict[str, float]]:
     """Field-weighted BM25 of every candidate (index order) from term statistics alone.
 
     Statistics are over the candidates themselves: their count, their average
     field lengths and, per token, how many of them hold it (``len(hits[t])``).
+    Work is per hit: a candidate no query token reaches costs nothing here.
     """
-    n = len(lengths)
+    n = lengths.n
+    field_weights = tuning.field_weights
     fields = range(len(field_weights))
-    avg = [max(1.0, sum(doc[f] for doc in lengths) / n) for f in fields]
+    avg = [max(1.0, lengths.totals[f] / n) for f in fields]
     # Small candidate lists (tiny folders, or a prefiltered slice of a big one)
     # would give every word a low IDF and silence everything; score them as
     # if they came from a folder of typical size.
@@ -238,15 +266,32 @@ def score(
     ideal = sum(idf[t] * w for t, w in qw.items() if not t.startswith("~"))
     scale = (K1 + 1.0) * max(ideal, 1e-9) ** NORM_POWER
     out: list[dict[str, float]] = [{} for _ in range(n)]
+    fw0, fw1, fw2, fw3 = field_weights  # analysis.FIELDS
+    b0, b1, b2, b3 = FIELD_B
+    a0, a1, a2, a3 = avg
+    seen: dict[int, tuple[float, float, float, float, float]] = {}
     for t, w in qw.items():
-        for index, counts in hits[t]:
-            doc_lengths = lengths[index]
+        for index, (c0, c1, c2, c3) in hits[t]:
+            known = seen.get(index)
+            if known is None:
+                d0, d1, d2, d3 = lengths.of(index)
+                known = seen[index] = (
+                    prior(index),
+                    1.0 - b0 + b0 * d0 / a0,
+                    1.0 - b1 + b1 * d1 / a1,
+                    1.0 - b2 + b2 * d2 / a2,
+                    1.0 - b3 + b3 * d3 / a3,
+                )
+            p, n0, n1, n2, n3 = known
             tf = 0.0
-            for f in fields:
-                raw = counts[f]
-                if raw:
-                    norm = 1.0 - FIELD_B[f] + FIELD_B[f] * doc_lengths[f] / avg[f]
-                    tf += field_weights[f] * raw / norm
+            if c0:
+                tf += fw0 * c0 / n0
+            if c1:
+                tf += fw1 * c1 / n1
+            if c2:
+                tf += fw2 * c2 / n2
+            if c3:
+                tf += fw3 * c3 / n3
             if tf:
-                out[index][t] = priors[index] * w * idf[t] * tf * (K1 + 1.0) / (tf + K1) / scale
+                out[index][t] = p * w * idf[t] * tf * (K1 + 1.0) / (tf + K1) / scale
     return out

@@ -6,38 +6,52 @@ computed once and an inverted index built from the term statistics the writer
 stored (nothing is re-tokenized). Manifests are kept in a cache bounded by the
 memory they hold, so many folders cost what they weigh, not a fixed count.
 
-Large ones are cut down per query by an FTS5 BM25 prefilter, so ranking cost
-stays flat as a directory grows (each candidate brings its stored term
-statistics along); their supersession links are still computed once per
-version, from headers (near-duplicates are not). The prefilter orders by
-FTS5's ``rank``, which migration 005 sets to BM25 weighted towards filename,
-name and description.
+Large ones are cut down per query to the memories that score best under a
+folder-wide BM25F over the same posting lists (:mod:`memoryd.select.prefilter`),
+so ranking cost stays flat as a directory grows and no SQL runs per query
+beyond fetching those rows. Their supersession links are still computed once
+per version, from headers (near-duplicates are not). Folders beyond
+``POSTINGS_MAX_FILES`` keep the older FTS5 BM25 prefilter (ordered by FTS5's
+``rank``, which migration 005 weights towards filename, name and description)
+instead of holding posting lists of that many files in memory.
 """
 
 from __future__ import annotations
 
 import re
 import sqlite3
+from array import array
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import PurePath
 
 from memoryd.indexer import queries
 from memoryd.indexer.queries import IndexedFile
+from memoryd.indexer.records import KIND_MEMORY
 from memoryd.select._sized_cache import SizedCache
 from memoryd.select._text import STOPWORDS
 from memoryd.select.analysis import DocTerms, analyse, decode
 from memoryd.select.candidates import Candidate
+from memoryd.select.local import query_weights
 from memoryd.select.postings import Postings
+from memoryd.select.prefilter import PREFILTER_LIMIT, Prefilter
 from memoryd.select.relations import Relations, compute_relations
 from memoryd.select.supersession import SIGNAL_WORDS, superseded_among, superseded_by
+from memoryd.select.tool_rules import commands_in
+from memoryd.select.tuning import DEFAULT
 
 LARGE_DIRECTORY = 300
 """Above this many memory files, candidates come from the FTS5 prefilter."""
 
-PREFILTER_LIMIT = 100
-"""Candidates a large directory's query is ranked over (FTS5 BM25 order)."""
+PATCH_SHARE = 0.05
+"""A large folder's lists are patched when at most this share of it changed, else rebuilt."""
+_LARGE_ROWS = (
+    "SELECT rowid, filename, mtime_ns, size, content_hash, terms_json FROM files "
+    "WHERE directory = ? AND kind = 'memory' AND error IS NULL ORDER BY filename"
+)
+POSTINGS_MAX_FILES = 20_000
+"""Above this many memory files, a folder's candidates come from FTS5, not posting lists."""
 
 CACHE_BYTES = 64 << 20
 """Memory the manifest cache may hold (bodies, headers and posting lists)."""
@@ -57,6 +71,11 @@ class Manifest:
     total: int
     relations: Relations | None = None
     postings: Postings | None = None
+    prefilter: Prefilter | None = None
+    rowids: array[int] = field(default_factory=lambda: array("q"))
+    """A large folder's ``files`` rowids, in posting-list position order."""
+    stamps: array[int] = field(default_factory=lambda: array("q"))
+    """A large folder's memories as indexed (see :func:`_stamp`), in the same order."""
     _candidates: list[Candidate] = field(default_factory=list)
 
     @property
@@ -67,10 +86,15 @@ class Manifest:
     def weight(self) -> int:
         """Rough bytes held, for the cache's memory budget."""
         text = sum(len(f.body) + len(f.description or "") + _FILE_OVERHEAD for f in self.files)
-        return 4096 + text + (self.postings.weight if self.postings is not None else 0)
+        held = 4096 + text + 16 * len(self.rowids)
+        if self.prefilter is not None:
+            held += self.prefilter.weight
+        return held + (self.postings.weight if self.postings is not None else 0)
 
 
-def to_candidate(f: IndexedFile, terms: DocTerms | None = None) -> Candidate:
+def to_candidate(
+    f: IndexedFile, terms: DocTerms | None = None, commands: tuple[str, ...] | None = None
+) -> Candidate:
     return Candidate(
         filename=f.filename,
         name=f.name or PurePath(f.filename).stem,
@@ -79,6 +103,7 @@ def to_candidate(f: IndexedFile, terms: DocTerms | None = None) -> Candidate:
         body=f.body,
         mtime=f.mtime,
         terms=terms,
+        commands=commands,
     )
 
 
@@ -132,12 +157,16 @@ class ManifestCache:
         cached = self._items.get(directory)
         if cached is not None and cached.version == version:
             return cached
-        manifest = _load(conn, directory, version)
+        manifest = _load(conn, directory, version, cached)
         self._items.put(directory, manifest, manifest.weight)
         return manifest
 
 
-def _load(conn: sqlite3.Connection, directory: str, version: int) -> Manifest:
+def _load(
+    conn: sqlite3.Connection, directory: str, version: int, previous: Manifest | None = None
+) -> Manifest:
+    """The manifest of ``directory`` at ``version``; a large folder's lists patched from
+    ``previous`` (the same folder's older manifest) when little has changed."""
     total, has_index = conn.execute(
         "SELECT count(*) FILTER (WHERE kind = 'memory' AND error IS NULL), "
         "count(*) FILTER (WHERE filename = 'MEMORY.md') FROM files WHERE directory = ?",
@@ -146,6 +175,8 @@ def _load(conn: sqlite3.Connection, directory: str, version: int) -> Manifest:
     if total > LARGE_DIRECTORY:
         manifest = Manifest(directory, version, [], bool(has_index), int(total))
         manifest.relations = _large_relations(conn, directory)
+        if total <= POSTINGS_MAX_FILES and not (previous and _patch(conn, manifest, previous)):
+            _index_large(conn, manifest)
         return manifest
     rows = _with_terms(
         conn.execute(
@@ -154,14 +185,102 @@ def _load(conn: sqlite3.Connection, directory: str, version: int) -> Manifest:
             (directory,),
         )
     )
-    files = [f for f, _ in rows]
-    manifest = Manifest(directory, version, files, bool(has_index), int(total))
-    # Candidates of a cached folder do not keep their analyses: the posting lists
-    # hold the same counts in a fraction of the memory. The links read them once.
-    manifest._candidates = [to_candidate(f) for f in files]
-    manifest.postings = Postings([f.filename for f in files], [doc for _, doc in rows])
+    manifest = Manifest(directory, version, [], bool(has_index), int(total))
     manifest.relations = compute_relations([to_candidate(f, doc) for f, doc in rows])
+    manifest.postings = Postings((f.filename, doc) for f, doc in rows)
+    # A cached folder keeps neither analyses nor bodies: the posting lists hold the
+    # same counts in a fraction of the memory, the links above read both once, and
+    # the tool-doc rule needs only the body's command names.
+    for f, _ in rows:
+        kept = replace(f, body="", content_hash=None, directory=directory, kind=KIND_MEMORY)
+        manifest.files.append(kept)
+        manifest._candidates.append(to_candidate(kept, commands=commands_in(f.body)))
     return manifest
+
+
+def _index_large(conn: sqlite3.Connection, manifest: Manifest) -> None:
+    """Posting lists and a prefilter over every memory of a large folder, from stored terms.
+
+    Each row's analysis is decoded as the lists are built and dropped at once,
+    so the folder never holds its per-file term dictionaries all together.
+    """
+    rows = conn.execute(_LARGE_ROWS, (manifest.directory,))
+
+    def docs() -> Iterable[tuple[str, DocTerms]]:
+        # Read as the lists are built: the folder's stored analyses are never all
+        # in memory at once, as text or decoded.
+        for rowid, filename, mtime_ns, size, content_hash, stored in rows:
+            manifest.rowids.append(rowid)
+            manifest.stamps.append(_stamp(mtime_ns, size, content_hash))
+            yield filename, _stored_doc(conn, rowid, stored)
+
+    manifest.postings = Postings(docs())
+    manifest.prefilter = Prefilter(manifest.postings)
+
+
+def _patch(conn: sqlite3.Connection, manifest: Manifest, previous: Manifest) -> bool:
+    """Give ``manifest`` the lists of ``previous`` with only the changed memories re-read.
+
+    A large folder changes a file at a time, and rebuilding 10k memories' lists
+    costs seconds; patching costs what changed plus one pass over the rows'
+    stamps. False (nothing done) when ``previous`` has no lists or more than
+    ``PATCH_SHARE`` of the folder changed or lies dead in them: then it is rebuilt.
+    """
+    old = previous.postings
+    if old is None or previous.prefilter is None:
+        return False
+    limit = PATCH_SHARE * manifest.total
+    changed: list[tuple[int, str, int, str | None]] = []
+    current: set[str] = set()
+    for rowid, filename, mtime_ns, size, content_hash, stored in conn.execute(
+        _LARGE_ROWS, (manifest.directory,)
+    ):
+        current.add(filename)
+        stamp = _stamp(mtime_ns, size, content_hash)
+        at = old.positions.get(filename)
+        if at is None or previous.stamps[at] != stamp or previous.rowids[at] != rowid:
+            changed.append((rowid, filename, stamp, stored))
+            if len(changed) > limit:
+                return False
+    gone = {fn for fn in old.positions if fn not in current}
+    gone.update(fn for _, fn, _, _ in changed if fn in old.positions)
+    if len(old.dead) + len(gone) > limit:
+        return False
+    manifest.rowids = array("q", previous.rowids)
+    manifest.stamps = array("q", previous.stamps)
+    if not changed and not gone:  # a write that touched no memory (MEMORY.md, a session)
+        manifest.postings, manifest.prefilter = old, previous.prefilter
+        return True
+
+    def docs() -> Iterable[tuple[str, DocTerms]]:
+        for rowid, filename, stamp, stored in changed:
+            manifest.rowids.append(rowid)
+            manifest.stamps.append(stamp)
+            yield filename, _stored_doc(conn, rowid, stored)
+
+    manifest.postings = old.patched(gone, docs())
+    manifest.prefilter = Prefilter(manifest.postings)
+    return True
+
+
+def _stamp(mtime_ns: int, size: int, content_hash: str | None) -> int:
+    """What tells an indexed memory's row from its earlier versions."""
+    return hash((mtime_ns, size, content_hash))
+
+
+def _stored_doc(conn: sqlite3.Connection, rowid: int, stored: str | None) -> DocTerms:
+    doc = decode(stored) if stored else None
+    return doc if doc is not None else _analyse_row(conn, rowid)
+
+
+def _analyse_row(conn: sqlite3.Connection, rowid: int) -> DocTerms:
+    """The analysis of a row whose stored one is missing or damaged, from its text."""
+    f = queries.row_to_file(
+        conn.execute(
+            f"SELECT {queries.FILE_COLUMNS} FROM files WHERE rowid = ?", (rowid,)
+        ).fetchone()
+    )
+    return analyse(f.filename, f.name, f.description, f.body)
 
 
 def _large_relations(conn: sqlite3.Connection, directory: str) -> Relations:
@@ -201,6 +320,8 @@ def candidates_for(
     """The files a query is ranked over: all of a small directory, a BM25 slice of a big one."""
     if not manifest.large:
         return list(zip(manifest.files, manifest._candidates, strict=True))
+    if manifest.prefilter is not None:
+        return _prefiltered(conn, manifest.prefilter, manifest.rowids, query)
     match = fts_query(query)
     if match is None:
         return []
@@ -211,3 +332,26 @@ def candidates_for(
         (match, manifest.directory, PREFILTER_LIMIT),
     )
     return [(f, to_candidate(f, doc)) for f, doc in _with_terms(rows)]
+
+
+def _prefiltered(
+    conn: sqlite3.Connection, prefilter: Prefilter, rowids: array[int], query: str
+) -> list[tuple[IndexedFile, Candidate]]:
+    """A large folder's best memories for ``query`` by its prefilter, best first.
+
+    Their term statistics stay in the folder's posting lists, which the
+    ranker is given along with them.
+    """
+    best = [rowids[p] for p in prefilter.top(query_weights(query, DEFAULT))]
+    if not best:
+        return []
+    marks = ", ".join("?" * len(best))
+    found = {
+        row["rowid"]: queries.row_to_file(row)
+        for row in conn.execute(
+            f"SELECT rowid, {queries.FILE_COLUMNS} FROM files WHERE rowid IN ({marks}) "
+            "AND kind = 'memory' AND error IS NULL",
+            best,
+        )
+    }
+    return [(found[r], to_candidate(found[r])) for r in best if r in found]

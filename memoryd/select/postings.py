@@ -1,65 +1,197 @@
 """A folder's inverted index, built from stored term statistics (never from text).
 
 The query path walks only the posting lists of its own terms, so ranking a
-folder costs what the query touches, not what the folder holds. Each list is
-one immutable ``bytes`` run of ``position, count per field...`` in the
-narrowest unsigned type that holds the folder's numbers (2 bytes almost
-always), and term strings are interned so folders share them: a few hundred
-folders of memories stay within a few tens of MB.
+folder costs what the query touches, not what the folder holds. A list is a
+run of ``position, count per field...`` (positions ascending) in the narrowest
+unsigned type that holds the folder's numbers (2 bytes almost always). All of a
+folder's runs sit in one ``bytes`` blob, found through a sorted list of its
+(interned) terms and their offsets, and field lengths in one flat array: a
+few Python objects per folder rather than several per term and per memory,
+so the cache of many folders stays small. Ranking a handful of candidates
+against a long list (a large folder's) looks each one up by bisection over
+the run's positions instead of walking the whole run.
 """
 
 from __future__ import annotations
 
 import sys
 from array import array
-from collections.abc import Sequence
+from bisect import bisect_left
+from collections.abc import Collection, Iterable, Sequence
 from typing import Literal
 
 from memoryd.select.analysis import FIELDS, DocTerms
 
-_STRIDE = 1 + len(FIELDS)
-_TERM_BYTES = 110
-"""Per distinct term: the dict slot, the bytes object's header and a share of the string."""
+_NF = len(FIELDS)
+_STRIDE = 1 + _NF
+_BISECT_RATIO = 8
+"""Look candidates up by bisection when a list is this many times longer than they are."""
 
 
 class Postings:
     """Term -> the memories (by position in the folder's manifest) that contain it."""
 
-    __slots__ = ("_lists", "_typecode", "lengths", "positions", "weight")
+    __slots__ = (
+        "_lengths",
+        "_offsets",
+        "_runs",
+        "_terms",
+        "_totals",
+        "dead",
+        "positions",
+        "weight",
+    )
+    _runs: memoryview
+    _terms: list[str]
+    _offsets: array[int]
+    _lengths: memoryview
+    _totals: list[int]
+    weight: int
 
-    def __init__(self, filenames: Sequence[str], docs: Sequence[DocTerms]) -> None:
-        self.positions = {fn: i for i, fn in enumerate(filenames)}
-        self.lengths = [d.lengths for d in docs]
-        runs: dict[str, list[int]] = {}
-        for position, doc in enumerate(docs):
-            merged: dict[str, list[int]] = {}
-            for f, field_counts in enumerate(doc.fields):
-                for term, n in field_counts.items():
-                    counts = merged.get(term)
-                    if counts is None:
-                        counts = merged[term] = [position] + [0] * len(FIELDS)
-                    counts[1 + f] = n
-            for term, entry in merged.items():
-                run = runs.get(term)
-                if run is None:
-                    runs[sys.intern(term)] = entry
-                else:
-                    run.extend(entry)
-        widest = max((max(run) for run in runs.values()), default=0)
-        self._typecode: Literal["H", "I"] = "H" if widest < 1 << 16 else "I"
-        self._lists = {t: array(self._typecode, run).tobytes() for t, run in runs.items()}
-        self.weight = sum(_TERM_BYTES + len(b) for b in self._lists.values()) + 120 * len(docs)
+    def __init__(self, docs: Iterable[tuple[str, DocTerms]]) -> None:
+        """``(filename, analysis)`` of each memory in manifest order, read once (a caller
+        may decode them as they come)."""
+        self.positions: dict[str, int] = {}
+        self.dead: frozenset[int] = frozenset()
+        """Positions of memories gone since the lists were built (see :meth:`patched`)."""
+        lengths = array("I")
+        runs, wide = _collect(docs, self.positions, lengths, 0)
+        self._fill(sorted(runs), None, runs, "I" if wide else "H", lengths)
+
+    def patched(self, gone: Collection[str], added: Iterable[tuple[str, DocTerms]]) -> Postings:
+        """These lists without the memories ``gone`` and with ``added`` appended.
+
+        A changed memory is one gone and one added. Entries of the gone stay in
+        the lists, their positions marked dead (nothing maps a filename to them
+        any more); the added take positions after the last one, so every run
+        stays in ascending order. ``self`` is left as it is: queries in flight
+        keep reading it.
+        """
+        new = Postings.__new__(Postings)
+        new.positions = {fn: p for fn, p in self.positions.items() if fn not in gone}
+        new.dead = self.dead.union(self.positions[fn] for fn in gone if fn in self.positions)
+        lengths = array("I", self._lengths)
+        runs, wide = _collect(added, new.positions, lengths, len(self))
+        typecode: Literal["H", "I"] = "I" if wide or self._runs.format == "I" else "H"
+        new._fill(sorted(set(self._terms).union(runs)), self, runs, typecode, lengths)
+        return new
+
+    def _fill(
+        self,
+        terms: list[str],
+        old: Postings | None,
+        runs: dict[str, array[int]],
+        typecode: Literal["H", "I"],
+        lengths: array[int],
+    ) -> None:
+        """Pack each term's old run, then its new one, into one buffer of the final size.
+
+        The new runs are let go as they are copied: never two copies of the lists.
+        """
+        size = (len(old._runs) if old is not None else 0) + sum(len(r) for r in runs.values())
+        packed = memoryview(bytearray(size * array(typecode).itemsize)).cast(typecode)
+        offsets, end = array("I", [0]), 0
+        for term in terms:
+            for part in (old.run(term) if old is not None else (), runs.pop(term, ())):
+                if len(part):
+                    packed[end : end + len(part)] = _typed(part, typecode)
+                    end += len(part)
+            offsets.append(end)
+        self._terms = terms
+        self._runs = packed
+        self._offsets = offsets
+        self._lengths = memoryview(lengths.tobytes()).cast("I")
+        self._totals = [sum(lengths[f::_NF]) for f in range(_NF)]
+        self.weight = 600 + 16 * len(self._terms) + self._runs.nbytes + self._lengths.nbytes
         """Rough bytes held, for caches sized by memory."""
+
+    def __len__(self) -> int:
+        """How many positions the lists cover (dead ones included)."""
+        return len(self._lengths) // _NF
+
+    def lengths(self, position: int) -> Sequence[int]:
+        """Length in words of each field of the memory at ``position``."""
+        return self._lengths[position * _NF : position * _NF + _NF]
+
+    def totals(self, positions: Sequence[int]) -> list[int]:
+        """Per field, the summed lengths of the memories at ``positions`` (each once)."""
+        if len(positions) * 2 < len(self):
+            picked = positions
+            sign = 1
+        else:  # most of the folder: the folder's totals less the few left out
+            picked = sorted(set(range(len(self))).difference(positions))
+            sign = -1
+        out = list(self._totals) if sign < 0 else [0] * _NF
+        for p in picked:
+            for f in range(_NF):
+                out[f] += sign * self._lengths[p * _NF + f]
+        return out
+
+    def run(self, term: str) -> Sequence[int]:
+        """``position, count per field...`` of each memory holding ``term``, positions ascending."""
+        i = bisect_left(self._terms, term)
+        if i == len(self._terms) or self._terms[i] != term:
+            return ()
+        return self._runs[self._offsets[i] : self._offsets[i + 1]]
 
     def hits(self, term: str, wanted: dict[int, int]) -> list[tuple[int, Sequence[int]]]:
         """``(wanted[position], per-field counts)`` for each wanted position holding ``term``."""
-        raw = self._lists.get(term)
-        if raw is None:
-            return []
-        run = memoryview(raw).cast(self._typecode)
+        run = self.run(term)
         out: list[tuple[int, Sequence[int]]] = []
+        if len(run) > _STRIDE * _BISECT_RATIO * len(wanted):
+            at = run[::_STRIDE]
+            for position, index in wanted.items():
+                i = bisect_left(at, position)
+                if i < len(at) and at[i] == position:
+                    out.append((index, run[i * _STRIDE + 1 : (i + 1) * _STRIDE]))
+            return out
         for start in range(0, len(run), _STRIDE):
-            index = wanted.get(run[start])
-            if index is not None:
-                out.append((index, run[start + 1 : start + _STRIDE]))
+            found = wanted.get(run[start])
+            if found is not None:
+                out.append((found, run[start + 1 : start + _STRIDE]))
         return out
+
+
+def _collect(
+    docs: Iterable[tuple[str, DocTerms]], positions: dict[str, int], lengths: array[int], first: int
+) -> tuple[dict[str, array[int]], bool]:
+    """Each term's run of ``position, counts...`` over ``docs``, numbered from ``first``.
+
+    Records each filename's position and appends its field lengths. Runs grow
+    as 2-byte arrays (4-byte once a number outgrows them; the flag says so),
+    not lists of ints: building a 10k-file folder's lists would otherwise take
+    several times the memory they end up in.
+    """
+    runs: dict[str, array[int]] = {}
+    wide = False
+    for position, (filename, doc) in enumerate(docs, start=first):
+        positions[filename] = position
+        lengths.extend(doc.lengths)
+        merged: dict[str, list[int]] = {}
+        for f, field_counts in enumerate(doc.fields):
+            for term, n in field_counts.items():
+                counts = merged.get(term)
+                if counts is None:
+                    counts = merged[term] = [position] + [0] * _NF
+                counts[1 + f] = n
+        for term, entry in merged.items():
+            run = runs.get(term)
+            if run is None:
+                run = runs[sys.intern(term)] = array("I" if wide else "H")
+            had = len(run)
+            try:
+                run.extend(entry)
+            except OverflowError:  # a count or position past 65,535
+                wide = True
+                run = runs[term] = array("I", run[:had])
+                run.extend(entry)
+    return runs, wide
+
+
+def _typed(part: Sequence[int], typecode: str) -> memoryview | array[int]:
+    """``part`` as a buffer of ``typecode`` items (copied only when it is of another width)."""
+    if isinstance(part, memoryview) and part.format == typecode:
+        return part
+    if isinstance(part, array) and part.typecode == typecode:
+        return part
+    return array(typecode, part)

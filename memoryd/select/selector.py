@@ -85,8 +85,8 @@ class Selector:
         # Links are computed once per directory version (for a large directory,
         # supersession only), never per query.
         relations = manifest.relations
-        secrets = {f.filename for f, _ in pool if f.secrets and not req.allow_secrets}
-        shown = {c.filename for _, c in pool if c.filename in surfaced}
+        secrets = set() if req.allow_secrets else {f.filename for f, _ in pool if f.secrets}
+        shown = {c.filename for _, c in pool if c.filename in surfaced} if surfaced else set()
         # A near-duplicate of something already shown adds nothing, and a
         # memory whose successor exists is stale: neither is a candidate.
         twins = _twins_of(relations, shown) if relations is not None else set()
@@ -94,7 +94,8 @@ class Selector:
         skip = shown | secrets | twins | stale
         eligible = [(f, c) for f, c in pool if c.filename not in skip]
         tool_docs = sorted(tool_usage_docs([c for _, c in eligible], req.recent_tools))
-        eligible = [(f, c) for f, c in eligible if c.filename not in tool_docs]
+        if tool_docs:
+            eligible = [(f, c) for f, c in eligible if c.filename not in tool_docs]
         files = {f.filename: f for f, _ in eligible}
         cands = [c for _, c in eligible]
 
@@ -118,7 +119,11 @@ class Selector:
         if ranker == "local":
             # Surfaced memories compete (they set the bar) but are never returned:
             # when the best matches were already shown, weaker ones do not stand in.
-            seen = [c for _, c in pool if c.filename in shown and c.filename not in stale]
+            seen = (
+                [c for _, c in pool if c.filename in shown and c.filename not in stale]
+                if shown
+                else []
+            )
             ranked = self.local.rank(
                 req.query,
                 cands + seen,

@@ -100,9 +100,28 @@ SIGNAL_WORDS = [
 ]
 """Words one of which every stale-or-successor statement contains (an FTS5 prefilter)."""
 _MARK_WORDS = frozenset(terms("current latest up to date old legacy previous"))
+_TRIGGERS = (
+    *("supersed", "deprecated", "outdated", "of date", "of-date", "obsolete", "stale"),
+    *("archived", "historical", "no longer", "replace", "moved", "kept", "migrated", "version of"),
+)
+"""A piece of every status or successor statement the patterns above can match (lower case)."""
 
 
-@lru_cache(maxsize=8192)
+def _may_signal(c: Candidate) -> bool:
+    """False when ``c``'s text holds none of ``_TRIGGERS``: it can carry no banner and no claim.
+
+    The patterns cost ~70 us per memory and almost none match, so a folder's
+    first query skips them for the rest. Only ASCII text is screened: there,
+    lower case is exactly what the patterns' case-insensitive matching sees.
+    """
+    text = f"{c.name}\n{c.description}\n{c.body}"
+    if not text.isascii():
+        return True
+    low = text.lower()
+    return any(t in low for t in _TRIGGERS)
+
+
+@lru_cache(maxsize=2048)  # one folder's titles and references; each costs ~0.5 kB
 def _term_set(text: str) -> frozenset[str]:
     return frozenset(terms(text))
 
@@ -212,6 +231,8 @@ def _edges(
     """(old, new) pairs from what each referencing memory says; ``new`` may be unknown."""
     edges: list[tuple[str, str | None]] = []
     for c in referencing:
+        if not _may_signal(c):
+            continue
         banner = stale_banner(c)
         if banner is not None:
             named = titles.named_files(banner)
@@ -274,11 +295,16 @@ def superseded_among(
     edges = _edges(referencing, titles, quoted_only)
     if not quoted_only:
         edges += _sibling_edges(everyone)
-    order = {c.filename: _latest_date(c) for c in everyone}
+    by_file = {c.filename: c for c in everyone}
+
+    def written(filename: str) -> tuple[int, int, int, float]:
+        c = by_file.get(filename)
+        return _NO_DATE if c is None else _latest_date(c)
+
     out: dict[str, str | None] = {}
     for old, new in edges:
         if new is not None and out.get(new) == old:
-            if order.get(new, _NO_DATE) <= order.get(old, _NO_DATE):
+            if written(new) <= written(old):
                 continue
             del out[new]
         if out.get(old) is None:

@@ -65,9 +65,14 @@ def _mentions(text: str, alias: str) -> bool:
 _COMMAND_SPAN = re.compile(r"`((?:\./)?[a-z][\w.-]*)\s[^`]*`")
 
 
-def _invocation_share(body: str, alias: str) -> float:
-    """Share of the body's command lines (backticked ``cmd args``) that start with the tool."""
-    commands = [m.group(1).lower().removeprefix("./") for m in _COMMAND_SPAN.finditer(body)]
+def commands_in(body: str) -> tuple[str, ...]:
+    """The program of each command line (backticked ``cmd args``) of a body, in order."""
+    return tuple(m.group(1).lower().removeprefix("./") for m in _COMMAND_SPAN.finditer(body))
+
+
+def _invocation_share(c: Candidate, alias: str) -> float:
+    """Share of the body's command lines that start with the tool."""
+    commands = c.commands if c.commands is not None else commands_in(c.body)
     if not commands:
         return 0.0
     return sum(1 for cmd in commands if cmd == alias) / len(commands)
@@ -100,7 +105,7 @@ def is_tool_usage_doc(c: Candidate, tool: str) -> bool:
         return True
     if _names_other_subject(c, aliases):
         return False
-    return any(_invocation_share(c.body, a) >= BODY_COMMAND_SHARE for a in aliases)
+    return any(_invocation_share(c, a) >= BODY_COMMAND_SHARE for a in aliases)
 
 
 def _subject_of_description(description: str, alias: str) -> bool:
@@ -136,4 +141,6 @@ def _names_sibling_tool(c: Candidate, aliases: Sequence[str]) -> bool:
 def tool_usage_docs(cands: Sequence[Candidate], recent_tools: Sequence[str]) -> set[str]:
     """Filenames of candidates that are usage docs for any tool in ``recent_tools``."""
     tools = [t for t in dict.fromkeys(recent_tools) if not _is_builtin(t)]
+    if not tools:  # the usual case: no candidate need be looked at
+        return set()
     return {c.filename for c in cands for t in tools if is_tool_usage_doc(c, t)}

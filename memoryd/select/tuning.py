@@ -75,20 +75,23 @@ def one_per_lesson(scores: Mapping[str, float], relations: _Linked) -> list[floa
     Twenty copies of one lesson are one thing the folder knows, not twenty: they
     must not raise the bar that each of them is measured against.
     """
-    parent = {fn: fn for fn in scores}
+    parent: dict[str, str] = {}  # only linked memories; the others are their own root
 
     def root(fn: str) -> str:
-        while parent[fn] != fn:
-            parent[fn] = parent[parent[fn]]
-            fn = parent[fn]
+        while (up := parent.get(fn, fn)) != fn:
+            grand = parent.get(up, up)
+            parent[fn] = grand
+            fn = grand
         return fn
 
     for a, b in relations.near_duplicates:
-        if a in parent and b in parent:
+        if a in scores and b in scores:
             parent[root(a)] = root(b)
+    if not parent:
+        return list(scores.values())
     best: dict[str, float] = {}
     for fn, s in scores.items():
-        r = root(fn)
+        r = root(fn) if fn in parent else fn
         best[r] = max(best.get(r, s), s)
     return list(best.values())
 
@@ -108,10 +111,10 @@ def cut(
     many memories answer the whole prompt is a folder rich in answers, not a
     crowd of partial matches.
     """
-    ordered = sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))
-    if not ordered or ordered[0][1] < tuning.absolute_floor:
+    top = max(scores.values(), default=None)
+    if top is None or top < tuning.absolute_floor:
         return []
-    bar = max(tuning.absolute_floor, tuning.relative_floor * ordered[0][1])
+    bar = max(tuning.absolute_floor, tuning.relative_floor * top)
     standout = bar
     if tuning.standout > 0:
         values = list(scores.values() if population is None else population)
@@ -119,4 +122,10 @@ def cut(
         mean = sum(values) / len(values)
         spread = math.sqrt(sum((v - mean) ** 2 for v in values) / len(values))
         standout = max(bar, mean + tuning.standout * spread)
-    return [fn for fn, s in ordered if s >= (bar if fn in whole else standout) and fn not in shown]
+    kept = [
+        (fn, s)
+        for fn, s in scores.items()
+        if s >= (bar if fn in whole else standout) and fn not in shown
+    ]
+    kept.sort(key=lambda kv: (-kv[1], kv[0]))
+    return [fn for fn, _ in kept]
