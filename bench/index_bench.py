@@ -54,9 +54,9 @@ def worker_cpu():
             total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
     return total
 def from_workers(ctx, workers, stats, now):
-    marks["workers"], marks["n"] = time.perf_counter(), workers
+    marks["pool"], marks["n"] = time.perf_counter(), workers
     for i, row in enumerate(real_from_workers(ctx, workers, stats, now)):
-        if i == len(stats) - 1:
+        if i == len(stats) - 1:  # the pool is still up: its workers can be read
             marks["worker_cpu"] = worker_cpu()
         yield row
     marks["workers_end"] = time.perf_counter()
@@ -64,7 +64,7 @@ def timed_rows(stats, now):
     marks["rows"] = t = time.perf_counter()
     for row in real_rows_for(stats, now):
         got = time.perf_counter()
-        split["head_wait" if "workers" not in marks else "wait"] += got - t
+        split["head_wait" if "pool" not in marks else "wait"] += got - t
         yield row
         t = time.perf_counter()
         split["write"] += t - got
@@ -81,8 +81,8 @@ rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 if "rows" in marks:
     split["walk"] = marks["rows"] - t
     split["tail"] = end - marks["last_row"]
-if "workers" in marks:
-    span = marks["workers_end"] - marks["workers"]
+if "workers_end" in marks:
+    span = marks["workers_end"] - marks["pool"]
     split["workers_cpu"] = marks["worker_cpu"]
     split["workers_idle"] = span * marks["n"] - marks["worker_cpu"]
 print(json.dumps({"seconds": secs, "added": res.added, "updated": res.updated,
@@ -115,7 +115,7 @@ PHASES = r"""
 import json, sys, time
 from pathlib import Path
 from memoryd.indexer.coldload import read_file
-from memoryd.indexer.rows import UPSERT_SQL, file_row, memory_terms
+from memoryd.indexer.rows import INSERT_SQL, file_row, memory_terms
 from memoryd.indexer.scanner import stat_entry, walk_dirs
 from memoryd.indexer.store import IndexStore
 from memoryd.staleness.results import replace_citations
@@ -134,7 +134,7 @@ phase("rows")
 store = IndexStore(Path(db)); conn = store.conn
 phase("open")
 conn.execute("BEGIN IMMEDIATE"); conn.execute('DROP TRIGGER "files_ai"')
-conn.executemany(UPSERT_SQL, rows)
+conn.executemany(INSERT_SQL, rows)
 phase("insert")
 conn.execute("INSERT INTO files_fts(files_fts) VALUES ('rebuild')")
 phase("fts build")
