@@ -227,9 +227,10 @@ def bench(size: int, workdir: Path, repeat: int, with_phases: bool) -> dict[str,
 
 _SPLIT = ("walk", "head_wait", "wait", "write", "tail", "workers_cpu", "workers_idle")
 """The writer's wall time in a cold run: the walk; reading the head of the tree
-itself; waiting for workers' rows; writing rows; after the last row (FTS5
-build, citations, commit); and the workers' CPU and idle time (both summed
-over the workers, from the first worker row to the last)."""
+itself (all of it below the workers' threshold); waiting for the workers'
+rows; writing rows; after the last row (FTS5 build, citations, commit); and
+the workers' CPU and idle time, summed over the workers from the pool's start
+to the last row."""
 
 
 def print_table(rows: list[dict[str, Any]]) -> None:
