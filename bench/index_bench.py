@@ -26,26 +26,67 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _corpus import make_tree
 
 CHILD = r"""
-import json, resource, sys, time
+import json, os, resource, sys, time
 from pathlib import Path
+from memoryd.indexer import coldload, sync
 from memoryd.indexer.store import IndexStore
 from memoryd.indexer.sync import Syncer
 db, root, touch = sys.argv[1], sys.argv[2], sys.argv[3]
 if touch:
     p = Path(touch); p.write_text(p.read_text() + "\nedited\n")
+# The wall-time split of a cold load, seen from the writer: every row it takes
+# is timed as waiting (inside the rows iterator) or writing (between rows).
+split = {"wait": 0.0, "write": 0.0, "head_wait": 0.0}
+marks = {}
+def worker_cpu():
+    from multiprocessing import forkserver
+    pid = forkserver._forkserver._forkserver_pid
+    total = 0.0
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        for child in open(f"/proc/{pid}/task/{tid}/children").read().split():
+            fields = open(f"/proc/{child}/stat").read().rpartition(")")[2].split()
+            total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return total
+def from_workers(ctx, workers, stats, now):
+    marks["pool"], marks["n"] = time.perf_counter(), workers
+    for i, row in enumerate(real_from_workers(ctx, workers, stats, now)):
+        if i == len(stats) - 1:  # the pool is still up: its workers can be read
+            marks["worker_cpu"] = worker_cpu()
+        yield row
+    marks["workers_end"] = time.perf_counter()
+def timed_rows(stats, now):
+    marks["rows"] = t = time.perf_counter()
+    for row in real_rows_for(stats, now):
+        got = time.perf_counter()
+        split["head_wait" if "pool" not in marks else "wait"] += got - t
+        yield row
+        t = time.perf_counter()
+        split["write"] += t - got
+    marks["last_row"] = time.perf_counter()
+real_rows_for, sync.rows_for = sync.rows_for, timed_rows
+real_from_workers, coldload._from_workers = coldload._from_workers, from_workers
 store = IndexStore(Path(db))
 t = time.perf_counter()
 res = Syncer(store).sync_tree(root)
-secs = time.perf_counter() - t
+end = time.perf_counter()
+secs = end - t
 store.close()
 rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+if "rows" in marks:
+    split["walk"] = marks["rows"] - t
+    split["tail"] = end - marks["last_row"]
+if "workers_end" in marks:
+    span = marks["workers_end"] - marks["pool"]
+    split["workers_cpu"] = marks["worker_cpu"]
+    split["workers_idle"] = span * marks["n"] - marks["worker_cpu"]
 print(json.dumps({"seconds": secs, "added": res.added, "updated": res.updated,
-                  "rows": res.rows_written, "rss_mb": rss}))
+                  "rows": res.rows_written, "rss_mb": rss, "split": split}))
 """
 
 FLOOR = r"""
@@ -74,7 +115,7 @@ PHASES = r"""
 import json, sys, time
 from pathlib import Path
 from memoryd.indexer.coldload import read_file
-from memoryd.indexer.rows import UPSERT_SQL, file_row, memory_terms
+from memoryd.indexer.rows import INSERT_SQL, file_row, memory_terms
 from memoryd.indexer.scanner import stat_entry, walk_dirs
 from memoryd.indexer.store import IndexStore
 from memoryd.staleness.results import replace_citations
@@ -93,7 +134,7 @@ phase("rows")
 store = IndexStore(Path(db)); conn = store.conn
 phase("open")
 conn.execute("BEGIN IMMEDIATE"); conn.execute('DROP TRIGGER "files_ai"')
-conn.executemany(UPSERT_SQL, rows)
+conn.executemany(INSERT_SQL, rows)
 phase("insert")
 conn.execute("INSERT INTO files_fts(files_fts) VALUES ('rebuild')")
 phase("fts build")
@@ -139,18 +180,18 @@ def phases(root: Path, db: Path) -> dict[str, float]:
     return result
 
 
-def run_child(db: Path, root: Path, touch: str = "") -> dict[str, float]:
-    result: dict[str, float] = json.loads(_child(CHILD, str(db), str(root), touch))
+def run_child(db: Path, root: Path, touch: str = "") -> dict[str, Any]:
+    result: dict[str, Any] = json.loads(_child(CHILD, str(db), str(root), touch))
     return result
 
 
-def bench(size: int, workdir: Path, repeat: int, with_phases: bool) -> dict[str, float]:
+def bench(size: int, workdir: Path, repeat: int, with_phases: bool) -> dict[str, Any]:
     root = workdir / f"tree-{size}"
     files = make_tree(root, size)
     db = workdir / f"index-{size}.db"
     bare = min(bare_read(root) for _ in range(3))
     loadavg = os.getloadavg()[0]
-    floors, colds, rss = [], [], []
+    floors, colds, rss, splits = [], [], [], []
     for _ in range(repeat):
         floors.append(engine_floor(root, workdir / f"floor-{size}.db"))
         _remove_db(db)
@@ -158,6 +199,7 @@ def bench(size: int, workdir: Path, repeat: int, with_phases: bool) -> dict[str,
         assert cold["added"] == size
         colds.append(cold["seconds"])
         rss.append(cold["rss_mb"])
+        splits.append(cold["split"])
     nochange = run_child(db, root)
     one = run_child(db, root, touch=str(files[len(files) // 2]))
     assert nochange["rows"] == 0 and one["updated"] == 1
@@ -179,10 +221,19 @@ def bench(size: int, workdir: Path, repeat: int, with_phases: bool) -> dict[str,
         "nochange_s": nochange["seconds"],
         "one_changed_s": one["seconds"],
         "peak_rss_mb": max([*rss, nochange["rss_mb"], one["rss_mb"]]),
+        "splits": splits,
     }
 
 
-def print_table(rows: list[dict[str, float]]) -> None:
+_SPLIT = ("walk", "head_wait", "wait", "write", "tail", "workers_cpu", "workers_idle")
+"""The writer's wall time in a cold run: the walk; reading the head of the tree
+itself (all of it below the workers' threshold); waiting for the workers'
+rows; writing rows; after the last row (FTS5 build, citations, commit); and
+the workers' CPU and idle time, summed over the workers from the pool's start
+to the last row."""
+
+
+def print_table(rows: list[dict[str, Any]]) -> None:
     header = (
         f"{'files':>7} | {'bare read':>9} | {'floor':>8} | {'cold index':>15} | "
         f"{'files/s':>13} | {'x bare':>6} | {'x floor':>9} | {'no-change':>9} | "
@@ -205,6 +256,10 @@ def print_table(rows: list[dict[str, float]]) -> None:
         if steps:
             cells = ", ".join(f"{k} {v:.3f}" for k, v in steps.items())
             print(f"{r['files']:,} files, CPU s per step in one process: {cells}")
+    for r in rows:
+        for i, split in enumerate(r["splits"], 1):
+            cells = ", ".join(f"{k} {split[k]:.3f}" for k in _SPLIT if k in split)
+            print(f"{r['files']:,} files, cold run {i}, wall s: {cells}")
     for r in rows:
         ok = r["cold_vs_floor_worst"] <= 2 and r["cold_files_per_s_worst"] >= 10_000
         print(

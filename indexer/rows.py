@@ -22,11 +22,13 @@ from memoryd.select.analysis import stored_terms
 Row = tuple[object, ...]
 """One ``files`` row, a value per column of ``FILES_TABLE``, in that order."""
 
-UPSERT_SQL = (
-    f"INSERT INTO files ({', '.join(FILES_TABLE)}) "
-    f"VALUES ({', '.join('?' for _ in FILES_TABLE)}) "
-    "ON CONFLICT(path) DO UPDATE SET "
-    + ", ".join(f"{c} = excluded.{c}" for c in FILES_TABLE if c != "path")
+INSERT_SQL = (
+    f"INSERT INTO files ({', '.join(FILES_TABLE)}) VALUES ({', '.join('?' for _ in FILES_TABLE)})"
+)
+"""Writes a :data:`Row` of a path not indexed yet (fails on one that is)."""
+
+UPSERT_SQL = f"{INSERT_SQL} ON CONFLICT(path) DO UPDATE SET " + ", ".join(
+    f"{c} = excluded.{c}" for c in FILES_TABLE if c != "path"
 )
 """Writes a :data:`Row`; a path already indexed gets the new values."""
 

@@ -16,6 +16,8 @@ import pytest
 from conftest import MakeMemory, run_unprivileged
 
 from memoryd.indexer import queries
+from memoryd.indexer.coldload import rows_for
+from memoryd.indexer.scanner import stat_entry, walk_dirs
 from memoryd.indexer.store import IndexStore
 from memoryd.indexer.sync import Syncer, SyncResult
 
@@ -428,3 +430,27 @@ def test_bulk_first_index_equals_batched_index(tmp_path: Path) -> None:
         assert hits[0] and [h[0] for h in hits[0]] == [h[0] for h in hits[1]]
     bulk.close()
     batched.close()
+
+
+def test_bulk_load_keeps_rows_another_writer_added_after_the_empty_check(tmp_path: Path) -> None:
+    # The syncer sees an empty index, walks the tree, then loads it; a second
+    # writer (`memoryd index` beside the daemon) may index some paths in between.
+    root = tmp_path / "tree"
+    files = make_tree(root, 30, per_dir=10)
+    db = tmp_path / "index.db"
+    store = IndexStore(db)
+    assert store.is_empty()
+    other = IndexStore(db)
+    Syncer(other).sync_path(str(files[3]))
+    other.close()
+    files[3].write_text("---\nname: rewritten\ndescription: d\ntype: user\n---\nnew body\n")
+    stats = [stat_entry(e, d) for d, entries in walk_dirs(str(root)) for e in entries]
+    try:
+        store.load_fresh(rows_for(stats, time.time()))
+        assert indexed_paths(store, root) == disk_paths(root)
+        name = store.conn.execute("SELECT name FROM files WHERE path = ?", (str(files[3]),))
+        assert name.fetchone()[0] == "rewritten"
+        store.conn.execute("INSERT INTO files_fts(files_fts) VALUES ('integrity-check')")
+        assert store.conn.execute("SELECT count(*) FROM files_fts").fetchone()[0] == 30
+    finally:
+        store.close()
