@@ -70,6 +70,8 @@ def daemon_env(home: Path, log_level: str) -> dict[str, str]:
         CLAUDE_CONFIG_DIR=str(home / "claude"),
         MEMORYD_LOG_LEVEL=log_level,
     )
+    if os.environ.get("MEMORYD_PROFILE"):  # daemon/profiling.py: profile the bench's daemon
+        env["MEMORYD_PROFILE"] = os.environ["MEMORYD_PROFILE"]
     return env
 
 

@@ -228,13 +228,15 @@ def bench_concurrent(workdir: Path, queries: list[str], args: argparse.Namespace
         threads = [
             threading.Thread(target=worker, args=(daemon, n * 7)) for n in range(args.clients)
         ]
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), _cpu_seconds(daemon.pid)
         for t in threads:
             t.start()
         for t in threads:
             t.join()
         elapsed = time.perf_counter() - started
+        cpu = _cpu_seconds(daemon.pid) - cpu
     out.update(
+        cpu_ms_per_select=cpu * 1000 / max(1, len(times)),
         requests=len(times),
         errors=len(errors),
         per_s=len(times) / elapsed,
@@ -297,7 +299,8 @@ def print_report(result: dict[str, Any]) -> None:
         print(
             f"concurrent: {conc['clients']} clients, {conc['requests']} selects, "
             f"{conc['per_s']:.0f}/s, p50 {conc['p50_ms']:.1f} ms, p99 {conc['p99_ms']:.1f} ms, "
-            f"{conc['errors']} errors (loadavg {conc['loadavg']:.2f})"
+            f"{conc['errors']} errors, daemon CPU {conc['cpu_ms_per_select']:.2f} ms/select "
+            f"(loadavg {conc['loadavg']:.2f})"
         )
         checks += [
             ("concurrent >= 1,000/s", conc["per_s"] >= 1000),

@@ -84,6 +84,7 @@ class Daemon:
         self._activated = False
         self._writer: Writer | None = None
         self.readers = Readers(cfg.db_path)
+        self._resolved = params.ResolvedDirs()
         self.watcher = Watcher(self._on_paths, settle=cfg.settle_ms / 1000)
         self.scheduler = BackgroundScheduler(
             job_defaults={"coalesce": True, "max_instances": 1, "misfire_grace_time": 3600}
@@ -287,7 +288,7 @@ class Daemon:
         checkout's top level are answered (with a note saying what was found)
         but not watched.
         """
-        path = params.directory(raw, field)
+        path = self._resolved.directory(raw, field)
         root = self.root_for(path)
         if root is not None:
             touched = self.root_set.touch(root)

@@ -10,6 +10,7 @@ thread's reader, directories kept watched, writes queued for the writer.
 from __future__ import annotations
 
 import sqlite3
+import threading
 from collections.abc import Callable
 from functools import partial
 from typing import TYPE_CHECKING, Any
@@ -18,7 +19,7 @@ from memoryd.daemon import report_handlers, staleness_handlers
 from memoryd.daemon.staleness_handlers import pop_cwd
 from memoryd.indexer.sync import Syncer
 from memoryd.ipc.server import Handler
-from memoryd.select.service import claude_factory, make_selector, record_run
+from memoryd.select.service import claude_factory, make_selector, record_runs
 from memoryd.service import METHODS, MemoryService
 
 if TYPE_CHECKING:
@@ -44,6 +45,9 @@ class DaemonIndex:
 
     def __init__(self, daemon: Daemon) -> None:
         self._daemon = daemon
+        self._runs: list[dict[str, Any]] = []
+        self._runs_lock = threading.Lock()
+        self._flush_queued = False
 
     def reader(self) -> sqlite3.Connection:
         return self._daemon.readers.conn()
@@ -72,12 +76,28 @@ class DaemonIndex:
         return list(self._daemon.roots)
 
     def record_run(self, record: dict[str, Any]) -> None:
-        # Queued after the answer is computed: telemetry never blocks a reply.
-        self._daemon.writer.submit(lambda store: record_run(store, record))
+        """Queue the row; the writer inserts every row waiting in one transaction.
+
+        Telemetry never blocks a reply. Under load many rows wait while one
+        flush runs, so the next flush writes them all with one commit instead
+        of one commit (and one writer wake-up) per select.
+        """
+        with self._runs_lock:
+            self._runs.append(record)
+            if self._flush_queued:
+                return  # the queued flush, not yet started, will take this row
+            self._flush_queued = True
+        self._daemon.writer.submit(self._flush_runs)
+
+    def _flush_runs(self, store: IndexStore) -> None:
+        with self._runs_lock:
+            batch, self._runs = self._runs, []
+            self._flush_queued = False
+        record_runs(store, batch)
 
     def runs_recorded(self) -> None:
-        # The writer runs jobs in order: once this no-op is done, so are the
-        # telemetry rows queued before it.
+        # The writer runs jobs in order, and every waiting row has a flush
+        # queued ahead of this no-op: once it is done, all those rows are in.
         self._daemon.writer.call(lambda store: None)
 
 

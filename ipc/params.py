@@ -8,6 +8,8 @@ always becomes ``invalid_params`` with a message such as
 from __future__ import annotations
 
 import os
+import stat
+import time
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
@@ -104,3 +106,58 @@ def directory(
     if not os.path.isdir(path):
         raise InvalidParams(f"'{key}': not a directory: {raw}", {"field": key})
     return path
+
+
+RESOLVED_TTL_S = 1.0
+"""How long a cached resolution is trusted, on top of its per-call identity check."""
+
+_RESOLVED_MAX = 512
+
+
+class ResolvedDirs:
+    """:func:`directory` for a busy reader, without a ``realpath`` walk per request.
+
+    ``realpath`` costs an ``lstat`` per path component, and each system call
+    lets another request thread take the interpreter: at a thousand selects a
+    second that dominated the work outside ranking. A resolution is reused
+    while two ``stat`` calls show it still holds: ``raw`` (symlinks followed)
+    is the same directory as before, so a re-pointed link or a removed folder
+    is seen at once, and the resolved path (last component not followed) is
+    still that directory itself, not a link to it. A rename further up that
+    keeps both true is picked up within :data:`RESOLVED_TTL_S`. Only reads use
+    this; ``save`` resolves its directory in full every time.
+    """
+
+    def __init__(self) -> None:
+        self._known: dict[str, tuple[str, int, int, float]] = {}
+
+    def directory(self, raw: Any, key: str = "dir") -> str:
+        if isinstance(raw, str):
+            known = self._known.get(raw)
+            if known is not None and self._still(raw, known):
+                return known[0]
+        path = directory(raw, key)
+        try:
+            st = os.stat(path)
+        except OSError:
+            return path
+        if len(self._known) >= _RESOLVED_MAX:
+            self._known.clear()
+        self._known[raw] = (path, st.st_dev, st.st_ino, time.monotonic())
+        return path
+
+    @staticmethod
+    def _still(raw: str, known: tuple[str, int, int, float]) -> bool:
+        path, dev, ino, at = known
+        if time.monotonic() - at > RESOLVED_TTL_S:
+            return False
+        try:
+            here = os.stat(os.path.expanduser(raw))
+            real = os.lstat(path)
+        except OSError:
+            return False
+        return (
+            stat.S_ISDIR(real.st_mode)
+            and (here.st_dev, here.st_ino) == (dev, ino)
+            and (real.st_dev, real.st_ino) == (dev, ino)
+        )

@@ -59,8 +59,12 @@ def decode_request(line: bytes) -> Request:
     return Request(req_id, method, params)
 
 
+_ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
+"""One encoder for every line: ``json.dumps`` with options builds a new one per call."""
+
+
 def encode(obj: dict[str, Any]) -> bytes:
-    return json.dumps(obj, separators=(",", ":"), ensure_ascii=False).encode() + b"\n"
+    return _ENCODER.encode(obj).encode() + b"\n"
 
 
 def encode_result(req_id: Any, result: Any) -> bytes:

@@ -134,6 +134,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from dataclasses import replace  # noqa: PLC0415 - keep client start-up light
 
     from memoryd import config as config_mod  # noqa: PLC0415
+    from memoryd.daemon import profiling  # noqa: PLC0415
     from memoryd.daemon.app import Daemon  # noqa: PLC0415
 
     cfg = config_mod.load(args.config)
@@ -144,6 +145,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     if args.db:
         cfg = replace(cfg, db=args.db)
     logs.configure(level=os.environ.get("MEMORYD_LOG_LEVEL", "INFO"))
+    profiling.install()
     return Daemon(cfg, declared_roots(cfg, args.root, args.default_roots)).run()
 
 

@@ -83,6 +83,11 @@ def configure(*, json: bool | None = None, level: str | None = None) -> None:
     _settings.level, _settings.configured = level, True
 
 
+def enabled(method: str) -> bool:
+    """Whether an event at ``method``'s level ("info", ...) would be written in this process."""
+    return _LEVELS[method.upper()] >= _numeric(_settings.level)
+
+
 def set_level(level: str) -> None:
     """Use ``level`` when structlog is configured later; nothing is imported now."""
     _settings.level = level
@@ -110,7 +115,7 @@ class LazyLogger:
         self._emit("warning", event, fields)
 
     def _emit(self, method: str, event: str, fields: dict[str, Any]) -> None:
-        if _LEVELS[method.upper()] < _numeric(_settings.level):
+        if not enabled(method):
             return
         ensure_configured()
         import structlog  # noqa: PLC0415

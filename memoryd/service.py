@@ -14,9 +14,9 @@ enters, into the typed requests of :mod:`memoryd.select.types` and
 from __future__ import annotations
 
 import os
+import random
 import sqlite3
 import time
-import uuid
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol, TypeVar, cast
 
@@ -45,7 +45,7 @@ from memoryd.report.sessions import DAY
 from memoryd.select import telemetry
 from memoryd.select.manifest import superseded_in
 from memoryd.select.selector import Selector
-from memoryd.select.service import record_run, run_stats
+from memoryd.select.service import record_runs, run_stats
 from memoryd.select.types import (
     SelectResult,
     StatsRequest,
@@ -136,7 +136,7 @@ class StoreIndex:
         return found
 
     def record_run(self, record: dict[str, Any]) -> None:
-        record_run(self.store, record)
+        record_runs(self.store, [record])
 
     def runs_recorded(self) -> None:
         """Nothing to wait for: runs are written as they are recorded."""
@@ -197,7 +197,8 @@ class MemoryService:
         leaves its row (``error: invalid_params``).
         """
         started = time.perf_counter()
-        run_id = uuid.uuid4().hex[:16]
+        # Not uuid4: its os.urandom call hands the interpreter to another thread.
+        run_id = f"{random.getrandbits(64):016x}"
         raw_query = params.get("query")
         query = raw_query if isinstance(raw_query, str) else ""
         directory: str | None = None

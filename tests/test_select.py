@@ -6,6 +6,7 @@ import json
 import sqlite3
 import subprocess
 import sys
+import threading
 from collections.abc import Callable
 from pathlib import Path
 
@@ -254,6 +255,27 @@ def test_stats_summarise_runs(seeded: DaemonProc) -> None:
     assert "project_billing_rewrite.md" in never
     with seeded.client() as c, pytest.raises(InvalidParams, match="'since'"):
         c.call("stats", {"since": "soon"})
+
+
+def test_stats_see_every_run_of_concurrent_clients(seeded: DaemonProc) -> None:
+    # Rows queued while a flush runs go into the next one: none is lost or doubled.
+    run_ids: list[str] = []
+
+    def client(n: int) -> None:
+        with seeded.client() as c:
+            for i in range(15):
+                query = f"pytest coverage subset {n} {i}"
+                result = c.call("select", {"query": query, "dir": str(seeded.roots[0])})
+                run_ids.append(result["run_id"])
+
+    threads = [threading.Thread(target=client, args=(n,)) for n in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(set(run_ids)) == 90
+    assert seeded.call("stats", {"since": "1h"})["runs"] == 90
+    assert sorted(row["run_id"] for row in runs(seeded, 90)) == sorted(run_ids)
 
 
 def test_cli_select_in_process_and_json(tmp_path: Path) -> None:

@@ -1,7 +1,7 @@
 """The selector's wiring: one :class:`~memoryd.select.selector.Selector` per process.
 
 It gets the configured Claude ranker (if any); its runs are recorded by
-:meth:`memoryd.service.MemoryService.select` through :func:`record_run` on
+:meth:`memoryd.service.MemoryService.select` through :func:`record_runs` on
 whichever side owns the index's write connection, and ``stats`` summarises
 them (:func:`run_stats`).
 """
@@ -46,9 +46,10 @@ def claude_factory(cfg: Config) -> Callable[[], Any] | None:
     return get
 
 
-def record_run(store: IndexStore, record: dict[str, Any]) -> None:
+def record_runs(store: IndexStore, records: list[dict[str, Any]]) -> None:
+    """Write telemetry rows in one transaction (the daemon batches those that queued up)."""
     with store.transaction() as conn:
-        telemetry.insert(conn, record)
+        telemetry.insert(conn, *records)
 
 
 def make_selector(cfg: Config) -> Selector:
