@@ -294,7 +294,8 @@ class Daemon:
             touched = self.root_set.touch(root)
             if touched is not None:
                 self.writer.submit(
-                    lambda s: s.save_root(touched.path, touched.origin, touched.last_used)
+                    lambda s: s.save_root(touched.path, touched.origin, touched.last_used),
+                    keep=True,
                 )
             return path
         self.refuse_too_broad(path, field)

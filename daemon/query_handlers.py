@@ -70,7 +70,7 @@ class DaemonIndex:
             with store.transaction() as conn:
                 fn(conn)
 
-        self._daemon.writer.submit(job)
+        self._daemon.writer.submit(job, keep=True)
 
     def roots(self) -> list[str]:
         return list(self._daemon.roots)
@@ -87,7 +87,7 @@ class DaemonIndex:
             if self._flush_queued:
                 return  # the queued flush, not yet started, will take this row
             self._flush_queued = True
-        self._daemon.writer.submit(self._flush_runs)
+        self._daemon.writer.submit(self._flush_runs, keep=True)
 
     def _flush_runs(self, store: IndexStore) -> None:
         with self._runs_lock:

@@ -19,7 +19,7 @@ import structlog
 from memoryd.indexer.store import IndexStore
 
 T = TypeVar("T")
-Job = tuple[Callable[[IndexStore], Any], Future[Any]]
+Job = tuple[Callable[[IndexStore], Any], Future[Any], bool]
 
 log = structlog.get_logger("memoryd.writer")
 
@@ -36,9 +36,15 @@ class Writer:
         """Jobs waiting (not counting the one running)."""
         return self._jobs.qsize()
 
-    def submit(self, job: Callable[[IndexStore], T]) -> Future[T]:
+    def submit(self, job: Callable[[IndexStore], T], *, keep: bool = False) -> Future[T]:
+        """Queue ``job``; with ``keep`` it still runs if the writer is closed before it starts.
+
+        Jobs that only the next start-up reconcile would redo anyway may be
+        dropped at shutdown; ``keep`` is for writes nothing else would redo
+        (telemetry rows, a root's last use, staleness verdicts).
+        """
         future: Future[T] = Future()
-        self._jobs.put((job, future))
+        self._jobs.put((job, future, keep))
         return future
 
     def call(self, job: Callable[[IndexStore], T], timeout: float | None = None) -> T:
@@ -46,19 +52,26 @@ class Writer:
         return self.submit(job).result(timeout)
 
     def close(self, timeout: float = 30.0) -> None:
-        """Cancel queued jobs, let the running one finish, close the store cleanly.
+        """Run the kept jobs, cancel the rest, close the store cleanly.
 
-        Only watcher hints and reconciles can still be queued at this point
-        (request handlers wait for their own jobs and have all returned), and
-        the next start-up reconcile redoes whatever they would have done.
+        Request handlers that wait for their jobs have all returned by now.
+        What can still be queued is watcher hints and reconciles (cancelled:
+        the next start-up reconcile redoes them) and writes submitted with
+        ``keep`` without waiting, such as telemetry rows, which run in order
+        before the store is closed.
         """
+        kept: list[Job] = []
         while True:
             try:
                 item = self._jobs.get_nowait()
             except queue.Empty:
                 break
-            if item is not None:
+            if item is not None and item[2]:
+                kept.append(item)
+            elif item is not None:
                 item[1].cancel()
+        for item in kept:
+            self._jobs.put(item)
         self._jobs.put(None)
         self._thread.join(timeout)
 
@@ -67,7 +80,7 @@ class Writer:
             item = self._jobs.get()
             if item is None:
                 break
-            job, future = item
+            job, future, _keep = item
             if not future.set_running_or_notify_cancel():
                 continue
             try:
