@@ -126,8 +126,12 @@ def _term_set(text: str) -> frozenset[str]:
     return frozenset(terms(text))
 
 
+def _title_text(c: Candidate) -> str:
+    return f"{c.name} {c.filename.removesuffix('.md').replace('_', ' ')}"
+
+
 def _title_terms(c: Candidate) -> frozenset[str]:
-    return _term_set(f"{c.name} {c.filename.removesuffix('.md').replace('_', ' ')}")
+    return _term_set(_title_text(c))
 
 
 def _latest_date(c: Candidate) -> tuple[int, int, int, float]:
@@ -145,10 +149,12 @@ class _Titles:
     def __init__(self, everyone: Sequence[Candidate]) -> None:
         self.everyone = everyone
         self.by_file = {c.filename: i for i, c in enumerate(everyone)}
-        self.titles = [_title_terms(c) for c in everyone]
         self.by_term: dict[str, list[int]] = {}
-        for i, words in enumerate(self.titles):
-            for t in words:
+        # Each title's terms are needed only here: not kept, and not through the
+        # cache of _term_set, which a large folder's 10k titles would fill with
+        # sets that outlive the call and pin the heap.
+        for i, c in enumerate(everyone):
+            for t in set(terms(_title_text(c))):
                 self.by_term.setdefault(t, []).append(i)
 
     def named_files(self, text: str) -> list[str]:
