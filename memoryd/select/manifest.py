@@ -375,13 +375,14 @@ def _large_relations(conn: sqlite3.Connection, directory: str) -> Relations:
             (directory,),
         )
     ]
-    referencing = [
+    # Streamed: one body at a time, not a third of a large folder's text at once.
+    referencing = (
         Candidate(fn, name or PurePath(fn).stem, desc or "", mtype, body or "", mtime_ns / 1e9)
         for fn, name, desc, mtype, body, mtime_ns in conn.execute(
             REFERENCING,
             {"match": " OR ".join(SIGNAL_WORDS) + ' OR "no longer"', "dir": directory},
         )
-    ]
+    )
     superseded = superseded_among(referencing, headers, quoted_only=True)
     return Relations(superseded=superseded, near_duplicates=[])
 
