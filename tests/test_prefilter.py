@@ -12,7 +12,7 @@ from conftest import MakeMemory
 from memoryd.indexer.store import IndexStore
 from memoryd.indexer.sync import Syncer
 from memoryd.select import manifest as manifest_mod
-from memoryd.select.analysis import DocTerms, analyse
+from memoryd.select.analysis import DocTerms, analyse, decode, encode
 from memoryd.select.local import LocalRanker
 from memoryd.select.manifest import LARGE_DIRECTORY, Manifest, candidates_for
 from memoryd.select.postings import Postings
@@ -260,3 +260,17 @@ def test_a_large_folder_is_loaded_in_one_read_transaction(
         after.append(store.conn.in_transaction)
     store.conn.execute("COMMIT")
     assert seen == [True, True] and after == [False, True]
+
+
+def test_lists_of_two_folders_share_their_term_strings() -> None:
+    # Every folder decodes its own copies of the same words; fifty folders must not keep fifty.
+    stored = encode(analyse("a.md", "deploy notes", "rollback plan", "worker queue"))
+
+    def docs() -> list[tuple[str, DocTerms]]:
+        doc = decode(stored)
+        assert doc is not None
+        return [("a.md", doc)]
+
+    one, two = Postings(docs), Postings(docs)
+    assert one._terms == two._terms and len(one._terms) > 4
+    assert all(a is b for a, b in zip(one._terms, two._terms, strict=True))

@@ -89,7 +89,11 @@ class Postings:
             lengths.extend(doc.lengths)
             widest = max(widest, position, *(max(c.values(), default=0) for c in doc.fields))
             for term in set().union(*doc.fields):
-                counts[term] = counts.get(term, 0) + 1
+                n = counts.get(term)
+                if n is None:  # one string per term shared by every folder's lists
+                    counts[sys.intern(term)] = 1
+                else:
+                    counts[term] = n + 1
         wide = widest > 0xFFFF or (old is not None and old._runs.format == "I")
         typecode: Literal["H", "I"] = "I" if wide else "H"
         terms = sorted(set(old._terms).union(counts) if old is not None else counts)
@@ -99,7 +103,7 @@ class Postings:
             offsets.append(end)
         del counts
         packed = memoryview(bytearray(end * array(typecode).itemsize)).cast(typecode)
-        index = {sys.intern(term): i for i, term in enumerate(terms)}
+        index = {term: i for i, term in enumerate(terms)}
         cursor = array("I", offsets[:-1])
         if old is not None:
             for i, term in enumerate(terms):
