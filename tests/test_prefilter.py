@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -11,7 +12,7 @@ from conftest import MakeMemory
 from memoryd.indexer.store import IndexStore
 from memoryd.indexer.sync import Syncer
 from memoryd.select import manifest as manifest_mod
-from memoryd.select.analysis import analyse
+from memoryd.select.analysis import DocTerms, analyse, decode, encode
 from memoryd.select.local import LocalRanker
 from memoryd.select.manifest import LARGE_DIRECTORY, Manifest, candidates_for
 from memoryd.select.postings import Postings
@@ -118,7 +119,7 @@ def test_folder_beyond_the_postings_limit_keeps_the_fts_prefilter(
 def test_lookups_by_bisection_match_a_walk_of_the_list() -> None:
     rng = random.Random(5)
     docs = [analyse(f"n{i}.md", "t", " ".join(rng.choices(WORDS, k=3)), "") for i in range(400)]
-    postings = Postings((f"n{i}.md", doc) for i, doc in enumerate(docs))
+    postings = Postings(lambda: ((f"n{i}.md", doc) for i, doc in enumerate(docs)))
     few = {p: n for n, p in enumerate(rng.sample(range(400), 7))}  # few wanted: bisection
     every = {p: p for p in range(400)}  # all wanted: a walk
     for term in ("deploy", "cache", "absent"):
@@ -205,3 +206,71 @@ def test_a_write_that_touches_no_memory_keeps_the_lists(warmed: Warmed) -> None:
     (folder / "MEMORY.md").write_text("- [note](project_note_1.md)\n", encoding="utf-8")
     after = _resynced(store, folder, selector)
     assert after.version != before.version and after.postings is before.postings
+
+
+def _naive_runs(docs: list[DocTerms], first: int = 0) -> dict[str, list[int]]:
+    runs: dict[str, list[int]] = {}
+    for position, doc in enumerate(docs, start=first):
+        for term in sorted(set().union(*doc.fields)):
+            runs.setdefault(term, []).extend([position, *(f.get(term, 0) for f in doc.fields)])
+    return runs
+
+
+@pytest.mark.parametrize("top_count", [3, 70_000])  # 2-byte lists, and one past 65,535
+def test_lists_written_in_two_passes_hold_every_count(top_count: int) -> None:
+    rng = random.Random(7)
+    docs = [analyse(f"n{i}.md", "t", " ".join(rng.choices(WORDS, k=4)), "") for i in range(50)]
+    docs[10] = DocTerms([{"deploy": top_count}, {}, {"cache": 2}, {}], [1, 0, 1, 0])
+    added = [analyse("new.md", "deploy cache", "zebra", "")]
+    postings = Postings(lambda: ((f"n{i}.md", doc) for i, doc in enumerate(docs)))
+    patched = postings.patched({"n3.md"}, lambda: (("new.md", doc) for doc in added))
+    fresh, extra = _naive_runs(docs), _naive_runs(added, 50)
+    assert {t: list(postings.run(t)) for t in fresh} == fresh
+    both = {t: fresh.get(t, []) + extra.get(t, []) for t in fresh.keys() | extra.keys()}
+    assert {t: list(patched.run(t)) for t in both} == both
+    assert patched.positions["new.md"] == 50 and "n3.md" not in patched.positions
+    assert patched.dead == {3}
+
+
+def test_signal_word_search_starts_from_the_full_text_hits(large: tuple[IndexStore, Path]) -> None:
+    store, folder = large
+    args = {"match": "replaces", "dir": str(folder)}
+    plan = store.conn.execute(f"EXPLAIN QUERY PLAN {manifest_mod.REFERENCING}", args).fetchall()
+    # Walking the folder by directory first runs the MATCH once per row: seconds at 10k files.
+    assert plan[0]["detail"].startswith("SCAN files_fts"), [row["detail"] for row in plan]
+
+
+def test_a_large_folder_is_loaded_in_one_read_transaction(
+    large: tuple[IndexStore, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store, folder = large
+    seen: list[bool] = []
+    real = manifest_mod._index_large
+
+    def watched(conn: sqlite3.Connection, manifest: Manifest) -> None:
+        seen.append(conn.in_transaction)  # both passes over the rows see one snapshot
+        real(conn, manifest)
+
+    monkeypatch.setattr(manifest_mod, "_index_large", watched)
+    after: list[bool] = []
+    for begin in (False, True):  # a caller's own transaction is left to it
+        if begin:
+            store.conn.execute("BEGIN")
+        manifest_mod.ManifestCache().get(store.conn, str(folder))
+        after.append(store.conn.in_transaction)
+    store.conn.execute("COMMIT")
+    assert seen == [True, True] and after == [False, True]
+
+
+def test_lists_of_two_folders_share_their_term_strings() -> None:
+    # Every folder decodes its own copies of the same words; fifty folders must not keep fifty.
+    stored = encode(analyse("a.md", "deploy notes", "rollback plan", "worker queue"))
+
+    def docs() -> list[tuple[str, DocTerms]]:
+        doc = decode(stored)
+        assert doc is not None
+        return [("a.md", doc)]
+
+    one, two = Postings(docs), Postings(docs)
+    assert one._terms == two._terms and len(one._terms) > 4
+    assert all(a is b for a, b in zip(one._terms, two._terms, strict=True))

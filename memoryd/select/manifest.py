@@ -18,13 +18,19 @@ instead of holding posting lists of that many files in memory.
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
+import functools
 import re
 import sqlite3
+import time
 from array import array
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import PurePath
+
+import structlog
 
 from memoryd.indexer import queries
 from memoryd.indexer.queries import IndexedFile
@@ -50,6 +56,18 @@ _LARGE_ROWS = (
     "SELECT rowid, filename, mtime_ns, size, content_hash, terms_json FROM files "
     "WHERE directory = ? AND kind = 'memory' AND error IS NULL ORDER BY filename"
 )
+REFERENCING = (
+    "SELECT files.filename, files.name, files.description, files.type, files.body, "
+    "files.mtime_ns FROM files_fts CROSS JOIN files ON files.rowid = files_fts.rowid "
+    "WHERE files_fts MATCH :match AND files.directory = :dir "
+    "AND files.kind = 'memory' AND files.error IS NULL ORDER BY files.filename"
+)
+"""A large folder's memories that carry a supersession signal word.
+
+CROSS JOIN keeps SQLite from walking the folder's rows by directory and
+running the MATCH once per row (2 s at 10k files, most of a large folder's
+first select); the FTS5 hits are found once and then looked up by rowid.
+"""
 POSTINGS_MAX_FILES = 20_000
 """Above this many memory files, a folder's candidates come from FTS5, not posting lists."""
 
@@ -58,6 +76,7 @@ CACHE_BYTES = 64 << 20
 _FILE_OVERHEAD = 1200
 """Rough bytes of the per-file objects of a manifest besides its text."""
 _WORD = re.compile(r"[A-Za-z0-9]+")
+log = structlog.get_logger("memoryd.selector")
 # The FTS table shares column names with ``files``, so qualify them in joins.
 _WITH_TERMS = ", ".join(f"files.{c}" for c in (*queries.FILE_FIELDS.values(), "terms_json"))
 
@@ -157,9 +176,50 @@ class ManifestCache:
         cached = self._items.get(directory)
         if cached is not None and cached.version == version:
             return cached
-        manifest = _load(conn, directory, version, cached)
+        with _snapshot(conn):
+            # The load reads a large folder's rows twice (see Postings): all its
+            # reads, the version included, must see one state of the index.
+            version = queries.directory_version(conn, directory)
+            manifest = _load(conn, directory, version, cached)
         self._items.put(directory, manifest, manifest.weight)
+        if manifest.large:
+            release_free_heap()
         return manifest
+
+
+@functools.cache
+def _malloc_trim() -> Callable[[int], object] | None:
+    try:
+        trim: Callable[[int], object] = ctypes.CDLL("libc.so.6").malloc_trim
+    except (OSError, AttributeError):  # not glibc: its allocator keeps no such pages, or cannot say
+        return None
+    return trim
+
+
+def release_free_heap() -> None:
+    """Give the C heap's free pages back to the system (glibc; elsewhere nothing).
+
+    Loading a large folder allocates and frees tens of MB of small objects
+    (headers, title terms, decoded analyses) around the few MB it keeps; glibc
+    holds on to the freed pages, so the daemon would stay at the load's
+    high-water mark for good. ``malloc_trim(0)`` returns them in a few ms.
+    """
+    trim = _malloc_trim()
+    if trim is not None:
+        trim(0)
+
+
+@contextlib.contextmanager
+def _snapshot(conn: sqlite3.Connection) -> Iterator[None]:
+    """A read transaction around the block, unless the caller already holds one."""
+    if conn.in_transaction:
+        yield
+        return
+    conn.execute("BEGIN")
+    try:
+        yield
+    finally:
+        conn.execute("COMMIT")
 
 
 def _load(
@@ -174,9 +234,23 @@ def _load(
     ).fetchone()
     if total > LARGE_DIRECTORY:
         manifest = Manifest(directory, version, [], bool(has_index), int(total))
+        started = time.perf_counter()
         manifest.relations = _large_relations(conn, directory)
-        if total <= POSTINGS_MAX_FILES and not (previous and _patch(conn, manifest, previous)):
-            _index_large(conn, manifest)
+        links_s = time.perf_counter() - started
+        how = "fts5"
+        if total <= POSTINGS_MAX_FILES:
+            how = "patched" if previous and _patch(conn, manifest, previous) else "built"
+            if how == "built":
+                _index_large(conn, manifest)
+        # A large folder's load is what its next select waits for: say where it went.
+        log.info(
+            "select.large_folder_loaded",
+            dir=directory,
+            files=int(total),
+            lists=how,
+            links_s=round(links_s, 3),
+            lists_s=round(time.perf_counter() - started - links_s, 3),
+        )
         return manifest
     rows = _with_terms(
         conn.execute(
@@ -187,7 +261,7 @@ def _load(
     )
     manifest = Manifest(directory, version, [], bool(has_index), int(total))
     manifest.relations = compute_relations([to_candidate(f, doc) for f, doc in rows])
-    manifest.postings = Postings((f.filename, doc) for f, doc in rows)
+    manifest.postings = Postings(lambda: ((f.filename, doc) for f, doc in rows))
     # A cached folder keeps neither analyses nor bodies: the posting lists hold the
     # same counts in a fraction of the memory, the links above read both once, and
     # the tool-doc rule needs only the body's command names.
@@ -204,17 +278,19 @@ def _index_large(conn: sqlite3.Connection, manifest: Manifest) -> None:
     Each row's analysis is decoded as the lists are built and dropped at once,
     so the folder never holds its per-file term dictionaries all together.
     """
-    rows = conn.execute(_LARGE_ROWS, (manifest.directory,))
 
     def docs() -> Iterable[tuple[str, DocTerms]]:
-        # Read as the lists are built: the folder's stored analyses are never all
-        # in memory at once, as text or decoded.
-        for rowid, filename, mtime_ns, size, content_hash, stored in rows:
+        # Read as the lists are built (twice, see Postings): the folder's stored
+        # analyses are never all in memory at once, as text or decoded.
+        manifest.rowids, manifest.stamps = array("q"), array("q")
+        for rowid, filename, mtime_ns, size, content_hash, stored in conn.execute(
+            _LARGE_ROWS, (manifest.directory,)
+        ):
             manifest.rowids.append(rowid)
             manifest.stamps.append(_stamp(mtime_ns, size, content_hash))
             yield filename, _stored_doc(conn, rowid, stored)
 
-    manifest.postings = Postings(docs())
+    manifest.postings = Postings(docs)
     manifest.prefilter = Prefilter(manifest.postings)
 
 
@@ -252,13 +328,12 @@ def _patch(conn: sqlite3.Connection, manifest: Manifest, previous: Manifest) -> 
         manifest.postings, manifest.prefilter = old, previous.prefilter
         return True
 
-    def docs() -> Iterable[tuple[str, DocTerms]]:
-        for rowid, filename, stamp, stored in changed:
-            manifest.rowids.append(rowid)
-            manifest.stamps.append(stamp)
-            yield filename, _stored_doc(conn, rowid, stored)
-
-    manifest.postings = old.patched(gone, docs())
+    for rowid, _, stamp, _ in changed:
+        manifest.rowids.append(rowid)
+        manifest.stamps.append(stamp)
+    manifest.postings = old.patched(
+        gone, lambda: ((fn, _stored_doc(conn, rowid, stored)) for rowid, fn, _, stored in changed)
+    )
     manifest.prefilter = Prefilter(manifest.postings)
     return True
 
@@ -300,16 +375,14 @@ def _large_relations(conn: sqlite3.Connection, directory: str) -> Relations:
             (directory,),
         )
     ]
-    referencing = [
+    # Streamed: one body at a time, not a third of a large folder's text at once.
+    referencing = (
         Candidate(fn, name or PurePath(fn).stem, desc or "", mtype, body or "", mtime_ns / 1e9)
         for fn, name, desc, mtype, body, mtime_ns in conn.execute(
-            "SELECT files.filename, files.name, files.description, files.type, files.body, "
-            "files.mtime_ns FROM files_fts JOIN files ON files.rowid = files_fts.rowid "
-            "WHERE files_fts MATCH :match AND files.directory = :dir "
-            "AND files.kind = 'memory' AND files.error IS NULL ORDER BY files.filename",
+            REFERENCING,
             {"match": " OR ".join(SIGNAL_WORDS) + ' OR "no longer"', "dir": directory},
         )
-    ]
+    )
     superseded = superseded_among(referencing, headers, quoted_only=True)
     return Relations(superseded=superseded, near_duplicates=[])
 
@@ -326,7 +399,7 @@ def candidates_for(
     if match is None:
         return []
     rows = conn.execute(
-        f"SELECT {_WITH_TERMS} FROM files_fts JOIN files ON files.rowid = files_fts.rowid "
+        f"SELECT {_WITH_TERMS} FROM files_fts CROSS JOIN files ON files.rowid = files_fts.rowid "
         "WHERE files_fts MATCH ? AND files.directory = ? AND files.kind = 'memory' "
         "AND files.error IS NULL ORDER BY rank LIMIT ?",
         (match, manifest.directory, PREFILTER_LIMIT),

@@ -17,7 +17,7 @@ from __future__ import annotations
 import sys
 from array import array
 from bisect import bisect_left
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from typing import Literal
 
 from memoryd.select.analysis import FIELDS, DocTerms
@@ -26,6 +26,8 @@ _NF = len(FIELDS)
 _STRIDE = 1 + _NF
 _BISECT_RATIO = 8
 """Look candidates up by bisection when a list is this many times longer than they are."""
+DocSource = Callable[[], Iterable[tuple[str, DocTerms]]]
+"""Gives a folder's ``(filename, analysis)`` pairs in order, the same each time it is called."""
 
 
 class Postings:
@@ -48,17 +50,21 @@ class Postings:
     _totals: list[int]
     weight: int
 
-    def __init__(self, docs: Iterable[tuple[str, DocTerms]]) -> None:
-        """``(filename, analysis)`` of each memory in manifest order, read once (a caller
-        may decode them as they come)."""
+    def __init__(self, docs: DocSource) -> None:
+        """``docs()`` yields ``(filename, analysis)`` of each memory in manifest order.
+
+        It is called twice, and must yield the same memories both times: once to
+        size each term's list, once to write the entries straight into a buffer
+        of the final size. A caller can then decode the analyses as they come, and
+        the lists are never held twice or as one growing array per term (which
+        took about twice their final size and left the heap fragmented).
+        """
         self.positions: dict[str, int] = {}
         self.dead: frozenset[int] = frozenset()
         """Positions of memories gone since the lists were built (see :meth:`patched`)."""
-        lengths = array("I")
-        runs, wide = _collect(docs, self.positions, lengths, 0)
-        self._fill(sorted(runs), None, runs, "I" if wide else "H", lengths)
+        self._build(docs, None, 0)
 
-    def patched(self, gone: Collection[str], added: Iterable[tuple[str, DocTerms]]) -> Postings:
+    def patched(self, gone: Collection[str], added: DocSource) -> Postings:
         """These lists without the memories ``gone`` and with ``added`` appended.
 
         A changed memory is one gone and one added. Entries of the gone stay in
@@ -70,33 +76,41 @@ class Postings:
         new = Postings.__new__(Postings)
         new.positions = {fn: p for fn, p in self.positions.items() if fn not in gone}
         new.dead = self.dead.union(self.positions[fn] for fn in gone if fn in self.positions)
-        lengths = array("I", self._lengths)
-        runs, wide = _collect(added, new.positions, lengths, len(self))
-        typecode: Literal["H", "I"] = "I" if wide or self._runs.format == "I" else "H"
-        new._fill(sorted(set(self._terms).union(runs)), self, runs, typecode, lengths)
+        new._build(added, self, len(self))
         return new
 
-    def _fill(
-        self,
-        terms: list[str],
-        old: Postings | None,
-        runs: dict[str, array[int]],
-        typecode: Literal["H", "I"],
-        lengths: array[int],
-    ) -> None:
-        """Pack each term's old run, then its new one, into one buffer of the final size.
-
-        The new runs are let go as they are copied: never two copies of the lists.
-        """
-        size = (len(old._runs) if old is not None else 0) + sum(len(r) for r in runs.values())
-        packed = memoryview(bytearray(size * array(typecode).itemsize)).cast(typecode)
+    def _build(self, docs: DocSource, old: Postings | None, first: int) -> None:
+        """Lists of ``old`` (if any) followed by those of ``docs()``, numbered from ``first``."""
+        lengths = array("I", old._lengths if old is not None else ())
+        counts: dict[str, int] = {}
+        widest = first
+        for position, (filename, doc) in enumerate(docs(), start=first):
+            self.positions[filename] = position
+            lengths.extend(doc.lengths)
+            widest = max(widest, position, *(max(c.values(), default=0) for c in doc.fields))
+            for term in set().union(*doc.fields):
+                n = counts.get(term)
+                if n is None:  # one string per term shared by every folder's lists
+                    counts[sys.intern(term)] = 1
+                else:
+                    counts[term] = n + 1
+        wide = widest > 0xFFFF or (old is not None and old._runs.format == "I")
+        typecode: Literal["H", "I"] = "I" if wide else "H"
+        terms = sorted(set(old._terms).union(counts) if old is not None else counts)
         offsets, end = array("I", [0]), 0
         for term in terms:
-            for part in (old.run(term) if old is not None else (), runs.pop(term, ())):
-                if len(part):
-                    packed[end : end + len(part)] = _typed(part, typecode)
-                    end += len(part)
+            end += (len(old.run(term)) if old is not None else 0) + _STRIDE * counts.get(term, 0)
             offsets.append(end)
+        del counts
+        packed = memoryview(bytearray(end * array(typecode).itemsize)).cast(typecode)
+        index = {term: i for i, term in enumerate(terms)}
+        cursor = array("I", offsets[:-1])
+        if old is not None:
+            for i, term in enumerate(terms):
+                run = old.run(term)
+                packed[cursor[i] : cursor[i] + len(run)] = _typed(run, typecode)
+                cursor[i] += len(run)
+        _fill(docs(), first, index, cursor, packed)
         self._terms = terms
         self._runs = packed
         self._offsets = offsets
@@ -152,40 +166,25 @@ class Postings:
         return out
 
 
-def _collect(
-    docs: Iterable[tuple[str, DocTerms]], positions: dict[str, int], lengths: array[int], first: int
-) -> tuple[dict[str, array[int]], bool]:
-    """Each term's run of ``position, counts...`` over ``docs``, numbered from ``first``.
-
-    Records each filename's position and appends its field lengths. Runs grow
-    as 2-byte arrays (4-byte once a number outgrows them; the flag says so),
-    not lists of ints: building a 10k-file folder's lists would otherwise take
-    several times the memory they end up in.
-    """
-    runs: dict[str, array[int]] = {}
-    wide = False
-    for position, (filename, doc) in enumerate(docs, start=first):
-        positions[filename] = position
-        lengths.extend(doc.lengths)
-        merged: dict[str, list[int]] = {}
-        for f, field_counts in enumerate(doc.fields):
+def _fill(
+    docs: Iterable[tuple[str, DocTerms]],
+    first: int,
+    index: dict[str, int],
+    cursor: array[int],
+    packed: memoryview,
+) -> None:
+    """Write each memory's ``position, counts...`` at its terms' cursors (zeros are in place)."""
+    for position, (_, doc) in enumerate(docs, start=first):
+        slots: dict[int, int] = {}
+        for f, field_counts in enumerate(doc.fields, start=1):
             for term, n in field_counts.items():
-                counts = merged.get(term)
-                if counts is None:
-                    counts = merged[term] = [position] + [0] * _NF
-                counts[1 + f] = n
-        for term, entry in merged.items():
-            run = runs.get(term)
-            if run is None:
-                run = runs[sys.intern(term)] = array("I" if wide else "H")
-            had = len(run)
-            try:
-                run.extend(entry)
-            except OverflowError:  # a count or position past 65,535
-                wide = True
-                run = runs[term] = array("I", run[:had])
-                run.extend(entry)
-    return runs, wide
+                i = index[term]
+                at = slots.get(i)
+                if at is None:
+                    at = slots[i] = cursor[i]
+                    cursor[i] = at + _STRIDE
+                    packed[at] = position
+                packed[at + f] = n
 
 
 def _typed(part: Sequence[int], typecode: str) -> memoryview | array[int]:

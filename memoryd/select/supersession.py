@@ -126,8 +126,12 @@ def _term_set(text: str) -> frozenset[str]:
     return frozenset(terms(text))
 
 
+def _title_text(c: Candidate) -> str:
+    return f"{c.name} {c.filename.removesuffix('.md').replace('_', ' ')}"
+
+
 def _title_terms(c: Candidate) -> frozenset[str]:
-    return _term_set(f"{c.name} {c.filename.removesuffix('.md').replace('_', ' ')}")
+    return _term_set(_title_text(c))
 
 
 def _latest_date(c: Candidate) -> tuple[int, int, int, float]:
@@ -145,11 +149,21 @@ class _Titles:
     def __init__(self, everyone: Sequence[Candidate]) -> None:
         self.everyone = everyone
         self.by_file = {c.filename: i for i, c in enumerate(everyone)}
-        self.titles = [_title_terms(c) for c in everyone]
-        self.by_term: dict[str, list[int]] = {}
-        for i, words in enumerate(self.titles):
-            for t in words:
-                self.by_term.setdefault(t, []).append(i)
+        self._by_term: dict[str, list[int]] | None = None
+
+    @property
+    def by_term(self) -> dict[str, list[int]]:
+        """Term -> the memories whose title holds it, built when a reference is first
+        matched by words (a large folder's links often never are: 1 s at 50k files)."""
+        if self._by_term is None:
+            self._by_term = {}
+            # Each title's terms are needed only here: not kept, and not through the
+            # cache of _term_set, which a large folder's 10k titles would fill with
+            # sets that outlive the call and pin the heap.
+            for i, c in enumerate(self.everyone):
+                for t in set(terms(_title_text(c))):
+                    self._by_term.setdefault(t, []).append(i)
+        return self._by_term
 
     def named_files(self, text: str) -> list[str]:
         """Memories ``text`` names by filename or Markdown link target."""
@@ -226,7 +240,7 @@ def _claims(c: Candidate) -> list[str]:
 
 
 def _edges(
-    referencing: Sequence[Candidate], titles: _Titles, quoted_only: bool
+    referencing: Iterable[Candidate], titles: _Titles, quoted_only: bool
 ) -> list[tuple[str, str | None]]:
     """(old, new) pairs from what each referencing memory says; ``new`` may be unknown."""
     edges: list[tuple[str, str | None]] = []
@@ -277,17 +291,18 @@ def _same_subject(a: frozenset[str], b: frozenset[str]) -> bool:
 
 
 def superseded_among(
-    referencing: Sequence[Candidate],
+    referencing: Iterable[Candidate],
     everyone: Sequence[Candidate],
     *,
     quoted_only: bool = False,
 ) -> dict[str, str | None]:
     """Map each stale memory's filename to its live successor (None when none is named).
 
-    Only ``referencing`` need bodies: a large directory passes all its headers as
-    ``everyone`` plus the few files whose text carries a signal word, and sets
-    ``quoted_only`` so plain words after "replaces" do not count (in a big folder
-    they are too often ordinary prose). Chains (A replaced by B replaced by C)
+    Only ``referencing`` need bodies (each is read once, so they may be
+    streamed): a large directory passes all its headers as ``everyone`` plus
+    the few files whose text carries a signal word, and sets ``quoted_only`` so
+    plain words after "replaces" do not count (in a big folder they are too
+    often ordinary prose). Chains (A replaced by B replaced by C)
     resolve to the live end; of two memories that claim to replace each other
     the one with the later written date (else mtime) is current.
     """
