@@ -20,7 +20,7 @@ from __future__ import annotations
 import threading
 from collections import deque
 
-PATIENCE_S = 0.02
+PATIENCE_S = 0.05
 
 
 class Turnstile:
