@@ -92,6 +92,8 @@ class Daemon:
         self.handlers: dict[str, Handler] = {}
         # Called with the new Config after SIGHUP, so features can pick up settings.
         self.on_reload: list[Callable[[Config], None]] = []
+        # Called once the server has stopped, before the writer closes: last writes to queue.
+        self.on_stop: list[Callable[[], None]] = []
         self.server: Server | None = None
         # Set by the staleness feature (daemon/staleness_handlers.py) when it starts.
         self.staleness: Staleness | None = None
@@ -442,6 +444,8 @@ class Daemon:
         if self.scheduler.running:
             self.scheduler.shutdown(wait=False)
         self.watcher.stop()
+        for callback in self.on_stop:
+            callback()
         if self._writer is not None:
             self._writer.close()
         self.release_paths()

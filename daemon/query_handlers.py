@@ -26,6 +26,9 @@ if TYPE_CHECKING:
     from memoryd.daemon.app import Daemon
     from memoryd.indexer.store import IndexStore
 
+# How long a telemetry row may wait for others to share its commit.
+FLUSH_DELAY_S = 0.01
+
 CAPABILITIES = [
     "select",
     "stats",
@@ -76,34 +79,41 @@ class DaemonIndex:
         return list(self._daemon.roots)
 
     def record_run(self, record: dict[str, Any]) -> None:
-        """Queue the row; the writer inserts every row waiting in one transaction.
+        """Queue the row; shortly after, the writer inserts every row waiting in one transaction.
 
-        Telemetry never blocks a reply. Under load many rows wait while one
-        flush runs, so the next flush writes them all with one commit instead
-        of one commit (and one writer wake-up) per select.
+        Telemetry never blocks a reply. Each commit costs the writer ~0.15 ms
+        of CPU (and wakes it), so rows are gathered for :data:`FLUSH_DELAY_S`
+        and written together instead of one commit per select.
         """
         with self._runs_lock:
             self._runs.append(record)
             if self._flush_queued:
-                return  # the queued flush, not yet started, will take this row
+                return  # a flush is already due and will take this row
             self._flush_queued = True
+        timer = threading.Timer(FLUSH_DELAY_S, self.queue_flush)
+        timer.daemon = True
+        timer.start()
+
+    def queue_flush(self) -> None:
         self._daemon.writer.submit(self._flush_runs, keep=True)
 
     def _flush_runs(self, store: IndexStore) -> None:
         with self._runs_lock:
             batch, self._runs = self._runs, []
             self._flush_queued = False
-        record_runs(store, batch)
+        if batch:
+            record_runs(store, batch)
 
     def runs_recorded(self) -> None:
-        # The writer runs jobs in order, and every waiting row has a flush
-        # queued ahead of this no-op: once it is done, all those rows are in.
-        self._daemon.writer.call(lambda store: None)
+        # Every row made so far is waiting here or in a flush already queued
+        # ahead of this one: once it has run, they are all in.
+        self._daemon.writer.call(self._flush_runs)
 
 
 def handlers(daemon: Daemon) -> dict[str, Handler]:
     """The service's methods, with the report schedule and the staleness checker started."""
     index = DaemonIndex(daemon)
+    daemon.on_stop.append(index.queue_flush)  # rows still waiting for their flush delay
     staleness = staleness_handlers.start(daemon, index.write)
     reporter = report_handlers.start(daemon)
     service = MemoryService(index, make_selector(daemon.cfg), staleness.checker, reporter)

@@ -362,3 +362,17 @@ def test_query_text_is_kept_only_when_the_config_says_so(
     row = runs(d)[-1]
     assert row["query"] == "how do I run the pytest fast subset with coverage?"
     assert row["query_hash"] and row["query_len"] == len(row["query"])
+
+
+def test_every_select_is_recorded_even_when_the_daemon_stops_right_after(
+    seeded: DaemonProc,
+) -> None:
+    # Rows wait briefly to share a commit (daemon/query_handlers.py); a stop
+    # must still write the ones waiting.
+    with seeded.client() as c:
+        for n in range(20):
+            c.select(f"pytest coverage run {n}", str(seeded.roots[0]))
+        c.call("shutdown")
+    seeded.stop()
+    with sqlite3.connect(seeded.db) as conn:
+        assert conn.execute("SELECT count(*) FROM selector_runs").fetchone()[0] == 20
