@@ -3,10 +3,11 @@
 One thread accepts; each connection gets its own thread, so a slow or
 vanished client only ever blocks itself. Requests are answered one at a time
 in arrival order (:mod:`memoryd.ipc.turnstile`), waiting at most 50 ms for
-their turn, so busy threads do not convoy on the interpreter lock. Lines are read through a bounded
-buffer: a request over :data:`MAX_LINE_BYTES` is answered with
-``invalid_request`` and the rest of that line is discarded unbuffered, so the
-connection stays usable.
+their turn, so busy threads do not convoy on the interpreter lock.
+
+Lines are read through a bounded buffer: a request over
+:data:`MAX_LINE_BYTES` is answered with ``invalid_request`` and the rest of
+that line is discarded unbuffered, so the connection stays usable.
 Handlers are plain callables ``params -> result``; any
 :class:`~memoryd.errors.RemoteError` they raise is sent as data, anything else
 becomes ``internal`` and is logged with its traceback.
