@@ -35,7 +35,7 @@ FILES_TABLE = (
     "warning",
     "indexed_at",
     "secrets_json",
-    "terms_json",
+    "terms",
 )
 """Every column of the ``files`` table, as the migrations leave it.
 

@@ -38,7 +38,7 @@ DIRECTORY = FILES_TABLE.index("directory")
 _IN_TABLE_ORDER = itemgetter(*FILES_TABLE)
 
 
-def memory_terms(filename: str, parsed: ParsedFile) -> str | None:
+def memory_terms(filename: str, parsed: ParsedFile) -> bytes | None:
     """The stored analysis of a usable memory; None for anything the ranker never sees.
 
     A memory holding a credential is never selected, so nothing is derived
@@ -66,7 +66,7 @@ def redacted(parsed: ParsedFile) -> ParsedFile:
     )
 
 
-def file_row(stat: FileStat, parsed: ParsedFile, terms: str | None, now: float) -> Row:
+def file_row(stat: FileStat, parsed: ParsedFile, terms: bytes | None, now: float) -> Row:
     """The row of one file; ``terms`` is its :func:`memory_terms` when already worked out."""
     if terms is None:
         terms = memory_terms(stat.filename, parsed)
@@ -96,7 +96,7 @@ def file_row(stat: FileStat, parsed: ParsedFile, terms: str | None, now: float) 
         "warning": parsed.warning,
         "indexed_at": now,
         "secrets_json": json.dumps(parsed.secrets) if parsed.secrets else None,
-        "terms_json": terms,
+        "terms": terms,
     }
     row: Row = _IN_TABLE_ORDER(values)
     return row

@@ -132,6 +132,13 @@ def _m_select_term_stats(db: sqlite_utils.Database) -> None:
     db.table("files").add_column("terms_json", str)
 
 
+def _m_terms_packed(db: sqlite_utils.Database) -> None:
+    # Term statistics move from JSON text to packed bytes (memoryd.select.analysis
+    # .encode): the column is renamed, and the changed analysis version makes the
+    # store rewrite every value when it opens the index.
+    db.execute("ALTER TABLE files RENAME COLUMN terms_json TO terms")
+
+
 MIGRATIONS: list[tuple[str, Migration]] = [
     ("001_files_fts_directories_roots", _m001_files),
     ("002_secret_flags", _m002_secrets),
@@ -141,6 +148,7 @@ MIGRATIONS: list[tuple[str, Migration]] = [
     ("006_request_root_last_used", _m_request_root_last_used),
     ("007_staleness_citations_verdicts_hints", _m_staleness),
     ("008_select_term_stats", _m_select_term_stats),
+    ("009_packed_term_stats", _m_terms_packed),
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

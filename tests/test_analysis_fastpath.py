@@ -20,7 +20,15 @@ from memoryd.indexer.parse import parse_bytes
 from memoryd.indexer.records import KIND_MEMORY
 from memoryd.select._lexicon import CONCEPTS
 from memoryd.select._text import STOPWORDS, split_words, stem
-from memoryd.select.analysis import DocTerms, _words, encode, filename_text, stored_terms
+from memoryd.select.analysis import (
+    DocTerms,
+    _words,
+    analyse,
+    decode,
+    encode,
+    filename_text,
+    stored_terms,
+)
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "memory"
 
@@ -54,7 +62,7 @@ def _reference(text: str) -> tuple[dict[str, int], int]:
     return dict(counts), len(terms)
 
 
-def _reference_doc(filename: str, name: str | None, description: str | None, body: str) -> str:
+def _reference_doc(filename: str, name: str | None, description: str | None, body: str) -> bytes:
     texts = (filename_text(filename), name or Path(filename).stem, description or "", body)
     fields = [_reference(t) for t in texts]
     return encode(DocTerms([f for f, _ in fields], [n for _, n in fields]))
@@ -89,3 +97,20 @@ def test_example_memories_store_the_reference_analysis() -> None:
         assert got == _reference_doc(path.name, parsed.name, parsed.description, parsed.body)
         checked += 1
     assert checked >= 5
+
+
+@settings(max_examples=150, deadline=None)
+@given(TEXT, TEXT, st.integers(min_value=0, max_value=300))
+def test_stored_terms_read_back_unchanged(name: str, body: str, repeats: int) -> None:
+    # ``repeats`` past 255 takes the counts out of one byte each into text.
+    doc = analyse("feedback_x.md", name, None, body + " deploy" * repeats)
+    back = decode(encode(doc))
+    assert back == doc
+    assert back is not None
+    assert [list(f) for f in back.fields] == [list(f) for f in doc.fields]
+
+
+def test_terms_never_hold_the_packing_separators() -> None:
+    # The packed format splits terms on whitespace and ends them at a NUL.
+    for term in (*CONCEPTS, *(c for cs in CONCEPTS.values() for c in cs)):
+        assert term and not any(ch.isspace() or ch == "\0" for ch in term), term

@@ -91,7 +91,7 @@ def test_damaged_stored_terms_of_a_large_folder_fall_back_to_the_text(
     store, folder = large
     with store.transaction() as conn:
         conn.execute(
-            "UPDATE files SET terms_json = '[not json' WHERE filename = ?",
+            "UPDATE files SET terms = '[not json' WHERE filename = ?",
             ("feedback_zebra_crossing.md",),
         )
     params = {"query": "zebracrossing failed again", "dir": str(folder), "ranker": "local"}

@@ -407,7 +407,7 @@ def test_bulk_first_index_equals_batched_index(tmp_path: Path) -> None:
     batched = IndexStore(tmp_path / "batched.db")
     Syncer(batched).sync_tree(str(make_tree(tmp_path / "seed", 1, per_dir=1)[0].parent))
     Syncer(batched).sync_tree(str(root))
-    columns = "path, kind, name, description, body, content_hash, error, terms_json"
+    columns = "path, kind, name, description, body, content_hash, error, terms"
     for store in (bulk, batched):
         store.conn.execute("INSERT INTO files_fts(files_fts) VALUES ('integrity-check')")
     rows = [

@@ -44,8 +44,8 @@ def indexed_examples(tmp_path: Path) -> tuple[IndexStore, Path]:
     return store, folder
 
 
-def _stored(store: IndexStore) -> dict[str, str | None]:
-    rows = store.conn.execute("SELECT filename, terms_json FROM files WHERE kind = 'memory'")
+def _stored(store: IndexStore) -> dict[str, bytes | None]:
+    rows = store.conn.execute("SELECT filename, terms FROM files WHERE kind = 'memory'")
     return {fn: terms for fn, terms in rows}
 
 
@@ -57,7 +57,7 @@ def test_every_memory_row_stores_its_analysis(indexed_examples: tuple[IndexStore
         text = stored[c.filename]
         assert text is not None
         assert decode(text) == analyse(c.filename, c.name, c.description, c.body)
-    others = store.conn.execute("SELECT terms_json FROM files WHERE kind != 'memory'").fetchall()
+    others = store.conn.execute("SELECT terms FROM files WHERE kind != 'memory'").fetchall()
     assert others and all(t is None for (t,) in others)
 
 
@@ -68,7 +68,7 @@ def test_changed_analysis_is_rebuilt_from_stored_text(
     expected = _stored(store)
     version = store.conn.execute("SELECT version FROM directories").fetchone()[0]
     with store.transaction() as conn:
-        conn.execute("UPDATE files SET terms_json = NULL")
+        conn.execute("UPDATE files SET terms = NULL")
         conn.execute("UPDATE meta SET value = 'an older analysis' WHERE key = 'analysis_version'")
     store.close()
     shutil.rmtree(folder)  # the refresh must not need the files
@@ -79,6 +79,25 @@ def test_changed_analysis_is_rebuilt_from_stored_text(
         assert meta.fetchone()[0] == ANALYSIS_VERSION
         # Readers drop manifests cached under the old analysis.
         assert reopened.conn.execute("SELECT version FROM directories").fetchone()[0] > version
+    finally:
+        reopened.close()
+
+
+def test_an_index_with_json_term_stats_is_migrated(
+    indexed_examples: tuple[IndexStore, Path],
+) -> None:
+    store, _ = indexed_examples
+    expected = _stored(store)
+    with store.transaction() as conn:  # back to the previous release: JSON in terms_json
+        conn.execute("ALTER TABLE files RENAME COLUMN terms TO terms_json")
+        conn.execute("UPDATE files SET terms_json = '[[1, 1, 1, 1], {}, {}, {}, {}]'")
+        conn.execute("UPDATE meta SET value = 'the JSON analysis' WHERE key = 'analysis_version'")
+        conn.execute("DELETE FROM _migrations WHERE name = '009_packed_term_stats'")
+    store.close()
+    reopened = IndexStore(store.path)
+    try:
+        assert _stored(reopened) == expected
+        assert all(isinstance(t, bytes) for t in expected.values())
     finally:
         reopened.close()
 
@@ -128,7 +147,7 @@ def test_reader_of_rows_without_stats_still_ranks(
     store.close()
     # An index another memoryd wrote without the column filled (as before migration 006).
     with sqlite3.connect(store.path) as conn:
-        conn.execute("UPDATE files SET terms_json = NULL")
+        conn.execute("UPDATE files SET terms = NULL")
     conn.close()
     reader = sqlite3.connect(f"file:{store.path}?mode=ro", uri=True)
     reader.row_factory = sqlite3.Row
@@ -170,24 +189,33 @@ def test_manifest_cache_is_bounded_by_memory_not_by_folder_count(tmp_path: Path)
 @pytest.mark.parametrize(
     "damage",
     [
-        "not json at all",
-        "[]",
-        '{"a": 1}',
-        "[[1, 2, 3, 4], {}, {}, {}]",
-        '[[1, 2, 3, 4], {}, {}, {}, {"deploy": "many"}]',
-        '[[1, 2, 3, 4], {}, {}, {}, {"deploy": -3}]',
-        '[["1", 2, 3, 4], {}, {}, {}, {}]',
+        # The JSON text an earlier memoryd stored, read before the store rewrote it.
+        '[[1, 2, 3, 4], {}, {}, {}, {"deploy": 2}]',
+        b"",
+        b"no separator at all",
+        b"1 2 3 4\n\n\n\ndeploy\0",  # no count marker
+        b"1 2 3 4\n\n\n\ndeploy\0b",  # a term without its count
+        b"1 2 3 4\n\n\n\ndeploy\0b\x02\x03",  # a count without its term
+        b"1 2 3\n\n\n\ndeploy\0b\x02",  # three lengths
+        b"1 2 3 4\n\n\ndeploy\0b\x02",  # three fields
+        b"1 2 x 4\n\n\n\ndeploy\0b\x02",
+        b"1 2 3 4\n\n\n\ndeploy\0t many",
+        b"1 2 3 4\n\n\n\ndeploy\0t -3",
+        b"1 2 -3 4\n\n\n\ndeploy\0b\x02",
+        b"1 2 3 4\n\n\n\ndeploy deploy\0b\x02\x02",  # one term twice in a field
+        b"1 2 3 4\n\n\n\ndeploy\0z\x02",  # unknown marker
     ],
 )
 def test_damaged_stored_terms_fall_back_to_the_text(
-    indexed_examples: tuple[IndexStore, Path], damage: str
+    indexed_examples: tuple[IndexStore, Path], damage: str | bytes
 ) -> None:
+    assert decode(damage) is None
     store, folder = indexed_examples
     params = {"query": QUERIES[1], "dir": str(folder), "ranker": "local"}
     before = select_unrecorded(Selector(), store.conn, params)
     assert before["selected"]
     with store.transaction() as conn:
-        conn.execute("UPDATE files SET terms_json = ? WHERE terms_json IS NOT NULL", (damage,))
+        conn.execute("UPDATE files SET terms = ? WHERE terms IS NOT NULL", (damage,))
     after = select_unrecorded(Selector(), store.conn, params)
     picked = [[(s["filename"], s["score"]) for s in r["selected"]] for r in (before, after)]
     assert picked[0] == picked[1]

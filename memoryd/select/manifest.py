@@ -53,7 +53,7 @@ LARGE_DIRECTORY = 300
 PATCH_SHARE = 0.05
 """A large folder's lists are patched when at most this share of it changed, else rebuilt."""
 _LARGE_ROWS = (
-    "SELECT rowid, filename, mtime_ns, size, content_hash, terms_json FROM files "
+    "SELECT rowid, filename, mtime_ns, size, content_hash, terms FROM files "
     "WHERE directory = ? AND kind = 'memory' AND error IS NULL ORDER BY filename"
 )
 REFERENCING = (
@@ -78,7 +78,7 @@ _FILE_OVERHEAD = 1200
 _WORD = re.compile(r"[A-Za-z0-9]+")
 log = structlog.get_logger("memoryd.selector")
 # The FTS table shares column names with ``files``, so qualify them in joins.
-_WITH_TERMS = ", ".join(f"files.{c}" for c in (*queries.FILE_FIELDS.values(), "terms_json"))
+_WITH_TERMS = ", ".join(f"files.{c}" for c in (*queries.FILE_FIELDS.values(), "terms"))
 
 
 @dataclass
@@ -127,13 +127,13 @@ def to_candidate(
 
 
 def _with_terms(rows: Iterable[sqlite3.Row]) -> list[tuple[IndexedFile, DocTerms]]:
-    """Rows selected with ``terms_json`` too, as files and their stored analyses."""
+    """Rows selected with ``terms`` too, as files and their stored analyses."""
     out = []
     for row in rows:
         f = queries.row_to_file(row)
         # Rows always carry one once the store has opened the index; the fallback
         # keeps a reader of a not-yet-refreshed or damaged index correct.
-        doc = decode(row["terms_json"]) if row["terms_json"] else None
+        doc = decode(row["terms"]) if row["terms"] else None
         if doc is None:
             doc = analyse(f.filename, f.name, f.description, f.body)
         out.append((f, doc))
@@ -306,7 +306,7 @@ def _patch(conn: sqlite3.Connection, manifest: Manifest, previous: Manifest) -> 
     if old is None or previous.prefilter is None:
         return False
     limit = PATCH_SHARE * manifest.total
-    changed: list[tuple[int, str, int, str | None]] = []
+    changed: list[tuple[int, str, int, bytes | None]] = []
     current: set[str] = set()
     for rowid, filename, mtime_ns, size, content_hash, stored in conn.execute(
         _LARGE_ROWS, (manifest.directory,)
@@ -343,7 +343,7 @@ def _stamp(mtime_ns: int, size: int, content_hash: str | None) -> int:
     return hash((mtime_ns, size, content_hash))
 
 
-def _stored_doc(conn: sqlite3.Connection, rowid: int, stored: str | None) -> DocTerms:
+def _stored_doc(conn: sqlite3.Connection, rowid: int, stored: bytes | None) -> DocTerms:
     doc = decode(stored) if stored else None
     return doc if doc is not None else _analyse_row(conn, rowid)
 
