@@ -53,9 +53,9 @@ def worker_cpu():
             fields = open(f"/proc/{child}/stat").read().rpartition(")")[2].split()
             total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
     return total
-def from_workers(ctx, workers, stats, now):
-    marks["pool"], marks["n"] = time.perf_counter(), workers
-    for i, row in enumerate(real_from_workers(ctx, workers, stats, now)):
+def from_workers(pool, stats, now):
+    marks["pool"], marks["n"] = time.perf_counter(), pool.workers
+    for i, row in enumerate(real_from_workers(pool, stats, now)):
         if i == len(stats) - 1:  # the pool is still up: its workers can be read
             marks["worker_cpu"] = worker_cpu()
         yield row

@@ -18,6 +18,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 import stat
+import threading
 from collections import deque
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
@@ -35,11 +36,8 @@ PARALLEL_MIN_FILES = 2000
 """Below this many files, starting worker processes costs more than it saves."""
 MAX_WORKERS = 4
 _CHUNK = 250
-_HEAD_FILES = 1000
-"""At most this many files (and a quarter of the tree) are read in this process
-while the fork server starts: about the time its imports take."""
 
-Analysed = tuple[FileStat, ParsedFile, str | None]
+Analysed = tuple[FileStat, ParsedFile, bytes | None]
 """A file's stat (taken after the read), its parse, and its stored term statistics
 (None unless it is a usable memory)."""
 
@@ -97,32 +95,92 @@ def workers_for(count: int) -> int:
     return max(1, min(MAX_WORKERS, len(os.sched_getaffinity(0))))
 
 
+def start_workers() -> None:
+    """Start the fork server now, for a first index that will need workers.
+
+    The walk calls this once it has found enough files: the server's imports
+    (~0.1 s) then overlap the rest of the walk instead of following it.
+    """
+    if workers_for(PARALLEL_MIN_FILES) > 1:
+        _context()
+        forkserver.ensure_running()  # returns at once; the server imports in parallel
+
+
+def _context() -> BaseContext:
+    ctx = multiprocessing.get_context("forkserver")
+    ctx.set_forkserver_preload([__name__])
+    return ctx
+
+
 def rows_for(stats: Sequence[FileStat], now: float) -> Iterator[Row]:
     """The finished ``files`` row of every stat, in order, on as many cores as it pays to use.
 
     Workers send back rows rather than parse records: a tuple of plain values
     costs far less to pickle and unpickle, and the writer has nothing left to
-    build. The fork server is started first and, while it imports the parser,
-    this process does the head of the list itself instead of waiting. If the
-    workers cannot be started or die, the rest is done in this process.
+    build. The pool comes up on a thread of its own; until its workers are
+    running, this thread does the head of the list itself instead of waiting.
+    If the workers cannot be started or die, the rest is done in this process.
     """
     workers = workers_for(len(stats))
     done = 0
     try:
         if workers > 1:
-            ctx = multiprocessing.get_context("forkserver")
-            ctx.set_forkserver_preload([__name__])
-            forkserver.ensure_running()  # returns at once; the server imports in parallel
-            for st in stats[: min(len(stats) // 4, _HEAD_FILES)]:
-                yield file_row(*read_and_analyse(st), now)
-                done += 1
-            for row in _from_workers(ctx, workers, stats[done:], now):
-                yield row
-                done += 1
+            forkserver.ensure_running()
+            with _StartingPool(_context(), workers) as pool:
+                while done < len(stats) and not pool.ready.is_set():
+                    yield file_row(*read_and_analyse(stats[done]), now)
+                    done += 1
+                for row in _from_workers(pool, stats[done:], now):
+                    yield row
+                    done += 1
     except (BrokenProcessPool, OSError) as exc:
         _log_failure(exc, done, len(stats))
     for st in stats[done:]:
         yield file_row(*read_and_analyse(st), now)
+
+
+class _StartingPool:
+    """A process pool started on a thread, so the caller can read files meanwhile.
+
+    Spawning a worker through the fork server blocks until the server has
+    finished its imports; :attr:`ready` is set once every worker has run a
+    first (empty) task, or the start failed.
+    """
+
+    def __init__(self, ctx: BaseContext, workers: int) -> None:
+        self.ready = threading.Event()
+        self.workers = workers
+        self._pool: ProcessPoolExecutor | None = None
+        self._error: BaseException | None = None
+        threading.Thread(
+            target=self._start, args=(ctx, workers), name="memoryd-pool-start", daemon=True
+        ).start()
+
+    def _start(self, ctx: BaseContext, workers: int) -> None:
+        try:
+            self._pool = ProcessPoolExecutor(max_workers=workers, mp_context=ctx)
+            for started in [self._pool.submit(int) for _ in range(workers)]:
+                started.result()
+        except BaseException as exc:  # handed to the thread that uses the pool
+            self._error = exc
+        finally:
+            self.ready.set()
+
+    def executor(self) -> ProcessPoolExecutor:
+        """The running pool (waits for the start); raises what made the start fail."""
+        self.ready.wait()
+        if self._error is not None:
+            raise self._error
+        assert self._pool is not None
+        return self._pool
+
+    def __enter__(self) -> _StartingPool:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.ready.wait()
+        if self._pool is not None:
+            self._pool.shutdown(cancel_futures=True)
 
 
 def _log_failure(exc: Exception, done: int, total: int) -> None:
@@ -134,15 +192,13 @@ def _log_failure(exc: Exception, done: int, total: int) -> None:
     log.warning("index.workers_failed", error=str(exc), done=done, total=total)
 
 
-def _from_workers(
-    ctx: BaseContext, workers: int, stats: Sequence[FileStat], now: float
-) -> Iterator[Row]:
+def _from_workers(pool: _StartingPool, stats: Sequence[FileStat], now: float) -> Iterator[Row]:
+    executor = pool.executor()
     chunks = (stats[i : i + _CHUNK] for i in range(0, len(stats), _CHUNK))
-    with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
-        # A bounded window of chunks in flight: results wait for the writer
-        # in memory, and a whole tree's worth would raise the daemon's RSS.
-        pending = deque(pool.submit(_chunk, c, now) for c in islice(chunks, 2 * workers))
-        while pending:
-            results = pending.popleft().result()
-            pending.extend(pool.submit(_chunk, c, now) for c in islice(chunks, 1))
-            yield from results
+    # A bounded window of chunks in flight: results wait for the writer in
+    # memory, and a whole tree's worth would raise the daemon's RSS.
+    pending = deque(executor.submit(_chunk, c, now) for c in islice(chunks, 2 * pool.workers))
+    while pending:
+        results = pending.popleft().result()
+        pending.extend(executor.submit(_chunk, c, now) for c in islice(chunks, 1))
+        yield from results

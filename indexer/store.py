@@ -26,7 +26,7 @@ from memoryd.indexer.records import KIND_MEMORY, FileStat, ParsedFile
 from memoryd.indexer.rows import DIRECTORY, INSERT_SQL, UPSERT_SQL, Row, file_row, redacted
 from memoryd.indexer.schema import migrate
 from memoryd.select.analysis import ANALYSIS_VERSION, stored_terms
-from memoryd.staleness.results import replace_citations
+from memoryd.staleness.results import add_citations, replace_citations
 
 BUSY_TIMEOUT_MS = 10_000
 
@@ -59,7 +59,7 @@ _STAT_COLUMNS = ", ".join(_STAT_FIELDS)
 class Upsert:
     stat: FileStat
     parsed: ParsedFile
-    terms: str | None = None
+    terms: bytes | None = None
     """The ranker's analysis when the caller worked it out already (else the store does)."""
 
 
@@ -235,7 +235,7 @@ class IndexStore:
                 (KIND_MEMORY,),
             ).fetchall()
             conn.executemany(
-                "UPDATE files SET terms_json = ? WHERE rowid = ?",
+                "UPDATE files SET terms = ? WHERE rowid = ?",
                 [
                     (
                         stored_terms(r["filename"], r["name"], r["description"], r["body"] or ""),
@@ -371,12 +371,14 @@ class IndexStore:
             conn.executemany(INSERT_SQL if empty else UPSERT_SQL, noting_dirs())
             conn.execute("INSERT INTO files_fts(files_fts) VALUES ('rebuild')")
             conn.execute(trigger)
-            # The index was empty: every row is this load's, already redacted.
+            # The index was empty: every row is this load's, already redacted; if
+            # it still was inside the transaction, none has citations yet
+            # (deleting a row drops its citations), so there is nothing to delete.
             rows_read = conn.execute(
                 "SELECT path, kind, description, body FROM files WHERE kind = ?", (KIND_MEMORY,)
             )
             while chunk := rows_read.fetchmany(500):
-                replace_citations(conn, chunk)
+                (add_citations if empty else replace_citations)(conn, chunk)
             _bump_versions(conn, dirs, time.time())
         self.generation += 1
         return self.conn.total_changes - before

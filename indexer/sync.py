@@ -21,7 +21,12 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from memoryd.indexer.coldload import read_and_analyse, rows_for
+from memoryd.indexer.coldload import (
+    PARALLEL_MIN_FILES,
+    read_and_analyse,
+    rows_for,
+    start_workers,
+)
 from memoryd.indexer.records import ERROR_READ, FileStat
 from memoryd.indexer.rows import Row
 from memoryd.indexer.scanner import is_memory_filename, stat_entry, stat_path, walk_dirs
@@ -120,7 +125,10 @@ class Syncer:
             seen.add(directory)
             disk = {e.path: stat_entry(e, directory) for e in entries}
             if empty:  # read later, all at once: progress is counted as files are read
+                before = len(found)
                 found.extend(st for st in disk.values() if st is not None)
+                if before < PARALLEL_MIN_FILES <= len(found):
+                    start_workers()
                 continue
             self._reconcile_dir(directory, disk)
             self._advance(len(disk))

@@ -52,13 +52,20 @@ def replace_citations(
     conn: sqlite3.Connection, rows: Iterable[tuple[str, str, str | None, str | None]]
 ) -> None:
     """Re-extract citations for ``(path, kind, description, body)`` rows being upserted."""
-    batch = [r for r in rows]
+    batch = list(rows)
     conn.executemany("DELETE FROM citations WHERE path = ?", [(r[0],) for r in batch])
+    add_citations(conn, batch)
+
+
+def add_citations(
+    conn: sqlite3.Connection, rows: Iterable[tuple[str, str, str | None, str | None]]
+) -> None:
+    """Extract citations for rows that have none stored yet (a first index)."""
     conn.executemany(
         "INSERT INTO citations(path, target, kind, line) VALUES (?, ?, ?, ?)",
         [
             (path, c.target, c.kind, c.line)
-            for path, kind, description, body in batch
+            for path, kind, description, body in rows
             if kind == "memory"
             for c in extract(description, body)
         ],
