@@ -173,9 +173,9 @@ def encode(doc: DocTerms) -> bytes:
     every term in the same order: one byte each (marker ``b``) when all are
     below 256, else decimal text (marker ``t``). Terms never hold whitespace or
     a NUL (they are runs of ``[a-z0-9']`` or ``~`` + a lexicon label). Against
-    compact JSON this is ~4x faster to write and ~3x faster to read, both
-    done once per memory: at index time and when a large folder's posting
-    lists are built.
+    compact JSON it takes half the time to write and about a third less to
+    read (once per memory each: at index time, and when a large folder's
+    posting lists are built), and 28% less space (bench corpus).
     """
     values = list(chain.from_iterable(f.values() for f in doc.fields))
     if max(values, default=0) < 256:
@@ -207,10 +207,13 @@ def decode(packed: object) -> DocTerms | None:
     keys = [line.split() for line in lines[1:]]
     if len(values) != sum(map(len, keys)) or len(lengths) != len(FIELDS):
         return None
+    if min(lengths) < 0 or (marker == b"t" and min(values, default=0) < 0):
+        return None  # bytes cannot hold a negative count; text can
     found = iter(values)
-    fields = [dict(zip(k, islice(found, len(k)), strict=True)) for k in keys]
-    if min(chain(lengths, values), default=0) < 0 or sum(map(len, fields)) != len(values):
-        return None  # negative counts, or a term listed twice in one field
+    # Not strict: the lengths were checked above, so each field takes exactly its own.
+    fields = [dict(zip(k, islice(found, len(k)), strict=False)) for k in keys]
+    if sum(map(len, fields)) != len(values):
+        return None  # a term listed twice in one field
     return DocTerms(fields=fields, lengths=lengths)
 
 
