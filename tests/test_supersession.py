@@ -211,6 +211,50 @@ def test_large_folder_finds_a_banner_in_the_old_memory(
     }
 
 
+def test_large_folder_redoes_what_an_edited_memory_says_and_keeps_the_rest(
+    memdir: Path, make_memory: MakeMemory, db_file: Path
+) -> None:
+    for i in range(LARGE_DIRECTORY + 5):
+        make_memory(f"project_filler_{i}.md", f"unrelated filler note number {i}", type="project")
+    _write_pair(make_memory)
+    db_file.parent.mkdir(parents=True, exist_ok=True)
+    store = IndexStore(db_file)
+    cache = ManifestCache()
+
+    def superseded() -> dict[str, str | None]:
+        Syncer(store).sync_tree(str(memdir))
+        manifest = cache.get(store.conn, str(memdir))
+        assert manifest.relations is not None
+        return manifest.relations.superseded
+
+    try:
+        assert superseded() == {
+            "project_broker_redis.md": "project_broker_rabbit.md",
+            "project_stale.md": None,
+        }
+        first = cache.get(store.conn, str(memdir)).signals
+        # The stale note drops its banner; a filler gains one naming its successor.
+        make_memory("project_stale.md", "Old release checklist", type="project", body="Current.\n")
+        make_memory(
+            "project_filler_3.md",
+            "unrelated filler note number 3",
+            type="project",
+            body="Replaced by project_filler_4.md\n",
+        )
+        assert superseded() == {
+            "project_broker_redis.md": "project_broker_rabbit.md",
+            "project_filler_3.md": "project_filler_4.md",
+        }
+        # What the unchanged old memory says was kept, not worked out again.
+        now = cache.get(store.conn, str(memdir)).signals
+        assert now["project_broker_redis.md"] is first["project_broker_redis.md"]
+        assert now["project_stale.md"] is not first["project_stale.md"]
+        (memdir / "project_broker_redis.md").unlink()
+        assert superseded() == {"project_filler_3.md": "project_filler_4.md"}
+    finally:
+        store.close()
+
+
 STATEMENTS = [
     *(f"> **{w}**: see project_broker_rabbit.md" for w in ("Superseded", "DEPRECATED")),
     *(f"Status: {w}." for w in ("Outdated", "out-of-date", "Out of date", "obsolete", "STALE")),

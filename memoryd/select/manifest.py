@@ -43,7 +43,14 @@ from memoryd.select.local import query_weights
 from memoryd.select.postings import Postings
 from memoryd.select.prefilter import PREFILTER_LIMIT, Prefilter
 from memoryd.select.relations import Relations, compute_relations
-from memoryd.select.supersession import SIGNAL_WORDS, superseded_among, superseded_by
+from memoryd.select.supersession import (
+    NO_SIGNALS,
+    SIGNAL_WORDS,
+    Signals,
+    signals_of,
+    superseded_by,
+    superseded_from,
+)
 from memoryd.select.tool_rules import commands_in
 from memoryd.select.tuning import DEFAULT
 
@@ -58,7 +65,8 @@ _LARGE_ROWS = (
 )
 REFERENCING = (
     "SELECT files.filename, files.name, files.description, files.type, files.body, "
-    "files.mtime_ns FROM files_fts CROSS JOIN files ON files.rowid = files_fts.rowid "
+    "files.mtime_ns, files.size, files.content_hash "
+    "FROM files_fts CROSS JOIN files ON files.rowid = files_fts.rowid "
     "WHERE files_fts MATCH :match AND files.directory = :dir "
     "AND files.kind = 'memory' AND files.error IS NULL ORDER BY files.filename"
 )
@@ -75,6 +83,8 @@ CACHE_BYTES = 64 << 20
 """Memory the manifest cache may hold (bodies, headers and posting lists)."""
 _FILE_OVERHEAD = 1200
 """Rough bytes of the per-file objects of a manifest besides its text."""
+_SIGNAL_OVERHEAD = 200
+"""Rough bytes of one entry of a large folder's kept signals besides their text."""
 _WORD = re.compile(r"[A-Za-z0-9]+")
 log = structlog.get_logger("memoryd.selector")
 # The FTS table shares column names with ``files``, so qualify them in joins.
@@ -96,6 +106,9 @@ class Manifest:
     stamps: array[int] = field(default_factory=lambda: array("q"))
     """A large folder's memories as indexed (see :func:`_stamp`), in the same order."""
     _candidates: list[Candidate] = field(default_factory=list)
+    signals: dict[str, tuple[int, Signals]] = field(default_factory=dict)
+    """A large folder's memories with a signal word in their text: their stamp (see
+    :func:`_stamp`) and what they say (see :func:`_large_relations`)."""
 
     @property
     def large(self) -> bool:
@@ -105,7 +118,12 @@ class Manifest:
     def weight(self) -> int:
         """Rough bytes held, for the cache's memory budget."""
         text = sum(len(f.body) + len(f.description or "") + _FILE_OVERHEAD for f in self.files)
-        held = 4096 + text + 16 * len(self.rowids)
+        held = 4096 + text + 16 * len(self.rowids) + _SIGNAL_OVERHEAD * len(self.signals)
+        held += sum(
+            len(said.banner or "") + sum(map(len, said.claims))
+            for _, said in self.signals.values()
+            if said is not NO_SIGNALS
+        )
         if self.prefilter is not None:
             held += self.prefilter.weight
         return held + (self.postings.weight if self.postings is not None else 0)
@@ -235,7 +253,7 @@ def _load(
     if total > LARGE_DIRECTORY:
         manifest = Manifest(directory, version, [], bool(has_index), int(total))
         started = time.perf_counter()
-        manifest.relations = _large_relations(conn, directory)
+        manifest.relations = _large_relations(conn, manifest, previous)
         links_s = time.perf_counter() - started
         how = "fts5"
         if total <= POSTINGS_MAX_FILES:
@@ -358,32 +376,47 @@ def _analyse_row(conn: sqlite3.Connection, rowid: int) -> DocTerms:
     return analyse(f.filename, f.name, f.description, f.body)
 
 
-def _large_relations(conn: sqlite3.Connection, directory: str) -> Relations:
+def _large_relations(
+    conn: sqlite3.Connection, manifest: Manifest, previous: Manifest | None
+) -> Relations:
     """Supersession for a large directory, from headers plus the few files that cite one.
 
     Near-duplicate links compare every pair, so large directories go without
     them; supersession needs only the files whose text carries one of the
     signal words (found through FTS5) and everyone's title. Plain words after
     "replaces" do not count here (only filenames, links and quoted titles), and
-    "(current)" markers are not compared pairwise.
+    "(current)" markers are not compared pairwise. What each of those files
+    says is kept in ``manifest.signals``: the next version of the folder
+    reuses it for every file whose row did not change, so an edit costs the
+    patterns of the edited file, not of the whole folder.
     """
     headers = [
         Candidate(fn, name or PurePath(fn).stem, desc or "", mtype, "", mtime_ns / 1e9)
         for fn, name, desc, mtype, mtime_ns in conn.execute(
             "SELECT filename, name, description, type, mtime_ns FROM files "
             "WHERE directory = ? AND kind = 'memory' AND error IS NULL ORDER BY filename",
-            (directory,),
+            (manifest.directory,),
         )
     ]
+    known = previous.signals if previous is not None else {}
+    found = manifest.signals
     # Streamed: one body at a time, not a third of a large folder's text at once.
-    referencing = (
-        Candidate(fn, name or PurePath(fn).stem, desc or "", mtype, body or "", mtime_ns / 1e9)
-        for fn, name, desc, mtype, body, mtime_ns in conn.execute(
-            REFERENCING,
-            {"match": " OR ".join(SIGNAL_WORDS) + ' OR "no longer"', "dir": directory},
-        )
-    )
-    superseded = superseded_among(referencing, headers, quoted_only=True)
+    for fn, name, desc, mtype, body, mtime_ns, size, content_hash in conn.execute(
+        REFERENCING,
+        {"match": " OR ".join(SIGNAL_WORDS) + ' OR "no longer"', "dir": manifest.directory},
+    ):
+        stamp = _stamp(mtime_ns, size, content_hash)
+        kept = known.get(fn)
+        if kept is not None and kept[0] == stamp:
+            found[fn] = kept
+        else:
+            c = Candidate(
+                fn, name or PurePath(fn).stem, desc or "", mtype, body or "", mtime_ns / 1e9
+            )
+            found[fn] = (stamp, signals_of(c))
+    by_file = {c.filename: c for c in headers}
+    signalled = [(by_file[fn], said) for fn, (_, said) in found.items() if said is not NO_SIGNALS]
+    superseded = superseded_from(signalled, headers, quoted_only=True)
     return Relations(superseded=superseded, near_duplicates=[])
 
 

@@ -24,6 +24,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from functools import lru_cache
 
 from memoryd.select._text import terms
@@ -239,22 +240,45 @@ def _claims(c: Candidate) -> list[str]:
     return [m.group("rest") for m in _NEW_VERB.finditer(f"{c.description}\n{c.body}")]
 
 
+@dataclass(frozen=True, slots=True)
+class Signals:
+    """What a memory's own text says: a stale banner, and clauses in which it replaces others.
+
+    They depend on the memory alone, so a large folder keeps each memory's
+    signals from one version of the folder to the next and works them out
+    again only for the memories that changed; turning them into filenames
+    needs the whole folder's titles and is redone each time.
+    """
+
+    banner: str | None = None
+    claims: tuple[str, ...] = ()
+
+
+NO_SIGNALS = Signals()
+"""A memory that says nothing about being replaced or replacing anything."""
+
+
+def signals_of(c: Candidate) -> Signals:
+    """The banner and claims in ``c``'s text (:data:`NO_SIGNALS` for the many that have none)."""
+    if not _may_signal(c):
+        return NO_SIGNALS
+    banner, claims = stale_banner(c), tuple(_claims(c))
+    return NO_SIGNALS if banner is None and not claims else Signals(banner, claims)
+
+
 def _edges(
-    referencing: Iterable[Candidate], titles: _Titles, quoted_only: bool
+    signalled: Iterable[tuple[Candidate, Signals]], titles: _Titles, quoted_only: bool
 ) -> list[tuple[str, str | None]]:
-    """(old, new) pairs from what each referencing memory says; ``new`` may be unknown."""
+    """(old, new) pairs from what each memory says; ``new`` may be unknown."""
     edges: list[tuple[str, str | None]] = []
-    for c in referencing:
-        if not _may_signal(c):
-            continue
-        banner = stale_banner(c)
-        if banner is not None:
-            named = titles.named_files(banner)
+    for c, said in signalled:
+        if said.banner is not None:
+            named = titles.named_files(said.banner)
             successor = named[0] if named else None
             if successor is None:
-                successor = titles.best_title(_phrase_refs(banner, quoted_only), c.filename)
+                successor = titles.best_title(_phrase_refs(said.banner, quoted_only), c.filename)
             edges.append((c.filename, successor if successor != c.filename else None))
-        for clause in _claims(c):
+        for clause in said.claims:
             named = [f for f in titles.named_files(clause) if f != c.filename]
             old = named[0] if named else None
             if old is None:
@@ -306,8 +330,17 @@ def superseded_among(
     resolve to the live end; of two memories that claim to replace each other
     the one with the later written date (else mtime) is current.
     """
+    return superseded_from(((c, signals_of(c)) for c in referencing), everyone, quoted_only)
+
+
+def superseded_from(
+    signalled: Iterable[tuple[Candidate, Signals]],
+    everyone: Sequence[Candidate],
+    quoted_only: bool,
+) -> dict[str, str | None]:
+    """:func:`superseded_among` from signals already found (each with its memory's header)."""
     titles = _Titles(everyone)
-    edges = _edges(referencing, titles, quoted_only)
+    edges = _edges(signalled, titles, quoted_only)
     if not quoted_only:
         edges += _sibling_edges(everyone)
     by_file = {c.filename: c for c in everyone}
