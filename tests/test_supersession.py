@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -191,19 +192,25 @@ def test_report_lists_superseded_memories(
     ]
 
 
-def test_large_folder_finds_a_banner_in_the_old_memory(
-    memdir: Path, make_memory: MakeMemory, db_file: Path
-) -> None:
+@pytest.fixture
+def large_store(memdir: Path, make_memory: MakeMemory, db_file: Path) -> Iterator[IndexStore]:
+    """An index of a folder over the large-folder size holding the broker pair."""
     for i in range(LARGE_DIRECTORY + 5):
         make_memory(f"project_filler_{i}.md", f"unrelated filler note number {i}", type="project")
     _write_pair(make_memory)
     db_file.parent.mkdir(parents=True, exist_ok=True)
     store = IndexStore(db_file)
     try:
-        Syncer(store).sync_tree(str(memdir))
-        manifest = ManifestCache().get(store.conn, str(memdir))
+        yield store
     finally:
         store.close()
+
+
+def test_large_folder_finds_a_banner_in_the_old_memory(
+    memdir: Path, large_store: IndexStore
+) -> None:
+    Syncer(large_store).sync_tree(str(memdir))
+    manifest = ManifestCache().get(large_store.conn, str(memdir))
     assert manifest.large and manifest.relations is not None
     assert manifest.relations.superseded == {
         "project_broker_redis.md": "project_broker_rabbit.md",
@@ -212,47 +219,39 @@ def test_large_folder_finds_a_banner_in_the_old_memory(
 
 
 def test_large_folder_redoes_what_an_edited_memory_says_and_keeps_the_rest(
-    memdir: Path, make_memory: MakeMemory, db_file: Path
+    memdir: Path, make_memory: MakeMemory, large_store: IndexStore
 ) -> None:
-    for i in range(LARGE_DIRECTORY + 5):
-        make_memory(f"project_filler_{i}.md", f"unrelated filler note number {i}", type="project")
-    _write_pair(make_memory)
-    db_file.parent.mkdir(parents=True, exist_ok=True)
-    store = IndexStore(db_file)
     cache = ManifestCache()
 
     def superseded() -> dict[str, str | None]:
-        Syncer(store).sync_tree(str(memdir))
-        manifest = cache.get(store.conn, str(memdir))
+        Syncer(large_store).sync_tree(str(memdir))
+        manifest = cache.get(large_store.conn, str(memdir))
         assert manifest.relations is not None
         return manifest.relations.superseded
 
-    try:
-        assert superseded() == {
-            "project_broker_redis.md": "project_broker_rabbit.md",
-            "project_stale.md": None,
-        }
-        first = cache.get(store.conn, str(memdir)).signals
-        # The stale note drops its banner; a filler gains one naming its successor.
-        make_memory("project_stale.md", "Old release checklist", type="project", body="Current.\n")
-        make_memory(
-            "project_filler_3.md",
-            "unrelated filler note number 3",
-            type="project",
-            body="Replaced by project_filler_4.md\n",
-        )
-        assert superseded() == {
-            "project_broker_redis.md": "project_broker_rabbit.md",
-            "project_filler_3.md": "project_filler_4.md",
-        }
-        # What the unchanged old memory says was kept, not worked out again.
-        now = cache.get(store.conn, str(memdir)).signals
-        assert now["project_broker_redis.md"] is first["project_broker_redis.md"]
-        assert now["project_stale.md"] is not first["project_stale.md"]
-        (memdir / "project_broker_redis.md").unlink()
-        assert superseded() == {"project_filler_3.md": "project_filler_4.md"}
-    finally:
-        store.close()
+    assert superseded() == {
+        "project_broker_redis.md": "project_broker_rabbit.md",
+        "project_stale.md": None,
+    }
+    first = cache.get(large_store.conn, str(memdir)).signals
+    # The stale note drops its banner; a filler gains one naming its successor.
+    make_memory("project_stale.md", "Old release checklist", type="project", body="Current.\n")
+    make_memory(
+        "project_filler_3.md",
+        "unrelated filler note number 3",
+        type="project",
+        body="Replaced by project_filler_4.md\n",
+    )
+    assert superseded() == {
+        "project_broker_redis.md": "project_broker_rabbit.md",
+        "project_filler_3.md": "project_filler_4.md",
+    }
+    # What the unchanged old memory says was kept, not worked out again.
+    now = cache.get(large_store.conn, str(memdir)).signals
+    assert now["project_broker_redis.md"] is first["project_broker_redis.md"]
+    assert now["project_stale.md"] is not first["project_stale.md"]
+    (memdir / "project_broker_redis.md").unlink()
+    assert superseded() == {"project_filler_3.md": "project_filler_4.md"}
 
 
 STATEMENTS = [
