@@ -5,7 +5,7 @@ expands concepts through a set intersection; queries still go through
 :func:`memoryd.select._text.terms`. A document term the query side would spell
 differently would silently never match, so the fast path is checked against a
 plain re-statement of the analysis built from the query-side functions, down
-to the order of the keys in the stored JSON.
+to the order of the terms in the stored bytes.
 """
 
 from __future__ import annotations

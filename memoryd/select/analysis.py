@@ -122,7 +122,7 @@ def _field_terms(text: str) -> tuple[dict[str, int], int]:
 
     The terms are those of :func:`memoryd.select._text.terms`, which queries use,
     in order of first occurrence, then concepts in the order of their sorted
-    trigger terms (the stored JSON is the same in every process).
+    trigger terms (the stored bytes are the same in every process).
     """
     if not text:  # an empty body: nothing to split or count
         return {}, 0
