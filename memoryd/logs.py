@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
 from collections.abc import Mapping, MutableMapping
 from typing import Any
 
@@ -80,7 +81,25 @@ def configure(*, json: bool | None = None, level: str | None = None) -> None:
         level=max(numeric, logging.WARNING),
         handlers=[WholeLineHandler(sys.stderr, shared, renderer)],
     )
+    # Python warnings and a thread's uncaught exception print to stderr on
+    # their own by default, unlocked and over several lines: both become one
+    # log line each, through the same writer as everything else.
+    logging.captureWarnings(True)
+    threading.excepthook = _log_thread_crash
     _settings.level, _settings.configured = level, True
+
+
+def _log_thread_crash(args: threading.ExceptHookArgs) -> None:
+    """A thread's uncaught exception as one ``thread.crashed`` error line with its traceback."""
+    if args.exc_type is SystemExit:
+        return  # what the default hook does too: a thread that exits is not an error
+    import structlog  # noqa: PLC0415 - configure() has imported it already
+
+    structlog.get_logger("memoryd").error(
+        "thread.crashed",
+        thread=args.thread.name if args.thread is not None else None,
+        exc_info=(args.exc_type, args.exc_value, args.exc_traceback),
+    )
 
 
 def enabled(method: str) -> bool:

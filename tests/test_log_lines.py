@@ -52,3 +52,36 @@ def test_concurrent_structlog_and_stdlib_lines_are_each_one_json_object(tmp_path
     assert {e["level"] for e in lib} == {"warning"}
     assert {e["logger"] for e in lib} == {"somelib.worker"}
     assert all("timestamp" in e for e in events)
+
+
+CRASH_AND_WARN = """
+import threading, warnings
+from memoryd import logs
+
+logs.configure(json=True, level="INFO")
+def boom():
+    raise ValueError("broken in a thread")
+t = threading.Thread(target=boom, name="worker-7")
+t.start()
+t.join()
+warnings.warn("an old API was used", DeprecationWarning, stacklevel=1)
+"""
+
+
+def test_thread_crashes_and_warnings_are_one_json_line_each(tmp_path: Path) -> None:
+    log = tmp_path / "stderr.log"
+    with log.open("ab") as err:
+        subprocess.run(
+            [sys.executable, "-W", "always", "-c", CRASH_AND_WARN],
+            stderr=err,
+            check=True,
+            timeout=60,
+        )
+    events = [json.loads(line) for line in log.read_text().splitlines()]
+    assert len(events) == 2, events
+    crash, warning = events
+    assert crash["event"] == "thread.crashed" and crash["level"] == "error"
+    assert crash["thread"] == "worker-7"
+    assert "ValueError: broken in a thread" in crash["exception"]
+    assert warning["level"] == "warning" and warning["logger"] == "py.warnings"
+    assert "DeprecationWarning: an old API was used" in warning["event"]
