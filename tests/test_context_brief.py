@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from memoryd._sized_cache import SizedCache
 from memoryd.indexer.parse import parse_file
 from memoryd.paths import SESSION_FILENAME
 from memoryd.sessions import (
@@ -18,6 +19,8 @@ from memoryd.sessions import (
     unavailable_message,
     validate_save_params,
 )
+from memoryd.sessions import brief as brief_mod
+from memoryd.sessions._sections import SessionSections, parse_sections
 
 SCOPE = "project shop-backend"
 
@@ -116,6 +119,35 @@ def test_brief_format_and_citations_point_at_the_right_lines(folder: Path) -> No
     data = brief.to_json()
     assert data["status"] == "found" and data["text"] == brief.text
     assert data["findings"][0]["source"]["lines"][0] >= 1
+
+
+def test_session_files_are_parsed_once_per_text(
+    folder: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    parsed: list[str] = []
+    real = parse_sections
+
+    def counting(text: str) -> SessionSections:
+        parsed.append(text)
+        return real(text)
+
+    monkeypatch.setattr(brief_mod, "_INDEXED", SizedCache(brief_mod.INDEX_CACHE_BYTES))
+    monkeypatch.setattr(brief_mod, "parse_sections", counting)
+    task = "resume the payment retry work"
+    first = build_brief(task, load(folder), scope=SCOPE)
+    readable = len(parsed)
+    assert readable == 3  # the corrupted session is skipped, never parsed
+    assert build_brief(task, load(folder), scope=SCOPE).to_json() == first.to_json()
+    assert len(parsed) == readable
+    # An edited session is parsed again, and the brief reads its new text.
+    path = folder / "2025-03-03-10-15-shop-backend.md"
+    path.write_text(
+        path.read_text().replace("declined card payments", "declined card payments via okapi")
+    )
+    again = build_brief(task, load(folder), scope=SCOPE)
+    assert len(parsed) == readable + 1
+    assert "okapi" in parsed[-1]
+    assert again.sessions_searched == first.sessions_searched
 
 
 def test_reverted_decision_is_shown_with_both_sources(folder: Path) -> None:

@@ -27,8 +27,8 @@ import math
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 
+from memoryd._sized_cache import SizedCache
 from memoryd.select._lexicon import concepts_of
-from memoryd.select._sized_cache import SizedCache
 from memoryd.select._text import WEAK_TERMS, terms
 from memoryd.select.analysis import DocTerms, analyse
 from memoryd.select.candidates import Candidate

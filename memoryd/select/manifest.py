@@ -32,10 +32,10 @@ from pathlib import PurePath
 
 import structlog
 
+from memoryd._sized_cache import SizedCache
 from memoryd.indexer import queries
 from memoryd.indexer.queries import IndexedFile
 from memoryd.indexer.records import KIND_MEMORY
-from memoryd.select._sized_cache import SizedCache
 from memoryd.select._text import STOPWORDS
 from memoryd.select.analysis import DocTerms, analyse, decode
 from memoryd.select.candidates import Candidate

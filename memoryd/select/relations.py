@@ -20,8 +20,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from itertools import combinations
 
+from memoryd._sized_cache import SizedCache
 from memoryd.select._lexicon import concepts_of
-from memoryd.select._sized_cache import SizedCache
 from memoryd.select._text import terms
 from memoryd.select.analysis import FIELDS
 from memoryd.select.candidates import Candidate

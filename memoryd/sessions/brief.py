@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from memoryd._sized_cache import SizedCache
 from memoryd.indexer.parse import parse_bytes
 from memoryd.indexer.records import KIND_SESSION
 from memoryd.sessions import _findings as fx
@@ -53,6 +54,8 @@ BACKGROUND_MATCH = 0.3
 """Share of the task's (IDF-weighted) words an entry of such a session must contain."""
 CURRENT_TROUBLE_SCORE = 10.0
 """Puts the newest session's blockers and failing tests first, so the budget never cuts them."""
+INDEX_CACHE_BYTES = 4 * 1024 * 1024
+"""Memory for session files already indexed (about the text's size three times over each)."""
 
 # Decisions, failures and open points change what the next session does; a
 # plain "did X" outcome only helps when it is squarely about the task.
@@ -193,7 +196,38 @@ def build_brief(
     return brief
 
 
+@dataclass(frozen=True, slots=True)
+class _Indexed:
+    """What :func:`_index` works out of one session file: it depends on the text alone."""
+
+    entries: list[tuple[Entry, set[str]]]
+    terms: set[str]
+    sequence: list[str]
+    date: str
+
+
+_INDEXED: SizedCache[SessionDoc, _Indexed] = SizedCache(INDEX_CACHE_BYTES)
+"""Session files already indexed, keyed by the whole doc, text included: a
+daemon answering ``context`` again reads the files but does not parse them
+again (the parse, YAML header included, is ~0.5 ms a session)."""
+
+
 def _index(doc: SessionDoc) -> _Session:
+    """The session's entries and tokens (worked out once per text, see :data:`_INDEXED`)."""
+    indexed = _INDEXED.get(doc)
+    if indexed is None:
+        indexed = _index_text(doc)
+        _INDEXED.put(doc, indexed, 3 * len(doc.text or "") + 500)
+    return _Session(
+        doc=doc,
+        entries=indexed.entries,
+        terms=indexed.terms,
+        sequence=indexed.sequence,
+        date=indexed.date,
+    )
+
+
+def _index_text(doc: SessionDoc) -> _Indexed:
     """Tokens of every entry, plus the frontmatter's target dir and checkpoint notes.
 
     The frontmatter words only help find the session (``deploy/airflow`` says
@@ -216,7 +250,7 @@ def _index(doc: SessionDoc) -> _Session:
     terms = set(sequence) | set(extra)
     terms.discard("")
     date = doc.session[:10] if len(doc.session) >= 10 else doc.session
-    return _Session(doc=doc, entries=entries, terms=terms, sequence=sequence, date=date)
+    return _Indexed(entries=entries, terms=terms, sequence=sequence, date=date)
 
 
 def _search(
