@@ -1,4 +1,4 @@
-"""Cached manifests keep no bodies; the rules that read a body answer as from the text."""
+"""Cached manifests keep no bodies, and outlive changes that touch no memory."""
 
 from __future__ import annotations
 
@@ -56,3 +56,28 @@ def test_tool_docs_from_command_names_match_the_text(indexed: tuple[IndexStore, 
     assert "reference_ops_cheatsheet.md" in tool_usage_docs(from_text, ["kubectl"])
     for tools in TOOLS:
         assert tool_usage_docs(cached, tools) == tool_usage_docs(from_text, tools), tools
+
+
+def test_a_change_that_touches_no_memory_keeps_the_cached_manifest(
+    indexed: tuple[IndexStore, Path], make_memory: MakeMemory
+) -> None:
+    store, folder = indexed
+    cache = ManifestCache()
+    first = cache.get(store.conn, str(folder))
+    # A session saved beside the memories moves the folder's version, nothing else.
+    (folder / "2026-01-02-03-04-shop.md").write_text("---\nproject-name: shop\n---\nwork\n")
+    Syncer(store).sync_tree(str(folder))
+    kept = cache.get(store.conn, str(folder))
+    assert kept.version > first.version
+    assert kept.files is first.files and kept.relations is first.relations
+    # A memory renamed with the same text and times is a change: rebuilt.
+    (folder / "reference_ops_cheatsheet.md").rename(folder / "reference_ops_commands.md")
+    Syncer(store).sync_tree(str(folder))
+    renamed = cache.get(store.conn, str(folder))
+    assert renamed.files is not first.files
+    assert "reference_ops_commands.md" in {f.filename for f in renamed.files}
+    # An edited memory: rebuilt, with the new text's analysis.
+    make_memory("feedback_new_rule.md", "always pin okapi versions", directory=folder)
+    Syncer(store).sync_tree(str(folder))
+    edited = cache.get(store.conn, str(folder))
+    assert "feedback_new_rule.md" in {f.filename for f in edited.files}

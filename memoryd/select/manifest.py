@@ -63,6 +63,15 @@ _LARGE_ROWS = (
     "SELECT rowid, filename, mtime_ns, size, content_hash, terms FROM files "
     "WHERE directory = ? AND kind = 'memory' AND error IS NULL ORDER BY filename"
 )
+_SMALL_STAMPS = (
+    "SELECT filename, content_hash, size, mtime_ns FROM files "
+    "WHERE directory = ? AND kind = 'memory' AND error IS NULL ORDER BY filename"
+)
+"""What tells a small folder's memories from any earlier state of them (hashed per row).
+
+The folder's version moves on any change in it; when none of these did, its
+cached manifest still holds, and the next select does not rebuild it.
+"""
 REFERENCING = (
     "SELECT files.filename, files.name, files.description, files.type, files.body, "
     "files.mtime_ns, files.size, files.content_hash "
@@ -104,7 +113,8 @@ class Manifest:
     rowids: array[int] = field(default_factory=lambda: array("q"))
     """A large folder's ``files`` rowids, in posting-list position order."""
     stamps: array[int] = field(default_factory=lambda: array("q"))
-    """A large folder's memories as indexed (see :func:`_stamp`), in the same order."""
+    """The memories as indexed, in the same order: a large folder's by :func:`_stamp`
+    (positions are looked up by filename), a small one's by :data:`_SMALL_STAMPS`."""
     _candidates: list[Candidate] = field(default_factory=list)
     signals: dict[str, tuple[int, Signals]] = field(default_factory=dict)
     """A large folder's memories with a signal word in their text: their stamp (see
@@ -118,7 +128,8 @@ class Manifest:
     def weight(self) -> int:
         """Rough bytes held, for the cache's memory budget."""
         text = sum(len(f.body) + len(f.description or "") + _FILE_OVERHEAD for f in self.files)
-        held = 4096 + text + 16 * len(self.rowids) + _SIGNAL_OVERHEAD * len(self.signals)
+        held = 4096 + text + 8 * (len(self.rowids) + len(self.stamps))
+        held += _SIGNAL_OVERHEAD * len(self.signals)
         held += sum(
             len(said.banner or "") + sum(map(len, said.claims))
             for _, said in self.signals.values()
@@ -270,6 +281,15 @@ def _load(
             lists_s=round(time.perf_counter() - started - links_s, 3),
         )
         return manifest
+    stamps = array("q", (hash(row) for row in conn.execute(_SMALL_STAMPS, (directory,))))
+    if (
+        previous is not None
+        and not previous.large
+        and previous.stamps == stamps
+        and previous.has_index_file == bool(has_index)
+    ):
+        # A session saved, MEMORY.md edited, a file touched: no memory changed.
+        return replace(previous, version=version)
     rows = _with_terms(
         conn.execute(
             f"SELECT {_WITH_TERMS} FROM files WHERE directory = ? AND kind = 'memory' "
@@ -277,7 +297,7 @@ def _load(
             (directory,),
         )
     )
-    manifest = Manifest(directory, version, [], bool(has_index), int(total))
+    manifest = Manifest(directory, version, [], bool(has_index), int(total), stamps=stamps)
     manifest.relations = compute_relations([to_candidate(f, doc) for f, doc in rows])
     manifest.postings = Postings(lambda: ((f.filename, doc) for f, doc in rows))
     # A cached folder keeps neither analyses nor bodies: the posting lists hold the
