@@ -125,8 +125,9 @@ def rows_for(stats: Sequence[FileStat], now: float) -> Iterator[Row]:
     done = 0
     try:
         if workers > 1:
+            ctx = _context()  # the preload is set before the server can start
             forkserver.ensure_running()
-            with _StartingPool(_context(), workers) as pool:
+            with _StartingPool(ctx, workers) as pool:
                 while done < len(stats) and not pool.ready.is_set():
                     yield file_row(*read_and_analyse(stats[done]), now)
                     done += 1
