@@ -206,6 +206,11 @@ def test_a_write_that_touches_no_memory_keeps_the_lists(warmed: Warmed) -> None:
     (folder / "MEMORY.md").write_text("- [note](project_note_1.md)\n", encoding="utf-8")
     after = _resynced(store, folder, selector)
     assert after.version != before.version and after.postings is before.postings
+    # Written again: no memory changed and MEMORY.md was there, so nothing is redone.
+    (folder / "MEMORY.md").write_text("- [note](project_note_2.md)\n", encoding="utf-8")
+    again = _resynced(store, folder, selector)
+    assert again.version != after.version
+    assert again.relations is after.relations and again.postings is after.postings
 
 
 def _naive_runs(docs: list[DocTerms], first: int = 0) -> dict[str, list[int]]:

@@ -63,14 +63,15 @@ _LARGE_ROWS = (
     "SELECT rowid, filename, mtime_ns, size, content_hash, terms FROM files "
     "WHERE directory = ? AND kind = 'memory' AND error IS NULL ORDER BY filename"
 )
-_SMALL_STAMPS = (
+_MEMORY_STATE = (
     "SELECT filename, content_hash, size, mtime_ns FROM files "
     "WHERE directory = ? AND kind = 'memory' AND error IS NULL ORDER BY filename"
 )
-"""What tells a small folder's memories from any earlier state of them (hashed per row).
+"""What tells a folder's memories from any earlier state of them (hashed together).
 
-The folder's version moves on any change in it; when none of these did, its
-cached manifest still holds, and the next select does not rebuild it.
+The folder's version moves on any change in it; when none of these did (a
+session saved, MEMORY.md edited, a file only touched), its cached manifest
+still holds, and the next select does not rebuild it.
 """
 REFERENCING = (
     "SELECT files.filename, files.name, files.description, files.type, files.body, "
@@ -113,8 +114,9 @@ class Manifest:
     rowids: array[int] = field(default_factory=lambda: array("q"))
     """A large folder's ``files`` rowids, in posting-list position order."""
     stamps: array[int] = field(default_factory=lambda: array("q"))
-    """The memories as indexed, in the same order: a large folder's by :func:`_stamp`
-    (positions are looked up by filename), a small one's by :data:`_SMALL_STAMPS`."""
+    """A large folder's memories as indexed (see :func:`_stamp`), in the same order."""
+    state: int = 0
+    """A hash of every memory's :data:`_MEMORY_STATE` row, in order."""
     _candidates: list[Candidate] = field(default_factory=list)
     signals: dict[str, tuple[int, Signals]] = field(default_factory=dict)
     """A large folder's memories with a signal word in their text: their stamp (see
@@ -128,7 +130,7 @@ class Manifest:
     def weight(self) -> int:
         """Rough bytes held, for the cache's memory budget."""
         text = sum(len(f.body) + len(f.description or "") + _FILE_OVERHEAD for f in self.files)
-        held = 4096 + text + 8 * (len(self.rowids) + len(self.stamps))
+        held = 4096 + text + 16 * len(self.rowids)
         held += _SIGNAL_OVERHEAD * len(self.signals)
         held += sum(
             len(said.banner or "") + sum(map(len, said.claims))
@@ -254,15 +256,23 @@ def _snapshot(conn: sqlite3.Connection) -> Iterator[None]:
 def _load(
     conn: sqlite3.Connection, directory: str, version: int, previous: Manifest | None = None
 ) -> Manifest:
-    """The manifest of ``directory`` at ``version``; a large folder's lists patched from
-    ``previous`` (the same folder's older manifest) when little has changed."""
+    """The manifest of ``directory`` at ``version``, from ``previous`` (the same folder's
+    older manifest) when no memory changed, a large folder's lists patched from it when
+    little did."""
     total, has_index = conn.execute(
         "SELECT count(*) FILTER (WHERE kind = 'memory' AND error IS NULL), "
         "count(*) FILTER (WHERE filename = 'MEMORY.md') FROM files WHERE directory = ?",
         (directory,),
     ).fetchone()
-    if total > LARGE_DIRECTORY:
-        manifest = Manifest(directory, version, [], bool(has_index), int(total))
+    state = hash(tuple(conn.execute(_MEMORY_STATE, (directory,))))
+    if (
+        previous is not None
+        and previous.state == state
+        and previous.has_index_file == bool(has_index)
+    ):
+        return replace(previous, version=version)  # no memory changed
+    manifest = Manifest(directory, version, [], bool(has_index), int(total), state=state)
+    if manifest.large:
         started = time.perf_counter()
         manifest.relations = _large_relations(conn, manifest, previous)
         links_s = time.perf_counter() - started
@@ -281,15 +291,6 @@ def _load(
             lists_s=round(time.perf_counter() - started - links_s, 3),
         )
         return manifest
-    stamps = array("q", (hash(row) for row in conn.execute(_SMALL_STAMPS, (directory,))))
-    if (
-        previous is not None
-        and not previous.large
-        and previous.stamps == stamps
-        and previous.has_index_file == bool(has_index)
-    ):
-        # A session saved, MEMORY.md edited, a file touched: no memory changed.
-        return replace(previous, version=version)
     rows = _with_terms(
         conn.execute(
             f"SELECT {_WITH_TERMS} FROM files WHERE directory = ? AND kind = 'memory' "
@@ -297,7 +298,6 @@ def _load(
             (directory,),
         )
     )
-    manifest = Manifest(directory, version, [], bool(has_index), int(total), stamps=stamps)
     manifest.relations = compute_relations([to_candidate(f, doc) for f, doc in rows])
     manifest.postings = Postings(lambda: ((f.filename, doc) for f, doc in rows))
     # A cached folder keeps neither analyses nor bodies: the posting lists hold the
@@ -362,7 +362,7 @@ def _patch(conn: sqlite3.Connection, manifest: Manifest, previous: Manifest) -> 
         return False
     manifest.rowids = array("q", previous.rowids)
     manifest.stamps = array("q", previous.stamps)
-    if not changed and not gone:  # a write that touched no memory (MEMORY.md, a session)
+    if not changed and not gone:  # MEMORY.md came or went; no memory changed
         manifest.postings, manifest.prefilter = old, previous.prefilter
         return True
 
@@ -411,9 +411,9 @@ def _large_relations(
     patterns of the edited file, not of the whole folder.
     """
     headers = [
-        Candidate(fn, name or PurePath(fn).stem, desc or "", mtype, "", mtime_ns / 1e9)
-        for fn, name, desc, mtype, mtime_ns in conn.execute(
-            "SELECT filename, name, description, type, mtime_ns FROM files "
+        _candidate(row)
+        for row in conn.execute(
+            "SELECT filename, name, description, type, NULL, mtime_ns FROM files "
             "WHERE directory = ? AND kind = 'memory' AND error IS NULL ORDER BY filename",
             (manifest.directory,),
         )
@@ -421,23 +421,30 @@ def _large_relations(
     known = previous.signals if previous is not None else {}
     found = manifest.signals
     # Streamed: one body at a time, not a third of a large folder's text at once.
-    for fn, name, desc, mtype, body, mtime_ns, size, content_hash in conn.execute(
+    for row in conn.execute(
         REFERENCING,
         {"match": " OR ".join(SIGNAL_WORDS) + ' OR "no longer"', "dir": manifest.directory},
     ):
+        fn, mtime_ns, size, content_hash = row[0], row[5], row[6], row[7]
         stamp = _stamp(mtime_ns, size, content_hash)
         kept = known.get(fn)
         if kept is not None and kept[0] == stamp:
             found[fn] = kept
         else:
-            c = Candidate(
-                fn, name or PurePath(fn).stem, desc or "", mtype, body or "", mtime_ns / 1e9
-            )
-            found[fn] = (stamp, signals_of(c))
+            found[fn] = (stamp, signals_of(_candidate(row[:6])))
     by_file = {c.filename: c for c in headers}
     signalled = [(by_file[fn], said) for fn, (_, said) in found.items() if said is not NO_SIGNALS]
     superseded = superseded_from(signalled, headers, quoted_only=True)
     return Relations(superseded=superseded, near_duplicates=[])
+
+
+def _candidate(row: tuple[str, str | None, str | None, str | None, str | None, int]) -> Candidate:
+    """A candidate from ``filename, name, description, type, body, mtime_ns`` values.
+
+    Missing headers read as the rankers see them (the filename's stem, empty text).
+    """
+    fn, name, desc, mtype, body, mtime_ns = row
+    return Candidate(fn, name or PurePath(fn).stem, desc or "", mtype, body or "", mtime_ns / 1e9)
 
 
 def candidates_for(
