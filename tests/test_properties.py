@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import socket
-import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -108,9 +107,7 @@ def test_any_header_and_body_parse_to_a_record_without_raising(
     pieces: list[str], body: str, kind: str
 ) -> None:
     data = ("---\n" + "".join(pieces) + "---\n" + body).encode("utf-8", "surrogatepass")
-    started = time.perf_counter()
-    parsed = parse_bytes(data, kind)
-    assert time.perf_counter() - started < 5.0  # generous: an expansion would take minutes
+    parsed = parse_bytes(data, kind)  # an alias expansion would also hit the test timeout
     assert (parsed.error is None) or isinstance(parsed.error, str)
     assert len(json.dumps(parsed.meta or {}, default=str)) < 100_000
 

