@@ -127,7 +127,7 @@ def test_multiline_bullets_stay_one_entry() -> None:
         ),
         ({"checkpoint_decisions": {"CP-S0": {"option": "A", "who": 1}}}, "who"),
         ({"steps_completed": ["S0"]}, "'steps_completed'"),
-        ({"steps_completed": {"S 0": "x"}}, "steps_completed key"),
+        ({"steps_completed": {"S 0": "x"}}, "'steps_completed.S 0'"),
         ({"steps_completed": {"S0": 5}}, "'steps_completed.S0'"),
         ({"key_decisions": "one"}, "'key_decisions'"),
         ({"key_decisions": ["ok", None]}, "'key_decisions[1]'"),
@@ -143,6 +143,11 @@ def test_bad_params_name_the_field(overrides: dict[str, Any], field: str) -> Non
     with pytest.raises(InvalidParams) as info:
         validate_save_params(params(**overrides))
     assert field in str(info.value)
+    data = info.value.data
+    if "fields" in data:  # unknown params: all of them, as a list
+        assert data["fields"] == sorted(overrides)
+    else:  # the one field the message opens with, as a path into the params
+        assert str(info.value).startswith(f"'{data['field']}' ")
 
 
 def test_session_defaults_to_now_in_local_time() -> None:

@@ -90,7 +90,8 @@ def validate_save_params(
     unknown = sorted(set(params) - set(_PARAM_KEYS) - set(_IGNORED_KEYS))
     if unknown:
         raise InvalidParams(
-            f"unknown params: {', '.join(unknown)} (expected: {', '.join(_PARAM_KEYS)})"
+            f"unknown params: {', '.join(unknown)} (expected: {', '.join(_PARAM_KEYS)})",
+            {"fields": unknown},
         )
     return SessionInput(
         project=check_project(params.get("project")),
@@ -127,17 +128,19 @@ def check_project(project: object) -> str:
     :func:`project_case_note`) rather than refused.
     """
     if not isinstance(project, str):
-        raise InvalidParams(
-            f"'project' is required and must be a string, got {_kind(project)}",
-            {"field": "project"},
-        )
+        raise _invalid("project", f"is required and must be a string, got {_kind(project)}")
     if not _is_slug(project.lower()):
-        raise InvalidParams(
-            f"'project' must be a slug of at most {MAX_PROJECT_LEN} characters "
+        raise _invalid(
+            "project",
+            f"must be a slug of at most {MAX_PROJECT_LEN} characters "
             f"(lowercase letters, digits, '.', '_', '-'; no '/' or '..'), got {project!r}",
-            {"field": "project"},
         )
     return project.lower()
+
+
+def _invalid(field: str, problem: str) -> InvalidParams:
+    """The error for one bad field: its name opens the message and is ``data.field``."""
+    return InvalidParams(f"'{field}' {problem}", {"field": field})
 
 
 def _kind(value: object) -> str:
@@ -151,11 +154,11 @@ def _session(value: object, now: dt.datetime | None) -> str:
             current = current.astimezone()  # the filename records local time
         return current.strftime(SESSION_FORMAT)
     if not isinstance(value, str) or not _SESSION.fullmatch(value):
-        raise InvalidParams(f"'session' must be a YYYY-MM-DD-HH-MM timestamp, got {value!r}")
+        raise _invalid("session", f"must be a YYYY-MM-DD-HH-MM timestamp, got {value!r}")
     try:
         dt.datetime.strptime(value, SESSION_FORMAT)
     except ValueError:
-        raise InvalidParams(f"'session' is not a real date and time: {value!r}") from None
+        raise _invalid("session", f"is not a real date and time: {value!r}") from None
     return value
 
 
@@ -163,7 +166,7 @@ def _choice(params: Mapping[str, object], field: str, allowed: tuple[str, ...]) 
     value = params.get(field)
     if value is None or value in allowed:
         return value
-    raise InvalidParams(f"'{field}' must be one of {', '.join(allowed)}, got {value!r}")
+    raise _invalid(field, f"must be one of {', '.join(allowed)}, got {value!r}")
 
 
 def _text(value: object, field: str, *, optional: bool = False, line: bool = False) -> str | None:
@@ -171,11 +174,11 @@ def _text(value: object, field: str, *, optional: bool = False, line: bool = Fal
     if value is None and optional:
         return None
     if not isinstance(value, str):
-        raise InvalidParams(f"'{field}' must be a string, got {_kind(value)}")
+        raise _invalid(field, f"must be a string, got {_kind(value)}")
     allowed = "" if line else "\n\t"
     bad = next((c for c in value if not c.isprintable() and c not in allowed), None)
     if bad is not None:
-        raise InvalidParams(f"'{field}' contains a control character {bad!r}")
+        raise _invalid(field, f"contains a control character {bad!r}")
     return value
 
 
@@ -184,9 +187,10 @@ def _body(value: object, field: str) -> str:
     text = _text("" if value is None else value, field) or ""
     for number, line in enumerate(text.split("\n"), 1):
         if line.startswith("## "):
-            raise InvalidParams(
-                f"'{field}' line {number} starts with '## ', which would end the section; "
-                "use '###' for sub-headings"
+            raise _invalid(
+                field,
+                f"line {number} starts with '## ', which would end the section; "
+                "use '###' for sub-headings",
             )
     return text.strip("\n")
 
@@ -195,8 +199,8 @@ def _label(value: object, field: str, *, optional: bool = False) -> str | None:
     if value is None and optional:
         return None
     if not isinstance(value, str) or not _LABEL.fullmatch(value):
-        raise InvalidParams(
-            f"'{field}' must be an id like CP-S2 (letters, digits, '.', '_', '-'), got {value!r}"
+        raise _invalid(
+            field, f"must be an id like CP-S2 (letters, digits, '.', '_', '-'), got {value!r}"
         )
     return value
 
@@ -205,7 +209,7 @@ def _labels(value: object) -> list[str]:
     if value is None:
         return []
     if not isinstance(value, list):
-        raise InvalidParams(f"'checkpoints_approved' must be a list, got {_kind(value)}")
+        raise _invalid("checkpoints_approved", f"must be a list, got {_kind(value)}")
     return [_label(item, f"checkpoints_approved[{i}]") or "" for i, item in enumerate(value)]
 
 
@@ -213,25 +217,25 @@ def _decisions(value: object) -> dict[str, dict[str, object]]:
     if value is None:
         return {}
     if not isinstance(value, Mapping):
-        raise InvalidParams(f"'checkpoint_decisions' must be a mapping, got {_kind(value)}")
+        raise _invalid("checkpoint_decisions", f"must be a mapping, got {_kind(value)}")
     result: dict[str, dict[str, object]] = {}
     for checkpoint, decision in value.items():
         where = f"checkpoint_decisions.{checkpoint}"
-        _label(checkpoint, f"checkpoint_decisions key {checkpoint!r}")
+        _label(checkpoint, where)
         if not isinstance(decision, Mapping):
-            raise InvalidParams(f"'{where}' must be a mapping, got {_kind(decision)}")
+            raise _invalid(where, f"must be a mapping, got {_kind(decision)}")
         extra = sorted(str(k) for k in decision if k not in _DECISION_KEYS)
         if extra:
-            raise InvalidParams(f"'{where}' has unknown keys: {', '.join(extra)}")
+            raise _invalid(where, f"has unknown keys: {', '.join(extra)}")
         if "option" not in decision:
-            raise InvalidParams(f"'{where}.option' is required")
+            raise _invalid(f"{where}.option", "is required")
         clean: dict[str, object] = {"option": _text(decision["option"], f"{where}.option")}
         if decision.get("note") is not None:
             clean["note"] = _text(decision["note"], f"{where}.note")
         count = decision.get("regenerated_count")
         if count is not None:
             if not isinstance(count, int) or isinstance(count, bool) or count < 0:
-                raise InvalidParams(f"'{where}.regenerated_count' must be a non-negative integer")
+                raise _invalid(f"{where}.regenerated_count", "must be a non-negative integer")
             clean["regenerated_count"] = count
         result[str(checkpoint)] = clean
     return result
@@ -241,12 +245,12 @@ def _steps(value: object) -> dict[str, str]:
     if value is None:
         return {}
     if not isinstance(value, Mapping):
-        raise InvalidParams(
-            f"'steps_completed' must be a mapping of step id to text, got {_kind(value)}"
+        raise _invalid(
+            "steps_completed", f"must be a mapping of step id to text, got {_kind(value)}"
         )
     steps: dict[str, str] = {}
     for step, text in value.items():
-        _label(step, f"steps_completed key {step!r}")
+        _label(step, f"steps_completed.{step}")
         steps[str(step)] = _text(text, f"steps_completed.{step}") or ""
     return steps
 
@@ -255,11 +259,11 @@ def _bullets(value: object) -> list[str]:
     if value is None:
         return []
     if not isinstance(value, list):
-        raise InvalidParams(f"'key_decisions' must be a list of strings, got {_kind(value)}")
+        raise _invalid("key_decisions", f"must be a list of strings, got {_kind(value)}")
     items = [_text(item, f"key_decisions[{i}]") or "" for i, item in enumerate(value)]
     blank = next((i for i, item in enumerate(items) if not item.strip()), None)
     if blank is not None:
-        raise InvalidParams(f"'key_decisions[{blank}]' is empty")
+        raise _invalid(f"key_decisions[{blank}]", "is empty")
     return items
 
 
