@@ -2,8 +2,11 @@
 
 Through the daemon when one answers (its verdicts are stored and its
 ``select`` results carry them), in-process otherwise. Exit 0 whatever is
-found, so it can be run for information; ``--strict`` exits 1 when any
-memory is stale, for a git hook or a CI job.
+found, so it can be run for information. For a git hook or a CI job,
+``--fail-on gone`` exits 1 when a memory cites a path that is missing or was
+renamed (the memory now points at nothing), and ``--fail-on stale`` (or
+``--strict``) also when a cited path merely changed since the memory was
+written, which an active codebase does all day.
 """
 
 from __future__ import annotations
@@ -22,10 +25,30 @@ def register(sub: Any) -> None:
     )
     c.add_argument("dir", metavar="DIR", help="memory directory (and the folders below it)")
     c.add_argument("--json", action="store_true", help="print the answer as JSON")
-    c.add_argument("--strict", action="store_true", help="exit 1 when any memory is stale")
+    fail = c.add_mutually_exclusive_group()
+    fail.add_argument(
+        "--fail-on",
+        choices=FAIL_ON,
+        help="exit 1 when a memory cites a missing or renamed path (gone), "
+        "or also a path changed since it was written (stale)",
+    )
+    fail.add_argument("--strict", action="store_true", help="the same as --fail-on stale")
     add_db_option(c)
     add_socket_options(c, fallback=True)
     c.set_defaults(handler=cmd_check)
+
+
+FAIL_ON = ("gone", "stale")
+
+
+def failing(result: dict[str, Any], fail_on: str | None) -> bool:
+    """Whether ``result`` (a ``check`` answer) holds what ``fail_on`` names."""
+    if fail_on == "stale":
+        return bool(result["stale"])
+    if fail_on == "gone":
+        verdicts = (m["staleness"] for m in result["memories"] if m.get("staleness"))
+        return any(v["missing"] or v["renamed"] for v in verdicts)
+    return False
 
 
 def cmd_check(args: argparse.Namespace) -> int:
@@ -36,4 +59,4 @@ def cmd_check(args: argparse.Namespace) -> int:
         print_json(result)
     else:
         print(render_check(result))
-    return 1 if args.strict and result["stale"] else 0
+    return 1 if failing(result, "stale" if args.strict else args.fail_on) else 0

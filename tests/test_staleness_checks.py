@@ -287,6 +287,24 @@ def test_memoryd_check_exits_1_only_with_strict(
     assert code == 1
 
 
+def test_fail_on_gone_ignores_paths_that_only_changed(
+    cli_check: Callable[..., tuple[int, dict[str, Any]]], make_memory: MakeMemory, repo: Repo
+) -> None:
+    _memory(make_memory, "project_app.md", "Entry point: `src/app.py`.")
+    repo.write("src/app.py", "v2\n")
+    repo.commit("app v2", when=T0 + DAY)
+    code, result = cli_check(repo.path, "--fail-on", "gone")
+    assert result["memories"][0]["staleness"]["changed_since"] != []
+    assert code == 0
+    assert cli_check(repo.path, "--fail-on", "stale")[0] == 1
+    assert cli_check(repo.path, "--strict")[0] == 1
+    repo.git("mv", "src/app.py", "src/main.py")
+    repo.commit("rename app", when=T0 + 2 * DAY)
+    code, result = cli_check(repo.path, "--fail-on", "gone")
+    assert result["memories"][0]["staleness"]["renamed"] == {"src/app.py": "src/main.py"}
+    assert code == 1
+
+
 def test_a_hook_cwd_counts_before_its_write_is_committed(
     store: IndexStore, memdir: Path, tmp_path: Path
 ) -> None:
