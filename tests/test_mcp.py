@@ -97,6 +97,8 @@ def test_tools_are_listed_answer_through_the_daemon_and_report_errors(seeded: Da
             assert keys <= set(schema["required"]), (name, schema)
         selected = tools["memory_select"].output_schema["properties"]["selected"]  # type: ignore[index]
         assert selected["type"] == "array"
+        item = tools["memory_select"].output_schema["$defs"]["SelectedMemory"]  # type: ignore[index]
+        assert {"filename", "path", "description", "staleness"} <= set(item["properties"])
 
         status = payload(await session.call_tool("memory_status", {}))
         assert status["state"] == "ready"

@@ -17,8 +17,12 @@ from typing_extensions import TypedDict
 _OPEN = ConfigDict(extra="allow")
 
 
+# The fields of memoryd.select.types.SelectedMemory, restated: pydantic on Python
+# 3.11 takes only typing_extensions TypedDicts, and the light select types stay
+# on the standard library so the CLI starts fast. (A docstring here would reach
+# the model as the schema's description.)
 class SelectedMemory(TypedDict):
-    """One memory worth reading for the query."""
+    """One memory worth reading for the query (``staleness``: what it cites that changed)."""
 
     __pydantic_config__ = _OPEN  # type: ignore[misc]
     filename: str
@@ -29,6 +33,7 @@ class SelectedMemory(TypedDict):
     mtime: str
     age_days: float
     score: float | None
+    staleness: NotRequired[dict[str, Any] | None]
 
 
 class SelectResult(TypedDict):
