@@ -32,6 +32,7 @@ from memoryd.indexer.parse import parse_bytes
 from memoryd.indexer.records import KIND_SESSION
 from memoryd.indexer.scanner import is_memory_filename
 from memoryd.indexer.store import IndexStore
+from memoryd.indexer.sync import Syncer
 from memoryd.sessions import service
 from memoryd.sessions.brief import estimate_tokens
 
@@ -1038,6 +1039,48 @@ def test_unreadable_history_is_unavailable_not_a_fake_no_match(
     finally:
         store.close()
     assert result["text"] == f"Session history unavailable: {locked}: I/O error"
+
+
+def test_context_reopens_only_sessions_whose_indexed_hash_it_has_not_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = tmp_path / "memory"
+    folder.mkdir()
+    for day in (3, 4, 5):
+        (folder / f"2025-03-0{day}-10-00-{PROJECT}.md").write_text(V10, encoding="utf-8")
+    edited = folder / f"2025-03-05-10-00-{PROJECT}.md"
+    store = IndexStore(tmp_path / "index.db")
+    opened: list[str] = []
+    real_open = open
+
+    def counting_open(path: str, *args: Any, **kwargs: Any) -> Any:
+        opened.append(os.path.basename(path))
+        return real_open(path, *args, **kwargs)
+
+    monkeypatch.setattr(service, "open", counting_open, raising=False)
+
+    def brief(task: str = "payment retries") -> dict[str, Any]:
+        opened.clear()
+        return service.context(store.conn, [str(folder)], task, None, 600)
+
+    try:
+        Syncer(store).sync_tree(str(folder))
+        # Ahead of the index: the new text is read (and used) but not kept under the
+        # old hash, so a revert before the index catches up is read again, not mixed up.
+        edited.write_text(V10.replace("per-attempt ETA tasks", "a dead letter queue"))
+        assert "dead letter queue" in brief("dead letter queue")["text"]
+        assert len(opened) == 3
+        edited.write_text(V10, encoding="utf-8")
+        assert "dead letter queue" not in brief("dead letter queue")["text"]
+        assert opened == [edited.name]
+        assert brief()["sessions_read"] and opened == []
+        # Once indexed, an edit is read once and then served from memory.
+        edited.write_text(V10.replace("per-attempt ETA tasks", "a dead letter queue"))
+        Syncer(store).sync_tree(str(folder))
+        assert "dead letter queue" in brief("dead letter queue")["text"]
+        assert "dead letter queue" in brief("dead letter queue")["text"] and opened == []
+    finally:
+        store.close()
 
 
 # --------------------------------------------------------------------- CLI
