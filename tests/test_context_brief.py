@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import tracemalloc
 from pathlib import Path
 
 import pytest
@@ -148,6 +149,19 @@ def test_session_files_are_parsed_once_per_text(
     assert len(parsed) == readable + 1
     assert "okapi" in parsed[-1]
     assert again.sessions_searched == first.sessions_searched
+
+
+def test_a_cached_parse_is_weighed_at_about_the_memory_it_holds(folder: Path) -> None:
+    docs = [d for d in load(folder) if d.text is not None and not d.error]
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        kept = [brief_mod._index_text(d) for d in docs]
+        held = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    weighed = sum(brief_mod.weight(d.text or "") for d in docs)
+    assert kept and held / 2 <= weighed <= held * 2, (held, weighed)
 
 
 def test_reverted_decision_is_shown_with_both_sources(folder: Path) -> None:
