@@ -319,11 +319,13 @@ class Daemon:
 
     # -- index maintenance ---------------------------------------------------
 
-    def _on_paths(self, paths: set[str]) -> None:
+    def _on_paths(self, paths: set[str], listed: set[str]) -> None:
         def job(store: IndexStore) -> None:
             syncer = Syncer(store)
             for path in sorted(paths):
                 syncer.sync_path(path)
+            for directory in sorted(listed):
+                syncer.sync_listing(directory)
 
         self.writer.submit(job)
 

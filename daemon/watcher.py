@@ -64,24 +64,32 @@ daemon nothing."""
 
 
 class _Handler(FileSystemEventHandler):
-    def __init__(self, sink: Callable[[str], None], counter: Callable[[], None]) -> None:
+    def __init__(self, sink: Callable[[str, bool], None], counter: Callable[[], None]) -> None:
         self.sink = sink
         self.counter = counter
 
     def on_any_event(self, event: FileSystemEvent) -> None:
         self.counter()
+        # "Directory modified" means the folder's entries changed; watchdog adds
+        # one beside each file event, so it only asks for the names to be listed.
+        listing = isinstance(event, DirModifiedEvent)
         for raw in (event.src_path, getattr(event, "dest_path", "")):
             path = os.fsdecode(raw)
             if path and (event.is_directory or is_memory_filename(os.path.basename(path))):
-                self.sink(path)
+                self.sink(path, listing)
 
 
 class Watcher:
-    """One observer per root; a debounce thread delivers path batches."""
+    """One observer per root; a debounce thread delivers path batches.
+
+    ``on_paths(paths, listed)`` gets the paths to reconcile (files, and
+    directories created, moved or deleted) and, apart, the directories whose
+    entries changed, whose names alone need comparing with the index.
+    """
 
     def __init__(
         self,
-        on_paths: Callable[[set[str]], None],
+        on_paths: Callable[[set[str], set[str]], None],
         *,
         settle: float = 0.05,
         polling_interval: float = 1.0,
@@ -97,7 +105,8 @@ class Watcher:
         # Request threads add roots while scheduler jobs restart and list them;
         # every change to _observers/modes and every walk over them holds this.
         self._lock = threading.RLock()
-        self._pending: set[str] = set()
+        self._pending: dict[str, bool] = {}
+        """Path -> only its listing changed; a full reconcile wins over a listing."""
         self._first_pending = 0.0
         self._cond = threading.Condition()
         self._stopping = False
@@ -188,12 +197,12 @@ class Watcher:
         with self._cond:
             self.events_received += 1
 
-    def _hint(self, path: str) -> None:
+    def _hint(self, path: str, listing: bool) -> None:
         now = time.monotonic()
         with self._cond:
             if not self._pending:
                 self._first_pending = now
-            self._pending.add(path)
+            self._pending[path] = self._pending.get(path, True) and listing
             self.last_event = time.time()
             self._cond.notify()
 
@@ -211,8 +220,9 @@ class Watcher:
                     self._cond.wait(min(self.settle, max(0.0, deadline - time.monotonic())))
                     if len(self._pending) == size or time.monotonic() >= deadline:
                         break
-                batch, self._pending = self._pending, set()
+                batch, self._pending = self._pending, {}
+            paths = {path for path, listing in batch.items() if not listing}
             try:
-                self.on_paths(batch)
+                self.on_paths(paths, set(batch) - paths)
             except Exception:
                 log.exception("watcher.delivery_failed", paths=len(batch))

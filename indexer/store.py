@@ -284,6 +284,11 @@ class IndexStore:
         )
         return {r["path"]: StoredStat.from_row(r) for r in rows}
 
+    def paths_in(self, directory: str) -> set[str]:
+        """The paths of the files indexed directly in ``directory`` (no other column)."""
+        rows = self.conn.execute("SELECT path FROM files WHERE directory = ?", (directory,))
+        return {r[0] for r in rows}
+
     def stat_of(self, path: str) -> StoredStat | None:
         r = self.conn.execute(
             f"SELECT {_STAT_COLUMNS} FROM files WHERE path = ?", (path,)

@@ -153,6 +153,31 @@ class Syncer:
                 self._reconcile_dir(directory, {})
         return self._finish(started)
 
+    def sync_listing(self, directory: str) -> SyncResult:
+        """Reconcile the names in one directory a watcher saw change, without a stat each.
+
+        watchdog adds a "directory modified" event for the folder to every
+        create, delete, move and close-after-write in it, and the file's own
+        event already names what changed. What that event can add is a memory
+        name that appeared or vanished without an event of its own, so only
+        the names are compared with the index: one scandir of a 10k folder
+        instead of 10k stats (a full ``sync_path`` of it cost ~0.3 s of CPU per
+        edit). Subdirectories have their own events; a directory that vanished
+        or cannot be listed gets the full treatment.
+        """
+        started = time.perf_counter()
+        try:
+            with os.scandir(directory) as it:
+                on_disk = {e.path for e in it if is_memory_filename(e.name) and not _is_dir(e)}
+        except OSError:
+            return self.sync_path(directory)
+        stored = self.store.paths_in(directory)
+        for path in sorted(on_disk - stored):
+            self._reconcile_one(stat_path(path), path, None)
+        for path in stored - on_disk:
+            self._drop(path)
+        return self._finish(started)
+
     def _load_fresh(self, found: list[FileStat]) -> None:
         """Index the files of a tree into an empty index: in bulk when there are many."""
         if len(found) < BULK_MIN_FILES:
@@ -180,15 +205,17 @@ class Syncer:
         for path, st in disk.items():
             self._reconcile_one(st, path, stored.pop(path, None))
         for path in stored:
-            self._queue(Delete(path))
-            self._result.removed += 1
+            self._drop(path)
+
+    def _drop(self, path: str) -> None:
+        self._queue(Delete(path))
+        self._result.removed += 1
 
     def _reconcile_one(self, st: FileStat | None, path: str, old: StoredStat | None) -> None:
         res = self._result
         if st is None:
             if old is not None:
-                self._queue(Delete(path))
-                res.removed += 1
+                self._drop(path)
             return
         retry = old is not None and (old.error_kind == ERROR_READ or not _readable_now(st, old))
         if old is not None and not retry and st.signature == old.signature:
@@ -223,6 +250,14 @@ class Syncer:
         result, self._result = self._result, SyncResult()
         result.seconds = time.perf_counter() - started
         return result
+
+
+def _is_dir(entry: os.DirEntry[str]) -> bool:
+    """As the full scan decides it: a real directory (not a link to one) is no file."""
+    try:
+        return entry.is_dir(follow_symlinks=False)
+    except OSError:
+        return True  # the full scan skips an entry it cannot classify
 
 
 def _readable_now(st: FileStat, old: StoredStat) -> bool:

@@ -268,6 +268,28 @@ def test_sync_path_single_file_and_vanished_dir(
     assert indexed_paths(store, tree) == disk_paths(tree)
 
 
+def test_sync_listing_compares_names_only_and_leaves_subfolders_alone(
+    store: IndexStore, tree: Path, make_memory: MakeMemory
+) -> None:
+    sync(store, tree)
+    syncer = Syncer(store)
+    edited = tree / "feedback_a.md"
+    edited.write_text(edited.read_text() + "\nan edit names its own file in its event\n")
+    (tree / "project_b.md").unlink()
+    make_memory("feedback_new.md", "appeared without an event of its own")
+    (tree / "notes.md.d").mkdir()  # a directory, whatever its name, is no memory
+    (tree / "sub" / "user_d.md").unlink()  # below: the subfolder's own events say so
+    result = syncer.sync_listing(str(tree))
+    assert counts(result) == (1, 0, 1, 0)
+    assert queries.get_file(store.conn, str(tree / "feedback_new.md")) is not None
+    assert queries.get_file(store.conn, str(tree / "project_b.md")) is None
+    assert indexed_paths(store, tree) == disk_paths(tree) | {str(tree / "sub" / "user_d.md")}
+    assert syncer.sync_path(str(edited)).updated == 1
+    shutil.rmtree(tree / "sub")
+    assert syncer.sync_listing(str(tree / "sub")).removed == 1  # gone: full treatment
+    assert indexed_paths(store, tree) == disk_paths(tree)
+
+
 # -- crash recovery ---------------------------------------------------------
 
 
