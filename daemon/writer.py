@@ -8,6 +8,7 @@ backlog.
 
 from __future__ import annotations
 
+import os
 import queue
 import threading
 from collections.abc import Callable
@@ -19,6 +20,9 @@ import structlog
 from memoryd.indexer.store import IndexStore
 
 T = TypeVar("T")
+
+WAL_RESTART_BYTES = 4 * 1024 * 1024
+"""Past this, the writer waits for the readers of older snapshots and starts the WAL over."""
 Job = tuple[Callable[[IndexStore], Any], Future[Any], bool]
 
 log = structlog.get_logger("memoryd.writer")
@@ -88,4 +92,22 @@ class Writer:
             except BaseException as exc:  # handed to the waiter, who decides
                 log.exception("writer.job_failed")
                 future.set_exception(exc)
+            self._restart_wal()
         self.store.close()
+
+    def _restart_wal(self) -> None:
+        """Start the WAL over once it has grown past :data:`WAL_RESTART_BYTES`.
+
+        SQLite's own checkpoints copy pages back but restart the WAL only at a
+        moment no reader holds an older snapshot, which request threads that
+        read all the time may never leave; the WAL then grows and every read
+        searches more of it. A TRUNCATE checkpoint waits for just those older
+        readers (new ones read the checkpointed file), a few milliseconds, and
+        leaves an empty WAL.
+        """
+        try:
+            size = os.stat(f"{self.store.path}-wal").st_size
+        except OSError:
+            return
+        if size > WAL_RESTART_BYTES:
+            self.store.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
