@@ -15,10 +15,12 @@ world (bench/_daemon.py's environment) and reports, in one table:
   ``internal`` answers are counted separately and must be 0.
 * ``peak RSS``: VmHWM of the daemon at the end of the scenario.
 
-Scenarios: kill -9 during saves (``--cycles`` restarts, then leftover temp
-files counted), a create/delete burst, ``rm -rf`` and recreate of a root,
-``--clients`` x ``--requests`` mixed requests, and the three damaged-index
-cases (truncated, garbage header, garbage pages with the WAL gone).
+Scenarios, each with its ``--only`` name: kill -9 during saves (``kill9``:
+``--cycles`` restarts, then leftover temp files counted), a create/delete burst
+(``burst``), ``rm -rf`` and recreate of a root (``rm-root``), hostile files and
+one save (``hostile``), ``--clients`` x ``--requests`` mixed requests
+(``flood``), and the three damaged-index cases (``damaged``: truncated, garbage
+header, garbage pages with the WAL gone).
 """
 
 from __future__ import annotations
@@ -386,6 +388,9 @@ def finish(d: Daemon) -> None:
 # -- main ---------------------------------------------------------------------
 
 
+SCENARIOS = ("kill9", "burst", "rm-root", "hostile", "flood", "damaged")
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     ap.add_argument("--cycles", type=int, default=20)
@@ -394,20 +399,27 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--clients", type=int, default=32)
     ap.add_argument("--requests", type=int, default=200)
     ap.add_argument("--json", action="store_true")
+    ap.add_argument(
+        "--only", action="append", choices=SCENARIOS, help="run only this scenario (repeatable)"
+    )
     args = ap.parse_args(argv)
     load_before = Path("/proc/loadavg").read_text().split()[0]
     workdir = Path(tempfile.mkdtemp(prefix="memoryd-reliability-"))
     try:
-        rows = [
-            kill9_saves(workdir, args.cycles),
-            burst(workdir, args.creates, args.deletes),
-            rm_and_recreate(workdir),
-            hostile_files(workdir),
-            flood(workdir, args.clients, args.requests),
-            damaged_index(workdir, "truncated", _truncate),
-            damaged_index(workdir, "garbage header", _garbage_header),
-            damaged_index(workdir, "garbage pages, WAL gone", _garbage_pages),
-        ]
+        runs: dict[str, Callable[[], list[Row]]] = {
+            "kill9": lambda: [kill9_saves(workdir, args.cycles)],
+            "burst": lambda: [burst(workdir, args.creates, args.deletes)],
+            "rm-root": lambda: [rm_and_recreate(workdir)],
+            "hostile": lambda: [hostile_files(workdir)],
+            "flood": lambda: [flood(workdir, args.clients, args.requests)],
+            "damaged": lambda: [
+                damaged_index(workdir, "truncated", _truncate),
+                damaged_index(workdir, "garbage header", _garbage_header),
+                damaged_index(workdir, "garbage pages, WAL gone", _garbage_pages),
+            ],
+        }
+        chosen = args.only or SCENARIOS
+        rows = [row for name in SCENARIOS if name in chosen for row in runs[name]()]
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
     load_after = Path("/proc/loadavg").read_text().split()[0]

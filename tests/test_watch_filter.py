@@ -9,7 +9,7 @@ from pathlib import Path
 
 from daemon_fixtures import DaemonProc, wait_until, write_memory
 
-from memoryd.daemon.watcher import Watcher
+from memoryd.daemon.watcher import Watcher, split_batch
 
 FILES = 40
 
@@ -52,11 +52,32 @@ def test_reads_never_reach_the_watcher(tmp_path: Path) -> None:
     finally:
         watcher.stop()
     assert reconciled == {str(sentinel)}
-    # The folder's own "modified" event only asks for a listing of its names.
-    assert listed == {str(root)}
+    assert listed <= {str(root)}  # the folder's own "modified" event, if not in the same batch
     # Only the sentinel's own create/modify/close (and its folder's) events; 3 x 40
     # reads would add 240 open and close-without-write events without the filter.
     assert received <= 10, received
+
+
+def test_a_folder_event_without_a_memory_event_asks_for_a_listing(tmp_path: Path) -> None:
+    root = tmp_path / "memory"
+    root.mkdir()
+    batches: list[tuple[set[str], set[str]]] = []
+    watcher = Watcher(lambda paths, listed: batches.append((paths, listed)), settle=0.02)
+    try:
+        watcher.add_root(str(root))
+        (root / "notes.txt").write_text("not a memory, but the folder changed")
+        wait_until(lambda: any(str(root) in listed for _, listed in batches), what="listing")
+    finally:
+        watcher.stop()
+    assert all(paths == set() for paths, _ in batches)
+
+
+def test_a_batch_lists_only_folders_no_memory_event_in_it_explains() -> None:
+    batch = {"/m/a.md": False, "/m": True, "/n": True, "/m/sub": False, "/m/sub/x": True}
+    paths, listed = split_batch(batch)
+    assert paths == {"/m/a.md", "/m/sub"}
+    # /m has a.md's own event; /m/sub is reconciled whole; /m/sub/x and /n are listed.
+    assert listed == {"/n", "/m/sub/x"}
 
 
 def test_daemon_does_no_index_work_for_reads(daemon: DaemonProc) -> None:
