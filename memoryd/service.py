@@ -215,10 +215,15 @@ class MemoryService:
             telemetry.emit(run)
             self.index.record_run(run)
 
+        arrived = time.monotonic()
         try:
             req = parse_select(params)
             directory = self.index.directory(req.dir)
-            selection = self.selector.run(self.index.reader(), req, directory, run_id)
+            # The client's wait started when the request came, not when its folder was ready.
+            deadline = None if req.timeout_ms is None else arrived + req.timeout_ms / 1000
+            selection = self.selector.run(
+                self.index.reader(), req, directory, run_id, deadline=deadline
+            )
         except MemorydError as exc:
             record(ranker=None, error=getattr(exc, "code", type(exc).__name__))
             raise

@@ -102,9 +102,10 @@ def test_a_missing_directory_is_refused_after_parsing_and_recorded(
     assert [r["error"] for r in index.runs] == ["invalid_params"]
 
 
-def test_the_selector_alone_needs_no_callbacks_and_remembers_a_session(
+def test_the_selector_alone_needs_no_callbacks_and_keeps_no_session_record(
     store: IndexStore, folder: Path
 ) -> None:
+    """What a session was shown is the client's record: the daemon cannot know it was delivered."""
     Syncer(store).sync_tree(str(folder))
     selector = Selector()
     req = SelectRequest(query=QUERY, dir=str(folder), session_id="s1", ranker="local")
@@ -112,8 +113,14 @@ def test_the_selector_alone_needs_no_callbacks_and_remembers_a_session(
     again = selector.run(store.conn, req, str(folder), "r2")
     assert [s["filename"] for s in first.result["selected"]] == ["reference_pytest.md"]
     assert first.tokens == (0, 0) and "_tokens" not in first.result
-    # The session saw it: it is surfaced now, and nothing weaker stands in.
-    assert again.result["selected"] == [] and again.result["excluded"]["surfaced"] == 1
+    # An answer the client may never have delivered does not hide the memory next time.
+    assert again.result["selected"] == first.result["selected"]
+    # The client's own record does, and nothing weaker stands in.
+    shown = SelectRequest(
+        query=QUERY, dir=str(folder), surfaced=("reference_pytest.md",), ranker="local"
+    )
+    third = selector.run(store.conn, shown, str(folder), "r3")
+    assert third.result["selected"] == [] and third.result["excluded"]["surfaced"] == 1
     assert (
         parse_select({"query": QUERY, "dir": str(folder), "session_id": "s1", "ranker": "local"})
         == req

@@ -14,8 +14,10 @@ from typing import Any
 
 import pytest
 from conftest import MakeMemory
-from fake_messages_api import FakeMessagesAPI, JsonAnswer, TextAnswer
+from daemon_fixtures import wait_until
+from fake_messages_api import Delay, FakeMessagesAPI, JsonAnswer, TextAnswer
 
+from memoryd.errors import InvalidParams
 from memoryd.indexer.store import IndexStore
 from memoryd.select.claude import ClaudeRanker, ClaudeSettings
 from memoryd.select.selector import Selector
@@ -69,7 +71,7 @@ def test_same_question_in_a_session_asks_about_the_remaining_candidates(
     first = harness.select(session_id="s1")
     assert [s["filename"] for s in first["selected"]] == ["project_ledger.md"]
 
-    again = harness.select(session_id="s1")
+    again = harness.select(session_id="s1", surfaced=["project_ledger.md"])
     # The first pick is surfaced now, so the manifest differs and Claude is asked again.
     assert len(fake_messages_api.requests) == 2
     assert offered(fake_messages_api) == ["project_currency.md"]
@@ -101,3 +103,31 @@ def test_a_refusal_still_records_the_tokens_it_billed(
     record = harness.records[-1]
     assert (record["tokens_in"], record["tokens_out"]) == (500, 7)
     assert record["fallback"] == "refusal"
+
+
+def test_a_client_deadline_ends_the_wait_for_claude_and_its_late_answer_is_kept(
+    harness: Harness, fake_messages_api: FakeMessagesAPI
+) -> None:
+    """The hook waits ~2 s: Claude gets what is left of it, the local ranker answers in time."""
+    fake_messages_api.respond(Delay(1.5, JsonAnswer({"selected_memories": ["project_ledger.md"]})))
+    first = harness.select(timeout_ms=1000)
+    # Without the deadline the SDK's own 5 s timeout would end it as "timeout", twice as late.
+    assert first["ranker"] == "local" and first["fallback"] == "deadline"
+    assert harness.records[-1]["fallback"] == "deadline"
+    # The call went on in its worker; its answer is cached for the next ask.
+    wait_until(lambda: bool(harness.service.selector._claude_cache), 20, "the late answer")
+    again = harness.select(timeout_ms=1000)
+    assert again["ranker"] == "anthropic" and again["fallback"] is None
+    assert [s["filename"] for s in again["selected"]] == ["project_ledger.md"]
+    assert len(fake_messages_api.requests) == 1
+
+
+def test_a_deadline_too_short_for_claude_does_not_ask_it(
+    harness: Harness, fake_messages_api: FakeMessagesAPI
+) -> None:
+    fake_messages_api.answer_picks("project_ledger.md")
+    result = harness.select(timeout_ms=300)
+    assert (result["ranker"], result["fallback"]) == ("local", "deadline")
+    assert fake_messages_api.requests == []
+    with pytest.raises(InvalidParams, match="timeout_ms"):
+        harness.select(timeout_ms=0)

@@ -9,17 +9,23 @@ The rules live here, outside the rankers, so no ranker can break them:
 * every returned filename is in that manifest and still on disk; anything a
   ranker invents is dropped and counted;
 * at most ``limit`` (≤ 5) results, and an empty answer is a fine answer;
-* with a ``session_id``, whatever this process already returned to that
-  session for that directory counts as surfaced (kept in memory only, for the
-  last 1,000 sessions).
+* the daemon keeps no record of what a session was shown: only the client
+  knows whether its answer reached the agent (a hook may have given up
+  before it came), so the client passes ``surfaced`` and owns that record
+  (docs/claude-code.md, "Shown means delivered").
 
 The Claude ranker answers when configured (``auto``) and the local ranker
-whenever Claude cannot, with ``fallback`` saying why. Every call ends in
-exactly one telemetry record, errors included.
+whenever Claude cannot, with ``fallback`` saying why. A request's
+``timeout_ms`` is the time its client waits: Claude gets what is left of it
+minus :data:`LOCAL_RESERVE_S` (the local ranker's share), and when it has not
+answered by then the local ranker does (``fallback: deadline``); Claude's late
+answer still fills the cache for the next ask. Every call ends in exactly one
+telemetry record, errors included.
 """
 
 from __future__ import annotations
 
+import concurrent.futures
 import os
 import sqlite3
 import threading
@@ -28,6 +34,8 @@ from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
+
+import structlog
 
 from memoryd.indexer.folders import empty_folder_note
 from memoryd.indexer.queries import IndexedFile, iso_utc
@@ -41,7 +49,13 @@ from memoryd.select.types import SelectedMemory, Selection, SelectRequest, Selec
 from memoryd.staleness.results import intact_first, verdicts_for
 
 CLAUDE_MANIFEST_LIMIT = 200
-SESSIONS_REMEMBERED = 1000
+LOCAL_RESERVE_S = 0.3
+"""Of a request's ``timeout_ms``, what the local ranker (and the rest of the answer) keeps."""
+MIN_CLAUDE_S = 0.2
+"""Claude is not asked with less time than this left: it could not answer in it."""
+CLAUDE_WORKERS = 4
+
+log = structlog.get_logger("memoryd.selector")
 
 
 @dataclass(frozen=True)
@@ -65,23 +79,33 @@ class Selector:
         self.manifests = ManifestCache()
         self._claude_cache: OrderedDict[tuple[Any, ...], tuple[str, ...]] = OrderedDict()
         self._lock = threading.Lock()
-        # What this process already surfaced per (session_id, directory), so an
-        # agent that passes its session id never gets the same memory twice.
-        self._shown: OrderedDict[tuple[str, str], set[str]] = OrderedDict()
+        # Claude is asked in a worker thread so a request's deadline can end the
+        # wait without ending the call, whose answer is cached when it comes.
+        self._claude_pool: concurrent.futures.ThreadPoolExecutor | None = None
 
     # -- the selection itself -------------------------------------------------
 
     def run(
-        self, conn: sqlite3.Connection, req: SelectRequest, directory: str, run_id: str
+        self,
+        conn: sqlite3.Connection,
+        req: SelectRequest,
+        directory: str,
+        run_id: str,
+        *,
+        deadline: float | None = None,
     ) -> Selection:
         """Select for ``req`` among the memories of ``directory`` (already resolved and current).
 
-        Telemetry is the caller's: :func:`memoryd.select.service.run_select`
+        ``deadline`` (a ``time.monotonic()`` value) is when the client stops
+        waiting; without one it is ``req.timeout_ms`` from now, if set.
+        Telemetry is the caller's: :meth:`memoryd.service.MemoryService.select`
         records every run, failed ones included.
         """
+        if deadline is None and req.timeout_ms is not None:
+            deadline = time.monotonic() + req.timeout_ms / 1000
         manifest = self.manifests.get(conn, directory)
         pool = candidates_for(conn, manifest, req.query)
-        surfaced = set(req.surfaced) | self._remembered(req.session_id, directory)
+        surfaced = set(req.surfaced)
         # Links are computed once per directory version (for a large directory,
         # supersession only), never per query.
         relations = manifest.relations
@@ -107,7 +131,9 @@ class Selector:
             if self.claude_factory is None:
                 fallback = "anthropic_not_configured"
             else:
-                outcome = self._ask_claude(req, cands, relations, postings=manifest.postings)
+                outcome = self._ask_claude(
+                    req, cands, relations, postings=manifest.postings, deadline=deadline
+                )
                 tokens, fallback = outcome.tokens, outcome.failure
                 if outcome.names is not None:
                     ranker = "anthropic"
@@ -143,7 +169,6 @@ class Selector:
                 vanished += 1
                 continue
             selected.append(_entry(f, score, verdicts.get(f.path)))
-        self._remember(req.session_id, directory, [s["filename"] for s in selected])
         result: SelectResult = {
             "run_id": run_id,
             "ranker": ranker,
@@ -166,22 +191,6 @@ class Selector:
         }
         return Selection(result, tokens)
 
-    def _remembered(self, session_id: str | None, directory: str) -> set[str]:
-        if session_id is None:
-            return set()
-        with self._lock:
-            return set(self._shown.get((session_id, directory), ()))
-
-    def _remember(self, session_id: str | None, directory: str, names: list[str]) -> None:
-        if session_id is None:
-            return
-        with self._lock:
-            key = (session_id, directory)
-            self._shown.setdefault(key, set()).update(names)
-            self._shown.move_to_end(key)
-            while len(self._shown) > SESSIONS_REMEMBERED:
-                self._shown.popitem(last=False)
-
     def _ask_claude(
         self,
         req: SelectRequest,
@@ -189,6 +198,7 @@ class Selector:
         relations: Relations | None,
         *,
         postings: Postings | None,
+        deadline: float | None = None,
     ) -> ClaudeOutcome:
         """Claude's picks (cached by the exact prompt inputs), or why it gave none.
 
@@ -210,16 +220,51 @@ class Selector:
             hit = self._claude_cache.get(key)
         if hit is not None:
             return ClaudeOutcome(list(hit), None, (0, 0))
+        ranker = self.claude_factory()  # type: ignore[misc]
+
+        def ask() -> Any:
+            pick = ranker.rank(req.query, entries, req.recent_tools)
+            with self._lock:
+                self._claude_cache[key] = tuple(pick.filenames)
+                while len(self._claude_cache) > 512:
+                    self._claude_cache.popitem(last=False)
+            return pick
+
         try:
-            pick = self.claude_factory().rank(req.query, entries, req.recent_tools)  # type: ignore[misc]
+            if deadline is None:
+                pick = ask()
+            else:
+                pick = self._ask_by(deadline, ask)
+                if pick is None:
+                    return ClaudeOutcome(None, "deadline", (0, 0))
         except RankerFailure as exc:
             # A refusal or a malformed answer was still billed.
             return ClaudeOutcome(None, exc.reason, (exc.input_tokens, exc.output_tokens))
-        with self._lock:
-            self._claude_cache[key] = tuple(pick.filenames)
-            while len(self._claude_cache) > 512:
-                self._claude_cache.popitem(last=False)
         return ClaudeOutcome(list(pick.filenames), None, (pick.input_tokens, pick.output_tokens))
+
+    def _ask_by(self, deadline: float, ask: Callable[[], Any]) -> Any:
+        """``ask()``'s answer if it comes :data:`LOCAL_RESERVE_S` before ``deadline``, else None.
+
+        The call goes on in its worker when the wait ends (bounded by the
+        ranker's own timeout) and caches its answer, so the next ask with
+        the same inputs is answered at once.
+        """
+        wait = deadline - time.monotonic() - LOCAL_RESERVE_S
+        if wait < MIN_CLAUDE_S:
+            log.info("claude_ranker_skipped", reason="deadline", left_ms=round(wait * 1000))
+            return None
+        with self._lock:
+            if self._claude_pool is None:
+                self._claude_pool = concurrent.futures.ThreadPoolExecutor(
+                    CLAUDE_WORKERS, thread_name_prefix="claude-ranker"
+                )
+            pool = self._claude_pool
+        future = pool.submit(ask)
+        try:
+            return future.result(timeout=wait)
+        except concurrent.futures.TimeoutError:
+            log.info("claude_ranker_deadline", waited_ms=round(wait * 1000))
+            return None
 
 
 def _twins_of(relations: Relations, shown: set[str]) -> set[str]:

@@ -32,7 +32,10 @@ PARAMS = (
     "ranker",
     "allow_secrets",
     "session_id",
+    "timeout_ms",
 )
+MIN_TIMEOUT_MS = 1
+MAX_TIMEOUT_MS = 600_000
 
 
 @dataclass(frozen=True)
@@ -48,6 +51,7 @@ class SelectRequest(Request["SelectResult"]):
     limit: int = MAX_RESULTS
     ranker: str = "auto"
     allow_secrets: bool = False
+    timeout_ms: int | None = None
 
     def params(self) -> dict[str, Any]:
         return {
@@ -59,6 +63,7 @@ class SelectRequest(Request["SelectResult"]):
             "limit": self.limit,
             "ranker": self.ranker,
             "allow_secrets": self.allow_secrets,
+            "timeout_ms": self.timeout_ms,
         }
 
 
@@ -72,6 +77,11 @@ def parse_select(params: Mapping[str, Any]) -> SelectRequest:
     limit = p.integer(params, "limit", default=MAX_RESULTS, minimum=1, maximum=MAX_RESULTS)
     ranker = p.choice(params, "ranker", RANKERS, "auto")
     allow_secrets = p.boolean(params, "allow_secrets")
+    timeout_ms = (
+        p.integer(params, "timeout_ms", default=0, minimum=MIN_TIMEOUT_MS, maximum=MAX_TIMEOUT_MS)
+        if params.get("timeout_ms") is not None
+        else None
+    )
     return SelectRequest(
         query=query,
         dir=directory_param(params),
@@ -81,6 +91,7 @@ def parse_select(params: Mapping[str, Any]) -> SelectRequest:
         limit=limit,
         ranker=ranker,
         allow_secrets=allow_secrets,
+        timeout_ms=timeout_ms,
     )
 
 
