@@ -47,7 +47,10 @@ R = TypeVar("R")
 
 class Client:
     def __init__(self, socket_path: str | Path | None = None, *, timeout: float = 30.0) -> None:
-        self.socket_path = Path(socket_path) if socket_path else paths.default_socket()
+        if socket_path:
+            self.socket_path, self.socket_reason = Path(socket_path), "given explicitly"
+        else:
+            self.socket_path, self.socket_reason = paths.socket_choice()
         self.timeout = timeout
         self._sock: socket.socket | None = None
         self._file: Any = None
@@ -67,6 +70,7 @@ class Client:
             sock.close()
             raise DaemonUnavailable(
                 f"no memoryd daemon answers on {self.socket_path} ({exc.strerror})"
+                + self._elsewhere()
             ) from None
         except OSError as exc:
             sock.close()
@@ -82,6 +86,18 @@ class Client:
             )
         self._sock = sock
         self._file = sock.makefile("rb")
+
+    def _elsewhere(self) -> str:
+        """Why this socket was used, and the other sockets that exist (a daemon meant instead?)."""
+        text = f"; socket chosen by {self.socket_reason}"
+        others = paths.other_sockets(self.socket_path)
+        if others:
+            text += f"; a socket exists at {others[0]} (set MEMORYD_SOCKET to use it)"
+        return text
+
+    def describe(self) -> dict[str, str]:
+        """The socket this client uses and why: ``status`` shows it next to the daemon's."""
+        return {"path": str(self.socket_path), "reason": self.socket_reason}
 
     def close(self) -> None:
         if self._file is not None:
@@ -202,6 +218,7 @@ class Client:
         ranker: str | None = None,
         session_id: str | None = None,
         cwd: str | None = None,
+        timeout_ms: int | None = None,
     ) -> SelectResult:
         """The memories that clearly help ``query`` (see docs/protocol.md#select)."""
         result: SelectResult = self.call(
@@ -215,6 +232,7 @@ class Client:
                 "ranker": ranker,
                 "session_id": session_id,
                 "cwd": cwd,
+                "timeout_ms": timeout_ms,
             },
         )
         return result

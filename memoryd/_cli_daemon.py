@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from memoryd import logs, paths
+from memoryd import logs
 from memoryd._cli_common import memory_dir, note, print_json
 from memoryd.errors import START_HINT, DaemonUnavailable
 from memoryd.ipc.client import Client
@@ -164,10 +164,11 @@ def declared_roots(
         if cfg.roots:
             found = [(r, "configured") for r in cfg.roots]
         else:
-            claude = str(paths.claude_config_dir() / "projects") + "/"
+            from memoryd.integrations.claude_folders import known_folders  # noqa: PLC0415
+
+            claude = {str(p) for p in known_folders()}
             found = [
-                (r, "claude" if r.startswith(claude) else "default")
-                for r in config_mod.default_roots()
+                (r, "claude" if r in claude else "default") for r in config_mod.default_roots()
             ]
         raw = [*found, *raw]
     roots: dict[str, str] = {}
@@ -180,15 +181,35 @@ def _ago(iso: str | None) -> str:
     return iso or "never"
 
 
+def _claude_folder(status: Mapping[str, Any]) -> dict[str, Any]:
+    """Claude Code's memory folder for this directory, and whether the daemon watches it."""
+    from memoryd.integrations.claude_folders import memory_folder  # noqa: PLC0415
+
+    found = memory_folder(os.getcwd())
+    path = str(found.directory)
+    real = os.path.realpath(path)
+    return {
+        "cwd": found.project,
+        "path": path,
+        "reason": found.reason,
+        "exists": os.path.isdir(path),
+        "watched": any(
+            real == r["path"] or real.startswith(r["path"].rstrip("/") + "/")
+            for r in status.get("roots", [])
+        ),
+    }
+
+
 def render_status(s: dict[str, Any]) -> str:
     up = int(s["uptime_s"])
     uptime = f"{up // 3600}h{up // 60 % 60:02d}m{up % 60:02d}s"
-    lines = [
-        f"memoryd {s['version']} (pid {s['pid']}) {s['state']}, up {uptime}",
-        f"socket:  {s['socket']}",
-        f"index:   {s['db']}",
-        "roots:",
-    ]
+    lines = [f"memoryd {s['version']} (pid {s['pid']}) {s['state']}, up {uptime}"]
+    client = s.get("client_socket")
+    if client:
+        lines.append(f"socket:  {client['path']} (chosen by {client['reason']})")
+    else:
+        lines.append(f"socket:  {s['socket']}")
+    lines += [f"index:   {s['db']}", "roots:"]
     for r in s["roots"]:
         origin = r.get("origin", "?")
         if r.get("forget_after"):
@@ -213,15 +234,25 @@ def render_status(s: dict[str, Any]) -> str:
     report = s.get("last_report")
     if report:
         lines.append(f"last report:    {report.get('at')} {report.get('path')}")
+    folder = s.get("claude_code_folder")
+    if folder:
+        state = "watched" if folder["watched"] else "not watched"
+        if not folder["exists"]:
+            state = "does not exist yet"
+        lines.append(f"Claude Code memory for {folder['cwd']}: {folder['path']}")
+        lines.append(f"    {state}; {folder['reason']}")
     return "\n".join(lines)
 
 
 def cmd_status(args: argparse.Namespace) -> int:
+    c = client(args, timeout=10)
     try:
-        with client(args, timeout=10) as c:
+        with c:
             status = c.status()
     except DaemonUnavailable as exc:
         raise DaemonUnavailable(f"{exc}; {START_HINT}") from None
+    status["client_socket"] = c.describe()
+    status["claude_code_folder"] = _claude_folder(status)
     if args.json:
         print_json(status)
     else:

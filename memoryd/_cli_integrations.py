@@ -1,20 +1,19 @@
 """``memoryd hook``, ``memoryd install-hook`` and ``memoryd mcp``: agent integrations.
 
 The hook's handler is the one place in the CLI that swallows every error: a
-Claude Code hook must exit 0 and stay silent when it has nothing to add, and
-``hook_main`` has already logged why.
+Claude Code hook must exit 0 and stay silent (stderr included) when it has
+nothing to add; ``hook_main`` has logged why where the user asked for logs.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
 
 from memoryd._cli_daemon import add_socket_options
-from memoryd.errors import ConfigError
 
 
 def register(sub: Any) -> None:
@@ -26,7 +25,12 @@ def register(sub: Any) -> None:
         "--timeout",
         type=float,
         default=None,
-        help="give up silently after this many seconds (default 2)",
+        help="the whole hook's time budget in seconds, from its start (default 2)",
+    )
+    cc.add_argument(
+        "--log-file",
+        default=None,
+        help="append diagnostics here as JSON lines (default: $MEMORYD_HOOK_LOG; none)",
     )
     add_socket_options(cc)
     cc.set_defaults(handler=cmd_hook_claude_code)
@@ -50,15 +54,18 @@ def register(sub: Any) -> None:
 def cmd_hook_claude_code(args: argparse.Namespace) -> int:
     # Imported per command, so that other commands do not load the hook.
     from memoryd.integrations import claude_code  # noqa: PLC0415
+    from memoryd.integrations._hook_runtime import read_stdin  # noqa: PLC0415
 
     timeout = claude_code.DEFAULT_TIMEOUT if args.timeout is None else args.timeout
     options = claude_code.HookOptions(
-        directory=args.dir, timeout=max(0.1, timeout), socket=args.socket
+        directory=args.dir, timeout=max(0.1, timeout), socket=args.socket, log_file=args.log_file
     )
-    output = claude_code.hook_main(sys.stdin.read, options)
-    if output is not None:
-        json.dump(output, sys.stdout, ensure_ascii=False)
-        sys.stdout.write("\n")
+
+    def write(text: str) -> None:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+
+    claude_code.hook_main(read_stdin, write, options)
     return 0
 
 
@@ -66,16 +73,12 @@ def cmd_install_claude_code(args: argparse.Namespace) -> int:
     from memoryd.integrations import install  # noqa: PLC0415
 
     settings = args.settings or install.default_settings()
-    print(install.install_claude_code(settings).report())
+    print(install.install_claude_code(settings).report(os.getcwd()))
     return 0
 
 
 def cmd_mcp(args: argparse.Namespace) -> int:
-    try:
-        from memoryd.integrations import mcp_server  # noqa: PLC0415 - optional, slow import
-    except ImportError as exc:
-        raise ConfigError(
-            f"`memoryd mcp` needs the mcp package ({exc}); install memoryd[mcp]"
-        ) from None
+    from memoryd.integrations import mcp_server  # noqa: PLC0415
+
     mcp_server.serve(args.socket)
     return 0

@@ -256,9 +256,15 @@ def _with_env(cfg: Config) -> Config:
 
 
 def default_roots() -> list[str]:
-    """Claude Code's memory folders when there are any, else the XDG data folder (created)."""
-    projects = paths.claude_config_dir() / "projects"
-    found = sorted(str(p) for p in projects.glob("*/memory") if p.is_dir())
+    """Claude Code's memory folders when there are any, else the XDG data folder (created).
+
+    Claude Code's are found as it names them (:func:`memoryd.integrations.
+    claude_folders.known_folders`): ``projects/*/memory`` under its config (or
+    remote memory) dir, and the user's ``autoMemoryDirectory``.
+    """
+    from memoryd.integrations.claude_folders import known_folders  # noqa: PLC0415
+
+    found = [str(p) for p in known_folders()]
     if found:
         return found
     fallback = paths.data_memory_dir()

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 from pathlib import Path
+from typing import NamedTuple
 
 SESSION_FILENAME = re.compile(r"^(\d{4}-\d{2}-\d{2}-\d{2}-\d{2})-(.+)\.md$")
 """A session memory's name: ``YYYY-MM-DD-HH-MM-<project>.md`` (groups: time, project)."""
@@ -44,18 +46,83 @@ def default_db() -> Path:
     return Path(env) if env else state_dir() / "index.db"
 
 
-def runtime_dir() -> Path:
-    """``$XDG_RUNTIME_DIR/memoryd``, or ``/tmp/memoryd-$UID`` without a runtime dir."""
+class SocketChoice(NamedTuple):
+    """Where clients look for the daemon (and ``serve`` binds), and why there."""
+
+    path: Path
+    reason: str
+
+
+RUN_USER = Path("/run/user")
+"""Where systemd-logind makes each user's runtime directory."""
+
+
+def _user_runtime_dir(uid: int) -> Path | None:
+    """``/run/user/$UID`` when it exists, is a real directory and belongs to us."""
+    path = RUN_USER / str(uid)
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return None
+    if not stat.S_ISDIR(info.st_mode) or info.st_uid != uid:
+        return None
+    return path
+
+
+def socket_choice() -> SocketChoice:
+    """The socket path and the rule that chose it, first match wins.
+
+    ``$MEMORYD_SOCKET``; ``$XDG_RUNTIME_DIR/memoryd/memoryd.sock``;
+    ``/run/user/$UID/memoryd/memoryd.sock`` when that directory exists and is
+    ours (where systemd puts the runtime dir: an MCP client that passes only
+    HOME, PATH and a few others still finds the systemd daemon); else
+    ``/tmp/memoryd-$UID/memoryd.sock``.
+    """
+    env = os.environ.get("MEMORYD_SOCKET")
+    if env:
+        return SocketChoice(Path(env), "$MEMORYD_SOCKET")
     base = os.environ.get("XDG_RUNTIME_DIR", "")
+    # The spec says relative values are invalid and must be ignored.
     if base and os.path.isabs(base):
-        return Path(base) / "memoryd"
-    return Path(f"/tmp/memoryd-{os.getuid()}")  # noqa: S108 - per-user, checked 0700
+        return SocketChoice(Path(base) / "memoryd" / "memoryd.sock", "$XDG_RUNTIME_DIR")
+    uid = os.getuid()
+    run = _user_runtime_dir(uid)
+    if run is not None:
+        why = f"$XDG_RUNTIME_DIR is unset; {run} exists and is ours"
+        return SocketChoice(run / "memoryd" / "memoryd.sock", why)
+    why = f"$XDG_RUNTIME_DIR is unset and there is no {RUN_USER / str(uid)} of ours"
+    return SocketChoice(Path(f"/tmp/memoryd-{uid}") / "memoryd.sock", why)  # noqa: S108 - 0700
+
+
+def runtime_dir() -> Path:
+    """The directory of the default socket (see :func:`socket_choice`)."""
+    return socket_choice().path.parent
 
 
 def default_socket() -> Path:
-    """The socket path: ``MEMORYD_SOCKET`` or ``<runtime dir>/memoryd.sock``."""
-    env = os.environ.get("MEMORYD_SOCKET")
-    return Path(env) if env else runtime_dir() / "memoryd.sock"
+    """The socket path: ``MEMORYD_SOCKET``, else the runtime dir's ``memoryd.sock``."""
+    return socket_choice().path
+
+
+def other_sockets(chosen: Path) -> list[Path]:
+    """Sockets of the other rules that exist: a daemon a client may have meant instead."""
+    uid = os.getuid()
+    candidates = [
+        RUN_USER / str(uid) / "memoryd" / "memoryd.sock",
+        Path(f"/tmp/memoryd-{uid}/memoryd.sock"),  # noqa: S108 - only looked at
+    ]
+    base = os.environ.get("XDG_RUNTIME_DIR", "")
+    if base and os.path.isabs(base):
+        candidates.insert(0, Path(base) / "memoryd" / "memoryd.sock")
+    out: list[Path] = []
+    for path in candidates:
+        try:
+            is_socket = stat.S_ISSOCK(os.lstat(path).st_mode)
+        except OSError:
+            continue
+        if is_socket and path != chosen and path not in out:
+            out.append(path)
+    return out
 
 
 def claude_config_dir() -> Path:

@@ -16,7 +16,7 @@ from memoryd.indexer.store import IndexStore
 
 # Real servers as fixtures: a memoryd daemon subprocess on a temp socket, and a
 # local HTTP server speaking the Anthropic Messages API.
-pytest_plugins = ["daemon_fixtures", "fake_messages_api"]
+pytest_plugins = ["daemon_fixtures", "fake_messages_api", "hook_project"]
 
 # ---------------------------------------------------------------------------
 # Foundation fixtures (indexer / index store / `memoryd index` tests).

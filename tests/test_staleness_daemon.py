@@ -16,7 +16,7 @@ from daemon_fixtures import DaemonProc, wait_until, write_memory
 from git_repo import DAY, T0, Repo
 
 from memoryd.errors import InvalidParams
-from memoryd.integrations.claude_code import project_memory_dir
+from memoryd.integrations.claude_folders import memory_folder
 
 QUERY = "how are invoice tax rounding rules applied?"
 BODY = "Invoice tax rounding rules: round each line, then sum. Code: {}."
@@ -130,7 +130,7 @@ def test_the_hook_reports_cwd_and_warns_under_a_stale_memory(
     make_daemon: Callable[..., DaemonProc], repo: Repo
 ) -> None:
     d = make_daemon()
-    memdir = project_memory_dir(str(repo.path), Path(d.env["CLAUDE_CONFIG_DIR"]))
+    memdir = memory_folder(str(repo.path), d.env).directory
     _memory(memdir / "project_rounding.md", "`src/billing/invoice_rounding.py`")
     repo.git("mv", "src/billing/invoice_rounding.py", "src/billing/round.py")
     repo.commit("rename", when=T0 + DAY)

@@ -1,15 +1,21 @@
-"""What the Claude Code hook already injected into one session, kept on disk.
+"""What one agent session has been shown by memoryd, kept on disk: the one record of it.
 
-Each hook invocation is a fresh process, so the 60 KB per-session budget needs
-state that outlives it. A small JSON file per session under
-``$XDG_STATE_HOME/memoryd/hook-sessions/`` holds the bytes injected so far and
-the memory files shown. The file (not the daemon) is the source of truth for
-the budget because it must hold across daemon restarts; the shown files are
-also passed to ``select`` as ``surfaced``, so a restarted daemon (which forgets
-its per-session memory) still never repeats a memory in the session.
+"Shown" means delivered. Only the process that hands a memory to the agent
+knows that it did (the hook may give up before the daemon answers; an answer
+may come after the agent stopped waiting), so that process records it, here,
+after it has its answer and before it writes it out; the daemon keeps no
+such record. The hook and ``memoryd mcp`` share this file for a session, so a
+memory the hook injected is not offered again by the MCP tool, and the other
+way round.
 
-Sessions are sequential (one prompt at a time), so a plain atomic replace is
-enough; files untouched for a week are swept when a new session starts.
+Each hook invocation is a fresh process, so a small JSON file per session
+under ``$XDG_STATE_HOME/memoryd/hook-sessions/`` holds the bytes the hook
+injected so far (its 60 KB per-session budget) and the memory files shown.
+It holds across daemon restarts; the shown files go to ``select`` as
+``surfaced``.
+
+A session's prompts come one at a time, so a plain atomic replace is enough;
+files untouched for a week are swept when a new session starts.
 """
 
 from __future__ import annotations
@@ -62,9 +68,22 @@ class SessionState:
             shown=[s for s in shown if isinstance(s, str)] if isinstance(shown, list) else [],
         )
 
-    def surfaced_in(self, directory: str) -> list[str]:
-        """File names already shown from ``directory`` (what ``select`` calls surfaced)."""
-        return [os.path.basename(p) for p in self.shown if os.path.dirname(p) == directory]
+    def surfaced_in(self, directory: str, seen: list[str] | None = None) -> list[str]:
+        """File names already shown from ``directory`` (what ``select`` calls surfaced).
+
+        ``seen`` adds paths the agent saw another way (Claude Code's own recall,
+        its file tools); they count when they are in ``directory``, however the
+        path to it is spelled.
+        """
+        names = [os.path.basename(p) for p in self.shown if os.path.dirname(p) == directory]
+        names += in_directory(seen or [], directory)
+        return list(dict.fromkeys(names))
+
+    def record(self, paths: list[str], injected_bytes: int = 0) -> None:
+        """Note ``paths`` as shown (and ``injected_bytes`` against the hook's budget), then save."""
+        self.shown.extend(p for p in paths if p not in self.shown)
+        self.injected_bytes += injected_bytes
+        self.save()
 
     def save(self) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
@@ -79,6 +98,16 @@ class SessionState:
             with contextlib.suppress(OSError):
                 os.unlink(tmp)
             raise
+
+
+def in_directory(paths: list[str], directory: str) -> list[str]:
+    """The file names of those ``paths`` that lie directly in ``directory`` (a real path)."""
+    out: list[str] = []
+    for path in paths:
+        parent = os.path.dirname(path)
+        if parent == directory or os.path.realpath(parent) == directory:
+            out.append(os.path.basename(path))
+    return out
 
 
 def _sweep(root: Path) -> None:

@@ -1,21 +1,24 @@
-"""The tools an agent used last, read from a Claude Code transcript.
+"""What a Claude Code transcript says about the session: recent tools, memories already seen.
 
-``select`` uses ``recent_tools`` to drop usage docs for tools the agent is
-already driving, so the hook needs the latest tool calls of the session. A
-transcript is JSONL: each line a message whose ``message.content`` list may
-hold ``{"type": "tool_use", "name": ..., "input": ...}`` blocks.
+The hook reads the transcript (JSONL, one record per line) for two things:
 
-Two choices keep this cheap and useful:
+* the tools the agent used last, so ``select`` drops usage docs for tools the
+  agent is already driving. A ``tool_use`` block lives in an assistant
+  record's ``message.content``; a ``Bash`` call also contributes the program it
+  ran (``pytest -x`` gives ``pytest``), because memories describe CLIs, not the
+  ``Bash`` tool. ``select`` ignores capitalised names when matching usage docs.
+* the memory files the model has seen already: those Claude Code's own recall
+  injected (an ``attachment`` record of type ``relevant_memories`` listing
+  each memory's ``path``) and those the agent read or wrote with its file
+  tools (``Read``, ``Edit``, ``Write``: ``input.file_path``). The hook passes
+  them to ``select`` as surfaced, so nothing reaches the model twice.
 
-* Only the file's tail is read. Transcripts grow to many megabytes and the
-  hook has a two-second budget; the last calls are at the end anyway.
-* A ``Bash`` call also contributes the program it ran (``pytest -x`` gives
-  ``pytest``), because memories describe CLIs, not the ``Bash`` tool itself.
-  Claude Code's own tool names stay in the list as they are; ``select``
-  ignores capitalised names when matching usage docs.
-
-A transcript that is missing, unreadable or garbled yields no tools: this is a
-hint for ranking, never a reason to fail.
+Only the last :data:`TAIL_BYTES` are read, and only from a regular file: a
+transcript grows to many megabytes, the hook has a two-second budget, and a
+``transcript_path`` of ``/dev/zero`` or a FIFO must cost nothing. Claude Code
+itself counts only what is in the current context, which is the recent part.
+A transcript that is missing, unreadable or garbled says nothing: it is a hint,
+never a reason to fail.
 """
 
 from __future__ import annotations
@@ -23,50 +26,101 @@ from __future__ import annotations
 import json
 import os
 import shlex
-from typing import Any
+import stat
+from typing import Any, NamedTuple
 
-TAIL_BYTES = 256 * 1024
+TAIL_BYTES = 1024 * 1024
 LAST_CALLS = 10
+FILE_TOOLS = frozenset({"Read", "Edit", "Write", "MultiEdit"})
 _SKIP_WORDS = frozenset({"sudo", "env", "time", "nice", "nohup", "exec", "command"})
+# Lines that can matter, found without parsing the rest.
+_MARKERS = (b'"tool_use"', b'"relevant_memories"')
 
 
-def recent_tools(path: str | None, *, last_calls: int = LAST_CALLS) -> list[str]:
-    """Tool names of the last ``last_calls`` tool calls, newest first, without repeats."""
-    if not path:
-        return []
+class Seen(NamedTuple):
+    """What the transcript's tail shows: recent tool names and files the model has seen."""
+
+    tools: list[str]
+    files: list[str]
+
+
+def read_tail(path: str, limit: int = TAIL_BYTES) -> bytes:
+    """Up to ``limit`` bytes from the end of a regular file; b"" for anything else."""
     try:
-        lines = _tail_lines(path)
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError:
-        return []
+        return b""
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            return b""
+        start = max(0, info.st_size - limit)
+        chunks: list[bytes] = []
+        offset, left = start, info.st_size - start
+        while left > 0:
+            chunk = os.pread(fd, left, offset)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            offset += len(chunk)
+            left -= len(chunk)
+    except OSError:
+        return b""
+    finally:
+        os.close(fd)
+    data = b"".join(chunks)
+    # Reading from the middle of the file cuts the first line in half.
+    return data.split(b"\n", 1)[1] if start and b"\n" in data else data
+
+
+def scan(path: str | None, *, last_calls: int = LAST_CALLS) -> Seen:
+    """The transcript's recent tools (newest first, no repeats) and the files it shows seen."""
+    if not path:
+        return Seen([], [])
     calls: list[dict[str, Any]] = []
-    for line in lines:
-        calls.extend(_tool_uses(line))
+    files: list[str] = []
+    for line in read_tail(path).split(b"\n"):
+        if not any(marker in line for marker in _MARKERS):
+            continue
+        try:
+            entry = json.loads(line)
+        except ValueError:
+            continue
+        if not isinstance(entry, dict):
+            continue
+        files.extend(_recalled(entry))
+        for call in _tool_uses(entry):
+            calls.append(call)
+            seen = _file_of(call)
+            if seen:
+                files.append(seen)
     names: list[str] = []
     for call in reversed(calls[-last_calls:]):
         names.append(str(call["name"]))
         program = _bash_program(call)
         if program:
             names.append(program)
-    return list(dict.fromkeys(names))
+    return Seen(list(dict.fromkeys(names)), list(dict.fromkeys(files)))
 
 
-def _tail_lines(path: str) -> list[str]:
-    with open(path, "rb") as fh:
-        size = os.fstat(fh.fileno()).st_size
-        start = max(0, size - TAIL_BYTES)
-        fh.seek(start)
-        data = fh.read()
-    lines = data.decode("utf-8", errors="replace").splitlines()
-    # Reading from the middle of the file cuts the first line in half.
-    return lines[1:] if start else lines
+def recent_tools(path: str | None, *, last_calls: int = LAST_CALLS) -> list[str]:
+    """Tool names of the last ``last_calls`` tool calls, newest first, without repeats."""
+    return scan(path, last_calls=last_calls).tools
 
 
-def _tool_uses(line: str) -> list[dict[str, Any]]:
-    try:
-        entry = json.loads(line)
-    except ValueError:
+def _recalled(entry: dict[str, Any]) -> list[str]:
+    """Paths in a ``relevant_memories`` attachment (Claude Code's own per-prompt recall)."""
+    attachment = entry.get("attachment") if entry.get("type") == "attachment" else None
+    if not isinstance(attachment, dict) or attachment.get("type") != "relevant_memories":
         return []
-    message = entry.get("message") if isinstance(entry, dict) else None
+    memories = attachment.get("memories")
+    if not isinstance(memories, list):
+        return []
+    return [m["path"] for m in memories if isinstance(m, dict) and isinstance(m.get("path"), str)]
+
+
+def _tool_uses(entry: dict[str, Any]) -> list[dict[str, Any]]:
+    message = entry.get("message")
     content = message.get("content") if isinstance(message, dict) else None
     if not isinstance(content, list):
         return []
@@ -78,6 +132,14 @@ def _tool_uses(line: str) -> list[dict[str, Any]]:
         and isinstance(block.get("name"), str)
         and block["name"]
     ]
+
+
+def _file_of(call: dict[str, Any]) -> str | None:
+    tool_input = call.get("input")
+    if call["name"] not in FILE_TOOLS or not isinstance(tool_input, dict):
+        return None
+    path = tool_input.get("file_path")
+    return path if isinstance(path, str) and os.path.isabs(path) else None
 
 
 def _bash_program(call: dict[str, Any]) -> str | None:

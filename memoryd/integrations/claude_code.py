@@ -1,86 +1,102 @@
 """``memoryd hook claude-code``: memories for Claude Code, without ever getting in its way.
 
 Claude Code runs the hook with one event JSON object on stdin and reads extra
-context from a ``hookSpecificOutput`` object on stdout:
+context from a ``hookSpecificOutput`` object on stdout (it adds that text in a
+system message after the user's turn; docs/claude-code.md has the shapes):
 
 * ``UserPromptSubmit`` -> ``select`` over the project's memory folder with the
-  prompt as the query. The session id goes to the daemon (which then never
-  repeats a memory in that session) and the files already shown go along as
-  ``surfaced`` (so a restarted daemon does not repeat them either). Each chosen
-  memory is injected with its path, its age and its text, capped per file and
-  per session (see :mod:`memoryd.integrations._hook_state`).
-* ``SessionStart`` -> ``load_last`` for the project: the resume line and the
-  last session's summary. The project is the one named by the folder's newest
-  session file (``2025-06-05-14-15-tasktrack.md`` -> ``tasktrack``), whatever
-  the checkout's folder is called; a folder without session files falls back
-  to the basename of ``cwd`` as a slug (``My App`` -> ``my-app``).
+  prompt as the query. What the session has seen already goes along as
+  ``surfaced``: what memoryd showed it (the session's record, see
+  :mod:`memoryd.integrations._hook_state`), what Claude Code's own recall
+  injected and what the agent read itself (both from the transcript). Each
+  chosen memory is injected with its path, its age and its text, capped per
+  file and per session.
+* ``SessionStart`` by ``source``: ``startup`` and ``clear`` get the resume
+  line and the last session's summary; ``compact`` gets them again (the
+  context was summarised) and starts the session's byte budget over;
+  ``resume`` gets nothing (the earlier injection is in the transcript). The
+  project is the one named by the folder's newest session file, whatever the
+  checkout is called; a folder without session files falls back to the
+  checkout's name as a slug (``My App`` -> ``my-app``).
 
-The project's memory folder is where Claude Code keeps auto-memory:
-``$CLAUDE_CONFIG_DIR/projects/<cwd with / . \\ : as ->/memory``.
+The memory folder is the one Claude Code uses (:mod:`.claude_folders`): its
+git checkout's folder under ``projects/``, or ``autoMemoryDirectory``.
 
-A hook that fails or stalls would break or slow every prompt, so every failure
-(daemon down, folder missing, bad stdin, a bug) ends the same way: nothing on
-stdout, exit 0, one log line on stderr saying why (a warning for failures;
-``MEMORYD_LOG_LEVEL=INFO`` also shows quiet cases such as "nothing relevant",
-and ``DEBUG`` a project without a memory folder, which is the common case).
-The time budget holds with socket timeouts for the daemon call plus an
-interval timer around everything else (including a stdin that never closes).
+The budget (2 s by default) caps the whole process from its start; every
+failure (daemon down or hung, slow ranker, folder missing, bad or huge input,
+a bug) ends the same way: nothing on stdout or stderr, exit 0, and a line in
+the hook log when one is configured (:mod:`._hook_runtime`). What was shown
+is recorded only once the answer is complete, just before it is written.
 """
 
 from __future__ import annotations
 
-import functools
 import json
 import os
 import re
-import signal
 import time
-from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from types import FrameType
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from memoryd import paths
 from memoryd.errors import InvalidParams
-from memoryd.indexer.secrets import redact
-from memoryd.integrations._hook_state import SessionState
-from memoryd.integrations._transcript import recent_tools
+from memoryd.integrations._delivery import cap_text, memory_block, memory_text
+from memoryd.integrations._hook_runtime import HookLog, HookTimeout, started_ago, time_budget
+from memoryd.integrations._hook_state import SessionState, in_directory
+from memoryd.integrations._transcript import scan
+from memoryd.integrations.claude_folders import memory_folder, project_dir
 from memoryd.ipc.client import Client
-from memoryd.logs import LazyLogger
 from memoryd.paths import SESSION_FILENAME
-from memoryd.staleness.render import caution
 
 if TYPE_CHECKING:
     from memoryd.select.types import SelectResult
 
-MAX_FILE_BYTES = 4 * 1024
-MAX_FILE_LINES = 200
 MAX_SESSION_BYTES = 60 * 1024
 MIN_USEFUL_BYTES = 256
 MAX_QUERY_CHARS = 20_000
 DEFAULT_TIMEOUT = 2.0
-STALE_AFTER_DAYS = 1.0
-
-# Every prompt starts this hook in a fresh process: structlog is loaded only
-# for an event that passes the level, and nothing else heavy is imported here.
-log = LazyLogger("memoryd.hook")
-
-
-class HookTimeout(Exception):
-    """The hook's time budget ran out."""
+OUTPUT_RESERVE_S = 0.1
+"""Of the budget, what is kept for after the daemon's answer: reading the memories, writing."""
+HINT_PARAMS = frozenset({"cwd", "timeout_ms"})
+"""Params a daemon older than this hook may not know; it is asked again without them."""
 
 
 class HookOptions(NamedTuple):
     directory: str | None = None
     timeout: float = DEFAULT_TIMEOUT
     socket: Path | None = None
+    log_file: str | None = None
 
 
-def project_memory_dir(cwd: str, config_dir: Path | None = None) -> Path:
-    """Claude Code's memory folder for a project: ``/a/b.c`` -> ``projects/-a-b-c/memory``."""
-    base = config_dir if config_dir is not None else paths.claude_config_dir()
-    return base / "projects" / re.sub(r"[/.\\:]", "-", cwd) / "memory"
+class Answer(NamedTuple):
+    """The hook's stdout object, and what to record as shown once it is written."""
+
+    output: dict[str, Any]
+    state: SessionState | None
+    shown: list[str]
+    injected_bytes: int
+
+
+class _Event(NamedTuple):
+    name: str
+    raw: dict[str, Any]
+    cwd: str
+    directory: str
+    checkout: str
+    state: SessionState | None
+    deadline: float
+    options: HookOptions
+    log: HookLog
+
+    def client(self) -> Client:
+        """A client that gives up in time to leave :data:`OUTPUT_RESERVE_S` of the budget."""
+        return Client(self.options.socket, timeout=self.wait_left())
+
+    def wait_left(self) -> float:
+        left = self.deadline - time.monotonic() - OUTPUT_RESERVE_S
+        if left <= 0:
+            raise HookTimeout("no time left to ask the daemon")
+        return left
 
 
 def project_slug(cwd: str) -> str | None:
@@ -107,30 +123,6 @@ def newest_session_project(directory: str) -> str | None:
     return match.group(2) if match else None
 
 
-def cap_text(text: str, max_bytes: int = MAX_FILE_BYTES, max_lines: int = MAX_FILE_LINES) -> str:
-    """At most ``max_lines`` lines and ``max_bytes`` UTF-8 bytes, saying what was cut."""
-    lines = text.splitlines()
-    whole = "\n".join(lines)
-    kept = "\n".join(lines[:max_lines])
-    data = kept.encode("utf-8")
-    if len(data) > max_bytes:
-        kept = data[:max_bytes].decode("utf-8", errors="ignore")
-        kept = kept.rsplit("\n", 1)[0] if "\n" in kept else kept
-    if kept == whole:
-        return kept
-    dropped = len(whole.encode("utf-8")) - len(kept.encode("utf-8"))
-    # The marker rides on top of the cap: the cap bounds the memory's own text.
-    return f"{kept}\n[... {dropped} more bytes cut by memoryd; read the file for the rest]"
-
-
-def age_note(age_days: float) -> str:
-    days = int(age_days)
-    text = f"{days} day{'' if days == 1 else 's'} old."
-    if age_days > STALE_AFTER_DAYS:
-        text += " It may be stale: check it against the current code before relying on it."
-    return text
-
-
 class _Budget:
     """What is left of the session's context allowance, in UTF-8 bytes."""
 
@@ -145,56 +137,67 @@ class _Budget:
         return True
 
 
-def run(stdin_text: str, options: HookOptions) -> dict[str, Any] | None:
-    """The hook's stdout object for one event, or None for "say nothing"."""
-    event = json.loads(stdin_text)
-    if not isinstance(event, dict):
+def run(stdin_text: str, options: HookOptions, deadline: float, log: HookLog) -> Answer | None:
+    """What to answer one event with, or None for "say nothing"."""
+    raw = json.loads(stdin_text)
+    if not isinstance(raw, dict):
         raise ValueError("hook input is not a JSON object")
-    name = event.get("hook_event_name")
-    raw_cwd = event.get("cwd")
-    cwd = raw_cwd if isinstance(raw_cwd, str) and raw_cwd else os.getcwd()
-    directory = options.directory or str(project_memory_dir(cwd))
-    session_id = event.get("session_id") if isinstance(event.get("session_id"), str) else None
+    name = raw.get("hook_event_name")
     if name not in ("UserPromptSubmit", "SessionStart"):
         log.info("hook_skipped", reason="event not handled", hook_event_name=name)
         return None
+    cwd = raw["cwd"] if isinstance(raw.get("cwd"), str) and raw["cwd"] else os.getcwd()
+    transcript = raw.get("transcript_path")
+    if options.directory:
+        directory, checkout = options.directory, cwd
+    else:
+        start = project_dir(cwd, transcript if isinstance(transcript, str) else None, os.environ)
+        folder = memory_folder(start)
+        directory, checkout = str(folder.directory), folder.checkout
     if not os.path.isdir(directory):
         # Most projects have no memory folder: that is the normal case, not a warning.
         log.debug("hook_skipped", reason="no memory directory", dir=directory)
         return None
-    directory = os.path.realpath(directory)
-    with Client(options.socket, timeout=options.timeout) as client:
-        if name == "UserPromptSubmit":
-            context = _on_prompt(event, directory, session_id, client)
-        else:
-            context = _on_session_start(cwd, directory, session_id, client)
-    if context is None:
-        return None
-    return {"hookSpecificOutput": {"hookEventName": name, "additionalContext": context}}
+    session_id = raw.get("session_id")
+    state = SessionState.load(session_id) if isinstance(session_id, str) and session_id else None
+    event = _Event(
+        name, raw, cwd, os.path.realpath(directory), checkout, state, deadline, options, log
+    )
+    return _on_prompt(event) if name == "UserPromptSubmit" else _on_session_start(event)
 
 
-def _on_prompt(
-    event: dict[str, Any], directory: str, session_id: str | None, client: Client
-) -> str | None:
-    prompt = event.get("prompt")
+def _output(event: _Event, text: str, shown: list[str]) -> Answer:
+    out = {"hookSpecificOutput": {"hookEventName": event.name, "additionalContext": text}}
+    return Answer(out, event.state, shown, len(text.encode("utf-8")))
+
+
+def _on_prompt(event: _Event) -> Answer | None:
+    prompt = event.raw.get("prompt")
+    log, state, directory = event.log, event.state, event.directory
     if not isinstance(prompt, str) or not prompt.strip():
         log.info("hook_skipped", reason="empty prompt")
         return None
-    state = SessionState.load(session_id) if session_id else None
     budget = _Budget(MAX_SESSION_BYTES - (state.injected_bytes if state else 0))
     if budget.left < MIN_USEFUL_BYTES:
-        log.info("hook_skipped", reason="session context budget spent", session_id=session_id)
+        log.info("hook_skipped", reason="session context budget spent")
         return None
-    transcript = event.get("transcript_path")
-    ask = functools.partial(
-        client.select,
-        prompt[:MAX_QUERY_CHARS],
-        directory,
-        surfaced=state.surfaced_in(directory) if state else None,
-        recent_tools=recent_tools(transcript if isinstance(transcript, str) else None),
-        session_id=session_id,
+    transcript = event.raw.get("transcript_path")
+    seen = scan(transcript if isinstance(transcript, str) else None)
+    surfaced = (
+        state.surfaced_in(directory, seen.files) if state else in_directory(seen.files, directory)
     )
-    result = _select_with_cwd(ask, event.get("cwd"))
+    with event.client() as client:
+        ask: dict[str, Any] = {
+            "surfaced": surfaced,
+            "recent_tools": seen.tools,
+            "session_id": event.raw.get("session_id"),
+            "timeout_ms": max(1, int(event.wait_left() * 1000)),
+        }
+        if isinstance(event.raw.get("cwd"), str):
+            ask["cwd"] = event.raw["cwd"]
+        result = _select(lambda **p: client.select(prompt[:MAX_QUERY_CHARS], directory, **p), ask)
+    if result.get("fallback"):
+        log.info("hook_ranker_fallback", fallback=result["fallback"], run_id=result["run_id"])
     header = f"memoryd: memories from {directory} that may help with this prompt.\n"
     if not result["selected"]:
         log.info("hook_skipped", reason="no memory clearly helps", run_id=result["run_id"])
@@ -203,7 +206,7 @@ def _on_prompt(
         return None
     parts, shown = [header], []
     for entry in result["selected"]:
-        block = _memory_block(entry)
+        block = _memory_block(entry, log)
         if block is None:
             continue
         pointer = f"\n- {entry['path']} (not shown: this session's 60 KB memory budget is spent)\n"
@@ -216,55 +219,47 @@ def _on_prompt(
         shown.append(entry["path"])
     if not shown:
         return None
-    text = "".join(parts)
-    if state is not None:
-        state.injected_bytes += len(text.encode("utf-8"))
-        state.shown.extend(shown)
-        state.save()
-    return text
+    return _output(event, "".join(parts), shown)
 
 
-def _select_with_cwd(ask: Callable[..., SelectResult], cwd: object) -> SelectResult:
-    """``ask(cwd=...)``, once more without ``cwd`` if the daemon predates that parameter.
+def _select(ask: Callable[..., SelectResult], params: dict[str, Any]) -> SelectResult:
+    """``ask(**params)``, once more without the hints a daemon older than the hook refuses.
 
     A daemon started before an upgrade keeps running the old code, which
-    refuses ``cwd`` as unknown; the hook would stay silent until it restarts.
-    Without ``cwd`` such a daemon still answers, only without the checkout hint.
+    refuses a param it does not know (``cwd``, ``timeout_ms``) as unknown; the
+    hook would stay silent until it restarts. Without them such a daemon still
+    answers, only without the checkout hint and the deadline.
     """
-    if not isinstance(cwd, str):
-        return ask(cwd=None)
     try:
-        return ask(cwd=cwd)
+        return ask(**params)
     except InvalidParams as exc:
-        if exc.data != {"fields": ["cwd"]}:
+        fields = exc.data.get("fields") if isinstance(exc.data, dict) else None
+        if not isinstance(fields, list) or not fields or not set(fields) <= HINT_PARAMS:
             raise
-        log.info("hook_retry", reason="the daemon does not know 'cwd' (started before an upgrade)")
-        return ask(cwd=None)
+        return ask(**{k: v for k, v in params.items() if k not in fields})
 
 
-def _memory_block(entry: Mapping[str, Any]) -> str | None:
+def _memory_block(entry: Mapping[str, Any], log: HookLog) -> str | None:
     try:
-        with open(entry["path"], encoding="utf-8", errors="replace") as fh:
-            content = redact(fh.read())  # what reaches the prompt never holds a credential
+        content = memory_text(entry["path"])  # redacted: a prompt never holds a credential
     except OSError as exc:
         log.info("memory_unreadable", path=entry["path"], error=str(exc))
         return None
-    age = age_note(entry["age_days"])
-    warning = caution(entry.get("staleness"))
-    if warning:
-        age += f"\n{warning}"
-    title = entry.get("name") or entry["filename"]
-    return f"\n## {title} ({entry['path']})\n{age}\n\n{cap_text(content)}\n"
+    return memory_block(entry, content)
 
 
-def _on_session_start(
-    cwd: str, directory: str, session_id: str | None, client: Client
-) -> str | None:
-    project = newest_session_project(directory) or project_slug(cwd)
-    if project is None:
-        log.info("hook_skipped", reason="no session memory and no project name in cwd", cwd=cwd)
+def _on_session_start(event: _Event) -> Answer | None:
+    source = event.raw.get("source")
+    log, state = event.log, event.state
+    if source == "resume":
+        log.info("hook_skipped", reason="resumed: the earlier context is in the transcript")
         return None
-    last = client.load_last(directory, project)
+    project = newest_session_project(event.directory) or project_slug(event.checkout)
+    if project is None:
+        log.info("hook_skipped", reason="no session memory and no project name", cwd=event.cwd)
+        return None
+    with event.client() as client:
+        last = client.load_last(event.directory, project)
     if not last["found"]:
         log.info("hook_skipped", reason=last["message"])
         return None
@@ -275,41 +270,44 @@ def _on_session_start(
     text = f"memoryd: {last['resume_line']}\nLast session file: {last['path']}\n"
     if summary:
         text += f"Session summary: {cap_text(summary)}\n"
-    if session_id:
-        state = SessionState.load(session_id)
+    if state is not None:
+        if source == "compact":
+            state.injected_bytes = 0  # what memoryd injected before was summarised away
         if not _Budget(MAX_SESSION_BYTES - state.injected_bytes).take(text):
             return None
-        state.injected_bytes += len(text.encode("utf-8"))
-        state.save()
-    return text
+    return _output(event, text, [])
 
 
-@contextmanager
-def time_budget(seconds: float) -> Iterator[None]:
-    """Raise :class:`HookTimeout` in the main thread once ``seconds`` have passed."""
+def hook_main(
+    read_stdin: Callable[[], str], write: Callable[[str], None], options: HookOptions
+) -> None:
+    """Run one hook event within the budget; write its answer, or nothing on any failure.
 
-    def expire(signum: int, frame: FrameType | None) -> None:
-        raise HookTimeout(f"no answer within {seconds:g} s")
-
-    previous = signal.signal(signal.SIGALRM, expire)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
+    The budget counts from the process's start. What was shown is recorded
+    after the timer is off and before the answer is written, so a hook that
+    gave up records nothing and one that answers has its record.
+    """
+    log = HookLog(options.log_file)
+    left = options.timeout - started_ago()
+    deadline = time.monotonic() + left
     try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
-
-
-def hook_main(read_stdin: Callable[[], str], options: HookOptions) -> dict[str, Any] | None:
-    """Run one hook event within the budget; any failure is logged and yields None."""
-    started = time.monotonic()
-    try:
-        with time_budget(options.timeout):
-            return run(read_stdin(), options)
+        with time_budget(left):
+            answer = run(read_stdin(), options, deadline, log)
     except Exception as exc:
         log.warning(
             "hook_gave_nothing",
             reason=f"{type(exc).__name__}: {exc}",
-            elapsed_ms=round((time.monotonic() - started) * 1000),
+            elapsed_ms=round((options.timeout - (deadline - time.monotonic())) * 1000),
         )
-        return None
+        return
+    if answer is None:
+        return
+    if answer.state is not None:
+        try:
+            answer.state.record(answer.shown, answer.injected_bytes)
+        except OSError as exc:
+            log.warning("session_state_not_saved", error=str(exc))
+    try:
+        write(json.dumps(answer.output, ensure_ascii=False) + "\n")
+    except OSError as exc:
+        log.warning("hook_output_lost", error=str(exc))

@@ -50,11 +50,20 @@ class InstallResult:
     present: list[str] = field(default_factory=list)
     backup: Path | None = None
 
-    def report(self) -> str:
+    def report(self, cwd: str | None = None) -> str:
+        """What changed; with ``cwd``, also the memory folder the hook serves for that directory."""
         lines = [f"added {event} hook to {self.settings}" for event in self.added]
         lines += [f"{event} hook already in {self.settings}; left as is" for event in self.present]
         if self.backup is not None:
             lines.append(f"previous settings saved as {self.backup}")
+        if cwd is not None:
+            from memoryd.integrations.claude_folders import memory_folder  # noqa: PLC0415
+
+            found = memory_folder(cwd)
+            state = "exists" if found.directory.is_dir() else "not created yet"
+            lines.append(
+                f"for {found.project} the hook reads {found.directory} ({state}; {found.reason})"
+            )
         return "\n".join(lines)
 
 

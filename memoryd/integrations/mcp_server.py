@@ -1,65 +1,94 @@
-"""``memoryd mcp``: the daemon's memory methods as tools for any MCP client.
+"""``memoryd mcp``: the daemon's memory methods as tools for any MCP client, over stdio.
 
-A stdio server built on the ``mcp`` package's :class:`MCPServer`. Each tool
-builds its typed request (``SelectRequest``, ``LoadLastRequest``,
-``ContextRequest``, ``SaveParams``) and sends it
-through :class:`memoryd.ipc.client.Client`, so the warm daemon
-does the work and this process stays small; it never starts a daemon itself.
-A daemon that is not running, and any error the daemon answers with, come back
-as tool errors (``isError``) whose text tells the agent what happened, rather
-than as protocol failures the agent cannot read.
+Claude Code connects MCP servers without waiting for them, so a server that
+is not ready when the first prompt goes out is missing from it. Importing
+the ``mcp`` SDK alone takes ~1.1 s here (its package imports both client and
+server and builds every protocol model), which is why this server speaks the
+protocol itself: newline-delimited JSON-RPC 2.0 with the ``initialize``
+handshake (protocol versions 2024-11-05 to 2025-11-25), ``ping``,
+``tools/list`` and ``tools/call``, using only the standard library and
+memoryd's light client modules. It answers ``initialize`` as soon as the
+interpreter is up (about 0.1 s) and adds well under a millisecond per call
+over the daemon's own time (bench/startup_bench.py). ``server/discover``
+(the stateless 2026 era) is answered "method not found", which makes such
+clients fall back to the handshake.
 
-The descriptions are written for the model choosing tools: each says *when*
-to call it, not only what it does.
+Every tool sends its request through one persistent
+:class:`memoryd.ipc.client.Client`, so the warm daemon does the work; this
+server never starts a daemon. A daemon that is not running, bad arguments and
+any error the daemon answers with come back as tool errors (``isError``)
+whose text tells the agent what happened. Each result carries the daemon's
+answer as ``structuredContent`` and a short text for the model: Claude Code
+hands the model the text, so ``memory_select``'s text holds the memories
+themselves, capped as the hook caps them (:mod:`._delivery`).
+
+Under Claude Code the server knows the project (``$CLAUDE_PROJECT_DIR``) and
+the session (``$CLAUDE_CODE_SESSION_ID``): ``dir`` defaults to the project's
+memory folder as Claude Code names it, and what the session was shown is
+kept in the same record the hook keeps (:mod:`._hook_state`), so the hook
+and the tool never hand the model the same memory twice.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import json
+import os
+import sys
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Annotated, Any, TypeVar
+from typing import IO, Any
 
-from mcp.server.mcpserver import MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
-from pydantic import Field
-
-from memoryd import __version__, paths
+from memoryd import __version__
 from memoryd.errors import START_HINT, DaemonUnavailable, MemorydError, RemoteError
-from memoryd.integrations.mcp_schemas import (
-    ContextResult,
-    LoadLastResult,
-    SaveResult,
-    SelectResult,
-    StatusResult,
-)
+from memoryd.integrations._delivery import memory_block, memory_text
+from memoryd.integrations._hook_state import SessionState
+from memoryd.integrations.claude_folders import memory_folder
+from memoryd.integrations.mcp_tools import BY_NAME, TOOLS
 from memoryd.ipc.client import Client
-from memoryd.operations import ContextRequest, LoadLastRequest, SaveParams
-from memoryd.select.types import SelectRequest
 
-R = TypeVar("R")
-
+PROTOCOL_VERSIONS = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
+"""The handshake-era versions this server speaks, newest first."""
 CALL_TIMEOUT_S = 60.0
+INSTRUCTIONS = (
+    "Tools over the user's AI-agent memory folders, indexed by a local daemon. "
+    "Use memory_select before a task to pull in the few memories that matter (their text "
+    "comes with them), memory_load_last / memory_context at the start of a session to "
+    "resume, and memory_save at checkpoints and at the end of a session."
+)
 
-Dir = Annotated[
-    str,
-    Field(description="Absolute path of the memory folder, e.g. ~/.claude/projects/<p>/memory"),
-]
-Project = Annotated[
-    str,
-    Field(description="Project slug: lowercase letters, digits, '.', '_', '-' (no '/')"),
-]
-OptionalText = Annotated[str | None, Field(description="Optional.")]
+# JSON-RPC error codes.
+PARSE_ERROR = -32700
+INVALID_REQUEST = -32600
+METHOD_NOT_FOUND = -32601
+INVALID_PARAMS = -32602
 
 
-def build_server(socket: Path | None = None) -> MCPServer[Any]:
-    """The server with its five tools, talking to the daemon on ``socket``."""
-    socket_path = socket or paths.default_socket()
+class ToolError(Exception):
+    """A tool call that failed in a way the agent should read (sent with ``isError``)."""
 
-    def ask(method: str, use: Callable[[Client], R]) -> R:
-        """``use``'s answer from the daemon, every failure turned into a tool error."""
+
+class MemoryTools:
+    """The five tools, over one daemon connection; ``environ`` says who started us."""
+
+    def __init__(self, socket: Path | None, environ: Mapping[str, str]) -> None:
+        self._client = Client(socket, timeout=CALL_TIMEOUT_S)
+        self._project = environ.get("CLAUDE_PROJECT_DIR") or None
+        self._session = environ.get("CLAUDE_CODE_SESSION_ID") or None
+
+    def close(self) -> None:
+        self._client.close()
+
+    def call(self, name: str, args: dict[str, Any]) -> tuple[dict[str, Any], str]:
+        """``(structured result, text for the model)``; raises :class:`ToolError`."""
+        tool = BY_NAME[name]
+        _check(tool["inputSchema"], args)
+        run: Callable[[dict[str, Any]], tuple[dict[str, Any], str]] = getattr(self, name)
+        return run(args)
+
+    def _ask(self, method: str, params: dict[str, Any]) -> Any:
+        """The daemon's answer to one request, every failure turned into a :class:`ToolError`."""
         try:
-            with Client(socket_path, timeout=CALL_TIMEOUT_S) as client:
-                return use(client)
+            return self._client.call(method, params)
         except DaemonUnavailable as exc:
             raise ToolError(
                 f"the memoryd daemon is not running ({exc}); {START_HINT} and retry "
@@ -70,149 +99,188 @@ def build_server(socket: Path | None = None) -> MCPServer[Any]:
         except MemorydError as exc:  # sent, but no (valid) answer: do not retry blindly
             raise ToolError(f"memoryd {method} failed: {exc}") from None
 
-    server: MCPServer[Any] = MCPServer(
-        name="memoryd",
-        version=__version__,
-        instructions=(
-            "Tools over the user's AI-agent memory folders, indexed by a local daemon. "
-            "Use memory_select before a task to pull in the few memories that matter, "
-            "memory_load_last / memory_context at the start of a session to resume, "
-            "and memory_save at checkpoints and at the end of a session."
-        ),
-    )
+    def _dir(self, args: Mapping[str, Any]) -> str:
+        given = args.get("dir")
+        if isinstance(given, str) and given:
+            return given
+        if self._project:
+            return str(memory_folder(self._project).directory)
+        raise ToolError(
+            "'dir' is required: this server was not started by Claude Code "
+            "($CLAUDE_PROJECT_DIR is not set), so it has no project folder to default to"
+        )
 
-    @server.tool(
-        description=(
-            "Pick the memories (at most 5) that clearly help with a task or question. Call it "
-            "when you start a task, when the topic changes, or before touching an area you may "
-            "have notes about. Returns each memory's path, description, type and age; read the "
-            "files you need. Pass session_id so the same memory is never returned twice in one "
-            "session. An empty answer means nothing relevant: do not retry with the same query; "
-            "when 'note' is set, the folder itself was wrong (it names the likely one)."
-        )
-    )
-    def memory_select(
-        *,
-        query: Annotated[str, Field(description="The task or question, in natural language")],
-        dir: Dir,
-        session_id: Annotated[
-            str | None, Field(description="Your session id, to avoid repeats within a session")
-        ] = None,
-        recent_tools: Annotated[
-            list[str] | None,
-            Field(description="Tools/CLIs you used recently (e.g. 'pytest'); skips their docs"),
-        ] = None,
-        surfaced: Annotated[
-            list[str] | None, Field(description="File names already shown to you this session")
-        ] = None,
-        limit: Annotated[int, Field(ge=1, le=5, description="Maximum number of memories")] = 5,
-    ) -> SelectResult:
-        request = SelectRequest(
-            query=query,
-            dir=dir,
-            session_id=session_id,
-            recent_tools=tuple(recent_tools or ()),
-            surfaced=tuple(surfaced or ()),
-            limit=limit,
-        )
-        return ask("select", lambda c: c.send(request))  # type: ignore[return-value]
+    # -- the tools ------------------------------------------------------------
 
-    @server.tool(
-        description=(
-            "Load the newest session memory of a project: a one-line resume note plus the full "
-            "file (summary, steps completed, active state, key decisions). Call it once at the "
-            "start of a session when continuing earlier work on the project."
-        )
-    )
-    def memory_load_last(dir: Dir, project: Project) -> LoadLastResult:
-        request = LoadLastRequest(dir, project)
-        return ask("load_last", lambda c: c.send(request))  # type: ignore[return-value]
-
-    @server.tool(
-        description=(
-            "Write (or update) the session memory of a project so a later session can resume. "
-            "Call it at checkpoints and before the session ends. Saving again with the same "
-            "'session' timestamp updates that file; omitted frontmatter fields are kept."
-        )
-    )
-    def memory_save(
-        *,
-        dir: Dir,
-        project: Project,
-        session_summary: Annotated[str, Field(description="What this session did, in prose")],
-        active_state: Annotated[
-            str | None, Field(description="Where things stand now and what comes next")
-        ] = None,
-        session: Annotated[
-            str | None, Field(description="Session start as YYYY-MM-DD-HH-MM (default: now)")
-        ] = None,
-        status: Annotated[
-            str | None, Field(description="One of in-progress, paused, completed")
-        ] = None,
-        mode: Annotated[str | None, Field(description="One of architect, express")] = None,
-        last_checkpoint: OptionalText = None,
-        target_dir: OptionalText = None,
-        steps_completed: Annotated[
-            dict[str, str] | None, Field(description="Step id -> what was done, e.g. {'S1': ...}")
-        ] = None,
-        key_decisions: Annotated[
-            list[str] | None, Field(description="Decisions a later session must respect")
-        ] = None,
-        checkpoints_approved: Annotated[
-            list[str] | None, Field(description="Checkpoint labels the user approved")
-        ] = None,
-    ) -> SaveResult:
-        # The tool's arguments are SaveParams's fields, by the wire's names.
-        params: dict[str, Any] = {
-            "dir": dir,
-            "project": project,
-            "session_summary": session_summary,
-            "active_state": active_state,
-            "session": session,
-            "status": status,
-            "mode": mode,
-            "last_checkpoint": last_checkpoint,
-            "target_dir": target_dir,
-            "steps_completed": steps_completed,
-            "key_decisions": key_decisions,
-            "checkpoints_approved": checkpoints_approved,
+    def memory_select(self, args: dict[str, Any]) -> tuple[dict[str, Any], str]:
+        directory = self._dir(args)
+        session = args.get("session_id") or self._session
+        state = SessionState.load(session) if session else None
+        surfaced = list(args.get("surfaced") or [])
+        if state is not None:
+            surfaced += state.surfaced_in(os.path.realpath(directory))
+        params = {
+            "query": args["query"],
+            "dir": directory,
+            "surfaced": surfaced,
+            "recent_tools": args.get("recent_tools"),
+            "limit": args.get("limit"),
+            "session_id": session,
         }
-        request = SaveParams(**params)
-        return ask("save", lambda c: c.send(request))  # type: ignore[return-value]
+        result: dict[str, Any] = self._ask("select", params)
+        blocks = []
+        for entry in result["selected"]:
+            try:
+                entry["text"] = memory_text(entry["path"])
+            except OSError:
+                entry["text"] = None
+            blocks.append(memory_block(entry, entry["text"] or "(unreadable now)"))
+        if not blocks:
+            text = result.get("note") or "No memory clearly helps with this; do not ask again."
+        else:
+            text = f"{len(blocks)} memor{'y' if len(blocks) == 1 else 'ies'}:\n" + "".join(blocks)
+        if state is not None and result["selected"]:
+            # Recorded as it goes out: the next ask (hook or tool) does not repeat it.
+            state.record([e["path"] for e in result["selected"]])
+        return result, text
 
-    @server.tool(
-        description=(
-            "A short brief, with citations, of what earlier sessions learned that bears on a "
-            "task (decisions, dead ends, open work). Call it when starting work that earlier "
-            "sessions may have touched, before re-deciding something."
+    def memory_load_last(self, args: dict[str, Any]) -> tuple[dict[str, Any], str]:
+        result: dict[str, Any] = self._ask(
+            "load_last", {"dir": self._dir(args), "project": args["project"]}
         )
-    )
-    def memory_context(
-        task: Annotated[str, Field(description="The task you are about to do")],
-        dir: Dir,
-        more_dirs: Annotated[
-            list[str] | None, Field(description="Other memory folders to read too (optional)")
-        ] = None,
-        project: Annotated[str | None, Field(description="Limit to one project slug")] = None,
-        budget_tokens: Annotated[
-            int, Field(ge=100, le=4000, description="Size limit of the brief")
-        ] = 600,
-    ) -> ContextResult:
-        request = ContextRequest(task, (dir, *(more_dirs or ())), project, budget_tokens)
-        return ask("context", lambda c: c.send(request))  # type: ignore[return-value]
+        if not result.get("found"):
+            return result, str(result.get("message") or "no session memory found")
+        return result, f"{result['resume_line']}\nFile: {result['path']}\n\n{result['content']}"
 
-    @server.tool(
-        description=(
-            "Health of the memoryd daemon: state, watched folders, index size. Call it when "
-            "another memory tool fails or returns nothing unexpectedly."
+    def memory_save(self, args: dict[str, Any]) -> tuple[dict[str, Any], str]:
+        result: dict[str, Any] = self._ask("save", {**args, "dir": self._dir(args)})
+        how = "new file" if result.get("created") else "updated"
+        return result, f"Saved {result['path']} ({how})."
+
+    def memory_context(self, args: dict[str, Any]) -> tuple[dict[str, Any], str]:
+        dirs = [self._dir(args), *(args.get("more_dirs") or [])]
+        params = {
+            "task": args["task"],
+            "dir": dirs,
+            "project": args.get("project"),
+            "budget_tokens": args.get("budget_tokens"),
+        }
+        result: dict[str, Any] = self._ask("context", params)
+        return result, str(result["text"])
+
+    def memory_status(self, args: dict[str, Any]) -> tuple[dict[str, Any], str]:
+        result: dict[str, Any] = self._ask("status", {})
+        result["client_socket"] = self._client.describe()
+        roots = result.get("roots") or []
+        files = sum(int(r.get("files") or 0) for r in roots)
+        text = (
+            f"memoryd {result.get('version')} {result.get('state')} (pid {result.get('pid')}): "
+            f"{len(roots)} watched folder{'' if len(roots) == 1 else 's'}, {files} files; "
+            f"socket {self._client.socket_path} (chosen by {self._client.socket_reason})"
         )
-    )
-    def memory_status() -> StatusResult:
-        return ask("status", lambda c: c.status())  # type: ignore[return-value]
+        return result, text
 
-    return server
+
+def _check(schema: Mapping[str, Any], args: object) -> None:
+    """The argument object's shape (required names, no unknown ones); the daemon checks values."""
+    if not isinstance(args, dict):
+        raise ToolError("arguments must be a JSON object")
+    known = schema["properties"]
+    unknown = sorted(set(args) - set(known))
+    if unknown:
+        raise ToolError(
+            f"unknown argument(s): {', '.join(unknown)} (known: {', '.join(sorted(known))})"
+        )
+    missing = [name for name in schema["required"] if args.get(name) is None]
+    if missing:
+        raise ToolError(f"missing required argument(s): {', '.join(missing)}")
+
+
+class StdioServer:
+    """One MCP session on a pair of byte streams, one message per line."""
+
+    def __init__(self, tools: MemoryTools, reader: IO[bytes], writer: IO[bytes]) -> None:
+        self.tools = tools
+        self.reader = reader
+        self.writer = writer
+
+    def serve(self) -> None:
+        """Answer messages until the client closes the stream."""
+        for line in self.reader:
+            if not line.strip():
+                continue
+            reply = self.handle_line(line)
+            if reply is not None:
+                self.writer.write(json.dumps(reply, ensure_ascii=False).encode("utf-8") + b"\n")
+                self.writer.flush()
+
+    def handle_line(self, line: bytes) -> dict[str, Any] | None:
+        try:
+            message = json.loads(line)
+        except ValueError as exc:
+            return _error(None, PARSE_ERROR, f"not valid JSON: {exc}")
+        if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
+            return _error(None, INVALID_REQUEST, "not a JSON-RPC 2.0 object (batches unsupported)")
+        if "method" not in message:
+            return None  # a response to a request we never send
+        method, params, msg_id = message["method"], message.get("params") or {}, message.get("id")
+        if "id" not in message:
+            return None  # a notification: initialized, cancelled, ...
+        if not isinstance(params, dict):
+            return _error(msg_id, INVALID_PARAMS, "params must be an object")
+        try:
+            return {"jsonrpc": "2.0", "id": msg_id, "result": self.dispatch(method, params)}
+        except _RpcError as exc:
+            return _error(msg_id, exc.code, exc.message)
+
+    def dispatch(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        if method == "initialize":
+            asked = params.get("protocolVersion")
+            version = asked if asked in PROTOCOL_VERSIONS else PROTOCOL_VERSIONS[0]
+            return {
+                "protocolVersion": version,
+                "capabilities": {"tools": {"listChanged": False}},
+                "serverInfo": {"name": "memoryd", "title": "memoryd", "version": __version__},
+                "instructions": INSTRUCTIONS,
+            }
+        if method == "ping":
+            return {}
+        if method == "tools/list":
+            return {"tools": TOOLS}
+        if method == "tools/call":
+            return self.call_tool(params)
+        raise _RpcError(METHOD_NOT_FOUND, f"method not found: {method}")
+
+    def call_tool(self, params: dict[str, Any]) -> dict[str, Any]:
+        name = params.get("name")
+        if name not in BY_NAME:
+            raise _RpcError(INVALID_PARAMS, f"unknown tool: {name!r}")
+        args = params.get("arguments")
+        try:
+            structured, text = self.tools.call(str(name), {} if args is None else args)
+        except ToolError as exc:
+            return {"content": [{"type": "text", "text": str(exc)}], "isError": True}
+        return {
+            "content": [{"type": "text", "text": text}],
+            "structuredContent": structured,
+            "isError": False,
+        }
+
+
+class _RpcError(Exception):
+    def __init__(self, code: int, message: str) -> None:
+        super().__init__(message)
+        self.code, self.message = code, message
+
+
+def _error(msg_id: object, code: int, message: str) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": msg_id, "error": {"code": code, "message": message}}
 
 
 def serve(socket: Path | None = None) -> None:
     """Serve MCP on stdin/stdout until the client closes the stream."""
-    build_server(socket).run("stdio")
+    tools = MemoryTools(socket, os.environ)
+    try:
+        StdioServer(tools, sys.stdin.buffer, sys.stdout.buffer).serve()
+    finally:
+        tools.close()

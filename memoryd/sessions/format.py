@@ -23,12 +23,11 @@ import yaml
 
 from memoryd.errors import InvalidParams
 from memoryd.paths import SESSION_FILENAME
+from memoryd.sessions._choices import MODES, STATUSES
 from memoryd.sessions._sections import Entry, SessionSections, parse_sections
 
 SCHEMA_VERSION = "1.1"
 SESSION_FORMAT = "%Y-%m-%d-%H-%M"
-MODES = ("architect", "express")
-STATUSES = ("in-progress", "paused", "completed")
 MAX_PROJECT_LEN = 100
 
 _PROJECT = re.compile(r"[a-z0-9][a-z0-9._-]*")

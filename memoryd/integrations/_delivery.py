@@ -1,0 +1,92 @@
+"""A memory as an agent is handed it: credentials redacted, cut to a fixed size, dated.
+
+The hook and the MCP tool give the model the same thing for the same file: at
+most :data:`MAX_FILE_LINES` lines and :data:`MAX_FILE_BYTES` bytes (the caps
+Claude Code's own recall uses), with a marker saying how much was cut, under
+a heading with its path, its age and any staleness caution. Only the file's
+head is read, so a 5 MB memory costs one bounded read; a path that is not a
+regular file (a FIFO, a device) is never opened for reading.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Mapping
+from typing import Any
+
+from memoryd.indexer.secrets import redact
+from memoryd.staleness.render import caution
+
+MAX_FILE_BYTES = 4 * 1024
+MAX_FILE_LINES = 200
+READ_BYTES = 64 * 1024
+"""How much of a memory file is read: the cap after redaction, with room to spare."""
+STALE_AFTER_DAYS = 1.0
+
+
+def cap_text(
+    text: str,
+    max_bytes: int = MAX_FILE_BYTES,
+    max_lines: int = MAX_FILE_LINES,
+    *,
+    total_bytes: int | None = None,
+) -> str:
+    """At most ``max_lines`` lines and ``max_bytes`` UTF-8 bytes, saying what was cut.
+
+    ``total_bytes`` is the whole file's size when ``text`` is only its head.
+    """
+    lines = text.splitlines()
+    whole = "\n".join(lines)
+    kept = "\n".join(lines[:max_lines])
+    data = kept.encode("utf-8")
+    if len(data) > max_bytes:
+        kept = data[:max_bytes].decode("utf-8", errors="ignore")
+        kept = kept.rsplit("\n", 1)[0] if "\n" in kept else kept
+    size = len(whole.encode("utf-8"))
+    if kept == whole and (total_bytes is None or total_bytes <= size):
+        return kept
+    dropped = max(size, total_bytes or 0) - len(kept.encode("utf-8"))
+    # The marker rides on top of the cap: the cap bounds the memory's own text.
+    return f"{kept}\n[... {dropped} more bytes cut by memoryd; read the file for the rest]"
+
+
+def memory_text(path: str) -> str:
+    """The file's text, redacted and capped; raises OSError when it cannot be read."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise OSError(f"{path} is not a regular file")
+        chunks: list[bytes] = []
+        left = READ_BYTES
+        while left > 0:
+            chunk = os.read(fd, left)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            left -= len(chunk)
+    finally:
+        os.close(fd)
+    head = b"".join(chunks)
+    text = head.decode("utf-8", errors="replace")
+    total = info.st_size if info.st_size > len(head) else None
+    return cap_text(redact(text), total_bytes=total)
+
+
+def age_note(age_days: float) -> str:
+    days = int(age_days)
+    text = f"{days} day{'' if days == 1 else 's'} old."
+    if age_days > STALE_AFTER_DAYS:
+        text += " It may be stale: check it against the current code before relying on it."
+    return text
+
+
+def memory_block(entry: Mapping[str, Any], text: str) -> str:
+    """One selected memory (a ``select`` entry) with its ``text``, as the model reads it."""
+    age = age_note(entry["age_days"])
+    warning = caution(entry.get("staleness"))
+    if warning:
+        age += f"\n{warning}"
+    title = entry.get("name") or entry["filename"]
+    return f"\n## {title} ({entry['path']})\n{age}\n\n{text}\n"

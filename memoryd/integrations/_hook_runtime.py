@@ -1,0 +1,139 @@
+"""The hook's process discipline: a budget counted from process start, bounded input, quiet logs.
+
+Claude Code waits for the hook before it sends the prompt, so the hook's
+budget (2 s by default) caps the whole process, interpreter start included:
+:func:`started_ago` reads when the kernel started this process, and
+:func:`time_budget` arms a timer for what is left, which interrupts any wait
+(a daemon that accepts and never answers, a stdin that never closes, a FIFO
+named as the transcript). Input is bounded: stdin is read up to
+:data:`MAX_STDIN_BYTES`, the transcript only as a capped tail.
+
+The hook says nothing on stderr: Claude Code stores a hook's stderr in the
+transcript and shows it in stream-json output. Diagnostics go to the file
+named by ``--log-file`` or ``$MEMORYD_HOOK_LOG`` (one JSON object per line,
+kept under :data:`MAX_LOG_BYTES` by moving the old one to ``<file>.1``),
+and, with ``MEMORYD_HOOK_DEBUG=1``, to stderr as well, debug events included.
+Nothing here imports more than the standard library.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from types import FrameType
+from typing import Any
+
+MAX_STDIN_BYTES = 8 * 1024 * 1024
+MAX_LOG_BYTES = 1024 * 1024
+
+
+class HookTimeout(Exception):
+    """The hook's time budget ran out."""
+
+
+class InputTooLarge(ValueError):
+    """The event on stdin is over :data:`MAX_STDIN_BYTES`."""
+
+
+def started_ago() -> float:
+    """Seconds since the kernel started this process (0 when that cannot be read).
+
+    ``/proc/self/stat`` field 22 is the start time in clock ticks since boot;
+    ``CLOCK_BOOTTIME`` is now on the same clock. Resolution: one tick (10 ms).
+    """
+    try:
+        with open("/proc/self/stat", "rb") as fh:
+            fields = fh.read().rsplit(b")", 1)[1].split()
+        ticks = int(fields[19])
+        now = time.clock_gettime(time.CLOCK_BOOTTIME)
+        return max(0.0, now - ticks / os.sysconf("SC_CLK_TCK"))
+    except (OSError, ValueError, IndexError, AttributeError):
+        return 0.0
+
+
+def read_stdin(fd: int = 0, limit: int = MAX_STDIN_BYTES) -> str:
+    """All of stdin as text, refusing more than ``limit`` bytes (memory stays bounded)."""
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        chunk = os.read(fd, 1024 * 1024)
+        if not chunk:
+            break
+        size += len(chunk)
+        if size > limit:
+            raise InputTooLarge(f"the event on stdin is over {limit // (1024 * 1024)} MiB")
+        chunks.append(chunk)
+    return b"".join(chunks).decode("utf-8", errors="replace")
+
+
+@contextmanager
+def time_budget(seconds: float) -> Iterator[None]:
+    """Raise :class:`HookTimeout` in the main thread once ``seconds`` have passed."""
+
+    def expire(signum: int, frame: FrameType | None) -> None:
+        raise HookTimeout("the hook's time budget ran out")
+
+    if seconds <= 0:
+        raise HookTimeout("the hook's time budget was spent before it started")
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+class HookLog:
+    """Where the hook's diagnostics go: a log file when configured, stderr only when asked."""
+
+    def __init__(self, path: str | None = None, environ: Any = None) -> None:
+        env = os.environ if environ is None else environ
+        self.path = path or env.get("MEMORYD_HOOK_LOG") or None
+        self.debug_on = env.get("MEMORYD_HOOK_DEBUG", "") not in ("", "0")
+
+    def debug(self, event: str, **fields: Any) -> None:
+        if self.debug_on:
+            self._write("debug", event, fields)
+
+    def info(self, event: str, **fields: Any) -> None:
+        self._write("info", event, fields)
+
+    def warning(self, event: str, **fields: Any) -> None:
+        self._write("warning", event, fields)
+
+    def _write(self, level: str, event: str, fields: dict[str, Any]) -> None:
+        if not self.path and not self.debug_on:
+            return
+        stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        record = {"timestamp": stamp, "level": level, "event": event, "pid": os.getpid(), **fields}
+        line = json.dumps(record, ensure_ascii=False, default=str) + "\n"
+        if self.debug_on:
+            sys.stderr.write(line)
+            sys.stderr.flush()
+        if self.path:
+            self._append(self.path, line.encode("utf-8"))
+
+    @staticmethod
+    def _append(path: str, data: bytes) -> None:
+        """Append one line; a log that cannot be written is dropped, never a failure."""
+        try:
+            if os.path.getsize(path) > MAX_LOG_BYTES:
+                os.replace(path, path + ".1")
+        except OSError:
+            pass
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        except OSError:
+            return
+        try:
+            os.write(fd, data)
+        except OSError:
+            pass
+        finally:
+            os.close(fd)

@@ -1,0 +1,255 @@
+"""Which memory folder Claude Code uses for a project, resolved as Claude Code resolves it.
+
+One function, :func:`memory_folder`, used by the hook, ``install-hook``,
+``status``, the MCP server's default folder and the daemon's default roots, so
+every part of memoryd names the same folder Claude Code reads and writes.
+The rules were read from Claude Code 2.1.197 and checked by running it (see
+docs/claude-code.md); in order:
+
+1. ``$CLAUDE_COWORK_MEMORY_PATH_OVERRIDE``, taken as given (no ``~``);
+2. the ``autoMemoryDirectory`` setting, from the managed settings, then the
+   project's ``.claude/settings.local.json`` and ``.claude/settings.json``,
+   then the user's ``settings.json`` (``~/`` is expanded);
+3. ``<base>/projects/<folder name>/memory`` where ``<base>`` is
+   ``$CLAUDE_CODE_REMOTE_MEMORY_DIR``, else ``$CLAUDE_CONFIG_DIR``, else
+   ``~/.claude``, and the folder name is :func:`folder_name` of the project's
+   *git root*: the main checkout for a linked worktree, the directory itself
+   outside git. The project is the directory Claude Code started in, with
+   symlinks resolved.
+
+A setting's value must be an absolute path (after ``~/``), at least three
+characters, without NUL, not a UNC/``//`` path; anything else is ignored, as
+Claude Code ignores it. Only the standard library is used: the hook imports
+this on every prompt.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+from typing import NamedTuple
+
+MAX_NAME = 200
+"""Claude Code keeps this many characters of a sanitised path, then adds ``-<hash>``."""
+
+MANAGED_SETTINGS = Path("/etc/claude-code/managed-settings.json")
+_NOT_ALNUM = re.compile(r"[^A-Za-z0-9]")
+
+
+class Resolved(NamedTuple):
+    """A project's memory folder and how it was chosen (for ``status`` and logs).
+
+    ``project`` is the start directory (symlinks resolved); ``checkout`` the
+    directory the project is known by: its main git checkout, else itself.
+    """
+
+    directory: Path
+    reason: str
+    project: str
+    checkout: str
+
+
+def _utf16_units(text: str) -> list[int]:
+    """``text`` as JavaScript sees it: UTF-16 code units (a non-BMP character is two)."""
+    data = text.encode("utf-16-le", "surrogatepass")
+    return [data[i] | data[i + 1] << 8 for i in range(0, len(data), 2)]
+
+
+def path_hash(text: str) -> str:
+    """Claude Code's short hash of a path: the 32-bit ``h*31 + unit`` hash, ``abs``, base 36."""
+    h = 0
+    for unit in _utf16_units(text) if not text.isascii() else map(ord, text):
+        h = (h * 31 + unit) & 0xFFFFFFFF
+    if h >= 0x80000000:
+        h = 0x100000000 - h  # abs() of the signed value (-2**31 stays 2**31, as in JS)
+    digits = "0123456789abcdefghijklmnopqrstuvwxyz"
+    out = ""
+    while True:
+        h, r = divmod(h, 36)
+        out = digits[r] + out
+        if not h:
+            return out
+
+
+def folder_name(path: str) -> str:
+    """The ``projects/`` folder name for ``path``: every non-``[A-Za-z0-9]`` unit becomes ``-``.
+
+    Units are UTF-16 code units, as in Claude Code, so ``é`` gives one ``-`` and
+    an emoji two. Past :data:`MAX_NAME` characters the first 200 are kept and
+    ``-<hash of the whole path>`` is added.
+    """
+    if path.isascii():
+        name = _NOT_ALNUM.sub("-", path)
+    else:
+        name = "".join(chr(u) if u < 128 and chr(u).isalnum() else "-" for u in _utf16_units(path))
+    if len(name) <= MAX_NAME:
+        return name
+    return f"{name[:MAX_NAME]}-{path_hash(path)}"
+
+
+def git_root(path: str) -> str | None:
+    """The nearest directory at or above ``path`` holding a ``.git`` (directory or file)."""
+    current = os.path.abspath(path)
+    while True:
+        if os.path.isdir(os.path.join(current, ".git")) or os.path.isfile(
+            os.path.join(current, ".git")
+        ):
+            return current
+        parent = os.path.dirname(current)
+        if parent == current:
+            return None
+        current = parent
+
+
+def canonical_git_root(path: str) -> str | None:
+    """:func:`git_root`, mapped from a linked worktree to its main checkout.
+
+    A worktree's ``.git`` file points at ``<main>/.git/worktrees/<name>``,
+    whose ``commondir`` leads back to the main ``.git`` and whose ``gitdir``
+    points back at the worktree; only when both hold is it the main
+    checkout's memory (a submodule keeps its own, as in Claude Code).
+    """
+    root = git_root(path)
+    if root is None:
+        return None
+    try:
+        with open(os.path.join(root, ".git"), encoding="utf-8") as fh:
+            pointer = fh.read().strip()
+    except (IsADirectoryError, OSError, UnicodeDecodeError):
+        return root
+    if not pointer.startswith("gitdir:"):
+        return root
+    try:
+        gitdir = os.path.normpath(os.path.join(root, pointer[7:].strip()))
+        with open(os.path.join(gitdir, "commondir"), encoding="utf-8") as fh:
+            common = os.path.normpath(os.path.join(gitdir, fh.read().strip()))
+        if os.path.dirname(gitdir) != os.path.join(common, "worktrees"):
+            return root
+        with open(os.path.join(gitdir, "gitdir"), encoding="utf-8") as fh:
+            back = os.path.realpath(fh.read().strip())
+        if back != os.path.join(os.path.realpath(root), ".git"):
+            return root
+    except (OSError, UnicodeDecodeError):
+        return root
+    return common if os.path.basename(common) != ".git" else os.path.dirname(common)
+
+
+def claude_base(environ: os._Environ[str] | dict[str, str] | None = None) -> Path:
+    """Where Claude Code keeps ``projects/``: the remote memory dir, the config dir or ~/.claude."""
+    env = os.environ if environ is None else environ
+    base = env.get("CLAUDE_CODE_REMOTE_MEMORY_DIR") or env.get("CLAUDE_CONFIG_DIR")
+    return Path(base) if base else Path.home() / ".claude"
+
+
+def checked_setting(value: object, *, expand_home: bool) -> str | None:
+    """A memory-directory setting as Claude Code accepts it, or None when it would ignore it."""
+    if not isinstance(value, str) or not value:
+        return None
+    if expand_home and value.startswith("~/"):
+        rest = os.path.normpath(value[2:] or ".")
+        if rest in (".", "..") or rest.startswith("../"):
+            return None
+        value = os.path.join(str(Path.home()), rest)
+    # As Node's normalize: a leading "//" collapses too (POSIX normpath keeps it).
+    path = re.sub(r"^/+", "/", os.path.normpath(value)).rstrip("/")
+    if not os.path.isabs(path) or len(path) < 3 or "\x00" in path:
+        return None
+    return path
+
+
+def _setting(path: Path) -> object:
+    try:
+        with open(path, encoding="utf-8") as fh:
+            doc = json.load(fh)
+    except (OSError, ValueError):
+        return None
+    return doc.get("autoMemoryDirectory") if isinstance(doc, dict) else None
+
+
+def settings_files(project: str, environ: os._Environ[str] | dict[str, str]) -> list[Path]:
+    """The settings files that may name ``autoMemoryDirectory``, strongest first."""
+    config = environ.get("CLAUDE_CONFIG_DIR")
+    user = Path(config) if config else Path.home() / ".claude"
+    local = Path(project) / ".claude"
+    return [
+        MANAGED_SETTINGS,
+        local / "settings.local.json",
+        local / "settings.json",
+        user / "settings.json",
+    ]
+
+
+def memory_folder(
+    project_dir: str, environ: os._Environ[str] | dict[str, str] | None = None
+) -> Resolved:
+    """The memory folder Claude Code uses for a session started in ``project_dir``."""
+    env = os.environ if environ is None else environ
+    project = os.path.realpath(project_dir)
+    root = canonical_git_root(project)
+    named = root or project
+    override = checked_setting(env.get("CLAUDE_COWORK_MEMORY_PATH_OVERRIDE"), expand_home=False)
+    if override:
+        return Resolved(Path(override), "$CLAUDE_COWORK_MEMORY_PATH_OVERRIDE", project, named)
+    for settings in settings_files(project, env):
+        chosen = checked_setting(_setting(settings), expand_home=True)
+        if chosen:
+            return Resolved(Path(chosen), f"autoMemoryDirectory in {settings}", project, named)
+    base = claude_base(env)
+    folder = base / "projects" / folder_name(named) / "memory"
+    if not str(folder).isascii():
+        import unicodedata  # noqa: PLC0415 - only for a non-ASCII base path
+
+        folder = Path(unicodedata.normalize("NFC", str(folder)))
+    if root is None:
+        why = f"named after {project} (not in a git checkout)"
+    elif root == project:
+        why = f"named after the git checkout {root}"
+    else:
+        why = f"named after the git checkout {root} of {project}"
+    return Resolved(folder, why, project, named)
+
+
+def project_dir(
+    cwd: str, transcript_path: str | None, environ: os._Environ[str] | dict[str, str]
+) -> str:
+    """The directory Claude Code started in, for a hook event.
+
+    Claude Code gives hooks ``$CLAUDE_PROJECT_DIR``. Without it (an older
+    CLI, another caller), the event's ``cwd`` may have moved into a
+    subdirectory since the start; the transcript lives in a folder named after
+    the start directory, so the ancestor of ``cwd`` whose :func:`folder_name`
+    matches that folder is the start directory.
+    """
+    given = environ.get("CLAUDE_PROJECT_DIR")
+    if given and os.path.isabs(given):
+        return given
+    if transcript_path:
+        want = os.path.basename(os.path.dirname(transcript_path))
+        current = os.path.realpath(cwd)
+        while True:
+            if folder_name(current) == want:
+                return current
+            parent = os.path.dirname(current)
+            if parent == current:
+                break
+            current = parent
+    return cwd
+
+
+def known_folders(environ: os._Environ[str] | dict[str, str] | None = None) -> list[Path]:
+    """Every memory folder Claude Code has for this user: ``projects/*/memory`` and the settings'.
+
+    Project-level ``autoMemoryDirectory`` settings cannot be listed; the user's
+    and the managed one can.
+    """
+    env = os.environ if environ is None else environ
+    found = sorted(p for p in (claude_base(env) / "projects").glob("*/memory") if p.is_dir())
+    config = env.get("CLAUDE_CONFIG_DIR")
+    user = (Path(config) if config else Path.home() / ".claude") / "settings.json"
+    for settings in (MANAGED_SETTINGS, user):
+        chosen = checked_setting(_setting(settings), expand_home=True)
+        if chosen and os.path.isdir(chosen) and Path(chosen) not in found:
+            found.append(Path(chosen))
+    return found

@@ -1,0 +1,303 @@
+"""The MCP tools' definitions as plain JSON data: names, descriptions, schemas, hints.
+
+``memoryd mcp`` sends these verbatim in ``tools/list``; nothing is generated
+at start, so the server answers ``initialize`` before it has imported
+anything heavy. Input schemas spell out enumerations (``status``, ``mode``)
+and bounds; output schemas name the fields an agent acts on and leave
+``additionalProperties`` open, so a newer daemon's extra fields pass through
+and never break an older server. Annotations follow the MCP spec's hints:
+every tool but ``memory_save`` only reads; ``memory_save`` writes a session
+file of its own and nothing else (never destructive), and repeating it with
+the same arguments leaves the same file (idempotent).
+
+The descriptions are written for the model choosing tools: each says *when*
+to call it, not only what it does.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from memoryd.sessions._choices import MODES, STATUSES
+
+_STR = {"type": "string"}
+_STRS = {"type": "array", "items": {"type": "string"}}
+_NULLABLE_STR = {"type": ["string", "null"]}
+
+DIR: dict[str, Any] = {
+    "type": "string",
+    "description": (
+        "Absolute path of the memory folder. Optional under Claude Code: the project's "
+        "own folder (the one its system prompt names) is the default."
+    ),
+}
+PROJECT: dict[str, Any] = {
+    "type": "string",
+    "pattern": "^[a-z0-9][a-z0-9._-]*$",
+    "maxLength": 100,
+    "description": "Project slug: lowercase letters, digits, '.', '_', '-' (no '/')",
+}
+SESSION_ID: dict[str, Any] = {
+    "type": "string",
+    "maxLength": 200,
+    "description": "Your session id (default: Claude Code's); nothing shown in it is repeated",
+}
+READ_ONLY = {"readOnlyHint": True, "destructiveHint": False, "openWorldHint": False}
+
+
+def _object(properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
+    return {
+        "type": "object",
+        "properties": properties,
+        "required": required,
+        "additionalProperties": False,
+    }
+
+
+def _open(properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
+    return {"type": "object", "properties": properties, "required": required}
+
+
+SELECTED_MEMORY = _open(
+    {
+        "filename": _STR,
+        "path": _STR,
+        "name": _NULLABLE_STR,
+        "description": _NULLABLE_STR,
+        "type": _NULLABLE_STR,
+        "mtime": _STR,
+        "age_days": {"type": "number"},
+        "score": {"type": ["number", "null"]},
+        "staleness": {"type": ["object", "null"]},
+        "text": {
+            "type": ["string", "null"],
+            "description": "The memory's text, capped at 200 lines / 4 KB (null: unreadable)",
+        },
+    },
+    ["filename", "path", "name", "description", "type", "mtime", "age_days", "score"],
+)
+
+TOOLS: list[dict[str, Any]] = [
+    {
+        "name": "memory_select",
+        "title": "Select memories",
+        "description": (
+            "Pick the memories (at most 5) that clearly help with a task or question, with "
+            "their text. Call it when you start a task, when the topic changes, or before "
+            "touching an area you may have notes about. Each memory comes with its path, type, "
+            "age and text (cut at 200 lines / 4 KB: read the file only for the rest). Nothing "
+            "shown earlier in the session comes again. An empty answer means nothing relevant: "
+            "do not retry with the same query; when 'note' is set, the folder itself was wrong "
+            "(it names the likely one)."
+        ),
+        "inputSchema": _object(
+            {
+                "query": {
+                    "type": "string",
+                    "minLength": 1,
+                    "maxLength": 20000,
+                    "description": "The task or question, in natural language",
+                },
+                "dir": DIR,
+                "session_id": SESSION_ID,
+                "recent_tools": {
+                    **_STRS,
+                    "description": "Tools/CLIs you used recently (e.g. 'pytest'); skips their docs",
+                },
+                "surfaced": {
+                    **_STRS,
+                    "description": "File names already shown to you this session",
+                },
+                "limit": {
+                    "type": "integer",
+                    "minimum": 1,
+                    "maximum": 5,
+                    "default": 5,
+                    "description": "Maximum number of memories",
+                },
+            },
+            ["query"],
+        ),
+        "outputSchema": _open(
+            {
+                "run_id": _STR,
+                "ranker": {"type": "string", "enum": ["local", "anthropic"]},
+                "selected": {"type": "array", "items": SELECTED_MEMORY},
+                "candidates": {"type": "integer"},
+                "fallback": _NULLABLE_STR,
+                "note": _NULLABLE_STR,
+            },
+            ["run_id", "ranker", "selected", "candidates", "fallback"],
+        ),
+        "annotations": {"title": "Select memories", **READ_ONLY, "idempotentHint": False},
+    },
+    {
+        "name": "memory_load_last",
+        "title": "Load the last session",
+        "description": (
+            "Load the newest session memory of a project: a one-line resume note plus the full "
+            "file (summary, steps completed, active state, key decisions). Call it once at the "
+            "start of a session when continuing earlier work on the project."
+        ),
+        "inputSchema": _object({"dir": DIR, "project": PROJECT}, ["project"]),
+        "outputSchema": _open(
+            {
+                "found": {"type": "boolean"},
+                "path": _STR,
+                "filename": _STR,
+                "content": _STR,
+                "resume_line": _STR,
+                "time_since_last_session_hours": {"type": ["number", "null"]},
+                "message": _STR,
+                "skipped": {"type": "array", "items": {"type": "object"}},
+            },
+            ["found", "skipped"],
+        ),
+        "annotations": {"title": "Load the last session", **READ_ONLY, "idempotentHint": True},
+    },
+    {
+        "name": "memory_save",
+        "title": "Save the session",
+        "description": (
+            "Write (or update) the session memory of a project so a later session can resume. "
+            "Call it at checkpoints and before the session ends. Saving again with the same "
+            "'session' timestamp updates that file; omitted frontmatter fields are kept."
+        ),
+        "inputSchema": _object(
+            {
+                "dir": DIR,
+                "project": PROJECT,
+                "session_summary": {
+                    "type": "string",
+                    "minLength": 1,
+                    "description": "What this session did, in prose",
+                },
+                "active_state": {
+                    "type": "string",
+                    "description": "Where things stand now and what comes next",
+                },
+                "session": {
+                    "type": "string",
+                    "pattern": r"^\d{4}-\d{2}-\d{2}-\d{2}-\d{2}$",
+                    "description": "Session start as YYYY-MM-DD-HH-MM (default: now)",
+                },
+                "status": {"type": "string", "enum": list(STATUSES)},
+                "mode": {"type": "string", "enum": list(MODES)},
+                "last_checkpoint": _STR,
+                "target_dir": _STR,
+                "steps_completed": {
+                    "type": "object",
+                    "additionalProperties": {"type": "string"},
+                    "description": "Step id -> what was done, e.g. {'S1': ...}",
+                },
+                "key_decisions": {
+                    **_STRS,
+                    "description": "Decisions a later session must respect",
+                },
+                "checkpoints_approved": {
+                    **_STRS,
+                    "description": "Checkpoint labels the user approved",
+                },
+            },
+            ["project", "session_summary"],
+        ),
+        "outputSchema": _open(
+            {
+                "path": _STR,
+                "filename": _STR,
+                "created": {"type": "boolean"},
+                "schema_version": _STR,
+                "dir": _STR,
+            },
+            ["path", "filename", "created", "schema_version", "dir"],
+        ),
+        "annotations": {
+            "title": "Save the session",
+            "readOnlyHint": False,
+            "destructiveHint": False,
+            "idempotentHint": True,
+            "openWorldHint": False,
+        },
+    },
+    {
+        "name": "memory_context",
+        "title": "Brief from earlier sessions",
+        "description": (
+            "A short brief, with citations, of what earlier sessions learned that bears on a "
+            "task (decisions, dead ends, open work). Call it when starting work that earlier "
+            "sessions may have touched, before re-deciding something."
+        ),
+        "inputSchema": _object(
+            {
+                "task": {
+                    "type": "string",
+                    "minLength": 1,
+                    "description": "The task you are about to do",
+                },
+                "dir": DIR,
+                "more_dirs": {**_STRS, "description": "Other memory folders to read too"},
+                "project": {**PROJECT, "description": "Limit to one project slug"},
+                "budget_tokens": {
+                    "type": "integer",
+                    "minimum": 100,
+                    "maximum": 4000,
+                    "default": 600,
+                    "description": "Size limit of the brief",
+                },
+            },
+            ["task"],
+        ),
+        "outputSchema": _open(
+            {
+                "text": _STR,
+                "status": _STR,
+                "scope": _STR,
+                "findings": {"type": "array", "items": {"type": "object"}},
+                "sessions_read": _STRS,
+                "budget_tokens": {"type": "integer"},
+            },
+            ["text", "status", "scope", "findings", "sessions_read", "budget_tokens"],
+        ),
+        "annotations": {
+            "title": "Brief from earlier sessions",
+            **READ_ONLY,
+            "idempotentHint": True,
+        },
+    },
+    {
+        "name": "memory_status",
+        "title": "Daemon status",
+        "description": (
+            "Health of the memoryd daemon: state, watched folders, index size, and which socket "
+            "this server uses and why. Call it when another memory tool fails or returns "
+            "nothing unexpectedly."
+        ),
+        "inputSchema": _object({}, []),
+        "outputSchema": _open(
+            {
+                "version": _STR,
+                "pid": {"type": "integer"},
+                "state": _STR,
+                "roots": {
+                    "type": "array",
+                    "items": _open(
+                        {
+                            "path": _STR,
+                            "files": {"type": "integer"},
+                            "errors": {"type": "integer"},
+                            "watcher": _STR,
+                            "origin": _STR,
+                        },
+                        ["path", "files", "errors", "watcher"],
+                    ),
+                },
+                "last_event": _NULLABLE_STR,
+                "client_socket": _open({"path": _STR, "reason": _STR}, ["path", "reason"]),
+            },
+            ["version", "pid", "state", "roots", "last_event", "client_socket"],
+        ),
+        "annotations": {"title": "Daemon status", **READ_ONLY, "idempotentHint": True},
+    },
+]
+
+BY_NAME = {tool["name"]: tool for tool in TOOLS}
