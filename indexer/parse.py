@@ -178,23 +178,44 @@ def _parse_text(text: str, kind: str, digest: str) -> ParsedFile:
 
 
 def _memory(fields: dict[str, Any], body: str, digest: str) -> ParsedFile:
-    description = fields.get("description")
-    if "description" not in fields:
+    """A memory's header in either shape: flat, or Claude Code 2.1's nested ``metadata:``.
+
+    Claude Code writes ``name`` and ``description`` at the top and ``type``
+    under ``metadata:`` (with keys of its own such as ``originSessionId``);
+    folders mix that with the flat ``type:``. As in Claude Code, a nested key
+    wins over a flat one for ``type``; ``name`` and ``description`` are read
+    from the top first. Other keys, at either level, are left alone.
+    """
+    nested = fields.get("metadata")
+    meta: dict[str, Any] = nested if isinstance(nested, dict) else {}
+
+    def field(key: str, *, nested_first: bool = False) -> tuple[bool, Any, str]:
+        """(present, value, where) for ``key``; where is ``'metadata.key'`` when nested."""
+        order = [(meta, f"metadata.{key}"), (fields, key)]
+        for source, where in order if nested_first else order[::-1]:
+            if key in source and source[key] is not None:
+                return True, source[key], where
+        return key in fields or key in meta, None, key
+
+    has_description, description, where = field("description")
+    if not has_description:
         return _failed(KIND_MEMORY, digest, "frontmatter has no 'description'")
     if not isinstance(description, str):
         got = "nothing" if description is None else type(description).__name__
-        return _failed(KIND_MEMORY, digest, f"'description' must be a string, got {got}")
+        return _failed(KIND_MEMORY, digest, f"'{where}' must be a string, got {got}")
     if not description.strip():
-        return _failed(KIND_MEMORY, digest, "'description' is empty")
-    name = fields.get("name")
+        return _failed(KIND_MEMORY, digest, f"'{where}' is empty")
+    _, name, where = field("name")
     if name is not None and not isinstance(name, str):
-        return _failed(KIND_MEMORY, digest, f"'name' must be a string, got {type(name).__name__}")
-    mtype = fields.get("type")
+        return _failed(
+            KIND_MEMORY, digest, f"'{where}' must be a string, got {type(name).__name__}"
+        )
+    _, mtype, where = field("type", nested_first=True)
     if mtype is not None and mtype not in MEMORY_TYPES:
         return _failed(
             KIND_MEMORY,
             digest,
-            f"invalid type {mtype!r} (expected one of {', '.join(MEMORY_TYPES)})",
+            f"invalid {where} {mtype!r} (expected one of {', '.join(MEMORY_TYPES)})",
         )
     return ParsedFile(
         kind=KIND_MEMORY,

@@ -139,6 +139,16 @@ def _m_terms_packed(db: sqlite_utils.Database) -> None:
     db.execute("ALTER TABLE files RENAME COLUMN terms_json TO terms")
 
 
+def _m_reread_nested_headers(db: sqlite_utils.Database) -> None:
+    # Memories whose type (or name, description) sits under a nested
+    # `metadata:` (Claude Code 2.1's format) were indexed untyped or as broken;
+    # forgetting their stat and hash makes the next scan parse them again.
+    db.execute(
+        "UPDATE files SET mtime_ns = -1, content_hash = '' "
+        "WHERE kind = 'memory' AND (type IS NULL OR error IS NOT NULL)"
+    )
+
+
 MIGRATIONS: list[tuple[str, Migration]] = [
     ("001_files_fts_directories_roots", _m001_files),
     ("002_secret_flags", _m002_secrets),
@@ -149,6 +159,7 @@ MIGRATIONS: list[tuple[str, Migration]] = [
     ("007_staleness_citations_verdicts_hints", _m_staleness),
     ("008_select_term_stats", _m_select_term_stats),
     ("009_packed_term_stats", _m_terms_packed),
+    ("010_reread_nested_metadata_headers", _m_reread_nested_headers),
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

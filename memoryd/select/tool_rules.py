@@ -38,6 +38,7 @@ _ADDON_NOUNS = "linters?|plugins?|extensions?|wrappers?|providers?"
 BODY_COMMAND_SHARE = 0.6
 """Share of a body's command lines that must invoke the tool when the header does not name it."""
 _NOT_USAGE_TYPES = frozenset({"feedback", "project", "user"})
+_SLUG = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)+")
 
 _WRAPPERS = {"gradle": ("gradlew",), "mvn": ("mvnw",), "docker": ("docker-compose",)}
 """Launch scripts that stand for the tool itself in command lines."""
@@ -134,7 +135,10 @@ def _names_sibling_tool(c: Candidate, aliases: Sequence[str]) -> bool:
     tool does not make their docs redundant. CLI names are written in lower
     case, which keeps prose compounds such as "Cross-compilation" out.
     """
-    header = f"{c.name} {c.description}"
+    # A kebab-case slug (Claude Code's ``name:`` format, "pytest-usage") is an
+    # identifier whose hyphens join words, not a CLI's name: only prose counts.
+    name = "" if _SLUG.fullmatch(c.name or "") else c.name
+    header = f"{name} {c.description}"
     return any(re.search(rf"\b{re.escape(a)}-[a-z]", header) for a in aliases)
 
 
