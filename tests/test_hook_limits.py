@@ -163,3 +163,26 @@ def test_the_budget_counts_from_the_process_start() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert float(out.stdout) >= 0.3
     assert started_ago() > 0
+
+
+def test_after_a_daemon_stalled_the_next_hooks_wait_little(
+    offline: Project, tmp_path: Path
+) -> None:
+    """SessionStart then the first prompt: a hung daemon must not cost both their budgets."""
+    log = tmp_path / "hook.log"
+    with silent_daemon() as path:
+        for event in (
+            offline.event("SessionStart", source="startup"),
+            offline.event("UserPromptSubmit", prompt="invoices"),
+        ):
+            proc = offline.hook(event, "--socket", str(path), "--log-file", str(log), debug=False)
+            assert (proc.returncode, proc.stdout, proc.stderr) == (0, "", "")
+    reasons = [json.loads(line)["reason"] for line in log.read_text().splitlines()]
+    # SessionStart waits half the 2 s budget (less when start-up took long);
+    # the prompt after the stall 0.2 s.
+    waits = [float(r.removeprefix(TIMEOUT).removesuffix(" s")) for r in reasons]
+    assert all(r.startswith(TIMEOUT) for r in reasons), reasons
+    assert len(waits) == 2 and waits[0] <= 1.0 and waits[1] <= 0.2
+
+
+TIMEOUT = "DaemonTimeout: the daemon did not answer within "

@@ -30,6 +30,8 @@ from pathlib import Path
 from memoryd import paths
 
 KEEP_SECONDS = 7 * 24 * 3600
+STALL_WINDOW_S = 60.0
+STALLED_WAIT_S = 0.2
 
 
 def state_root() -> Path:
@@ -86,18 +88,50 @@ class SessionState:
         self.save()
 
     def save(self) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         body = json.dumps({"injected_bytes": self.injected_bytes, "shown": self.shown})
-        tmp = self.path.parent / f".state-{os.getpid()}-{os.urandom(6).hex()}"
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        _write_atomic(self.path, body)
+
+
+def _write_atomic(path: Path, body: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    tmp = path.parent / f".state-{os.getpid()}-{os.urandom(6).hex()}"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(body)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+class DaemonStall:
+    """When a daemon last took a hook's request and never answered it in time.
+
+    A daemon that accepts and hangs would cost every hook its whole budget,
+    and Claude Code runs two (SessionStart, UserPromptSubmit) before its first
+    answer. After a stall, hooks give that socket only :data:`STALLED_WAIT_S`
+    for :data:`STALL_WINDOW_S`; the first answer in time clears the record.
+    """
+
+    def __init__(self, socket: str) -> None:
+        self.socket = socket
+        self.path = state_root() / "daemon-stall.json"
         try:
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                fh.write(body)
-            os.replace(tmp, self.path)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-            raise
+            data = json.loads(self.path.read_text(encoding="utf-8"))
+            at = float(data["at"]) if data.get("socket") == socket else 0.0
+        except (OSError, ValueError, TypeError, KeyError, AttributeError):
+            at = 0.0
+        self.recent = 0 <= time.time() - at < STALL_WINDOW_S
+
+    def mark(self) -> None:
+        with contextlib.suppress(OSError):
+            _write_atomic(self.path, json.dumps({"socket": self.socket, "at": time.time()}))
+
+    def clear(self) -> None:
+        with contextlib.suppress(OSError):
+            os.unlink(self.path)
 
 
 def in_directory(paths: list[str], directory: str) -> list[str]:

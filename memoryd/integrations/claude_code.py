@@ -22,8 +22,11 @@ system message after the user's turn; docs/claude-code.md has the shapes):
 The memory folder is the one Claude Code uses (:mod:`.claude_folders`): its
 git checkout's folder under ``projects/``, or ``autoMemoryDirectory``.
 
-The budget (2 s by default) caps the whole process from its start; every
-failure (daemon down or hung, slow ranker, folder missing, bad or huge input,
+The budget (2 s by default) caps the whole process from its start, and
+Claude Code runs SessionStart and the first prompt's hook back to back, so
+SessionStart waits at most half of it; a daemon that took a request and hung
+is given 0.2 s by the hooks of the next minute (:class:`._hook_state.DaemonStall`).
+Every failure (daemon down or hung, slow ranker, folder missing, bad or huge input,
 a bug) ends the same way: nothing on stdout or stderr, exit 0, and a line in
 the hook log when one is configured (:mod:`._hook_runtime`). What was shown
 is recorded only once the answer is complete, just before it is written.
@@ -35,14 +38,20 @@ import json
 import os
 import re
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from memoryd.errors import InvalidParams
+from memoryd.errors import DaemonTimeout, InvalidParams
 from memoryd.integrations._delivery import cap_text, memory_block, memory_text
 from memoryd.integrations._hook_runtime import HookLog, HookTimeout, started_ago, time_budget
-from memoryd.integrations._hook_state import SessionState, in_directory
+from memoryd.integrations._hook_state import (
+    STALLED_WAIT_S,
+    DaemonStall,
+    SessionState,
+    in_directory,
+)
 from memoryd.integrations._transcript import scan
 from memoryd.integrations.claude_folders import memory_folder, project_dir
 from memoryd.ipc.client import Client
@@ -57,6 +66,8 @@ MAX_QUERY_CHARS = 20_000
 DEFAULT_TIMEOUT = 2.0
 OUTPUT_RESERVE_S = 0.1
 """Of the budget, what is kept for after the daemon's answer: reading the memories, writing."""
+SESSION_START_SHARE = 0.5
+"""Of the budget, what SessionStart may wait: Claude Code runs the prompt's hook next."""
 HINT_PARAMS = frozenset({"cwd", "timeout_ms"})
 """Params a daemon older than this hook may not know; it is asked again without them."""
 
@@ -88,15 +99,30 @@ class _Event(NamedTuple):
     options: HookOptions
     log: HookLog
 
-    def client(self) -> Client:
-        """A client that gives up in time to leave :data:`OUTPUT_RESERVE_S` of the budget."""
-        return Client(self.options.socket, timeout=self.wait_left())
+    @contextmanager
+    def daemon(self, share: float = 1.0) -> Iterator[Client]:
+        """A client that gives up in time to leave :data:`OUTPUT_RESERVE_S` of the budget.
 
-    def wait_left(self) -> float:
+        ``share`` is the part of the budget this event may spend waiting. A
+        daemon that stalled a hook lately gets only :data:`STALLED_WAIT_S`;
+        one that answers in time is no longer held to that.
+        """
         left = self.deadline - time.monotonic() - OUTPUT_RESERVE_S
+        left = min(left, self.options.timeout * share)
         if left <= 0:
             raise HookTimeout("no time left to ask the daemon")
-        return left
+        client = Client(self.options.socket, timeout=left)
+        stall = DaemonStall(str(client.socket_path))
+        if stall.recent:
+            client.timeout = min(left, STALLED_WAIT_S)
+        try:
+            with client:
+                yield client
+        except (DaemonTimeout, HookTimeout):
+            stall.mark()
+            raise
+        if stall.recent:
+            stall.clear()
 
 
 def project_slug(cwd: str) -> str | None:
@@ -186,12 +212,12 @@ def _on_prompt(event: _Event) -> Answer | None:
     surfaced = (
         state.surfaced_in(directory, seen.files) if state else in_directory(seen.files, directory)
     )
-    with event.client() as client:
+    with event.daemon() as client:
         ask: dict[str, Any] = {
             "surfaced": surfaced,
             "recent_tools": seen.tools,
             "session_id": event.raw.get("session_id"),
-            "timeout_ms": max(1, int(event.wait_left() * 1000)),
+            "timeout_ms": max(1, int(client.timeout * 1000)),
         }
         if isinstance(event.raw.get("cwd"), str):
             ask["cwd"] = event.raw["cwd"]
@@ -258,7 +284,8 @@ def _on_session_start(event: _Event) -> Answer | None:
     if project is None:
         log.info("hook_skipped", reason="no session memory and no project name", cwd=event.cwd)
         return None
-    with event.client() as client:
+    # Half the budget at most: the first prompt's hook comes right after this one.
+    with event.daemon(SESSION_START_SHARE) as client:
         last = client.load_last(event.directory, project)
     if not last["found"]:
         log.info("hook_skipped", reason=last["message"])
