@@ -1,4 +1,6 @@
 # Two entry points: `make serve` and `make test`. Both create .venv on first use.
+# `make e2e` drives the real Claude Code CLI (pinned, from the npm registry,
+# cached in .cache/) offline against a local fake API; CI runs it after `test`.
 # `serve` installs memoryd with its runtime dependencies only; `test` (and lint,
 # typecheck, bench) add the dev tools. Each install is redone when pyproject.toml
 # changes (the stamp names carry its checksum) and prints one line saying so.
@@ -10,7 +12,7 @@ RUNTIME := $(VENV)/.runtime-$(SUM)
 DEV := $(VENV)/.dev-$(SUM)
 PIP := $(BIN)/pip install --quiet --disable-pip-version-check
 
-.PHONY: serve test lint typecheck pytest bench clean
+.PHONY: serve test e2e lint typecheck pytest bench clean
 
 $(BIN)/python:
 	@echo "memoryd: creating the virtualenv $(VENV)"
@@ -46,8 +48,12 @@ pytest: $(DEV)
 
 test: lint typecheck pytest
 
+e2e: $(DEV)
+	@echo "memoryd: end-to-end tests with the real Claude Code CLI (installed into .cache/ on first use)"
+	@MEMORYD_E2E=1 $(BIN)/pytest -q tests/e2e
+
 bench: $(DEV)
 	$(BIN)/python bench/index_bench.py
 
 clean:
-	rm -rf $(VENV) build *.egg-info
+	rm -rf $(VENV) build *.egg-info .cache

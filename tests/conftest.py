@@ -18,6 +18,10 @@ from memoryd.indexer.store import IndexStore
 # local HTTP server speaking the Anthropic Messages API.
 pytest_plugins = ["daemon_fixtures", "fake_messages_api", "hook_project"]
 
+# The end-to-end tests drive the real Claude Code CLI: `make e2e` runs them
+# (with MEMORYD_E2E=1), `make test` does not collect them.
+collect_ignore = [] if os.environ.get("MEMORYD_E2E") == "1" else ["e2e"]
+
 # ---------------------------------------------------------------------------
 # Foundation fixtures (indexer / index store / `memoryd index` tests).
 # Used by test_parser.py, test_index_store.py, test_sync.py, test_cli_index.py

@@ -7,10 +7,15 @@ this server (``base_url=server.base_url``) exercises all of that end to end, and
 the same server can back a real daemon process in integration tests.
 
 The server listens on 127.0.0.1 with an ephemeral port, answers
-``POST /v1/messages`` and records every request (headers and JSON body).  Each
-incoming request consumes the next scripted :data:`Behaviour`; once the script
-runs out, the last behaviour keeps repeating, so ``respond(ErrorStatus(429))``
-means "always 429".
+``POST /v1/messages`` (as JSON, or as a stream of server-sent events when the
+request asks for ``stream``, as Claude Code does) and
+``POST /v1/messages/count_tokens``, and records every request (headers and JSON
+body).  Each incoming messages request consumes the next scripted
+:data:`Behaviour`; once the script runs out, the last behaviour keeps
+repeating, so ``respond(ErrorStatus(429))`` means "always 429";
+:class:`Dynamic` decides from the request itself.  Pointed at as an HTTP(S)
+proxy, it refuses every ``CONNECT`` and records the host in :attr:`connects`,
+so a test can prove nothing tried to leave the machine.
 
 Use the ``fake_messages_api`` fixture (defined by :func:`fake_messages_api_fixture`)
 or ``with FakeMessagesAPI() as api:``::
@@ -25,7 +30,7 @@ import contextlib
 import json
 import os
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, TypeAlias
@@ -35,12 +40,14 @@ import pytest
 __all__ = [
     "Behaviour",
     "Delay",
+    "Dynamic",
     "ErrorStatus",
     "FakeMessagesAPI",
     "JsonAnswer",
     "RecordedRequest",
     "Refusal",
     "TextAnswer",
+    "ToolUse",
     "fake_messages_api_fixture",
 ]
 
@@ -106,7 +113,23 @@ class Delay:
     then: Behaviour = field(default_factory=lambda: JsonAnswer({"selected_memories": []}))
 
 
-Behaviour: TypeAlias = TextAnswer | JsonAnswer | Refusal | ErrorStatus | Delay
+@dataclass(frozen=True, slots=True)
+class ToolUse:
+    """Reply 200 with one ``tool_use`` block (``stop_reason: tool_use``), after optional text."""
+
+    name: str
+    input: dict[str, Any]
+    text: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Dynamic:
+    """Play ``choose(request)``: the answer depends on what was asked (e.g. a tool's result)."""
+
+    choose: Callable[[RecordedRequest], Behaviour]
+
+
+Behaviour: TypeAlias = TextAnswer | JsonAnswer | Refusal | ErrorStatus | Delay | ToolUse | Dynamic
 
 
 @dataclass(frozen=True, slots=True)
@@ -151,6 +174,7 @@ class FakeMessagesAPI:
         self._script: list[Behaviour] = []
         self._last: Behaviour = default or JsonAnswer({"selected_memories": []})
         self._requests: list[RecordedRequest] = []
+        self._connects: list[str] = []
         self._stopping = threading.Event()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), _make_handler(self))
         self._server.daemon_threads = True
@@ -211,10 +235,30 @@ class FakeMessagesAPI:
         with self._lock:
             return list(self._requests)
 
+    @property
+    def messages_requests(self) -> list[RecordedRequest]:
+        """The ``/v1/messages`` requests only (not ``count_tokens``), oldest first."""
+        return [r for r in self.requests if r.path.split("?")[0] == "/v1/messages"]
+
+    @property
+    def connects(self) -> list[str]:
+        """Every ``CONNECT host:port`` refused while acting as a proxy."""
+        with self._lock:
+            return list(self._connects)
+
     def _next(self, recorded: RecordedRequest) -> Behaviour:
         with self._lock:
             self._requests.append(recorded)
-            return self._script.pop(0) if self._script else self._last
+            if recorded.path.split("?")[0] != "/v1/messages":
+                return self._last  # count_tokens and stray paths keep the script
+            behaviour = self._script.pop(0) if self._script else self._last
+        while isinstance(behaviour, Dynamic):
+            behaviour = behaviour.choose(recorded)
+        return behaviour
+
+    def _connected(self, target: str) -> None:
+        with self._lock:
+            self._connects.append(target)
 
 
 def _make_handler(api: FakeMessagesAPI) -> type[BaseHTTPRequestHandler]:
@@ -248,8 +292,23 @@ def _make_handler(api: FakeMessagesAPI) -> type[BaseHTTPRequestHandler]:
             with contextlib.suppress(BrokenPipeError, ConnectionResetError):
                 self._play(behaviour, recorded)
 
+        def do_CONNECT(self) -> None:
+            """As a proxy: refuse every tunnel, and remember where it was going."""
+            api._connected(self.path)
+            self.send_response(403)
+            self.send_header("content-length", "0")
+            self.end_headers()
+
+        def do_GET(self) -> None:
+            api._connected(f"GET {self.path}")
+            self._send_error(ErrorStatus(404, f"no route for GET {self.path}"))
+
         def _play(self, behaviour: Behaviour, request: RecordedRequest) -> None:
-            if self.path.split("?")[0] != "/v1/messages":
+            route = self.path.split("?")[0]
+            if route == "/v1/messages/count_tokens":
+                self._send_json(200, {"input_tokens": max(1, len(request.raw_body) // 4)}, {})
+                return
+            if route != "/v1/messages":
                 self._send_error(ErrorStatus(404, f"no route for {self.path}"))
                 return
             if not request.api_key or not request.headers.get("anthropic-version"):
@@ -268,9 +327,15 @@ def _make_handler(api: FakeMessagesAPI) -> type[BaseHTTPRequestHandler]:
                 self._send_message(request, TextAnswer(behaviour.text, "refusal"), behaviour)
             elif isinstance(behaviour, TextAnswer):
                 self._send_message(request, behaviour)
+            elif isinstance(behaviour, ToolUse):
+                self._send_message(request, TextAnswer(behaviour.text, "tool_use"), tool=behaviour)
 
         def _send_message(
-            self, request: RecordedRequest, answer: TextAnswer, refusal: Refusal | None = None
+            self,
+            request: RecordedRequest,
+            answer: TextAnswer,
+            refusal: Refusal | None = None,
+            tool: ToolUse | None = None,
         ) -> None:
             model = request.body.get("model") if isinstance(request.body, dict) else None
             input_tokens = answer.input_tokens
@@ -279,12 +344,20 @@ def _make_handler(api: FakeMessagesAPI) -> type[BaseHTTPRequestHandler]:
             output_tokens = answer.output_tokens
             if output_tokens is None:
                 output_tokens = max(1, len(answer.text) // 4)
+            content: list[dict[str, Any]] = []
+            if answer.text:
+                content.append({"type": "text", "text": answer.text})
+            if tool is not None:
+                tool_id = f"toolu_fake_{len(api.requests):04d}"
+                content.append(
+                    {"type": "tool_use", "id": tool_id, "name": tool.name, "input": tool.input}
+                )
             payload = {
                 "id": f"msg_fake_{len(api.requests):04d}",
                 "type": "message",
                 "role": "assistant",
                 "model": model or "unknown",
-                "content": [{"type": "text", "text": answer.text}] if answer.text else [],
+                "content": content,
                 "stop_reason": answer.stop_reason,
                 "stop_sequence": None,
                 "stop_details": (
@@ -294,7 +367,46 @@ def _make_handler(api: FakeMessagesAPI) -> type[BaseHTTPRequestHandler]:
                 ),
                 "usage": {"input_tokens": input_tokens, "output_tokens": output_tokens},
             }
-            self._send_json(200, payload, {})
+            if isinstance(request.body, dict) and request.body.get("stream"):
+                self._send_stream(payload)
+            else:
+                self._send_json(200, payload, {})
+
+        def _send_stream(self, message: dict[str, Any]) -> None:
+            """The message as server-sent events, block by block, as the API streams it."""
+            start = {**message, "content": [], "stop_reason": None, "stop_details": None}
+            start["usage"] = {**message["usage"], "output_tokens": 1}
+            events: list[dict[str, Any]] = [{"type": "message_start", "message": start}]
+            for index, block in enumerate(message["content"]):
+                opened: dict[str, Any]
+                if block["type"] == "text":
+                    opened = {"type": "text", "text": ""}
+                    delta = {"type": "text_delta", "text": block["text"]}
+                else:
+                    opened = {**block, "input": {}}
+                    delta = {"type": "input_json_delta", "partial_json": json.dumps(block["input"])}
+                events += [
+                    {"type": "content_block_start", "index": index, "content_block": opened},
+                    {"type": "content_block_delta", "index": index, "delta": delta},
+                    {"type": "content_block_stop", "index": index},
+                ]
+            events += [
+                {
+                    "type": "message_delta",
+                    "delta": {"stop_reason": message["stop_reason"], "stop_sequence": None},
+                    "usage": {"output_tokens": message["usage"]["output_tokens"]},
+                },
+                {"type": "message_stop"},
+            ]
+            data = "".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n" for e in events)
+            body = data.encode()
+            self.send_response(200)
+            self.send_header("content-type", "text/event-stream")
+            self.send_header("content-length", str(len(body)))
+            self.send_header("request-id", "req_fake")
+            self.end_headers()
+            self.wfile.write(body)
+            self.wfile.flush()
 
         def _send_error(self, error: ErrorStatus) -> None:
             payload = {

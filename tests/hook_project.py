@@ -7,8 +7,10 @@ Loaded as a pytest plugin (see conftest.py): its fixtures are ``project``
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import socket
 import subprocess
 import sys
 import time
@@ -71,6 +73,20 @@ class Project:
         """The session's record as the hook left it (read with the hook's environment)."""
         monkeypatch.setenv("XDG_STATE_HOME", self.daemon.env["XDG_STATE_HOME"])
         return SessionState.load(session)
+
+
+@contextlib.contextmanager
+def silent_daemon() -> Iterator[Path]:
+    """A socket that accepts connections and never answers."""
+    path = Path("/tmp") / f"md-silent-{os.getpid()}.sock"
+    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    server.bind(str(path))
+    server.listen(8)
+    try:
+        yield path
+    finally:
+        server.close()
+        path.unlink()
 
 
 def seed(memdir: Path) -> None:

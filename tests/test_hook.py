@@ -37,7 +37,7 @@ def test_prompt_gets_path_age_staleness_and_content(project: Project) -> None:
     text = project.context(project.event("UserPromptSubmit", prompt="where do invoices come from?"))
     path = project.memdir / "project_billing_ledger.md"
     assert str(path) in text
-    assert "10 days old." in text
+    assert "A project memory, 10 days old." in text
     assert "may be stale" in text
     assert "the old cron is retired" in text
 

@@ -12,30 +12,14 @@ import contextlib
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from hook_project import Project
+from hook_project import Project, silent_daemon
 
 from memoryd.integrations._hook_runtime import started_ago
-
-
-@contextlib.contextmanager
-def silent_daemon() -> Iterator[Path]:
-    """A socket that accepts connections and never answers."""
-    path = Path("/tmp") / f"md-silent-{os.getpid()}.sock"
-    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    server.bind(str(path))
-    server.listen(8)
-    try:
-        yield path
-    finally:
-        server.close()
-        path.unlink()
 
 
 def test_daemon_down_hung_or_bad_input_say_nothing_on_stdout_or_stderr(offline: Project) -> None:

@@ -85,6 +85,8 @@ def age_note(age_days: float) -> str:
 def memory_block(entry: Mapping[str, Any], text: str) -> str:
     """One selected memory (a ``select`` entry) with its ``text``, as the model reads it."""
     age = age_note(entry["age_days"])
+    if entry.get("type"):
+        age = f"A {entry['type']} memory, {age[0].lower()}{age[1:]}"
     warning = caution(entry.get("staleness"))
     if warning:
         age += f"\n{warning}"

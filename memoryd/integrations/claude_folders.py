@@ -35,6 +35,8 @@ MAX_NAME = 200
 """Claude Code keeps this many characters of a sanitised path, then adds ``-<hash>``."""
 
 MANAGED_SETTINGS = Path("/etc/claude-code/managed-settings.json")
+Environ = os._Environ[str] | dict[str, str]
+"""An environment to resolve in: ``os.environ``, or a child process's."""
 _NOT_ALNUM = re.compile(r"[^A-Za-z0-9]")
 
 
@@ -136,22 +138,35 @@ def canonical_git_root(path: str) -> str | None:
     return common if os.path.basename(common) != ".git" else os.path.dirname(common)
 
 
-def claude_base(environ: os._Environ[str] | dict[str, str] | None = None) -> Path:
+def _home(env: Environ) -> Path:
+    return Path(env["HOME"]) if env.get("HOME") else Path.home()
+
+
+def config_dir(env: Environ) -> Path:
+    """``$CLAUDE_CONFIG_DIR`` or ``~/.claude``: settings.json and, by default, ``projects/``."""
+    given = env.get("CLAUDE_CONFIG_DIR")
+    return Path(given) if given else _home(env) / ".claude"
+
+
+def claude_base(environ: Environ | None = None) -> Path:
     """Where Claude Code keeps ``projects/``: the remote memory dir, the config dir or ~/.claude."""
     env = os.environ if environ is None else environ
-    base = env.get("CLAUDE_CODE_REMOTE_MEMORY_DIR") or env.get("CLAUDE_CONFIG_DIR")
-    return Path(base) if base else Path.home() / ".claude"
+    remote = env.get("CLAUDE_CODE_REMOTE_MEMORY_DIR")
+    return Path(remote) if remote else config_dir(env)
 
 
-def checked_setting(value: object, *, expand_home: bool) -> str | None:
-    """A memory-directory setting as Claude Code accepts it, or None when it would ignore it."""
+def checked_setting(value: object, *, home: Path | None) -> str | None:
+    """A memory-directory setting as Claude Code accepts it, or None when it would ignore it.
+
+    ``home`` expands a leading ``~/`` (None: no expansion, as for the override).
+    """
     if not isinstance(value, str) or not value:
         return None
-    if expand_home and value.startswith("~/"):
+    if home is not None and value.startswith("~/"):
         rest = os.path.normpath(value[2:] or ".")
         if rest in (".", "..") or rest.startswith("../"):
             return None
-        value = os.path.join(str(Path.home()), rest)
+        value = os.path.join(str(home), rest)
     # As Node's normalize: a leading "//" collapses too (POSIX normpath keeps it).
     path = re.sub(r"^/+", "/", os.path.normpath(value)).rstrip("/")
     if not os.path.isabs(path) or len(path) < 3 or "\x00" in path:
@@ -168,32 +183,28 @@ def _setting(path: Path) -> object:
     return doc.get("autoMemoryDirectory") if isinstance(doc, dict) else None
 
 
-def settings_files(project: str, environ: os._Environ[str] | dict[str, str]) -> list[Path]:
+def settings_files(project: str, environ: Environ) -> list[Path]:
     """The settings files that may name ``autoMemoryDirectory``, strongest first."""
-    config = environ.get("CLAUDE_CONFIG_DIR")
-    user = Path(config) if config else Path.home() / ".claude"
     local = Path(project) / ".claude"
     return [
         MANAGED_SETTINGS,
         local / "settings.local.json",
         local / "settings.json",
-        user / "settings.json",
+        config_dir(environ) / "settings.json",
     ]
 
 
-def memory_folder(
-    project_dir: str, environ: os._Environ[str] | dict[str, str] | None = None
-) -> Resolved:
+def memory_folder(project_dir: str, environ: Environ | None = None) -> Resolved:
     """The memory folder Claude Code uses for a session started in ``project_dir``."""
     env = os.environ if environ is None else environ
     project = os.path.realpath(project_dir)
     root = canonical_git_root(project)
     named = root or project
-    override = checked_setting(env.get("CLAUDE_COWORK_MEMORY_PATH_OVERRIDE"), expand_home=False)
+    override = checked_setting(env.get("CLAUDE_COWORK_MEMORY_PATH_OVERRIDE"), home=None)
     if override:
         return Resolved(Path(override), "$CLAUDE_COWORK_MEMORY_PATH_OVERRIDE", project, named)
     for settings in settings_files(project, env):
-        chosen = checked_setting(_setting(settings), expand_home=True)
+        chosen = checked_setting(_setting(settings), home=_home(env))
         if chosen:
             return Resolved(Path(chosen), f"autoMemoryDirectory in {settings}", project, named)
     base = claude_base(env)
@@ -211,9 +222,7 @@ def memory_folder(
     return Resolved(folder, why, project, named)
 
 
-def project_dir(
-    cwd: str, transcript_path: str | None, environ: os._Environ[str] | dict[str, str]
-) -> str:
+def project_dir(cwd: str, transcript_path: str | None, environ: Environ) -> str:
     """The directory Claude Code started in, for a hook event.
 
     Claude Code gives hooks ``$CLAUDE_PROJECT_DIR``. Without it (an older
@@ -238,7 +247,7 @@ def project_dir(
     return cwd
 
 
-def known_folders(environ: os._Environ[str] | dict[str, str] | None = None) -> list[Path]:
+def known_folders(environ: Environ | None = None) -> list[Path]:
     """Every memory folder Claude Code has for this user: ``projects/*/memory`` and the settings'.
 
     Project-level ``autoMemoryDirectory`` settings cannot be listed; the user's
@@ -246,10 +255,8 @@ def known_folders(environ: os._Environ[str] | dict[str, str] | None = None) -> l
     """
     env = os.environ if environ is None else environ
     found = sorted(p for p in (claude_base(env) / "projects").glob("*/memory") if p.is_dir())
-    config = env.get("CLAUDE_CONFIG_DIR")
-    user = (Path(config) if config else Path.home() / ".claude") / "settings.json"
-    for settings in (MANAGED_SETTINGS, user):
-        chosen = checked_setting(_setting(settings), expand_home=True)
+    for settings in (MANAGED_SETTINGS, config_dir(env) / "settings.json"):
+        chosen = checked_setting(_setting(settings), home=_home(env))
         if chosen and os.path.isdir(chosen) and Path(chosen) not in found:
             found.append(Path(chosen))
     return found

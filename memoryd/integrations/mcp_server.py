@@ -17,10 +17,12 @@ Every tool sends its request through one persistent
 :class:`memoryd.ipc.client.Client`, so the warm daemon does the work; this
 server never starts a daemon. A daemon that is not running, bad arguments and
 any error the daemon answers with come back as tool errors (``isError``)
-whose text tells the agent what happened. Each result carries the daemon's
-answer as ``structuredContent`` and a short text for the model: Claude Code
-hands the model the text, so ``memory_select``'s text holds the memories
-themselves, capped as the hook caps them (:mod:`._delivery`).
+whose text tells the agent what happened. Each result carries the answer as
+``structuredContent`` and a short text summary. Claude Code (2.1) hands the
+model the structured result as JSON and drops the text; other clients show
+the text. So both are written for the model: ``memory_select`` puts each
+memory's text in both, capped as the hook caps it (:mod:`._delivery`), and
+the daemon's bookkeeping (telemetry counts, capabilities) is left out.
 
 Under Claude Code the server knows the project (``$CLAUDE_PROJECT_DIR``) and
 the session (``$CLAUDE_CODE_SESSION_ID``): ``dir`` defaults to the project's
@@ -49,6 +51,8 @@ from memoryd.ipc.client import Client
 PROTOCOL_VERSIONS = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
 """The handshake-era versions this server speaks, newest first."""
 CALL_TIMEOUT_S = 60.0
+SELECT_BOOKKEEPING = ("excluded", "dropped_unknown", "latency_ms")
+"""Fields of a ``select`` answer that are telemetry, not for the model (``memoryd stats``)."""
 INSTRUCTIONS = (
     "Tools over the user's AI-agent memory folders, indexed by a local daemon. "
     "Use memory_select before a task to pull in the few memories that matter (their text "
@@ -128,6 +132,8 @@ class MemoryTools:
             "session_id": session,
         }
         result: dict[str, Any] = self._ask("select", params)
+        for noise in SELECT_BOOKKEEPING:
+            result.pop(noise, None)
         blocks = []
         for entry in result["selected"]:
             try:
@@ -170,6 +176,7 @@ class MemoryTools:
 
     def memory_status(self, args: dict[str, Any]) -> tuple[dict[str, Any], str]:
         result: dict[str, Any] = self._ask("status", {})
+        result.pop("capabilities", None)  # for programs that talk to the socket, not the model
         result["client_socket"] = self._client.describe()
         roots = result.get("roots") or []
         files = sum(int(r.get("files") or 0) for r in roots)
