@@ -15,9 +15,6 @@ import stat
 from collections.abc import Mapping
 from typing import Any
 
-from memoryd.indexer.secrets import redact
-from memoryd.staleness.render import caution
-
 MAX_FILE_BYTES = 4 * 1024
 MAX_FILE_LINES = 200
 READ_BYTES = 64 * 1024
@@ -68,6 +65,9 @@ def memory_text(path: str) -> str:
             left -= len(chunk)
     finally:
         os.close(fd)
+    # Here, not at the top: a prompt with nothing to show never compiles the patterns.
+    from memoryd.indexer.secrets import redact  # noqa: PLC0415
+
     head = b"".join(chunks)
     text = head.decode("utf-8", errors="replace")
     total = info.st_size if info.st_size > len(head) else None
@@ -84,6 +84,8 @@ def age_note(age_days: float) -> str:
 
 def memory_block(entry: Mapping[str, Any], text: str) -> str:
     """One selected memory (a ``select`` entry) with its ``text``, as the model reads it."""
+    from memoryd.staleness.render import caution  # noqa: PLC0415 - see memory_text
+
     age = age_note(entry["age_days"])
     if entry.get("type"):
         age = f"A {entry['type']} memory, {age[0].lower()}{age[1:]}"

@@ -21,9 +21,9 @@ files untouched for a week are swept when a new session starts.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
+import re
 import time
 from pathlib import Path
 
@@ -52,9 +52,7 @@ class SessionState:
 
     @classmethod
     def load(cls, session_id: str) -> SessionState:
-        # Hashing keeps any session id (slashes, dots, length) a safe file name.
-        digest = hashlib.sha256(session_id.encode()).hexdigest()[:32]
-        path = state_root() / f"{digest}.json"
+        path = state_root() / f"{file_stem(session_id)}.json"
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
         except FileNotFoundError:
@@ -132,6 +130,21 @@ class DaemonStall:
     def clear(self) -> None:
         with contextlib.suppress(OSError):
             os.unlink(self.path)
+
+
+_SAFE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,99}")
+
+
+def file_stem(session_id: str) -> str:
+    """A safe file name for any session id: itself when safe (Claude Code's UUIDs), else a hash.
+
+    The hash needs ``hashlib`` (OpenSSL, ~3 ms to import), so only odd ids pay for it.
+    """
+    if _SAFE_ID.fullmatch(session_id):
+        return f"s-{session_id}"
+    import hashlib  # noqa: PLC0415
+
+    return hashlib.sha256(session_id.encode()).hexdigest()[:32]
 
 
 def in_directory(paths: list[str], directory: str) -> list[str]:
