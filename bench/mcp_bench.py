@@ -37,7 +37,7 @@ from _daemon import daemon_env, running_daemon
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "memory"
 QUERY = "how do I run the tests in parallel?"
-INIT = {
+INIT: dict[str, Any] = {
     "jsonrpc": "2.0",
     "id": 0,
     "method": "initialize",

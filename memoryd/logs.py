@@ -4,9 +4,9 @@ Importing structlog costs tens of milliseconds, which the hook and the
 daemon-backed CLI commands (a fresh process per call, mostly silent) should
 not pay. So this module does not import it at the top: the CLI only chooses
 a level (:func:`set_level`), and structlog is configured when it is first
-needed: by ``serve`` at start, by the in-process fallback before it runs
-(:func:`ensure_configured`), or by a :class:`LazyLogger` with an event that
-passes the level.
+needed: by ``serve`` at start, or by the in-process fallback before it runs
+(:func:`ensure_configured`). (The hook writes its few lines itself, see
+:mod:`memoryd.integrations._hook_runtime`.)
 """
 
 from __future__ import annotations
@@ -116,27 +116,3 @@ def ensure_configured() -> None:
     """Configure structlog with the chosen level unless that is already done."""
     if not _settings.configured:
         configure(level=_settings.level)
-
-
-class LazyLogger:
-    """A structlog logger that imports structlog only for an event that will be written."""
-
-    def __init__(self, name: str) -> None:
-        self.name = name
-
-    def debug(self, event: str, **fields: Any) -> None:
-        self._emit("debug", event, fields)
-
-    def info(self, event: str, **fields: Any) -> None:
-        self._emit("info", event, fields)
-
-    def warning(self, event: str, **fields: Any) -> None:
-        self._emit("warning", event, fields)
-
-    def _emit(self, method: str, event: str, fields: dict[str, Any]) -> None:
-        if not enabled(method):
-            return
-        ensure_configured()
-        import structlog  # noqa: PLC0415
-
-        getattr(structlog.get_logger(self.name), method)(event, **fields)

@@ -201,6 +201,7 @@ class MemoryService:
         run_id = f"{random.getrandbits(64):016x}"
         raw_query = params.get("query")
         query = raw_query if isinstance(raw_query, str) else ""
+        session = params.get("session_id")
         directory: str | None = None
 
         def record(**fields: Any) -> None:
@@ -212,7 +213,7 @@ class MemoryService:
                 latency_ms=(time.perf_counter() - started) * 1000,
                 **fields,
             )
-            telemetry.emit(run)
+            telemetry.emit(run, session if isinstance(session, str) else None)
             self.index.record_run(run)
 
         arrived = time.monotonic()

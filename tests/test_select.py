@@ -117,6 +117,7 @@ def test_surfaced_files_are_never_repeated(seeded: DaemonProc) -> None:
     # The daemon answered, but only the client knows it delivered: no record on this side.
     again = select(seeded, "pytest xdist workers and the test database", session_id="s1")
     assert names(again) == names(first)
+    assert '"session_id": "s1"' in seeded.log()  # a label for the log line
     other = select(
         seeded,
         "pytest xdist workers and the test database",

@@ -77,15 +77,18 @@ def make_record(
     }
 
 
-def emit(record: dict[str, Any]) -> None:
+def emit(record: dict[str, Any], session_id: str | None = None) -> None:
     """The ``selector.run`` log event (the row is written by the caller's writer).
 
-    Below INFO nothing is built: at a thousand selects a second the fields
-    alone cost a few percent of the daemon's time.
+    ``session_id`` (the client's label, if it sent one) is in the log line,
+    not in the row. Below INFO nothing is built: at a thousand selects a
+    second the fields alone cost a few percent of the daemon's time.
     """
     if not logs.enabled("info"):
         return
     fields = {k: v for k, v in record.items() if not k.endswith("_json") and k != "at"}
+    if session_id is not None:
+        fields["session_id"] = session_id
     fields["selected"] = json.loads(record["selected_json"])
     fields["excluded"] = json.loads(record["excluded_json"])
     fields["dropped_unknown"] = json.loads(record["dropped_unknown_json"])
