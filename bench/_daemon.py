@@ -58,8 +58,8 @@ class BenchDaemon:
 
 
 def daemon_env(home: Path, log_level: str) -> dict[str, str]:
-    """A private HOME/XDG world so nothing touches the real user's folders."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("MEMORYD_", "XDG_"))}
+    """A private HOME/XDG world so nothing touches the real user's folders (no CLAUDE* either)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("MEMORYD_", "XDG_", "CLAUDE"))}
     env.pop("ANTHROPIC_API_KEY", None)
     env.update(
         HOME=str(home),

@@ -149,8 +149,12 @@ def module_daemon(home: Path) -> Iterator[DaemonProc]:
 
 
 def daemon_env(home: Path) -> dict[str, str]:
-    """A private HOME/XDG world so nothing touches the real user's folders."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("MEMORYD_", "XDG_"))}
+    """A private HOME/XDG world so nothing touches the real user's folders.
+
+    ``CLAUDE*`` variables are dropped too: run from inside a Claude Code
+    session, ``CLAUDE_PROJECT_DIR`` would point the hook at that project.
+    """
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("MEMORYD_", "XDG_", "CLAUDE"))}
     env.pop("ANTHROPIC_API_KEY", None)
     env.update(
         HOME=str(home),
