@@ -66,7 +66,10 @@ def cmd_hook_claude_code(args: argparse.Namespace) -> int:
         sys.stdout.flush()
 
     claude_code.hook_main(read_stdin, write, options)
-    return 0
+    # Out at once: the interpreter's teardown (tens of ms on a loaded machine)
+    # would only spend what is left of the budget Claude Code is waiting out.
+    sys.stdout.flush()
+    os._exit(0)
 
 
 def cmd_install_claude_code(args: argparse.Namespace) -> int:
