@@ -354,6 +354,16 @@ def test_memories_claude_code_recalled_or_the_agent_read_count_as_surfaced(
     assert scan(fresh["transcript_path"]).files == [str(gotcha)]
 
 
+def test_compaction_restarts_the_budget_even_without_a_resume_line(
+    project: Project, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    event = project.event("UserPromptSubmit", "cmp", prompt="pytest xdist workers database")
+    assert project.context(event)
+    assert project.state("cmp", monkeypatch).injected_bytes > 0
+    assert project.context(project.event("SessionStart", "cmp", source="compact")) == ""
+    assert project.state("cmp", monkeypatch).injected_bytes == 0
+
+
 def test_session_start_by_source(project: Project, monkeypatch: pytest.MonkeyPatch) -> None:
     project.daemon.call(
         "save",

@@ -280,6 +280,11 @@ def _on_session_start(event: _Event) -> Answer | None:
     if source == "resume":
         log.info("hook_skipped", reason="resumed: the earlier context is in the transcript")
         return None
+    if source == "compact" and state is not None and state.injected_bytes:
+        # What memoryd injected before was summarised away: the budget starts over,
+        # whether or not there is a resume line to give now.
+        state.injected_bytes = 0
+        state.save()
     project = newest_session_project(event.directory) or project_slug(event.checkout)
     if project is None:
         log.info("hook_skipped", reason="no session memory and no project name", cwd=event.cwd)
@@ -297,11 +302,8 @@ def _on_session_start(event: _Event) -> Answer | None:
     text = f"memoryd: {last['resume_line']}\nLast session file: {last['path']}\n"
     if summary:
         text += f"Session summary: {cap_text(summary)}\n"
-    if state is not None:
-        if source == "compact":
-            state.injected_bytes = 0  # what memoryd injected before was summarised away
-        if not _Budget(MAX_SESSION_BYTES - state.injected_bytes).take(text):
-            return None
+    if state is not None and not _Budget(MAX_SESSION_BYTES - state.injected_bytes).take(text):
+        return None
     return _output(event, text, [])
 
 
