@@ -14,7 +14,8 @@ The rules live here, outside the rankers, so no ranker can break them:
   last 1,000 sessions).
 
 The Claude ranker answers when configured (``auto``) and the local ranker
-whenever Claude cannot, with ``fallback`` saying why. Every call ends in
+whenever Claude cannot, with ``fallback`` saying why; ``anthropic`` without a
+configured key is refused (``invalid_params``) rather than answered locally. Every call ends in
 exactly one telemetry record, errors included.
 """
 
@@ -29,6 +30,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from memoryd.errors import InvalidParams
 from memoryd.indexer.folders import empty_folder_note
 from memoryd.indexer.queries import IndexedFile, iso_utc
 from memoryd.select.candidates import Candidate
@@ -41,6 +43,12 @@ from memoryd.select.types import SelectedMemory, Selection, SelectRequest, Selec
 from memoryd.staleness.results import intact_first, verdicts_for
 
 CLAUDE_MANIFEST_LIMIT = 200
+NO_CLAUDE = (
+    "ranker 'anthropic' needs an Anthropic API key and none is configured "
+    "(set anthropic.api_key in config.yaml, or ANTHROPIC_API_KEY for memoryd serve); "
+    "use ranker 'auto' or 'local'"
+)
+"""An explicit choice that cannot be honoured is refused, not answered by the local ranker."""
 SESSIONS_REMEMBERED = 1000
 
 
@@ -79,9 +87,13 @@ class Selector:
         Telemetry is the caller's: :func:`memoryd.select.service.run_select`
         records every run, failed ones included.
         """
+        if req.ranker == "anthropic" and self.claude_factory is None:
+            raise InvalidParams(NO_CLAUDE, {"field": "ranker"})
         manifest = self.manifests.get(conn, directory)
         pool = candidates_for(conn, manifest, req.query)
-        surfaced = set(req.surfaced) | self._remembered(req.session_id, directory)
+        surfaced = surfaced_names(req.surfaced, directory) | self._remembered(
+            req.session_id, directory
+        )
         # Links are computed once per directory version (for a large directory,
         # supersession only), never per query.
         relations = manifest.relations
@@ -102,20 +114,16 @@ class Selector:
         ranker, fallback, tokens = "local", None, (0, 0)
         picks: list[tuple[str, float | None]] = []
         dropped: list[str] = []
-        use_claude = req.ranker == "anthropic" or (req.ranker == "auto" and self.claude_factory)
-        if use_claude and cands:
-            if self.claude_factory is None:
-                fallback = "anthropic_not_configured"
-            else:
-                outcome = self._ask_claude(req, cands, relations, postings=manifest.postings)
-                tokens, fallback = outcome.tokens, outcome.failure
-                if outcome.names is not None:
-                    ranker = "anthropic"
-                    for name in outcome.names:
-                        if name not in files:
-                            dropped.append(name)
-                        elif name not in (n for n, _ in picks):
-                            picks.append((name, None))
+        if self.claude_factory is not None and req.ranker != "local" and cands:
+            outcome = self._ask_claude(req, cands, relations, postings=manifest.postings)
+            tokens, fallback = outcome.tokens, outcome.failure
+            if outcome.names is not None:
+                ranker = "anthropic"
+                for name in outcome.names:
+                    if name not in files:
+                        dropped.append(name)
+                    elif name not in (n for n, _ in picks):
+                        picks.append((name, None))
         if ranker == "local":
             # Surfaced memories compete (they set the bar) but are never returned:
             # when the best matches were already shown, weaker ones do not stand in.
@@ -220,6 +228,30 @@ class Selector:
             while len(self._claude_cache) > 512:
                 self._claude_cache.popitem(last=False)
         return ClaudeOutcome(list(pick.filenames), None, (pick.input_tokens, pick.output_tokens))
+
+
+def surfaced_names(entries: tuple[str, ...], directory: str) -> set[str]:
+    """The file names ``surfaced`` stands for: bare names, or absolute paths inside ``directory``.
+
+    ``select`` prints full paths, so an agent passing back what it was shown
+    must exclude those files; a path outside the folder (or a relative one,
+    whose base the daemon cannot know) would silently exclude nothing, so it
+    is refused, naming the entry.
+    """
+    names = set()
+    for entry in entries:
+        if "/" not in entry:
+            names.add(entry)
+            continue
+        if not os.path.isabs(entry):
+            problem = "is a relative path; pass the file name or an absolute path"
+        elif os.path.realpath(os.path.dirname(entry)) != directory:
+            problem = f"is not a file of {directory}"
+        else:
+            names.add(os.path.basename(entry))
+            continue
+        raise InvalidParams(f"'surfaced' entry {entry!r} {problem}", {"field": "surfaced"})
+    return names
 
 
 def _twins_of(relations: Relations, shown: set[str]) -> set[str]:
