@@ -356,18 +356,6 @@ def test_schedule_fires_and_runs_never_overlap(
     assert Path(status["last_report"]["path"]).exists()
 
 
-def test_bad_cron_is_logged_and_the_daemon_still_serves(
-    make_daemon: Callable[..., DaemonProc],
-) -> None:
-    d = make_daemon(start=False)
-    (d.home / "config" / "memoryd").mkdir(parents=True)
-    (d.home / "config" / "memoryd" / "config.yaml").write_text('reports:\n  cron: "not a cron"\n')
-    d.start()
-    status = d.call("status")
-    assert "error" in status["report_schedule"]
-    assert d.call("report")["summary"]["directories"] == 0
-
-
 def test_cli_report_in_process_and_through_the_daemon(
     make_daemon: Callable[..., DaemonProc], tmp_path: Path
 ) -> None:
