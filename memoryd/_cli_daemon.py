@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from memoryd import logs, paths
 from memoryd._cli_common import memory_dir, note, print_json
-from memoryd.errors import START_HINT, DaemonUnavailable
+from memoryd.errors import START_HINT, DaemonUnavailable, UnsafeDaemon
 from memoryd.ipc.client import Client
 
 if TYPE_CHECKING:
@@ -230,8 +230,16 @@ def cmd_status(args: argparse.Namespace) -> int:
 
 
 def cmd_stop(args: argparse.Namespace) -> int:
-    with client(args, timeout=10) as c:
-        reply = c.shutdown()
+    """Stop the daemon; with none running that is already so (exit 0, as ``systemctl stop``)."""
+    c = client(args, timeout=10)
+    try:
+        with c:
+            reply = c.shutdown()
+    except DaemonUnavailable as exc:
+        if isinstance(exc, UnsafeDaemon):
+            raise
+        print(f"no memoryd daemon was running on {c.socket_path}")
+        return 0
     pid = int(reply["pid"])
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline and not _exited(pid):

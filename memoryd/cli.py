@@ -13,7 +13,7 @@ import os
 import sys
 from collections.abc import Sequence
 
-from memoryd import __version__, logs
+from memoryd import __version__, _cli_suggest, logs
 from memoryd.errors import MemorydError
 
 # The module that registers each subcommand. A run builds (and imports) only
@@ -75,6 +75,10 @@ def _remember_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) 
 def main(argv: Sequence[str] | None = None) -> int:
     words = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser(words[0] if words else None)
+    misspelt = _cli_suggest.misspelt_option(parser, words)
+    if misspelt is not None:
+        owner, given, meant = misspelt
+        owner.error(f"unrecognized argument {given}; did you mean {meant}?")
     args, unknown = parser.parse_known_args(words)
     if unknown:
         args.command_parser.error(f"unrecognized arguments: {' '.join(unknown)}")
