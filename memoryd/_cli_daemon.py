@@ -185,7 +185,7 @@ def render_status(s: dict[str, Any]) -> str:
     uptime = f"{up // 3600}h{up // 60 % 60:02d}m{up % 60:02d}s"
     lines = [
         f"memoryd {s['version']} (pid {s['pid']}) {s['state']}, up {uptime}",
-        f"socket:  {s['socket']}",
+        f"socket:  {s['socket']}" + (" (passed by systemd)" if s.get("activated") else ""),
         f"index:   {s['db']}",
         "roots:",
     ]

@@ -18,6 +18,7 @@ import pytest
 from daemon_fixtures import DaemonProc, wait_until, write_memory
 
 from memoryd.daemon.units import install, render
+from memoryd.ipc.client import Client
 
 
 def test_second_daemon_is_refused_naming_the_pid(
@@ -143,9 +144,12 @@ def test_socket_activation_uses_the_passed_listener(
     make_daemon: Callable[..., DaemonProc], tmp_path: Path
 ) -> None:
     d = make_daemon(start=False)
-    d.socket.parent.mkdir(mode=0o700, parents=True)
+    # systemd binds where the socket unit says (%t/memoryd/memoryd.sock), which
+    # need not be where memoryd would have bound: status must name the real one.
+    activated = tmp_path / "run" / "activated.sock"
+    activated.parent.mkdir(mode=0o700, parents=True)
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    listener.bind(str(d.socket))
+    listener.bind(str(activated))
     listener.listen(16)
     # A tiny launcher plays systemd: the listener becomes fd 3 and LISTEN_PID
     # is the pid that then execs memoryd.
@@ -155,12 +159,17 @@ def test_socket_activation_uses_the_passed_listener(
         "os.execv(sys.executable, [sys.executable, *sys.argv[2:]])"
     )
     argv = [sys.executable, "-c", launcher, str(listener.fileno()), *d.argv()[1:]]
+    configured, d.socket = d.socket, activated  # serve is told --socket CONFIGURED
     d.start(argv=argv, pass_fds=(listener.fileno(),))
     listener.close()
-    status = d.call("status")
-    assert status["state"] == "ready"
-    assert d.stop() == 0
-    assert d.socket.exists(), "an activated socket belongs to systemd and is left in place"
+    with Client(activated) as c:
+        status = c.status()
+        assert status["state"] == "ready"
+        assert status["socket"] == str(activated) and status["activated"] is True
+        c.shutdown()
+    assert d.proc is not None and d.proc.wait(30) == 0
+    assert not configured.exists()
+    assert activated.exists(), "an activated socket belongs to systemd and is left in place"
 
 
 def test_install_service_writes_units_pointing_at_this_python(tmp_path: Path) -> None:
