@@ -23,11 +23,11 @@ import pytest
 from conftest import CORPUS
 from daemon_fixtures import DaemonProc, wait_until, write_memory
 
+from memoryd import cli
 from memoryd.errors import InvalidParams
 from memoryd.indexer.store import IndexStore
 from memoryd.indexer.sync import Syncer
 from memoryd.report import Retention, build_report, write_report
-from memoryd import cli
 from memoryd.report.render import NOTICE, render_markdown
 from memoryd.select import telemetry
 
