@@ -310,9 +310,10 @@ def cmd_unwatch(args: argparse.Namespace) -> int:
 
 
 def cmd_install_service(args: argparse.Namespace) -> int:
+    from memoryd._cli_serve_args import checked_serve_args  # noqa: PLC0415
     from memoryd.daemon.units import install  # noqa: PLC0415
 
-    extra = [a for a in args.serve_args if a != "--"]
+    extra = checked_serve_args([a for a in args.serve_args if a != "--"])
     for unit in install(args.unit_dir, extra):
         if unit.outcome == "unchanged":
             print(f"{unit.path} is up to date")

@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 from daemon_fixtures import DaemonProc, wait_until, write_memory
 
+from memoryd.cli import main
 from memoryd.daemon.units import install, render
 from memoryd.ipc.client import Client
 
@@ -209,6 +210,35 @@ def test_install_service_keeps_a_backup_of_an_edited_unit_and_shows_the_change(
     assert f"{units / 'memoryd.socket'} is up to date" in out
     assert "Restart=on-failure" in service.read_text()
     assert "is up to date" in install_cli() and len(list(units.glob("*.bak-*"))) == 1
+
+
+def test_install_service_checks_the_serve_arguments_before_writing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    units = tmp_path / "units"
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "notes").mkdir()
+
+    def install_with(*serve: str) -> tuple[int, str]:
+        try:
+            code = main(["install-service", "--unit-dir", str(units), "--", *serve])
+        except SystemExit as exc:
+            code = int(exc.code or 0)
+        return code, capsys.readouterr().err
+
+    code, err = install_with("--bogus-flag")
+    assert code == 1 and "not `memoryd serve` arguments: --bogus-flag" in err
+    code, err = install_with("--root", "missing")
+    assert code == 1 and "memory directory not found: missing" in err
+    code, err = install_with("--root")
+    assert code == 2 and "argument --root: expected one argument" in err
+    assert not units.exists(), "nothing is written for arguments serve would refuse"
+
+    assert install_with("--root", "notes", "--db=state/i.db")[0] == 0
+    service = (units / "memoryd.service").read_text()
+    # The service runs from $HOME, so relative paths are made absolute here.
+    assert f"serve --root {tmp_path / 'notes'} --db={tmp_path / 'state' / 'i.db'}\n" in service
 
 
 def test_cli_status_and_stop(daemon: DaemonProc) -> None:
