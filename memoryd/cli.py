@@ -41,6 +41,7 @@ COMMANDS = {
     "mcp": "_cli_integrations",
     "report": "_cli_report",
     "check": "_cli_check",
+    "config": "_cli_config",
 }
 
 
