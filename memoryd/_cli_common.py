@@ -41,6 +41,16 @@ def add_db_option(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def add_settings_option(parser: argparse.ArgumentParser) -> None:
+    """``--settings``: the Claude Code settings file that install-hook and uninstall-hook edit."""
+    parser.add_argument(
+        "--settings",
+        type=Path,
+        default=None,
+        help="settings file (default: $CLAUDE_CONFIG_DIR/settings.json or ~/.claude/settings.json)",
+    )
+
+
 def db_path(args: argparse.Namespace) -> Path:
     return Path(args.db) if args.db else paths.default_db()
 

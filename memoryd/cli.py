@@ -42,6 +42,8 @@ COMMANDS = {
     "report": "_cli_report",
     "check": "_cli_check",
     "config": "_cli_config",
+    "uninstall-hook": "_cli_uninstall",
+    "uninstall-service": "_cli_uninstall",
 }
 
 
