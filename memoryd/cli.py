@@ -44,6 +44,7 @@ COMMANDS = {
     "config": "_cli_config",
     "uninstall-hook": "_cli_uninstall",
     "uninstall-service": "_cli_uninstall",
+    "completion": "_cli_completion",
 }
 
 
