@@ -45,6 +45,7 @@ COMMANDS = {
     "uninstall-hook": "_cli_uninstall",
     "uninstall-service": "_cli_uninstall",
     "completion": "_cli_completion",
+    "doctor": "_cli_doctor",
 }
 
 
