@@ -12,6 +12,7 @@ import importlib
 import os
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 from memoryd import __version__, _cli_suggest, logs
 from memoryd.errors import MemorydError
@@ -55,13 +56,41 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         prog="memoryd",
         description="Keep AI coding agents' memory folders indexed and answer queries about them.",
     )
-    parser.add_argument("--version", action="version", version=f"memoryd {__version__}")
+    parser.add_argument(
+        "--version", action=_Version, help="this memoryd's version, and the running daemon's"
+    )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     wanted = [COMMANDS[command]] if command in COMMANDS else dict.fromkeys(COMMANDS.values())
     for name in wanted:
         importlib.import_module(f"memoryd.{name}").register(sub)
     _remember_parsers(sub)
     return parser
+
+
+class _Version(argparse.Action):
+    """``--version``: ``memoryd X.Y.Z``, then the version of the daemon that answers, if any.
+
+    After an upgrade the daemon keeps running the old code until it restarts;
+    this is where a user sees that the two differ.
+    """
+
+    def __init__(self, option_strings: list[str], dest: str, **kwargs: Any) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs)
+
+    def __call__(self, parser: argparse.ArgumentParser, *args: Any) -> None:
+        from memoryd.ipc.client import Client  # noqa: PLC0415 - only --version asks the daemon
+
+        print(f"memoryd {__version__}")
+        client = Client(timeout=2)
+        try:
+            with client:
+                status = client.status()
+        except MemorydError:
+            print(f"daemon: none answers on {client.socket_path}")
+        else:
+            running = f"memoryd {status['version']} (pid {status['pid']})"
+            print(f"daemon: {running} on {status['socket']}")
+        parser.exit()
 
 
 def _remember_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

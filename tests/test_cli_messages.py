@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from conftest import MakeMemory
 
+from memoryd import __version__
 from memoryd.cli import main
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "memory"
@@ -189,3 +190,14 @@ def test_context_for_an_unknown_project_names_the_projects_that_exist(
     assert code == 0
     assert "no session memories of project 'ghost'" in out
     assert "projects with sessions there: tasktrack" in out
+
+
+def test_version_says_when_no_daemon_answers(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    code, out, _ = run(capsys, "--version")
+    assert code == 0
+    assert out.splitlines() == [
+        f"memoryd {__version__}",
+        f"daemon: none answers on {tmp_path / 'no-daemon.sock'}",
+    ]

@@ -250,6 +250,11 @@ def test_cli_status_and_stop(daemon: DaemonProc) -> None:
     assert status["roots"][0]["watcher"] in ("inotify", "polling")
     human = subprocess.run([*cli, "status"], env=env, capture_output=True, text=True).stdout
     assert f"(pid {status['pid']}) ready" in human
+    version = subprocess.run([*cli, "--version"], env=env, capture_output=True, text=True)
+    assert version.stdout.splitlines() == [
+        f"memoryd {status['version']}",
+        f"daemon: memoryd {status['version']} (pid {status['pid']}) on {daemon.socket}",
+    ]
     out = subprocess.run([*cli, "stop"], env=env, capture_output=True, text=True, timeout=30)
     assert out.returncode == 0 and "stopped" in out.stdout
     out = subprocess.run([*cli, "status"], env=env, capture_output=True, text=True)
