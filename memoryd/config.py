@@ -151,8 +151,13 @@ def _where(exc: yaml.YAMLError) -> str:
     return f"{at}: {problem}"
 
 
-def _cron(value: str, path: Path) -> str:
-    """``reports.cron`` checked as the scheduler will read it: a bad one stops the start."""
+def _cron(value: str | None, path: Path) -> str:
+    """``reports.cron`` checked as the scheduler will read it: a bad one stops the start.
+
+    ``cron:`` with no value means the default; an empty string is a mistake.
+    """
+    if value is None or value == DEFAULT_CRON:
+        return DEFAULT_CRON
     from apscheduler.triggers.cron import CronTrigger  # noqa: PLC0415 - only a set cron needs it
 
     try:
@@ -205,9 +210,7 @@ def _from_mapping(data: dict[str, Any], path: Path) -> Config:
             timeout=values.number(anth, "anthropic.timeout", 5.0),
         ),
         log_queries=values.boolean(tele, "telemetry.log_queries", False),
-        report_cron=_cron(values.text(reports, "reports.cron", None) or DEFAULT_CRON, path)
-        if "cron" in reports
-        else DEFAULT_CRON,
+        report_cron=_cron(values.text(reports, "reports.cron", DEFAULT_CRON), path),
         report_older_than_days=int(
             values.number(reports, "reports.older_than_days", 30, integer=True)
         ),

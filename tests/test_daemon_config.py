@@ -44,6 +44,7 @@ def test_config_roots_and_sighup_reload(
         ("roots: [a]\nb: :\n", "invalid YAML at line 2, column 4"),
         ('reports:\n  cron: "not a cron"\n', "'reports.cron' is not a cron expression"),
         ("reports:\n  cron: 3\n", "'reports.cron' must be a string"),
+        ('reports:\n  cron: ""\n', "'reports.cron' is not a cron expression"),
     ],
 )
 def test_bad_config_is_one_clear_error(

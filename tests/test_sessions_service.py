@@ -917,11 +917,15 @@ def test_context_on_an_unrelated_task_is_exactly_the_no_context_message(
     assert scoped["text"] == (
         f"No useful prior-session context found within project '{PROJECT}' in {folder}"
     )
-    # A project with no sessions at all is the same honest "nothing", not an error.
+    # A project with no sessions at all is the same honest "nothing", not an
+    # error, and names the projects that do have sessions (a typo, likely).
     other = call(daemon, "context", task="payment retry", dir=str(folder), project="other")
     assert other["text"] == (
-        f"No useful prior-session context found within project 'other' in {folder}"
+        f"No useful prior-session context found within project 'other' in {folder}; "
+        f"there are no session memories of project 'other' "
+        f"(projects with sessions there: {PROJECT})"
     )
+    assert other["status"] == "none" and other["projects"] == [PROJECT]
     empty = new_dir(daemon, "empty")
     brief = call(daemon, "context", task="payment retry", dir=str(empty))
     assert brief["text"] == f"No useful prior-session context found within {empty}"
