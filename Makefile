@@ -12,7 +12,7 @@ RUNTIME := $(VENV)/.runtime-$(SUM)
 DEV := $(VENV)/.dev-$(SUM)
 PIP := $(BIN)/pip install --quiet --disable-pip-version-check
 
-.PHONY: serve test e2e lint typecheck pytest bench clean
+.PHONY: serve test e2e lint typecheck pytest bench wheel-tour clean
 
 $(BIN)/python:
 	@echo "memoryd: creating the virtualenv $(VENV)"
@@ -20,6 +20,7 @@ $(BIN)/python:
 
 $(RUNTIME): pyproject.toml | $(BIN)/python
 	@echo "memoryd: installing memoryd and its runtime dependencies into $(VENV)"
+	@echo "memoryd: (the first time this takes 20-90 s, depending on the network; pip is quiet until it is done)"
 	@$(PIP) -e .
 	@rm -f $(VENV)/.runtime-*
 	@touch $@
@@ -51,6 +52,12 @@ test: lint typecheck pytest
 e2e: $(DEV)
 	@echo "memoryd: end-to-end tests with the real Claude Code CLI (installed into .cache/ on first use)"
 	@MEMORYD_E2E=1 $(BIN)/pytest -q tests/e2e
+
+# Installing without cloning: build the wheel, install it with its [mcp] extra
+# into a clean virtualenv outside the repository, and run the README tour with
+# it (tests/test_wheel_install.py; minutes, so not part of `make test`).
+wheel-tour: $(DEV)
+	$(BIN)/pytest -q -m wheel tests/test_wheel_install.py
 
 bench: $(DEV)
 	$(BIN)/python bench/index_bench.py

@@ -17,6 +17,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import structlog
@@ -99,6 +100,11 @@ class Daemon:
         self.staleness: Staleness | None = None
 
     @property
+    def activated(self) -> bool:
+        """The listening socket came from systemd (socket activation), not from our bind."""
+        return self._activated
+
+    @property
     def writer(self) -> Writer:
         """The index's one writer thread; it exists once :meth:`run` has opened the index."""
         if self._writer is None:
@@ -169,6 +175,11 @@ class Daemon:
             passed = systemd.listen_fds()
             if passed:
                 self._activated = True
+                # systemd bound it where the socket unit says, whatever memoryd
+                # would have chosen: status and logs name that path.
+                bound = passed[0].getsockname()
+                if isinstance(bound, str) and bound:
+                    self.cfg = replace(self.cfg, socket=Path(bound))
                 return passed[0]
             runtime.ensure_private_dir(self.cfg.socket.parent)
             sock, self._socket_inode = runtime.bind_socket(self.cfg.socket)

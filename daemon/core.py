@@ -45,6 +45,7 @@ class Runtime:
     state: str
     started: float
     socket: str
+    activated: bool
     db: str
     last_event: float | None
     last_reconcile: ReconcileInfo | None
@@ -143,6 +144,7 @@ class DaemonCore:
             state=d.state,
             started=d.started,
             socket=str(d.cfg.socket),
+            activated=d.activated,
             db=str(d.cfg.db_path),
             last_event=d.watcher.last_event,
             last_reconcile=d.last_reconcile,

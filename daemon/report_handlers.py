@@ -107,7 +107,10 @@ class Reporter:
         return cast(ReportResult, {**result, "seconds": seconds})
 
     def schedule(self, cfg: Config) -> None:
-        """(Re)install the job from ``cfg``; a bad cron is logged and leaves no job."""
+        """(Re)install the job from ``cfg``; a bad interval is logged and leaves no job.
+
+        A cron that does not parse never gets here: loading the config refuses it.
+        """
         try:
             trigger, described = schedule_for(cfg)
         except ValueError as exc:

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from memoryd import paths
+from memoryd._cli_suggest import near_folder
 from memoryd.errors import DirectoryError
 
 
@@ -21,7 +22,9 @@ def memory_dir(value: str, *, must_read: bool = True) -> str:
     """
     path = os.path.realpath(os.path.expanduser(value))
     if not os.path.exists(path):
-        raise DirectoryError(f"memory directory not found: {value}")
+        near = near_folder(value)
+        hint = f"; did you mean {near}?" if near else ""
+        raise DirectoryError(f"memory directory not found: {value}{hint}")
     if not os.path.isdir(path):
         raise DirectoryError(f"not a directory: {value}")
     if must_read and not os.access(path, os.R_OK | os.X_OK):
@@ -35,6 +38,16 @@ def add_db_option(parser: argparse.ArgumentParser) -> None:
         type=Path,
         default=None,
         help="index database (default: $MEMORYD_DB or $XDG_STATE_HOME/memoryd/index.db)",
+    )
+
+
+def add_settings_option(parser: argparse.ArgumentParser) -> None:
+    """``--settings``: the Claude Code settings file that install-hook and uninstall-hook edit."""
+    parser.add_argument(
+        "--settings",
+        type=Path,
+        default=None,
+        help="settings file (default: $CLAUDE_CONFIG_DIR/settings.json or ~/.claude/settings.json)",
     )
 
 

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from memoryd import logs
 from memoryd._cli_common import memory_dir, note, print_json
-from memoryd.errors import START_HINT, DaemonUnavailable
+from memoryd.errors import START_HINT, DaemonUnavailable, UnsafeDaemon
 from memoryd.ipc.client import Client
 
 if TYPE_CHECKING:
@@ -205,10 +205,11 @@ def render_status(s: dict[str, Any]) -> str:
     uptime = f"{up // 3600}h{up // 60 % 60:02d}m{up % 60:02d}s"
     lines = [f"memoryd {s['version']} (pid {s['pid']}) {s['state']}, up {uptime}"]
     client = s.get("client_socket")
+    activated = " (passed by systemd)" if s.get("activated") else ""
     if client:
-        lines.append(f"socket:  {client['path']} (chosen by {client['reason']})")
+        lines.append(f"socket:  {client['path']} (chosen by {client['reason']}){activated}")
     else:
-        lines.append(f"socket:  {s['socket']}")
+        lines.append(f"socket:  {s['socket']}{activated}")
     lines += [f"index:   {s['db']}", "roots:"]
     for r in s["roots"]:
         origin = r.get("origin", "?")
@@ -261,8 +262,16 @@ def cmd_status(args: argparse.Namespace) -> int:
 
 
 def cmd_stop(args: argparse.Namespace) -> int:
-    with client(args, timeout=10) as c:
-        reply = c.shutdown()
+    """Stop the daemon; with none running that is already so (exit 0, as ``systemctl stop``)."""
+    c = client(args, timeout=10)
+    try:
+        with c:
+            reply = c.shutdown()
+    except DaemonUnavailable as exc:
+        if isinstance(exc, UnsafeDaemon):
+            raise
+        print(f"no memoryd daemon was running on {c.socket_path}")
+        return 0
     pid = int(reply["pid"])
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline and not _exited(pid):
@@ -333,9 +342,10 @@ def cmd_unwatch(args: argparse.Namespace) -> int:
 
 
 def cmd_install_service(args: argparse.Namespace) -> int:
+    from memoryd._cli_serve_args import checked_serve_args  # noqa: PLC0415
     from memoryd.daemon.units import install  # noqa: PLC0415
 
-    extra = [a for a in args.serve_args if a != "--"]
+    extra = checked_serve_args([a for a in args.serve_args if a != "--"])
     for unit in install(args.unit_dir, extra):
         if unit.outcome == "unchanged":
             print(f"{unit.path} is up to date")

@@ -7,6 +7,7 @@ from typing import Any
 
 from memoryd._cli_common import add_db_option, memory_dir, print_json
 from memoryd._cli_daemon import add_socket_options, daemon_or_local
+from memoryd.integrations._delivery import MAX_FILE_BYTES, MAX_FILE_LINES
 
 
 def register(sub: Any) -> None:
@@ -47,7 +48,14 @@ def render_list(payload: dict[str, Any]) -> str:
     lines = []
     for f in payload["files"]:
         label = f["type"] or (f["kind"] if f["kind"] != "memory" else "untyped")
-        lines.append(f"- [{label}] {f['filename']} ({f['mtime']}): {f['description'] or ''}")
+        line = f"- [{label}] {f['filename']} ({f['mtime']}): {f['description'] or ''}"
+        big = f.get("oversized")
+        if big:
+            line += (
+                f" [oversized: {big['bytes']:,} bytes, {big['lines']:,} lines; the hook shows "
+                f"only its first {MAX_FILE_BYTES // 1024} KB / {MAX_FILE_LINES} lines: condense it]"
+            )
+        lines.append(line)
     if payload["errors"]:
         lines.append(f"{len(payload['errors'])} file(s) could not be parsed:")
         lines.extend(f"  ! {e['path']}: {e['error']}" for e in payload["errors"])

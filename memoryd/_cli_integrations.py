@@ -10,9 +10,9 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from pathlib import Path
 from typing import Any
 
+from memoryd._cli_common import add_settings_option
 from memoryd._cli_daemon import add_socket_options
 
 
@@ -38,12 +38,7 @@ def register(sub: Any) -> None:
     i = sub.add_parser("install-hook", help="add memoryd's hook to an agent's settings")
     targets = i.add_subparsers(dest="agent", required=True, metavar="AGENT")
     ic = targets.add_parser("claude-code", help="merge into Claude Code's settings.json")
-    ic.add_argument(
-        "--settings",
-        type=Path,
-        default=None,
-        help="settings file (default: $CLAUDE_CONFIG_DIR/settings.json or ~/.claude/settings.json)",
-    )
+    add_settings_option(ic)
     ic.set_defaults(handler=cmd_install_claude_code)
 
     m = sub.add_parser("mcp", help="serve the memory tools over MCP on stdin/stdout")

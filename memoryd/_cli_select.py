@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 from typing import Any
 
 from memoryd._cli_common import add_db_option, memory_dir, print_json
@@ -19,7 +20,9 @@ def register(sub: Any) -> None:
         action="append",
         default=[],
         metavar="FILE",
-        help="a filename already shown this session (repeatable)",
+        type=surfaced_entry,
+        help="a memory already shown this session: its file name or its path, "
+        "as select prints it (repeatable)",
     )
     s.add_argument(
         "--tool",
@@ -42,6 +45,11 @@ def register(sub: Any) -> None:
     add_db_option(t)
     add_socket_options(t, fallback=True)
     t.set_defaults(handler=cmd_stats)
+
+
+def surfaced_entry(value: str) -> str:
+    """A path made absolute here, where its base is known; a bare file name as it is."""
+    return os.path.abspath(os.path.expanduser(value)) if "/" in value else value
 
 
 def cmd_select(args: argparse.Namespace) -> int:

@@ -24,7 +24,13 @@ _FLAGS = (
 
 def register(sub: Any) -> None:
     s = sub.add_parser(
-        "save", help="write a session memory (flags, or a JSON/YAML document on stdin with --stdin)"
+        "save",
+        help="write a session memory (flags, or a JSON/YAML document on stdin with --stdin)",
+        description="Write the session memory DIR/<session>-<project>.md. A second save of "
+        "the same session (the same minute, or the same --session) updates that file and keeps "
+        "what the earlier save recorded and this one does not restate: its steps, key "
+        "decisions, approved checkpoints, and its summary or active state when this save has "
+        "none. --replace writes this save alone instead.",
     )
     s.add_argument("--dir", required=True)
     s.add_argument("--project", type=project_slug)
@@ -57,6 +63,12 @@ def register(sub: Any) -> None:
         default=None,
         metavar="TEXT",
         help="a key decision (repeatable)",
+    )
+    s.add_argument(
+        "--replace",
+        action="store_true",
+        default=None,
+        help="overwrite an earlier save of this session instead of keeping what it recorded",
     )
     s.add_argument(
         "--stdin",
@@ -108,6 +120,8 @@ def save_params(args: argparse.Namespace) -> dict[str, Any]:
         params["checkpoints_approved"] = args.checkpoints_approved
     if args.key_decisions is not None:
         params["key_decisions"] = args.key_decisions
+    if args.replace:
+        params["replace"] = True
     if args.step is not None:
         params["steps_completed"] = dict(step.partition("=")[::2] for step in args.step)
     params["dir"] = args.dir
@@ -119,10 +133,32 @@ def cmd_save(args: argparse.Namespace) -> int:
     result = daemon_or_local(args, "save", save_params(args))
     if args.json:
         print_json(result)
+    elif result["created"]:
+        print(f"created {result['path']}")
+    elif result.get("kept") is None:
+        print(f"replaced {result['path']} (the earlier save of this session is overwritten)")
     else:
-        verb = "created" if result["created"] else "updated"
-        print(f"{verb} {result['path']}")
+        held = kept(result["kept"])
+        detail = f"kept from the earlier save: {held}" if held else "it restated the earlier save"
+        print(f"updated {result['path']} ({detail})")
     return 0
+
+
+def kept(what: dict[str, Any]) -> str:
+    """The reply's ``kept`` in words (``steps S0, S1; 2 key decisions``); empty for nothing."""
+    parts = []
+    if what["steps_completed"]:
+        parts.append("steps " + ", ".join(what["steps_completed"]))
+    count = what["key_decisions"]
+    if count:
+        parts.append(f"{count} key decision{'s' if count != 1 else ''}")
+    if what["checkpoints_approved"]:
+        parts.append("approved " + ", ".join(what["checkpoints_approved"]))
+    if what["session_summary"]:
+        parts.append("the summary")
+    if what["active_state"]:
+        parts.append("the active state")
+    return "; ".join(parts)
 
 
 def cmd_load_last(args: argparse.Namespace) -> int:

@@ -12,8 +12,9 @@ import importlib
 import os
 import sys
 from collections.abc import Sequence
+from typing import Any
 
-from memoryd import __version__, logs
+from memoryd import __version__, _cli_suggest, logs
 from memoryd.errors import MemorydError
 
 # The module that registers each subcommand. A run builds (and imports) only
@@ -41,6 +42,11 @@ COMMANDS = {
     "mcp": "_cli_integrations",
     "report": "_cli_report",
     "check": "_cli_check",
+    "config": "_cli_config",
+    "uninstall-hook": "_cli_uninstall",
+    "uninstall-service": "_cli_uninstall",
+    "completion": "_cli_completion",
+    "doctor": "_cli_doctor",
 }
 
 
@@ -50,13 +56,41 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         prog="memoryd",
         description="Keep AI coding agents' memory folders indexed and answer queries about them.",
     )
-    parser.add_argument("--version", action="version", version=f"memoryd {__version__}")
+    parser.add_argument(
+        "--version", action=_Version, help="this memoryd's version, and the running daemon's"
+    )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     wanted = [COMMANDS[command]] if command in COMMANDS else dict.fromkeys(COMMANDS.values())
     for name in wanted:
         importlib.import_module(f"memoryd.{name}").register(sub)
     _remember_parsers(sub)
     return parser
+
+
+class _Version(argparse.Action):
+    """``--version``: ``memoryd X.Y.Z``, then the version of the daemon that answers, if any.
+
+    After an upgrade the daemon keeps running the old code until it restarts;
+    this is where a user sees that the two differ.
+    """
+
+    def __init__(self, option_strings: list[str], dest: str, **kwargs: Any) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs)
+
+    def __call__(self, parser: argparse.ArgumentParser, *args: Any) -> None:
+        from memoryd.ipc.client import Client  # noqa: PLC0415 - only --version asks the daemon
+
+        print(f"memoryd {__version__}")
+        client = Client(timeout=2)
+        try:
+            with client:
+                status = client.status()
+        except MemorydError:
+            print(f"daemon: none answers on {client.socket_path}")
+        else:
+            running = f"memoryd {status['version']} (pid {status['pid']})"
+            print(f"daemon: {running} on {status['socket']}")
+        parser.exit()
 
 
 def _remember_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -75,6 +109,10 @@ def _remember_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) 
 def main(argv: Sequence[str] | None = None) -> int:
     words = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser(words[0] if words else None)
+    misspelt = _cli_suggest.misspelt_option(parser, words)
+    if misspelt is not None:
+        owner, given, meant = misspelt
+        owner.error(f"unrecognized argument {given}; did you mean {meant}?")
     args, unknown = parser.parse_known_args(words)
     if unknown:
         args.command_parser.error(f"unrecognized arguments: {' '.join(unknown)}")

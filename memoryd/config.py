@@ -6,7 +6,9 @@ win over everything; ``MEMORYD_SOCKET`` and ``MEMORYD_DB`` win over the file;
 leaves unset (the file's ``anthropic`` section wins over them).
 
 The file lives at ``$XDG_CONFIG_HOME/memoryd/config.yaml``; every key is
-optional and unknown keys are errors (a typo should not silently do nothing).
+optional and every mistake is an error that stops ``memoryd serve``: an
+unknown key, a value of the wrong type, a cron that does not parse (a typo
+should not silently do nothing, nor be found at 03:00 by a log line).
 ``SIGHUP`` makes the daemon read it again.
 
 Example::
@@ -46,6 +48,9 @@ from memoryd.indexer.frontmatter import FrontmatterError, reject_aliases
 DEFAULT_IDLE_DAYS = 3.0
 """A folder named only by requests stays watched this long after its last use."""
 
+DEFAULT_CRON = "0 3 * * *"
+"""The compaction report's schedule: every night at 03:00, local time."""
+
 DEFAULT_MODEL = "claude-sonnet-5-5"
 """The newest Sonnet id listed in the anthropic SDK this project pins."""
 
@@ -73,7 +78,7 @@ class Config:
     settle_ms: int = 50
     anthropic: AnthropicConfig = field(default_factory=AnthropicConfig)
     log_queries: bool = False
-    report_cron: str = "0 3 * * *"
+    report_cron: str = DEFAULT_CRON
     report_older_than_days: int = 30
     report_keep: int = 30
     report_max_age_days: float = 90.0
@@ -132,10 +137,37 @@ def load(path: Path | None = None) -> Config:
     except FrontmatterError as exc:
         raise ConfigError(f"{path}: {exc}") from None
     except yaml.YAMLError as exc:
-        raise ConfigError(f"{path}: invalid YAML: {exc}") from None
+        raise ConfigError(f"{path}: invalid YAML{_where(exc)}") from None
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: the top level must be a mapping of keys to values")
     return _with_env(_from_mapping(data, path))
+
+
+def _where(exc: yaml.YAMLError) -> str:
+    """``at line L, column C: problem`` on one line (PyYAML's own text spans several)."""
+    mark = getattr(exc, "problem_mark", None)
+    problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+    at = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+    return f"{at}: {problem}"
+
+
+def _cron(value: str | None, path: Path) -> str:
+    """``reports.cron`` checked as the scheduler will read it: a bad one stops the start.
+
+    ``cron:`` with no value means the default; an empty string is a mistake.
+    """
+    if value is None or value == DEFAULT_CRON:
+        return DEFAULT_CRON
+    from apscheduler.triggers.cron import CronTrigger  # noqa: PLC0415 - only a set cron needs it
+
+    try:
+        CronTrigger.from_crontab(value)
+    except ValueError as exc:
+        raise ConfigError(
+            f"{path}: 'reports.cron' is not a cron expression ({exc}), got {value!r}; "
+            'five fields: minute hour day month weekday, e.g. "0 3 * * *"'
+        ) from None
+    return value
 
 
 def _section(data: dict[str, Any], key: str, allowed: set[str], path: Path) -> dict[str, Any]:
@@ -178,7 +210,7 @@ def _from_mapping(data: dict[str, Any], path: Path) -> Config:
             timeout=values.number(anth, "anthropic.timeout", 5.0),
         ),
         log_queries=values.boolean(tele, "telemetry.log_queries", False),
-        report_cron=values.text(reports, "reports.cron", "0 3 * * *") or "0 3 * * *",
+        report_cron=_cron(values.text(reports, "reports.cron", DEFAULT_CRON), path),
         report_older_than_days=int(
             values.number(reports, "reports.older_than_days", 30, integer=True)
         ),

@@ -47,6 +47,7 @@ class SaveRequest:
     raw_dir: str
     session: SessionInput
     project_given: object = None
+    replace: bool = False
 
 
 @dataclass(frozen=True)
@@ -72,6 +73,7 @@ class SaveParams(Request["SaveResult"]):
     key_decisions: list[str] | None = None
     checkpoints_approved: list[str] | None = None
     checkpoint_decisions: dict[str, dict[str, Any]] | None = None
+    replace: bool | None = None
 
     def params(self) -> dict[str, Any]:
         sent = ((f.name, getattr(self, f.name)) for f in fields(self))
@@ -175,6 +177,7 @@ class SaveResult(TypedDict):
     path: str
     filename: str
     created: bool
+    kept: dict[str, Any] | None
     migrated_from: str | None
     schema_version: str
     bytes: int

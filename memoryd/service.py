@@ -41,6 +41,7 @@ from memoryd.operations import (
     parse_report,
 )
 from memoryd.report import Retention, produce
+from memoryd.report.oversize import mark_listing
 from memoryd.report.sessions import DAY
 from memoryd.select import telemetry
 from memoryd.select.manifest import superseded_in
@@ -250,11 +251,12 @@ class MemoryService:
         return run_stats(self.index.reader(), request)
 
     def list(self, request: ListRequest) -> dict[str, Any]:
-        """Every file in or below ``dir``, stale memories marked, with the files that failed."""
+        """Every file in or below ``dir`` (stale and oversized memories marked), and failures."""
         directory = self.index.directory(request.dir)
         conn = self.index.reader()
         files = queries.files_under(conn, directory)
-        return annotate_listing(conn, queries.listing(files, directory, superseded_in(files)))
+        listing = queries.listing(files, directory, superseded_in(files))
+        return annotate_listing(conn, mark_listing(listing, files))
 
     def save(self, request: SaveRequest) -> SaveResult:
         """Write a session memory, index it, and say where; every refusal comes first."""

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from conftest import MakeMemory
 
+from memoryd import __version__
 from memoryd.cli import main
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "memory"
@@ -101,3 +102,102 @@ def test_select_on_a_wrong_folder_says_what_was_searched(
     )
     code, out, _ = run(capsys, "select", "marketing footer copy", "--dir", str(project / "memory"))
     assert out == "(no memory clearly helps with this query)\n"
+
+
+def test_a_second_save_of_a_session_says_what_it_kept(
+    capsys: pytest.CaptureFixture[str], memdir: Path
+) -> None:
+    save = ["save", "--dir", str(memdir), "--project", "demo", "--session", "2026-01-05-10-00"]
+    code, out, _ = run(capsys, *save, "--summary", "one", "--step", "S0=read", "--decision", "d1")
+    assert code == 0 and out.startswith("created ")
+    code, out, _ = run(capsys, *save, "--summary", "two", "--step", "S1=wrote")
+    assert code == 0
+    assert out.endswith("(kept from the earlier save: steps S0; 1 key decision)\n"), out
+    code, out, _ = run(capsys, *save, "--summary", "three", "--replace")
+    assert code == 0 and out.startswith("replaced ") and "overwritten" in out
+    text = next(memdir.glob("2026-01-05-10-00-demo.md")).read_text()
+    assert "three" in text and "S0" not in text
+    code, out, _ = run(capsys, "save", "--help")
+    assert "keeps what the earlier save recorded" in " ".join(out.split())
+
+
+def test_an_explicit_anthropic_ranker_without_a_key_is_an_error(
+    capsys: pytest.CaptureFixture[str],
+    memdir: Path,
+    make_memory: MakeMemory,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    make_memory("feedback_tests.md", "run the tests before pushing")
+    code, out, err = run(capsys, "select", "tests", "--dir", str(memdir), "--ranker", "anthropic")
+    assert (code, out) == (1, "")
+    assert "memoryd: error: ranker 'anthropic' needs an Anthropic API key" in err
+
+
+def test_surfaced_paths_as_select_printed_them_are_excluded(
+    capsys: pytest.CaptureFixture[str], memdir: Path, make_memory: MakeMemory
+) -> None:
+    path = make_memory("feedback_tests.md", "run the tests before pushing")
+    code, out, _ = run(capsys, "select", "run the tests", "--dir", str(memdir))
+    assert out.splitlines()[0] == str(path)
+    code, out, _ = run(
+        capsys, "select", "run the tests", "--dir", str(memdir), "--surfaced", str(path)
+    )
+    assert (code, out) == (0, "(no memory clearly helps with this query)\n")
+    code, _, err = run(
+        capsys, "select", "run the tests", "--dir", str(memdir), "--surfaced", "/etc/passwd"
+    )
+    assert code == 1 and "'surfaced' entry '/etc/passwd' is not a file of" in err
+
+
+def test_a_misspelt_option_suggests_the_right_one(
+    capsys: pytest.CaptureFixture[str], memdir: Path
+) -> None:
+    code, out, err = run(capsys, "select", "q", "--dri", str(memdir))
+    assert code == 2 and out == ""
+    assert err.startswith("usage: memoryd select ")
+    assert "memoryd select: error: unrecognized argument --dri; did you mean --dir?" in err
+    code, _, err = run(capsys, "--verison")
+    assert code == 2 and "did you mean --version?" in err
+    # A prefix argparse accepts is not a mistake.
+    assert run(capsys, "select", "q", "--di", str(memdir))[0] == 0
+
+
+def test_a_missing_dir_with_a_near_miss_suggests_it(
+    capsys: pytest.CaptureFixture[str], memdir: Path
+) -> None:
+    code, _, err = run(capsys, "select", "q", "--dir", str(memdir) + "y")
+    assert code == 1
+    assert err == f"memoryd: error: memory directory not found: {memdir}y; did you mean {memdir}?\n"
+    code, _, err = run(capsys, "select", "q", "--dir", str(memdir.parent / "zzz-unlike"))
+    assert code == 1 and "did you mean" not in err
+
+
+def test_stop_without_a_daemon_exits_0_saying_nothing_was_running(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    code, out, err = run(capsys, "stop")
+    assert code == 0 and err == ""
+    assert out == f"no memoryd daemon was running on {tmp_path / 'no-daemon.sock'}\n"
+
+
+def test_context_for_an_unknown_project_names_the_projects_that_exist(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    folder = tmp_path / "memory"
+    shutil.copytree(EXAMPLES, folder)
+    code, out, _ = run(capsys, "context", "due dates", "--dir", str(folder), "--project", "ghost")
+    assert code == 0
+    assert "no session memories of project 'ghost'" in out
+    assert "projects with sessions there: tasktrack" in out
+
+
+def test_version_says_when_no_daemon_answers(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    code, out, _ = run(capsys, "--version")
+    assert code == 0
+    assert out.splitlines() == [
+        f"memoryd {__version__}",
+        f"daemon: none answers on {tmp_path / 'no-daemon.sock'}",
+    ]

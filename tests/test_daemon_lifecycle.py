@@ -17,7 +17,9 @@ from pathlib import Path
 import pytest
 from daemon_fixtures import DaemonProc, wait_until, write_memory
 
+from memoryd.cli import main
 from memoryd.daemon.units import install, render
+from memoryd.ipc.client import Client
 
 
 def test_second_daemon_is_refused_naming_the_pid(
@@ -143,9 +145,12 @@ def test_socket_activation_uses_the_passed_listener(
     make_daemon: Callable[..., DaemonProc], tmp_path: Path
 ) -> None:
     d = make_daemon(start=False)
-    d.socket.parent.mkdir(mode=0o700, parents=True)
+    # systemd binds where the socket unit says (%t/memoryd/memoryd.sock), which
+    # need not be where memoryd would have bound: status must name the real one.
+    activated = tmp_path / "run" / "activated.sock"
+    activated.parent.mkdir(mode=0o700, parents=True)
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    listener.bind(str(d.socket))
+    listener.bind(str(activated))
     listener.listen(16)
     # A tiny launcher plays systemd: the listener becomes fd 3 and LISTEN_PID
     # is the pid that then execs memoryd.
@@ -155,12 +160,17 @@ def test_socket_activation_uses_the_passed_listener(
         "os.execv(sys.executable, [sys.executable, *sys.argv[2:]])"
     )
     argv = [sys.executable, "-c", launcher, str(listener.fileno()), *d.argv()[1:]]
+    configured, d.socket = d.socket, activated  # serve is told --socket CONFIGURED
     d.start(argv=argv, pass_fds=(listener.fileno(),))
     listener.close()
-    status = d.call("status")
-    assert status["state"] == "ready"
-    assert d.stop() == 0
-    assert d.socket.exists(), "an activated socket belongs to systemd and is left in place"
+    with Client(activated) as c:
+        status = c.status()
+        assert status["state"] == "ready"
+        assert status["socket"] == str(activated) and status["activated"] is True
+        c.shutdown()
+    assert d.proc is not None and d.proc.wait(30) == 0
+    assert not configured.exists()
+    assert activated.exists(), "an activated socket belongs to systemd and is left in place"
 
 
 def test_install_service_writes_units_pointing_at_this_python(tmp_path: Path) -> None:
@@ -202,6 +212,35 @@ def test_install_service_keeps_a_backup_of_an_edited_unit_and_shows_the_change(
     assert "is up to date" in install_cli() and len(list(units.glob("*.bak-*"))) == 1
 
 
+def test_install_service_checks_the_serve_arguments_before_writing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    units = tmp_path / "units"
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "notes").mkdir()
+
+    def install_with(*serve: str) -> tuple[int, str]:
+        try:
+            code = main(["install-service", "--unit-dir", str(units), "--", *serve])
+        except SystemExit as exc:
+            code = int(exc.code or 0)
+        return code, capsys.readouterr().err
+
+    code, err = install_with("--bogus-flag")
+    assert code == 1 and "not `memoryd serve` arguments: --bogus-flag" in err
+    code, err = install_with("--root", "missing")
+    assert code == 1 and "memory directory not found: missing" in err
+    code, err = install_with("--root")
+    assert code == 2 and "argument --root: expected one argument" in err
+    assert not units.exists(), "nothing is written for arguments serve would refuse"
+
+    assert install_with("--root", "notes", "--db=state/i.db")[0] == 0
+    service = (units / "memoryd.service").read_text()
+    # The service runs from $HOME, so relative paths are made absolute here.
+    assert f"serve --root {tmp_path / 'notes'} --db={tmp_path / 'state' / 'i.db'}\n" in service
+
+
 def test_cli_status_and_stop(daemon: DaemonProc) -> None:
     cli = [sys.executable, "-m", "memoryd"]
     env = {**daemon.env, "MEMORYD_SOCKET": str(daemon.socket)}
@@ -211,6 +250,11 @@ def test_cli_status_and_stop(daemon: DaemonProc) -> None:
     assert status["roots"][0]["watcher"] in ("inotify", "polling")
     human = subprocess.run([*cli, "status"], env=env, capture_output=True, text=True).stdout
     assert f"(pid {status['pid']}) ready" in human
+    version = subprocess.run([*cli, "--version"], env=env, capture_output=True, text=True)
+    assert version.stdout.splitlines() == [
+        f"memoryd {status['version']}",
+        f"daemon: memoryd {status['version']} (pid {status['pid']}) on {daemon.socket}",
+    ]
     out = subprocess.run([*cli, "stop"], env=env, capture_output=True, text=True, timeout=30)
     assert out.returncode == 0 and "stopped" in out.stdout
     out = subprocess.run([*cli, "status"], env=env, capture_output=True, text=True)

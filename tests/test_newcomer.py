@@ -9,6 +9,7 @@ other in the output. So the README cannot drift from what memoryd prints.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -17,7 +18,6 @@ import sys
 import time
 from pathlib import Path
 
-import pytest
 from daemon_fixtures import DaemonProc, daemon_env
 
 REPO = Path(__file__).resolve().parents[1]
@@ -68,21 +68,30 @@ def test_the_matcher_is_strict_about_order_and_gaps() -> None:
     assert matches(["…/x: 1 files"], ["/tmp/q/x: 1 files"])
 
 
-@pytest.fixture
-def newcomer(tmp_path: Path) -> tuple[Path, dict[str, str]]:
-    """A fresh HOME and a checkout-like folder holding the sample memories."""
+def newcomer(tmp_path: Path, python: str) -> tuple[Path, dict[str, str]]:
+    """A fresh HOME and a checkout-like folder holding the sample memories.
+
+    ``python`` is the interpreter whose ``bin/`` comes first on PATH: this
+    virtualenv's, or a clean one a built wheel was installed into
+    (tests/test_wheel_install.py).
+    """
     home = tmp_path / "home"
     home.mkdir()
     checkout = tmp_path / "checkout"
     shutil.copytree(REPO / "examples", checkout / "examples")
     env = daemon_env(home)
     env.pop("MEMORYD_LOG_LEVEL")
-    env["PATH"] = f"{os.path.dirname(sys.executable)}:{env.get('PATH', '')}"
+    env["PATH"] = f"{os.path.dirname(python)}:{env.get('PATH', '')}"
     return checkout, env
 
 
-def test_readme_tour_prints_what_the_readme_shows(newcomer: tuple[Path, dict[str, str]]) -> None:
-    checkout, env = newcomer
+def test_readme_tour_prints_what_the_readme_shows(tmp_path: Path) -> None:
+    run_tour(tmp_path, sys.executable)
+
+
+def run_tour(tmp_path: Path, python: str) -> None:
+    """Start the daemon as ``make serve`` does, with ``python``, and walk the README's tour."""
+    checkout, env = newcomer(tmp_path, python)
     home = Path(env["HOME"])
     daemon = DaemonProc(
         home=home,
@@ -91,7 +100,7 @@ def test_readme_tour_prints_what_the_readme_shows(newcomer: tuple[Path, dict[str
         state_dir=home / "state" / "memoryd",
         env=env,
     )
-    serve = [sys.executable, "-m", "memoryd", "serve", "--default-roots", "--root"]
+    serve = [python, "-m", "memoryd", "serve", "--default-roots", "--root"]
     daemon.start(argv=[*serve, "examples/memory"], cwd=checkout)
     try:
         steps = tour()
@@ -124,6 +133,26 @@ def test_readme_tour_prints_what_the_readme_shows(newcomer: tuple[Path, dict[str
             for flag, absent in ABSENT.items():
                 if flag in command:
                     assert absent not in proc.stdout, command
+        raw_protocol_example_answers(checkout, env)
     finally:
         daemon.stop()
     assert "Traceback" not in daemon.log()
+
+
+def raw_protocol_example_answers(checkout: Path, env: dict[str, str]) -> None:
+    """The README's raw-protocol example gets an answer from a shell with nothing extra.
+
+    It must not need socat (not installed by default) nor build the socket's
+    path from ``$XDG_RUNTIME_DIR`` (unset under su, cron, many CI shells):
+    it asks ``memoryd status --json`` where the socket is.
+    """
+    text = (REPO / "README.md").read_text(encoding="utf-8")
+    section = text.split("The raw protocol is", 1)[1]
+    example = section.split("```sh\n", 1)[1].split("```", 1)[0]
+    assert "socat" not in example and "XDG_RUNTIME_DIR" not in example
+    proc = subprocess.run(
+        ["bash", "-c", example], cwd=checkout, env=env, capture_output=True, text=True, timeout=60
+    )
+    assert proc.returncode == 0, proc.stderr
+    reply = json.loads(proc.stdout)
+    assert reply["id"] == 1 and reply["result"]["state"] == "ready"

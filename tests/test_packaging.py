@@ -8,12 +8,17 @@ or a wheel would silently leave it out: these checks catch that.
 
 from __future__ import annotations
 
+import re
+import shutil
+import subprocess
 import tomllib
 from pathlib import Path
 
+import pytest
+
 import memoryd.daemon
 import memoryd.ipc
-from memoryd.daemon.units import UNITS, unit_text
+from memoryd.daemon.units import UNITS, render, unit_text
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -52,3 +57,48 @@ def test_mapped_packages_import_from_their_one_folder() -> None:
 def test_systemd_units_are_found_as_package_data() -> None:
     for name in UNITS:
         assert unit_text(name) == (ROOT / "systemd" / name).read_text(encoding="utf-8")
+
+
+def test_make_serve_says_how_long_its_first_install_takes(tmp_path: Path) -> None:
+    dry = subprocess.run(
+        ["make", "-n", "serve", f"VENV={tmp_path / 'venv'}"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert dry.returncode == 0, dry.stderr
+    install = dry.stdout.split("installing memoryd and its runtime dependencies", 1)[1]
+    assert re.search(r"the first time this takes \d+-\d+ s", install.split("pip install")[0])
+
+
+def test_the_package_description_has_no_relative_links_and_the_license_ships() -> None:
+    with (ROOT / "pyproject.toml").open("rb") as fh:
+        project = tomllib.load(fh)["project"]
+    description = (ROOT / project["readme"]).read_text(encoding="utf-8")
+    # On a package index a relative link is dead: every link must be absolute.
+    assert re.findall(r"\]\((?!https?://)[^)]*\)", description) == []
+    assert "pipx install 'memoryd[mcp]'" in description
+    assert project["license"] == "MIT" and project["license-files"] == ["LICENSE"]
+    assert "MIT License" in (ROOT / "LICENSE").read_text(encoding="utf-8")
+
+
+@pytest.mark.skipif(shutil.which("systemd-analyze") is None, reason="no systemd-analyze here")
+def test_the_service_unit_keeps_its_hardening_score(tmp_path: Path) -> None:
+    unit = tmp_path / "memoryd.service"
+    unit.write_text(render("memoryd.service", []))
+    done = subprocess.run(
+        ["systemd-analyze", "security", "--offline=yes", "--no-pager", str(unit)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    found = re.search(r"Overall exposure level for memoryd\.service: (\d+\.\d+)", done.stdout)
+    assert found, done.stdout + done.stderr
+    # 6.2 with every option a user manager can apply without user namespaces
+    # (docs/security.md); 6.8 before MemoryDenyWriteExecute= and friends.
+    assert float(found.group(1)) <= 6.2
+    settings = {line.partition("=")[0] for line in unit.read_text().splitlines()}
+    # Both fail the start in a user manager (status=218/CAPABILITIES).
+    assert not settings & {"CapabilityBoundingSet", "ProtectClock"}
+    assert {"MemoryDenyWriteExecute", "RestrictAddressFamilies"} <= settings

@@ -23,11 +23,12 @@ import pytest
 from conftest import CORPUS
 from daemon_fixtures import DaemonProc, wait_until, write_memory
 
+from memoryd import cli
 from memoryd.errors import InvalidParams
 from memoryd.indexer.store import IndexStore
 from memoryd.indexer.sync import Syncer
 from memoryd.report import Retention, build_report, write_report
-from memoryd.report.render import NOTICE
+from memoryd.report.render import NOTICE, render_markdown
 from memoryd.select import telemetry
 
 NOW = dt.datetime(2025, 6, 1, 12, 0, tzinfo=dt.UTC).timestamp()
@@ -164,6 +165,38 @@ def test_memory_index_health(tmp_path: Path, report_of: Callable[..., dict[str, 
     }
     assert section(report, only_sessions)["memory_index"] is None
     assert report["summary"]["memory_index_issues"] == 4 + 1
+
+
+def test_memories_over_the_hooks_cap_are_flagged_in_list_and_report(
+    tmp_path: Path,
+    report_of: Callable[..., dict[str, Any]],
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    m = tmp_path / "mem"
+    write_memory(m / "reference_big.md", "a dump of the API", body="x" * 5000 + "\n")
+    write_memory(m / "reference_long.md", "many short lines", body="- a\n" * 250)
+    write_memory(m / "feedback_small.md", "a normal memory")
+    report = report_of(m)
+    found = {o["file"]: o for o in section(report, m)["oversized"]}
+    assert sorted(found) == ["reference_big.md", "reference_long.md"]
+    assert found["reference_big.md"]["bytes"] > 5000 and found["reference_long.md"]["lines"] > 200
+    assert report["summary"]["oversized"] == 2
+    text = render_markdown(report)
+    assert "| memories over the hook's 4 KB / 200 lines cap | 2 |" in text
+    assert "### Oversized memories (the hook shows only the first 4 KB / 200 lines" in text
+    assert "- `reference_long.md`: " in text and "feedback_small.md" not in text
+
+    monkeypatch.setenv("MEMORYD_SOCKET", str(tmp_path / "none.sock"))
+    assert cli.main(["list", str(m), "--db", str(tmp_path / "list.db"), "--json"]) == 0
+    listed = {f["filename"]: f for f in json.loads(capsys.readouterr().out)["files"]}
+    assert listed["reference_big.md"]["oversized"]["bytes"] > 5000
+    assert "oversized" not in listed["feedback_small.md"]
+    assert cli.main(["list", str(m), "--db", str(tmp_path / "list.db")]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    big = next(line for line in lines if "reference_big.md" in line)
+    assert big.endswith("lines; the hook shows only its first 4 KB / 200 lines: condense it]")
+    assert "oversized" not in next(line for line in lines if "feedback_small.md" in line)
 
 
 def test_duplicates_identical_and_near_identical(
@@ -354,18 +387,6 @@ def test_schedule_fires_and_runs_never_overlap(
     assert events.count("report.skipped") + d.log().count("maximum number of running") >= 1
     assert status["report_schedule"] == {"interval_s": 0.05}
     assert Path(status["last_report"]["path"]).exists()
-
-
-def test_bad_cron_is_logged_and_the_daemon_still_serves(
-    make_daemon: Callable[..., DaemonProc],
-) -> None:
-    d = make_daemon(start=False)
-    (d.home / "config" / "memoryd").mkdir(parents=True)
-    (d.home / "config" / "memoryd" / "config.yaml").write_text('reports:\n  cron: "not a cron"\n')
-    d.start()
-    status = d.call("status")
-    assert "error" in status["report_schedule"]
-    assert d.call("report")["summary"]["directories"] == 0
 
 
 def test_cli_report_in_process_and_through_the_daemon(

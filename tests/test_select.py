@@ -127,6 +127,15 @@ def test_surfaced_files_are_never_repeated(seeded: DaemonProc) -> None:
     assert other["excluded"]["surfaced"] == 1  # type: ignore[index]
 
 
+def test_surfaced_takes_the_paths_select_printed(seeded: DaemonProc) -> None:
+    query = "pytest xdist workers and the test database"
+    shown = [s["path"] for s in select(seeded, query)["selected"]]  # type: ignore[attr-defined]
+    assert shown
+    again = select(seeded, query, surfaced=shown)
+    assert not set(names(again)) & {Path(p).name for p in shown}
+    assert again["excluded"]["surfaced"] == len(shown)  # type: ignore[index]
+
+
 def test_limit_caps_results(seeded: DaemonProc) -> None:
     result = select(seeded, "pytest test database coverage xdist", limit=1)
     assert len(names(result)) == 1
@@ -141,6 +150,9 @@ def test_limit_caps_results(seeded: DaemonProc) -> None:
         ({"query": "ok", "limit": 0}, "limit", "from 1 to 5"),
         ({"query": "ok", "limit": 6}, "limit", "from 1 to 5"),
         ({"query": "ok", "surfaced": "a.md"}, "surfaced", "list of strings"),
+        ({"query": "ok", "surfaced": ["/etc/a.md"]}, "surfaced", "is not a file of"),
+        ({"query": "ok", "surfaced": ["mem/a.md"]}, "surfaced", "is a relative path"),
+        ({"query": "ok", "ranker": "anthropic"}, "ranker", "needs an Anthropic API key"),
         ({"query": "ok", "recent_tools": [1]}, "recent_tools", "list of strings"),
         ({"query": "ok", "dir": "/definitely/missing"}, "dir", "not found"),
     ],

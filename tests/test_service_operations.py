@@ -89,6 +89,7 @@ def test_a_save_is_indexed_before_its_reply_and_load_last_finds_it(
         "path",
         "filename",
         "created",
+        "kept",
         "migrated_from",
         "schema_version",
         "bytes",

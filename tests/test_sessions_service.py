@@ -256,6 +256,7 @@ def test_save_then_load_last_round_trips_content_fields_and_resume_line(
         "path": str(path),
         "filename": filename,
         "created": True,
+        "kept": None,
         "migrated_from": None,
         "schema_version": "1.1",
         "bytes": path.stat().st_size,
@@ -375,6 +376,47 @@ def test_same_timestamp_overwrites_a_new_timestamp_adds_a_file_and_nothing_is_de
         call(daemon, "load_last", dir=str(root), project=PROJECT)["filename"]
         == (now_saved["filename"])
     )
+
+
+def test_a_second_save_of_a_session_keeps_what_the_first_recorded(
+    daemon: DaemonProc, folder: Path
+) -> None:
+    session = {"dir": str(folder), "project": PROJECT, "session": "2025-03-12-09-00"}
+    first = call(
+        daemon,
+        "save",
+        **session,
+        session_summary="Wired the retry queue.",
+        steps_completed={"S0": "Read the spec", "S1": "Added the queue"},
+        key_decisions=["Retries live in the worker"],
+        active_state="- Next: backoff",
+    )
+    assert first["created"] is True and first["kept"] is None
+    again = call(
+        daemon,
+        "save",
+        **session,
+        session_summary="Wired the retry queue and its backoff.",
+        steps_completed={"S1": "Added the queue (durable)", "S2": "Added backoff"},
+        key_decisions=["Backoff doubles up to 5 minutes"],
+    )
+    assert again["created"] is False
+    assert again["kept"] == {
+        "steps_completed": ["S0"],
+        "key_decisions": 1,
+        "checkpoints_approved": [],
+        "session_summary": False,
+        "active_state": True,
+    }
+    text = Path(first["path"]).read_text(encoding="utf-8")
+    assert "- S0: Read the spec\n- S1: Added the queue (durable)\n- S2: Added backoff\n" in text
+    assert "- Retries live in the worker\n- Backoff doubles up to 5 minutes\n" in text
+    assert "Wired the retry queue and its backoff." in text and "- Next: backoff" in text
+
+    replaced = call(daemon, "save", **session, session_summary="Started over.", replace=True)
+    assert replaced["created"] is False and replaced["kept"] is None
+    text = Path(first["path"]).read_text(encoding="utf-8")
+    assert "Started over." in text and "S0" not in text and "Retries live" not in text
 
 
 def test_schema_10_file_is_written_as_11_on_its_next_save(daemon: DaemonProc) -> None:
@@ -537,7 +579,7 @@ folder, db, big = sys.argv[1], sys.argv[2], "y" * 400_000
 for i in range(10_000):
     session = f"2025-07-01-10-{i % 4:02d}"
     main(["save", "--dir", folder, "--project", "crash", "--session", session, "--db", db,
-          "--summary", f"round {i} " + big, "--decision", f"end-marker {i}"])
+          "--summary", f"round {i} " + big, "--decision", f"end-marker {i}", "--replace"])
     print(i, flush=True)
 """
 
@@ -875,11 +917,15 @@ def test_context_on_an_unrelated_task_is_exactly_the_no_context_message(
     assert scoped["text"] == (
         f"No useful prior-session context found within project '{PROJECT}' in {folder}"
     )
-    # A project with no sessions at all is the same honest "nothing", not an error.
+    # A project with no sessions at all is the same honest "nothing", not an
+    # error, and names the projects that do have sessions (a typo, likely).
     other = call(daemon, "context", task="payment retry", dir=str(folder), project="other")
     assert other["text"] == (
-        f"No useful prior-session context found within project 'other' in {folder}"
+        f"No useful prior-session context found within project 'other' in {folder}; "
+        f"there are no session memories of project 'other' "
+        f"(projects with sessions there: {PROJECT})"
     )
+    assert other["status"] == "none" and other["projects"] == [PROJECT]
     empty = new_dir(daemon, "empty")
     brief = call(daemon, "context", task="payment retry", dir=str(empty))
     assert brief["text"] == f"No useful prior-session context found within {empty}"

@@ -18,7 +18,8 @@ from memoryd.indexer.store import IndexStore
 from memoryd.indexer.sync import Syncer
 from memoryd.staleness import results
 from memoryd.staleness.checkout import decode_folder_name, encode, resolve
-from memoryd.staleness.service import Checker
+from memoryd.staleness.render import caution, render_check
+from memoryd.staleness.service import Checker, check_tree
 
 
 def _write(store: IndexStore) -> Callable[[Callable[[sqlite3.Connection], None]], None]:
@@ -169,10 +170,52 @@ def test_a_directory_that_is_not_a_git_repository_is_checked_on_disk(
     assert result["mode"] == "not a git repository: file system only"
     verdict = verdict_of(result, "project_x.md")
     assert verdict["missing"] == ["src/gone.py"] and not verdict["all_gone"]
+    # Without git nothing says the path ever existed: no "no longer exists".
+    assert caution(verdict) == (
+        f"Caution: cites `src/gone.py`, not found in {plain} (not a git checkout)."
+    )
     # No HEAD to notice a change by: every pass looks at the disk again.
     (plain / "src" / "here.py").unlink()
     verdict = verdict_of(check(store, memdir, checker), "project_x.md")
     assert verdict["missing"] == ["src/here.py", "src/gone.py"] and verdict["all_gone"]
+
+
+def test_a_checkout_guessed_from_the_folder_name_is_named_a_guess(
+    store: IndexStore, make_memory: MakeMemory, tmp_path: Path, repo: Repo
+) -> None:
+    plain = tmp_path / "src" / "shop"
+    (plain / "src").mkdir(parents=True)
+    memdir = tmp_path / "claude" / "projects" / encode(str(plain)) / "memory"
+    memdir.mkdir(parents=True)
+    make_memory("project_x.md", body="See src/gone.py.", directory=memdir)
+    checker = Checker()
+    result = check_tree(checker, _synced(store, memdir), str(memdir), _write(store))
+    verdict = result["memories"][0]["staleness"]
+    assert verdict["checkout_guessed"] is True and verdict["head"] is None
+    expected = (
+        f"cites `src/gone.py`, not found in {plain} "
+        "(guessed from the folder name; not a git checkout)"
+    )
+    assert caution(verdict) == f"Caution: {expected}."
+    assert render_check(result).splitlines() == [
+        f"{memdir}: checkout {plain} (guessed from the folder name; "
+        "not a git repository: file system only)",
+        f"  project_x.md: {expected}",
+        "1 of 1 memories citing code are stale.",
+    ]
+    # A guessed checkout that is a git repository: still named as a guess.
+    guessed_repo = tmp_path / "claude" / "projects" / encode(str(repo.path)) / "memory"
+    guessed_repo.mkdir(parents=True)
+    make_memory("project_y.md", body="See src/never.py.", directory=guessed_repo)
+    found = check(store, guessed_repo, checker)
+    assert caution(verdict_of(found, "project_y.md")) == (
+        f"Caution: cites `src/never.py`, not found in {repo.path} (guessed from the folder name)."
+    )
+
+
+def _synced(store: IndexStore, memdir: Path) -> sqlite3.Connection:
+    Syncer(store).sync_tree(str(memdir))
+    return store.conn
 
 
 @pytest.mark.parametrize("broken", ["absent", "file", "corrupt-git"])

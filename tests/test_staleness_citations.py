@@ -104,6 +104,8 @@ def test_an_index_from_before_the_migration_gets_its_citations(
 def test_the_caution_line_names_two_problems_and_counts_the_rest() -> None:
     verdict = {
         "stale": True,
+        "checkout": "/src/app",
+        "head": "0" * 40,
         "missing": ["a.py", "b.py"],
         "renamed": {"src/tax.py": "src/taxes.py"},
         "changed_since": [{"path": "c.py", "commits": 1, "newest": "2026-01-02T03:04:05Z"}],

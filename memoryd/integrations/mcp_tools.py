@@ -160,8 +160,10 @@ TOOLS: list[dict[str, Any]] = [
         "title": "Save the session",
         "description": (
             "Write (or update) the session memory of a project so a later session can resume. "
-            "Call it at checkpoints and before the session ends. Saving again with the same "
-            "'session' timestamp updates that file; omitted frontmatter fields are kept."
+            "Call it at checkpoints and before the session ends. Saving again in the same session "
+            "(the same 'session' timestamp; by default, the same minute) updates that file and "
+            "keeps what the earlier save recorded that this one does not restate: steps, key "
+            "decisions, approved checkpoints, omitted fields; the reply's 'kept' lists them."
         ),
         "inputSchema": _object(
             {

@@ -4,7 +4,8 @@ Memory folders only grow, and agents' own clean-up jobs have deleted people's
 files. memoryd therefore never deletes or rewrites a memory: it reads the
 index and writes a report (Markdown to read, JSON to act on) listing old
 sessions worth condensing, stale work, broken files, MEMORY.md problems,
-duplicates, files that look like they hold credentials, and — when selector
+duplicates, files that look like they hold credentials, memories too big for
+the hook to show whole, and — when selector
 telemetry exists — what was never or most often selected.
 
 The daemon writes one on a schedule; ``memoryd report`` and the ``report``
@@ -25,7 +26,7 @@ from typing import Any
 from memoryd.indexer.queries import IndexedFile, files_under, iso_utc
 from memoryd.indexer.records import KIND_MEMORY
 from memoryd.indexer.secrets import redact_value
-from memoryd.report import findings, memory_index, sessions
+from memoryd.report import findings, memory_index, oversize, sessions
 from memoryd.report.files import Retention, write_report
 from memoryd.report.render import NOTICE
 from memoryd.staleness.results import stale_under
@@ -43,6 +44,7 @@ SUMMARY_KEYS = (
     "duplicates",
     "superseded_memories",
     "secret_files",
+    "oversized",
     "never_selected",
     "code_drift",
 )
@@ -64,6 +66,7 @@ def _directory_report(
         "duplicates": dups,
         "superseded_memories": superseded,
         "secrets": findings.secret_files(files),
+        "oversized": oversize.oversized(files),
         "usage": None,
     }
 
@@ -81,6 +84,7 @@ def _summary(dirs: list[dict[str, Any]]) -> dict[str, int]:
         totals["duplicates"] += len(d["duplicates"])
         totals["superseded_memories"] += len(d["superseded_memories"])
         totals["secret_files"] += len(d["secrets"])
+        totals["oversized"] += len(d["oversized"])
         if d["usage"] is not None:
             totals["never_selected"] += len(d["usage"]["never_selected"])
         totals["code_drift"] += len(d["code_drift"])

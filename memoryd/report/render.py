@@ -8,7 +8,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from memoryd.report.oversize import CAP
 from memoryd.staleness.render import problems
+
+CAP_TEXT = f"{CAP['bytes'] // 1024} KB / {CAP['lines']} lines"
 
 NOTICE = (
     "Nothing was deleted or rewritten. memoryd only reads memory folders; this report "
@@ -26,6 +29,7 @@ SUMMARY_LABELS = (
     ("duplicates", "duplicate groups"),
     ("superseded_memories", "superseded memories"),
     ("secret_files", "files that look like they hold credentials"),
+    ("oversized", f"memories over the hook's {CAP_TEXT} cap"),
     ("never_selected", "memories never selected"),
     ("code_drift", "memories citing code that changed or vanished"),
 )
@@ -112,6 +116,13 @@ def _sections(d: dict[str, Any]) -> list[tuple[str, list[str]]]:
                 f"- `{s['file']}`: "
                 + ", ".join(f"line {x['line']} ({x['kind']})" for x in s["lines"])
                 for s in d["secrets"]
+            ],
+        ),
+        (
+            f"Oversized memories (the hook shows only the first {CAP_TEXT}: condense or split)",
+            [
+                f"- `{o['file']}`: {o['bytes']:,} bytes, {o['lines']:,} lines"
+                for o in d["oversized"]
             ],
         ),
         ("Usage", _usage(d)),

@@ -20,7 +20,8 @@ whenever Claude cannot, with ``fallback`` saying why. A request's
 minus :data:`LOCAL_RESERVE_S` (the local ranker's share), and when it has not
 answered by then the local ranker does (``fallback: deadline``); Claude's late
 answer still fills the cache for the next ask. Every call ends in exactly one
-telemetry record, errors included.
+telemetry record, errors included. ``anthropic`` without a configured
+key is refused (``invalid_params``) rather than answered locally.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from typing import Any
 
 import structlog
 
+from memoryd.errors import InvalidParams
 from memoryd.indexer.folders import empty_folder_note
 from memoryd.indexer.queries import IndexedFile, iso_utc
 from memoryd.select.candidates import Candidate
@@ -56,6 +58,13 @@ MIN_CLAUDE_S = 0.2
 CLAUDE_WORKERS = 4
 
 log = structlog.get_logger("memoryd.selector")
+
+NO_CLAUDE = (
+    "ranker 'anthropic' needs an Anthropic API key and none is configured "
+    "(set anthropic.api_key in config.yaml, or ANTHROPIC_API_KEY for memoryd serve); "
+    "use ranker 'auto' or 'local'"
+)
+"""An explicit choice that cannot be honoured is refused, not answered by the local ranker."""
 
 
 @dataclass(frozen=True)
@@ -101,11 +110,13 @@ class Selector:
         Telemetry is the caller's: :meth:`memoryd.service.MemoryService.select`
         records every run, failed ones included.
         """
+        if req.ranker == "anthropic" and self.claude_factory is None:
+            raise InvalidParams(NO_CLAUDE, {"field": "ranker"})
         if deadline is None and req.timeout_ms is not None:
             deadline = time.monotonic() + req.timeout_ms / 1000
         manifest = self.manifests.get(conn, directory)
         pool = candidates_for(conn, manifest, req.query)
-        surfaced = set(req.surfaced)
+        surfaced = surfaced_names(req.surfaced, directory)
         # Links are computed once per directory version (for a large directory,
         # supersession only), never per query.
         relations = manifest.relations
@@ -126,22 +137,18 @@ class Selector:
         ranker, fallback, tokens = "local", None, (0, 0)
         picks: list[tuple[str, float | None]] = []
         dropped: list[str] = []
-        use_claude = req.ranker == "anthropic" or (req.ranker == "auto" and self.claude_factory)
-        if use_claude and cands:
-            if self.claude_factory is None:
-                fallback = "anthropic_not_configured"
-            else:
-                outcome = self._ask_claude(
-                    req, cands, relations, postings=manifest.postings, deadline=deadline
-                )
-                tokens, fallback = outcome.tokens, outcome.failure
-                if outcome.names is not None:
-                    ranker = "anthropic"
-                    for name in outcome.names:
-                        if name not in files:
-                            dropped.append(name)
-                        elif name not in (n for n, _ in picks):
-                            picks.append((name, None))
+        if self.claude_factory is not None and req.ranker != "local" and cands:
+            outcome = self._ask_claude(
+                req, cands, relations, postings=manifest.postings, deadline=deadline
+            )
+            tokens, fallback = outcome.tokens, outcome.failure
+            if outcome.names is not None:
+                ranker = "anthropic"
+                for name in outcome.names:
+                    if name not in files:
+                        dropped.append(name)
+                    elif name not in (n for n, _ in picks):
+                        picks.append((name, None))
         if ranker == "local":
             # Surfaced memories compete (they set the bar) but are never returned:
             # when the best matches were already shown, weaker ones do not stand in.
@@ -265,6 +272,30 @@ class Selector:
         except concurrent.futures.TimeoutError:
             log.info("claude_ranker_deadline", waited_ms=round(wait * 1000))
             return None
+
+
+def surfaced_names(entries: tuple[str, ...], directory: str) -> set[str]:
+    """The file names ``surfaced`` stands for: bare names, or absolute paths inside ``directory``.
+
+    ``select`` prints full paths, so an agent passing back what it was shown
+    must exclude those files; a path outside the folder (or a relative one,
+    whose base the daemon cannot know) would silently exclude nothing, so it
+    is refused, naming the entry.
+    """
+    names = set()
+    for entry in entries:
+        if "/" not in entry:
+            names.add(entry)
+            continue
+        if not os.path.isabs(entry):
+            problem = "is a relative path; pass the file name or an absolute path"
+        elif os.path.realpath(os.path.dirname(entry)) != directory:
+            problem = f"is not a file of {directory}"
+        else:
+            names.add(os.path.basename(entry))
+            continue
+        raise InvalidParams(f"'surfaced' entry {entry!r} {problem}", {"field": "surfaced"})
+    return names
 
 
 def _twins_of(relations: Relations, shown: set[str]) -> set[str]:

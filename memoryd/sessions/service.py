@@ -4,6 +4,8 @@ The format and the brief are pure (``format``, ``brief``); this module reads
 the index, reads and writes files, and shapes the protocol's answers. It is
 shared by the daemon's handlers and the in-process CLI.
 
+A second save of a session keeps what the first recorded and the second does
+not restate (``memoryd.sessions.merge``); ``replace`` overwrites instead.
 Writes are atomic: a temp file in the same directory, fsync, rename, fsync of
 the directory. A crash leaves either the old file or the new one, never half
 of one. Memory files are never deleted.
@@ -44,8 +46,10 @@ from memoryd.sessions.format import (
     render_session,
     resume_line,
     session_filename,
+    session_input_from_file,
     validate_save_params,
 )
+from memoryd.sessions.merge import merge
 
 MIN_BUDGET, MAX_BUDGET = 100, 4000
 
@@ -61,11 +65,13 @@ def parse_save(params: Mapping[str, Any], *, now: dt.datetime | None = None) -> 
         return NotFound(f"memory directory not found at {given}", {"field": "dir"})
 
     directory = p.directory(raw, missing=missing)
+    fields = {k: v for k, v in params.items() if k != "replace"}
     return SaveRequest(
         dir=directory,
         raw_dir=str(raw),
-        session=validate_save_params(params, now=now),
+        session=validate_save_params(fields, now=now),
         project_given=params.get("project"),
+        replace=p.boolean(params, "replace"),
     )
 
 
@@ -166,15 +172,25 @@ def _writer_gone(pid: str | None, path: str, now: float) -> bool:
 
 
 def save(request: SaveRequest) -> SaveResult:
-    """Write (or overwrite) ``{dir}/{session}-{project}.md``; returns where and how."""
+    """Write ``{dir}/{session}-{project}.md``, over an earlier save of it; where and how.
+
+    An earlier save of the same session is merged with this one (see
+    :mod:`memoryd.sessions.merge`) unless the request says ``replace``.
+    """
     inp = request.session
-    path = os.path.join(request.dir, session_filename(inp.project, inp.session))
+    filename = session_filename(inp.project, inp.session)
+    path = os.path.join(request.dir, filename)
     previous: dict[str, Any] | None = None
+    kept: dict[str, Any] | None = None
     created = not os.path.exists(path)
     if not created:
         with open(path, "rb") as fh:
-            old = parse_bytes(fh.read(), KIND_SESSION)
+            data = fh.read()
+        old = parse_bytes(data, KIND_SESSION)
         previous = old.meta if old.error is None else None
+        if previous is not None and not request.replace:
+            earlier = session_input_from_file(filename, previous, data.decode("utf-8"))
+            inp, kept = merge(inp, earlier)
     text = render_session(inp, previous)
     written = parse_bytes(text.encode(), KIND_SESSION)
     if written.error is not None:  # a bug in render_session, never user input
@@ -184,6 +200,7 @@ def save(request: SaveRequest) -> SaveResult:
         "path": path,
         "filename": os.path.basename(path),
         "created": created,
+        "kept": kept,
         "migrated_from": _migrated_from(previous),
         "schema_version": SCHEMA_VERSION,
         "bytes": len(text.encode()),
@@ -304,8 +321,28 @@ def context(
                     error=error,
                 )
             )
-    brief = build_brief(task, docs, scope=scope, budget_tokens=budget_tokens)
-    return brief.to_json()
+    brief = build_brief(task, docs, scope=scope, budget_tokens=budget_tokens).to_json()
+    if project and not docs:
+        # A mistyped project looks like "nothing useful"; naming what exists shows the slip.
+        known = _projects_in(conn, directories)
+        there = ", ".join(known) if known else "none"
+        brief["text"] += (
+            f"; there are no session memories of project '{project}' "
+            f"(projects with sessions there: {there})"
+        )
+        brief["projects"] = known
+    return brief
+
+
+def _projects_in(conn: sqlite3.Connection, directories: Sequence[str]) -> list[str]:
+    """The projects that have session memories in ``directories``, by name."""
+    marks = ", ".join("?" for _ in directories)
+    rows = conn.execute(
+        f"SELECT DISTINCT project FROM files WHERE kind = 'session' AND directory IN ({marks}) "
+        "AND project IS NOT NULL ORDER BY project",
+        tuple(directories),
+    )
+    return [r[0] for r in rows]
 
 
 TEXT_CACHE_BYTES = 4 * 1024 * 1024

@@ -11,9 +11,19 @@ from typing import Any
 MAX_NAMED = 2
 
 
+GUESSED = "guessed from the folder name"
+"""How a checkout found only by decoding the memory folder's name is named wherever it is shown."""
+
+
 def problems(verdict: dict[str, Any]) -> list[str]:
-    """One phrase per stale citation, vanished and moved paths first."""
-    out = [f"cites `{p}`, which no longer exists" for p in verdict.get("missing", [])]
+    """One phrase per stale citation, vanished and moved paths first.
+
+    Only git can say a path *no longer* exists; outside git, or in a checkout
+    that is only a guess, a missing path is "not found" there, and the phrase
+    names the checkout and why it is uncertain, so an agent does not set out
+    to undo a deletion that never happened.
+    """
+    out = [_missing(p, verdict) for p in verdict.get("missing", [])]
     out += [
         f"cites `{old}`, which no longer exists; renamed to `{new}`"
         for old, new in verdict.get("renamed", {}).items()
@@ -25,6 +35,15 @@ def problems(verdict: dict[str, Any]) -> list[str]:
             f"since this memory was written (newest {change['newest'][:10]})"
         )
     return out
+
+
+def _missing(path: str, verdict: dict[str, Any]) -> str:
+    doubts = [GUESSED] if verdict.get("checkout_guessed") else []
+    if verdict.get("head") is None:
+        doubts.append("not a git checkout")
+    if not doubts:
+        return f"cites `{path}`, which no longer exists"
+    return f"cites `{path}`, not found in {verdict.get('checkout')} ({'; '.join(doubts)})"
 
 
 def caution(verdict: dict[str, Any] | None) -> str | None:
@@ -46,9 +65,12 @@ def render_check(result: dict[str, Any]) -> str:
         if checkout["path"] is None:
             lines.append(f"{folder['dir']}: no checkout ({checkout['reason']})")
         else:
+            # checkout.SOURCE_FOLDER_NAME, spelt out: the hook imports this module, not that one.
+            guessed = checkout["source"] == "folder-name"
+            source = GUESSED if guessed else f"from {checkout['source']}"
             lines.append(
                 f"{folder['dir']}: checkout {checkout['path']} "
-                f"(from {checkout['source']}; {folder['mode'] or 'not checked'})"
+                f"({source}; {folder['mode'] or 'not checked'})"
             )
     for memory in result["memories"]:
         for problem in problems(memory["staleness"] or {}):

@@ -23,7 +23,7 @@ from typing import Any
 
 from memoryd.indexer.queries import directory_version
 from memoryd.staleness import results
-from memoryd.staleness.checkout import Resolution, resolve
+from memoryd.staleness.checkout import SOURCE_FOLDER_NAME, Resolution, resolve
 from memoryd.staleness.git import GitUnavailable, History, head_of, ignored, tracked_files
 from memoryd.staleness.verdicts import Snapshot, Tracked, judge
 
@@ -96,6 +96,7 @@ class Checker:
             out.update(memories=[_entry(m, None) for m in memories], stale=0, rechecked=0)
             return out
         snap, out["mode"] = self._snapshot(found.path)
+        snap.guessed = found.source == SOURCE_FOLDER_NAME
         # Without git there is no HEAD to key on; existence checks are cheap, so redo them.
         redo = force or snap.head is None
         todo = [m for m in memories if redo or keys.get(m.path) != (m.content_hash, snap.key)]

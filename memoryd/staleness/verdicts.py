@@ -5,7 +5,10 @@ A verdict lists, per cited path: gone (``missing``), moved (``renamed``, old
 written (``changed_since``: count and newest date). Paths that .gitignore
 excludes are build output, so they are neither counted as present nor as
 missing. ``all_gone`` says that nothing the memory cites exists any more,
-which ``select`` uses to rank it below an intact memory.
+which ``select`` uses to rank it below an intact memory. ``head`` is None
+outside git (only existence was checked) and ``checkout_guessed`` is true
+when the checkout came from the folder name alone: the words shown for a
+verdict (``render``) must not claim a deletion that git never saw.
 """
 
 from __future__ import annotations
@@ -18,6 +21,9 @@ from typing import Any
 from memoryd.indexer.queries import iso_utc
 from memoryd.staleness.citations import KIND_DIR, KIND_FILE, KIND_NAME, Citation
 from memoryd.staleness.git import History
+
+GUESS_KEY = "?guessed"
+"""Added to a verdict's key for a guessed checkout, so a checkout later confirmed is re-judged."""
 
 
 class Tracked:
@@ -60,11 +66,13 @@ class Snapshot:
     tracked: Tracked | None = None
     history: History | None = None
     ignored: set[str] = field(default_factory=set)
+    guessed: bool = False
+    """The checkout was only guessed from the folder's name: every verdict says so."""
 
     @property
     def key(self) -> str:
         """What a cached verdict is valid for (with the memory's content hash)."""
-        return self.head or "filesystem"
+        return (self.head or "filesystem") + (GUESS_KEY if self.guessed else "")
 
     def locate(self, c: Citation) -> Citation:
         """A bare name as the one tracked file it names (or the one it was before a rename).
@@ -131,6 +139,7 @@ def judge(citations: list[Citation], mtime: float, snap: Snapshot) -> dict[str, 
             missing.append(cited.target)
     return {
         "checkout": snap.checkout,
+        "checkout_guessed": snap.guessed,
         "head": snap.head,
         "cited": judged,
         "missing": missing,

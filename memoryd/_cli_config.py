@@ -1,0 +1,97 @@
+"""``memoryd config check`` and ``memoryd config show``: what a config file means, before serve.
+
+``check`` validates the file exactly as ``serve`` will (one ``memoryd: error:``
+line and exit 1 when serve would refuse it), then says what each setting the
+file or the environment sets will do. ``show`` prints the whole effective
+configuration, defaults included, in the file's own YAML shape (the API key
+only as ``<set>``).
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from memoryd._cli_common import print_json
+
+
+def register(sub: Any) -> None:
+    c = sub.add_parser("config", help="check or show the configuration")
+    actions = c.add_subparsers(dest="action", required=True, metavar="ACTION")
+    for name, handler, text in (
+        ("check", cmd_check, "validate the config file as serve will, and say what it sets"),
+        ("show", cmd_show, "print the effective configuration, defaults included"),
+    ):
+        a = actions.add_parser(name, help=text)
+        a.add_argument(
+            "--config",
+            type=Path,
+            default=None,
+            help="config file (default $XDG_CONFIG_HOME/memoryd/config.yaml)",
+        )
+        a.add_argument("--json", action="store_true")
+        a.set_defaults(handler=handler)
+
+
+def _load(args: argparse.Namespace) -> tuple[Path, bool, list[Any]]:
+    """The file, whether it exists, and its settings explained (ConfigError when invalid)."""
+    from memoryd import config as config_mod  # noqa: PLC0415 - keep other commands light
+    from memoryd import paths  # noqa: PLC0415
+    from memoryd.config_explain import explain, file_keys  # noqa: PLC0415
+
+    path = args.config or paths.config_file()
+    cfg = config_mod.load(args.config)
+    return path, path.is_file(), explain(cfg, file_keys(path))
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    path, exists, settings = _load(args)
+    chosen = [s for s in settings if s.source != "default"]
+    if args.json:
+        listed = [s.to_json() for s in settings]
+        print_json({"file": str(path), "exists": exists, "valid": True, "settings": listed})
+        return 0
+    if exists:
+        print(f"{path} is valid; serve will accept it.")
+    else:
+        print(f"no config file at {path}: every setting is its default.")
+    for s in chosen:
+        print(f"  {s.key} = {_shown(s.value)}  ({s.source}){': ' + s.meaning if s.meaning else ''}")
+    defaults = [s for s in settings if s.source == "default" and s.meaning]
+    if defaults:
+        print("defaults in effect:")
+        for s in defaults:
+            print(f"  {s.key} = {_shown(s.value)}: {s.meaning}")
+    return 0
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    import yaml  # noqa: PLC0415 - only show prints YAML
+
+    from memoryd.config_explain import effective  # noqa: PLC0415
+
+    path, exists, settings = _load(args)
+    if args.json:
+        print_json(effective(settings))
+        return 0
+    origin = f"{path}" if exists else f"defaults (no file at {path})"
+    print(f"# the effective configuration: {origin}, with the environment applied")
+    print("# (the API key, when there is one, is shown only as <set>)")
+    db = next(s for s in settings if s.key == "db")
+    print(f"# index: {db.value} (not a file key: MEMORYD_DB or serve --db)")
+    print(yaml.safe_dump(effective(settings), sort_keys=False, allow_unicode=True), end="")
+    return 0
+
+
+def _shown(value: Any) -> str:
+    """A value as a person reads it: no Python reprs."""
+    if value is None:
+        return "unset"
+    if isinstance(value, dict):
+        return ", ".join(f"{k} -> {v}" for k, v in value.items()) or "none"
+    if isinstance(value, list):
+        return ", ".join(map(str, value)) or "none"
+    if isinstance(value, bool):
+        return str(value).lower()
+    return f"{value:g}" if isinstance(value, float) else str(value)
