@@ -28,6 +28,7 @@ from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 
 from memoryd._sized_cache import SizedCache
+from memoryd._unicode_words import is_gram
 from memoryd.select._lexicon import concepts_of
 from memoryd.select._text import WEAK_TERMS, terms
 from memoryd.select.analysis import DocTerms, analyse
@@ -66,7 +67,7 @@ def query_weights(query: str, tuning: Tuning) -> dict[str, float]:
     """Distinct query terms and concept tokens (of the groups in use) with their weights."""
     weights: dict[str, float] = {}
     for w in terms(query):
-        base = WEAK_WEIGHT if w in WEAK_TERMS else 1.0
+        base = WEAK_WEIGHT if w in WEAK_TERMS else tuning.gram_weight if is_gram(w) else 1.0
         weights[w] = max(weights.get(w, 0.0), base)
         for concept in concepts_of(w):
             if tuning.lexicon is None or concept[1:] in tuning.lexicon:
@@ -199,7 +200,7 @@ class LocalRanker:
         scores = {fn: sum(p.values()) if p else 0 for fn, p in parts.items()}
         if max(scores.values(), default=0.0) < self.tuning.absolute_floor:
             return []  # most prompts: nothing to calibrate
-        words = {t for t, w in self._weights(query).items() if w == 1.0}
+        words = {t for t in self._weights(query) if t[0] != "~" and t not in WEAK_TERMS}
         whole = {fn for fn, p in parts.items() if words and words <= p.keys()}
         chosen = cut(scores, shown, self.tuning, one_per_lesson(scores, relations), whole)
         if not chosen:
@@ -263,7 +264,11 @@ def score(
     idf = {t: math.log(1.0 + (n_idf - len(h) + 0.5) / (len(h) + 0.5)) for t, h in hits.items()}
     # What a document matching every word (and no concept) would score: the
     # yardstick that makes scores comparable across folders and queries.
-    ideal = sum(idf[t] * w for t, w in qw.items() if not t.startswith("~"))
+    ideal = sum(
+        idf[t] * w * (tuning.unseen_gram_share if not hits[t] and is_gram(t) else 1.0)
+        for t, w in qw.items()
+        if not t.startswith("~")
+    )
     scale = (K1 + 1.0) * max(ideal, 1e-9) ** NORM_POWER
     out: list[dict[str, float]] = [{} for _ in range(n)]
     fw0, fw1, fw2, fw3 = field_weights  # analysis.FIELDS

@@ -33,6 +33,8 @@ from pathlib import PurePath
 import structlog
 
 from memoryd._sized_cache import SizedCache
+from memoryd._unicode_words import is_gram
+from memoryd._unicode_words import words as unicode_words
 from memoryd.indexer import queries
 from memoryd.indexer.queries import IndexedFile
 from memoryd.indexer.records import KIND_MEMORY
@@ -190,9 +192,14 @@ def superseded_in(files: Sequence[IndexedFile]) -> dict[str, str | None]:
 
 
 def fts_query(text: str) -> str | None:
-    """An OR of the query's distinctive words, quoted so FTS5 syntax cannot leak in."""
-    words = dict.fromkeys(w.lower() for w in _WORD.findall(text))
-    terms = [w for w in words if w not in STOPWORDS and len(w) > 1]
+    """An OR of the query's distinctive words, quoted so FTS5 syntax cannot leak in.
+
+    Words of any script count; a run of Chinese or Japanese gives its bigrams,
+    which the index's ``grams`` column holds (migration 010).
+    """
+    found = _WORD.findall(text) if text.isascii() else unicode_words(text)
+    words = dict.fromkeys(w.lower() for w in found)
+    terms = [w for w in words if w not in STOPWORDS and (len(w) > 1 or is_gram(w))]
     return " OR ".join(f'"{t}"' for t in terms[:64]) or None
 
 

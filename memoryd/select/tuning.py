@@ -50,6 +50,14 @@ class Tuning:
     """Results must score at least this fraction of the best hit."""
     standout: float = 0.0
     """Standard deviations above the folder's mean score a result must reach."""
+    gram_weight: float = 1.0
+    """Weight of a character bigram of Chinese, Japanese, Korean or Thai text against a word's."""
+    unseen_gram_share: float = 0.3
+    """How much of a query bigram that no memory holds counts in the score's yardstick.
+
+    Such a bigram is most often the seam between two words ("局之" in
+    "布局之后"), not a word the folder lacks; counting it in full would hold
+    every unspaced-script prompt to a higher bar than an English one."""
     lexicon: frozenset[str] | None = None
     """Paraphrase groups in use, by label (None: every group in ``_lexicon``)."""
 
