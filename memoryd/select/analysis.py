@@ -162,6 +162,30 @@ def analyse(filename: str, name: str | None, description: str | None, body: str)
     )
 
 
+NAME, DESC = FIELDS.index("name"), FIELDS.index("desc")
+
+
+def with_hook(doc: DocTerms, hook: str) -> DocTerms:
+    """``doc`` with the folder index's line for the memory read as more description.
+
+    Only the line's terms that the name and description lack are added (a
+    hook that repeats the description adds nothing), so a second wording
+    widens what the memory matches without doubling what it already says.
+    """
+    if not hook:
+        return doc
+    extra, _ = _field_terms(hook)
+    name, desc = doc.fields[NAME], doc.fields[DESC]
+    new = {t: n for t, n in extra.items() if t not in desc and t not in name}
+    if not new:
+        return doc
+    fields = list(doc.fields)
+    fields[DESC] = {**desc, **new}
+    lengths = list(doc.lengths)
+    lengths[DESC] += sum(n for t, n in new.items() if t[0] != "~")
+    return DocTerms(fields=fields, lengths=lengths)
+
+
 _NO_COUNTS = b""
 
 

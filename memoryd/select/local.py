@@ -31,7 +31,7 @@ from memoryd._sized_cache import SizedCache
 from memoryd._unicode_words import is_gram
 from memoryd.select._lexicon import concepts_of
 from memoryd.select._text import WEAK_TERMS, terms
-from memoryd.select.analysis import DocTerms, analyse
+from memoryd.select.analysis import DocTerms, analyse, with_hook
 from memoryd.select.candidates import Candidate
 from memoryd.select.postings import Postings
 from memoryd.select.relations import Relations, compute_relations
@@ -84,7 +84,9 @@ class LocalRanker:
 
     def __init__(self, tuning: Tuning = DEFAULT) -> None:
         self.tuning = tuning
-        self._cache: SizedCache[tuple[str, str, str, str], DocTerms] = SizedCache(DOC_CACHE_BYTES)
+        self._cache: SizedCache[tuple[str, str, str, str, str], DocTerms] = SizedCache(
+            DOC_CACHE_BYTES
+        )
         self._relations: dict[tuple[int, ...], Relations] = {}
         self._last_weights: tuple[str, Tuning, dict[str, float]] | None = None
 
@@ -92,10 +94,10 @@ class LocalRanker:
         """The candidate's stored analysis, or one worked out now (and cached)."""
         if c.terms is not None:
             return c.terms
-        key = (c.filename, c.name, c.description, c.body)
+        key = (c.filename, c.name, c.description, c.body, c.hook)
         doc = self._cache.get(key)
         if doc is None:
-            doc = analyse(c.filename, c.name, c.description, c.body)
+            doc = with_hook(analyse(c.filename, c.name, c.description, c.body), c.hook)
             self._cache.put(key, doc, doc.weight + len(c.body))
         return doc
 
@@ -209,8 +211,27 @@ class LocalRanker:
             for have, twin in ((a, b), (b, a)):
                 if have in chosen and twin not in chosen and twin in scores and twin not in shown:
                     chosen.append(twin)
+        chosen += self._linked(chosen, scores, relations, shown)
         chosen.sort(key=lambda fn: (-scores[fn], fn))
         return [Scored(fn, round(scores[fn], 6)) for fn in chosen[:limit]]
+
+    def _linked(
+        self,
+        chosen: Sequence[str],
+        scores: dict[str, float],
+        relations: Relations,
+        shown: Collection[str],
+    ) -> list[str]:
+        """Neighbours of the chosen memories whose own score reaches ``neighbour_floor``."""
+        floor = self.tuning.neighbour_floor
+        if floor is None or not relations.neighbours:
+            return []
+        found: dict[str, None] = {}
+        for fn in chosen:
+            for other in relations.neighbours.get(fn, ()):
+                if other not in chosen and other not in shown and scores.get(other, 0.0) >= floor:
+                    found[other] = None
+        return list(found)
 
 
 def _positions(candidates: Sequence[Candidate], postings: Postings | None) -> list[int] | None:

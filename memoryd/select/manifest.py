@@ -37,10 +37,11 @@ from memoryd._unicode_words import is_gram
 from memoryd._unicode_words import words as unicode_words
 from memoryd.indexer import queries
 from memoryd.indexer.queries import IndexedFile
-from memoryd.indexer.records import KIND_MEMORY
+from memoryd.indexer.records import INDEX_FILENAME, KIND_MEMORY
 from memoryd.select._text import STOPWORDS
-from memoryd.select.analysis import DocTerms, analyse, decode
-from memoryd.select.candidates import Candidate
+from memoryd.select.analysis import DocTerms, analyse, decode, with_hook
+from memoryd.select.candidates import Candidate, effective_type
+from memoryd.select.folder_links import index_hooks
 from memoryd.select.local import query_weights
 from memoryd.select.postings import Postings
 from memoryd.select.prefilter import PREFILTER_LIMIT, Prefilter
@@ -145,17 +146,22 @@ class Manifest:
 
 
 def to_candidate(
-    f: IndexedFile, terms: DocTerms | None = None, commands: tuple[str, ...] | None = None
+    f: IndexedFile,
+    terms: DocTerms | None = None,
+    commands: tuple[str, ...] | None = None,
+    hook: str = "",
 ) -> Candidate:
     return Candidate(
         filename=f.filename,
         name=f.name or PurePath(f.filename).stem,
         description=f.description or "",
-        type=f.type,
+        type=effective_type(f.type, f.filename),
         body=f.body,
         mtime=f.mtime,
         terms=terms,
         commands=commands,
+        header=f.meta.get("header", {}),
+        hook=hook,
     )
 
 
@@ -271,7 +277,8 @@ def _load(
         "count(*) FILTER (WHERE filename = 'MEMORY.md') FROM files WHERE directory = ?",
         (directory,),
     ).fetchone()
-    state = hash(tuple(conn.execute(_MEMORY_STATE, (directory,))))
+    index_text = _index_text(conn, directory) if has_index else ""
+    state = hash((tuple(conn.execute(_MEMORY_STATE, (directory,))), index_text))
     if (
         previous is not None
         and previous.state == state
@@ -305,7 +312,12 @@ def _load(
             (directory,),
         )
     )
-    manifest.relations = compute_relations([to_candidate(f, doc) for f, doc in rows])
+    # MEMORY.md's line for a file is a second description: read into its analysis.
+    hooks = index_hooks(index_text, [to_candidate(f) for f, _ in rows]) if index_text else {}
+    rows = [(f, with_hook(doc, hooks.get(f.filename, ""))) for f, doc in rows]
+    manifest.relations = compute_relations(
+        [to_candidate(f, doc, hook=hooks.get(f.filename, "")) for f, doc in rows]
+    )
     manifest.postings = Postings(lambda: ((f.filename, doc) for f, doc in rows))
     # A cached folder keeps neither analyses nor bodies: the posting lists hold the
     # same counts in a fraction of the memory, the links above read both once, and
@@ -313,8 +325,19 @@ def _load(
     for f, _ in rows:
         kept = replace(f, body="", content_hash=None, directory=directory, kind=KIND_MEMORY)
         manifest.files.append(kept)
-        manifest._candidates.append(to_candidate(kept, commands=commands_in(f.body)))
+        manifest._candidates.append(
+            to_candidate(kept, commands=commands_in(f.body), hook=hooks.get(f.filename, ""))
+        )
     return manifest
+
+
+def _index_text(conn: sqlite3.Connection, directory: str) -> str:
+    """The text of the folder's ``MEMORY.md`` as indexed ("" when it has none or it is unusable)."""
+    row = conn.execute(
+        "SELECT body FROM files WHERE directory = ? AND filename = ? AND error IS NULL",
+        (directory, INDEX_FILENAME),
+    ).fetchone()
+    return str(row[0] or "") if row is not None else ""
 
 
 def _index_large(conn: sqlite3.Connection, manifest: Manifest) -> None:

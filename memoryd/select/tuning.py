@@ -58,6 +58,9 @@ class Tuning:
     Such a bigram is most often the seam between two words ("局之" in
     "布局之后"), not a word the folder lacks; counting it in full would hold
     every unspaced-script prompt to a higher bar than an English one."""
+    neighbour_floor: float | None = None
+    """A memory linked to a returned one (``related:``, ``[[link]]``) is returned too when
+    its own normalised score reaches this (None: links are not followed)."""
     lexicon: frozenset[str] | None = None
     """Paraphrase groups in use, by label (None: every group in ``_lexicon``)."""
 
