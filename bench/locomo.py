@@ -9,8 +9,8 @@ whose gold is the set of sessions its evidence comes from. Two variants:
 
 - ``header`` (the default): what an agent's own session memory looks like.
   ``description`` is a one-line condensation of the session summary (its
-  sentences in order, up to ~160 characters), the body is the summary, and
-  there is no transcript.
+  sentences in order while they fit 200 characters; a longer first sentence
+  is cut at a word), the body is the summary, and there is no transcript.
 - ``transcript``: ``description`` is the whole summary and the body is the
   summary followed by the transcript.
 
