@@ -65,6 +65,7 @@ from _select_grid import (
     GridRanker,
     cutoff_stage,
     groups_reached,
+    language_and_links_stage,
     lexicon_stage,
     scoring_stage,
 )
@@ -271,7 +272,7 @@ def lopo(corpora: Sequence[Corpus], workdir: Path) -> dict[str, Any]:
     def stages(training: set[str]) -> list[Stage[Tuning]]:
         # Only the training queries say which paraphrase groups prompts reach.
         reached = groups_reached(q["query"] for q in queries if q["project"] in training)
-        return [lexicon_stage(reached), scoring_stage, cutoff_stage]
+        return [lexicon_stage(reached), scoring_stage, language_and_links_stage, cutoff_stage]
 
     search = Search(run)
     folds, fitted = leave_one_out(search, SEARCH_START, sorted(owners), stages)

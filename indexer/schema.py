@@ -173,6 +173,10 @@ def _m_unspaced_grams(db: sqlite_utils.Database) -> None:
     db.execute(
         "INSERT INTO files_fts(files_fts, rank) VALUES ('rank', 'bm25(2.0, 2.0, 3.0, 1.0, 2.0)')"
     )
+    # Memories now keep header facts (related:, status, dates; a type under
+    # metadata:) that older parses dropped: forgetting each memory's stat makes
+    # the next scan parse it again.
+    db.execute("UPDATE files SET mtime_ns = -1, content_hash = '' WHERE kind = 'memory'")
 
 
 MIGRATIONS: list[tuple[str, Migration]] = [

@@ -205,7 +205,8 @@ def test_an_older_index_gets_the_bigrams_of_its_rows(db_file: Path) -> None:
     conn.close()
     store = IndexStore(db_file)
     try:
-        (grams,) = store.conn.execute("SELECT grams FROM files").fetchone()
+        grams, mtime_ns = store.conn.execute("SELECT grams, mtime_ns FROM files").fetchone()
+        assert mtime_ns == -1  # parsed again by the next scan, for its header facts
         assert grams == unspaced_grams("p.md", c.name, c.description, c.body)
         assert "移行" in grams.split()
         assert _fts_paths(store.conn, "移行") == ["/m/p.md"]

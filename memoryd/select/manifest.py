@@ -277,7 +277,8 @@ def _load(
         "count(*) FILTER (WHERE filename = 'MEMORY.md') FROM files WHERE directory = ?",
         (directory,),
     ).fetchone()
-    index_text = _index_text(conn, directory) if has_index else ""
+    # A small folder reads MEMORY.md's hooks into its analyses (a large one does not).
+    index_text = _index_text(conn, directory) if has_index and total <= LARGE_DIRECTORY else ""
     state = hash((tuple(conn.execute(_MEMORY_STATE, (directory,))), index_text))
     if (
         previous is not None
