@@ -5,7 +5,7 @@ Four stages, each given the previous stages' picks:
 1. paraphrase groups: a group stays only if switching it off lowers the
    training projects' score (groups that no training query ever reaches
    cannot show that, so they go);
-2. scoring: concept weight and field weights;
+2. scoring: concept weight, field weights and the weight of a prefix match;
 3. language and links: the weight of an unspaced-script bigram, the share of
    one that no memory holds in the score's yardstick, and the score a memory
    linked to a returned one needs to come along;
@@ -31,8 +31,9 @@ from memoryd.select.postings import Postings
 from memoryd.select.tuning import Tuning
 
 CONCEPT_WEIGHTS = (0.3, 0.45, 0.6)
+PREFIX_WEIGHTS = (0.0, 0.3, 0.5)
 FIELD_WEIGHTS = ((1.5, 2.5, 2.0, 0.6), (1.5, 3.0, 2.5, 0.4), (1.5, 2.0, 1.5, 0.9))
-ABSOLUTE_FLOORS = (0.55, 0.65, 0.75)
+ABSOLUTE_FLOORS = (0.45, 0.55, 0.65, 0.75)
 RELATIVE_FLOORS = (0.4, 0.5, 0.6)
 STANDOUTS = (0.0, 1.5, 2.5, 3.5)
 GRAM_WEIGHTS = (1.0, 0.7, 0.5)
@@ -61,6 +62,7 @@ class GridRanker(LocalRanker):
             t.lexicon,
             t.gram_weight,
             t.unseen_gram_share,
+            t.prefix_weight,
         )
         if key not in self._memo:
             # Posting lists and stored counts give the same figures as the text.
@@ -105,8 +107,8 @@ def lexicon_stage(reached: set[str]) -> Callable[[Tuning, Score], list[Tuning]]:
 
 def scoring_stage(current: Tuning, _score: Score) -> list[Tuning]:
     return [current] + [
-        dataclasses.replace(current, concept_weight=cw, field_weights=fw)
-        for cw, fw in product(CONCEPT_WEIGHTS, FIELD_WEIGHTS)
+        dataclasses.replace(current, concept_weight=cw, field_weights=fw, prefix_weight=pw)
+        for cw, fw, pw in product(CONCEPT_WEIGHTS, FIELD_WEIGHTS, PREFIX_WEIGHTS)
     ]
 
 
@@ -129,6 +131,6 @@ def describe(t: Tuning) -> str:
     return (
         f"fields={t.field_weights} concept={t.concept_weight} abs={t.absolute_floor} "
         f"rel={t.relative_floor} standout={t.standout} gram={t.gram_weight} "
-        f"unseen_gram={t.unseen_gram_share} links={t.neighbour_floor} "
+        f"unseen_gram={t.unseen_gram_share} prefix={t.prefix_weight} links={t.neighbour_floor} "
         f"groups={len(GROUP_LABELS) if t.lexicon is None else len(t.lexicon)}"
     )

@@ -72,9 +72,13 @@ def _fold_table() -> dict[int, str | None]:
 _FOLD = _fold_table()
 
 
-def fold(text: str) -> str:
-    """``text`` in NFKC form, lower case, diacritics off Latin/Greek/Cyrillic letters."""
-    return unicodedata.normalize("NFKC", text).lower().translate(_FOLD)
+def fold(text: str, *, lower: bool = True) -> str:
+    """``text`` in NFKC form, lower case, diacritics off Latin/Greek/Cyrillic letters.
+
+    With ``lower=False`` the case stays (for tokenizers that split camelCase).
+    """
+    text = unicodedata.normalize("NFKC", text)
+    return (text.lower() if lower else text).translate(_FOLD)
 
 
 def bigrams(run: str) -> list[str]:

@@ -33,7 +33,7 @@ from memoryd.select._lexicon import concepts_of
 from memoryd.select._text import WEAK_TERMS, terms
 from memoryd.select.analysis import DocTerms, analyse, with_hook
 from memoryd.select.candidates import Candidate
-from memoryd.select.postings import Postings
+from memoryd.select.postings import Postings, terms_with_prefix
 from memoryd.select.relations import Relations, compute_relations
 from memoryd.select.tuning import DEFAULT, Tuning, cut, one_per_lesson
 
@@ -43,6 +43,8 @@ FIELD_B = (0.3, 0.5, 0.6, 0.75)
 WEAK_WEIGHT = 0.3
 TYPE_PRIOR = {"user": 0.75, "feedback": 1.0, "project": 1.0, "reference": 1.0}
 
+PREFIX = 6
+"""Letters a query word and a folder word must share at the start to match by prefix."""
 NORM_POWER = 0.5
 """Scores are divided by the square root of the query's total IDF mass: long prompts
 should not need proportionally more matches, but short ones should not pass on one word."""
@@ -128,6 +130,7 @@ class LocalRanker:
             return {c.filename: {} for c in candidates}
         at = _positions(candidates, postings)
         if postings is not None and at is not None:
+            qw, expanded = _with_prefixes(qw, self.tuning, postings.starting_with)
             wanted = dict(zip(at, range(len(at)), strict=True))
             hits = {t: postings.hits(t, wanted) for t in qw}
             totals = postings.totals(at)
@@ -137,6 +140,13 @@ class LocalRanker:
 
         else:
             docs = [self._doc(c) for c in candidates]
+            if self.tuning.prefix_weight > 0:
+                vocabulary = sorted(set().union(*(f.keys() for d in docs for f in d.fields)))
+                qw, expanded = _with_prefixes(
+                    qw, self.tuning, lambda p: terms_with_prefix(vocabulary, p)
+                )
+            else:
+                expanded = set()
             hits = {t: _doc_hits(t, docs) for t in qw}
             totals = [sum(d.lengths[f] for d in docs) for f in range(len(FIELD_B))]
 
@@ -146,7 +156,14 @@ class LocalRanker:
         def prior(index: int) -> float:
             return TYPE_PRIOR.get(candidates[index].type or "", 0.9)
 
-        parts = score(qw, hits, Lengths(len(candidates), totals, length_of), prior, self.tuning)
+        parts = score(
+            qw,
+            hits,
+            Lengths(len(candidates), totals, length_of),
+            prior,
+            self.tuning,
+            expanded=expanded,
+        )
         return dict(zip([c.filename for c in candidates], parts, strict=True))
 
     def _weights(self, query: str) -> dict[str, float]:
@@ -204,7 +221,8 @@ class LocalRanker:
             return []  # most prompts: nothing to calibrate
         words = {t for t in self._weights(query) if t[0] != "~" and t not in WEAK_TERMS}
         whole = {fn for fn, p in parts.items() if words and words <= p.keys()}
-        chosen = cut(scores, shown, self.tuning, one_per_lesson(scores, relations), whole)
+        population = one_per_lesson(scores, relations)
+        chosen = cut(scores, shown, self.tuning, population, whole)
         if not chosen:
             return []
         for a, b in relations.near_duplicates:
@@ -232,6 +250,26 @@ class LocalRanker:
                 if other not in chosen and other not in shown and scores.get(other, 0.0) >= floor:
                     found[other] = None
         return list(found)
+
+
+def _with_prefixes(
+    qw: dict[str, float], tuning: Tuning, starting_with: Callable[[str], list[str]]
+) -> tuple[dict[str, float], set[str]]:
+    """``qw`` plus, for each long query word, the folder's words sharing its first letters.
+
+    They weigh ``prefix_weight`` of the word and stay out of the score's yardstick
+    (like paraphrase concepts, they widen what matches, not what is asked).
+    """
+    if tuning.prefix_weight <= 0:
+        return qw, set()
+    extra: dict[str, float] = {}
+    for t, w in qw.items():
+        if len(t) < PREFIX or t[0] == "~" or is_gram(t):
+            continue
+        for other in starting_with(t[:PREFIX]):
+            if other not in qw:
+                extra[other] = max(extra.get(other, 0.0), w * tuning.prefix_weight)
+    return ({**qw, **extra}, set(extra)) if extra else (qw, set())
 
 
 def _positions(candidates: Sequence[Candidate], postings: Postings | None) -> list[int] | None:
@@ -267,12 +305,15 @@ def score(
     lengths: Lengths,
     prior: Callable[[int], float],
     tuning: Tuning,
+    *,
+    expanded: Collection[str] = (),
 ) -> list[dict[str, float]]:
     """Field-weighted BM25 of every candidate (index order) from term statistics alone.
 
     Statistics are over the candidates themselves: their count, their average
     field lengths and, per token, how many of them hold it (``len(hits[t])``).
     Work is per hit: a candidate no query token reaches costs nothing here.
+    ``expanded`` are tokens added by prefix matching, which stay out of the yardstick.
     """
     n = lengths.n
     field_weights = tuning.field_weights
@@ -288,7 +329,7 @@ def score(
     ideal = sum(
         idf[t] * w * (tuning.unseen_gram_share if not hits[t] and is_gram(t) else 1.0)
         for t, w in qw.items()
-        if not t.startswith("~")
+        if not t.startswith("~") and t not in expanded
     )
     scale = (K1 + 1.0) * max(ideal, 1e-9) ** NORM_POWER
     out: list[dict[str, float]] = [{} for _ in range(n)]

@@ -58,6 +58,9 @@ class Tuning:
     Such a bigram is most often the seam between two words ("局之" in
     "布局之后"), not a word the folder lacks; counting it in full would hold
     every unspaced-script prompt to a higher bar than an English one."""
+    prefix_weight: float = 0.0
+    """A query word also matches the folder's words that share its first ``PREFIX`` letters
+    ("concurrency" and "concurrent", "configuración" and "config") at this weight (0: off)."""
     neighbour_floor: float | None = None
     """A memory linked to a returned one (``related:``, ``[[link]]``) is returned too when
     its own normalised score reaches this (None: links are not followed)."""
@@ -70,7 +73,14 @@ class Tuning:
 
 
 DEFAULT = Tuning(
-    concept_weight=0.6, absolute_floor=0.75, relative_floor=0.4, standout=2.5, lexicon=EARNED
+    concept_weight=0.6,
+    absolute_floor=0.65,
+    relative_floor=0.6,
+    standout=2.5,
+    gram_weight=0.5,
+    unseen_gram_share=0.0,
+    prefix_weight=0.3,
+    lexicon=EARNED,
 )
 """What the leave-one-project-out search picks when fitted on every development project."""
 
