@@ -91,6 +91,8 @@ class LocalRanker:
         )
         self._relations: dict[tuple[int, ...], Relations] = {}
         self._last_weights: tuple[str, Tuning, dict[str, float]] | None = None
+        # The docs are kept with their ids, so no id in the key can be reused meanwhile.
+        self._last_vocabulary: tuple[tuple[int, ...], list[str], list[DocTerms]] | None = None
 
     def _doc(self, c: Candidate) -> DocTerms:
         """The candidate's stored analysis, or one worked out now (and cached)."""
@@ -141,7 +143,7 @@ class LocalRanker:
         else:
             docs = [self._doc(c) for c in candidates]
             if self.tuning.prefix_weight > 0:
-                vocabulary = sorted(set().union(*(f.keys() for d in docs for f in d.fields)))
+                vocabulary = self._vocabulary(docs)
                 qw, expanded = _with_prefixes(
                     qw, self.tuning, lambda p: terms_with_prefix(vocabulary, p)
                 )
@@ -165,6 +167,15 @@ class LocalRanker:
             expanded=expanded,
         )
         return dict(zip([c.filename for c in candidates], parts, strict=True))
+
+    def _vocabulary(self, docs: Sequence[DocTerms]) -> list[str]:
+        """Every term of ``docs``, sorted (for prefix matching), kept for the last set of docs."""
+        key = tuple(map(id, docs))
+        last = self._last_vocabulary  # one read: another thread may replace it
+        if last is None or last[0] != key:
+            last = (key, sorted(set().union(*(f.keys() for d in docs for f in d.fields))), [*docs])
+            self._last_vocabulary = last
+        return last[1]
 
     def _weights(self, query: str) -> dict[str, float]:
         """:func:`query_weights` under the current tuning, remembered for the last query."""
@@ -216,19 +227,24 @@ class LocalRanker:
                 and sum(stale.values()) > sum(parts[new].values())
             ):
                 parts[new] = stale
-        scores = {fn: sum(p.values()) if p else 0 for fn, p in parts.items()}
+        # Only memories the query reaches have a score; the rest count as zeros.
+        scores = {fn: sum(p.values()) for fn, p in parts.items() if p}
         if max(scores.values(), default=0.0) < self.tuning.absolute_floor:
             return []  # most prompts: nothing to calibrate
         words = {t for t in self._weights(query) if t[0] != "~" and t not in WEAK_TERMS}
-        whole = {fn for fn, p in parts.items() if words and words <= p.keys()}
-        population = one_per_lesson(scores, relations)
+        whole = {fn for fn in scores if words and words <= parts[fn].keys()}
+        if relations.near_duplicates:  # twins count once, zeros included
+            population = one_per_lesson({fn: scores.get(fn, 0.0) for fn in parts}, relations)
+        else:
+            population = [*scores.values(), *[0.0] * (len(parts) - len(scores))]
         chosen = cut(scores, shown, self.tuning, population, whole)
         if not chosen:
             return []
         for a, b in relations.near_duplicates:
             for have, twin in ((a, b), (b, a)):
-                if have in chosen and twin not in chosen and twin in scores and twin not in shown:
+                if have in chosen and twin not in chosen and twin in parts and twin not in shown:
                     chosen.append(twin)
+                    scores.setdefault(twin, 0.0)
         chosen += self._linked(chosen, scores, relations, shown)
         chosen.sort(key=lambda fn: (-scores[fn], fn))
         return [Scored(fn, round(scores[fn], 6)) for fn in chosen[:limit]]
