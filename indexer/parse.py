@@ -212,6 +212,7 @@ def _memory(fields: dict[str, Any], body: str, digest: str) -> ParsedFile:
 
 MEMORY_HEADER_KEYS = (
     *("related", "see_also", "links", "status", "superseded_by", "replaced_by", "supersedes"),
+    "replaces",
     *("created", "updated", "date", "last_updated", "last_verified", "valid_until", "expires"),
 )
 """Header keys of a memory that the ranker reads (links to neighbours, status, dates)."""

@@ -197,3 +197,15 @@ def test_a_reference_whose_code_runs_the_tool_is_its_usage_doc(tmp_path: Path) -
     )
     cands = load_directory(tmp_path)
     assert tool_usage_docs(cands, ["Bash", "git"]) == {"ref_skills_repo.md"}
+
+
+def test_header_facts_are_bounded() -> None:
+    related = ", ".join(f"m{i}.md" for i in range(100))
+    long_status = "x" * 5000
+    parsed = parse_bytes(
+        f"---\ndescription: d\nrelated: [{related}]\nstatus: {long_status}\n---\n".encode(),
+        "memory",
+    )
+    header = parsed.meta["header"]
+    assert len(header["related"]) == 50
+    assert len(header["status"]) == 300

@@ -6,6 +6,8 @@ talks about old things, dates or deprecations and must stay live.
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from memoryd.select.candidates import Candidate
@@ -181,3 +183,19 @@ def test_valid_until_reads_header_fields_and_stated_ends() -> None:
     )
     assert valid_until(mem("a.md", "Proxy", "Temporary proxy, expires: 3 May 2025")) == (2025, 5, 3)
     assert valid_until(mem("a.md", "Proxy", "Goes through the proxy since 2025-05-03")) is None
+
+
+def test_header_fields_say_a_memory_is_stale_or_replaces_another() -> None:
+    old = Candidate("project_a.md", "Broker", "Redis broker", "project", "", 0.0)
+    new = Candidate("project_b.md", "Broker v2", "RabbitMQ broker", "project", "", 0.0)
+    by_status = Candidate(
+        "project_c.md", "Proxy", "The proxy", "project", "", 0.0, header={"status": "deprecated"}
+    )
+    live = Candidate(
+        "project_d.md", "Plan", "The plan", "project", "", 0.0, header={"status": "in progress"}
+    )
+    named = [dataclasses.replace(old, header={"superseded_by": "project_b.md"}), new]
+    assert superseded_by(named) == {"project_a.md": "project_b.md"}
+    claimed = [old, dataclasses.replace(new, header={"supersedes": ["project_a.md"]})]
+    assert superseded_by(claimed) == {"project_a.md": "project_b.md"}
+    assert superseded_by([by_status, live]) == {"project_c.md": None}

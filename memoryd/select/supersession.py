@@ -71,6 +71,9 @@ _NEW_VERB = re.compile(
     r"|is the (?:current|new|updated|latest) version of)\b:?\s*(?P<rest>[^\n]{0,160})",
     re.IGNORECASE,
 )
+_HEADER_KEYS = ("superseded_by", "replaced_by", "status", "supersedes", "replaces")
+"""Header fields that can say a memory is stale or replaces another."""
+_HEADER_STATUS = re.compile(rf"{_WORD_STATUS}(?:\b.*)?", re.IGNORECASE)
 _SUBJECT_RETIRED = re.compile(
     r"(?:`(?P<code>[^`\n]{2,80})`|(?P<word>[\w./-]{3,80}))[ \t]*"
     r"\([ \t]*(?:superseded|obsolete|outdated|no longer used)[ \t]*\)",
@@ -128,11 +131,34 @@ def _may_signal(c: Candidate) -> bool:
     first query skips them for the rest. Only ASCII text is screened: there,
     lower case is exactly what the patterns' case-insensitive matching sees.
     """
+    if c.header and any(key in c.header for key in _HEADER_KEYS):
+        return True
     text = f"{c.name}\n{c.description}\n{c.body}"
     if not text.isascii():
         return True
     low = text.lower()
     return any(t in low for t in _TRIGGERS)
+
+
+def _header_values(c: Candidate, keys: Sequence[str]) -> list[str]:
+    """The header's values under ``keys`` as strings (a list gives each of its items)."""
+    out: list[str] = []
+    for key in keys:
+        value = c.header.get(key)
+        out += value if isinstance(value, list) else [value] if isinstance(value, str) else []
+    return out
+
+
+def _header_banner(c: Candidate) -> str | None:
+    """A stale banner from the header: ``superseded_by:`` / ``replaced_by:`` naming the
+    successor, or a ``status:`` that is a status word ("deprecated", "superseded")."""
+    successors = _header_values(c, ("superseded_by", "replaced_by"))
+    if successors:
+        return " ".join(successors)
+    status = _header_values(c, ("status",))
+    if status and _HEADER_STATUS.fullmatch(status[0].strip()):
+        return ""
+    return None
 
 
 @lru_cache(maxsize=2048)  # one folder's titles and references; each costs ~0.5 kB
@@ -238,6 +264,9 @@ def stale_banner(c: Candidate) -> str | None:
     lines of the body, on any quote/heading/label line, and in "this note is ..."
     sentences anywhere.
     """
+    from_header = _header_banner(c)
+    if from_header is not None:
+        return from_header
     for text in (c.name, c.description):
         # "(deprecated)" labels the memory where it opens its name or description or
         # closes its name; elsewhere ("the repo's own (stale) docs", "not `.x/`
@@ -280,7 +309,8 @@ def _retired(c: Candidate) -> tuple[str, ...]:
 
 def _claims(c: Candidate) -> list[str]:
     """Clauses in which ``c`` says it replaces something (the words after the verb)."""
-    return [m.group("rest") for m in _NEW_VERB.finditer(f"{c.description}\n{c.body}")]
+    said = [m.group("rest") for m in _NEW_VERB.finditer(f"{c.description}\n{c.body}")]
+    return said + _header_values(c, ("supersedes", "replaces"))
 
 
 @dataclass(frozen=True, slots=True)
