@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import sqlite_utils
 
-from memoryd._unicode_words import bigrams, fold, unspaced_grams, words
+from memoryd._unicode_words import ascii_equivalent, bigrams, fold, unspaced_grams, words
 from memoryd.indexer.records import FileStat, ParsedFile
 from memoryd.indexer.schema import MIGRATIONS
 from memoryd.indexer.store import IndexStore, Upsert
@@ -218,3 +218,11 @@ def test_an_older_index_gets_the_bigrams_of_its_rows(db_file: Path) -> None:
 def test_ascii_memories_store_no_bigrams() -> None:
     assert unspaced_grams("a.md", "Deploy order", "Migrations before code") is None
     assert terms("数据库") == ["数据", "据库"]
+
+
+def test_text_whose_only_non_ascii_is_punctuation_reads_as_the_unicode_path_does() -> None:
+    text = "Deploy — then “verify” → prod; don’t skip the smoke test… ™"
+    assert ascii_equivalent("a — b") == "a   b"
+    assert ascii_equivalent("don’t") is None  # the apostrophe folds into a word character
+    assert ascii_equivalent("x™") is None  # NFKC makes "TM"
+    assert split_words(text) == words(text) == _words(text)

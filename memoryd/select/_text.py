@@ -13,6 +13,7 @@ from __future__ import annotations
 import functools
 import re
 
+from memoryd._unicode_words import ascii_equivalent
 from memoryd._unicode_words import words as _unicode_words
 
 _WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
@@ -93,7 +94,10 @@ def split_words(text: str) -> list[str]:
     (:mod:`memoryd._unicode_words`); ASCII text takes the plain path.
     """
     if not text.isascii():
-        return _unicode_words(text)
+        plain = ascii_equivalent(text)
+        if plain is None:
+            return _unicode_words(text)
+        text = plain
     text = _CAMEL.sub(" ", text).replace("_", " ")
     return _WORD.findall(text.lower())
 

@@ -100,10 +100,17 @@ def _words(text: str) -> list[str]:
     together. When ``text`` is ASCII and has no camelCase boundary, its words
     are the runs of ``[a-z0-9']`` of the lowered text, except that an
     apostrophe only joins a run to the letters after it: tokens holding one
-    go through the tokenizer's own regex. Other text (any script, folded,
-    with bigrams for unspaced runs) always takes the tokenizer.
+    go through the tokenizer's own regex. Text whose only non-ASCII
+    characters are separators (dashes, arrows, quote marks) is read as ASCII
+    with those as spaces; other text (any script, folded, with bigrams for
+    unspaced runs) always takes the tokenizer.
     """
-    if not text.isascii() or b"aA" in text.encode().translate(_CASES):
+    if not text.isascii():
+        plain = _unicode_words.ascii_equivalent(text)
+        if plain is None:
+            return split_words(text)
+        text = plain
+    if b"aA" in text.encode().translate(_CASES):
         return split_words(text)
     words = text.lower().encode().translate(_WORD_BYTES).decode().split()
     if "'" not in text:
