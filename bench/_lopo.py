@@ -31,6 +31,9 @@ class Outcome:
     returned: int
     gold: int
     violations: int = 0
+    broken: tuple[str, ...] = ()
+    """The rule each violation broke (``surfaced``, ``unknown``, ...), once per file."""
+    qid: str = ""
 
     @property
     def f1(self) -> float:
@@ -56,6 +59,16 @@ def micro_f1(rows: Sequence[Outcome]) -> float:
         return 0.0
     p, r = hits / returned, hits / gold
     return 2 * p * r / (p + r)
+
+
+def micro_precision(rows: Sequence[Outcome]) -> float:
+    returned = sum(r.returned for r in rows)
+    return sum(r.hits for r in rows) / returned if returned else 0.0
+
+
+def micro_recall(rows: Sequence[Outcome]) -> float:
+    gold = sum(r.gold for r in rows)
+    return sum(r.hits for r in rows) / gold if gold else 0.0
 
 
 def empty_when_gold_empty(rows: Sequence[Outcome]) -> float:

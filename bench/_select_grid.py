@@ -1,12 +1,15 @@
 """The search space of the local ranker's tunables, for the leave-one-project-out bench.
 
-Three stages, each given the previous stages' picks:
+Four stages, each given the previous stages' picks:
 
 1. paraphrase groups: a group stays only if switching it off lowers the
    training projects' score (groups that no training query ever reaches
    cannot show that, so they go);
-2. scoring: concept weight and field weights;
-3. cut-off: absolute floor, share of the best hit, and margin over the
+2. scoring: concept weight, field weights and the weight of a prefix match;
+3. language and links: the weight of an unspaced-script bigram, the share of
+   one that no memory holds in the score's yardstick, and the score a memory
+   linked to a returned one needs to come along;
+4. cut-off: absolute floor, share of the best hit, and margin over the
    folder's score distribution.
 
 Document analysis is cached across the whole grid (the ranker's own cache,
@@ -28,10 +31,14 @@ from memoryd.select.postings import Postings
 from memoryd.select.tuning import Tuning
 
 CONCEPT_WEIGHTS = (0.3, 0.45, 0.6)
+PREFIX_WEIGHTS = (0.0, 0.3, 0.5)
 FIELD_WEIGHTS = ((1.5, 2.5, 2.0, 0.6), (1.5, 3.0, 2.5, 0.4), (1.5, 2.0, 1.5, 0.9))
-ABSOLUTE_FLOORS = (0.55, 0.65, 0.75)
+ABSOLUTE_FLOORS = (0.45, 0.55, 0.65, 0.75)
 RELATIVE_FLOORS = (0.4, 0.5, 0.6)
 STANDOUTS = (0.0, 1.5, 2.5, 3.5)
+GRAM_WEIGHTS = (1.0, 0.7, 0.5)
+UNSEEN_GRAM_SHARES = (1.0, 0.6, 0.3, 0.0)
+NEIGHBOUR_FLOORS: tuple[float | None, ...] = (None, 0.6, 0.4, 0.25)
 
 Score = Callable[[Tuning], float]
 
@@ -53,6 +60,9 @@ class GridRanker(LocalRanker):
             t.field_weights,
             t.concept_weight,
             t.lexicon,
+            t.gram_weight,
+            t.unseen_gram_share,
+            t.prefix_weight,
         )
         if key not in self._memo:
             # Posting lists and stored counts give the same figures as the text.
@@ -66,6 +76,9 @@ SEARCH_START = Tuning(
     absolute_floor=0.65,
     relative_floor=0.5,
     standout=0.0,
+    gram_weight=1.0,
+    unseen_gram_share=1.0,
+    neighbour_floor=None,
     lexicon=None,
 )
 """Where every search begins: the hand-set values from before any fitting, all groups on."""
@@ -94,8 +107,16 @@ def lexicon_stage(reached: set[str]) -> Callable[[Tuning, Score], list[Tuning]]:
 
 def scoring_stage(current: Tuning, _score: Score) -> list[Tuning]:
     return [current] + [
-        dataclasses.replace(current, concept_weight=cw, field_weights=fw)
-        for cw, fw in product(CONCEPT_WEIGHTS, FIELD_WEIGHTS)
+        dataclasses.replace(current, concept_weight=cw, field_weights=fw, prefix_weight=pw)
+        for cw, fw, pw in product(CONCEPT_WEIGHTS, FIELD_WEIGHTS, PREFIX_WEIGHTS)
+    ]
+
+
+def language_and_links_stage(current: Tuning, _score: Score) -> list[Tuning]:
+    """Weight of unspaced-script bigrams, of the ones no memory holds, and link following."""
+    return [current] + [
+        dataclasses.replace(current, gram_weight=g, unseen_gram_share=u, neighbour_floor=n)
+        for g, u, n in product(GRAM_WEIGHTS, UNSEEN_GRAM_SHARES, NEIGHBOUR_FLOORS)
     ]
 
 
@@ -109,6 +130,7 @@ def cutoff_stage(current: Tuning, _score: Score) -> list[Tuning]:
 def describe(t: Tuning) -> str:
     return (
         f"fields={t.field_weights} concept={t.concept_weight} abs={t.absolute_floor} "
-        f"rel={t.relative_floor} standout={t.standout} "
+        f"rel={t.relative_floor} standout={t.standout} gram={t.gram_weight} "
+        f"unseen_gram={t.unseen_gram_share} prefix={t.prefix_weight} links={t.neighbour_floor} "
         f"groups={len(GROUP_LABELS) if t.lexicon is None else len(t.lexicon)}"
     )

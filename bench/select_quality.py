@@ -1,22 +1,32 @@
-"""Measure memory selection quality on the coding-memories corpus.
+"""Measure memory selection quality on the development corpus and on real memory folders.
 
-The headline is leave-one-project-out: the ranker's tunables (paraphrase
-groups, field and concept weights, cut-off) are fitted by a staged search on
-five projects and the sixth is scored with what was picked (bench/_lopo.py,
-bench/_select_grid.py); the table shows each held-out project, their mean, and
-the settings fitted on every project. Those last are what ships as
-``memoryd.select.tuning.DEFAULT``; the bench says whether they still agree.
+Two corpora are scored (bench/_corpora.py): the synthetic development corpus
+(``../shared/bench/coding-memories``, six projects) and real Claude Code
+memory folders that users committed to public repositories
+(bench/real/manifest.json; ``bench/real_folders.py build`` rebuilds them under
+the ignored bench/data/real/, and bench/real/queries.jsonl holds the queries
+and gold written for them).
 
-The local ranker is measured end to end, as shipped: the corpus is indexed into
-a temporary SQLite file and every query in queries.jsonl goes through
-``Selector.run`` (manifest from the index, secret flags, surfaced and tool-doc
-exclusions, supersession, ranking, validation). It prints recall, precision and
-F1 per query kind (per-query mean, and micro F1 pooled over all queries) plus
-counts of rule violations. A plain BM25 baseline over
-descriptions, given the same exclusions, runs in the same process as a fixed
-point of comparison.
+The headline is leave-one-project-out over the union: every folder of both
+corpora is a project; the ranker's tunables (paraphrase groups, field and
+concept weights, cut-off) are fitted by a staged search on all the other
+projects and the held-out one is scored with what was picked (bench/_lopo.py,
+bench/_select_grid.py). The held-out rows are then pooled: over the union (the
+headline), per corpus, per folder and per query language (micro F1,
+precision, recall, empty answers on empty-gold queries, recall per kind,
+violations per rule; bench/_quality_report.py). The settings fitted on every
+project are compared with what ships as ``memoryd.select.tuning.DEFAULT``.
 
-Usage: .venv/bin/python bench/select_quality.py [--corpus DIR] [--json] [--no-lopo]
+The local ranker is measured end to end, as shipped: the corpora are indexed
+into a temporary SQLite file and every query goes through ``Selector.run``
+(manifest from the index, secret flags, surfaced and tool-doc exclusions,
+supersession, ranking, validation). Per corpus it also prints recall,
+precision and F1 per query kind for the shipped settings, and a plain BM25
+baseline over descriptions, given the same exclusions, as a fixed point of
+comparison.
+
+Usage: .venv/bin/python bench/select_quality.py [--corpus DIR] [--real-data DIR] [--no-real]
+       [--json] [--no-lopo]
 """
 
 from __future__ import annotations
@@ -32,22 +42,30 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from _corpora import (
+    DEV_CORPUS,
+    REAL_DATA,
+    Corpus,
+    dev_corpus,
+    missing_folders,
+    real_corpus,
+    union,
+)
 from _lopo import (
     Outcome,
     Search,
     Stage,
     empty_when_gold_empty,
     leave_one_out,
-    mean_f1,
     micro_f1,
-    render_folds,
 )
+from _quality_report import KINDS, VIOLATIONS, lopo_summary, render_lopo, summary
 from _select_grid import (
     SEARCH_START,
     GridRanker,
     cutoff_stage,
-    describe,
     groups_reached,
+    language_and_links_stage,
     lexicon_stage,
     scoring_stage,
 )
@@ -55,7 +73,6 @@ from _select_grid import (
 from memoryd import logs
 from memoryd.indexer.store import IndexStore
 from memoryd.indexer.sync import Syncer
-from memoryd.select._lexicon import GROUP_LABELS
 from memoryd.select._text import terms
 from memoryd.select.candidates import Candidate, load_directory
 from memoryd.select.local import LocalRanker
@@ -63,11 +80,7 @@ from memoryd.select.relations import Relations, compute_relations
 from memoryd.select.selector import Selector
 from memoryd.select.service import select_unrecorded
 from memoryd.select.tool_rules import tool_usage_docs
-from memoryd.select.tuning import DEFAULT, Tuning
-
-DEFAULT_CORPUS = Path(__file__).resolve().parents[1].parent / "shared/bench/coding-memories"
-KINDS = ("direct", "paraphrase", "multi", "negative", "tool_rule", "surfaced", "stale")
-VIOLATIONS = ("surfaced", "recent_tool_doc", "superseded", "over_5", "unknown")
+from memoryd.select.tuning import Tuning
 
 Answer = Callable[[dict[str, Any], Path], list[str]]
 Ranker = Callable[[str, Sequence[Candidate], Relations], list[str]]
@@ -96,10 +109,14 @@ def baseline(query: str, cands: Sequence[Candidate], relations: Relations) -> li
     return [fn for s, fn in scores[:5] if s >= 0.5 * top]
 
 
-def shipped_selector(tree: Path, workdir: Path, ranker: LocalRanker | None = None) -> Answer:
-    """Answers from the real Selector over a real index of ``tree`` (``ranker`` swapped in)."""
+def shipped_selector(
+    trees: Path | Sequence[Path], workdir: Path, ranker: LocalRanker | None = None
+) -> Answer:
+    """Answers from the real Selector over one real index of ``trees`` (``ranker`` swapped in)."""
     store = IndexStore(workdir / "index.db")
-    Syncer(store).sync_tree(str(tree))
+    syncer = Syncer(store)
+    for tree in [trees] if isinstance(trees, Path) else trees:
+        syncer.sync_tree(str(tree))
     selector = Selector()
     if ranker is not None:
         selector.local = ranker
@@ -118,13 +135,8 @@ def shipped_selector(tree: Path, workdir: Path, ranker: LocalRanker | None = Non
     return answer
 
 
-def with_exclusions(rank: Ranker, corpus: Path) -> Answer:
+def with_exclusions(rank: Ranker, corpus: Corpus) -> Answer:
     """The selector's exclusions applied by hand around a bare ranking function."""
-    secrets = {
-        line.split("\t")[0]
-        for line in (corpus / "secrets_files.txt").read_text().splitlines()
-        if line and not line.startswith("#")
-    }
     folders: dict[Path, tuple[list[Candidate], Relations]] = {}
 
     def answer(q: dict[str, Any], folder: Path) -> list[str]:
@@ -132,7 +144,7 @@ def with_exclusions(rank: Ranker, corpus: Path) -> Answer:
             cands = [
                 c
                 for c in load_directory(folder)
-                if f"projects/{folder.name}/{c.filename}" not in secrets
+                if f"{folder.name}/{c.filename}" not in corpus.secrets
             ]
             folders[folder] = (cands, compute_relations(cands))
         everything, related = folders[folder]
@@ -154,24 +166,22 @@ def prf(got: Sequence[str], gold: Sequence[str]) -> tuple[float, float, float]:
     return p, r, (2 * p * r / (p + r) if hit else 0.0)
 
 
-def evaluate(corpus: Path, answer: Answer) -> dict[str, Any]:
-    annotations = json.loads((corpus / "annotations.json").read_text())
+def evaluate(corpus: Corpus, answer: Answer) -> dict[str, Any]:
     known_files: dict[str, set[str]] = {}
     sums: dict[str, list[float]] = defaultdict(lambda: [0.0, 0.0, 0.0, 0.0, 0.0])
     violations: Counter[str] = Counter()
     rows: list[Outcome] = []
     elapsed = 0.0
-    for line in (corpus / "queries.jsonl").read_text().splitlines():
-        q = json.loads(line)
+    for q in corpus.queries:
         proj = q["project"]
-        folder = corpus / "projects" / proj
+        folder = corpus.folder(proj)
         if proj not in known_files:
             known_files[proj] = {p.name for p in folder.glob("*.md")}
         surfaced = set(q["surfaced"])
         start = time.perf_counter()
         got = answer(q, folder)
         elapsed += time.perf_counter() - start
-        ann = annotations[proj]
+        ann = corpus.annotations[proj]
         true_usage = {f for t in q["recent_tools"] for f in ann["tool_usage_docs"].get(t, [])}
         known = known_files[proj] - {"MEMORY.md"}
         broken = {
@@ -184,7 +194,16 @@ def evaluate(corpus: Path, answer: Answer) -> dict[str, Any]:
         violations.update(broken)
         hits = len(set(got) & set(q["gold"]))
         rows.append(
-            Outcome(proj, q["kind"], hits, len(set(got)), len(set(q["gold"])), sum(broken.values()))
+            Outcome(
+                proj,
+                q["kind"],
+                hits,
+                len(set(got)),
+                len(set(q["gold"])),
+                sum(broken.values()),
+                tuple(rule for rule, n in broken.items() for _ in range(n)),
+                q.get("id", ""),
+            )
         )
         p, r, f = prf(got, q["gold"])
         for key in (q["kind"], "overall"):
@@ -233,110 +252,98 @@ def render(title: str, result: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def lopo(corpus: Path, workdir: Path) -> dict[str, Any]:
-    """Fit on five projects, score the sixth, for each project; and fit on all six."""
+def trees(corpora: Sequence[Corpus]) -> list[Path]:
+    return [c.projects for c in corpora]
+
+
+def lopo(corpora: Sequence[Corpus], workdir: Path) -> dict[str, Any]:
+    """Fit on all projects but one, score that one, for each project of every corpus;
+    and fit on all of them."""
+    owners = union(corpora)
     grid = GridRanker()
-    answer = shipped_selector(corpus / "projects", workdir, grid)
+    answer = shipped_selector(trees(corpora), workdir, grid)
 
     def run(tuning: Tuning) -> list[Outcome]:
         grid.tuning = tuning
-        rows: list[Outcome] = evaluate(corpus, answer)["rows"]
-        return rows
+        return [row for c in corpora for row in evaluate(c, answer)["rows"]]
 
-    queries = [json.loads(line) for line in (corpus / "queries.jsonl").read_text().splitlines()]
-    projects = sorted({q["project"] for q in queries})
+    queries = [q for c in corpora for q in c.queries]
 
     def stages(training: set[str]) -> list[Stage[Tuning]]:
         # Only the training queries say which paraphrase groups prompts reach.
         reached = groups_reached(q["query"] for q in queries if q["project"] in training)
-        return [lexicon_stage(reached), scoring_stage, cutoff_stage]
+        return [lexicon_stage(reached), scoring_stage, language_and_links_stage, cutoff_stage]
 
     search = Search(run)
-    folds, fitted = leave_one_out(search, SEARCH_START, projects, stages)
+    folds, fitted = leave_one_out(search, SEARCH_START, sorted(owners), stages)
     return {"folds": folds, "fitted": fitted, "fitted_rows": search.outcomes(fitted)}
+
+
+def load_corpora(args: argparse.Namespace) -> list[Corpus]:
+    """The corpora asked for that are present; says on stderr what is missing and why."""
+    corpora = []
+    if (args.corpus / "queries.jsonl").is_file():
+        corpora.append(dev_corpus(args.corpus))
+    else:
+        print(f"development corpus not found at {args.corpus} (pass --corpus DIR)", file=sys.stderr)
+    if not args.no_real:
+        real = real_corpus(args.real_data)
+        absent = missing_folders(real)
+        if absent:
+            print(
+                f"real folders missing under {real.projects} ({', '.join(absent)}): "
+                "run .venv/bin/python bench/real_folders.py build (or pass --no-real)",
+                file=sys.stderr,
+            )
+        else:
+            corpora.append(real)
+    return corpora
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS)
+    parser.add_argument("--corpus", type=Path, default=DEV_CORPUS, help="the development corpus")
+    parser.add_argument("--real-data", type=Path, default=REAL_DATA, help="built real folders")
+    parser.add_argument("--no-real", action="store_true", help="score the development corpus only")
     parser.add_argument("--json", action="store_true", help="print machine-readable results")
     parser.add_argument("--no-lopo", action="store_true", help="skip the leave-one-out search")
     args = parser.parse_args(argv)
     logs.configure(level="WARNING")  # one selector.run event per query would drown the table
-    if not (args.corpus / "queries.jsonl").is_file():
-        print(f"corpus not found at {args.corpus} (pass --corpus DIR)", file=sys.stderr)
+    corpora = load_corpora(args)
+    if not corpora or (not args.no_real and all(c.name != "real" for c in corpora)):
         return 2
+    owners = {p: c.name for p, c in union(corpora).items()}
+    langs = {q["id"]: q["lang"] for c in corpora for q in c.queries if "lang" in q}
     with tempfile.TemporaryDirectory() as tmp:
         (Path(tmp) / "lopo").mkdir()
         (Path(tmp) / "shipped").mkdir()
-        fit = None if args.no_lopo else lopo(args.corpus, Path(tmp) / "lopo")
+        fit = None if args.no_lopo else lopo(corpora, Path(tmp) / "lopo")
+        shipped = shipped_selector(trees(corpora), Path(tmp) / "shipped")
         results = {
-            "local": evaluate(
-                args.corpus, shipped_selector(args.corpus / "projects", Path(tmp) / "shipped")
-            ),
-            "baseline": evaluate(args.corpus, with_exclusions(baseline, args.corpus)),
+            c.name: {
+                "local": evaluate(c, shipped),
+                "baseline": evaluate(c, with_exclusions(baseline, c)),
+            }
+            for c in corpora
         }
     if args.json:
-        for result in results.values():
-            result.pop("rows")
+        out: dict[str, Any] = {}
+        for name, pair in results.items():
+            out[name] = {}
+            for key, result in pair.items():
+                out[name][key] = {**result, "summary": summary(result.pop("rows"), langs)}
         if fit is not None:
-            results["lopo"] = lopo_summary(fit)
-        print(json.dumps(results, indent=2))
+            out["lopo"] = lopo_summary(fit, owners, langs)
+        print(json.dumps(out, indent=2))
         return 0
     if fit is not None:
-        print(render_lopo(fit))
+        print(render_lopo(fit, owners, langs))
+    for name, pair in results.items():
         print()
-    print(
-        render("local ranker as shipped (fitted on every project: not held-out)", results["local"])
-    )
-    print()
-    print(render("baseline (BM25 on descriptions)", results["baseline"]))
+        print(render(f"[{name}] local ranker as shipped (not held-out)", pair["local"]))
+        print()
+        print(render(f"[{name}] baseline (BM25 on descriptions)", pair["baseline"]))
     return 0
-
-
-def lopo_summary(fit: dict[str, Any]) -> dict[str, Any]:
-    folds = fit["folds"]
-    return {
-        "held_out": {
-            f.held_out: {
-                "f1": mean_f1(f.rows),
-                "micro_f1": micro_f1(f.rows),
-                "empty_when_gold_empty": empty_when_gold_empty(f.rows),
-                "violations": sum(r.violations for r in f.rows),
-                "tuning": describe(f.config),
-            }
-            for f in folds
-        },
-        "mean_f1": sum(mean_f1(f.rows) for f in folds) / len(folds),
-        "mean_micro_f1": sum(micro_f1(f.rows) for f in folds) / len(folds),
-        "fitted_on_all": describe(fit["fitted"]),
-        "shipped_matches_fit": fit["fitted"] == DEFAULT,
-    }
-
-
-def render_lopo(fit: dict[str, Any]) -> str:
-    lines = ["leave-one-project-out (tunables fitted on the other five projects)"]
-    lines.append(render_folds(fit["folds"], fit["fitted_rows"]))
-    for f in fit["folds"]:
-        lines.append(f"  fitted without {f.held_out}: {describe(f.config)}")
-    fitted: Tuning = fit["fitted"]
-    lines.append(f"  fitted on all: {describe(fitted)}")
-    kept = sorted(fitted.lexicon or GROUP_LABELS)
-    lines.append(f"  paraphrase groups kept on all ({len(kept)}): {' '.join(kept)}")
-    votes = Counter(g for f in fit["folds"] for g in (f.config.lexicon or GROUP_LABELS))
-    by_votes = ", ".join(
-        f"{g} {n}" for g, n in sorted(votes.items(), key=lambda kv: (-kv[1], kv[0]))
-    )
-    lines.append(f"  folds (of {len(fit['folds'])}) keeping each group: {by_votes}")
-    lines.append(
-        "  shipped DEFAULT "
-        + (
-            "matches the fit on all projects"
-            if fitted == DEFAULT
-            else f"differs: {describe(DEFAULT)}"
-        )
-    )
-    return "\n".join(lines)
 
 
 if __name__ == "__main__":

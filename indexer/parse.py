@@ -224,7 +224,35 @@ def _memory(fields: dict[str, Any], body: str, digest: str) -> ParsedFile:
         description=" ".join(description.split()),
         type=mtype,
         body=body,
+        meta=_header_facts(fields, nested if isinstance(nested, dict) else {}),
     )
+
+
+MEMORY_HEADER_KEYS = (
+    *("related", "see_also", "links", "status", "superseded_by", "replaced_by", "supersedes"),
+    "replaces",
+    *("created", "updated", "date", "last_updated", "last_verified", "valid_until", "expires"),
+)
+"""Header keys of a memory that the ranker reads (links to neighbours, status, dates)."""
+_HEADER_VALUES_KEPT = 50
+_HEADER_TEXT_KEPT = 300
+
+
+def _header_facts(fields: dict[str, Any], nested: dict[str, Any]) -> dict[str, Any]:
+    """``{"header": {...}}`` with the :data:`MEMORY_HEADER_KEYS` a memory's header holds.
+
+    Kept under one key of the row's ``meta`` (never as a top-level ``status``,
+    which is a session's column), bounded in count and length.
+    """
+    found: dict[str, Any] = {}
+    for key in MEMORY_HEADER_KEYS:
+        value = fields.get(key, nested.get(key))
+        if value is None or isinstance(value, dict):
+            continue
+        values = value if isinstance(value, list) else [value]
+        kept = [str(_jsonable(v))[:_HEADER_TEXT_KEPT] for v in values[:_HEADER_VALUES_KEPT]]
+        found[key] = kept if isinstance(value, list) else kept[0]
+    return {"header": found} if found else {}
 
 
 def _session(fields: dict[str, Any], body: str, digest: str) -> ParsedFile:

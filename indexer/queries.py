@@ -36,6 +36,7 @@ FILES_TABLE = (
     "indexed_at",
     "secrets_json",
     "terms",
+    "grams",
 )
 """Every column of the ``files`` table, as the migrations leave it.
 

@@ -14,6 +14,7 @@ import dataclasses
 import json
 from operator import itemgetter
 
+from memoryd._unicode_words import unspaced_grams
 from memoryd.indexer.queries import FILES_TABLE
 from memoryd.indexer.records import KIND_MEMORY, FileStat, ParsedFile
 from memoryd.indexer.secrets import redact_value
@@ -97,6 +98,11 @@ def file_row(stat: FileStat, parsed: ParsedFile, terms: bytes | None, now: float
         "indexed_at": now,
         "secrets_json": json.dumps(parsed.secrets) if parsed.secrets else None,
         "terms": terms,
+        "grams": (
+            unspaced_grams(stat.filename, parsed.name or "", parsed.description or "", parsed.body)
+            if parsed.kind == KIND_MEMORY and parsed.error is None
+            else None
+        ),
     }
     row: Row = _IN_TABLE_ORDER(values)
     return row

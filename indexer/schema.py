@@ -12,11 +12,35 @@ from collections.abc import Callable
 
 import sqlite_utils
 
+from memoryd._unicode_words import unspaced_grams
 from memoryd.staleness.results import create_tables
 
 Migration = Callable[[sqlite_utils.Database], None]
 
-FTS_COLUMNS = ["filename", "name", "description", "body"]
+FTS_COLUMNS_V1 = ["filename", "name", "description", "body"]
+FTS_COLUMNS = [*FTS_COLUMNS_V1, "grams"]
+"""What the full-text index covers: the text, and the bigrams of its unspaced-script runs."""
+FTS_TOKENIZER = "porter unicode61 remove_diacritics 2"
+
+
+def _full_text(db: sqlite_utils.Database, columns: list[str], tokenize: str) -> None:
+    """The FTS5 table over ``files`` and its triggers.
+
+    sqlite-utils' update trigger re-indexes a row on any update; a stat-only
+    touch (mtime changed, same content) should not rewrite its FTS entry, so
+    the update trigger fires on the indexed columns only.
+    """
+    db.table("files").enable_fts(columns, create_triggers=True, tokenize=tokenize)
+    cols = ", ".join(f'"{c}"' for c in columns)
+    old = ", ".join(f'old."{c}"' for c in columns)
+    new = ", ".join(f'new."{c}"' for c in columns)
+    db.execute('DROP TRIGGER "files_au"')
+    db.execute(
+        f'CREATE TRIGGER "files_au" AFTER UPDATE OF {cols} ON "files" BEGIN '
+        f'INSERT INTO "files_fts" ("files_fts", rowid, {cols}) '
+        f"VALUES ('delete', old.rowid, {old}); "
+        f'INSERT INTO "files_fts" (rowid, {cols}) VALUES (new.rowid, {new}); END'
+    )
 
 
 def _m001_files(db: sqlite_utils.Database) -> None:
@@ -48,19 +72,7 @@ def _m001_files(db: sqlite_utils.Database) -> None:
     )
     db.table("files").create_index(["directory", "filename"])
     db.table("files").create_index(["project", "session"])
-    db.table("files").enable_fts(FTS_COLUMNS, create_triggers=True, tokenize="porter unicode61")
-    # sqlite-utils' update trigger re-indexes a row on any update; a stat-only
-    # touch (mtime changed, same content) should not rewrite its FTS entry.
-    cols = ", ".join(f'"{c}"' for c in FTS_COLUMNS)
-    old = ", ".join(f'old."{c}"' for c in FTS_COLUMNS)
-    new = ", ".join(f'new."{c}"' for c in FTS_COLUMNS)
-    db.execute('DROP TRIGGER "files_au"')
-    db.execute(
-        f'CREATE TRIGGER "files_au" AFTER UPDATE OF {cols} ON "files" BEGIN '
-        f'INSERT INTO "files_fts" ("files_fts", rowid, {cols}) '
-        f"VALUES ('delete', old.rowid, {old}); "
-        f'INSERT INTO "files_fts" (rowid, {cols}) VALUES (new.rowid, {new}); END'
-    )
+    _full_text(db, FTS_COLUMNS_V1, "porter unicode61")
     db.table("directories").create({"path": str, "version": int, "updated_at": float}, pk="path")
     db.table("roots").create({"path": str, "added_at": float, "source": str}, pk="path")
     db.table("meta").create({"key": str, "value": str}, pk="key")
@@ -149,6 +161,34 @@ def _m_reread_nested_headers(db: sqlite_utils.Database) -> None:
     )
 
 
+def _m_unspaced_grams(db: sqlite_utils.Database) -> None:
+    # unicode61 keeps a run of Chinese or Japanese characters as one token, so
+    # no word inside a run could be found: each memory row now also stores the
+    # character bigrams of such runs (memoryd._unicode_words), and the FTS5
+    # table is rebuilt over them too, folding every diacritic (remove_diacritics 2).
+    db.table("files").add_column("grams", str)
+    rows = db.execute(
+        "SELECT rowid, filename, name, description, body FROM files "
+        "WHERE kind = 'memory' AND error IS NULL"
+    ).fetchall()
+    db.conn.executemany(
+        "UPDATE files SET grams = ? WHERE rowid = ?",
+        [(g, r[0]) for r in rows if (g := unspaced_grams(*(t or "" for t in r[1:])))],
+    )
+    for trigger in ("files_ai", "files_ad", "files_au"):
+        db.execute(f'DROP TRIGGER IF EXISTS "{trigger}"')
+    db.execute("DROP TABLE files_fts")
+    _full_text(db, FTS_COLUMNS, FTS_TOKENIZER)
+    db.execute("INSERT INTO files_fts(files_fts) VALUES ('rebuild')")
+    db.execute(
+        "INSERT INTO files_fts(files_fts, rank) VALUES ('rank', 'bm25(2.0, 2.0, 3.0, 1.0, 2.0)')"
+    )
+    # Memories now keep header facts (related:, status, dates; a type under
+    # metadata:) that older parses dropped: forgetting each memory's stat makes
+    # the next scan parse it again.
+    db.execute("UPDATE files SET mtime_ns = -1, content_hash = '' WHERE kind = 'memory'")
+
+
 MIGRATIONS: list[tuple[str, Migration]] = [
     ("001_files_fts_directories_roots", _m001_files),
     ("002_secret_flags", _m002_secrets),
@@ -160,6 +200,7 @@ MIGRATIONS: list[tuple[str, Migration]] = [
     ("008_select_term_stats", _m_select_term_stats),
     ("009_packed_term_stats", _m_terms_packed),
     ("010_reread_nested_metadata_headers", _m_reread_nested_headers),
+    ("011_unspaced_script_bigrams", _m_unspaced_grams),
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -21,6 +21,7 @@ from urllib.parse import quote
 
 import sqlite_utils
 
+from memoryd._unicode_words import unspaced_grams
 from memoryd.errors import StoreError
 from memoryd.indexer.records import KIND_MEMORY, FileStat, ParsedFile
 from memoryd.indexer.rows import DIRECTORY, INSERT_SQL, UPSERT_SQL, Row, file_row, redacted
@@ -151,6 +152,10 @@ def open_reader(path: Path) -> sqlite3.Connection:
     return _connect(path, readonly=True)
 
 
+_GRAM_SOURCES = ("filename", "name", "description", "body")
+"""The columns a memory row's ``grams`` are worked out from (see indexer/rows.py)."""
+
+
 class IndexStore:
     """Owns the write connection. Not thread-safe: give it one thread."""
 
@@ -230,10 +235,19 @@ class IndexStore:
             return
         with self.transaction() as conn:
             rows = conn.execute(
-                "SELECT rowid, filename, name, description, body FROM files "
+                "SELECT rowid, filename, name, description, body, grams FROM files "
                 "WHERE kind = ? AND error IS NULL AND secrets_json IS NULL",
                 (KIND_MEMORY,),
             ).fetchall()
+            # Only rows whose bigrams changed: each such update re-indexes the row in FTS5.
+            conn.executemany(
+                "UPDATE files SET grams = ? WHERE rowid = ?",
+                [
+                    (grams, r["rowid"])
+                    for r in rows
+                    if (grams := unspaced_grams(*(r[c] or "" for c in _GRAM_SOURCES))) != r["grams"]
+                ],
+            )
             conn.executemany(
                 "UPDATE files SET terms = ? WHERE rowid = ?",
                 [

@@ -296,3 +296,28 @@ def test_newest_sessions_blocker_and_failing_test_always_lead(tmp_path: Path) ->
         "2025-06-05-14-15-shop-backend.md"
     ] * 2
     assert "mobile lead" in brief.text and "test_date_only_tokyo" in brief.text
+
+
+def test_a_task_meets_a_session_through_word_forms_and_other_scripts(tmp_path: Path) -> None:
+    """A long word matches its other forms by its first letters ("persistence" and
+    "persisted"), and a Chinese task meets a session written in Chinese."""
+    save(
+        tmp_path,
+        "2025-06-25-11-20",
+        status="paused",
+        session_summary="Calibration offset set through a CoAP resource.",
+        active_state="- Blocker: the calibration offset is not persisted across reboots.",
+    )
+    save(
+        tmp_path,
+        "2025-07-02-09-40",
+        session_summary="修复了支付重试的幂等键，数据库迁移在预发环境演练通过。",
+        key_decisions=["数据库迁移先在预发环境跑一遍，再上生产。"],
+    )
+    save(tmp_path, "2025-07-09-10-00", session_summary="Release notes for version 2.3.")
+    docs = load(tmp_path)
+    persisted = build_brief("resume the calibration persistence work", docs, scope=SCOPE)
+    assert "2025-06-25-11-20-shop-backend.md" in persisted.text
+    chinese = build_brief("数据库迁移之前要做什么", docs, scope=SCOPE)
+    assert "2025-07-02-09-40-shop-backend.md" in chinese.text
+    assert build_brief("把 README 翻译成葡萄牙语", docs, scope=SCOPE).findings == []

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import shutil
 
 import pytest
@@ -15,7 +16,7 @@ from memoryd.select.relations import (
     near_duplicate_pairs,
     superseded_by,
 )
-from memoryd.select.tuning import Tuning
+from memoryd.select.tuning import DEFAULT, Tuning
 
 SHOP = CORPUS / "projects" / "shop-backend"
 
@@ -144,7 +145,10 @@ def test_two_hundred_near_identical_candidates_yield_only_the_named_one() -> Non
         for i in range(200)
     ]
     ranker = LocalRanker()
-    assert names(ranker, "deploy checklist for region 3", cands) == ["project_topic_3.md"]
+    got = names(ranker, "deploy checklist for region 3", cands)
+    # The named one first; any other is one whose text also says "region 3" (i % 7 == 3).
+    assert got[0] == "project_topic_3.md"
+    assert all(int(fn.split("_")[2].removesuffix(".md")) % 7 == 3 for fn in got)
     assert names(ranker, "restart the worker pool for service 42", cands) == ["project_topic_42.md"]
 
 
@@ -259,3 +263,21 @@ def test_scores_sum_the_per_term_contributions(shop: list[Candidate]) -> None:
     for fn, by_term in parts.items():
         assert sum(by_term.values()) == pytest.approx(scores[fn])
         assert all(v > 0 for v in by_term.values())
+
+
+def test_a_long_word_meets_its_other_forms_by_its_first_letters() -> None:
+    folder = [
+        mem(
+            "project_slskd_limits.md",
+            "slskd limits",
+            "Only two concurrent searches run; more are queued",
+        ),
+        mem("project_release.md", "Release train", "Releases go out every second Tuesday"),
+        mem("reference_grafana.md", "Grafana boards", "Where the latency dashboards live"),
+    ]
+    query = "what is the search concurrency of slskd"
+    assert names(LocalRanker(), query, folder) == ["project_slskd_limits.md"]
+    # "concurrency" reaches "concurrent" through its first six letters only.
+    assert "concurrent" in LocalRanker().contributions(query, folder)["project_slskd_limits.md"]
+    off = LocalRanker(dataclasses.replace(DEFAULT, prefix_weight=0.0))
+    assert "concurrent" not in off.contributions(query, folder)["project_slskd_limits.md"]

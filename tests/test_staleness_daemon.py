@@ -53,8 +53,8 @@ def checked_daemon(make_daemon: Callable[..., DaemonProc], repo: Repo, tmp_path:
     memories, one citing a file deleted after it was written."""
     memdir = tmp_path / "memory"
     memdir.mkdir()
-    _memory(memdir / "a_rounding_old.md", "`src/billing/invoice_rounding.py`")
-    _memory(memdir / "b_rounding_new.md", "`src/billing/tax.py`")
+    _memory(memdir / "a_rounding_1st.md", "`src/billing/invoice_rounding.py`")
+    _memory(memdir / "b_rounding_2nd.md", "`src/billing/tax.py`")
     repo.git("rm", "-q", "src/billing/invoice_rounding.py")
     repo.commit("rounding moved into tax.py", when=T0 + DAY)
     d = make_daemon(roots=[memdir], start=False)
@@ -70,7 +70,7 @@ def test_select_carries_staleness_and_ranks_a_dead_memory_last(checked_daemon: A
     d, memdir = checked_daemon
     result = d.call("select", {"query": QUERY, "dir": str(memdir), "ranker": "local"})
     names = [s["filename"] for s in result["selected"]]
-    assert names == ["b_rounding_new.md", "a_rounding_old.md"]
+    assert names == ["b_rounding_2nd.md", "a_rounding_1st.md"]
     gone, intact = result["selected"][1]["staleness"], result["selected"][0]["staleness"]
     assert gone["missing"] == ["src/billing/invoice_rounding.py"] and gone["all_gone"]
     assert intact["stale"] is False and intact["missing"] == []
@@ -174,6 +174,6 @@ def test_the_report_lists_memories_citing_code_that_changed_or_vanished(
     assert result["summary"]["code_drift"] == 1
     text = Path(result["path"]).read_text()
     section = text.split("### Memories citing code that changed or vanished", 1)[1]
-    line = "- `a_rounding_old.md`: cites `src/billing/invoice_rounding.py`, which no longer exists"
+    line = "- `a_rounding_1st.md`: cites `src/billing/invoice_rounding.py`, which no longer exists"
     assert line in section
-    assert "b_rounding_new.md" not in section
+    assert "b_rounding_2nd.md" not in section

@@ -109,6 +109,7 @@ GROUP_LABELS: tuple[str, ...] = tuple(line.split()[0] for line in _GROUPS.strip(
 
 EARNED: frozenset[str] = frozenset(
     [
+        "auth",
         "backfill",
         "cli",
         "config",
@@ -117,6 +118,7 @@ EARNED: frozenset[str] = frozenset(
         "deploy",
         "duplicate",
         "endpoint",
+        "environment",
         "fail",
         "flaky",
         "network",

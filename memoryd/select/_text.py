@@ -13,6 +13,9 @@ from __future__ import annotations
 import functools
 import re
 
+from memoryd._unicode_words import ascii_equivalent
+from memoryd._unicode_words import words as _unicode_words
+
 _WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 
@@ -84,7 +87,17 @@ def stem(word: str) -> str:
 
 
 def split_words(text: str) -> list[str]:
-    """Lower-cased word tokens, with identifiers broken at ``_``, ``-``, ``.`` and camelCase."""
+    """Lower-cased word tokens, with identifiers broken at ``_``, ``-``, ``.`` and camelCase.
+
+    Text with any non-ASCII character is folded and its unspaced-script runs
+    (Chinese, Japanese, Korean, Thai, ...) become character bigrams
+    (:mod:`memoryd._unicode_words`); ASCII text takes the plain path.
+    """
+    if not text.isascii():
+        plain = ascii_equivalent(text)
+        if plain is None:
+            return _unicode_words(text)
+        text = plain
     text = _CAMEL.sub(" ", text).replace("_", " ")
     return _WORD.findall(text.lower())
 

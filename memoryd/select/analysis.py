@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from itertools import chain, islice, repeat
 from pathlib import Path, PurePath
 
+from memoryd import _unicode_words
 from memoryd.select import _lexicon, _text
 from memoryd.select._lexicon import CONCEPTS
 from memoryd.select._text import _WORD, STOPWORDS, split_words, stem
@@ -34,7 +35,7 @@ TYPE_PREFIXES = ("user", "feedback", "project", "reference")
 
 def _sources_digest() -> str:
     digest = hashlib.sha256()
-    for module_file in (_text.__file__, _lexicon.__file__, __file__):
+    for module_file in (_unicode_words.__file__, _text.__file__, _lexicon.__file__, __file__):
         digest.update(Path(module_file).read_bytes())
     return digest.hexdigest()[:16]
 
@@ -96,16 +97,22 @@ def _words(text: str) -> list[str]:
     """:func:`memoryd.select._text.split_words` of ``text``, without regexes in the common case.
 
     The regex tokenizer costs about as much as the rest of the analysis put
-    together. When ``text`` has no camelCase boundary (checked on its ASCII
-    bytes; non-ASCII characters are separators for the tokenizer), its words
+    together. When ``text`` is ASCII and has no camelCase boundary, its words
     are the runs of ``[a-z0-9']`` of the lowered text, except that an
     apostrophe only joins a run to the letters after it: tokens holding one
-    go through the tokenizer's own regex. Lowering comes before the ASCII
-    step because lowering some non-ASCII letters yields ASCII ones.
+    go through the tokenizer's own regex. Text whose only non-ASCII
+    characters are separators (dashes, arrows, quote marks) is read as ASCII
+    with those as spaces; other text (any script, folded, with bigrams for
+    unspaced runs) always takes the tokenizer.
     """
-    if b"aA" in text.encode("ascii", "replace").translate(_CASES):
+    if not text.isascii():
+        plain = _unicode_words.ascii_equivalent(text)
+        if plain is None:
+            return split_words(text)
+        text = plain
+    if b"aA" in text.encode().translate(_CASES):
         return split_words(text)
-    words = text.lower().encode("ascii", "replace").translate(_WORD_BYTES).decode().split()
+    words = text.lower().encode().translate(_WORD_BYTES).decode().split()
     if "'" not in text:
         return words
     return [w for token in words for w in (_WORD.findall(token) if "'" in token else (token,))]
@@ -160,6 +167,30 @@ def analyse(filename: str, name: str | None, description: str | None, body: str)
         fields=[counts for counts, _ in analysed],
         lengths=[length for _, length in analysed],
     )
+
+
+NAME, DESC = FIELDS.index("name"), FIELDS.index("desc")
+
+
+def with_hook(doc: DocTerms, hook: str) -> DocTerms:
+    """``doc`` with the folder index's line for the memory read as more description.
+
+    Only the line's terms that the name and description lack are added (a
+    hook that repeats the description adds nothing), so a second wording
+    widens what the memory matches without doubling what it already says.
+    """
+    if not hook:
+        return doc
+    extra, _ = _field_terms(hook)
+    name, desc = doc.fields[NAME], doc.fields[DESC]
+    new = {t: n for t, n in extra.items() if t not in desc and t not in name}
+    if not new:
+        return doc
+    fields = list(doc.fields)
+    fields[DESC] = {**desc, **new}
+    lengths = list(doc.lengths)
+    lengths[DESC] += sum(n for t, n in new.items() if t[0] != "~")
+    return DocTerms(fields=fields, lengths=lengths)
 
 
 _NO_COUNTS = b""

@@ -9,12 +9,15 @@ straight from disk with the same type.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 from memoryd.indexer.parse import parse_file
 from memoryd.indexer.records import INDEX_FILENAME, KIND_MEMORY
-from memoryd.select.analysis import DocTerms
+from memoryd.select.analysis import TYPE_PREFIXES, DocTerms
+from memoryd.select.folder_links import index_hooks
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,6 +35,11 @@ class Candidate:
     commands: tuple[str, ...] | None = field(default=None, compare=False, repr=False)
     """The body's command lines (their program names), when ``body`` is not kept: a
     cached manifest ranks from posting lists and needs nothing else of the body."""
+    header: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
+    """Header facts beyond name, description and type (``related``, ``status``, dates:
+    :data:`memoryd.indexer.parse.MEMORY_HEADER_KEYS`)."""
+    hook: str = ""
+    """The folder's ``MEMORY.md`` line for this file (title and hook), a second description."""
 
 
 def load_directory(directory: Path) -> list[Candidate]:
@@ -52,9 +60,26 @@ def load_directory(directory: Path) -> list[Candidate]:
                 filename=path.name,
                 name=parsed.name or path.stem,
                 description=parsed.description or "",
-                type=parsed.type,
+                type=effective_type(parsed.type, path.name),
                 body=parsed.body,
                 mtime=st.st_mtime,
+                header=parsed.meta.get("header", {}),
             )
         )
+    index = directory / INDEX_FILENAME
+    if index.is_file():
+        hooks = index_hooks(index.read_text(encoding="utf-8", errors="replace"), out)
+        out = [replace(c, hook=hooks[c.filename]) if c.filename in hooks else c for c in out]
     return out
+
+
+def effective_type(declared: str | None, filename: str) -> str | None:
+    """The header's type, else the one the filename's prefix names (``reference_x.md``).
+
+    When both are there and disagree, the header wins: it is what the agent
+    wrote about the memory's use, while the prefix dates from its first name.
+    """
+    if declared:
+        return declared
+    head = filename.partition("_")[0]
+    return head if head in TYPE_PREFIXES and "_" in filename else None

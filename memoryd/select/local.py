@@ -28,11 +28,12 @@ from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 
 from memoryd._sized_cache import SizedCache
+from memoryd._unicode_words import is_gram
 from memoryd.select._lexicon import concepts_of
 from memoryd.select._text import WEAK_TERMS, terms
-from memoryd.select.analysis import DocTerms, analyse
+from memoryd.select.analysis import DocTerms, analyse, with_hook
 from memoryd.select.candidates import Candidate
-from memoryd.select.postings import Postings
+from memoryd.select.postings import Postings, terms_with_prefix
 from memoryd.select.relations import Relations, compute_relations
 from memoryd.select.tuning import DEFAULT, Tuning, cut, one_per_lesson
 
@@ -42,6 +43,8 @@ FIELD_B = (0.3, 0.5, 0.6, 0.75)
 WEAK_WEIGHT = 0.3
 TYPE_PRIOR = {"user": 0.75, "feedback": 1.0, "project": 1.0, "reference": 1.0}
 
+PREFIX = 6
+"""Letters a query word and a folder word must share at the start to match by prefix."""
 NORM_POWER = 0.5
 """Scores are divided by the square root of the query's total IDF mass: long prompts
 should not need proportionally more matches, but short ones should not pass on one word."""
@@ -66,7 +69,7 @@ def query_weights(query: str, tuning: Tuning) -> dict[str, float]:
     """Distinct query terms and concept tokens (of the groups in use) with their weights."""
     weights: dict[str, float] = {}
     for w in terms(query):
-        base = WEAK_WEIGHT if w in WEAK_TERMS else 1.0
+        base = WEAK_WEIGHT if w in WEAK_TERMS else tuning.gram_weight if is_gram(w) else 1.0
         weights[w] = max(weights.get(w, 0.0), base)
         for concept in concepts_of(w):
             if tuning.lexicon is None or concept[1:] in tuning.lexicon:
@@ -83,18 +86,22 @@ class LocalRanker:
 
     def __init__(self, tuning: Tuning = DEFAULT) -> None:
         self.tuning = tuning
-        self._cache: SizedCache[tuple[str, str, str, str], DocTerms] = SizedCache(DOC_CACHE_BYTES)
+        self._cache: SizedCache[tuple[str, str, str, str, str], DocTerms] = SizedCache(
+            DOC_CACHE_BYTES
+        )
         self._relations: dict[tuple[int, ...], Relations] = {}
         self._last_weights: tuple[str, Tuning, dict[str, float]] | None = None
+        # The docs are kept with their ids, so no id in the key can be reused meanwhile.
+        self._last_vocabulary: tuple[tuple[int, ...], list[str], list[DocTerms]] | None = None
 
     def _doc(self, c: Candidate) -> DocTerms:
         """The candidate's stored analysis, or one worked out now (and cached)."""
         if c.terms is not None:
             return c.terms
-        key = (c.filename, c.name, c.description, c.body)
+        key = (c.filename, c.name, c.description, c.body, c.hook)
         doc = self._cache.get(key)
         if doc is None:
-            doc = analyse(c.filename, c.name, c.description, c.body)
+            doc = with_hook(analyse(c.filename, c.name, c.description, c.body), c.hook)
             self._cache.put(key, doc, doc.weight + len(c.body))
         return doc
 
@@ -125,6 +132,7 @@ class LocalRanker:
             return {c.filename: {} for c in candidates}
         at = _positions(candidates, postings)
         if postings is not None and at is not None:
+            qw, expanded = _with_prefixes(qw, self.tuning, postings.starting_with)
             wanted = dict(zip(at, range(len(at)), strict=True))
             hits = {t: postings.hits(t, wanted) for t in qw}
             totals = postings.totals(at)
@@ -134,6 +142,13 @@ class LocalRanker:
 
         else:
             docs = [self._doc(c) for c in candidates]
+            if self.tuning.prefix_weight > 0:
+                vocabulary = self._vocabulary(docs)
+                qw, expanded = _with_prefixes(
+                    qw, self.tuning, lambda p: terms_with_prefix(vocabulary, p)
+                )
+            else:
+                expanded = set()
             hits = {t: _doc_hits(t, docs) for t in qw}
             totals = [sum(d.lengths[f] for d in docs) for f in range(len(FIELD_B))]
 
@@ -143,8 +158,24 @@ class LocalRanker:
         def prior(index: int) -> float:
             return TYPE_PRIOR.get(candidates[index].type or "", 0.9)
 
-        parts = score(qw, hits, Lengths(len(candidates), totals, length_of), prior, self.tuning)
+        parts = score(
+            qw,
+            hits,
+            Lengths(len(candidates), totals, length_of),
+            prior,
+            self.tuning,
+            expanded=expanded,
+        )
         return dict(zip([c.filename for c in candidates], parts, strict=True))
+
+    def _vocabulary(self, docs: Sequence[DocTerms]) -> list[str]:
+        """Every term of ``docs``, sorted (for prefix matching), kept for the last set of docs."""
+        key = tuple(map(id, docs))
+        last = self._last_vocabulary  # one read: another thread may replace it
+        if last is None or last[0] != key:
+            last = (key, sorted(set().union(*(f.keys() for d in docs for f in d.fields))), [*docs])
+            self._last_vocabulary = last
+        return last[1]
 
     def _weights(self, query: str) -> dict[str, float]:
         """:func:`query_weights` under the current tuning, remembered for the last query."""
@@ -196,20 +227,65 @@ class LocalRanker:
                 and sum(stale.values()) > sum(parts[new].values())
             ):
                 parts[new] = stale
-        scores = {fn: sum(p.values()) if p else 0 for fn, p in parts.items()}
+        # Only memories the query reaches have a score; the rest count as zeros.
+        scores = {fn: sum(p.values()) for fn, p in parts.items() if p}
         if max(scores.values(), default=0.0) < self.tuning.absolute_floor:
             return []  # most prompts: nothing to calibrate
-        words = {t for t, w in self._weights(query).items() if w == 1.0}
-        whole = {fn for fn, p in parts.items() if words and words <= p.keys()}
-        chosen = cut(scores, shown, self.tuning, one_per_lesson(scores, relations), whole)
+        words = {t for t in self._weights(query) if t[0] != "~" and t not in WEAK_TERMS}
+        whole = {fn for fn in scores if words and words <= parts[fn].keys()}
+        if relations.near_duplicates:  # twins count once, zeros included
+            population = one_per_lesson({fn: scores.get(fn, 0.0) for fn in parts}, relations)
+        else:
+            population = [*scores.values(), *[0.0] * (len(parts) - len(scores))]
+        chosen = cut(scores, shown, self.tuning, population, whole)
         if not chosen:
             return []
         for a, b in relations.near_duplicates:
             for have, twin in ((a, b), (b, a)):
-                if have in chosen and twin not in chosen and twin in scores and twin not in shown:
+                if have in chosen and twin not in chosen and twin in parts and twin not in shown:
                     chosen.append(twin)
+                    scores.setdefault(twin, 0.0)
+        chosen += self._linked(chosen, scores, relations, shown)
         chosen.sort(key=lambda fn: (-scores[fn], fn))
         return [Scored(fn, round(scores[fn], 6)) for fn in chosen[:limit]]
+
+    def _linked(
+        self,
+        chosen: Sequence[str],
+        scores: dict[str, float],
+        relations: Relations,
+        shown: Collection[str],
+    ) -> list[str]:
+        """Neighbours of the chosen memories whose own score reaches ``neighbour_floor``."""
+        floor = self.tuning.neighbour_floor
+        if floor is None or not relations.neighbours:
+            return []
+        found: dict[str, None] = {}
+        for fn in chosen:
+            for other in relations.neighbours.get(fn, ()):
+                if other not in chosen and other not in shown and scores.get(other, 0.0) >= floor:
+                    found[other] = None
+        return list(found)
+
+
+def _with_prefixes(
+    qw: dict[str, float], tuning: Tuning, starting_with: Callable[[str], list[str]]
+) -> tuple[dict[str, float], set[str]]:
+    """``qw`` plus, for each long query word, the folder's words sharing its first letters.
+
+    They weigh ``prefix_weight`` of the word and stay out of the score's yardstick
+    (like paraphrase concepts, they widen what matches, not what is asked).
+    """
+    if tuning.prefix_weight <= 0:
+        return qw, set()
+    extra: dict[str, float] = {}
+    for t, w in qw.items():
+        if len(t) < PREFIX or t[0] == "~" or is_gram(t):
+            continue
+        for other in starting_with(t[:PREFIX]):
+            if other not in qw:
+                extra[other] = max(extra.get(other, 0.0), w * tuning.prefix_weight)
+    return ({**qw, **extra}, set(extra)) if extra else (qw, set())
 
 
 def _positions(candidates: Sequence[Candidate], postings: Postings | None) -> list[int] | None:
@@ -245,12 +321,15 @@ def score(
     lengths: Lengths,
     prior: Callable[[int], float],
     tuning: Tuning,
+    *,
+    expanded: Collection[str] = (),
 ) -> list[dict[str, float]]:
     """Field-weighted BM25 of every candidate (index order) from term statistics alone.
 
     Statistics are over the candidates themselves: their count, their average
     field lengths and, per token, how many of them hold it (``len(hits[t])``).
     Work is per hit: a candidate no query token reaches costs nothing here.
+    ``expanded`` are tokens added by prefix matching, which stay out of the yardstick.
     """
     n = lengths.n
     field_weights = tuning.field_weights
@@ -263,7 +342,11 @@ def score(
     idf = {t: math.log(1.0 + (n_idf - len(h) + 0.5) / (len(h) + 0.5)) for t, h in hits.items()}
     # What a document matching every word (and no concept) would score: the
     # yardstick that makes scores comparable across folders and queries.
-    ideal = sum(idf[t] * w for t, w in qw.items() if not t.startswith("~"))
+    ideal = sum(
+        idf[t] * w * (tuning.unseen_gram_share if not hits[t] and is_gram(t) else 1.0)
+        for t, w in qw.items()
+        if not t.startswith("~") and t not in expanded
+    )
     scale = (K1 + 1.0) * max(ideal, 1e-9) ** NORM_POWER
     out: list[dict[str, float]] = [{} for _ in range(n)]
     fw0, fw1, fw2, fw3 = field_weights  # analysis.FIELDS

@@ -33,12 +33,15 @@ from pathlib import PurePath
 import structlog
 
 from memoryd._sized_cache import SizedCache
+from memoryd._unicode_words import is_gram
+from memoryd._unicode_words import words as unicode_words
 from memoryd.indexer import queries
 from memoryd.indexer.queries import IndexedFile
-from memoryd.indexer.records import KIND_MEMORY
+from memoryd.indexer.records import INDEX_FILENAME, KIND_MEMORY
 from memoryd.select._text import STOPWORDS
-from memoryd.select.analysis import DocTerms, analyse, decode
-from memoryd.select.candidates import Candidate
+from memoryd.select.analysis import DocTerms, analyse, decode, with_hook
+from memoryd.select.candidates import Candidate, effective_type
+from memoryd.select.folder_links import index_hooks
 from memoryd.select.local import query_weights
 from memoryd.select.postings import Postings
 from memoryd.select.prefilter import PREFILTER_LIMIT, Prefilter
@@ -143,17 +146,22 @@ class Manifest:
 
 
 def to_candidate(
-    f: IndexedFile, terms: DocTerms | None = None, commands: tuple[str, ...] | None = None
+    f: IndexedFile,
+    terms: DocTerms | None = None,
+    commands: tuple[str, ...] | None = None,
+    hook: str = "",
 ) -> Candidate:
     return Candidate(
         filename=f.filename,
         name=f.name or PurePath(f.filename).stem,
         description=f.description or "",
-        type=f.type,
+        type=effective_type(f.type, f.filename),
         body=f.body,
         mtime=f.mtime,
         terms=terms,
         commands=commands,
+        header=f.meta.get("header", {}),
+        hook=hook,
     )
 
 
@@ -190,9 +198,14 @@ def superseded_in(files: Sequence[IndexedFile]) -> dict[str, str | None]:
 
 
 def fts_query(text: str) -> str | None:
-    """An OR of the query's distinctive words, quoted so FTS5 syntax cannot leak in."""
-    words = dict.fromkeys(w.lower() for w in _WORD.findall(text))
-    terms = [w for w in words if w not in STOPWORDS and len(w) > 1]
+    """An OR of the query's distinctive words, quoted so FTS5 syntax cannot leak in.
+
+    Words of any script count; a run of Chinese or Japanese gives its bigrams,
+    which the index's ``grams`` column holds (migration 011).
+    """
+    found = _WORD.findall(text) if text.isascii() else unicode_words(text)
+    words = dict.fromkeys(w.lower() for w in found)
+    terms = [w for w in words if w not in STOPWORDS and (len(w) > 1 or is_gram(w))]
     return " OR ".join(f'"{t}"' for t in terms[:64]) or None
 
 
@@ -264,7 +277,9 @@ def _load(
         "count(*) FILTER (WHERE filename = 'MEMORY.md') FROM files WHERE directory = ?",
         (directory,),
     ).fetchone()
-    state = hash(tuple(conn.execute(_MEMORY_STATE, (directory,))))
+    # A small folder reads MEMORY.md's hooks into its analyses (a large one does not).
+    index_text = _index_text(conn, directory) if has_index and total <= LARGE_DIRECTORY else ""
+    state = hash((tuple(conn.execute(_MEMORY_STATE, (directory,))), index_text))
     if (
         previous is not None
         and previous.state == state
@@ -298,7 +313,12 @@ def _load(
             (directory,),
         )
     )
-    manifest.relations = compute_relations([to_candidate(f, doc) for f, doc in rows])
+    # MEMORY.md's line for a file is a second description: read into its analysis.
+    hooks = index_hooks(index_text, [to_candidate(f) for f, _ in rows]) if index_text else {}
+    rows = [(f, with_hook(doc, hooks.get(f.filename, ""))) for f, doc in rows]
+    manifest.relations = compute_relations(
+        [to_candidate(f, doc, hook=hooks.get(f.filename, "")) for f, doc in rows]
+    )
     manifest.postings = Postings(lambda: ((f.filename, doc) for f, doc in rows))
     # A cached folder keeps neither analyses nor bodies: the posting lists hold the
     # same counts in a fraction of the memory, the links above read both once, and
@@ -306,8 +326,19 @@ def _load(
     for f, _ in rows:
         kept = replace(f, body="", content_hash=None, directory=directory, kind=KIND_MEMORY)
         manifest.files.append(kept)
-        manifest._candidates.append(to_candidate(kept, commands=commands_in(f.body)))
+        manifest._candidates.append(
+            to_candidate(kept, commands=commands_in(f.body), hook=hooks.get(f.filename, ""))
+        )
     return manifest
+
+
+def _index_text(conn: sqlite3.Connection, directory: str) -> str:
+    """The text of the folder's ``MEMORY.md`` as indexed ("" when it has none or it is unusable)."""
+    row = conn.execute(
+        "SELECT body FROM files WHERE directory = ? AND filename = ? AND error IS NULL",
+        (directory, INDEX_FILENAME),
+    ).fetchone()
+    return str(row[0] or "") if row is not None else ""
 
 
 def _index_large(conn: sqlite3.Connection, manifest: Manifest) -> None:

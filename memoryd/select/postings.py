@@ -148,6 +148,10 @@ class Postings:
             return ()
         return self._runs[self._offsets[i] : self._offsets[i + 1]]
 
+    def starting_with(self, prefix: str) -> list[str]:
+        """The folder's terms that begin with ``prefix`` (its own spelling included)."""
+        return terms_with_prefix(self._terms, prefix)
+
     def hits(self, term: str, wanted: dict[int, int]) -> list[tuple[int, Sequence[int]]]:
         """``(wanted[position], per-field counts)`` for each wanted position holding ``term``."""
         run = self.run(term)
@@ -164,6 +168,16 @@ class Postings:
             if found is not None:
                 out.append((found, run[start + 1 : start + _STRIDE]))
         return out
+
+
+def terms_with_prefix(vocabulary: Sequence[str], prefix: str) -> list[str]:
+    """Members of the sorted ``vocabulary`` that begin with ``prefix``."""
+    out = []
+    for i in range(bisect_left(vocabulary, prefix), len(vocabulary)):
+        if not vocabulary[i].startswith(prefix):
+            break
+        out.append(vocabulary[i])
+    return out
 
 
 def _fill(

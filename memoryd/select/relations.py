@@ -5,6 +5,10 @@ decision changes, the new memory says it replaces the old one, or the old one
 gets a "superseded by" banner. Returning the old one would mislead the agent,
 so the ranker drops it and lets its successor inherit its relevance.
 
+*Neighbours* (:mod:`memoryd.select.folder_links`): memories that link to each
+other in their headers or bodies belong together; one that is somewhat
+relevant itself comes along with a selected neighbour.
+
 *Near-duplicates*: the same lesson is often recorded twice, months apart, with
 different wording. Each copy adds a detail, so when one is returned its twin
 comes along.
@@ -25,6 +29,7 @@ from memoryd.select._lexicon import concepts_of
 from memoryd.select._text import terms
 from memoryd.select.analysis import FIELDS
 from memoryd.select.candidates import Candidate
+from memoryd.select.folder_links import neighbours
 from memoryd.select.supersession import superseded_by
 
 __all__ = ["Relations", "compute_relations", "near_duplicate_pairs", "superseded_by"]
@@ -127,9 +132,15 @@ class Relations:
     """Superseded filename -> the memory that took its place (None when it names none)."""
     near_duplicates: list[tuple[str, str]] = field(default_factory=list)
     """Pairs of filenames that record the same lesson."""
+    neighbours: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    """Filename -> the memories it links to or is linked from (``related:``, ``[[links]]``)."""
 
 
 def compute_relations(candidates: Sequence[Candidate]) -> Relations:
-    """All supersession and near-duplicate links among ``candidates``."""
+    """All supersession, near-duplicate and neighbour links among ``candidates``."""
     stale = superseded_by(candidates)
-    return Relations(superseded=stale, near_duplicates=_near_duplicates(candidates, stale))
+    return Relations(
+        superseded=stale,
+        near_duplicates=_near_duplicates(candidates, stale),
+        neighbours=neighbours(candidates),
+    )

@@ -28,7 +28,9 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from memoryd.select._text import terms
+from memoryd.select.analysis import TYPE_PREFIXES
 from memoryd.select.candidates import Candidate
+from memoryd.select.dated import ended_edges, newer_sibling_edges
 
 SUPERSEDE_MIN_OVERLAP = 0.5
 """Share of a reference's words that a memory's title must contain to be the one meant."""
@@ -69,6 +71,15 @@ _NEW_VERB = re.compile(
     r"|is the (?:current|new|updated|latest) version of)\b:?\s*(?P<rest>[^\n]{0,160})",
     re.IGNORECASE,
 )
+_HEADER_KEYS = ("superseded_by", "replaced_by", "status", "supersedes", "replaces")
+"""Header fields that can say a memory is stale or replaces another."""
+_HEADER_STATUS = re.compile(rf"{_WORD_STATUS}(?:\b.*)?", re.IGNORECASE)
+_SUBJECT_RETIRED = re.compile(
+    r"(?:`(?P<code>[^`\n]{2,80})`|(?P<word>[\w./-]{3,80}))[ \t]*"
+    r"\([ \t]*(?:superseded|obsolete|outdated|no longer used)[ \t]*\)",
+    re.IGNORECASE,
+)
+"""A subject followed by a parenthesised retirement mark, in another memory's text."""
 _LINK_TARGET = re.compile(r"\]\(\s*<?(?:[^()\s]*/)?(?P<file>[^()/\s]+\.md)>?\s*\)")
 _FILENAME = re.compile(r"(?<![\w/.-])(?P<file>[\w.-]+\.md)\b")
 _QUOTED = re.compile(r"[\"“](?P<title>[^\"”\n]{3,120})[\"”]")
@@ -80,6 +91,9 @@ _LEAD_IN = re.compile(
 _CURRENT_MARK = re.compile(r"[(\[]\s*(?:current|latest|up[- ]to[- ]date)\s*[)\]]|^current\b", re.I)
 _OLD_MARK = re.compile(
     r"[(\[]\s*(?:old|legacy|previous|outdated|superseded|deprecated|archived)\s*[)\]]", re.I
+)
+_OLD_FILE = re.compile(
+    r"[_-](?:old|outdated|deprecated|obsolete|superseded|archived|stale)\.md$", re.IGNORECASE
 )
 _DATE = re.compile(r"\b(20\d\d)-(0[1-9]|1[0-2])(?:-(0[1-9]|[12]\d|3[01]))?\b")
 _STATUS_MARK = re.compile(rf"[(\[]\s*{_STATUS}\s*[)\]]", re.IGNORECASE)
@@ -101,6 +115,8 @@ SIGNAL_WORDS = [
 ]
 """Words one of which every stale-or-successor statement contains (an FTS5 prefilter)."""
 _MARK_WORDS = frozenset(terms("current latest up to date old legacy previous"))
+_NOT_SUBJECT = _MARK_WORDS | frozenset(TYPE_PREFIXES)
+"""Title words that say nothing of a memory's subject: markers and type prefixes."""
 _TRIGGERS = (
     *("supersed", "deprecated", "outdated", "of date", "of-date", "obsolete", "stale"),
     *("archived", "historical", "no longer", "replace", "moved", "kept", "migrated", "version of"),
@@ -115,11 +131,34 @@ def _may_signal(c: Candidate) -> bool:
     first query skips them for the rest. Only ASCII text is screened: there,
     lower case is exactly what the patterns' case-insensitive matching sees.
     """
+    if c.header and any(key in c.header for key in _HEADER_KEYS):
+        return True
     text = f"{c.name}\n{c.description}\n{c.body}"
     if not text.isascii():
         return True
     low = text.lower()
     return any(t in low for t in _TRIGGERS)
+
+
+def _header_values(c: Candidate, keys: Sequence[str]) -> list[str]:
+    """The header's values under ``keys`` as strings (a list gives each of its items)."""
+    out: list[str] = []
+    for key in keys:
+        value = c.header.get(key)
+        out += value if isinstance(value, list) else [value] if isinstance(value, str) else []
+    return out
+
+
+def _header_banner(c: Candidate) -> str | None:
+    """A stale banner from the header: ``superseded_by:`` / ``replaced_by:`` naming the
+    successor, or a ``status:`` that is a status word ("deprecated", "superseded")."""
+    successors = _header_values(c, ("superseded_by", "replaced_by"))
+    if successors:
+        return " ".join(successors)
+    status = _header_values(c, ("status",))
+    if status and _HEADER_STATUS.fullmatch(status[0].strip()):
+        return ""
+    return None
 
 
 @lru_cache(maxsize=2048)  # one folder's titles and references; each costs ~0.5 kB
@@ -172,6 +211,23 @@ class _Titles:
         found += [m.group("file") for m in _FILENAME.finditer(text)]
         return [f for f in dict.fromkeys(found) if f in self.by_file]
 
+    def titled(self, subjects: Iterable[str], by: Candidate) -> list[str]:
+        """Memories whose title holds every word of a subject ``by`` retires (any type).
+
+        ``by`` itself is never one, nor is any memory when ``by``'s own title
+        holds the subject (then it is about that subject, not its successor).
+        """
+        out: list[str] = []
+        mine = _title_terms(by)
+        for subject in subjects:
+            words = _term_set(subject) - _MARK_WORDS
+            if not words or words <= mine:
+                continue
+            holders = set.intersection(*(set(self.by_term.get(t, ())) for t in words))
+            out += (self.everyone[i].filename for i in sorted(holders))
+        out = [fn for fn in out if fn != by.filename]
+        return out
+
     def best_title(self, refs: Iterable[str], exclude: str) -> str | None:
         """The memory whose title covers most of a reference's words (ties: earlier file)."""
         best: tuple[float, int] | None = None
@@ -208,10 +264,20 @@ def stale_banner(c: Candidate) -> str | None:
     lines of the body, on any quote/heading/label line, and in "this note is ..."
     sentences anywhere.
     """
-    header = f"{c.name}\n{c.description}"
-    marked = _STATUS_MARK.search(header)
-    if marked is not None:
-        return header[marked.end() :]
+    from_header = _header_banner(c)
+    if from_header is not None:
+        return from_header
+    for text in (c.name, c.description):
+        # "(deprecated)" labels the memory where it opens its name or description or
+        # closes its name; elsewhere ("the repo's own (stale) docs", "not `.x/`
+        # (superseded)") it labels a noun.
+        marked = _STATUS_MARK.search(text)
+        if marked is not None and (
+            not text[: marked.start()].strip(" \t*_-—–:")
+            or (text is c.name and not text[marked.end() :].strip(" \t.*_"))
+        ):
+            after = text[marked.end() :]
+            return f"{after}\n{c.description}" if text is c.name else after
     lines = [c.name, c.description]
     body_lines = [ln for ln in c.body.splitlines() if ln.strip()]
     for n, line in enumerate(body_lines):
@@ -235,9 +301,16 @@ def stale_banner(c: Candidate) -> str | None:
     return text[m.end() :] if m is not None else None
 
 
+def _retired(c: Candidate) -> tuple[str, ...]:
+    """Subjects ``c`` marks "(superseded)", "(obsolete)", "(outdated)" or "(no longer used)"."""
+    text = f"{c.description}\n{c.body}"
+    return tuple(m.group("code") or m.group("word") for m in _SUBJECT_RETIRED.finditer(text))
+
+
 def _claims(c: Candidate) -> list[str]:
     """Clauses in which ``c`` says it replaces something (the words after the verb)."""
-    return [m.group("rest") for m in _NEW_VERB.finditer(f"{c.description}\n{c.body}")]
+    said = [m.group("rest") for m in _NEW_VERB.finditer(f"{c.description}\n{c.body}")]
+    return said + _header_values(c, ("supersedes", "replaces"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -252,6 +325,8 @@ class Signals:
 
     banner: str | None = None
     claims: tuple[str, ...] = ()
+    retired: tuple[str, ...] = ()
+    """Subjects the memory marks as superseded ("not `.mcagent/` (superseded)")."""
 
 
 NO_SIGNALS = Signals()
@@ -262,8 +337,10 @@ def signals_of(c: Candidate) -> Signals:
     """The banner and claims in ``c``'s text (:data:`NO_SIGNALS` for the many that have none)."""
     if not _may_signal(c):
         return NO_SIGNALS
-    banner, claims = stale_banner(c), tuple(_claims(c))
-    return NO_SIGNALS if banner is None and not claims else Signals(banner, claims)
+    banner, claims, retired = stale_banner(c), tuple(_claims(c)), _retired(c)
+    if banner is None and not claims and not retired:
+        return NO_SIGNALS
+    return Signals(banner, claims, retired)
 
 
 def _edges(
@@ -287,20 +364,31 @@ def _edges(
                     old = None
             if old is not None:
                 edges.append((old, c.filename))
+        edges += ((old, c.filename) for old in titles.titled(said.retired, c))
     return edges
 
 
 def _sibling_edges(everyone: Sequence[Candidate]) -> list[tuple[str, str | None]]:
-    """(old, current) pairs among same-subject memories where one carries a marker."""
+    """(old, current) pairs among same-subject memories where one carries a marker.
+
+    An "(old)"-style marker in the name, or a last filename part such as
+    ``_old`` or ``-deprecated``, makes a memory stale by itself; a "(current)"
+    one only makes its same-subject siblings stale.
+    """
     current = {c.filename for c in everyone if _CURRENT_MARK.search(f"{c.name}\n{c.description}")}
-    old = {c.filename for c in everyone if _OLD_MARK.search(c.name)}
-    edges: list[tuple[str, str | None]] = []
+    old = {c.filename for c in everyone if _OLD_MARK.search(c.name) or _OLD_FILE.search(c.filename)}
+    # An old-marked memory is stale even when no sibling is found to replace it.
+    edges: list[tuple[str, str | None]] = [(fn, None) for fn in sorted(old - current)]
     for a in everyone:
         if a.filename not in current and a.filename not in old:
             continue
-        mine = _title_terms(a) - _MARK_WORDS
+        mine = _title_terms(a) - _NOT_SUBJECT
         for b in everyone:
-            if b is a or b.type != a.type or not _same_subject(mine, _title_terms(b) - _MARK_WORDS):
+            if (
+                b is a
+                or b.type != a.type
+                or not _same_subject(mine, _title_terms(b) - _NOT_SUBJECT)
+            ):
                 continue
             if a.filename in current and b.filename not in current:
                 edges.append((b.filename, a.filename))
@@ -343,6 +431,8 @@ def superseded_from(
     edges = _edges(signalled, titles, quoted_only)
     if not quoted_only:
         edges += _sibling_edges(everyone)
+        edges += newer_sibling_edges(everyone)
+        edges += ended_edges(everyone)
     by_file = {c.filename: c for c in everyone}
 
     def written(filename: str) -> tuple[int, int, int, float]:

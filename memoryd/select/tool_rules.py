@@ -64,11 +64,37 @@ def _mentions(text: str, alias: str) -> bool:
 
 
 _COMMAND_SPAN = re.compile(r"`((?:\./)?[a-z][\w.-]*)\s[^`]*`")
+_SHELL_FENCES = frozenset(("", "bash", "sh", "shell", "console", "zsh", "fish", "terminal"))
+_SHELL_FENCES |= frozenset(("powershell", "pwsh", "ps1", "ps", "cmd", "bat"))
+_FENCED_COMMAND = re.compile(
+    r"[ \t]*(?:[$>%#][ \t]+)?(?:sudo[ \t]+)?((?:\./)?[a-z][\w.-]*)[ \t]+\S"
+)
 
 
 def commands_in(body: str) -> tuple[str, ...]:
-    """The program of each command line (backticked ``cmd args``) of a body, in order."""
-    return tuple(m.group(1).lower().removeprefix("./") for m in _COMMAND_SPAN.finditer(body))
+    """The program of each command line of a body, in order.
+
+    Command lines are backticked ``cmd args`` spans in the prose, then the
+    lines of shell code blocks (a fence without a language counts as one),
+    prompt (``$``) and ``sudo`` stripped.
+    """
+    if "```" not in body:
+        found = [m.group(1) for m in _COMMAND_SPAN.finditer(body)]
+    else:
+        prose: list[str] = []
+        fenced: list[str] = []
+        shell: bool | None = None  # None: outside a fence; else whether the fence is shell
+        for line in body.splitlines():
+            stripped = line.lstrip()
+            if stripped.startswith("```"):
+                info = stripped[3:].strip().split(" ", 1)[0].lower()
+                shell = None if shell is not None else info in _SHELL_FENCES
+            elif shell is None:
+                prose.append(line)
+            elif shell and (m := _FENCED_COMMAND.match(line)) is not None:
+                fenced.append(m.group(1))
+        found = [m.group(1) for m in _COMMAND_SPAN.finditer("\n".join(prose))] + fenced
+    return tuple(cmd.lower().removeprefix("./") for cmd in found)
 
 
 def _invocation_share(c: Candidate, alias: str) -> float:

@@ -50,6 +50,20 @@ class Tuning:
     """Results must score at least this fraction of the best hit."""
     standout: float = 0.0
     """Standard deviations above the folder's mean score a result must reach."""
+    gram_weight: float = 1.0
+    """Weight of a character bigram of Chinese, Japanese, Korean or Thai text against a word's."""
+    unseen_gram_share: float = 0.3
+    """How much of a query bigram that no memory holds counts in the score's yardstick.
+
+    Such a bigram is most often the seam between two words ("局之" in
+    "布局之后"), not a word the folder lacks; counting it in full would hold
+    every unspaced-script prompt to a higher bar than an English one."""
+    prefix_weight: float = 0.0
+    """A query word also matches the folder's words that share its first ``PREFIX`` letters
+    ("concurrency" and "concurrent", "configuración" and "config") at this weight (0: off)."""
+    neighbour_floor: float | None = None
+    """A memory linked to a returned one (``related:``, ``[[link]]``) is returned too when
+    its own normalised score reaches this (None: links are not followed)."""
     lexicon: frozenset[str] | None = None
     """Paraphrase groups in use, by label (None: every group in ``_lexicon``)."""
 
@@ -59,7 +73,14 @@ class Tuning:
 
 
 DEFAULT = Tuning(
-    concept_weight=0.6, absolute_floor=0.75, relative_floor=0.4, standout=2.5, lexicon=EARNED
+    concept_weight=0.6,
+    absolute_floor=0.65,
+    relative_floor=0.6,
+    standout=2.5,
+    gram_weight=0.5,
+    unseen_gram_share=0.0,
+    prefix_weight=0.3,
+    lexicon=EARNED,
 )
 """What the leave-one-project-out search picks when fitted on every development project."""
 

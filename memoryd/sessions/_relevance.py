@@ -14,9 +14,13 @@ import math
 import re
 from collections.abc import Iterable, Mapping
 
+from memoryd._unicode_words import fold
+from memoryd._unicode_words import words as unicode_words
+
 _WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.\-]*[A-Za-z0-9]|[A-Za-z0-9]")
 _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
 _SPLIT = re.compile(r"[_.\-]+")
+_WORD_OR_OTHER = re.compile(rf"({_WORD.pattern})|([^\x00-\x7f]+)")
 
 _STOPWORD_TEXT = """
     a about above after again against all also am an and any are as at be because been
@@ -37,6 +41,8 @@ _STOPWORD_TEXT = """
 STOPWORDS = frozenset(_STOPWORD_TEXT.split())
 """English function words plus verbs that frame a task without naming its subject."""
 
+PREFIX = 6
+"""Letters two long terms must share at the start to match (as the selector's prefix match)."""
 _SUFFIXES = ("ations", "ation", "ings", "ing", "ies", "ied", "ers", "er", "es", "ed", "ly", "s")
 
 
@@ -61,19 +67,40 @@ def _drop_e(word: str) -> str:
 
 
 def tokens(text: str) -> list[str]:
-    """Content stems of ``text``: whole identifiers and their parts, stopwords removed."""
+    """Content stems of ``text``: whole identifiers and their parts, stopwords removed.
+
+    Text in other scripts is folded first (accents off, full-width forms
+    plain), its words of other alphabets count as words, and runs of
+    Chinese, Japanese, Korean or Thai as their character bigrams
+    (:mod:`memoryd._unicode_words`), so a task in any language meets the
+    sessions written in it.
+    """
     found: list[str] = []
+    if not text.isascii():
+        for m in _WORD_OR_OTHER.finditer(fold(text, lower=False)):
+            if m.group(1) is not None:
+                found += _word_tokens(m.group(1))
+            else:
+                found += unicode_words(m.group(2))
+        return found
     for raw in _WORD.findall(text):
-        parts = [p for chunk in _SPLIT.split(raw) for p in _CAMEL.findall(chunk) or [chunk]]
-        # Identifiers (snake_case, dotted, CamelCase) count whole and in parts;
-        # a hyphenated word ("full-year") is just its parts, so it is not counted twice.
-        identifier = len(parts) > 1 and (raw.strip("-").count("-") < len(parts) - 1)
-        pieces = [raw, *parts] if identifier else parts if len(parts) > 1 else [raw]
-        for piece in pieces:
-            word = piece.lower()
-            if len(word) < 2 or word in STOPWORDS or (word.isdigit() and len(word) < 2):
-                continue
-            found.append(stem(word))
+        found += _word_tokens(raw)
+    return found
+
+
+def _word_tokens(raw: str) -> list[str]:
+    """The stems an ASCII identifier or word stands for (none for a stopword)."""
+    found: list[str] = []
+    parts = [p for chunk in _SPLIT.split(raw) for p in _CAMEL.findall(chunk) or [chunk]]
+    # Identifiers (snake_case, dotted, CamelCase) count whole and in parts;
+    # a hyphenated word ("full-year") is just its parts, so it is not counted twice.
+    identifier = len(parts) > 1 and (raw.strip("-").count("-") < len(parts) - 1)
+    pieces = [raw, *parts] if identifier else parts if len(parts) > 1 else [raw]
+    for piece in pieces:
+        word = piece.lower()
+        if len(word) < 2 or word in STOPWORDS or (word.isdigit() and len(word) < 2):
+            continue
+        found.append(stem(word))
     return found
 
 
@@ -102,11 +129,17 @@ def coverage(query: set[str], doc: set[str], idf: Mapping[str, float], size: int
 
     A task that names things no session mentions scores low even when a few
     generic project words match, which is what keeps unrelated tasks out.
+    A long term also matches a ``doc`` term that begins with the same
+    ``PREFIX`` letters ("persistence" and "persisted", "configuration" and
+    "configured"), which the light stemmer leaves apart.
     """
     total = sum(weight(term, idf, size) for term in query)
     if total <= 0:
         return 0.0
-    return sum(weight(term, idf, size) for term in query & doc) / total
+    missing = [t for t in query - doc if len(t) >= PREFIX]
+    starts = {t[:PREFIX] for t in doc if len(t) >= PREFIX} if missing else set()
+    held = (query & doc).union(t for t in missing if t[:PREFIX] in starts)
+    return sum(weight(term, idf, size) for term in held) / total
 
 
 def near_pairs(query: list[str], doc: list[str], window: int = 3) -> int:

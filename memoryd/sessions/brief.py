@@ -32,10 +32,10 @@ from memoryd.sessions._sections import SECTION_ACTIVE, SECTION_SUMMARY, Entry, p
 MAX_ROUNDS = 2
 MAX_READS = 3
 """Sessions the search rounds rank as relevant at most (all of their project is read)."""
-SESSION_THRESHOLD = 0.45
+SESSION_THRESHOLD = 0.35
 """Relevance a session needs: the IDF-weighted share of task terms it contains,
 plus PAIR_BONUS for every pair of task words that also sit together in it."""
-PAIR_BONUS = 0.1
+PAIR_BONUS = 0.3
 FOLLOW_UP_THRESHOLD = 0.5
 """Share of the follow-up round's thread terms an earlier session must contain."""
 THREAD_TERMS = 6
@@ -50,7 +50,7 @@ CURRENT_STATE_BONUS = 0.25
 """Extra weight for the active state of the newest session read: where work stands."""
 BACKGROUND_FACTOR = 0.5
 """Weight of a session read only because it belongs to the project (not ranked relevant)."""
-BACKGROUND_MATCH = 0.3
+BACKGROUND_MATCH = 0.2
 """Share of the task's (IDF-weighted) words an entry of such a session must contain."""
 CURRENT_TROUBLE_SCORE = 10.0
 """Puts the newest session's blockers and failing tests first, so the budget never cuts them."""

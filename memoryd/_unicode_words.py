@@ -1,0 +1,147 @@
+"""Words of any script: accent folding and character bigrams for unspaced scripts.
+
+Memory folders are written in every language, often mixing scripts in one line
+("用 pytest 跑测试的时候 xdist 报错"). Two general rules make their words
+comparable, with no per-language word list:
+
+* **Folding.** Text is put in NFKC form (full-width ``ＡＰＩ`` is ``API``,
+  half-width katakana is katakana), then letters of the Latin, Greek and
+  Cyrillic blocks lose their diacritics (``café`` and ``cafe`` are one word,
+  as SQLite's unicode61 tokenizer also folds them), and typographic
+  apostrophes become ``'``.
+* **Bigrams.** Chinese, Japanese, Korean, Thai, Lao, Khmer and Myanmar text
+  does not put spaces between words, so a run of those characters is read as
+  its overlapping character pairs ("数据库迁移" -> 数据 据库 库迁 迁移), the
+  scheme full-text engines use for CJK: a two-character word in a prompt
+  matches wherever it occurs in a longer run. A one-character run is kept
+  whole. Korean, which does space its words but glues particles to them,
+  gets the same treatment, so "서버를" still meets "서버".
+
+Everything else that Unicode calls a letter or digit forms words as before.
+Pure ASCII text never comes here (the callers' ASCII paths are unchanged).
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+UNSPACED = (
+    "\u0e00-\u0eff"  # Thai, Lao
+    "\u1000-\u109f"  # Myanmar
+    "\u1100-\u11ff"  # Hangul Jamo
+    "\u1780-\u17ff"  # Khmer
+    "\u3005-\u3007"  # CJK iteration and ideographic marks
+    "\u3040-\u30ff"  # Hiragana, Katakana
+    "\u3100-\u312f"  # Bopomofo
+    "\u3130-\u318f"  # Hangul compatibility Jamo
+    "\u31f0-\u31ff"  # Katakana extensions
+    "\u3400-\u4dbf"  # CJK extension A
+    "\u4e00-\u9fff"  # CJK unified ideographs
+    "\uac00-\ud7af"  # Hangul syllables
+    "\uf900-\ufaff"  # CJK compatibility ideographs
+    "\U00020000-\U0003134f"  # CJK extensions B-G
+)
+"""Character ranges of scripts written without spaces between words (a regex class body)."""
+
+_TOKEN = re.compile(rf"([{UNSPACED}]+)|([^\W_{UNSPACED}]+(?:'[^\W\d_{UNSPACED}]+)?)")
+_UNSPACED_CHAR = re.compile(rf"[{UNSPACED}]")
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+_FOLDED_BLOCKS = ((0x00C0, 0x052F), (0x1E00, 0x1FFF))
+"""Latin-1 Supplement to Cyrillic Supplement, Latin Extended Additional, Greek Extended."""
+_LIGATURES = {"ß": "ss", "æ": "ae", "œ": "oe", "ø": "o", "đ": "d", "ł": "l", "þ": "th", "ð": "d"}
+_APOSTROPHES = "\u2019\u02bc\uff07"
+
+
+def _fold_table() -> dict[int, str | None]:
+    table: dict[int, str | None] = {ord(a): "'" for a in _APOSTROPHES}
+    table.update(dict.fromkeys(range(0x0300, 0x0370)))  # combining diacritical marks go
+    for low, high in _FOLDED_BLOCKS:
+        for code in range(low, high + 1):
+            char = chr(code)
+            base = "".join(
+                c for c in unicodedata.normalize("NFD", char) if not unicodedata.combining(c)
+            )
+            if base and base != char:
+                table[code] = base
+    for char, plain in _LIGATURES.items():  # folding follows lower-casing
+        table[ord(char)] = plain
+    return table
+
+
+_FOLD = _fold_table()
+
+
+def fold(text: str, *, lower: bool = True) -> str:
+    """``text`` in NFKC form, lower case, diacritics off Latin/Greek/Cyrillic letters.
+
+    With ``lower=False`` the case stays (for tokenizers that split camelCase).
+    """
+    text = unicodedata.normalize("NFKC", text)
+    return (text.lower() if lower else text).translate(_FOLD)
+
+
+_NON_ASCII = re.compile(r"[^\x00-\x7f]")
+_SEPARATOR: dict[str, bool] = {}
+"""Non-ASCII character -> whether every tokenizer reads it as a separator (and only that)."""
+
+
+def _is_separator(char: str) -> bool:
+    known = _SEPARATOR.get(char)
+    if known is None:
+        plain = unicodedata.normalize("NFKC", char)
+        known = _SEPARATOR[char] = char not in _APOSTROPHES and not any(
+            c.isalnum() or c in "'_" for c in plain
+        )
+    return known
+
+
+def ascii_equivalent(text: str) -> str | None:
+    """``text`` with its non-ASCII characters as spaces when each is only a separator.
+
+    Most memories are ASCII but for a dash, an arrow or a quote mark ("—",
+    "→", "“"); for them the ASCII tokenizer gives the same words as this
+    module, at a third of the cost. None when some character is a letter,
+    digit or apostrophe of any script (or folds into one).
+    """
+    if all(_is_separator(c) for c in set(_NON_ASCII.findall(text))):
+        return _NON_ASCII.sub(" ", text)
+    return None
+
+
+def bigrams(run: str) -> list[str]:
+    """Overlapping character pairs of an unspaced run; a one-character run stays whole."""
+    return [run[i : i + 2] for i in range(len(run) - 1)] or [run]
+
+
+def words(text: str) -> list[str]:
+    """Folded words of ``text`` in order; unspaced runs become their bigrams.
+
+    Identifiers split at ``_`` and camelCase as the ASCII tokenizer splits them.
+    """
+    text = _CAMEL.sub(" ", text)
+    out: list[str] = []
+    for run, word in _TOKEN.findall(fold(text)):
+        if run:
+            out += bigrams(run)
+        else:
+            out.append(word)
+    return out
+
+
+def is_gram(term: str) -> bool:
+    """Whether ``term`` is a piece of an unspaced run (a bigram or a lone character)."""
+    return len(term) <= 2 and _UNSPACED_CHAR.match(term) is not None
+
+
+def unspaced_grams(*texts: str) -> str | None:
+    """The bigrams of every unspaced run in ``texts``, space-separated; None when there are none.
+
+    What the full-text index is given besides the text itself, so that its
+    tokenizer (which keeps a whole run as one token) can find a word inside one.
+    """
+    found: list[str] = []
+    for text in texts:
+        if text and not text.isascii():
+            found += (g for g in words(text) if is_gram(g))
+    return " ".join(found) or None

@@ -1,0 +1,194 @@
+"""Dates a memory gives itself, and what they say about which memory is current.
+
+Two signals of staleness come from dates alone, and both are read from the
+memory's *own* date (a header field such as ``updated:``, else a date in its
+name, description or filename, else the latest date in its body), never from
+the file's mtime, which a checkout or a copy resets:
+
+* **A newer sibling.** Two memories of the same type whose titles are the same
+  once dates, numbers, versions and status markers are set aside ("Release
+  plan (2025-03)" and "Release plan (2025-05)", ``oncall_2025_q1.md`` and
+  ``oncall_2025_q2.md``) are one document in two versions: the one with the
+  earlier date is stale. More than ``SERIES_MIN`` such memories are a series
+  (weekly notes, one per sprint), each still true of its own time, and are
+  left alone.
+* **A validity that ended.** "valid until 2025-03-01", "expires 2025-03-01",
+  a ``valid_until:`` / ``expires:`` header: stale once the folder itself has
+  moved past that date (some memory is dated later). The folder's dates, not
+  the clock, are the measure: a folder copied from a repository years later
+  is as current as its last memory.
+
+Dates are read in the forms any team writes: ISO with ``-``, ``/``, ``.`` or
+``_`` separators, compact ``20250304``, ``2025年3月4日``, quarters (``Q2
+2025``, ``2025-Q2``), and English month names.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from functools import lru_cache
+
+from memoryd.select._text import terms
+from memoryd.select.analysis import TYPE_PREFIXES, filename_text
+from memoryd.select.candidates import Candidate
+
+Day = tuple[int, int, int]
+"""(year, month, day); a month or quarter reads as its last day."""
+
+SERIES_MIN = 4
+"""This many same-titled dated memories are a series, not versions of one memory."""
+SAME_TITLE = 0.75
+"""Share of title words (Jaccard) two memories must share to be versions of one."""
+_DATE_KEYS = ("updated", "last_updated", "last_verified", "date", "created")
+_END_KEYS = ("valid_until", "expires")
+
+_MONTHS = {
+    m: i
+    for i, names in enumerate(
+        (
+            "jan january",
+            "feb february",
+            "mar march",
+            "apr april",
+            "may",
+            "jun june",
+            "jul july",
+            "aug august",
+            "sep sept september",
+            "oct october",
+            "nov november",
+            "dec december",
+        ),
+        start=1,
+    )
+    for m in names.split()
+}
+_MONTH = "|".join(sorted(_MONTHS, key=len, reverse=True))
+_DATE = re.compile(
+    r"(?<!\d)(?P<y>20\d\d)(?:[-/._]?(?P<m>0[1-9]|1[0-2])(?:[-/._]?(?P<d>0[1-9]|[12]\d|3[01]))?"
+    r"(?!\d)|[-_ ]?q(?P<q>[1-4])\b)"
+    r"|(?P<cy>20\d\d)\s*年\s*(?P<cm>1[0-2]|0?[1-9])\s*月(?:\s*(?P<cd>3[01]|[12]\d|0?[1-9])\s*日)?"
+    r"|\bq(?P<q2>[1-4])[ -]?(?P<qy>20\d\d)\b"
+    rf"|\b(?:(?P<d1>[12]\d|3[01]|0?[1-9])\s+)?(?P<mon>{_MONTH})\.?"
+    r"(?:\s+(?P<d2>[12]\d|3[01]|0?[1-9])(?:st|nd|rd|th)?,?)?\s+(?P<my>20\d\d)\b",
+    re.IGNORECASE,
+)
+_VALID_UNTIL = re.compile(
+    r"\b(?:valid|effective|good|applies|in (?:effect|force))?\s*(?:until|till|through|thru)\b"
+    r"|\bexpir(?:es|ed|y)\b|\bends? on\b",
+    re.IGNORECASE,
+)
+_TYPE_WORDS = frozenset(TYPE_PREFIXES)
+_GAP = re.compile(r"[\s:,]*(?:the\s+|end\s+of\s+)?")
+_MARKERS = frozenset(terms("old legacy previous current latest new updated draft final copy v"))
+_END_OF = {2: 28, 4: 30, 6: 30, 9: 30, 11: 30}
+
+
+def _day(m: re.Match[str]) -> Day:
+    g = m.groupdict()
+    if g["y"]:
+        if g["q"]:
+            return int(g["y"]), 3 * int(g["q"]), 31
+        month = int(g["m"] or 12)
+        return int(g["y"]), month, int(g["d"] or _END_OF.get(month, 31))
+    if g["cy"]:
+        month = int(g["cm"])
+        return int(g["cy"]), month, int(g["cd"] or _END_OF.get(month, 31))
+    if g["q2"]:
+        return int(g["qy"]), 3 * int(g["q2"]), 31
+    month = _MONTHS[g["mon"].lower()]
+    day = g["d1"] or g["d2"]
+    return int(g["my"]), month, int(day or _END_OF.get(month, 31))
+
+
+def dates_in(text: str) -> list[Day]:
+    """Every date written in ``text``, in order."""
+    return [_day(m) for m in _DATE.finditer(text)] if text else []
+
+
+def _header_dates(c: Candidate, keys: Sequence[str]) -> list[Day]:
+    return [d for key in keys if isinstance(v := c.header.get(key), str) for d in dates_in(v)]
+
+
+def own_date(c: Candidate) -> Day | None:
+    """The memory's own date: a header field, else title, description or filename, else body."""
+    for found in (
+        _header_dates(c, _DATE_KEYS),
+        dates_in(f"{c.name}\n{c.description}\n{c.filename}"),
+        dates_in(c.body),
+    ):
+        if found:
+            return max(found)
+    return None
+
+
+def valid_until(c: Candidate) -> Day | None:
+    """The end of the validity the memory states for itself, if it states one."""
+    found = _header_dates(c, _END_KEYS)
+    head = f"{c.name}\n{c.description}\n" + "\n".join(c.body.splitlines()[:3])
+    for m in _VALID_UNTIL.finditer(head):
+        # The date must follow the word at once ("until 2025-03-01", "expires: 3 May 2025"):
+        # "goes through Atlantis ... 2024-09-30" says nothing about validity.
+        date = _DATE.match(head, m.end() + len(_GAP.match(head, m.end()).group()))  # type: ignore[union-attr]
+        if date is not None:
+            found.append(_day(date))
+    return min(found) if found else None
+
+
+@lru_cache(maxsize=4096)
+def _subject_words(title: str) -> frozenset[str]:
+    words = {t for t in terms(title) if len(t) > 1 and not any(ch.isdigit() for ch in t)}
+    return frozenset(words - _MARKERS - _TYPE_WORDS - set(_MONTHS))
+
+
+def _subject(c: Candidate) -> frozenset[str]:
+    return _subject_words(f"{c.name} {filename_text(c.filename)}")
+
+
+def _same_title(a: frozenset[str], b: frozenset[str]) -> bool:
+    return bool(a and b) and len(a & b) / len(a | b) >= SAME_TITLE
+
+
+def newer_sibling_edges(everyone: Sequence[Candidate]) -> list[tuple[str, str | None]]:
+    """(older, newer) pairs among same-type, same-titled memories that carry their own dates.
+
+    Only memories with a same-titled sibling have their dates read (most have none).
+    """
+    subjects = [_subject(c) for c in everyone]
+    by_word: dict[tuple[str | None, str], list[int]] = {}
+    for i, (c, words) in enumerate(zip(everyone, subjects, strict=True)):
+        for w in words:
+            by_word.setdefault((c.type, w), []).append(i)
+    dates: dict[int, Day | None] = {}
+
+    def date_of(i: int) -> Day | None:
+        if i not in dates:
+            dates[i] = own_date(everyone[i])
+        return dates[i]
+
+    edges: list[tuple[str, str | None]] = []
+    for i, c in enumerate(everyone):
+        near = {j for w in subjects[i] for j in by_word[(c.type, w)]}
+        group = sorted(j for j in near if _same_title(subjects[i], subjects[j]))
+        mine = date_of(i) if 2 <= len(group) < SERIES_MIN else None
+        if mine is None:
+            continue
+        dated = [(d, j) for j in group if (d := date_of(j)) is not None]
+        newest = max(d for d, _ in dated)
+        if mine < newest:
+            successor = min(j for d, j in dated if d == newest)
+            edges.append((c.filename, everyone[successor].filename))
+    return edges
+
+
+def ended_edges(everyone: Iterable[Candidate]) -> list[tuple[str, str | None]]:
+    """(memory, None) for memories whose stated validity ended before the folder's latest date."""
+    members = list(everyone)
+    ends = {c.filename: end for c in members if (end := valid_until(c)) is not None}
+    if not ends:
+        return []
+    latest = max((d for c in members if (d := own_date(c)) is not None), default=None)
+    if latest is None:
+        return []
+    return [(fn, None) for fn, end in ends.items() if end < latest]

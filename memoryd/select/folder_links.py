@@ -1,0 +1,135 @@
+"""What a folder says about its memories besides their own headers.
+
+* ``MEMORY.md`` gives each file a one-line hook ("- [Title](file.md) — hook"),
+  written by the agent when it filed the memory: a second description, often
+  in other words than the first. Lines for files that do not exist are
+  ignored (they are never candidates).
+* Memories name their neighbours: a ``related:`` (``see_also:``, ``links:``)
+  list in the header, ``[[wiki-links]]`` and Markdown links to other memory
+  files in the body. A memory that a selected one links to is a candidate
+  for the same prompt (``multi`` prompts want several memories that belong
+  together).
+
+References are resolved the way people write them: a filename with or
+without ``.md`` or a directory, the file's name without its type prefix,
+or the memory's ``name`` (which in real folders often differs from the
+filename), compared case-insensitively with spaces, ``-`` and ``_`` alike.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
+
+from memoryd.select.analysis import TYPE_PREFIXES
+
+if TYPE_CHECKING:  # candidates.py reads MEMORY.md hooks with this module
+    from memoryd.select.candidates import Candidate
+
+LINK_KEYS = ("related", "see_also", "links")
+"""Header keys whose values name neighbouring memories."""
+
+_INDEX_LINE = re.compile(
+    r"^\s*(?:[-*+]|\d+[.)])\s+(?P<entry>.+)$",
+)
+_MD_LINK = re.compile(r"\[(?P<title>[^\]\n]{0,300})\]\(\s*<?(?P<target>[^()<>\s]{1,500})>?\s*\)")
+_WIKI_LINK = re.compile(r"\[\[(?P<target>[^\[\]|#\n]{1,200})(?:[#|][^\[\]\n]{0,200})?\]\]")
+_BARE_FILE = re.compile(r"`?(?P<target>[\w./-]{1,300}\.md)`?")
+_HOOK_LEAD = re.compile(r"^\s*(?:[—–:-]+|\s)+")
+_SLUG_SEPARATORS = re.compile(r"[\s_\-]+")
+MAX_NEIGHBOURS = 8
+"""Links kept per memory (a hub page linking everything says little about any one)."""
+
+
+def _slug(text: str) -> str:
+    return _SLUG_SEPARATORS.sub("-", text.strip().lower()).strip("-")
+
+
+def _target_key(target: str) -> str:
+    """A reference reduced to what can be compared: last path part, no ``.md``, as a slug."""
+    base = target.strip().rsplit("/", 1)[-1]
+    return _slug(base[:-3] if base.lower().endswith(".md") else base)
+
+
+class Resolver:
+    """Finds the memory a reference means among a folder's candidates."""
+
+    def __init__(self, candidates: Sequence[Candidate]) -> None:
+        keys: dict[str, str] = {}
+        # Weakest first, so a filename beats a name that happens to equal another's filename.
+        for c in candidates:
+            if c.name:
+                keys.setdefault(_slug(c.name), c.filename)
+        for c in candidates:
+            stem = c.filename.removesuffix(".md")
+            head, _, rest = stem.partition("_")
+            if head in TYPE_PREFIXES and rest:
+                keys[_slug(rest)] = c.filename
+        for c in candidates:
+            keys[_target_key(c.filename)] = c.filename
+        self._keys = keys
+
+    def find(self, reference: str) -> str | None:
+        key = _target_key(reference)
+        return self._keys.get(key) if key else None
+
+
+def index_hooks(index_text: str, candidates: Sequence[Candidate]) -> dict[str, str]:
+    """Filename -> the text of its ``MEMORY.md`` line (title and hook), for existing files.
+
+    The first line naming a file wins; lines naming nothing known are skipped.
+    """
+    resolver = Resolver(candidates)
+    hooks: dict[str, str] = {}
+    for line in index_text.splitlines():
+        m = _INDEX_LINE.match(line)
+        if m is None:
+            continue
+        entry = m.group("entry")
+        link = _MD_LINK.search(entry) or _WIKI_LINK.search(entry) or _BARE_FILE.search(entry)
+        if link is None:
+            continue
+        filename = resolver.find(link.group("target"))
+        if filename is None or filename in hooks:
+            continue
+        title = link.groupdict().get("title") or ""
+        rest = _HOOK_LEAD.sub("", entry[: link.start()] + " " + entry[link.end() :]).strip()
+        text = " ".join(part for part in (title, rest) if part)
+        if text:
+            hooks[filename] = text
+    return hooks
+
+
+def _references(c: Candidate) -> Iterable[str]:
+    for key in LINK_KEYS:
+        value = c.header.get(key)
+        if isinstance(value, str):
+            yield from (v for v in re.split(r"[,\s]+", value) if v)
+        elif isinstance(value, list):
+            yield from (v for v in value if isinstance(v, str))
+    for m in _WIKI_LINK.finditer(c.body):
+        yield m.group("target")
+    for m in _MD_LINK.finditer(c.body):
+        target = m.group("target")
+        if target.lower().endswith(".md") and "://" not in target:
+            yield target
+
+
+def neighbours(candidates: Sequence[Candidate]) -> dict[str, tuple[str, ...]]:
+    """Filename -> the memories it links to or is linked from (its own links first).
+
+    A link says two memories belong together whichever of them wrote it down.
+    """
+    resolver = Resolver(candidates)
+    out: dict[str, dict[str, None]] = {}
+    for c in candidates:
+        found: dict[str, None] = {}
+        for ref in _references(c):
+            target = resolver.find(ref)
+            if target is not None and target != c.filename:
+                found[target] = None
+        for target in list(found)[:MAX_NEIGHBOURS]:
+            out.setdefault(c.filename, {})[target] = None
+            out.setdefault(target, {})[c.filename] = None
+    return {fn: tuple(linked) for fn, linked in out.items()}
