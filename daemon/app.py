@@ -38,6 +38,7 @@ from memoryd.indexer.store import IndexStore
 from memoryd.indexer.sync import Syncer, SyncResult
 from memoryd.ipc import params
 from memoryd.ipc.server import Handler, Server
+from memoryd.paths import escaped, name_problem
 from memoryd.sessions.service import remove_stale_temp_files
 
 if TYPE_CHECKING:
@@ -236,6 +237,10 @@ class Daemon:
         self, root: str, origin: str, *, index: bool = False, last_used: float | None = None
     ) -> Root | None:
         """Watch ``root`` and record it; ``index`` scans it now (roots added after start-up)."""
+        problem = name_problem(root)
+        if problem is not None:
+            log.warning("daemon.root_refused", root=escaped(root), reason=f"the path {problem}")
+            return None
         if not os.path.isdir(root):
             log.warning("daemon.root_missing", root=root)
             return None
@@ -244,7 +249,7 @@ class Daemon:
         if entry.origin in PERSISTED:
             self.writer.call(lambda s: s.save_root(root, entry.origin, entry.last_used))
         if index:
-            self.writer.call(lambda s: Syncer(s).sync_tree(root))
+            self.writer.call(lambda s: self.syncer(s).sync_tree(root))
         log.info("daemon.watching", root=root, mode=mode, origin=entry.origin)
         return entry
 
@@ -263,6 +268,10 @@ class Daemon:
 
     def root_for(self, directory: str) -> str | None:
         return self.root_set.covering(directory)
+
+    def syncer(self, store: IndexStore, **options: Any) -> Syncer:
+        """A :class:`Syncer` that follows symlinked files only within their own root."""
+        return Syncer(store, root_of=self.root_for, **options)
 
     def refuse_too_broad(self, path: str, field: str = "dir") -> None:
         """Raise for a directory no request may make a root; nothing is changed either way."""
@@ -321,7 +330,7 @@ class Daemon:
 
     def _on_paths(self, paths: set[str], listed: set[str]) -> None:
         def job(store: IndexStore) -> None:
-            syncer = Syncer(store)
+            syncer = self.syncer(store)
             for path in sorted(paths):
                 syncer.sync_path(path)
             for directory in sorted(listed):
@@ -350,7 +359,7 @@ class Daemon:
             progress = self.indexing = startup.IndexProgress(startup.count_files(roots))
         stop = self.stop_requested.is_set
         result = self.writer.call(
-            lambda store: Syncer(store, progress=progress, should_stop=stop).sync_trees(roots)
+            lambda store: self.syncer(store, progress=progress, should_stop=stop).sync_trees(roots)
         )
         if progress is not None and not result.stopped:
             progress.finish()

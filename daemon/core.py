@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from memoryd.indexer import queries
-from memoryd.indexer.sync import Syncer, SyncResult
+from memoryd.indexer.sync import SyncResult
 
 if TYPE_CHECKING:
     from memoryd.daemon.app import Daemon, ReconcileInfo
@@ -167,7 +167,7 @@ class DaemonCore:
         return self._daemon.reconcile(reason)
 
     def sync_tree(self, directory: str) -> SyncResult:
-        return self._daemon.writer.call(lambda store: Syncer(store).sync_tree(directory))
+        return self._daemon.writer.call(lambda s: self._daemon.syncer(s).sync_tree(directory))
 
     def errors_under(self, dirs: list[str]) -> list[dict[str, Any]]:
         conn = self._daemon.readers.conn()

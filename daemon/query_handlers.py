@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING, Any
 
 from memoryd.daemon import report_handlers, staleness_handlers
 from memoryd.daemon.staleness_handlers import pop_cwd
-from memoryd.indexer.sync import Syncer
 from memoryd.ipc.server import Handler
 from memoryd.select.service import claude_factory, make_selector, record_runs
 from memoryd.service import METHODS, MemoryService
@@ -63,7 +62,7 @@ class DaemonIndex:
 
     def saved(self, raw_dir: str, path: str) -> str:
         directory = self._daemon.ensure_dir(raw_dir)
-        self._daemon.writer.call(lambda store: Syncer(store).sync_path(path))
+        self._daemon.writer.call(lambda store: self._daemon.syncer(store).sync_path(path))
         return directory
 
     def write(self, fn: Callable[[sqlite3.Connection], None]) -> None:

@@ -26,7 +26,7 @@ from memoryd.indexer.records import (
     ParsedFile,
 )
 from memoryd.indexer.secrets import find_secrets
-from memoryd.paths import SESSION_FILENAME
+from memoryd.paths import SESSION_FILENAME, escaped
 
 MAX_FILE_BYTES = 1024 * 1024
 """Files larger than this are not read whole."""
@@ -107,7 +107,7 @@ def describe_os_error(exc: OSError, path: str) -> str:
     if exc.errno == errno.ELOOP:
         return "symlink loop: the link resolves to itself"
     if exc.errno == errno.ENOENT and os.path.islink(path):
-        return f"broken symlink: target {os.readlink(path)!r} does not exist"
+        return f"broken symlink: target {escaped(os.readlink(path))!r} does not exist"
     if exc.errno == errno.EISDIR:
         return "not a regular file: it is a directory"
     return f"unreadable: {exc.strerror or exc}"
