@@ -40,6 +40,7 @@ from typing import Any
 import yaml
 
 from memoryd import paths
+from memoryd.bounded_read import MAX_READ_BYTES, read_capped
 from memoryd.errors import ConfigError
 from memoryd.indexer.frontmatter import FrontmatterError, reject_aliases
 
@@ -119,13 +120,18 @@ def load(path: Path | None = None) -> Config:
     explicit = path is not None
     path = path or paths.config_file()
     try:
-        text = path.read_text(encoding="utf-8")
+        raw, more = read_capped(str(path))
+        text = raw.decode("utf-8")
     except FileNotFoundError:
         if explicit:
             raise ConfigError(f"config file not found: {path}") from None
         return _with_env(Config())
     except OSError as exc:
         raise ConfigError(f"cannot read config file {path}: {exc.strerror}") from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: not valid UTF-8 at byte {exc.start}") from None
+    if more:
+        raise ConfigError(f"{path}: over {MAX_READ_BYTES // 1024} KiB; this is not a config file")
     try:
         reject_aliases(text, first_line=1)
         data = yaml.safe_load(text) or {}

@@ -25,6 +25,8 @@ import os
 import shlex
 from typing import Any
 
+from memoryd.bounded_read import open_regular, read_fd
+
 TAIL_BYTES = 256 * 1024
 LAST_CALLS = 10
 _SKIP_WORDS = frozenset({"sudo", "env", "time", "nice", "nohup", "exec", "command"})
@@ -51,11 +53,14 @@ def recent_tools(path: str | None, *, last_calls: int = LAST_CALLS) -> list[str]
 
 
 def _tail_lines(path: str) -> list[str]:
-    with open(path, "rb") as fh:
-        size = os.fstat(fh.fileno()).st_size
+    fd = open_regular(path)  # a FIFO planted there must not hang the hook
+    try:
+        size = os.fstat(fd).st_size
         start = max(0, size - TAIL_BYTES)
-        fh.seek(start)
-        data = fh.read()
+        os.lseek(fd, start, os.SEEK_SET)
+        data, _more = read_fd(fd, TAIL_BYTES)
+    finally:
+        os.close(fd)
     lines = data.decode("utf-8", errors="replace").splitlines()
     # Reading from the middle of the file cuts the first line in half.
     return lines[1:] if start else lines

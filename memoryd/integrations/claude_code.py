@@ -42,6 +42,7 @@ from types import FrameType
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from memoryd import paths
+from memoryd.bounded_read import read_capped
 from memoryd.errors import InvalidParams
 from memoryd.indexer.secrets import redact
 from memoryd.integrations._hook_state import SessionState
@@ -244,8 +245,9 @@ def _select_with_cwd(ask: Callable[..., SelectResult], cwd: object) -> SelectRes
 
 def _memory_block(entry: Mapping[str, Any]) -> str | None:
     try:
-        with open(entry["path"], encoding="utf-8", errors="replace") as fh:
-            content = redact(fh.read())  # what reaches the prompt never holds a credential
+        # Bounded and never blocking: an indexed memory may have grown or become a FIFO.
+        data, _more = read_capped(entry["path"])
+        content = redact(data.decode("utf-8", errors="replace"))  # no credential reaches it
     except OSError as exc:
         log.info("memory_unreadable", path=entry["path"], error=str(exc))
         return None

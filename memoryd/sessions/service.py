@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import errno
 import math
 import os
 import re
@@ -23,8 +24,9 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from memoryd._sized_cache import SizedCache
-from memoryd.errors import InvalidParams, NotFound
-from memoryd.indexer.parse import content_hash, parse_bytes
+from memoryd.bounded_read import MAX_READ_BYTES, NotAFile, read_capped
+from memoryd.errors import InvalidParams, NotFound, NotRegularFile, Unwritable
+from memoryd.indexer.parse import content_hash, describe_os_error, parse_bytes
 from memoryd.indexer.records import KIND_SESSION
 from memoryd.indexer.secrets import redact, redact_value
 from memoryd.indexer.store import process_alive
@@ -166,20 +168,25 @@ def _writer_gone(pid: str | None, path: str, now: float) -> bool:
 
 
 def save(request: SaveRequest) -> SaveResult:
-    """Write (or overwrite) ``{dir}/{session}-{project}.md``; returns where and how."""
+    """Write (or overwrite) ``{dir}/{session}-{project}.md``; returns where and how.
+
+    A session path holding something other than a regular file (a FIFO, a
+    directory, a device, a symbolic link) is ``not_a_file`` and is left as it
+    is; a write the disk refuses (full, read-only) is ``unwritable``, and the
+    temp file is removed, so nothing half-written remains.
+    """
     inp = request.session
     path = os.path.join(request.dir, session_filename(inp.project, inp.session))
-    previous: dict[str, Any] | None = None
-    created = not os.path.exists(path)
-    if not created:
-        with open(path, "rb") as fh:
-            old = parse_bytes(fh.read(), KIND_SESSION)
-        previous = old.meta if old.error is None else None
+    created = not os.path.lexists(path)
+    previous = None if created else _previous_fields(path)
     text = render_session(inp, previous)
     written = parse_bytes(text.encode(), KIND_SESSION)
     if written.error is not None:  # a bug in render_session, never user input
         raise RuntimeError(f"refusing to write an unreadable session file: {written.error}")
-    write_atomic(path, text)
+    try:
+        write_atomic(path, text)
+    except OSError as exc:
+        raise unwritable(path, exc) from None
     return {
         "path": path,
         "filename": os.path.basename(path),
@@ -188,6 +195,31 @@ def save(request: SaveRequest) -> SaveResult:
         "schema_version": SCHEMA_VERSION,
         "bytes": len(text.encode()),
     }
+
+
+def _previous_fields(path: str) -> dict[str, Any] | None:
+    """The fields of the session file ``save`` is about to replace (None when unreadable)."""
+    try:
+        data, truncated = read_capped(path, follow=False)
+    except NotAFile as exc:
+        raise NotRegularFile(
+            f"cannot save: {path} is {exc.what}, not a session file; memoryd writes session "
+            "memories as regular files and leaves this one alone (move it away and save again)",
+            {"path": path, "found": exc.what},
+        ) from None
+    except OSError as exc:
+        raise unwritable(path, exc, doing="read the session file it would replace") from None
+    old = parse_bytes(data, KIND_SESSION, truncated=truncated)
+    return old.meta if old.error is None else None
+
+
+def unwritable(path: str, exc: OSError, *, doing: str = "write") -> Unwritable:
+    """The ``unwritable`` error for a failed write: the cause by name (``ENOSPC``) and in words."""
+    name = errno.errorcode.get(exc.errno or 0, "error")
+    return Unwritable(
+        f"cannot {doing} {path}: {exc.strerror or exc} ({name}); nothing was written",
+        {"path": path, "errno": name},
+    )
 
 
 def _migrated_from(previous: Mapping[str, Any] | None) -> str | None:
@@ -220,22 +252,25 @@ def load_last(
             skipped.append({"filename": filename, "reason": error})
             continue
         try:
-            with open(path, "rb") as fh:
-                data = fh.read()
+            data, truncated = read_capped(path, follow=False)
         except OSError as exc:
-            skipped.append({"filename": filename, "reason": f"unreadable: {exc.strerror}"})
+            skipped.append({"filename": filename, "reason": describe_os_error(exc, path)})
             continue
-        parsed = parse_bytes(data, KIND_SESSION)
+        parsed = parse_bytes(data, KIND_SESSION, truncated=truncated)
         if parsed.error is not None:  # changed on disk since it was indexed
             skipped.append({"filename": filename, "reason": parsed.error})
             continue
         line, hours = resume_line(
             project, parsed.meta, now or dt.datetime.now().astimezone(), filename=filename
         )
-        content, fields = data.decode("utf-8"), parsed.meta
+        # A file over the cap is answered with its first MiB (a character cut at the end dropped).
+        content = data.decode("utf-8", errors="ignore" if truncated else "strict")
+        fields = parsed.meta
         if not reveal_secrets:
             content, fields = redact(content), redact_value(fields)
+        extra = {"truncated": True, "warning": _over_cap(path)} if truncated else {}
         return {
+            **extra,
             "found": True,
             "path": path,
             "filename": filename,
@@ -294,14 +329,15 @@ def context(
             args += (project,)
         rows = conn.execute(sql + " ORDER BY session", args)
         for path, filename, proj, session, error, digest in rows:
+            body, reason = _session_text(path, digest) if error is None else (None, None)
             docs.append(
                 SessionDoc(
                     path=path,
                     filename=filename,
                     project=proj,
                     session=session,
-                    text=None if error else _session_text(path, digest),
-                    error=error,
+                    text=body,
+                    error=error or reason,
                 )
             )
     brief = build_brief(task, docs, scope=scope, budget_tokens=budget_tokens)
@@ -321,20 +357,30 @@ changed ahead of the index is read again next time rather than cached under
 the old hash."""
 
 
-def _session_text(path: str, digest: str) -> str | None:
-    """The file's text, newlines translated as text mode does, with secrets redacted."""
+def _session_text(path: str, digest: str) -> tuple[str | None, str | None]:
+    """``(text, None)``, newlines translated as text mode does, secrets redacted; or why not.
+
+    At most the first MiB is read: the brief of a bigger file is built from that.
+    """
     text = _TEXTS.get((path, digest))
     if text is not None:
-        return text
+        return text, None
     try:
-        with open(path, "rb") as fh:
-            data = fh.read()
-        text = redact(data.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n"))
-    except (OSError, UnicodeDecodeError):
-        return None
+        data, truncated = read_capped(path, follow=False)
+        decoded = data.decode("utf-8", errors="ignore" if truncated else "strict")
+    except OSError as exc:
+        return None, describe_os_error(exc, path)
+    except UnicodeDecodeError as exc:
+        return None, f"not valid UTF-8 at offset {exc.start}"
+    text = redact(decoded.replace("\r\n", "\n").replace("\r", "\n"))
     if content_hash(data) == digest:
         _TEXTS.put((path, digest), text, len(text) + 100)
-    return text
+    return text, None
+
+
+def _over_cap(path: str) -> str:
+    name, cap = os.path.basename(path), MAX_READ_BYTES // 1024
+    return f"{name} is over the {cap} KiB cap: only its start is shown"
 
 
 def dir_unreadable(directory: str) -> str | None:
