@@ -12,6 +12,7 @@ import os
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from daemon_fixtures import DaemonProc
@@ -63,7 +64,7 @@ def test_the_indexer_never_blocks_on_a_fifo_swapped_in(tmp_path: Path) -> None:
     assert parsed.error == "not a regular file: it is a FIFO (named pipe)"
 
 
-def _save(d: DaemonProc, folder: Path) -> dict[str, object]:
+def _save(d: DaemonProc, folder: Path) -> Any:
     with d.client(timeout=15) as c:
         return c.call("save", {"dir": str(folder), "project": PROJECT, "session": SESSION})
 
