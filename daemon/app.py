@@ -52,6 +52,9 @@ OBSERVER_CHECK_S = 5.0
 CLAUDE_MODULE = "memoryd.select.claude"
 """Imported during start-up when an API key is set (see :func:`startup.preload`)."""
 
+FATAL_EXIT = 70
+"""Exit status after a fatal internal failure (EX_SOFTWARE): systemd restarts the unit."""
+
 _TOO_BROAD = frozenset({"/", os.path.realpath(os.path.expanduser("~"))})
 
 
@@ -72,6 +75,8 @@ class Daemon:
         self.started = time.time()
         self.state = "starting"
         self.stop_requested = threading.Event()
+        self.fatal: str | None = None
+        """Why the daemon is stopping on its own (it then exits :data:`FATAL_EXIT`)."""
         self._reload_requested = threading.Event()
         self.ready = threading.Event()
         self.indexing: startup.IndexProgress | None = None
@@ -123,25 +128,32 @@ class Daemon:
                     moved_to=str(recovery.moved_to),
                     salvaged=recovery.salvaged,
                 )
-            self._writer = Writer(store)
+            self._writer = Writer(store, on_fatal=self.fail)
             self._restore_roots()
             self._remove_stale_temp_files()
             self.handlers = build_handlers(DaemonCore(self), query_handlers.handlers(self))
             if self.stop_requested.is_set():
-                return 0
+                return self.exit_code
             # Once build_handlers has done the main thread's imports, so no module is shared.
             preloads = [startup.preload(CLAUDE_MODULE)] if self.cfg.anthropic.api_key else []
             # `status` answers (with progress) during the first reconcile; the
             # other methods wait for it.
             held = startup.gate(self.handlers, self.ready, lambda: self.state == "ready")
-            self.server = Server(listener, held, allowed_uid=os.getuid())
+            self.server = Server(
+                listener,
+                held,
+                allowed_uid=os.getuid(),
+                max_connections=self.cfg.max_connections,
+                idle_timeout=self.cfg.idle_timeout,
+                on_fatal=self.fail,
+            )
             self.server.start()
             systemd.notify(f"STATUS=indexing {len(self.roots)} root(s)")
             self.reconcile("startup")
             startup.wait_for(preloads, self.stop_requested)
             self._schedule()
             if self.stop_requested.is_set():
-                return 0
+                return self.exit_code
             self.state = "ready"
             self.ready.set()
             systemd.notify("READY=1", f"STATUS=watching {len(self.roots)} root(s)")
@@ -160,7 +172,22 @@ class Daemon:
             if self.server is None:  # stopped before serving: nobody else owns it
                 listener.close()
             self._shutdown()
-        return 0
+        return self.exit_code
+
+    @property
+    def exit_code(self) -> int:
+        return 0 if self.fatal is None else FATAL_EXIT
+
+    def fail(self, reason: str) -> None:
+        """A part the daemon cannot run without has died: stop, and exit non-zero.
+
+        A process that stays up without answering looks alive to systemd; one
+        that exits with an error is restarted (``Restart=on-failure``).
+        """
+        if self.fatal is None:
+            self.fatal = reason
+            log.critical("daemon.fatal", reason=reason)
+        self.stop_requested.set()
 
     def _claim(self) -> socket.socket:
         """Pidfile, then socket (activated or bound), in watchman's order."""
@@ -413,6 +440,9 @@ class Daemon:
             log_queries=fresh.log_queries,
             reconcile_interval=fresh.reconcile_interval,
             request_root_idle_days=fresh.request_root_idle_days,
+            max_request_roots=fresh.max_request_roots,
+            max_connections=fresh.max_connections,
+            idle_timeout=fresh.idle_timeout,
             settle_ms=fresh.settle_ms,
             report_cron=fresh.report_cron,
             report_older_than_days=fresh.report_older_than_days,
@@ -421,6 +451,9 @@ class Daemon:
             checkouts=fresh.checkouts,
         )
         self.watcher.settle = fresh.settle_ms / 1000
+        if self.server is not None:
+            self.server.max_connections = fresh.max_connections
+            self.server.idle_timeout = fresh.idle_timeout
         for root in sorted(removed):
             entry = self.root_set.get(root)
             if entry is not None and entry.origin == "configured":

@@ -52,6 +52,7 @@ class Runtime:
     indexing: dict[str, Any] | None
     writer_queue: int
     connections: int
+    connections_refused: int
     extra: dict[str, Any]
 
 
@@ -150,6 +151,7 @@ class DaemonCore:
             indexing=None if d.indexing is None else d.indexing.to_json(),
             writer_queue=d.writer.depth,
             connections=d.server.connections if d.server else 0,
+            connections_refused=d.server.refused if d.server else 0,
             extra=dict(d.extra_status),
         )
 

@@ -86,6 +86,7 @@ def build_handlers(core: Core, service_methods: dict[str, Handler]) -> dict[str,
             "indexing": run.indexing,
             "writer_queue": run.writer_queue,
             "connections": run.connections,
+            "connections_refused": run.connections_refused,
             **run.extra,
         }
 

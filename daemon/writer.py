@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import queue
+import sqlite3
 import threading
 from collections.abc import Callable
 from concurrent.futures import Future
@@ -29,8 +30,11 @@ log = structlog.get_logger("memoryd.writer")
 
 
 class Writer:
-    def __init__(self, store: IndexStore) -> None:
+    def __init__(
+        self, store: IndexStore, on_fatal: Callable[[str], None] = lambda reason: None
+    ) -> None:
         self.store = store
+        self.on_fatal = on_fatal
         self._jobs: queue.Queue[Job | None] = queue.Queue()
         self._thread = threading.Thread(target=self._run, name="index-writer", daemon=True)
         self._thread.start()
@@ -80,6 +84,16 @@ class Writer:
         self._thread.join(timeout)
 
     def _run(self) -> None:
+        try:
+            self._loop()
+        except BaseException as exc:  # a bug outside any job: no write can happen any more
+            log.exception("writer.died")
+            self.on_fatal(f"the index writer died: {exc!r}")
+            raise
+        finally:
+            self.store.close()
+
+    def _loop(self) -> None:
         while True:
             item = self._jobs.get()
             if item is None:
@@ -92,8 +106,10 @@ class Writer:
             except BaseException as exc:  # handed to the waiter, who decides
                 log.exception("writer.job_failed")
                 future.set_exception(exc)
-            self._restart_wal()
-        self.store.close()
+            try:
+                self._restart_wal()
+            except sqlite3.Error as exc:  # a reader holds it; the next job tries again
+                log.warning("writer.wal_restart_failed", error=str(exc))
 
     def _restart_wal(self) -> None:
         """Start the WAL over once it has grown past :data:`WAL_RESTART_BYTES`.

@@ -14,6 +14,9 @@ Example::
     roots: [~/notes/memory]
     reconcile_interval: 300          # seconds between full stat scans
     request_root_idle_days: 3        # forget a folder only requests named, once unused this long
+    max_request_roots: 64            # folders requests alone keep watched (least recently used go)
+    max_connections: 128             # clients served at once; more are answered "busy"
+    idle_timeout: 60                 # seconds before a silent connection is closed
     anthropic:
       api_key: sk-...                # or ANTHROPIC_API_KEY
       model: claude-sonnet-5-5
@@ -71,6 +74,9 @@ class Config:
     db: Path | None = None
     reconcile_interval: float = 300.0
     request_root_idle_days: float = DEFAULT_IDLE_DAYS
+    max_request_roots: int = 64
+    max_connections: int = 128
+    idle_timeout: float = 60.0
     settle_ms: int = 50
     anthropic: AnthropicConfig = field(default_factory=AnthropicConfig)
     log_queries: bool = False
@@ -104,6 +110,9 @@ _TOP = {
     "state_dir",
     "reconcile_interval",
     "request_root_idle_days",
+    "max_request_roots",
+    "max_connections",
+    "idle_timeout",
     "settle_ms",
     "anthropic",
     "telemetry",
@@ -176,6 +185,11 @@ def _from_mapping(data: dict[str, Any], path: Path) -> Config:
         roots=tuple(os.path.expanduser(r) for r in roots),
         reconcile_interval=values.number(data, "reconcile_interval", 300.0),
         request_root_idle_days=values.number(data, "request_root_idle_days", DEFAULT_IDLE_DAYS),
+        max_request_roots=int(
+            values.number(data, "max_request_roots", 64, integer=True, minimum=1)
+        ),
+        max_connections=int(values.number(data, "max_connections", 128, integer=True, minimum=1)),
+        idle_timeout=values.number(data, "idle_timeout", 60.0),
         settle_ms=int(values.number(data, "settle_ms", 50, integer=True, minimum=0)),
         anthropic=AnthropicConfig(
             api_key=values.text(anth, "anthropic.api_key", None),

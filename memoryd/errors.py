@@ -24,6 +24,7 @@ catch one type and print ``str(exc)``; anything else is a bug::
         ├── NotRegularFile       code "not_a_file": a FIFO, directory, device or link there
         ├── Unwritable           code "unwritable": the disk is full, read-only, or refuses us
         ├── IndexUnavailable     code "index_unavailable": the index is being rebuilt; retry
+        ├── Busy                 code "busy": at the connection or thread limit; retry
         └── InternalError        code "internal"
 
 The client-side split matters to callers that can do the work themselves:
@@ -141,6 +142,12 @@ class IndexUnavailable(RemoteError):
     code = "index_unavailable"
 
 
+class Busy(RemoteError):
+    """The daemon cannot take another connection now (its limit, threads, descriptors)."""
+
+    code = "busy"
+
+
 class InternalError(RemoteError):
     code = "internal"
 
@@ -156,6 +163,7 @@ _BY_CODE: dict[str, type[RemoteError]] = {
         NotRegularFile,
         Unwritable,
         IndexUnavailable,
+        Busy,
         InternalError,
     )
 }
