@@ -24,7 +24,7 @@ from apscheduler.schedulers.background import BackgroundScheduler
 
 from memoryd import config as config_mod
 from memoryd.config import Config
-from memoryd.daemon import query_handlers, runtime, startup, systemd
+from memoryd.daemon import health, query_handlers, runtime, startup, systemd
 from memoryd.daemon.core import DaemonCore
 from memoryd.daemon.handlers import build_handlers
 from memoryd.daemon.readers import Readers
@@ -32,6 +32,7 @@ from memoryd.daemon.roots import PERSISTED, Root, RootSet
 from memoryd.daemon.watcher import Watcher
 from memoryd.daemon.writer import Writer
 from memoryd.errors import InvalidParams
+from memoryd.indexer import recovery
 from memoryd.indexer.folders import holds_memory_files
 from memoryd.indexer.recovery import open_or_recover
 from memoryd.indexer.store import IndexStore
@@ -100,6 +101,9 @@ class Daemon:
         self.on_reload: list[Callable[[Config], None]] = []
         # Called once the server has stopped, before the writer closes: last writes to queue.
         self.on_stop: list[Callable[[], None]] = []
+        # Run by the writer's repair after failed writes, and after a rebuilt index.
+        self.on_repair: list[Callable[[IndexStore], None]] = []
+        self.on_rebuilt: list[Callable[[], None]] = []
         self.server: Server | None = None
         # Set by the staleness feature (daemon/staleness_handlers.py) when it starts.
         self.staleness: Staleness | None = None
@@ -128,9 +132,11 @@ class Daemon:
                     moved_to=str(recovery.moved_to),
                     salvaged=recovery.salvaged,
                 )
-            self._writer = Writer(store, on_fatal=self.fail)
+            self._writer = Writer(
+                store, on_fatal=self.fail, repair=self._repair, on_rebuilt=self._index_rebuilt
+            )
             self._restore_roots()
-            self._remove_stale_temp_files()
+            self.writer.call(lambda _store: self._remove_stale_temp_files())  # a walk
             self.handlers = build_handlers(DaemonCore(self), query_handlers.handlers(self))
             if self.stop_requested.is_set():
                 return self.exit_code
@@ -141,7 +147,7 @@ class Daemon:
             held = startup.gate(self.handlers, self.ready, lambda: self.state == "ready")
             self.server = Server(
                 listener,
-                held,
+                health.guard(held, lambda: self.writer),
                 allowed_uid=os.getuid(),
                 max_connections=self.cfg.max_connections,
                 idle_timeout=self.cfg.idle_timeout,
@@ -149,7 +155,7 @@ class Daemon:
             )
             self.server.start()
             systemd.notify(f"STATUS=indexing {len(self.roots)} root(s)")
-            self.reconcile("startup")
+            self.reconcile_quietly("startup")
             startup.wait_for(preloads, self.stop_requested)
             self._schedule()
             if self.stop_requested.is_set():
@@ -207,7 +213,7 @@ class Daemon:
 
     def _schedule(self) -> None:
         self.scheduler.add_job(
-            self.reconcile,
+            self.reconcile_quietly,
             "interval",
             seconds=self.cfg.reconcile_interval,
             args=["scheduled"],
@@ -232,6 +238,9 @@ class Daemon:
         # The main loop runs the reload: one at a time, and a burst of signals
         # while one runs becomes one more reload, not overlapping threads.
         signal.signal(signal.SIGHUP, lambda *_: self._reload_requested.set())
+        # A file-size limit (RLIMIT_FSIZE) must fail the write (EFBIG, a full disk to
+        # the index), not kill the daemon, which is SIGXFSZ's default.
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
 
     # -- roots ----------------------------------------------------------------
 
@@ -261,9 +270,21 @@ class Daemon:
                 self.forget_root(path, reason="restart")
 
     def _add_root(
-        self, root: str, origin: str, *, index: bool = False, last_used: float | None = None
+        self,
+        root: str,
+        origin: str,
+        *,
+        index: bool = False,
+        last_used: float | None = None,
+        wait: bool = True,
     ) -> Root | None:
-        """Watch ``root`` and record it; ``index`` scans it now (roots added after start-up)."""
+        """Watch ``root`` and record it; ``index`` scans it now (roots added after start-up).
+
+        With ``wait`` the caller waits for the writer (a request about to read
+        the folder); the reload does not, so the main thread never walks a tree.
+        A write the index refuses now (full disk, held lock) leaves the root
+        watched and to the writer's repair.
+        """
         problem = name_problem(root)
         if problem is not None:
             log.warning("daemon.root_refused", root=escaped(root), reason=f"the path {problem}")
@@ -273,10 +294,21 @@ class Daemon:
             return None
         mode = self.watcher.add_root(root)
         entry = self.root_set.add(root, origin, last_used)
-        if entry.origin in PERSISTED:
-            self.writer.call(lambda s: s.save_root(root, entry.origin, entry.last_used))
-        if index:
-            self.writer.call(lambda s: self.syncer(s).sync_tree(root))
+
+        def record(store: IndexStore) -> None:
+            if entry.origin in PERSISTED:
+                store.save_root(root, entry.origin, entry.last_used)
+            if index:
+                self.syncer(store).sync_tree(root)
+
+        future = self.writer.submit(record)
+        if wait:
+            try:
+                future.result()
+            except Exception as exc:
+                if recovery.trouble(exc) is None:
+                    raise
+                log.warning("daemon.root_index_deferred", root=root, cause=str(exc))
         log.info("daemon.watching", root=root, mode=mode, origin=entry.origin)
         return entry
 
@@ -363,7 +395,7 @@ class Daemon:
             for directory in sorted(listed):
                 syncer.sync_listing(directory)
 
-        self.writer.submit(job)
+        self.writer.submit(job, hint=True)
 
     def reconcile(self, reason: str) -> SyncResult:
         """Full stat scan of every root through the writer; counts drift.
@@ -380,16 +412,20 @@ class Daemon:
             log.info("watcher.root_returned", root=root)
             self.watcher.restart(root)
         roots = self.roots
-
-        progress = None
-        if reason == "startup":
-            progress = self.indexing = startup.IndexProgress(startup.count_files(roots))
         stop = self.stop_requested.is_set
-        result = self.writer.call(
-            lambda store: self.syncer(store, progress=progress, should_stop=stop).sync_trees(roots)
-        )
-        if progress is not None and not result.stopped:
-            progress.finish()
+
+        def job(store: IndexStore) -> SyncResult:
+            # The walks run here, on the writer thread, never on the main thread,
+            # which must stay free for signals (SIGTERM, SIGHUP reloads).
+            progress = None
+            if reason == "startup":
+                progress = self.indexing = startup.IndexProgress(startup.count_files(roots))
+            result = self.syncer(store, progress=progress, should_stop=stop).sync_trees(roots)
+            if progress is not None and not result.stopped:
+                progress.finish()
+            return result
+
+        result = self.writer.call(job)
         info = ReconcileInfo(time.time(), result.seconds, result.changed, reason)
         self.last_reconcile = info
         if reason != "startup":
@@ -404,6 +440,42 @@ class Daemon:
         )
         return result
 
+    def reconcile_quietly(self, reason: str) -> SyncResult | None:
+        """:meth:`reconcile` for the scheduler and start-up: a storage failure is not a bug.
+
+        The writer is then degraded and repairs on its own; None says so.
+        """
+        try:
+            return self.reconcile(reason)
+        except Exception as exc:
+            found = recovery.trouble(exc)
+            if found is None:
+                raise
+            log.warning("daemon.reconcile_deferred", reason=reason, cause=found[1])
+            return None
+
+    def _repair(self, store: IndexStore) -> None:
+        """The writer's catch-up after failed writes (run on its thread): what they missed.
+
+        The remembered roots are written again (a save may have added one),
+        then every root is reconciled, which writes only what differs from
+        the disk; the ``on_repair`` hooks (telemetry rows held back) follow.
+        """
+        for root in self.root_set.paths():
+            entry = self.root_set.get(root)
+            if entry is not None and entry.origin in PERSISTED:
+                store.save_root(entry.path, entry.origin, entry.last_used)
+        result = self.syncer(store).sync_trees(self.roots)
+        for hook in self.on_repair:
+            hook(store)
+        log.info("daemon.repaired", drift=result.changed, seconds=round(result.seconds, 3))
+
+    def _index_rebuilt(self) -> None:
+        """The writer replaced a damaged database: readers and caches of the old one go."""
+        self.readers.reset()
+        for hook in self.on_rebuilt:
+            hook()
+
     def _remove_stale_temp_files(self) -> None:
         """Delete temp files a killed writer left in the roots and the reports dir."""
         removed = remove_stale_temp_files([*self.roots, str(self.cfg.reports_dir)])
@@ -413,9 +485,9 @@ class Daemon:
     def _check_observers(self) -> None:
         """Every few seconds: a dead observer, or a deleted root that exists again, recrawls."""
         if self.watcher.dead_roots():
-            self.reconcile("observer-error")
+            self.reconcile_quietly("observer-error")
         elif self.watcher.returned_roots():
-            self.reconcile("root-returned")
+            self.reconcile_quietly("root-returned")
 
     def reload(self) -> None:
         """SIGHUP: re-read the config file; every setting but the paths is applied.
@@ -461,7 +533,7 @@ class Daemon:
         for root in fresh.roots:
             real = os.path.realpath(root)
             if self.root_for(real) is None:
-                self._add_root(real, "configured", index=True)
+                self._add_root(real, "configured", index=True, wait=False)
         self.scheduler.reschedule_job(
             "reconcile", trigger="interval", seconds=self.cfg.reconcile_interval
         )

@@ -53,6 +53,7 @@ class Runtime:
     writer_queue: int
     connections: int
     connections_refused: int
+    index: dict[str, Any]
     extra: dict[str, Any]
 
 
@@ -152,6 +153,7 @@ class DaemonCore:
             writer_queue=d.writer.depth,
             connections=d.server.connections if d.server else 0,
             connections_refused=d.server.refused if d.server else 0,
+            index=d.writer.health.to_json(),
             extra=dict(d.extra_status),
         )
 

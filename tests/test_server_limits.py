@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import structlog
 from daemon_fixtures import DaemonProc, scaled
 
 from memoryd.errors import Busy
@@ -34,6 +35,7 @@ from memoryd.ipc.server import Server
 @pytest.fixture
 def serve() -> Iterator[Callable[..., tuple[Path, Server]]]:
     """Start an in-process server on a real socket: ``serve(**Server options)``."""
+    structlog.reset_defaults()  # not a stream a CLI test in this process closed since
     made: list[tuple[Path, Server]] = []
     run_dir = Path(tempfile.mkdtemp(prefix="srv-", dir="/tmp"))
 
