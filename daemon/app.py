@@ -23,6 +23,7 @@ import structlog
 from apscheduler.schedulers.background import BackgroundScheduler
 
 from memoryd import config as config_mod
+from memoryd import system_trees
 from memoryd.config import Config
 from memoryd.daemon import health, query_handlers, runtime, startup, systemd
 from memoryd.daemon.core import DaemonCore
@@ -55,8 +56,6 @@ CLAUDE_MODULE = "memoryd.select.claude"
 
 FATAL_EXIT = 70
 """Exit status after a fatal internal failure (EX_SOFTWARE): systemd restarts the unit."""
-
-_TOO_BROAD = frozenset({"/", os.path.realpath(os.path.expanduser("~"))})
 
 
 @dataclass
@@ -286,8 +285,9 @@ class Daemon:
         watched and to the writer's repair.
         """
         problem = name_problem(root)
-        if problem is not None:
-            log.warning("daemon.root_refused", root=escaped(root), reason=f"the path {problem}")
+        refused = f"the path {problem}" if problem else system_trees.refusal(root)
+        if refused is not None:
+            log.warning("daemon.root_refused", root=escaped(root), reason=refused)
             return None
         if not os.path.isdir(root):
             log.warning("daemon.root_missing", root=root)
@@ -333,14 +333,16 @@ class Daemon:
         return Syncer(store, root_of=self.root_for, **options)
 
     def refuse_too_broad(self, path: str, field: str = "dir") -> None:
-        """Raise for a directory no request may make a root; nothing is changed either way."""
-        if path in _TOO_BROAD and self.root_for(path) is None:
-            # Watching / or $HOME recursively would index every .md on the machine.
-            raise InvalidParams(
-                f"'{field}': refusing to watch {path} as a memory root (too broad); "
-                "name the memory directory itself",
-                {"field": field},
-            )
+        """Raise for a directory no request may watch or save into (system_trees.py).
+
+        Nothing is changed either way; a folder inside a root the user set up is
+        never refused.
+        """
+        if self.root_for(path) is not None:
+            return
+        reason = system_trees.refusal(path)
+        if reason is not None:
+            raise InvalidParams(f"'{field}': refusing {path}: {reason}", {"field": field})
 
     def _watch_new(self, path: str, raw: Any, field: str, origin: str) -> Root | None:
         try:

@@ -21,8 +21,9 @@ from collections.abc import Callable, Mapping
 from typing import Any, Protocol, TypeVar, cast
 
 from memoryd import config as config_mod
+from memoryd import system_trees
 from memoryd.config import Config
-from memoryd.errors import MemorydError
+from memoryd.errors import InvalidParams, MemorydError
 from memoryd.indexer import queries, recovery
 from memoryd.indexer.store import IndexStore
 from memoryd.indexer.sync import Syncer
@@ -117,7 +118,10 @@ class StoreIndex:
         return path
 
     def refuse_root(self, directory: str) -> None:
-        """Nothing is refused: the CLI never makes a folder a watched root."""
+        """The CLI watches nothing, but saves into a system tree are refused here too."""
+        reason = system_trees.refusal(directory)
+        if reason is not None:
+            raise InvalidParams(f"'dir': refusing {directory}: {reason}", {"field": "dir"})
 
     def saved(self, raw_dir: str, path: str) -> tuple[str, str | None]:
         try:
