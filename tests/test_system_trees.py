@@ -18,11 +18,11 @@ import pytest
 from daemon_fixtures import DaemonProc, write_memory
 
 from memoryd.config import Config
-from memoryd.daemon import app, startup
+from memoryd.daemon import startup
 from memoryd.daemon.app import Daemon
 from memoryd.daemon.writer import Writer
 from memoryd.errors import RemoteError
-from memoryd.indexer import sync
+from memoryd.indexer import scanner, sync
 from memoryd.indexer.store import IndexStore
 from memoryd.system_trees import filesystem_of, refusal
 
@@ -95,7 +95,7 @@ def test_root_walks_run_on_the_writer_thread_not_the_callers(
 ) -> None:
     """The main thread handles signals: a walk there made a SIGHUP wait for the whole tree."""
     walked_on: list[str] = []
-    real_walk, real_count = sync.walk_dirs, startup.count_files
+    real_walk, real_count = scanner.walk_dirs, startup.count_files
 
     def walk(root: str) -> Any:
         walked_on.append(threading.current_thread().name)
@@ -113,5 +113,5 @@ def test_root_walks_run_on_the_writer_thread_not_the_callers(
     bare_daemon.reconcile("startup")
     bare_daemon.writer.call(lambda store: None)
     assert walked_on and set(walked_on) == {"index-writer"}
-    assert app.threading.current_thread().name not in walked_on
+    assert threading.current_thread().name not in walked_on
     assert os.path.isdir(root)
