@@ -252,11 +252,12 @@ class Daemon:
         return self.cfg.request_root_idle_days * 86400
 
     def _restore_roots(self) -> None:
-        """Declared roots, then the remembered ones that are still wanted."""
+        """Declared roots, then the remembered ones that are still wanted (newest first)."""
         for root, origin in self._declared:
-            self._add_root(root, origin)
+            self._add_root(root, origin, wait=False)
         now = time.time()
-        for path, origin, last_used in self.writer.call(lambda s: s.root_rows()):
+        rows = self.writer.call(lambda s: s.root_rows())
+        for path, origin, last_used in sorted(rows, key=lambda r: -r[2]):
             if origin == "watch" and not os.path.isdir(path):
                 log.warning("daemon.root_missing", root=path, origin=origin)
             elif (
@@ -264,7 +265,7 @@ class Daemon:
                 and os.path.isdir(path)
                 and not (origin == "request" and now - last_used > self.idle_seconds)
             ):
-                self._add_root(path, origin, last_used=last_used)
+                self._add_root(path, origin, last_used=last_used, wait=False)
             else:  # idle, gone, or now inside a declared root
                 self.forget_root(path, reason="restart")
 
@@ -279,10 +280,12 @@ class Daemon:
     ) -> Root | None:
         """Watch ``root`` and record it; ``index`` scans it now (roots added after start-up).
 
-        With ``wait`` the caller waits for the writer (a request about to read
-        the folder); the reload does not, so the main thread never walks a tree.
-        A write the index refuses now (full disk, held lock) leaves the root
-        watched and to the writer's repair.
+        The watch (inotify walks the tree to set it up), the record and the
+        scan run as one job on the writer thread. With ``wait`` the caller
+        waits for it (a request about to read the folder); the main thread
+        does not (start-up, reload), so it never walks a tree. A write the
+        index refuses now (full disk, held lock) leaves the root watched and
+        to the writer's repair.
         """
         problem = name_problem(root)
         refused = f"the path {problem}" if problem else system_trees.refusal(root)
@@ -292,10 +295,13 @@ class Daemon:
         if not os.path.isdir(root):
             log.warning("daemon.root_missing", root=root)
             return None
-        mode = self.watcher.add_root(root)
         entry = self.root_set.add(root, origin, last_used)
+        if entry.origin == "request":
+            self._make_room(keep=root)
 
         def record(store: IndexStore) -> None:
+            mode = self.watcher.add_root(root)
+            log.info("daemon.watching", root=root, mode=mode, origin=entry.origin)
             if entry.origin in PERSISTED:
                 store.save_root(root, entry.origin, entry.last_used)
             if index:
@@ -309,8 +315,17 @@ class Daemon:
                 if recovery.trouble(exc) is None:
                     raise
                 log.warning("daemon.root_index_deferred", root=root, cause=str(exc))
-        log.info("daemon.watching", root=root, mode=mode, origin=entry.origin)
         return entry
+
+    def _make_room(self, keep: str) -> None:
+        """Forget the least recently used request roots beyond ``max_request_roots``.
+
+        A folder that only requests named is a cache entry, not a setting: a
+        thousand of them must not become a thousand watched trees (threads,
+        inotify instances, rows). One that is named again is watched again.
+        """
+        for root in self.root_set.over_limit("request", self.cfg.max_request_roots, keep):
+            self.forget_root(root, reason="over max_request_roots (least recently used)")
 
     def forget_root(self, root: str, reason: str) -> int:
         """Stop watching ``root`` and drop its rows (those under another root stay)."""

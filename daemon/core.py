@@ -33,6 +33,7 @@ class RootState:
     origin: str
     forget_at: float | None
     watcher: str
+    watcher_note: str | None
     files: int
     errors: int
     checkout: dict[str, Any] | None
@@ -132,6 +133,7 @@ class DaemonCore:
                     origin=origin,
                     forget_at=forget_at,
                     watcher=daemon.watcher.modes.get(root, "none"),
+                    watcher_note=daemon.watcher.notes.get(root),
                     files=files,
                     errors=errors,
                     checkout=checker.checkout_of(root) if checker else None,

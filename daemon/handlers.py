@@ -52,6 +52,8 @@ def _root_json(root: RootState) -> dict[str, Any]:
         "files": root.files,
         "errors": root.errors,
     }
+    if root.watcher_note is not None:
+        entry["watcher_note"] = root.watcher_note
     return entry if root.checkout is None else {**entry, **root.checkout}
 
 
