@@ -8,9 +8,11 @@ connection, as another ``memoryd index`` or a backup tool would.
 
 from __future__ import annotations
 
+import errno
 import random
 import resource
 import sqlite3
+import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -20,9 +22,11 @@ import pytest
 from daemon_fixtures import DaemonProc, scaled, wait_until, write_memory
 
 from memoryd.daemon.health import DEGRADED, MAX_BACKOFF_S, OK, Health
-from memoryd.errors import StoreError
+from memoryd.errors import StoreError, Unwritable
 from memoryd.indexer import recovery
 from memoryd.indexer.store import IndexStore
+from memoryd.report.files import write_report
+from memoryd.sessions import service as sessions
 
 PROJECT = "shop"
 
@@ -211,3 +215,23 @@ def test_retries_back_off_and_stop_once_recovered() -> None:
     assert health.to_json()["pending_saves"] == ["/m/2025-06-01-10-00-shop.md"]
     health.recovered()
     assert health.wait_s() is None and health.to_json()["pending_saves"] == []
+
+
+def test_saves_and_reports_onto_a_full_disk_are_unwritable_not_internal(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The disk under the memory folder (not the index's) is full: the write itself fails."""
+    folder = tmp_path / "memory"
+    folder.mkdir()
+
+    def full_disk(*args: Any, **kwargs: Any) -> Any:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(tempfile, "mkstemp", full_disk)
+    request = sessions.parse_save({"dir": str(folder), "project": PROJECT, "session_summary": "x"})
+    with pytest.raises(Unwritable) as err:
+        sessions.save(request)
+    assert err.value.data["errno"] == "ENOSPC" and "nothing was written" in err.value.message
+    with pytest.raises(Unwritable) as err:
+        write_report({"stamp": "20250601T000000Z"}, tmp_path / "reports")
+    assert err.value.code == "unwritable" and err.value.data["errno"] == "ENOSPC"
