@@ -58,6 +58,27 @@ FATAL_EXIT = 70
 """Exit status after a fatal internal failure (EX_SOFTWARE): systemd restarts the unit."""
 
 
+class WallClock:
+    """Notices the wall clock being set back, against the monotonic clock."""
+
+    JUMP_S = 60.0
+    """A step back smaller than this is NTP slewing, not a reset."""
+
+    def __init__(
+        self,
+        wall: Callable[[], float] = time.time,
+        monotonic: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._wall, self._monotonic = wall, monotonic
+        self._offset = wall() - monotonic()
+
+    def went_back(self) -> bool:
+        offset = self._wall() - self._monotonic()
+        back = offset < self._offset - self.JUMP_S
+        self._offset = offset
+        return back
+
+
 @dataclass
 class ReconcileInfo:
     at: float
@@ -103,6 +124,9 @@ class Daemon:
         # Run by the writer's repair after failed writes, and after a rebuilt index.
         self.on_repair: list[Callable[[IndexStore], None]] = []
         self.on_rebuilt: list[Callable[[], None]] = []
+        # Called after the wall clock was set back, to reschedule jobs from now.
+        self.on_clock_back: list[Callable[[], None]] = []
+        self._clock = WallClock()
         self.server: Server | None = None
         # Set by the staleness feature (daemon/staleness_handlers.py) when it starts.
         self.staleness: Staleness | None = None
@@ -170,6 +194,8 @@ class Daemon:
                 activated=self._activated,
             )
             while not self.stop_requested.wait(0.5):
+                if self._clock.went_back():
+                    self.clock_set_back()
                 if self._reload_requested.is_set():
                     self._reload_requested.clear()
                     self.reload()
@@ -211,6 +237,11 @@ class Daemon:
             raise
 
     def _schedule(self) -> None:
+        self._add_jobs()
+        self.scheduler.start()
+
+    def _add_jobs(self) -> None:
+        """The daemon's periodic jobs, each from a fresh trigger (so: from now)."""
         self.scheduler.add_job(
             self.reconcile_quietly,
             "interval",
@@ -222,14 +253,34 @@ class Daemon:
         # A dead observer thread means events are being lost: recrawl soon,
         # not at the next scheduled reconcile.
         self.scheduler.add_job(
-            self._check_observers, "interval", seconds=OBSERVER_CHECK_S, id="observers"
+            self._check_observers,
+            "interval",
+            seconds=OBSERVER_CHECK_S,
+            id="observers",
+            replace_existing=True,
         )
         interval = systemd.watchdog_interval()
         if interval:
             self.scheduler.add_job(
-                lambda: systemd.notify("WATCHDOG=1"), "interval", seconds=interval, id="watchdog"
+                lambda: systemd.notify("WATCHDOG=1"),
+                "interval",
+                seconds=interval,
+                id="watchdog",
+                replace_existing=True,
             )
-        self.scheduler.start()
+
+    def clock_set_back(self) -> None:
+        """The wall clock went back: every job's next run is worked out again from now.
+
+        apscheduler keeps the next run time it computed in wall-clock terms; set
+        the clock back a day and the report, the reconcile and systemd's
+        watchdog ping would all wait that day out (the last one gets the unit
+        killed).
+        """
+        log.warning("daemon.clock_set_back")
+        self._add_jobs()
+        for hook in self.on_clock_back:
+            hook()
 
     def _install_signals(self) -> None:
         signal.signal(signal.SIGTERM, lambda *_: self.stop_requested.set())
@@ -529,6 +580,8 @@ class Daemon:
             log_queries=fresh.log_queries,
             reconcile_interval=fresh.reconcile_interval,
             request_root_idle_days=fresh.request_root_idle_days,
+            telemetry_keep_days=fresh.telemetry_keep_days,
+            telemetry_keep_runs=fresh.telemetry_keep_runs,
             max_request_roots=fresh.max_request_roots,
             max_connections=fresh.max_connections,
             idle_timeout=fresh.idle_timeout,

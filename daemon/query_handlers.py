@@ -20,7 +20,7 @@ from memoryd.daemon.staleness_handlers import pop_cwd
 from memoryd.indexer import recovery
 from memoryd.ipc.server import Handler
 from memoryd.select.manifest import ManifestCache
-from memoryd.select.service import claude_factory, make_selector, record_runs
+from memoryd.select.service import claude_factory, make_selector, record_runs, retention_of
 from memoryd.service import METHODS, MemoryService, index_pending_note
 
 if TYPE_CHECKING:
@@ -54,6 +54,7 @@ class DaemonIndex:
         self._runs: list[dict[str, Any]] = []
         self._runs_lock = threading.Lock()
         self._flush_queued = False
+        self.retention = retention_of(daemon.cfg)
 
     def reader(self) -> sqlite3.Connection:
         return self._daemon.readers.conn()
@@ -115,7 +116,7 @@ class DaemonIndex:
         if not batch:
             return
         try:
-            record_runs(store, batch)
+            record_runs(store, batch, self.retention)
         except Exception as exc:
             if recovery.trouble(exc) is None:
                 raise
@@ -138,6 +139,7 @@ def handlers(daemon: Daemon) -> dict[str, Handler]:
     index = DaemonIndex(daemon)
     daemon.on_stop.append(index.queue_flush)  # rows still waiting for their flush delay
     daemon.on_repair.append(index.flush_held)
+    daemon.on_reload.append(lambda cfg: setattr(index, "retention", retention_of(cfg)))
     staleness = staleness_handlers.start(daemon, index.write)
     reporter = report_handlers.start(daemon)
     service = MemoryService(index, make_selector(daemon.cfg), staleness.checker, reporter)

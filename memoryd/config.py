@@ -23,6 +23,8 @@ Example::
       timeout: 5
     telemetry:
       log_queries: false
+      keep_days: 90                  # selector_runs rows older than this are deleted
+      keep_runs: 100000              # and no more rows than this are kept (~30 MB)
     reports:
       cron: "0 3 * * *"
       older_than_days: 30
@@ -80,6 +82,8 @@ class Config:
     settle_ms: int = 50
     anthropic: AnthropicConfig = field(default_factory=AnthropicConfig)
     log_queries: bool = False
+    telemetry_keep_days: float = 90.0
+    telemetry_keep_runs: int = 100_000
     report_cron: str = "0 3 * * *"
     report_older_than_days: int = 30
     report_keep: int = 30
@@ -120,7 +124,7 @@ _TOP = {
     "checkouts",
 }
 _ANTHROPIC = {"api_key", "model", "base_url", "timeout"}
-_TELEMETRY = {"log_queries"}
+_TELEMETRY = {"log_queries", "keep_days", "keep_runs"}
 _REPORTS = {"cron", "older_than_days", "keep", "max_age_days"}
 
 
@@ -198,6 +202,10 @@ def _from_mapping(data: dict[str, Any], path: Path) -> Config:
             timeout=values.number(anth, "anthropic.timeout", 5.0),
         ),
         log_queries=values.boolean(tele, "telemetry.log_queries", False),
+        telemetry_keep_days=values.number(tele, "telemetry.keep_days", 90.0),
+        telemetry_keep_runs=int(
+            values.number(tele, "telemetry.keep_runs", 100_000, integer=True, minimum=1)
+        ),
         report_cron=values.text(reports, "reports.cron", "0 3 * * *") or "0 3 * * *",
         report_older_than_days=int(
             values.number(reports, "reports.older_than_days", 30, integer=True)

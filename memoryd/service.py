@@ -46,7 +46,7 @@ from memoryd.report.sessions import DAY
 from memoryd.select import telemetry
 from memoryd.select.manifest import superseded_in
 from memoryd.select.selector import Selector
-from memoryd.select.service import record_runs, run_stats
+from memoryd.select.service import record_runs, retention_of, run_stats
 from memoryd.select.types import (
     SelectResult,
     StatsRequest,
@@ -147,7 +147,8 @@ class StoreIndex:
         return found
 
     def record_run(self, record: dict[str, Any]) -> None:
-        record_runs(self.store, [record])
+        cfg = self.cfg or config_mod.load()
+        record_runs(self.store, [record], retention_of(cfg))
 
     def runs_recorded(self) -> None:
         """Nothing to wait for: runs are written as they are recorded."""
