@@ -347,6 +347,12 @@ def alphabet(pattern: re.Pattern[str]) -> str:
     return "".join(sorted(chars))
 
 
+def width(pattern: re.Pattern[str]) -> tuple[int, int]:
+    """The least and most characters a match of ``pattern`` can span."""
+    low, high = sre_parse.parse(pattern.pattern, pattern.flags).getwidth()
+    return int(low), int(high)
+
+
 def fragments(pattern: re.Pattern[str]) -> list[str]:
     """The literal runs of ``pattern`` (``://``, ``-----BEGIN``): pieces of inputs that get far."""
     found: set[str] = set()

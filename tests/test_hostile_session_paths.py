@@ -12,7 +12,6 @@ import os
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
 from daemon_fixtures import DaemonProc
@@ -64,33 +63,27 @@ def test_the_indexer_never_blocks_on_a_fifo_swapped_in(tmp_path: Path) -> None:
     assert parsed.error == "not a regular file: it is a FIFO (named pipe)"
 
 
-def _save(d: DaemonProc, folder: Path) -> Any:
-    with d.client(timeout=15) as c:
-        return c.call("save", {"dir": str(folder), "project": PROJECT, "session": SESSION})
-
-
-@pytest.mark.parametrize("kind", ["fifo", "directory", "link to /dev/zero", "dangling link"])
 def test_save_onto_something_that_is_not_a_session_file_is_not_a_file(
-    make_daemon: Callable[..., DaemonProc], kind: str
+    daemon: DaemonProc,
 ) -> None:
-    d = make_daemon()
-    folder = d.roots[0]
-    target = folder / NAME
-    if kind == "fifo":
-        os.mkfifo(target)
-    elif kind == "directory":
-        target.mkdir()
-    elif kind == "link to /dev/zero":
-        target.symlink_to("/dev/zero")
-    else:
-        target.symlink_to(folder / "gone.md")
-    with pytest.raises(RemoteError) as err:
-        _save(d, folder)
-    assert err.value.code == "not_a_file", err.value.message
-    assert str(target) in err.value.message
-    assert os.path.lexists(target)  # left as it was
+    folder = daemon.roots[0]
+    planted: dict[str, Callable[[Path], object]] = {
+        "fifo": os.mkfifo,
+        "directory": Path.mkdir,
+        "link to /dev/zero": lambda p: p.symlink_to("/dev/zero"),  # used to grow to 1.85 GB
+        "dangling link": lambda p: p.symlink_to(folder / "gone.md"),
+    }
+    for hour, (kind, plant) in enumerate(planted.items(), start=10):
+        session = f"2025-06-01-{hour}-00"
+        target = folder / f"{session}-{PROJECT}.md"
+        plant(target)
+        with daemon.client(timeout=15) as c, pytest.raises(RemoteError) as err:
+            c.call("save", {"dir": str(folder), "project": PROJECT, "session": session})
+        assert err.value.code == "not_a_file", (kind, err.value.message)
+        assert str(target) in err.value.message
+        assert os.path.lexists(target)  # left as it was
     assert [p.name for p in folder.iterdir() if p.name.endswith(".tmp")] == []
-    assert d.call("status")["state"] == "ready"
+    assert daemon.call("status")["state"] == "ready"
 
 
 def test_huge_session_files_give_bounded_answers(make_daemon: Callable[..., DaemonProc]) -> None:

@@ -11,6 +11,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+import structlog
 from daemon_fixtures import DaemonProc, wait_until, write_memory
 
 from memoryd.daemon.watcher import Watcher, inotify_budget
@@ -44,6 +45,7 @@ def test_request_roots_are_capped_least_recently_used_first(
 
 
 def test_roots_share_one_observer_and_only_a_budget_uses_inotify(tmp_path: Path) -> None:
+    structlog.reset_defaults()  # not a stream a CLI test in this process closed since
     seen: list[str] = []
     watcher = Watcher(lambda paths, listed: seen.extend(paths), inotify_roots=2)
     try:
