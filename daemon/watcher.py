@@ -9,11 +9,13 @@ IDE indexers cause all day, are not even asked of inotify and never wake
 Python.
 
 All roots share two observers (one inotify, one polling), so a root costs
-watchdog's emitter and nothing more. Each inotify root takes one of the
-user's inotify instances (128 by default, shared with every other program),
-so at most :func:`inotify_budget` roots use inotify; the others, and any root
-whose inotify setup hits a limit (ENOSPC, EMFILE), are polled, with a note in
-``status`` saying why.
+watchdog's emitter and nothing more, and the daemon holds one inotify
+instance whatever the number of roots (an observer per root took one of the
+user's 128 each). What stays scarce is inotify *watches*, one per directory,
+shared with every other program of the user (editors, IDEs): memoryd uses at
+most :func:`inotify_budget`, half of ``max_user_watches``, and a root whose
+directories would not fit, or whose inotify setup hits a limit anyway
+(ENOSPC, EMFILE), is polled instead, with a note in ``status`` saying why.
 """
 
 from __future__ import annotations
@@ -51,18 +53,30 @@ MAX_WAIT = 0.5
 """A steady stream of events is still flushed this often."""
 
 _LIMIT_ERRNOS = {errno.ENOSPC, errno.EMFILE, errno.ENFILE}
-_INSTANCES = "/proc/sys/fs/inotify/max_user_instances"
-MAX_INOTIFY_ROOTS = 64
+_WATCHES = "/proc/sys/fs/inotify/max_user_watches"
 
 
-def inotify_budget(limits: str = _INSTANCES) -> int:
-    """How many roots may use inotify: half the user's instances (others need some), at most 64."""
+def inotify_budget(limits: str = _WATCHES) -> int:
+    """How many inotify watches (directories) memoryd may use: half of the user's."""
     try:
         with open(limits, encoding="ascii") as fh:
-            instances = int(fh.read().strip())
+            watches = int(fh.read().strip())
     except (OSError, ValueError):
-        instances = 128
-    return max(1, min(MAX_INOTIFY_ROOTS, instances // 2))
+        watches = 8192  # the kernel's old default
+    return max(1, watches // 2)
+
+
+def directories_under(root: str) -> int:
+    """The directories inotify would watch for ``root`` (itself included; links not followed)."""
+    count, stack = 0, [root]
+    while stack:
+        count += 1
+        try:
+            with os.scandir(stack.pop()) as entries:
+                stack.extend(e.path for e in entries if e.is_dir(follow_symlinks=False))
+        except OSError:
+            continue
+    return count
 
 
 CONTENT_EVENTS: list[type[FileSystemEvent]] = [
@@ -126,12 +140,14 @@ class Watcher:
         *,
         settle: float = 0.05,
         polling_interval: float = 1.0,
-        inotify_roots: int | None = None,
+        inotify_watches: int | None = None,
     ) -> None:
         self.on_paths = on_paths
         self.settle = settle
         self.polling_interval = polling_interval
-        self.inotify_roots = inotify_budget() if inotify_roots is None else inotify_roots
+        self.inotify_watches = inotify_budget() if inotify_watches is None else inotify_watches
+        self._dirs: dict[str, int] = {}
+        """Root -> the inotify watches it took (its directories when it was scheduled)."""
         self.modes: dict[str, str] = {}
         self.notes: dict[str, str] = {}
         """Root -> why it is polled rather than watched with inotify."""
@@ -162,9 +178,10 @@ class Watcher:
         if root in self._watches:
             return self.modes[root]
         handler = _Handler(self._hint, self._count)
-        in_use = sum(1 for mode in self.modes.values() if mode == "inotify")
+        in_use = sum(self._dirs.values())
+        needed = directories_under(root)
         note = None
-        if in_use < self.inotify_roots:
+        if in_use + needed <= self.inotify_watches:
             try:
                 observer = self._observer("inotify")
                 watch = observer.schedule(
@@ -175,7 +192,10 @@ class Watcher:
                     raise
                 note = f"inotify refused it ({os.strerror(exc.errno)})"
         else:
-            note = f"{in_use} roots already use inotify (the limit, to leave some to others)"
+            note = (
+                f"its {needed:,} directories would take memoryd past {self.inotify_watches:,} "
+                f"inotify watches ({in_use:,} in use; half the user's, the rest left to others)"
+            )
         mode = "inotify"
         if note is not None:
             note += f"; polled every {self.polling_interval:g} s instead"
@@ -184,6 +204,8 @@ class Watcher:
             watch = observer.schedule(handler, root, recursive=True, event_filter=CONTENT_EVENTS)
             mode = "polling"
             self.notes[root] = note
+        else:
+            self._dirs[root] = needed
         self._watches[root] = (observer, watch)
         self.modes[root] = mode
         return mode
@@ -238,6 +260,7 @@ class Watcher:
     def _unschedule(self, root: str) -> None:
         self.modes.pop(root, None)
         self.notes.pop(root, None)
+        self._dirs.pop(root, None)
         entry = self._watches.pop(root, None)
         if entry is not None:
             observer, watch = entry

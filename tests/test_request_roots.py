@@ -47,18 +47,18 @@ def test_request_roots_are_capped_least_recently_used_first(
 def test_roots_share_one_observer_and_only_a_budget_uses_inotify(tmp_path: Path) -> None:
     structlog.reset_defaults()  # not a stream a CLI test in this process closed since
     seen: list[str] = []
-    watcher = Watcher(lambda paths, listed: seen.extend(paths), inotify_roots=2)
+    watcher = Watcher(lambda paths, listed: seen.extend(paths), inotify_watches=5)
     try:
         before = threading.active_count()
         roots = []
         for i in range(4):
             root = tmp_path / f"root{i}"
-            root.mkdir()
+            (root / "sub").mkdir(parents=True)  # two directories: two inotify watches
             roots.append(str(root))
             watcher.add_root(str(root))
         modes = [watcher.modes[r] for r in roots]
         assert modes == ["inotify", "inotify", "polling", "polling"]
-        assert "2 roots already use inotify" in watcher.notes[roots[2]]
+        assert "would take memoryd past 5 inotify watches (4 in use" in watcher.notes[roots[2]]
         # Two shared observers: a root costs watchdog's emitter threads, not an observer.
         assert len(watcher._shared) == 2
         assert threading.active_count() - before <= 2 + 2 * len(roots)
@@ -70,10 +70,8 @@ def test_roots_share_one_observer_and_only_a_budget_uses_inotify(tmp_path: Path)
         watcher.stop()
 
 
-def test_the_inotify_budget_leaves_instances_to_others(tmp_path: Path) -> None:
-    limits = tmp_path / "max_user_instances"
-    limits.write_text("128\n")
-    assert inotify_budget(str(limits)) == 64
-    limits.write_text("8\n")
-    assert inotify_budget(str(limits)) == 4
-    assert inotify_budget(str(tmp_path / "missing")) == 64
+def test_the_inotify_budget_leaves_half_the_watches_to_others(tmp_path: Path) -> None:
+    limits = tmp_path / "max_user_watches"
+    limits.write_text("8192\n")
+    assert inotify_budget(str(limits)) == 4096
+    assert inotify_budget(str(tmp_path / "missing")) == 4096
