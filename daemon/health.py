@@ -7,7 +7,11 @@ tells them from bugs) and the state becomes ``degraded``: reads go on serving
 what the index holds, writes stop waiting for the lock, watcher hints are
 dropped (the repair covers them), and a *repair* (a full reconcile of every
 root, which writes only what differs from the disk) is due after a backoff
-that doubles up to :data:`MAX_BACKOFF_S`. The first repair that succeeds
+that doubles up to :data:`MAX_BACKOFF_S`. Each attempt first makes one tiny
+write (a probe): while even that fails, retries stay cheap and frequent, so
+the index catches up within seconds of space or the lock coming back; a
+repair that fails after its probe passed (room for a little, not for all)
+backs off up to :data:`MAX_REPAIR_BACKOFF_S`. The first repair that succeeds
 ends the state. Damage found while running makes the state ``rebuilding``
 until the rebuilt index has been filled again. ``status`` shows all of it.
 
@@ -30,7 +34,8 @@ from memoryd.ipc.server import Handler
 
 OK, DEGRADED, REBUILDING = "ok", "degraded", "rebuilding"
 FIRST_BACKOFF_S = 0.5
-MAX_BACKOFF_S = 30.0
+MAX_BACKOFF_S = 5.0
+MAX_REPAIR_BACKOFF_S = 60.0
 BUSY_MS = 2000
 """How long the daemon's writes wait for another process's lock (a ``memoryd index``
 batch holds it well under a second); past it the write fails and the repair retries it,
@@ -49,6 +54,7 @@ class Health:
         self.reason: str | None = None
         self.since: float | None = None
         self.failures = 0
+        self.repair_failures = 0
         self.recovered_at: float | None = None
         self._due: float | None = None
         self._pending: set[str] = set()
@@ -57,14 +63,21 @@ class Health:
     def degraded(self) -> bool:
         return self.state != OK
 
-    def failed(self, reason: str) -> float:
-        """A write failed for ``reason``: degraded, repair after the next backoff (returned)."""
+    def failed(self, reason: str, *, repair: bool = False) -> float:
+        """A write (or, with ``repair``, a repair) failed: degraded; the delay to the next try.
+
+        Write and probe failures back off to :data:`MAX_BACKOFF_S`; a repair
+        that failed after its probe passed, to :data:`MAX_REPAIR_BACKOFF_S`.
+        """
         with self._lock:
             if self.state == OK:
                 self.state, self.since = DEGRADED, time.time()
             self.reason = reason
             self.failures += 1
-            delay: float = min(MAX_BACKOFF_S, FIRST_BACKOFF_S * 2.0 ** min(self.failures - 1, 10))
+            delay = _backoff(self.failures, MAX_BACKOFF_S)
+            if repair:
+                self.repair_failures += 1
+                delay = max(delay, _backoff(self.repair_failures + 4, MAX_REPAIR_BACKOFF_S))
             self._due = self._clock() + delay
             return delay
 
@@ -89,7 +102,7 @@ class Health:
     def recovered(self) -> None:
         with self._lock:
             self.state, self.reason, self.since = OK, None, None
-            self.failures, self._due = 0, None
+            self.failures, self.repair_failures, self._due = 0, 0, None
             self._pending.clear()
             self.recovered_at = time.time()
 
@@ -106,6 +119,10 @@ class Health:
                 "pending_saves": sorted(self._pending),
                 "recovered_at": None if self.recovered_at is None else iso_utc(self.recovered_at),
             }
+
+
+def _backoff(failures: int, cap: float) -> float:
+    return min(cap, FIRST_BACKOFF_S * 2.0 ** min(failures - 1, 10))
 
 
 REBUILD_WAIT_S = 5.0

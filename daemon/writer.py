@@ -178,15 +178,27 @@ class Writer:
             )
 
     def _repair(self) -> None:
-        """Catch up after failed writes; a failure here only pushes the next try back."""
+        """Catch up after failed writes; a failure here only pushes the next try back.
+
+        A probe (one tiny write) goes first: while the disk is still full or
+        the lock still held, that is all a retry costs.
+        """
+        try:
+            self.store.probe()
+        except Exception as exc:
+            self._failed(exc)
+            return
         try:
             self.repair(self.store)
         except Exception as exc:
-            if recovery.trouble(exc) is None:
+            found = recovery.trouble(exc)
+            if found is None:
                 log.exception("index.repair_failed")
-                self.health.failed(f"repair failed: {exc}")
-            else:
-                self._failed(exc)
+            elif found[0] == recovery.DAMAGED:
+                self._rebuild(found[1])
+                return
+            delay = self.health.failed(found[1] if found else f"repair failed: {exc}", repair=True)
+            log.warning("index.repair_failed", reason=self.health.reason, retry_in_s=delay)
             return
         log.info("index.recovered", after_failures=self.health.failures)
         self.health.recovered()

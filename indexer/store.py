@@ -197,6 +197,10 @@ class IndexStore:
                     self.conn.execute("ROLLBACK")
             raise
 
+    def probe(self) -> None:
+        """One tiny write: whether the index can be written at all now (raises if not)."""
+        self._set_meta("probe", str(time.time()))
+
     def set_busy_timeout(self, ms: int) -> None:
         """How long a write waits for another process's lock before failing."""
         self.conn.execute(f"PRAGMA busy_timeout = {int(ms)}")

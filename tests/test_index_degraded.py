@@ -209,6 +209,8 @@ def test_retries_back_off_and_stop_once_recovered() -> None:
     delays = [health.failed("database or disk is full") for _ in range(9)]
     assert delays[:4] == [0.5, 1.0, 2.0, 4.0] and delays[-1] == MAX_BACKOFF_S
     assert health.state == DEGRADED and health.wait_s() == MAX_BACKOFF_S
+    # A repair that fails after its probe passed waits longer: it is the costly part.
+    assert health.failed("database or disk is full", repair=True) > MAX_BACKOFF_S
     now[0] += 100
     assert health.wait_s() == 0.0  # due: the writer runs its repair now
     health.pending("/m/2025-06-01-10-00-shop.md")
