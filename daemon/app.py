@@ -494,6 +494,11 @@ class Daemon:
             return result
 
         result = self.writer.call(job)
+        back = self.watcher.returned_roots()  # recreated while this pass ran: watch them now
+        for root in back:
+            self.watcher.restart(root)
+        if back:
+            self.writer.call(lambda store: self.syncer(store).sync_trees(back))
         info = ReconcileInfo(time.time(), result.seconds, result.changed, reason)
         self.last_reconcile = info
         if reason != "startup":
