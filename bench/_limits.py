@@ -99,7 +99,8 @@ def _wait(predicate: Callable[[], bool], timeout: float) -> float | None:
     return None
 
 
-def _indexed(d: Daemon) -> set[str]:
+def indexed(d: Daemon) -> set[str]:
+    """Every path the index holds below the daemon's root, parsed or not."""
     with d.client() as c:
         listing = c.list(str(d.root))
     return {f["path"] for f in listing["files"]} | {e["path"] for e in listing["errors"]}
@@ -107,7 +108,7 @@ def _indexed(d: Daemon) -> set[str]:
 
 def _converged(d: Daemon, saved: list[str]) -> bool:
     disk = {str(p) for p in d.root.rglob("*.md")}
-    return _indexed(d) == disk and _status(d)["index"]["state"] == "ok" and set(saved) <= disk
+    return indexed(d) == disk and _status(d)["index"]["state"] == "ok" and set(saved) <= disk
 
 
 def _mount_tmpfs(path: Path, size: str) -> str | None:
@@ -173,7 +174,7 @@ def full_disk(new_daemon: NewDaemon, workdir: Path, row: Callable[..., Any]) -> 
         status = _status(d)["index"]
         subprocess.run(["mount", "-o", "remount,size=256m", str(state)], check=True)
         converge = _wait(lambda: _converged(d, load["saved"]), 300)
-        lost = len(set(load["saved"]) - _indexed(d))
+        lost = len(set(load["saved"]) - indexed(d))
         held = bool(degraded is not None and converge is not None and lost == 0)
         held = held and load["internal"] == 0 and load["errors"] == 0
         note = (
@@ -201,7 +202,7 @@ def held_lock(new_daemon: NewDaemon, workdir: Path, row: Callable[..., Any], sec
         conn.execute("ROLLBACK")
         conn.close()
         converge = _wait(lambda: _converged(d, load["saved"]), 300)
-        lost = len(set(load["saved"]) - _indexed(d))
+        lost = len(set(load["saved"]) - indexed(d))
         held = converge is not None and lost == 0 and load["internal"] == 0
         held = held and load["errors"] == 0 and status["state"] == "degraded"
         note = (

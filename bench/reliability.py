@@ -17,14 +17,12 @@ world (bench/_daemon.py's environment) and reports, in one table:
 * ``verdict``: ``held`` or ``FAILED`` by the scenario's own test (nothing lost
   and no ``internal`` answer, plus what it is about), or ``skipped`` with why.
 
-Scenarios, each with its ``--only`` name: kill -9 during saves (``kill9``:
-``--cycles`` restarts, then leftover temp files counted), a create/delete burst
-(``burst``), ``rm -rf`` and recreate of a root (``rm-root``), hostile files and
-one save (``hostile``), ``--clients`` x ``--requests`` mixed requests
-(``flood``), and the three damaged-index cases (``damaged``: truncated, garbage
-header, garbage pages with the WAL gone); then the limits of issue 21
-(bench/_limits.py): ``full-disk``, ``lock``, ``threads``, ``descriptors`` and
-``request-roots``.
+Scenarios (``--only`` names): kill -9 during saves (``kill9``, ``--cycles``
+restarts), a create/delete burst (``burst``), ``rm -rf`` and recreate of a root
+(``rm-root``), hostile files and one save (``hostile``), ``--clients`` x
+``--requests`` mixed requests (``flood``), three damaged indexes (``damaged``);
+the limits (bench/_limits.py): ``full-disk``, ``lock``, ``threads``,
+``descriptors``, ``request-roots``.
 """
 
 from __future__ import annotations
@@ -172,12 +170,7 @@ def bare_walk_s(root: Path) -> float:
 def index_gap(d: Daemon) -> int:
     """Files on disk missing from the index plus indexed files no longer on disk."""
     disk = {str(p) for p in d.root.rglob("*.md")}
-    if not d.root.is_dir():
-        return len(disk)
-    with d.client() as c:
-        listing = c.list(str(d.root))  # everything below the root, parsed or not
-    indexed = {f["path"] for f in listing["files"]} | {e["path"] for e in listing["errors"]}
-    return len(disk ^ indexed)
+    return len(disk) if not d.root.is_dir() else len(disk ^ _limits.indexed(d))
 
 
 def wait_converged(d: Daemon, timeout: float = 300.0) -> tuple[float, int]:
@@ -425,12 +418,9 @@ def limit_row(
 ) -> Row:
     """A row for bench/_limits.py's scenarios (``held=None`` and no daemon: skipped)."""
     load = load or {}
-    row = Row(scenario, lost, converge_s, 0.0, int(load.get("errors", 0)))
-    row.internal = int(load.get("internal", 0))
-    row.held, row.note, row.skipped = held, note, d is None
-    if d is not None:
-        row.peak_rss_mb = d.peak_rss_mb()
-    return row
+    rss = d.peak_rss_mb() if d is not None else 0.0
+    counts = int(load.get("errors", 0)), int(load.get("internal", 0))
+    return Row(scenario, lost, converge_s, 0.0, *counts, rss, note, held, d is None)
 
 
 def finish(d: Daemon) -> None:

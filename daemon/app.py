@@ -16,7 +16,7 @@ import socket
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 import structlog
@@ -25,9 +25,10 @@ from apscheduler.schedulers.background import BackgroundScheduler
 from memoryd import config as config_mod
 from memoryd import system_trees
 from memoryd.config import Config
-from memoryd.daemon import health, query_handlers, runtime, startup, systemd
+from memoryd.daemon import health, maintenance, query_handlers, runtime, startup, systemd
 from memoryd.daemon.core import DaemonCore
 from memoryd.daemon.handlers import build_handlers
+from memoryd.daemon.maintenance import ReconcileInfo, WallClock
 from memoryd.daemon.readers import Readers
 from memoryd.daemon.roots import PERSISTED, Root, RootSet
 from memoryd.daemon.watcher import Watcher
@@ -48,43 +49,11 @@ if TYPE_CHECKING:
 
 log = structlog.get_logger("memoryd.daemon")
 
-OBSERVER_CHECK_S = 5.0
-"""How often the daemon checks that every root's observer thread is alive."""
-
 CLAUDE_MODULE = "memoryd.select.claude"
 """Imported during start-up when an API key is set (see :func:`startup.preload`)."""
 
 FATAL_EXIT = 70
 """Exit status after a fatal internal failure (EX_SOFTWARE): systemd restarts the unit."""
-
-
-class WallClock:
-    """Notices the wall clock being set back, against the monotonic clock."""
-
-    JUMP_S = 60.0
-    """A step back smaller than this is NTP slewing, not a reset."""
-
-    def __init__(
-        self,
-        wall: Callable[[], float] = time.time,
-        monotonic: Callable[[], float] = time.monotonic,
-    ) -> None:
-        self._wall, self._monotonic = wall, monotonic
-        self._offset = wall() - monotonic()
-
-    def went_back(self) -> bool:
-        offset = self._wall() - self._monotonic()
-        back = offset < self._offset - self.JUMP_S
-        self._offset = offset
-        return back
-
-
-@dataclass
-class ReconcileInfo:
-    at: float
-    seconds: float
-    drift: int
-    reason: str
 
 
 class Daemon:
@@ -156,7 +125,10 @@ class Daemon:
                     salvaged=recovery.salvaged,
                 )
             self._writer = Writer(
-                store, on_fatal=self.fail, repair=self._repair, on_rebuilt=self._index_rebuilt
+                store,
+                on_fatal=self.fail,
+                repair=lambda store: maintenance.repair(self, store),
+                on_rebuilt=self._index_rebuilt,
             )
             self._restore_roots()
             self.writer.call(lambda _store: self._remove_stale_temp_files())  # a walk
@@ -178,7 +150,7 @@ class Daemon:
             )
             self.server.start()
             systemd.notify(f"STATUS=indexing {len(self.roots)} root(s)")
-            self.reconcile_quietly("startup")
+            maintenance.reconcile_quietly(self, "startup")
             startup.wait_for(preloads, self.stop_requested)
             self._schedule()
             if self.stop_requested.is_set():
@@ -195,7 +167,7 @@ class Daemon:
             )
             while not self.stop_requested.wait(0.5):
                 if self._clock.went_back():
-                    self.clock_set_back()
+                    maintenance.clock_set_back(self)
                 if self._reload_requested.is_set():
                     self._reload_requested.clear()
                     self.reload()
@@ -237,50 +209,8 @@ class Daemon:
             raise
 
     def _schedule(self) -> None:
-        self._add_jobs()
+        maintenance.add_jobs(self)
         self.scheduler.start()
-
-    def _add_jobs(self) -> None:
-        """The daemon's periodic jobs, each from a fresh trigger (so: from now)."""
-        self.scheduler.add_job(
-            self.reconcile_quietly,
-            "interval",
-            seconds=self.cfg.reconcile_interval,
-            args=["scheduled"],
-            id="reconcile",
-            replace_existing=True,
-        )
-        # A dead observer thread means events are being lost: recrawl soon,
-        # not at the next scheduled reconcile.
-        self.scheduler.add_job(
-            self._check_observers,
-            "interval",
-            seconds=OBSERVER_CHECK_S,
-            id="observers",
-            replace_existing=True,
-        )
-        interval = systemd.watchdog_interval()
-        if interval:
-            self.scheduler.add_job(
-                lambda: systemd.notify("WATCHDOG=1"),
-                "interval",
-                seconds=interval,
-                id="watchdog",
-                replace_existing=True,
-            )
-
-    def clock_set_back(self) -> None:
-        """The wall clock went back: every job's next run is worked out again from now.
-
-        apscheduler keeps the next run time it computed in wall-clock terms; set
-        the clock back a day and the report, the reconcile and systemd's
-        watchdog ping would all wait that day out (the last one gets the unit
-        killed).
-        """
-        log.warning("daemon.clock_set_back")
-        self._add_jobs()
-        for hook in self.on_clock_back:
-            hook()
 
     def _install_signals(self) -> None:
         signal.signal(signal.SIGTERM, lambda *_: self.stop_requested.set())
@@ -387,7 +317,7 @@ class Daemon:
         log.info("daemon.root_forgotten", root=root, reason=reason, files=dropped)
         return dropped
 
-    def _forget_idle(self) -> None:
+    def forget_idle(self) -> None:
         for root in self.root_set.idle(self.idle_seconds, time.time()):
             self.forget_root(root, reason="idle")
 
@@ -466,82 +396,8 @@ class Daemon:
         self.writer.submit(job, hint=True)
 
     def reconcile(self, reason: str) -> SyncResult:
-        """Full stat scan of every root through the writer; counts drift.
-
-        Request roots idle for longer than ``request_root_idle_days`` are
-        forgotten first.
-        """
-        self._forget_idle()
-        for root in self.watcher.dead_roots():
-            log.warning("watcher.observer_died", root=root)
-            self.watcher.restart(root)
-            reason = "observer-error"
-        for root in self.watcher.returned_roots():  # a deleted root has come back
-            log.info("watcher.root_returned", root=root)
-            self.watcher.restart(root)
-        roots = self.roots
-        stop = self.stop_requested.is_set
-
-        def job(store: IndexStore) -> SyncResult:
-            # The walks run here, on the writer thread, never on the main thread,
-            # which must stay free for signals (SIGTERM, SIGHUP reloads).
-            progress = None
-            if reason == "startup":
-                progress = self.indexing = startup.IndexProgress(startup.count_files(roots))
-            result = self.syncer(store, progress=progress, should_stop=stop).sync_trees(roots)
-            if progress is not None and not result.stopped:
-                progress.finish()
-            return result
-
-        result = self.writer.call(job)
-        back = self.watcher.returned_roots()  # recreated while this pass ran: watch them now
-        for root in back:
-            self.watcher.restart(root)
-        if back:
-            self.writer.call(lambda store: self.syncer(store).sync_trees(back))
-        info = ReconcileInfo(time.time(), result.seconds, result.changed, reason)
-        self.last_reconcile = info
-        if reason != "startup":
-            self.drift_fixed_total += result.changed
-        log.info(
-            "daemon.reconciled",
-            reason=reason,
-            drift=result.changed,
-            seconds=round(result.seconds, 3),
-            files=result.unchanged + result.added + result.updated,
-            stopped=result.stopped,
-        )
-        return result
-
-    def reconcile_quietly(self, reason: str) -> SyncResult | None:
-        """:meth:`reconcile` for the scheduler and start-up: a storage failure is not a bug.
-
-        The writer is then degraded and repairs on its own; None says so.
-        """
-        try:
-            return self.reconcile(reason)
-        except Exception as exc:
-            found = recovery.trouble(exc)
-            if found is None:
-                raise
-            log.warning("daemon.reconcile_deferred", reason=reason, cause=found[1])
-            return None
-
-    def _repair(self, store: IndexStore) -> None:
-        """The writer's catch-up after failed writes (run on its thread): what they missed.
-
-        The remembered roots are written again (a save may have added one),
-        then every root is reconciled, which writes only what differs from
-        the disk; the ``on_repair`` hooks (telemetry rows held back) follow.
-        """
-        for root in self.root_set.paths():
-            entry = self.root_set.get(root)
-            if entry is not None and entry.origin in PERSISTED:
-                store.save_root(entry.path, entry.origin, entry.last_used)
-        result = self.syncer(store).sync_trees(self.roots)
-        for hook in self.on_repair:
-            hook(store)
-        log.info("daemon.repaired", drift=result.changed, seconds=round(result.seconds, 3))
+        """Full stat scan of every root through the writer (see daemon/maintenance.py)."""
+        return maintenance.reconcile(self, reason)
 
     def _index_rebuilt(self) -> None:
         """The writer replaced a damaged database: readers and caches of the old one go."""
@@ -554,13 +410,6 @@ class Daemon:
         removed = remove_stale_temp_files([*self.roots, str(self.cfg.reports_dir)])
         if removed:
             log.info("daemon.temp_files_removed", count=removed)
-
-    def _check_observers(self) -> None:
-        """Every few seconds: a dead observer, or a deleted root that exists again, recrawls."""
-        if self.watcher.dead_roots():
-            self.reconcile_quietly("observer-error")
-        elif self.watcher.returned_roots():
-            self.reconcile_quietly("root-returned")
 
     def reload(self) -> None:
         """SIGHUP: re-read the config file; every setting but the paths is applied.

@@ -19,7 +19,8 @@ from memoryd.indexer import queries
 from memoryd.indexer.sync import SyncResult
 
 if TYPE_CHECKING:
-    from memoryd.daemon.app import Daemon, ReconcileInfo
+    from memoryd.daemon.app import Daemon
+    from memoryd.daemon.maintenance import ReconcileInfo
 
 COUNTS_MAX_AGE = 2.0
 """Seconds a root's file counts may be reused by ``status`` when nothing was written."""

@@ -16,7 +16,7 @@ from daemon_fixtures import scaled, wait_until
 
 from memoryd.config import Config
 from memoryd.daemon import report_handlers
-from memoryd.daemon.app import WallClock
+from memoryd.daemon.maintenance import WallClock
 from memoryd.indexer.store import IndexStore
 from memoryd.select import telemetry
 from memoryd.select.service import record_runs
