@@ -1,7 +1,7 @@
 """Faults and floods against a real daemon: what was lost, how long to converge.
 
 Usage: python bench/reliability.py [--cycles 20] [--creates 5000] [--deletes 2000]
-       [--clients 32] [--requests 200] [--json]
+       [--clients 32] [--requests 200] [--lock-seconds 30] [--only NAME] [--json]
 
 Each scenario runs a real ``memoryd serve`` subprocess with a private HOME/XDG
 world (bench/_daemon.py's environment) and reports, in one table:
@@ -14,13 +14,15 @@ world (bench/_daemon.py's environment) and reports, in one table:
 * ``errors``: failed requests (for the flood) or unexpected error answers;
   ``internal`` answers are counted separately and must be 0.
 * ``peak RSS``: VmHWM of the daemon at the end of the scenario.
+* ``verdict``: ``held`` or ``FAILED`` by the scenario's own test (nothing lost
+  and no ``internal`` answer, plus what it is about), or ``skipped`` with why.
 
-Scenarios, each with its ``--only`` name: kill -9 during saves (``kill9``:
-``--cycles`` restarts, then leftover temp files counted), a create/delete burst
-(``burst``), ``rm -rf`` and recreate of a root (``rm-root``), hostile files and
-one save (``hostile``), ``--clients`` x ``--requests`` mixed requests
-(``flood``), and the three damaged-index cases (``damaged``: truncated, garbage
-header, garbage pages with the WAL gone).
+Scenarios (``--only`` names): kill -9 during saves (``kill9``, ``--cycles``
+restarts), a create/delete burst (``burst``), ``rm -rf`` and recreate of a root
+(``rm-root``), hostile files and one save (``hostile``), ``--clients`` x
+``--requests`` mixed requests (``flood``), three damaged indexes (``damaged``);
+the limits (bench/_limits.py): ``full-disk``, ``lock``, ``threads``,
+``descriptors``, ``request-roots``.
 """
 
 from __future__ import annotations
@@ -44,6 +46,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import _limits
 from _daemon import daemon_env
 
 from memoryd.errors import MemorydError
@@ -62,6 +65,16 @@ class Row:
     internal: int = 0
     peak_rss_mb: float = 0.0
     note: str = ""
+    held: bool | None = None
+    """The scenario's own verdict; None: nothing lost and no internal answer."""
+    skipped: bool = False
+
+    @property
+    def verdict(self) -> str:
+        if self.skipped:
+            return "skipped"
+        held = self.held if self.held is not None else self.lost == 0 and self.internal == 0
+        return "held" if held else "FAILED"
 
 
 @dataclass
@@ -74,13 +87,13 @@ class Daemon:
     proc: subprocess.Popen[bytes] | None = None
     log: list[str] = field(default_factory=list)
 
-    def start(self, timeout: float = 120.0) -> float:
+    def start(self, timeout: float = 120.0, **popen: Any) -> float:
         argv = [sys.executable, "-m", "memoryd", "serve", "--socket", str(self.socket)]
         argv += ["--state-dir", str(self.state_dir), "--root", str(self.root)]
         started = time.perf_counter()
         with (self.home / "daemon.log").open("ab") as out:
             self.proc = subprocess.Popen(
-                argv, env=daemon_env(self.home, "INFO"), stdout=out, stderr=out
+                argv, env=daemon_env(self.home, "INFO"), stdout=out, stderr=out, **popen
             )
         while time.perf_counter() - started < timeout:
             if self.proc.poll() is not None:
@@ -157,12 +170,7 @@ def bare_walk_s(root: Path) -> float:
 def index_gap(d: Daemon) -> int:
     """Files on disk missing from the index plus indexed files no longer on disk."""
     disk = {str(p) for p in d.root.rglob("*.md")}
-    if not d.root.is_dir():
-        return len(disk)
-    with d.client() as c:
-        listing = c.list(str(d.root))  # everything below the root, parsed or not
-    indexed = {f["path"] for f in listing["files"]} | {e["path"] for e in listing["errors"]}
-    return len(disk ^ indexed)
+    return len(disk) if not d.root.is_dir() else len(disk ^ _limits.indexed(d))
 
 
 def wait_converged(d: Daemon, timeout: float = 300.0) -> tuple[float, int]:
@@ -365,19 +373,54 @@ def hostile_files(workdir: Path) -> Row:
         saved = c.save(str(d.root), PROJECT, session="2025-01-03-00-00", session_summary=summary)
         waited = time.perf_counter() - started
         _converge, gap = wait_converged(d)
+        # Issue 21: a 1 MB body of "a+a+...a+ x/y" (its citations took hours) and names that
+        # are not UTF-8 or hold a newline (a crash at every start), while status is asked.
+        slow_name = d.root / "project_a_plus.md"
+        slow_name.write_text("---\ndescription: a plus\n---\n" + "a+" * 500_000 + " x/y\n")
+        for raw in (b"bad_\xff\xfe.md", b"new\nline.md"):
+            with open(os.fsencode(d.root) + b"/" + raw, "wb") as fh:
+                fh.write(b"---\ndescription: x\n---\nx\n")
+        started, worst = time.perf_counter(), 0.0
+        while str(slow_name) not in {f["path"] for f in c.list(str(d.root))["files"]}:
+            asked = time.perf_counter()
+            c.status()
+            worst = max(worst, time.perf_counter() - asked)
+            if time.perf_counter() - started > 120:
+                break
+        a_plus = time.perf_counter() - started
         errors = {e["path"]: e["error"] for e in c.list(str(d.root))["errors"]}
         last = c.load_last(str(d.root), PROJECT)
     bomb_path = str(d.root / f"2025-01-02-00-00-{PROJECT}.md")
     bomb_refused = "aliases are not allowed" in errors.get(bomb_path, "")
+    names = sum("shown escaped" in e for e in errors.values())
     row = Row("hostile files + one save", gap + (last["path"] != saved["path"]), waited, baseline)
-    row.errors = int(not bomb_refused)
+    row.errors = int(not bomb_refused) + (2 - names)
+    row.held = row.lost == 0 and row.errors == 0 and a_plus < 10
     row.note = (
         f"save after a 300 KB line and with a 120 KB summary, {waited:.3f} s vs a plain save"
-        f" {baseline:.3f} s (baseline column); alias bomb refused: {bomb_refused}"
+        f" {baseline:.3f} s (baseline column); alias bomb refused: {bomb_refused}; a 1 MB"
+        f" a+a+... body indexed in {a_plus:.2f} s, slowest status meanwhile {worst * 1000:.0f} ms;"
+        f" {names} of 2 bad names listed as errors"
     )
     row.peak_rss_mb = d.peak_rss_mb()
     finish(d)
     return row
+
+
+def limit_row(
+    scenario: str,
+    lost: int = 0,
+    converge_s: float = 0.0,
+    load: dict[str, Any] | None = None,
+    held: bool | None = None,
+    note: str = "",
+    d: Daemon | None = None,
+) -> Row:
+    """A row for bench/_limits.py's scenarios (``held=None`` and no daemon: skipped)."""
+    load = load or {}
+    rss = d.peak_rss_mb() if d is not None else 0.0
+    counts = int(load.get("errors", 0)), int(load.get("internal", 0))
+    return Row(scenario, lost, converge_s, 0.0, *counts, rss, note, held, d is None)
 
 
 def finish(d: Daemon) -> None:
@@ -388,7 +431,10 @@ def finish(d: Daemon) -> None:
 # -- main ---------------------------------------------------------------------
 
 
-SCENARIOS = ("kill9", "burst", "rm-root", "hostile", "flood", "damaged")
+SCENARIOS = (
+    *("kill9", "burst", "rm-root", "hostile", "flood", "damaged"),
+    *("full-disk", "lock", "threads", "descriptors", "request-roots"),
+)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -398,6 +444,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--deletes", type=int, default=2000)
     ap.add_argument("--clients", type=int, default=32)
     ap.add_argument("--requests", type=int, default=200)
+    ap.add_argument("--lock-seconds", type=float, default=30.0)
     ap.add_argument("--json", action="store_true")
     ap.add_argument(
         "--only", action="append", choices=SCENARIOS, help="run only this scenario (repeatable)"
@@ -417,6 +464,11 @@ def main(argv: list[str] | None = None) -> int:
                 damaged_index(workdir, "garbage header", _garbage_header),
                 damaged_index(workdir, "garbage pages, WAL gone", _garbage_pages),
             ],
+            "full-disk": lambda: [_limits.full_disk(new_daemon, workdir, limit_row)],
+            "lock": lambda: [_limits.held_lock(new_daemon, workdir, limit_row, args.lock_seconds)],
+            "threads": lambda: [_limits.thread_limit(new_daemon, workdir, limit_row)],
+            "descriptors": lambda: [_limits.descriptor_limit(new_daemon, workdir, limit_row)],
+            "request-roots": lambda: [_limits.request_roots(new_daemon, workdir, limit_row)],
         }
         chosen = args.only or SCENARIOS
         rows = [row for name in SCENARIOS if name in chosen for row in runs[name]()]
@@ -424,20 +476,21 @@ def main(argv: list[str] | None = None) -> int:
         shutil.rmtree(workdir, ignore_errors=True)
     load_after = Path("/proc/loadavg").read_text().split()[0]
     if args.json:
-        print(json.dumps([r.__dict__ for r in rows], indent=2))
+        print(json.dumps([{**r.__dict__, "verdict": r.verdict} for r in rows], indent=2))
     else:
         print_table(rows, load_before, load_after)
-    return 0 if all(r.lost == 0 and r.internal == 0 for r in rows) else 1
+    return 0 if all(r.verdict != "FAILED" for r in rows) else 1
 
 
 def print_table(rows: list[Row], load_before: str, load_after: str) -> None:
     print(f"loadavg before {load_before}, after {load_after}")
-    head = ["scenario", "lost", "converge s", "bare walk s", "errors", "internal", "peak RSS MB"]
+    head = ["scenario", "verdict", "lost", "converge s", "bare walk s", "errors", "internal"]
+    head.append("peak RSS MB")
     print(" | ".join(f"{h:<40}" if i == 0 else f"{h:>11}" for i, h in enumerate(head)))
-    print("-" * 120)
+    print("-" * 134)
     for r in rows:
-        cells: list[Any] = [r.scenario, r.lost, f"{r.converge_s:.2f}", f"{r.baseline_s:.3f}"]
-        cells += [r.errors, r.internal, f"{r.peak_rss_mb:.0f}"]
+        cells: list[Any] = [r.scenario, r.verdict, r.lost, f"{r.converge_s:.2f}"]
+        cells += [f"{r.baseline_s:.3f}", r.errors, r.internal, f"{r.peak_rss_mb:.0f}"]
         line = " | ".join(f"{c:<40}" if i == 0 else f"{c!s:>11}" for i, c in enumerate(cells))
         print(line + (f"  ({r.note})" if r.note else ""))
 

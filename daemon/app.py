@@ -16,7 +16,7 @@ import socket
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -24,21 +24,25 @@ import structlog
 from apscheduler.schedulers.background import BackgroundScheduler
 
 from memoryd import config as config_mod
+from memoryd import system_trees
 from memoryd.config import Config
-from memoryd.daemon import query_handlers, runtime, startup, systemd
+from memoryd.daemon import health, maintenance, query_handlers, runtime, startup, systemd
 from memoryd.daemon.core import DaemonCore
 from memoryd.daemon.handlers import build_handlers
+from memoryd.daemon.maintenance import ReconcileInfo, WallClock
 from memoryd.daemon.readers import Readers
 from memoryd.daemon.roots import PERSISTED, Root, RootSet
 from memoryd.daemon.watcher import Watcher
 from memoryd.daemon.writer import Writer
 from memoryd.errors import InvalidParams
+from memoryd.indexer import recovery
 from memoryd.indexer.folders import holds_memory_files
 from memoryd.indexer.recovery import open_or_recover
 from memoryd.indexer.store import IndexStore
 from memoryd.indexer.sync import Syncer, SyncResult
 from memoryd.ipc import params
 from memoryd.ipc.server import Handler, Server
+from memoryd.paths import escaped, name_problem
 from memoryd.sessions.service import remove_stale_temp_files
 
 if TYPE_CHECKING:
@@ -46,21 +50,11 @@ if TYPE_CHECKING:
 
 log = structlog.get_logger("memoryd.daemon")
 
-OBSERVER_CHECK_S = 5.0
-"""How often the daemon checks that every root's observer thread is alive."""
-
 CLAUDE_MODULE = "memoryd.select.claude"
 """Imported during start-up when an API key is set (see :func:`startup.preload`)."""
 
-_TOO_BROAD = frozenset({"/", os.path.realpath(os.path.expanduser("~"))})
-
-
-@dataclass
-class ReconcileInfo:
-    at: float
-    seconds: float
-    drift: int
-    reason: str
+FATAL_EXIT = 70
+"""Exit status after a fatal internal failure (EX_SOFTWARE): systemd restarts the unit."""
 
 
 class Daemon:
@@ -72,6 +66,8 @@ class Daemon:
         self.started = time.time()
         self.state = "starting"
         self.stop_requested = threading.Event()
+        self.fatal: str | None = None
+        """Why the daemon is stopping on its own (it then exits :data:`FATAL_EXIT`)."""
         self._reload_requested = threading.Event()
         self.ready = threading.Event()
         self.indexing: startup.IndexProgress | None = None
@@ -95,6 +91,12 @@ class Daemon:
         self.on_reload: list[Callable[[Config], None]] = []
         # Called once the server has stopped, before the writer closes: last writes to queue.
         self.on_stop: list[Callable[[], None]] = []
+        # Run by the writer's repair after failed writes, and after a rebuilt index.
+        self.on_repair: list[Callable[[IndexStore], None]] = []
+        self.on_rebuilt: list[Callable[[], None]] = []
+        # Called after the wall clock was set back, to reschedule jobs from now.
+        self.on_clock_back: list[Callable[[], None]] = []
+        self._clock = WallClock()
         self.server: Server | None = None
         # Set by the staleness feature (daemon/staleness_handlers.py) when it starts.
         self.staleness: Staleness | None = None
@@ -128,25 +130,37 @@ class Daemon:
                     moved_to=str(recovery.moved_to),
                     salvaged=recovery.salvaged,
                 )
-            self._writer = Writer(store)
+            self._writer = Writer(
+                store,
+                on_fatal=self.fail,
+                repair=lambda store: maintenance.repair(self, store),
+                on_rebuilt=self._index_rebuilt,
+            )
             self._restore_roots()
-            self._remove_stale_temp_files()
+            self.writer.call(lambda _store: self._remove_stale_temp_files())  # a walk
             self.handlers = build_handlers(DaemonCore(self), query_handlers.handlers(self))
             if self.stop_requested.is_set():
-                return 0
+                return self.exit_code
             # Once build_handlers has done the main thread's imports, so no module is shared.
             preloads = [startup.preload(CLAUDE_MODULE)] if self.cfg.anthropic.api_key else []
             # `status` answers (with progress) during the first reconcile; the
             # other methods wait for it.
             held = startup.gate(self.handlers, self.ready, lambda: self.state == "ready")
-            self.server = Server(listener, held, allowed_uid=os.getuid())
+            self.server = Server(
+                listener,
+                health.guard(held, lambda: self.writer),
+                allowed_uid=os.getuid(),
+                max_connections=self.cfg.max_connections,
+                idle_timeout=self.cfg.idle_timeout,
+                on_fatal=self.fail,
+            )
             self.server.start()
             systemd.notify(f"STATUS=indexing {len(self.roots)} root(s)")
-            self.reconcile("startup")
+            maintenance.reconcile_quietly(self, "startup")
             startup.wait_for(preloads, self.stop_requested)
             self._schedule()
             if self.stop_requested.is_set():
-                return 0
+                return self.exit_code
             self.state = "ready"
             self.ready.set()
             systemd.notify("READY=1", f"STATUS=watching {len(self.roots)} root(s)")
@@ -158,6 +172,8 @@ class Daemon:
                 activated=self._activated,
             )
             while not self.stop_requested.wait(0.5):
+                if self._clock.went_back():
+                    maintenance.clock_set_back(self)
                 if self._reload_requested.is_set():
                     self._reload_requested.clear()
                     self.reload()
@@ -165,7 +181,22 @@ class Daemon:
             if self.server is None:  # stopped before serving: nobody else owns it
                 listener.close()
             self._shutdown()
-        return 0
+        return self.exit_code
+
+    @property
+    def exit_code(self) -> int:
+        return 0 if self.fatal is None else FATAL_EXIT
+
+    def fail(self, reason: str) -> None:
+        """A part the daemon cannot run without has died: stop, and exit non-zero.
+
+        A process that stays up without answering looks alive to systemd; one
+        that exits with an error is restarted (``Restart=on-failure``).
+        """
+        if self.fatal is None:
+            self.fatal = reason
+            log.critical("daemon.fatal", reason=reason)
+        self.stop_requested.set()
 
     def _claim(self) -> socket.socket:
         """Pidfile, then socket (activated or bound), in watchman's order."""
@@ -189,24 +220,7 @@ class Daemon:
             raise
 
     def _schedule(self) -> None:
-        self.scheduler.add_job(
-            self.reconcile,
-            "interval",
-            seconds=self.cfg.reconcile_interval,
-            args=["scheduled"],
-            id="reconcile",
-            replace_existing=True,
-        )
-        # A dead observer thread means events are being lost: recrawl soon,
-        # not at the next scheduled reconcile.
-        self.scheduler.add_job(
-            self._check_observers, "interval", seconds=OBSERVER_CHECK_S, id="observers"
-        )
-        interval = systemd.watchdog_interval()
-        if interval:
-            self.scheduler.add_job(
-                lambda: systemd.notify("WATCHDOG=1"), "interval", seconds=interval, id="watchdog"
-            )
+        maintenance.add_jobs(self)
         self.scheduler.start()
 
     def _install_signals(self) -> None:
@@ -215,6 +229,9 @@ class Daemon:
         # The main loop runs the reload: one at a time, and a burst of signals
         # while one runs becomes one more reload, not overlapping threads.
         signal.signal(signal.SIGHUP, lambda *_: self._reload_requested.set())
+        # A file-size limit (RLIMIT_FSIZE) must fail the write (EFBIG, a full disk to
+        # the index), not kill the daemon, which is SIGXFSZ's default.
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
 
     # -- roots ----------------------------------------------------------------
 
@@ -227,11 +244,12 @@ class Daemon:
         return self.cfg.request_root_idle_days * 86400
 
     def _restore_roots(self) -> None:
-        """Declared roots, then the remembered ones that are still wanted."""
+        """Declared roots, then the remembered ones that are still wanted (newest first)."""
         for root, origin in self._declared:
-            self._add_root(root, origin)
+            self._add_root(root, origin, wait=False)
         now = time.time()
-        for path, origin, last_used in self.writer.call(lambda s: s.root_rows()):
+        rows = self.writer.call(lambda s: s.root_rows())
+        for path, origin, last_used in sorted(rows, key=lambda r: -r[2]):
             if origin == "watch" and not os.path.isdir(path):
                 log.warning("daemon.root_missing", root=path, origin=origin)
             elif (
@@ -239,25 +257,67 @@ class Daemon:
                 and os.path.isdir(path)
                 and not (origin == "request" and now - last_used > self.idle_seconds)
             ):
-                self._add_root(path, origin, last_used=last_used)
+                self._add_root(path, origin, last_used=last_used, wait=False)
             else:  # idle, gone, or now inside a declared root
                 self.forget_root(path, reason="restart")
 
     def _add_root(
-        self, root: str, origin: str, *, index: bool = False, last_used: float | None = None
+        self,
+        root: str,
+        origin: str,
+        *,
+        index: bool = False,
+        last_used: float | None = None,
+        wait: bool = True,
     ) -> Root | None:
-        """Watch ``root`` and record it; ``index`` scans it now (roots added after start-up)."""
+        """Watch ``root`` and record it; ``index`` scans it now (roots added after start-up).
+
+        The watch (inotify walks the tree to set it up), the record and the
+        scan run as one job on the writer thread. With ``wait`` the caller
+        waits for it (a request about to read the folder); the main thread
+        does not (start-up, reload), so it never walks a tree. A write the
+        index refuses now (full disk, held lock) leaves the root watched and
+        to the writer's repair.
+        """
+        problem = name_problem(root)
+        refused = f"the path {problem}" if problem else system_trees.refusal(root)
+        if refused is not None:
+            log.warning("daemon.root_refused", root=escaped(root), reason=refused)
+            return None
         if not os.path.isdir(root):
             log.warning("daemon.root_missing", root=root)
             return None
-        mode = self.watcher.add_root(root)
         entry = self.root_set.add(root, origin, last_used)
-        if entry.origin in PERSISTED:
-            self.writer.call(lambda s: s.save_root(root, entry.origin, entry.last_used))
-        if index:
-            self.writer.call(lambda s: Syncer(s).sync_tree(root))
-        log.info("daemon.watching", root=root, mode=mode, origin=entry.origin)
+        if entry.origin == "request":
+            self._make_room(keep=root)
+
+        def record(store: IndexStore) -> None:
+            mode = self.watcher.add_root(root)
+            log.info("daemon.watching", root=root, mode=mode, origin=entry.origin)
+            if entry.origin in PERSISTED:
+                store.save_root(root, entry.origin, entry.last_used)
+            if index:
+                self.syncer(store).sync_tree(root)
+
+        future = self.writer.submit(record)
+        if wait:
+            try:
+                future.result()
+            except Exception as exc:
+                if recovery.trouble(exc) is None:
+                    raise
+                log.warning("daemon.root_index_deferred", root=root, cause=str(exc))
         return entry
+
+    def _make_room(self, keep: str) -> None:
+        """Forget the least recently used request roots beyond ``max_request_roots``.
+
+        A folder that only requests named is a cache entry, not a setting: a
+        thousand of them must not become a thousand watched trees (threads,
+        inotify instances, rows). One that is named again is watched again.
+        """
+        for root in self.root_set.over_limit("request", self.cfg.max_request_roots, keep):
+            self.forget_root(root, reason="over max_request_roots (least recently used)")
 
     def forget_root(self, root: str, reason: str) -> int:
         """Stop watching ``root`` and drop its rows (those under another root stay)."""
@@ -268,22 +328,28 @@ class Daemon:
         log.info("daemon.root_forgotten", root=root, reason=reason, files=dropped)
         return dropped
 
-    def _forget_idle(self) -> None:
+    def forget_idle(self) -> None:
         for root in self.root_set.idle(self.idle_seconds, time.time()):
             self.forget_root(root, reason="idle")
 
     def root_for(self, directory: str) -> str | None:
         return self.root_set.covering(directory)
 
+    def syncer(self, store: IndexStore, **options: Any) -> Syncer:
+        """A :class:`Syncer` that follows symlinked files only within their own root."""
+        return Syncer(store, root_of=self.root_for, **options)
+
     def refuse_too_broad(self, path: str, field: str = "dir") -> None:
-        """Raise for a directory no request may make a root; nothing is changed either way."""
-        if path in _TOO_BROAD and self.root_for(path) is None:
-            # Watching / or $HOME recursively would index every .md on the machine.
-            raise InvalidParams(
-                f"'{field}': refusing to watch {path} as a memory root (too broad); "
-                "name the memory directory itself",
-                {"field": field},
-            )
+        """Raise for a directory no request may watch or save into (system_trees.py).
+
+        Nothing is changed either way; a folder inside a root the user set up is
+        never refused.
+        """
+        if self.root_for(path) is not None:
+            return
+        reason = system_trees.refusal(path)
+        if reason is not None:
+            raise InvalidParams(f"'{field}': refusing {path}: {reason}", {"field": field})
 
     def _watch_new(self, path: str, raw: Any, field: str, origin: str) -> Root | None:
         try:
@@ -332,65 +398,29 @@ class Daemon:
 
     def _on_paths(self, paths: set[str], listed: set[str]) -> None:
         def job(store: IndexStore) -> None:
-            syncer = Syncer(store)
+            syncer = self.syncer(store)
             for path in sorted(paths):
                 syncer.sync_path(path)
             for directory in sorted(listed):
                 syncer.sync_listing(directory)
 
-        self.writer.submit(job)
+        self.writer.submit(job, hint=True)
 
     def reconcile(self, reason: str) -> SyncResult:
-        """Full stat scan of every root through the writer; counts drift.
+        """Full stat scan of every root through the writer (see daemon/maintenance.py)."""
+        return maintenance.reconcile(self, reason)
 
-        Request roots idle for longer than ``request_root_idle_days`` are
-        forgotten first.
-        """
-        self._forget_idle()
-        for root in self.watcher.dead_roots():
-            log.warning("watcher.observer_died", root=root)
-            self.watcher.restart(root)
-            reason = "observer-error"
-        for root in self.watcher.returned_roots():  # a deleted root has come back
-            log.info("watcher.root_returned", root=root)
-            self.watcher.restart(root)
-        roots = self.roots
-
-        progress = None
-        if reason == "startup":
-            progress = self.indexing = startup.IndexProgress(startup.count_files(roots))
-        stop = self.stop_requested.is_set
-        result = self.writer.call(
-            lambda store: Syncer(store, progress=progress, should_stop=stop).sync_trees(roots)
-        )
-        if progress is not None and not result.stopped:
-            progress.finish()
-        info = ReconcileInfo(time.time(), result.seconds, result.changed, reason)
-        self.last_reconcile = info
-        if reason != "startup":
-            self.drift_fixed_total += result.changed
-        log.info(
-            "daemon.reconciled",
-            reason=reason,
-            drift=result.changed,
-            seconds=round(result.seconds, 3),
-            files=result.unchanged + result.added + result.updated,
-            stopped=result.stopped,
-        )
-        return result
+    def _index_rebuilt(self) -> None:
+        """The writer replaced a damaged database: readers and caches of the old one go."""
+        self.readers.reset()
+        for hook in self.on_rebuilt:
+            hook()
 
     def _remove_stale_temp_files(self) -> None:
         """Delete temp files a killed writer left in the roots and the reports dir."""
         removed = remove_stale_temp_files([*self.roots, str(self.cfg.reports_dir)])
         if removed:
             log.info("daemon.temp_files_removed", count=removed)
-
-    def _check_observers(self) -> None:
-        """Every few seconds: a dead observer, or a deleted root that exists again, recrawls."""
-        if self.watcher.dead_roots():
-            self.reconcile("observer-error")
-        elif self.watcher.returned_roots():
-            self.reconcile("root-returned")
 
     def reload(self) -> None:
         """SIGHUP: re-read the config file; every setting but the paths is applied.
@@ -415,6 +445,11 @@ class Daemon:
             log_queries=fresh.log_queries,
             reconcile_interval=fresh.reconcile_interval,
             request_root_idle_days=fresh.request_root_idle_days,
+            telemetry_keep_days=fresh.telemetry_keep_days,
+            telemetry_keep_runs=fresh.telemetry_keep_runs,
+            max_request_roots=fresh.max_request_roots,
+            max_connections=fresh.max_connections,
+            idle_timeout=fresh.idle_timeout,
             settle_ms=fresh.settle_ms,
             report_cron=fresh.report_cron,
             report_older_than_days=fresh.report_older_than_days,
@@ -423,6 +458,9 @@ class Daemon:
             checkouts=fresh.checkouts,
         )
         self.watcher.settle = fresh.settle_ms / 1000
+        if self.server is not None:
+            self.server.max_connections = fresh.max_connections
+            self.server.idle_timeout = fresh.idle_timeout
         for root in sorted(removed):
             entry = self.root_set.get(root)
             if entry is not None and entry.origin == "configured":
@@ -430,7 +468,7 @@ class Daemon:
         for root in fresh.roots:
             real = os.path.realpath(root)
             if self.root_for(real) is None:
-                self._add_root(real, "configured", index=True)
+                self._add_root(real, "configured", index=True, wait=False)
         self.scheduler.reschedule_job(
             "reconcile", trigger="interval", seconds=self.cfg.reconcile_interval
         )

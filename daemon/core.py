@@ -16,10 +16,11 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from memoryd.indexer import queries
-from memoryd.indexer.sync import Syncer, SyncResult
+from memoryd.indexer.sync import SyncResult
 
 if TYPE_CHECKING:
-    from memoryd.daemon.app import Daemon, ReconcileInfo
+    from memoryd.daemon.app import Daemon
+    from memoryd.daemon.maintenance import ReconcileInfo
 
 COUNTS_MAX_AGE = 2.0
 """Seconds a root's file counts may be reused by ``status`` when nothing was written."""
@@ -33,6 +34,7 @@ class RootState:
     origin: str
     forget_at: float | None
     watcher: str
+    watcher_note: str | None
     files: int
     errors: int
     checkout: dict[str, Any] | None
@@ -53,6 +55,8 @@ class Runtime:
     indexing: dict[str, Any] | None
     writer_queue: int
     connections: int
+    connections_refused: int
+    index: dict[str, Any]
     extra: dict[str, Any]
 
 
@@ -131,6 +135,7 @@ class DaemonCore:
                     origin=origin,
                     forget_at=forget_at,
                     watcher=daemon.watcher.modes.get(root, "none"),
+                    watcher_note=daemon.watcher.notes.get(root),
                     files=files,
                     errors=errors,
                     checkout=checker.checkout_of(root) if checker else None,
@@ -152,6 +157,8 @@ class DaemonCore:
             indexing=None if d.indexing is None else d.indexing.to_json(),
             writer_queue=d.writer.depth,
             connections=d.server.connections if d.server else 0,
+            connections_refused=d.server.refused if d.server else 0,
+            index=d.writer.health.to_json(),
             extra=dict(d.extra_status),
         )
 
@@ -169,7 +176,7 @@ class DaemonCore:
         return self._daemon.reconcile(reason)
 
     def sync_tree(self, directory: str) -> SyncResult:
-        return self._daemon.writer.call(lambda store: Syncer(store).sync_tree(directory))
+        return self._daemon.writer.call(lambda s: self._daemon.syncer(s).sync_tree(directory))
 
     def errors_under(self, dirs: list[str]) -> list[dict[str, Any]]:
         conn = self._daemon.readers.conn()

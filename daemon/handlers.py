@@ -52,6 +52,8 @@ def _root_json(root: RootState) -> dict[str, Any]:
         "files": root.files,
         "errors": root.errors,
     }
+    if root.watcher_note is not None:
+        entry["watcher_note"] = root.watcher_note
     return entry if root.checkout is None else {**entry, **root.checkout}
 
 
@@ -86,7 +88,9 @@ def build_handlers(core: Core, service_methods: dict[str, Handler]) -> dict[str,
             "drift_fixed_total": run.drift_fixed_total,
             "indexing": run.indexing,
             "writer_queue": run.writer_queue,
+            "index": run.index,
             "connections": run.connections,
+            "connections_refused": run.connections_refused,
             **run.extra,
         }
 

@@ -17,10 +17,11 @@ from typing import TYPE_CHECKING, Any
 
 from memoryd.daemon import report_handlers, staleness_handlers
 from memoryd.daemon.staleness_handlers import pop_cwd
-from memoryd.indexer.sync import Syncer
+from memoryd.indexer import recovery
 from memoryd.ipc.server import Handler
-from memoryd.select.service import claude_factory, make_selector, record_runs
-from memoryd.service import METHODS, MemoryService
+from memoryd.select.manifest import ManifestCache
+from memoryd.select.service import claude_factory, make_selector, record_runs, retention_of
+from memoryd.service import METHODS, MemoryService, index_pending_note
 
 if TYPE_CHECKING:
     from memoryd.daemon.app import Daemon
@@ -28,6 +29,8 @@ if TYPE_CHECKING:
 
 # How long a telemetry row may wait for others to share its commit.
 FLUSH_DELAY_S = 0.01
+HELD_RUNS = 10_000
+"""Telemetry rows kept while the index cannot be written (~3 MB), written by the repair."""
 
 CAPABILITIES = [
     "select",
@@ -51,6 +54,7 @@ class DaemonIndex:
         self._runs: list[dict[str, Any]] = []
         self._runs_lock = threading.Lock()
         self._flush_queued = False
+        self.retention = retention_of(daemon.cfg)
 
     def reader(self) -> sqlite3.Connection:
         return self._daemon.readers.conn()
@@ -61,10 +65,18 @@ class DaemonIndex:
     def refuse_root(self, directory: str) -> None:
         self._daemon.refuse_too_broad(directory)
 
-    def saved(self, raw_dir: str, path: str) -> str:
+    def saved(self, raw_dir: str, path: str) -> tuple[str, str | None]:
         directory = self._daemon.ensure_dir(raw_dir)
-        self._daemon.writer.call(lambda store: Syncer(store).sync_path(path))
-        return directory
+        writer = self._daemon.writer
+        try:
+            writer.call(lambda store: self._daemon.syncer(store).sync_path(path))
+        except Exception as exc:
+            found = recovery.trouble(exc)
+            if found is None:
+                raise
+            writer.health.pending(path)
+            return directory, index_pending_note(found[1], "the daemon's automatic retry")
+        return directory, None
 
     def write(self, fn: Callable[[sqlite3.Connection], None]) -> None:
         """Queue ``fn`` for the writer thread, in a transaction, without waiting for it."""
@@ -101,8 +113,20 @@ class DaemonIndex:
         with self._runs_lock:
             batch, self._runs = self._runs, []
             self._flush_queued = False
-        if batch:
-            record_runs(store, batch)
+        if not batch:
+            return
+        try:
+            record_runs(store, batch, self.retention)
+        except Exception as exc:
+            if recovery.trouble(exc) is None:
+                raise
+            with self._runs_lock:  # kept for the writer's repair (the newest, within a bound)
+                self._runs = [*batch, *self._runs][-HELD_RUNS:]
+            raise
+
+    def flush_held(self, store: IndexStore) -> None:
+        """The writer's repair: rows kept back while the index could not be written."""
+        self._flush_runs(store)
 
     def runs_recorded(self) -> None:
         # Every row made so far is waiting here or in a flush already queued
@@ -114,12 +138,16 @@ def handlers(daemon: Daemon) -> dict[str, Handler]:
     """The service's methods, with the report schedule and the staleness checker started."""
     index = DaemonIndex(daemon)
     daemon.on_stop.append(index.queue_flush)  # rows still waiting for their flush delay
+    daemon.on_repair.append(index.flush_held)
+    daemon.on_reload.append(lambda cfg: setattr(index, "retention", retention_of(cfg)))
     staleness = staleness_handlers.start(daemon, index.write)
     reporter = report_handlers.start(daemon)
     service = MemoryService(index, make_selector(daemon.cfg), staleness.checker, reporter)
     selector = service.selector
     daemon.on_reload.append(lambda cfg: setattr(selector, "claude_factory", claude_factory(cfg)))
     daemon.on_reload.append(lambda cfg: setattr(selector, "log_queries", cfg.log_queries))
+    # A rebuilt index numbers its folders' versions from 1 again: drop what was cached.
+    daemon.on_rebuilt.append(lambda: setattr(selector, "manifests", ManifestCache()))
     table: dict[str, Handler] = {method: partial(service.call, method) for method in METHODS}
 
     def select(params: dict[str, Any]) -> Any:

@@ -18,10 +18,18 @@ class Readers:
     def __init__(self, db_path: Path) -> None:
         self.db_path = db_path
         self._local = threading.local()
+        self._epoch = 0
+
+    def reset(self) -> None:
+        """The database file was replaced (rebuilt after damage): every thread reopens."""
+        self._epoch += 1
 
     def conn(self) -> sqlite3.Connection:
         conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
+        if conn is not None and self._local.epoch != self._epoch:
+            conn.close()  # this thread's own connection, to the file set aside
+            conn = None
         if conn is None:
             conn = open_reader(self.db_path)
-            self._local.conn = conn
+            self._local.conn, self._local.epoch = conn, self._epoch
         return conn

@@ -128,4 +128,5 @@ def start(daemon: Daemon) -> Reporter:
     reporter = Reporter(daemon)
     reporter.schedule(daemon.cfg)
     daemon.on_reload.append(reporter.schedule)
+    daemon.on_clock_back.append(lambda: reporter.schedule(daemon.cfg))
     return reporter

@@ -82,6 +82,15 @@ class RootSet:
             self._roots[path] = Root(path, root.origin, now)
             return self._roots[path]
 
+    def over_limit(self, origin: str, limit: int, keep: str) -> list[str]:
+        """The least recently used roots of ``origin`` past ``limit`` (never ``keep``)."""
+        with self._lock:
+            ranked = sorted(
+                (r for r in self._roots.values() if r.origin == origin and r.path != keep),
+                key=lambda r: r.last_used,
+            )
+        return [r.path for r in ranked[: max(0, len(ranked) + 1 - limit)]]
+
     def idle(self, idle_seconds: float, now: float) -> list[str]:
         """Request roots not used for ``idle_seconds``."""
         with self._lock:

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import structlog
 
-from memoryd.errors import InvalidParams
+from memoryd.errors import InvalidParams, StoreError
 from memoryd.staleness.service import Checker, Write, citing_dirs
 
 if TYPE_CHECKING:
@@ -78,6 +78,12 @@ class Staleness:
             seen, last = generation, time.monotonic()
             try:
                 self.run_pass(self.daemon.readers.conn())
+            except (
+                OSError,
+                sqlite3.Error,
+                StoreError,
+            ) as exc:  # out of descriptors, a locked index
+                log.warning("staleness.pass_failed", error=str(exc))
             except Exception:  # a bug here must not end the checks for good
                 log.exception("staleness.pass_failed")
 

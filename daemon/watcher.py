@@ -3,15 +3,24 @@
 Events are never trusted for content: both ends of a move are queued, and
 after ``settle`` seconds without a new event the batch goes to the writer,
 which re-stats every path. Editor temp files fall out because only ``*.md``
-files and directories are kept. Observers are scheduled with an event filter
+files and directories are kept. Roots are scheduled with an event filter
 (``CONTENT_EVENTS``), so opens and read-only closes, which agents, backups and
 IDE indexers cause all day, are not even asked of inotify and never wake
-Python. inotify limits (ENOSPC, EMFILE) switch that root to polling, which
-``status`` reports.
+Python.
+
+All roots share two observers (one inotify, one polling), so a root costs
+watchdog's emitter and nothing more, and the daemon holds one inotify
+instance whatever the number of roots (an observer per root took one of the
+user's 128 each). What stays scarce is inotify *watches*, one per directory,
+shared with every other program of the user (editors, IDEs): memoryd uses at
+most :func:`inotify_budget`, half of ``max_user_watches``, and a root whose
+directories would not fit, or whose inotify setup hits a limit anyway
+(ENOSPC, EMFILE), is polled instead, with a note in ``status`` saying why.
 """
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import threading
@@ -44,6 +53,31 @@ MAX_WAIT = 0.5
 """A steady stream of events is still flushed this often."""
 
 _LIMIT_ERRNOS = {errno.ENOSPC, errno.EMFILE, errno.ENFILE}
+_WATCHES = "/proc/sys/fs/inotify/max_user_watches"
+
+
+def inotify_budget(limits: str = _WATCHES) -> int:
+    """How many inotify watches (directories) memoryd may use: half of the user's."""
+    try:
+        with open(limits, encoding="ascii") as fh:
+            watches = int(fh.read().strip())
+    except (OSError, ValueError):
+        watches = 8192  # the kernel's old default
+    return max(1, watches // 2)
+
+
+def directories_under(root: str) -> int:
+    """The directories inotify would watch for ``root`` (itself included; links not followed)."""
+    count, stack = 0, [root]
+    while stack:
+        count += 1
+        try:
+            with os.scandir(stack.pop()) as entries:
+                stack.extend(e.path for e in entries if e.is_dir(follow_symlinks=False))
+        except OSError:
+            continue
+    return count
+
 
 CONTENT_EVENTS: list[type[FileSystemEvent]] = [
     FileCreatedEvent,
@@ -93,7 +127,7 @@ class _Handler(FileSystemEventHandler):
 
 
 class Watcher:
-    """One observer per root; a debounce thread delivers path batches.
+    """Two shared observers for all roots; a debounce thread delivers path batches.
 
     ``on_paths(paths, listed)`` gets the paths to reconcile (files, and
     directories created, moved or deleted) and, apart, the directories whose
@@ -106,17 +140,26 @@ class Watcher:
         *,
         settle: float = 0.05,
         polling_interval: float = 1.0,
+        inotify_watches: int | None = None,
     ) -> None:
         self.on_paths = on_paths
         self.settle = settle
         self.polling_interval = polling_interval
+        self.inotify_watches = inotify_budget() if inotify_watches is None else inotify_watches
+        self._dirs: dict[str, int] = {}
+        """Root -> the inotify watches it took (its directories when it was scheduled)."""
         self.modes: dict[str, str] = {}
+        self.notes: dict[str, str] = {}
+        """Root -> why it is polled rather than watched with inotify."""
         self.last_event: float | None = None
         self.events_received = 0
         """Every event that reached Python, kept or not (tests check that reads add none)."""
-        self._observers: dict[str, Any] = {}
+        self._shared: dict[str, Any] = {}
+        """Mode -> the observer every root of that mode is scheduled on."""
+        self._watches: dict[str, tuple[Any, Any]] = {}
+        """Root -> (its observer, its watch)."""
         # Request threads add roots while scheduler jobs restart and list them;
-        # every change to _observers/modes and every walk over them holds this.
+        # every change to the watches and modes and every walk over them holds this.
         self._lock = threading.RLock()
         self._pending: dict[str, bool] = {}
         """Path -> only its listing changed; a full reconcile wins over a listing."""
@@ -132,25 +175,51 @@ class Watcher:
             return self._add_root(root)
 
     def _add_root(self, root: str) -> str:
-        if root in self._observers:
+        if root in self._watches:
             return self.modes[root]
         handler = _Handler(self._hint, self._count)
-        try:
-            observer: Any = Observer()
-            observer.schedule(handler, root, recursive=True, event_filter=CONTENT_EVENTS)
-            observer.start()
-            mode = "inotify"
-        except OSError as exc:
-            if exc.errno not in _LIMIT_ERRNOS:
-                raise
-            log.warning("watcher.polling_fallback", root=root, reason=os.strerror(exc.errno))
-            observer = PollingObserver(timeout=self.polling_interval)
-            observer.schedule(handler, root, recursive=True, event_filter=CONTENT_EVENTS)
-            observer.start()
+        in_use = sum(self._dirs.values())
+        needed = directories_under(root)
+        note = None
+        if in_use + needed <= self.inotify_watches:
+            try:
+                observer = self._observer("inotify")
+                watch = observer.schedule(
+                    handler, root, recursive=True, event_filter=CONTENT_EVENTS
+                )
+            except OSError as exc:
+                if exc.errno not in _LIMIT_ERRNOS:
+                    raise
+                note = f"inotify refused it ({os.strerror(exc.errno)})"
+        else:
+            note = (
+                f"its {needed:,} directories would take memoryd past {self.inotify_watches:,} "
+                f"inotify watches ({in_use:,} in use; half the user's, the rest left to others)"
+            )
+        mode = "inotify"
+        if note is not None:
+            note += f"; polled every {self.polling_interval:g} s instead"
+            log.warning("watcher.polling_fallback", root=root, reason=note)
+            observer = self._observer("polling")
+            watch = observer.schedule(handler, root, recursive=True, event_filter=CONTENT_EVENTS)
             mode = "polling"
-        self._observers[root] = observer
+            self.notes[root] = note
+        else:
+            self._dirs[root] = needed
+        self._watches[root] = (observer, watch)
         self.modes[root] = mode
         return mode
+
+    def _observer(self, mode: str) -> Any:
+        """The running observer shared by every root of ``mode`` (a new one if it died)."""
+        observer: Any = self._shared.get(mode)
+        if observer is None or not observer.is_alive():
+            observer = (
+                Observer() if mode == "inotify" else PollingObserver(timeout=self.polling_interval)
+            )
+            observer.start()
+            self._shared[mode] = observer
+        return observer
 
     def dead_roots(self) -> list[str]:
         """Roots whose observer or emitter thread died (the daemon then recrawls them).
@@ -159,11 +228,12 @@ class Watcher:
         example after its root directory was deleted), so both are checked.
         """
         with self._lock:
-            return [
-                root
-                for root, obs in self._observers.items()
-                if not obs.is_alive() or not all(e.is_alive() for e in obs.emitters)
-            ]
+            dead = []
+            for root, (observer, watch) in self._watches.items():
+                emitter = next((e for e in observer.emitters if e.watch == watch), None)
+                if not observer.is_alive() or emitter is None or not emitter.is_alive():
+                    dead.append(root)
+            return dead
 
     def returned_roots(self) -> list[str]:
         """Roots marked ``missing`` whose directory exists again (to watch and rescan now)."""
@@ -172,12 +242,9 @@ class Watcher:
         return [root for root in missing if os.path.isdir(root)]
 
     def restart(self, root: str) -> str:
-        """Replace a root's observer; a root that cannot be watched is marked ``missing``."""
+        """Watch a root afresh; a root that cannot be watched is marked ``missing``."""
         with self._lock:
-            old = self._observers.pop(root, None)
-            if old is not None:
-                old.stop()
-            self.modes.pop(root, None)
+            self._unschedule(root)
             try:
                 return self._add_root(root)
             except OSError as exc:
@@ -188,15 +255,21 @@ class Watcher:
     def remove_root(self, root: str) -> None:
         """Stop watching ``root`` (``unwatch``, a request root left idle, or out of the config)."""
         with self._lock:
-            observer = self._observers.pop(root, None)
-            self.modes.pop(root, None)
-        if observer is not None:
-            observer.stop()
-            observer.join(timeout=2)
+            self._unschedule(root)
+
+    def _unschedule(self, root: str) -> None:
+        self.modes.pop(root, None)
+        self.notes.pop(root, None)
+        self._dirs.pop(root, None)
+        entry = self._watches.pop(root, None)
+        if entry is not None:
+            observer, watch = entry
+            with contextlib.suppress(KeyError):  # its emitter already ended (root deleted)
+                observer.unschedule(watch)
 
     def stop(self) -> None:
         with self._lock:
-            observers = list(self._observers.values())
+            observers = list(self._shared.values())
         for observer in observers:
             observer.stop()
         for observer in observers:

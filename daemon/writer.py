@@ -4,12 +4,21 @@ Everything that changes the index — watcher hints, reconciles, ``reindex``,
 ``save`` — is a job submitted here and run in order, so there is never a
 second writer to contend with and the queue depth in ``status`` is the honest
 backlog.
+
+A job that fails because the index cannot be written (a full disk, a lock
+held by another process) makes the writer ``degraded``
+(:mod:`memoryd.daemon.health`): it stops waiting on the lock, drops watcher
+hints, and runs the daemon's *repair* (a full reconcile) on its own thread,
+with backoff, until one succeeds. A job that finds the database damaged has
+it set aside and a new one opened (:func:`memoryd.indexer.recovery.open_or_recover`),
+which the repair then fills from the files, as a start-up would.
 """
 
 from __future__ import annotations
 
 import os
 import queue
+import sqlite3
 import threading
 from collections.abc import Callable
 from concurrent.futures import Future
@@ -17,20 +26,45 @@ from typing import Any, TypeVar
 
 import structlog
 
+from memoryd.daemon.health import BUSY_MS, SHORT_BUSY_MS, Health
+from memoryd.indexer import recovery
 from memoryd.indexer.store import IndexStore
 
 T = TypeVar("T")
 
 WAL_RESTART_BYTES = 4 * 1024 * 1024
 """Past this, the writer waits for the readers of older snapshots and starts the WAL over."""
-Job = tuple[Callable[[IndexStore], Any], Future[Any], bool]
+Job = tuple[Callable[[IndexStore], Any], Future[Any], bool, bool]
+"""(job, its future, keep at shutdown, a watcher hint the repair covers)."""
 
 log = structlog.get_logger("memoryd.writer")
 
 
+def _nothing(store: IndexStore) -> None:
+    return None
+
+
 class Writer:
-    def __init__(self, store: IndexStore) -> None:
+    """Runs jobs on one thread; ``repair`` is the daemon's catch-up after a failed write.
+
+    ``on_rebuilt`` is called (on this thread) once a damaged database has been
+    replaced, so readers and caches of the old one are dropped.
+    """
+
+    def __init__(
+        self,
+        store: IndexStore,
+        on_fatal: Callable[[str], None] = lambda reason: None,
+        *,
+        repair: Callable[[IndexStore], object] = _nothing,
+        on_rebuilt: Callable[[], None] = lambda: None,
+    ) -> None:
         self.store = store
+        self.on_fatal = on_fatal
+        self.repair = repair
+        self.on_rebuilt = on_rebuilt
+        self.health = Health()
+        store.set_busy_timeout(BUSY_MS)
         self._jobs: queue.Queue[Job | None] = queue.Queue()
         self._thread = threading.Thread(target=self._run, name="index-writer", daemon=True)
         self._thread.start()
@@ -40,16 +74,28 @@ class Writer:
         """Jobs waiting (not counting the one running)."""
         return self._jobs.qsize()
 
-    def submit(self, job: Callable[[IndexStore], T], *, keep: bool = False) -> Future[T]:
+    def submit(
+        self, job: Callable[[IndexStore], T], *, keep: bool = False, hint: bool = False
+    ) -> Future[T]:
         """Queue ``job``; with ``keep`` it still runs if the writer is closed before it starts.
 
         Jobs that only the next start-up reconcile would redo anyway may be
         dropped at shutdown; ``keep`` is for writes nothing else would redo
-        (telemetry rows, a root's last use, staleness verdicts).
+        (telemetry rows, a root's last use, staleness verdicts). A ``hint``
+        (a watcher batch) is skipped while degraded: the repair covers it.
         """
         future: Future[T] = Future()
-        self._jobs.put((job, future, keep))
+        self._jobs.put((job, future, keep, hint))
         return future
+
+    def report_damage(self, store: IndexStore, reason: str) -> None:
+        """A reader found ``store``'s database damaged: rebuild it (once, on this thread)."""
+
+        def rebuild(current: IndexStore) -> None:
+            if current is store:  # not already replaced for an earlier report
+                self._rebuild(reason)
+
+        self.submit(rebuild, keep=True)
 
     def call(self, job: Callable[[IndexStore], T], timeout: float | None = None) -> T:
         """Run ``job`` on the writer thread and wait for its result."""
@@ -80,20 +126,101 @@ class Writer:
         self._thread.join(timeout)
 
     def _run(self) -> None:
+        try:
+            self._loop()
+        except BaseException as exc:  # a bug outside any job: no write can happen any more
+            log.exception("writer.died")
+            self.on_fatal(f"the index writer died: {exc!r}")
+            raise
+        finally:
+            self.store.close()
+
+    def _loop(self) -> None:
         while True:
-            item = self._jobs.get()
+            try:
+                item = self._jobs.get(timeout=self.health.wait_s())
+            except queue.Empty:  # a repair is due
+                self._repair()
+                continue
             if item is None:
                 break
-            job, future, _keep = item
+            job, future, _keep, hint = item
             if not future.set_running_or_notify_cancel():
+                continue
+            if hint and self.health.degraded:
+                future.set_result(None)  # the repair reconciles every root anyway
                 continue
             try:
                 future.set_result(job(self.store))
             except BaseException as exc:  # handed to the waiter, who decides
-                log.exception("writer.job_failed")
+                self._failed(exc)
                 future.set_exception(exc)
-            self._restart_wal()
-        self.store.close()
+            try:
+                self._restart_wal()
+            except sqlite3.Error as exc:  # a reader holds it, or no space: the next job tries
+                log.warning("writer.wal_restart_failed", error=str(exc))
+
+    def _failed(self, exc: BaseException) -> None:
+        """A job raised: note a storage failure (degraded or rebuild); log anything else."""
+        found = recovery.trouble(exc)
+        if found is None:
+            log.exception("writer.job_failed")
+        elif found[0] == recovery.DAMAGED:
+            self._rebuild(found[1])
+        else:
+            first = not self.health.degraded
+            delay = self.health.failed(found[1])
+            self.store.set_busy_timeout(SHORT_BUSY_MS)
+            log.warning(
+                "index.degraded" if first else "index.write_failed",
+                reason=found[1],
+                retry_in_s=round(delay, 1),
+            )
+
+    def _repair(self) -> None:
+        """Catch up after failed writes; a failure here only pushes the next try back.
+
+        A probe (one tiny write) goes first: while the disk is still full or
+        the lock still held, that is all a retry costs.
+        """
+        try:
+            self.store.probe()
+        except Exception as exc:
+            self._failed(exc)
+            return
+        try:
+            self.repair(self.store)
+        except Exception as exc:
+            found = recovery.trouble(exc)
+            if found is None:
+                log.exception("index.repair_failed")
+            elif found[0] == recovery.DAMAGED:
+                self._rebuild(found[1])
+                return
+            delay = self.health.failed(found[1] if found else f"repair failed: {exc}", repair=True)
+            log.warning("index.repair_failed", reason=self.health.reason, retry_in_s=delay)
+            return
+        log.info("index.recovered", after_failures=self.health.failures)
+        self.health.recovered()
+        self.store.set_busy_timeout(BUSY_MS)
+
+    def _rebuild(self, reason: str) -> None:
+        """Set the damaged database aside, open a new one; the repair fills it from the files."""
+        log.error("index.damaged_while_running", reason=reason)
+        self.health.rebuilding(reason)
+        old = self.store
+        old.close()
+        try:
+            store, moved = recovery.open_or_recover(old.path, found=reason)
+        except Exception as exc:  # cannot even start over (no space for a new file)
+            self.on_fatal(f"the index is damaged and cannot be rebuilt: {exc}")
+            raise
+        store.generation = old.generation + 1  # caches keyed on it see a change
+        store.set_busy_timeout(SHORT_BUSY_MS)
+        self.store = store
+        if moved is not None:
+            log.error("index.recovered_from_damage", moved_to=str(moved.moved_to))
+        self.on_rebuilt()
 
     def _restart_wal(self) -> None:
         """Start the WAL over once it has grown past :data:`WAL_RESTART_BYTES`.

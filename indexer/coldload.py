@@ -19,6 +19,7 @@ import multiprocessing
 import os
 import stat
 import threading
+import time
 from collections import deque
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
@@ -159,7 +160,12 @@ class _StartingPool:
 
     def _start(self, ctx: BaseContext, workers: int) -> None:
         try:
-            self._pool = ProcessPoolExecutor(max_workers=workers, mp_context=ctx)
+            self._pool = ProcessPoolExecutor(
+                max_workers=workers,
+                mp_context=ctx,
+                initializer=die_with,
+                initargs=(os.getpid(),),
+            )
             for started in [self._pool.submit(int) for _ in range(workers)]:
                 started.result()
         except BaseException as exc:  # handed to the thread that uses the pool
@@ -182,6 +188,31 @@ class _StartingPool:
         self.ready.wait()
         if self._pool is not None:
             self._pool.shutdown(cancel_futures=True)
+
+
+PARENT_CHECK_S = 0.5
+
+
+def die_with(parent: int) -> None:
+    """Worker initializer: exit as soon as ``parent`` (the daemon) is gone.
+
+    A ``kill -9`` of the daemon runs no clean-up, and a worker in the middle
+    of a chunk would otherwise finish it, or wait for more, with nobody left
+    to read the result. The workers are children of the fork server, not of
+    the daemon, so the check is on the daemon's pid itself.
+    """
+
+    def watch() -> None:
+        while True:
+            time.sleep(PARENT_CHECK_S)
+            try:
+                os.kill(parent, 0)
+            except ProcessLookupError:
+                os._exit(1)
+            except PermissionError:  # the pid was reused by another user's process
+                os._exit(1)
+
+    threading.Thread(target=watch, name="parent-check", daemon=True).start()
 
 
 def _log_failure(exc: Exception, done: int, total: int) -> None:

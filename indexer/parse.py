@@ -14,6 +14,7 @@ import hashlib
 import os
 from typing import Any
 
+from memoryd.bounded_read import MAX_READ_BYTES, NotAFile, open_regular
 from memoryd.indexer.frontmatter import FrontmatterError, load_mapping, split
 from memoryd.indexer.records import (
     ERROR_PARSE,
@@ -26,9 +27,9 @@ from memoryd.indexer.records import (
     ParsedFile,
 )
 from memoryd.indexer.secrets import find_secrets
-from memoryd.paths import SESSION_FILENAME
+from memoryd.paths import SESSION_FILENAME, escaped
 
-MAX_FILE_BYTES = 1024 * 1024
+MAX_FILE_BYTES = MAX_READ_BYTES
 """Files larger than this are not read whole."""
 
 HEAD_BYTES = 64 * 1024
@@ -67,9 +68,11 @@ def read_head(path: str, size_hint: int) -> tuple[bytes, bool]:
 
     Returns ``(data, truncated)``. Raises OSError for unreadable files. Plain
     descriptor reads: a buffered file object costs more to set up than
-    reading a few-KiB memory does.
+    reading a few-KiB memory does. Opened without blocking and checked to be
+    a regular file (:func:`~memoryd.bounded_read.open_regular`): a FIFO swapped
+    in after the stat must not hang the writer.
     """
-    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    fd = open_regular(path)
     try:
         if size_hint > MAX_FILE_BYTES:
             return _read_up_to(fd, HEAD_BYTES), True
@@ -102,12 +105,14 @@ def _read_up_to(fd: int, count: int, expected: int | None = None) -> bytes:
 
 def describe_os_error(exc: OSError, path: str) -> str:
     """A one-line reason for a failed stat/open, naming symlink problems precisely."""
+    if isinstance(exc, NotAFile):
+        return f"not a regular file: it is {exc.what}"
     if exc.errno == errno.EACCES:
         return "unreadable: permission denied"
     if exc.errno == errno.ELOOP:
         return "symlink loop: the link resolves to itself"
     if exc.errno == errno.ENOENT and os.path.islink(path):
-        return f"broken symlink: target {os.readlink(path)!r} does not exist"
+        return f"broken symlink: target {escaped(os.readlink(path))!r} does not exist"
     if exc.errno == errno.EISDIR:
         return "not a regular file: it is a directory"
     return f"unreadable: {exc.strerror or exc}"

@@ -11,11 +11,15 @@ reconcile then rebuilds the rest from disk.
 
 Only the daemon does this, while it holds the pidfile lock: a second process
 moving the file away under a running daemon would be worse than the damage.
+The same happens when damage shows up while the daemon runs (a query or a
+write answered ``SQLITE_CORRUPT``): :func:`trouble` tells that apart from a
+full disk or a held lock, which only need the write retried later.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import sqlite3
 import time
 from dataclasses import dataclass
@@ -27,7 +31,36 @@ from memoryd.errors import StoreError
 from memoryd.indexer.store import IndexStore
 
 _CORRUPT_CODES = frozenset({11, 26})  # SQLITE_CORRUPT, SQLITE_NOTADB
+_TRANSIENT_CODES = frozenset({5, 6, 10, 13})  # SQLITE_BUSY, LOCKED, IOERR, FULL
+_TRANSIENT_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO})
 _SALVAGED_TABLES = ("selector_runs", "roots")
+
+DAMAGED = "damaged"
+"""The database is damaged: move it aside and rebuild."""
+UNWRITABLE = "unwritable"
+"""The write failed for now (full disk, held lock, I/O error): retry it later."""
+
+
+def trouble(exc: BaseException) -> tuple[str, str] | None:
+    """``(DAMAGED or UNWRITABLE, reason)`` when ``exc`` comes from the index's storage, else None.
+
+    Follows the exception's causes (a :class:`StoreError` keeps SQLite's error
+    as its cause) and reads SQLite's primary result code.
+    """
+    seen: BaseException | None = exc
+    for _ in range(8):
+        if seen is None:
+            break
+        code = getattr(seen, "sqlite_errorcode", None)
+        if isinstance(code, int):
+            if code & 0xFF in _CORRUPT_CODES:
+                return DAMAGED, str(seen)
+            if code & 0xFF in _TRANSIENT_CODES:
+                return UNWRITABLE, str(seen)
+        if isinstance(seen, OSError) and seen.errno in _TRANSIENT_ERRNOS:
+            return UNWRITABLE, seen.strerror or str(seen)
+        seen = seen.__cause__ or seen.__context__
+    return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,9 +92,13 @@ def damage(path: Path) -> str | None:
     return None if rows == ["ok"] else "; ".join(rows)
 
 
-def open_or_recover(path: Path) -> tuple[IndexStore, Recovery | None]:
-    """An :class:`IndexStore` at ``path``; a damaged file is set aside first."""
-    reason = damage(path)
+def open_or_recover(path: Path, found: str | None = None) -> tuple[IndexStore, Recovery | None]:
+    """An :class:`IndexStore` at ``path``; a damaged file is set aside first.
+
+    ``found`` is damage already seen (a query answered ``SQLITE_CORRUPT``):
+    the file is set aside even if a quick check would pass it.
+    """
+    reason = damage(path) or found
     if reason is None:
         return IndexStore(path), None
     rows = _salvage(path)

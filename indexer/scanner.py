@@ -12,6 +12,7 @@ from collections.abc import Iterator
 
 from memoryd.indexer.parse import describe_os_error
 from memoryd.indexer.records import FileStat
+from memoryd.paths import escaped, name_problem
 
 SKIP_DIRS = frozenset({".git", ".hg", ".svn", "node_modules", "__pycache__", ".venv", "venv"})
 
@@ -50,8 +51,22 @@ def walk_dirs(root: str) -> Iterator[tuple[str, list[os.DirEntry[str]]]]:
         yield directory, files
 
 
-def stat_entry(entry: os.DirEntry[str], directory: str) -> FileStat:
-    """Stat through symlinks; a link that cannot be followed is recorded as such."""
+def stat_entry(entry: os.DirEntry[str], directory: str, boundary: str | None = None) -> FileStat:
+    """Stat through symlinks; a link that cannot be followed is recorded as such.
+
+    The record is keyed by :func:`~memoryd.paths.escaped` names, so a name that
+    is not UTF-8 or holds a control character becomes an error entry that can
+    be stored and shown (its bytes are never read). With ``boundary`` (the
+    root's real path), a symlink whose target lies outside it is an error
+    entry too: the root names what may be read.
+    """
+    problem = _name_problem(entry.path, directory)
+    if problem is not None:
+        return problem
+    if boundary is not None and entry.is_symlink():
+        outside = _outside(entry.path, boundary)
+        if outside is not None:
+            return _refused(entry.path, directory, entry.name, outside)
     try:
         st = entry.stat()
     except OSError as exc:
@@ -69,9 +84,16 @@ def stat_entry(entry: os.DirEntry[str], directory: str) -> FileStat:
     return FileStat(entry.path, directory, entry.name, st.st_mtime_ns, st.st_size, st.st_ino)
 
 
-def stat_path(path: str) -> FileStat | None:
+def stat_path(path: str, boundary: str | None = None) -> FileStat | None:
     """Stat one path for the watcher; None when nothing (not even a link) is there."""
     directory, filename = os.path.split(path)
+    problem = _name_problem(path, directory)
+    if problem is not None:
+        return problem if os.path.lexists(path) else None
+    if boundary is not None and os.path.islink(path):
+        outside = _outside(path, boundary)
+        if outside is not None:
+            return _refused(path, directory, filename, outside)
     try:
         st = os.stat(path)
     except OSError as exc:
@@ -87,12 +109,60 @@ def _is_regular(mode: int) -> bool:
     return (mode & 0o170000) == 0o100000
 
 
-def _unstattable(path: str, directory: str, filename: str, exc: OSError) -> FileStat:
+def _name_problem(path: str, directory: str) -> FileStat | None:
+    """An error record keyed by the escaped path, when ``path``'s name cannot be kept as it is."""
+    problem = name_problem(path)
+    if problem is None:
+        return None
     try:
         lst = os.lstat(path)
-        mtime_ns, inode = lst.st_mtime_ns, lst.st_ino
+        mtime_ns, size, inode = lst.st_mtime_ns, lst.st_size, lst.st_ino
     except OSError:
-        mtime_ns, inode = 0, 0
+        mtime_ns, size, inode = 0, 0, 0
+    shown = escaped(path)
+    return FileStat(
+        shown,
+        escaped(directory),
+        os.path.basename(shown),
+        mtime_ns,
+        size,
+        inode,
+        stat_error=f"path {problem} (shown escaped); rename it to index the file",
+    )
+
+
+def _outside(link: str, boundary: str) -> str | None:
+    """The target of ``link`` when it resolves outside ``boundary``, else None."""
+    target = os.path.realpath(link)
+    if target == boundary or target.startswith(boundary.rstrip("/") + "/"):
+        return None
+    return escaped(target)
+
+
+def _link_stat(path: str) -> tuple[int, int]:
+    """``(mtime_ns, inode)`` of the entry itself, not followed (zeros when gone)."""
+    try:
+        lst = os.lstat(path)
+    except OSError:
+        return 0, 0
+    return lst.st_mtime_ns, lst.st_ino
+
+
+def _refused(path: str, directory: str, filename: str, target: str) -> FileStat:
+    mtime_ns, inode = _link_stat(path)
+    return FileStat(
+        path,
+        directory,
+        filename,
+        mtime_ns,
+        0,
+        inode,
+        stat_error=f"symlink points outside the root (to {target!r}); not followed",
+    )
+
+
+def _unstattable(path: str, directory: str, filename: str, exc: OSError) -> FileStat:
+    mtime_ns, inode = _link_stat(path)
     return FileStat(
         path, directory, filename, mtime_ns, 0, inode, stat_error=describe_os_error(exc, path)
     )

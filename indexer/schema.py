@@ -212,6 +212,11 @@ def applied(db: sqlite_utils.Database) -> list[str]:
     return [row["name"] for row in db.query("SELECT name FROM _migrations ORDER BY id")]
 
 
+def needs_migration(db: sqlite_utils.Database) -> bool:
+    """Whether :func:`migrate` has anything to do (or to refuse): a read, no lock taken."""
+    return applied(db) != [name for name, _ in MIGRATIONS]
+
+
 def migrate(db: sqlite_utils.Database) -> list[str]:
     """Apply pending migrations in order; return the names applied now.
 

@@ -32,7 +32,7 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
         # run: each character is looked at a bounded number of times.
         re.compile(
             r"(?<![a-z0-9+.-])[a-z][a-z0-9+.-]*+://[^\s:/@]++:"
-            r"(?!\*+@|<[^>]*+>@|\$\{?)[^\s:/@]{3,}+@[^\s/]++"
+            r"(?!\*++@|<[^<>\s]*+>@|\$\{?)[^\s:/@]{3,}+@[^\s/]++"
         ),
     ),
 )

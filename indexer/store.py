@@ -25,7 +25,7 @@ from memoryd._unicode_words import unspaced_grams
 from memoryd.errors import StoreError
 from memoryd.indexer.records import KIND_MEMORY, FileStat, ParsedFile
 from memoryd.indexer.rows import DIRECTORY, INSERT_SQL, UPSERT_SQL, Row, file_row, redacted
-from memoryd.indexer.schema import migrate
+from memoryd.indexer.schema import migrate, needs_migration
 from memoryd.select.analysis import ANALYSIS_VERSION, stored_terms
 from memoryd.staleness.results import add_citations, replace_citations
 
@@ -166,8 +166,11 @@ class IndexStore:
         self.generation = 0
         self.db = sqlite_utils.Database(self.conn)
         try:
-            with self.transaction():
-                migrate(self.db)
+            # Read first: an up-to-date index opens without the write lock, so a
+            # full disk or another process holding the lock does not stop a start.
+            if needs_migration(self.db):
+                with self.transaction():
+                    migrate(self.db)
         except (sqlite3.Error, ValueError) as exc:
             self.conn.close()
             raise StoreError(f"cannot migrate index at {path}: {exc}") from None
@@ -178,17 +181,34 @@ class IndexStore:
 
     @contextlib.contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
-        """``BEGIN IMMEDIATE`` ... ``COMMIT``; rolls back on any exception."""
+        """``BEGIN IMMEDIATE`` ... ``COMMIT``; rolls back on any exception.
+
+        A ``COMMIT`` that fails (a full disk) leaves the transaction open in
+        SQLite; it is rolled back here too, or every later ``BEGIN`` would
+        fail and the index would never be written again. The SQLite error is
+        kept as the cause of a :class:`StoreError`, so callers can tell a full
+        disk or a held lock from damage.
+        """
         try:
             self.conn.execute("BEGIN IMMEDIATE")
         except sqlite3.Error as exc:
-            raise StoreError(f"cannot write index at {self.path}: {exc}") from None
+            raise StoreError(f"cannot write index at {self.path}: {exc}") from exc
         try:
             yield self.conn
+            self.conn.execute("COMMIT")
         except BaseException:
-            self.conn.execute("ROLLBACK")
+            if self.conn.in_transaction:
+                with contextlib.suppress(sqlite3.Error):
+                    self.conn.execute("ROLLBACK")
             raise
-        self.conn.execute("COMMIT")
+
+    def probe(self) -> None:
+        """One tiny write: whether the index can be written at all now (raises if not)."""
+        self._set_meta("probe", str(time.time()))
+
+    def set_busy_timeout(self, ms: int) -> None:
+        """How long a write waits for another process's lock before failing."""
+        self.conn.execute(f"PRAGMA busy_timeout = {int(ms)}")
 
     @property
     def total_changes(self) -> int:
@@ -216,7 +236,13 @@ class IndexStore:
                     self.conn.execute("INSERT INTO files_fts(files_fts) VALUES ('rebuild')")
             with self.transaction() as conn:
                 conn.executemany("DELETE FROM meta WHERE key = ?", [(k,) for k in crashed])
-        self._set_meta(self._marker, "1")
+        try:
+            self._set_meta(self._marker, "1")
+        except StoreError as exc:
+            if not isinstance(exc.__cause__, sqlite3.OperationalError):
+                raise
+            # A full disk or a held lock: the daemon still serves reads and retries
+            # its writes; only an unclean stop of this run goes unnoticed.
 
     @property
     def _marker(self) -> str:

@@ -31,6 +31,7 @@ from memoryd.indexer.records import ERROR_READ, FileStat
 from memoryd.indexer.rows import Row
 from memoryd.indexer.scanner import is_memory_filename, stat_entry, stat_path, walk_dirs
 from memoryd.indexer.store import Change, Delete, IndexStore, StoredStat, Touch, Upsert
+from memoryd.paths import escaped
 
 BATCH_SIZE = 500
 BULK_MIN_FILES = 200
@@ -77,7 +78,12 @@ class Syncer:
 
     ``should_stop`` is asked before each directory of a full scan: a daemon
     told to stop during a long first index stops within one directory instead
-    of finishing every root first.
+    of finishing every root first. ``root_of`` names the root a path is under
+    (the daemon's roots); a symlinked file is followed only to a target inside
+    that root (without it, inside the tree being scanned).
+
+    Rows are keyed by :func:`~memoryd.paths.escaped` paths: a name that is not
+    UTF-8 or holds a control character is an error entry, never an exception.
     """
 
     def __init__(
@@ -86,8 +92,10 @@ class Syncer:
         batch_size: int = BATCH_SIZE,
         progress: Progress | None = None,
         should_stop: Callable[[], bool] = lambda: False,
+        root_of: Callable[[str], str | None] = lambda path: None,
     ) -> None:
         self.store = store
+        self.root_of = root_of
         self.batch_size = batch_size
         self.progress = progress
         self.should_stop = should_stop
@@ -117,20 +125,22 @@ class Syncer:
         seen: set[str] = set()
         empty = self.store.is_empty()
         found: list[FileStat] = []
+        boundary = self._boundary(root, root)
         for directory, entries in walk_dirs(root):
             if self.should_stop():
                 # Not every directory was seen: deleting the "unseen" ones' rows would be wrong.
                 self._result.stopped = True
                 return self._finish(started)
-            seen.add(directory)
-            disk = {e.path: stat_entry(e, directory) for e in entries}
+            key = escaped(directory)
+            seen.add(key)
+            disk = {st.path: st for st in (stat_entry(e, directory, boundary) for e in entries)}
             if empty:  # read later, all at once: progress is counted as files are read
                 before = len(found)
                 found.extend(st for st in disk.values() if st is not None)
                 if before < PARALLEL_MIN_FILES <= len(found):
                     start_workers()
                 continue
-            self._reconcile_dir(directory, disk)
+            self._reconcile_dir(key, disk)
             self._advance(len(disk))
         if empty:
             self._load_fresh(found)
@@ -145,11 +155,13 @@ class Syncer:
         if os.path.isdir(path) and not os.path.islink(path):
             self._flush()
             return self.sync_tree(path)
+        key = escaped(path)
         if is_memory_filename(os.path.basename(path)):
-            self._reconcile_one(stat_path(path), path, self.store.stat_of(path))
+            st = stat_path(path, self._boundary(path, os.path.dirname(path)))
+            self._reconcile_one(st, key, self.store.stat_of(key))
         # A vanished directory: drop everything that was indexed below it.
         if not os.path.lexists(path):
-            for directory in self.store.directories_under(path):
+            for directory in self.store.directories_under(key):
                 self._reconcile_dir(directory, {})
         return self._finish(started)
 
@@ -168,15 +180,24 @@ class Syncer:
         started = time.perf_counter()
         try:
             with os.scandir(directory) as it:
-                on_disk = {e.path for e in it if is_memory_filename(e.name) and not _is_dir(e)}
+                on_disk = {
+                    escaped(e.path): e.path
+                    for e in it
+                    if is_memory_filename(e.name) and not _is_dir(e)
+                }
         except OSError:
             return self.sync_path(directory)
-        stored = self.store.paths_in(directory)
-        for path in sorted(on_disk - stored):
-            self._reconcile_one(stat_path(path), path, None)
-        for path in stored - on_disk:
+        stored = self.store.paths_in(escaped(directory))
+        boundary = self._boundary(directory, directory)
+        for key in sorted(on_disk.keys() - stored):
+            self._reconcile_one(stat_path(on_disk[key], boundary), key, None)
+        for path in stored - on_disk.keys():
             self._drop(path)
         return self._finish(started)
+
+    def _boundary(self, path: str, fallback: str) -> str:
+        """The real path of the root ``path`` is under (``fallback`` when no root covers it)."""
+        return os.path.realpath(self.root_of(path) or fallback)
 
     def _load_fresh(self, found: list[FileStat]) -> None:
         """Index the files of a tree into an empty index: in bulk when there are many."""

@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from memoryd.errors import InvalidParams, RemoteError
+from memoryd.paths import escaped, name_problem
 
 
 def reject_unknown(params: Mapping[str, Any], allowed: Iterable[str]) -> None:
@@ -99,6 +100,12 @@ def directory(
     if "\x00" in raw:
         raise InvalidParams(f"'{key}' must not contain a NUL byte", {"field": key})
     path = os.path.realpath(os.path.expanduser(raw))
+    problem = name_problem(path)
+    if problem is not None:
+        raise InvalidParams(
+            f"'{key}': {escaped(raw)} resolves to a path that {problem}: {escaped(path)}",
+            {"field": key},
+        )
     if missing is not None and not os.path.isdir(path):
         raise missing(raw)
     if not os.path.exists(path):

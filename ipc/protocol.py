@@ -14,7 +14,8 @@ import socket
 import struct
 from typing import Any, NamedTuple
 
-from memoryd.errors import InvalidRequest, ParseError, RemoteError
+from memoryd.errors import InvalidParams, InvalidRequest, ParseError, RemoteError
+from memoryd.paths import escaped
 
 PROTOCOL_VERSION = 1
 MAX_LINE_BYTES = 1024 * 1024
@@ -45,8 +46,11 @@ def decode_request(line: bytes) -> Request:
     req_id = obj.get("id")
     if req_id is not None and (isinstance(req_id, bool) or not isinstance(req_id, str | int)):
         raise InvalidRequest("'id' must be a string or an integer")
+    escapes = b"\\u" in line  # only a \u escape can spell a lone surrogate
+    if escapes and isinstance(req_id, str) and _lone_surrogate(req_id):
+        raise InvalidRequest("'id' holds a lone surrogate: text must be valid Unicode")
     method = obj.get("method")
-    if not isinstance(method, str) or not method:
+    if not isinstance(method, str) or not method or (escapes and _lone_surrogate(method)):
         raise InvalidRequest("'method' must be a non-empty string", {"id": req_id})
     params = obj.get("params", {})
     if params is None:
@@ -55,16 +59,58 @@ def decode_request(line: bytes) -> Request:
         raise InvalidRequest("'params' must be a JSON object", {"id": req_id})
     extra = sorted(set(obj) - {"id", "method", "params"})
     if extra:
-        raise InvalidRequest(f"unknown request keys: {', '.join(extra)}", {"id": req_id})
+        shown = ", ".join(escaped(k) for k in extra)
+        raise InvalidRequest(f"unknown request keys: {shown}", {"id": req_id})
+    if escapes:
+        _check_params_text(params, req_id)
     return Request(req_id, method, params)
+
+
+def _lone_surrogate(text: str) -> bool:
+    """True when ``text`` cannot be encoded as UTF-8 (JSON's ``\\ud800`` decodes to one)."""
+    try:
+        text.encode()
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
+def _check_params_text(params: dict[str, Any], req_id: Any) -> None:
+    """``invalid_params`` naming the field whose key or text holds a lone surrogate.
+
+    Such text cannot become a path, a SQL value or an answer line; found here,
+    it never reaches a handler. Iterative: the decoder already bounds nesting.
+    """
+    for field, value in params.items():
+        stack: list[Any] = [field, value]
+        while stack:
+            item = stack.pop()
+            if isinstance(item, str):
+                if _lone_surrogate(item):
+                    name = escaped(field)
+                    raise InvalidParams(
+                        f"'{name}' holds a lone surrogate: text must be valid Unicode",
+                        {"field": name, "id": req_id},
+                    )
+            elif isinstance(item, dict):
+                stack.extend(item.keys())
+                stack.extend(item.values())
+            elif isinstance(item, list):
+                stack.extend(item)
 
 
 _ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
 """One encoder for every line: ``json.dumps`` with options builds a new one per call."""
+_ASCII_ENCODER = json.JSONEncoder(separators=(",", ":"))
 
 
 def encode(obj: dict[str, Any]) -> bytes:
-    return _ENCODER.encode(obj).encode() + b"\n"
+    """One line; text UTF-8 cannot carry (a lone surrogate) goes out as a ``\\u`` escape."""
+    text = _ENCODER.encode(obj)
+    try:
+        return text.encode() + b"\n"
+    except UnicodeEncodeError:
+        return _ASCII_ENCODER.encode(obj).encode() + b"\n"
 
 
 def encode_result(req_id: Any, result: Any) -> bytes:

@@ -11,19 +11,32 @@ that line is discarded unbuffered, so the connection stays usable.
 Handlers are plain callables ``params -> result``; any
 :class:`~memoryd.errors.RemoteError` they raise is sent as data, anything else
 becomes ``internal`` and is logged with its traceback.
+
+What a crowd of clients can do is bounded: at most ``max_connections`` are
+served at once, and one more is answered with a ``busy`` error line and
+closed; so is a connection for which no thread can be started (a thread
+limit) or that arrives when the process is out of descriptors (a spare
+descriptor is kept for that answer, so the backlog never turns into a busy
+loop of failed accepts). A connection idle for ``idle_timeout`` seconds is
+closed. The accept loop never dies of a bad connection; if it fails for
+any other reason, ``on_fatal`` tells the daemon, which exits non-zero so that
+systemd restarts it.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
+import os
 import socket
 import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
 import structlog
 
-from memoryd.errors import InternalError, InvalidRequest, RemoteError, UnknownMethod
+from memoryd.errors import Busy, InternalError, InvalidRequest, RemoteError, UnknownMethod
 from memoryd.ipc.protocol import (
     MAX_LINE_BYTES,
     Request,
@@ -39,6 +52,13 @@ Handler = Callable[[dict[str, Any]], Any]
 log = structlog.get_logger("memoryd.ipc")
 
 _RECV = 64 * 1024
+
+MAX_CONNECTIONS = 128
+"""Connections served at once (one thread each); more get a ``busy`` answer."""
+IDLE_TIMEOUT_S = 60.0
+"""A connection that sends nothing (and reads nothing) for this long is closed."""
+_OUT_OF_DESCRIPTORS = frozenset({errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM})
+_SHED_LOG_EVERY_S = 10.0
 
 
 class LineTooLong(Exception):
@@ -93,10 +113,20 @@ class Server:
         handlers: dict[str, Handler],
         *,
         allowed_uid: int,
+        max_connections: int = MAX_CONNECTIONS,
+        idle_timeout: float = IDLE_TIMEOUT_S,
+        on_fatal: Callable[[str], None] = lambda reason: None,
     ) -> None:
         self.listener = listener
         self.handlers = handlers
         self.allowed_uid = allowed_uid
+        self.max_connections = max_connections
+        self.idle_timeout = idle_timeout
+        self.on_fatal = on_fatal
+        self.refused = 0
+        """Connections answered ``busy`` (at the cap, no thread, no descriptor)."""
+        self._spare: int | None = _spare_fd()
+        self._shed_logged = 0.0
         self._stopping = threading.Event()
         self._clients: set[socket.socket] = set()
         self._lock = threading.Lock()
@@ -118,6 +148,9 @@ class Server:
         if self._thread is not None:
             self._thread.join(timeout)
         self.listener.close()
+        if self._spare is not None:
+            os.close(self._spare)
+            self._spare = None
         with self._idle:
             self._idle.wait_for(lambda: self._in_flight == 0, timeout)
             clients = list(self._clients)
@@ -133,28 +166,88 @@ class Server:
     # -- connections ----------------------------------------------------------
 
     def _accept_loop(self) -> None:
-        while not self._stopping.is_set():
-            try:
-                sock, _ = self.listener.accept()
-            except TimeoutError:
-                continue
-            except OSError:
-                if self._stopping.is_set():
-                    return
-                continue
-            sock.settimeout(None)
+        try:
+            while not self._stopping.is_set():
+                try:
+                    sock, _ = self.listener.accept()
+                except TimeoutError:
+                    continue
+                except OSError as exc:
+                    if self._stopping.is_set():
+                        return
+                    if exc.errno in _OUT_OF_DESCRIPTORS:
+                        self._shed(exc)
+                    else:
+                        time.sleep(0.01)  # never a busy loop on a failing accept
+                    continue
+                self._admit(sock)
+        except BaseException as exc:  # a bug: nothing answers any more, so say so and exit
+            log.exception("ipc.accept_failed")
+            self.on_fatal(f"the accept loop failed: {exc!r}")
+
+    def _admit(self, sock: socket.socket) -> None:
+        """Serve ``sock`` on a thread of its own, or answer ``busy`` (or refuse the peer)."""
+        try:
             uid = peer_uid(sock)
-            if uid is not None and uid != self.allowed_uid:
-                log.warning("ipc.peer_rejected", peer_uid=uid)
-                refusal = InvalidRequest("connection refused: peer uid differs from the daemon's")
-                self._send(sock, encode_error(None, refusal))
-                sock.close()
-                continue
-            with self._lock:
+        except OSError:
+            sock.close()
+            return
+        if uid is not None and uid != self.allowed_uid:
+            log.warning("ipc.peer_rejected", peer_uid=uid)
+            refusal = InvalidRequest("connection refused: peer uid differs from the daemon's")
+            self._refuse(sock, refusal)
+            return
+        with self._lock:
+            full = len(self._clients) >= self.max_connections
+            if not full:
                 self._clients.add(sock)
+        if full:
+            self._refuse(sock, _busy(f"{self.max_connections} connections are open (the limit)"))
+            return
+        sock.settimeout(self.idle_timeout)
+        try:
             threading.Thread(
                 target=self._serve_client, args=(sock,), name="ipc-client", daemon=True
             ).start()
+        except RuntimeError as exc:  # "can't start new thread": a thread or memory limit
+            with self._lock:
+                self._clients.discard(sock)
+            log.warning("ipc.thread_start_failed", error=str(exc), connections=self.connections)
+            self._refuse(sock, _busy("no thread could be started for the connection"))
+
+    def _refuse(self, sock: socket.socket, err: RemoteError) -> None:
+        """One error line, then close; the accept thread never waits on the client."""
+        if isinstance(err, Busy):
+            self.refused += 1
+        with contextlib.suppress(OSError):
+            sock.settimeout(0.5)
+            sock.sendall(encode_error(None, err))
+            sock.shutdown(socket.SHUT_WR)
+        sock.close()
+
+    def _shed(self, exc: OSError) -> None:
+        """Out of descriptors: use the spare one to answer the waiting client ``busy``.
+
+        Without it the connection stays in the backlog, every accept fails at
+        once and the loop spins; with it each waiting client learns why.
+        """
+        now = time.monotonic()
+        if now - self._shed_logged > _SHED_LOG_EVERY_S:
+            self._shed_logged = now
+            log.warning("ipc.out_of_descriptors", error=exc.strerror, connections=self.connections)
+        if self._spare is None:
+            time.sleep(0.05)
+            self._spare = _spare_fd()
+            return
+        os.close(self._spare)
+        self._spare = None
+        try:
+            sock, _ = self.listener.accept()
+        except OSError:
+            time.sleep(0.05)
+        else:
+            self._refuse(sock, _busy("the daemon is out of file descriptors"))
+        self._spare = _spare_fd()
 
     def _serve_client(self, sock: socket.socket) -> None:
         reader = LineReader(sock)
@@ -223,6 +316,11 @@ class Server:
             )
         return handler(req.params)
 
+    @property
+    def accepting(self) -> bool:
+        """Whether the accept thread runs (``status`` tells the truth about it)."""
+        return self._thread is not None and self._thread.is_alive()
+
     @staticmethod
     def _send(sock: socket.socket, data: bytes) -> bool:
         try:
@@ -230,3 +328,15 @@ class Server:
         except OSError:
             return False
         return True
+
+
+def _busy(why: str) -> Busy:
+    return Busy(f"memoryd is busy: {why}; retry in a moment", {"retry_after_s": 1})
+
+
+def _spare_fd() -> int | None:
+    """A descriptor held in reserve, closed to make room for one ``busy`` answer."""
+    try:
+        return os.open(os.devnull, os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:
+        return None

@@ -16,12 +16,17 @@ Example::
     roots: [~/notes/memory]
     reconcile_interval: 300          # seconds between full stat scans
     request_root_idle_days: 3        # forget a folder only requests named, once unused this long
+    max_request_roots: 64            # folders requests alone keep watched (least recently used go)
+    max_connections: 128             # clients served at once; more are answered "busy"
+    idle_timeout: 60                 # seconds before a silent connection is closed
     anthropic:
       api_key: sk-...                # or ANTHROPIC_API_KEY
       model: claude-sonnet-5-5
       timeout: 5
     telemetry:
       log_queries: false
+      keep_days: 90                  # selector_runs rows older than this are deleted
+      keep_runs: 100000              # and no more rows than this are kept (~30 MB)
     reports:
       cron: "0 3 * * *"
       older_than_days: 30
@@ -42,6 +47,7 @@ from typing import Any
 import yaml
 
 from memoryd import paths
+from memoryd.bounded_read import MAX_READ_BYTES, read_capped
 from memoryd.errors import ConfigError
 from memoryd.indexer.frontmatter import FrontmatterError, reject_aliases
 
@@ -75,9 +81,14 @@ class Config:
     db: Path | None = None
     reconcile_interval: float = 300.0
     request_root_idle_days: float = DEFAULT_IDLE_DAYS
+    max_request_roots: int = 64
+    max_connections: int = 128
+    idle_timeout: float = 60.0
     settle_ms: int = 50
     anthropic: AnthropicConfig = field(default_factory=AnthropicConfig)
     log_queries: bool = False
+    telemetry_keep_days: float = 90.0
+    telemetry_keep_runs: int = 100_000
     report_cron: str = DEFAULT_CRON
     report_older_than_days: int = 30
     report_keep: int = 30
@@ -108,6 +119,9 @@ _TOP = {
     "state_dir",
     "reconcile_interval",
     "request_root_idle_days",
+    "max_request_roots",
+    "max_connections",
+    "idle_timeout",
     "settle_ms",
     "anthropic",
     "telemetry",
@@ -115,7 +129,7 @@ _TOP = {
     "checkouts",
 }
 _ANTHROPIC = {"api_key", "model", "base_url", "timeout"}
-_TELEMETRY = {"log_queries"}
+_TELEMETRY = {"log_queries", "keep_days", "keep_runs"}
 _REPORTS = {"cron", "older_than_days", "keep", "max_age_days"}
 
 
@@ -124,13 +138,18 @@ def load(path: Path | None = None) -> Config:
     explicit = path is not None
     path = path or paths.config_file()
     try:
-        text = path.read_text(encoding="utf-8")
+        raw, more = read_capped(str(path))
+        text = raw.decode("utf-8")
     except FileNotFoundError:
         if explicit:
             raise ConfigError(f"config file not found: {path}") from None
         return _with_env(Config())
     except OSError as exc:
         raise ConfigError(f"cannot read config file {path}: {exc.strerror}") from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: not valid UTF-8 at byte {exc.start}") from None
+    if more:
+        raise ConfigError(f"{path}: over {MAX_READ_BYTES // 1024} KiB; this is not a config file")
     try:
         reject_aliases(text, first_line=1)
         data = yaml.safe_load(text) or {}
@@ -202,6 +221,11 @@ def _from_mapping(data: dict[str, Any], path: Path) -> Config:
         roots=tuple(os.path.expanduser(r) for r in roots),
         reconcile_interval=values.number(data, "reconcile_interval", 300.0),
         request_root_idle_days=values.number(data, "request_root_idle_days", DEFAULT_IDLE_DAYS),
+        max_request_roots=int(
+            values.number(data, "max_request_roots", 64, integer=True, minimum=1)
+        ),
+        max_connections=int(values.number(data, "max_connections", 128, integer=True, minimum=1)),
+        idle_timeout=values.number(data, "idle_timeout", 60.0),
         settle_ms=int(values.number(data, "settle_ms", 50, integer=True, minimum=0)),
         anthropic=AnthropicConfig(
             api_key=values.text(anth, "anthropic.api_key", None),
@@ -210,6 +234,10 @@ def _from_mapping(data: dict[str, Any], path: Path) -> Config:
             timeout=values.number(anth, "anthropic.timeout", 5.0),
         ),
         log_queries=values.boolean(tele, "telemetry.log_queries", False),
+        telemetry_keep_days=values.number(tele, "telemetry.keep_days", 90.0),
+        telemetry_keep_runs=int(
+            values.number(tele, "telemetry.keep_runs", 100_000, integer=True, minimum=1)
+        ),
         report_cron=_cron(values.text(reports, "reports.cron", DEFAULT_CRON), path),
         report_older_than_days=int(
             values.number(reports, "reports.older_than_days", 30, integer=True)

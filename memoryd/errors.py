@@ -21,6 +21,10 @@ catch one type and print ``str(exc)``; anything else is a bug::
         ├── UnknownMethod        code "unknown_method"
         ├── InvalidParams        code "invalid_params"
         ├── NotFound             code "not_found"
+        ├── NotRegularFile       code "not_a_file": a FIFO, directory, device or link there
+        ├── Unwritable           code "unwritable": the disk is full, read-only, or refuses us
+        ├── IndexUnavailable     code "index_unavailable": the index is being rebuilt; retry
+        ├── Busy                 code "busy": at the connection or thread limit; retry
         └── InternalError        code "internal"
 
 The client-side split matters to callers that can do the work themselves:
@@ -120,13 +124,48 @@ class NotFound(RemoteError):
     code = "not_found"
 
 
+class NotRegularFile(RemoteError):
+    """Something other than a regular file sits where memoryd must read or write one."""
+
+    code = "not_a_file"
+
+
+class Unwritable(RemoteError):
+    """A file could not be written: no space, a read-only file system, no permission."""
+
+    code = "unwritable"
+
+
+class IndexUnavailable(RemoteError):
+    """The index cannot answer right now (damaged and being rebuilt); the request may be retried."""
+
+    code = "index_unavailable"
+
+
+class Busy(RemoteError):
+    """The daemon cannot take another connection now (its limit, threads, descriptors)."""
+
+    code = "busy"
+
+
 class InternalError(RemoteError):
     code = "internal"
 
 
 _BY_CODE: dict[str, type[RemoteError]] = {
     cls.code: cls
-    for cls in (ParseError, InvalidRequest, UnknownMethod, InvalidParams, NotFound, InternalError)
+    for cls in (
+        ParseError,
+        InvalidRequest,
+        UnknownMethod,
+        InvalidParams,
+        NotFound,
+        NotRegularFile,
+        Unwritable,
+        IndexUnavailable,
+        Busy,
+        InternalError,
+    )
 }
 
 

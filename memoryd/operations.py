@@ -183,6 +183,8 @@ class SaveResult(TypedDict):
     bytes: int
     dir: NotRequired[str]
     notes: NotRequired[list[str]]
+    index_pending: NotRequired[bool]
+    """The file is on disk, but the index could not take it yet (full disk, held lock)."""
 
 
 class ReportResult(TypedDict):

@@ -129,3 +129,50 @@ def claude_config_dir() -> Path:
     """``$CLAUDE_CONFIG_DIR`` or ``~/.claude``."""
     env = os.environ.get("CLAUDE_CONFIG_DIR")
     return Path(env) if env else Path.home() / ".claude"
+
+
+_LINE_BREAKS = frozenset("\u2028\u2029\x85")
+
+
+def name_problem(path: str) -> str | None:
+    """Why ``path`` cannot be indexed or answered under its own name, or None.
+
+    A name decoded from bytes that are not UTF-8 holds lone surrogates (Python's
+    ``surrogateescape``): SQLite and JSON cannot carry it. A name with a control
+    character (a newline, an escape sequence) would break every line-based
+    output it is printed in and can smuggle text into an agent's prompt.
+    """
+    if path.isascii():
+        return None if path.isprintable() else "holds a control character"
+    for ch in path:
+        code = ord(ch)
+        if 0xD800 <= code <= 0xDFFF:
+            return "is not valid UTF-8"
+        if code < 0x20 or 0x7F <= code <= 0x9F or ch in _LINE_BREAKS:
+            return "holds a control character"
+    return None
+
+
+def escaped(path: str) -> str:
+    """``path`` readable and storable: bytes that are not UTF-8 as ``\\xff``, controls as ``\\n``.
+
+    Every other character is kept, so a name with nothing wrong is returned as
+    it is. (A real name spelt with these escapes would look the same; memoryd
+    keys the escaped form, so the two share one row.) Any lone surrogate is
+    escaped, not only the ``surrogateescape`` ones, so text from a request is
+    safe to pass too.
+    """
+    if name_problem(path) is None:
+        return path
+    out = []
+    for ch in path:
+        code = ord(ch)
+        if 0xDC80 <= code <= 0xDCFF:  # a byte that was not UTF-8 (surrogateescape)
+            out.append(f"\\x{code - 0xDC00:02x}")
+        elif 0xD800 <= code <= 0xDFFF:
+            out.append(f"\\u{code:04x}")
+        elif code < 0x20 or 0x7F <= code <= 0x9F or ch in _LINE_BREAKS:
+            out.append(repr(ch)[1:-1])
+        else:
+            out.append(ch)
+    return "".join(out)

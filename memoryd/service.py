@@ -21,9 +21,10 @@ from collections.abc import Callable, Mapping
 from typing import Any, Protocol, TypeVar, cast
 
 from memoryd import config as config_mod
+from memoryd import system_trees
 from memoryd.config import Config
-from memoryd.errors import MemorydError
-from memoryd.indexer import queries
+from memoryd.errors import InvalidParams, MemorydError
+from memoryd.indexer import queries, recovery
 from memoryd.indexer.store import IndexStore
 from memoryd.indexer.sync import Syncer
 from memoryd.ipc import params as p
@@ -46,7 +47,7 @@ from memoryd.report.sessions import DAY
 from memoryd.select import telemetry
 from memoryd.select.manifest import superseded_in
 from memoryd.select.selector import Selector
-from memoryd.select.service import record_runs, run_stats
+from memoryd.select.service import record_runs, retention_of, run_stats
 from memoryd.select.types import (
     SelectResult,
     StatsRequest,
@@ -74,8 +75,9 @@ class MemoryIndex(Protocol):
         """Raise if a request may not use ``directory`` (the daemon's too-broad folders)."""
         ...
 
-    def saved(self, raw_dir: str, path: str) -> str:
-        """Index the file a ``save`` just wrote, before the reply; its real directory."""
+    def saved(self, raw_dir: str, path: str) -> tuple[str, str | None]:
+        """Index the file a ``save`` just wrote, before the reply: its real directory, and a
+        note when the index cannot be written now (the file is saved all the same)."""
         ...
 
     def write(self, fn: Callable[[sqlite3.Connection], None]) -> None:
@@ -117,11 +119,20 @@ class StoreIndex:
         return path
 
     def refuse_root(self, directory: str) -> None:
-        """Nothing is refused: the CLI never makes a folder a watched root."""
+        """The CLI watches nothing, but saves into a system tree are refused here too."""
+        reason = system_trees.refusal(directory)
+        if reason is not None:
+            raise InvalidParams(f"'dir': refusing {directory}: {reason}", {"field": "dir"})
 
-    def saved(self, raw_dir: str, path: str) -> str:
-        Syncer(self.store).sync_path(path)
-        return p.directory(raw_dir)
+    def saved(self, raw_dir: str, path: str) -> tuple[str, str | None]:
+        try:
+            Syncer(self.store).sync_path(path)
+        except Exception as exc:
+            found = recovery.trouble(exc)
+            if found is None:
+                raise
+            return p.directory(raw_dir), index_pending_note(found[1], "the next `memoryd index`")
+        return p.directory(raw_dir), None
 
     def write(self, fn: Callable[[sqlite3.Connection], None]) -> None:
         with self.store.transaction() as conn:
@@ -137,7 +148,8 @@ class StoreIndex:
         return found
 
     def record_run(self, record: dict[str, Any]) -> None:
-        record_runs(self.store, [record])
+        cfg = self.cfg or config_mod.load()
+        record_runs(self.store, [record], retention_of(cfg))
 
     def runs_recorded(self) -> None:
         """Nothing to wait for: runs are written as they are recorded."""
@@ -165,7 +177,16 @@ class LocalReports:
 def _noted(result: R, project_given: object) -> R:
     """``result`` with ``notes`` saying so when a capitalised project name was lowercased."""
     note = project_case_note(project_given)
-    return cast(R, {**result, "notes": [note]}) if note else result
+    notes = [*result.get("notes", []), note]
+    return cast(R, {**result, "notes": notes}) if note else result
+
+
+def index_pending_note(reason: str, when: str) -> str:
+    """What a ``save`` answers when its file is on disk but the index cannot take it yet."""
+    return (
+        f"saved to disk, but the index cannot be written now ({reason}): "
+        f"load_last and context see this session once {when} indexes it"
+    )
 
 
 class MemoryService:
@@ -263,7 +284,10 @@ class MemoryService:
         self.index.refuse_root(request.dir)
         result = sessions.save(request)
         # Indexed before the reply, so a load_last right after it sees the file.
-        result["dir"] = self.index.saved(request.raw_dir, result["path"])
+        result["dir"], pending = self.index.saved(request.raw_dir, result["path"])
+        if pending is not None:
+            result["index_pending"] = True
+            result["notes"] = [pending]
         return _noted(result, request.project_given)
 
     def load_last(self, request: LoadLastRequest) -> dict[str, Any]:

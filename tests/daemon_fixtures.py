@@ -11,6 +11,7 @@ import json
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -166,6 +167,19 @@ def daemon_env(home: Path) -> dict[str, str]:
         MEMORYD_LOG_LEVEL="DEBUG",
     )
     return env
+
+
+def raw_exchange(daemon: DaemonProc, lines: list[bytes]) -> list[dict[str, object]]:
+    """Send raw request lines on one connection; the decoded answers, in order."""
+    with socket.socket(socket.AF_UNIX) as sock:
+        sock.settimeout(30)
+        sock.connect(str(daemon.socket))
+        reader = sock.makefile("rb")
+        answers = []
+        for line in lines:
+            sock.sendall(line + b"\n")
+            answers.append(json.loads(reader.readline()))
+        return answers
 
 
 def wait_until(predicate: Callable[[], bool], timeout: float = 5.0, what: str = "") -> None:

@@ -6,6 +6,7 @@ import ctypes
 import os
 import signal
 import subprocess
+import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -62,17 +63,34 @@ def test_bad_config_is_one_clear_error(
 
 @contextmanager
 def inotify_exhausted() -> Iterator[int]:
-    """Use up this user's inotify instances, as a busy desktop session can."""
+    """Use up this user's inotify instances, as a busy desktop session can.
+
+    Other processes of the same user (parallel test runs) free instances now
+    and then; a thread takes each one back at once, so the daemon finds none.
+    """
     libc = ctypes.CDLL("libc.so.6", use_errno=True)
     fds: list[int] = []
-    try:
+    done = threading.Event()
+
+    def grab() -> None:
         while len(fds) < 4096:
             fd = libc.inotify_init1(os.O_CLOEXEC)
             if fd < 0:
                 break
             fds.append(fd)
+
+    def keep_grabbing() -> None:
+        while not done.wait(0.002):
+            grab()
+
+    grab()
+    keeper = threading.Thread(target=keep_grabbing, daemon=True)
+    keeper.start()
+    try:
         yield len(fds)
     finally:
+        done.set()
+        keeper.join()
         for fd in fds:
             os.close(fd)
 

@@ -32,6 +32,8 @@ JSON_SCALARS = st.one_of(
     st.integers(min_value=-(2**70), max_value=2**70),
     st.floats(allow_nan=False, allow_infinity=False),
     st.text(max_size=40),
+    # Lone surrogates: JSON can spell them (\ud800), UTF-8, SQLite and paths cannot.
+    st.text(st.sampled_from("a/.\ud800\udcff\n"), min_size=1, max_size=6),
 )
 JSON_VALUES = st.recursive(
     JSON_SCALARS,

@@ -174,7 +174,7 @@ def test_a_deleted_root_that_returns_is_rescanned_without_waiting_for_a_reconcil
     shutil.rmtree(root)
     wait_until(lambda: root_status()["watcher"] == "missing", 15, "the root marked missing")
     write_memory(root / "feedback_back.md", "the folder is back")  # recreates the root
-    # No reindex and no scheduled reconcile (every 300 s): the 5 s check finds it.
+    # No reindex and no scheduled reconcile (every 300 s): the 1 s check finds it.
     wait_until(lambda: root_status()["files"] == 1, 15, "the returned root rescanned")
     assert root_status()["watcher"] in ("inotify", "polling")
     write_memory(root / "feedback_later.md", "seen by the new observer")

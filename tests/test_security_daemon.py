@@ -3,31 +3,17 @@
 from __future__ import annotations
 
 import json
-import socket
 import sqlite3
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from daemon_fixtures import DaemonProc, wait_until, write_memory
+from daemon_fixtures import DaemonProc, raw_exchange, wait_until, write_memory
 
 FAKE = "FAKE" * 9
 GH_TOKEN = f"ghp_{FAKE}"
 AWS_ID = "AKIAFAKEFAKEFAKEFAKE"
-
-
-def raw_exchange(daemon: DaemonProc, lines: list[bytes]) -> list[dict[str, object]]:
-    """Send raw request lines on one connection; the decoded answers, in order."""
-    with socket.socket(socket.AF_UNIX) as sock:
-        sock.settimeout(30)
-        sock.connect(str(daemon.socket))
-        reader = sock.makefile("rb")
-        answers = []
-        for line in lines:
-            sock.sendall(line + b"\n")
-            answers.append(json.loads(reader.readline()))
-        return answers
 
 
 def test_hostile_ids_nesting_and_nul_are_request_errors_never_internal(

@@ -56,7 +56,7 @@ class WatchfulIndex(StoreIndex):
         if directory == self.refused:
             raise InvalidParams("'dir': refusing this folder", {"field": "dir"})
 
-    def saved(self, raw_dir: str, path: str) -> str:
+    def saved(self, raw_dir: str, path: str) -> tuple[str, str | None]:
         self.asked.append(f"saved {os.path.basename(path)}")
         return super().saved(raw_dir, path)
 

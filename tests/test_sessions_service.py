@@ -26,6 +26,7 @@ import pytest
 from conftest import run_unprivileged
 from daemon_fixtures import DaemonProc, module_daemon
 
+from memoryd import bounded_read
 from memoryd.cli import main as cli_main
 from memoryd.errors import InvalidParams, NotFound, RemoteError
 from memoryd.indexer.parse import parse_bytes
@@ -636,6 +637,7 @@ def test_kill_9_during_saves_never_leaves_a_half_written_memory(
 
 KILL_POINT_CHILD = """
 import builtins, os, signal, sys
+from memoryd import bounded_read
 from memoryd.sessions import service
 
 folder, point = sys.argv[1], sys.argv[2]
@@ -1097,13 +1099,13 @@ def test_context_reopens_only_sessions_whose_indexed_hash_it_has_not_read(
     edited = folder / f"2025-03-05-10-00-{PROJECT}.md"
     store = IndexStore(tmp_path / "index.db")
     opened: list[str] = []
-    real_open = open
+    real_read = bounded_read.read_capped
 
-    def counting_open(path: str, *args: Any, **kwargs: Any) -> Any:
+    def counting_read(path: str, *args: Any, **kwargs: Any) -> Any:
         opened.append(os.path.basename(path))
-        return real_open(path, *args, **kwargs)
+        return real_read(path, *args, **kwargs)
 
-    monkeypatch.setattr(service, "open", counting_open, raising=False)
+    monkeypatch.setattr(service, "read_capped", counting_read)
 
     def brief(task: str = "payment retries") -> dict[str, Any]:
         opened.clear()

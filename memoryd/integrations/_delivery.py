@@ -11,9 +11,10 @@ regular file (a FIFO, a device) is never opened for reading.
 from __future__ import annotations
 
 import os
-import stat
 from collections.abc import Mapping
 from typing import Any
+
+from memoryd.bounded_read import open_regular, read_fd
 
 MAX_FILE_BYTES = 4 * 1024
 MAX_FILE_LINES = 200
@@ -50,27 +51,17 @@ def cap_text(
 
 def memory_text(path: str) -> str:
     """The file's text, redacted and capped; raises OSError when it cannot be read."""
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    fd = open_regular(path)  # never blocks: a FIFO or a device is refused
     try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise OSError(f"{path} is not a regular file")
-        chunks: list[bytes] = []
-        left = READ_BYTES
-        while left > 0:
-            chunk = os.read(fd, left)
-            if not chunk:
-                break
-            chunks.append(chunk)
-            left -= len(chunk)
+        size = os.fstat(fd).st_size
+        head, _more = read_fd(fd, READ_BYTES)
     finally:
         os.close(fd)
     # Here, not at the top: a prompt with nothing to show never compiles the patterns.
     from memoryd.indexer.secrets import redact  # noqa: PLC0415
 
-    head = b"".join(chunks)
     text = head.decode("utf-8", errors="replace")
-    total = info.st_size if info.st_size > len(head) else None
+    total = size if size > len(head) else None
     return cap_text(redact(text), total_bytes=total)
 
 

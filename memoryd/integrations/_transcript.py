@@ -26,8 +26,9 @@ from __future__ import annotations
 import json
 import os
 import shlex
-import stat
 from typing import Any, NamedTuple
+
+from memoryd.bounded_read import open_regular, read_fd
 
 TAIL_BYTES = 1024 * 1024
 LAST_CALLS = 10
@@ -45,30 +46,23 @@ class Seen(NamedTuple):
 
 
 def read_tail(path: str, limit: int = TAIL_BYTES) -> bytes:
-    """Up to ``limit`` bytes from the end of a regular file; b"" for anything else."""
+    """Up to ``limit`` bytes from the end of a regular file; b"" for anything else.
+
+    A FIFO or device planted at the path is refused without blocking
+    (:func:`memoryd.bounded_read.open_regular`).
+    """
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+        fd = open_regular(path)
     except OSError:
         return b""
     try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            return b""
-        start = max(0, info.st_size - limit)
-        chunks: list[bytes] = []
-        offset, left = start, info.st_size - start
-        while left > 0:
-            chunk = os.pread(fd, left, offset)
-            if not chunk:
-                break
-            chunks.append(chunk)
-            offset += len(chunk)
-            left -= len(chunk)
+        start = max(0, os.fstat(fd).st_size - limit)
+        os.lseek(fd, start, os.SEEK_SET)
+        data, _more = read_fd(fd, limit)
     except OSError:
         return b""
     finally:
         os.close(fd)
-    data = b"".join(chunks)
     # Reading from the middle of the file cuts the first line in half.
     return data.split(b"\n", 1)[1] if start and b"\n" in data else data
 

@@ -23,7 +23,7 @@ from typing import Any
 from memoryd.config import Config
 from memoryd.report import findings
 from memoryd.report.render import render_markdown
-from memoryd.sessions.service import TEMP_SUFFIX, write_atomic
+from memoryd.sessions.service import TEMP_SUFFIX, unwritable, write_atomic
 
 DAY = 86400.0
 
@@ -49,7 +49,19 @@ class Retention:
 def write_report(
     report: dict[str, Any], reports_dir: Path, retention: Retention | None = None
 ) -> tuple[Path, Path]:
-    """Write the report's ``.md`` and ``.json`` atomically, point ``latest`` at them, prune."""
+    """Write the report's ``.md`` and ``.json`` atomically, point ``latest`` at them, prune.
+
+    A write the disk refuses (full, read-only) is ``unwritable``, naming the cause.
+    """
+    try:
+        return _write(report, reports_dir, retention)
+    except OSError as exc:
+        raise unwritable(exc.filename or os.fspath(reports_dir), exc) from None
+
+
+def _write(
+    report: dict[str, Any], reports_dir: Path, retention: Retention | None
+) -> tuple[Path, Path]:
     reports_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
     stem = f"compaction-{report['stamp']}"
     n = 1

@@ -16,11 +16,11 @@ from urllib.parse import unquote
 
 from memoryd.indexer.queries import IndexedFile
 from memoryd.indexer.records import KIND_INDEX, KIND_MEMORY
+from memoryd.staleness.citations import MARKDOWN_LINK
 
 MAX_LINES = 200
 MAX_BYTES = 25 * 1024
 
-_LINK = re.compile(r"\[[^\]]*\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
 _ENTRY = re.compile(r"^\s*[-*+]\s+\[[^\]]*\]\(([^)]*)\)(?P<rest>.*)$")
 _HOOK_PUNCTUATION = " \t—–-:|"
 
@@ -49,7 +49,7 @@ def index_health(directory: str, files: list[IndexedFile]) -> dict[str, Any] | N
     dead: list[dict[str, Any]] = []
     no_hook: list[dict[str, Any]] = []
     for number, line in enumerate(lines, start=1):
-        for match in _LINK.finditer(line):
+        for match in MARKDOWN_LINK.finditer(line):
             target = _local_target(match.group(1))
             if target is None:
                 continue

@@ -46,10 +46,18 @@ def claude_factory(cfg: Config) -> Callable[[], Any] | None:
     return get
 
 
-def record_runs(store: IndexStore, records: list[dict[str, Any]]) -> None:
-    """Write telemetry rows in one transaction (the daemon batches those that queued up)."""
+def record_runs(
+    store: IndexStore, records: list[dict[str, Any]], retention: telemetry.Retention
+) -> None:
+    """Write telemetry rows in one transaction (the daemon batches those that queued up),
+    deleting those past ``retention`` in the same one."""
     with store.transaction() as conn:
         telemetry.insert(conn, *records)
+        retention.prune(conn, len(records))
+
+
+def retention_of(cfg: Config) -> telemetry.Retention:
+    return telemetry.Retention(cfg.telemetry_keep_runs, cfg.telemetry_keep_days)
 
 
 def make_selector(cfg: Config) -> Selector:

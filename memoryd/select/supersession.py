@@ -52,8 +52,8 @@ May") rather than an adjective ("Deprecated API endpoints", "Stale cache gotcha"
 _SELF = r"(?:memory|note|file|entry|page|doc|document|decision|record|rule|approach|info)"
 _LABEL = r"(?:note|update|updated|status|warning|heads[- ]up|caution|important|edit)"
 _BANNER_LINE = re.compile(
-    rf"^[\s>#*_\[!(⚠️🚫❗\-–—]*?(?:{_LABEL}\b[^:\n]{{0,20}}[:\-–—)\]]\s*[*_]*\s*)?"
-    rf"(?:this {_SELF}\s+(?:is|was|has been)\s+(?:now\s+)?)?"
+    rf"^[\s>#*_\[!(⚠️🚫❗\-–—]*?(?:{_LABEL}\b[^:\n]{{0,20}}[:\-–—)\]]\s*+[*_]*+\s*+)?"
+    rf"(?:this {_SELF}\s++(?:is|was|has been)\s++(?:now\s++)?)?"
     rf"(?P<status>{_WORD_STATUS}\b{_STATEMENT_END}|{_PHRASE_STATUS}\b)(?P<rest>.*)$",
     re.IGNORECASE,
 )

@@ -102,6 +102,36 @@ def insert(conn: sqlite3.Connection, *records: dict[str, Any]) -> None:
     conn.executemany(_INSERT, records)
 
 
+class Retention:
+    """How many ``selector_runs`` rows are kept, and for how long (~300 bytes a run).
+
+    Rows past the age go at every write (an index seek on ``at``); the count
+    is enforced once every tenth of it has been written, since finding the
+    cut-off row walks that many index entries.
+    """
+
+    def __init__(self, keep_runs: int, keep_days: float) -> None:
+        self.keep_runs = keep_runs
+        self.keep_days = keep_days
+        self._written = keep_runs  # the first write checks the count
+
+    def prune(self, conn: sqlite3.Connection, written: int, now: float | None = None) -> int:
+        """Delete what is past the limits after ``written`` new rows; how many rows went."""
+        now = time.time() if now is None else now
+        before = conn.total_changes
+        conn.execute("DELETE FROM selector_runs WHERE at < ?", (now - self.keep_days * 86400,))
+        self._written += written
+        if self._written >= max(1, self.keep_runs // 10):
+            self._written = 0
+            cut = conn.execute(
+                "SELECT at FROM selector_runs ORDER BY at DESC LIMIT 1 OFFSET ?",
+                (self.keep_runs - 1,),
+            ).fetchone()
+            if cut is not None:
+                conn.execute("DELETE FROM selector_runs WHERE at < ?", (cut[0],))
+        return conn.total_changes - before
+
+
 def _percentile(values: list[float], pct: float) -> float | None:
     if not values:
         return None

@@ -38,10 +38,19 @@ _ADDON_NOUNS = "linters?|plugins?|extensions?|wrappers?|providers?"
 BODY_COMMAND_SHARE = 0.6
 """Share of a body's command lines that must invoke the tool when the header does not name it."""
 _NOT_USAGE_TYPES = frozenset({"feedback", "project", "user"})
-_SLUG = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)+")
 
 _WRAPPERS = {"gradle": ("gradlew",), "mvn": ("mvnw",), "docker": ("docker-compose",)}
 """Launch scripts that stand for the tool itself in command lines."""
+
+
+def _is_slug(name: str) -> bool:
+    """``pytest-usage``: two or more lowercase ASCII words or numbers joined by hyphens.
+
+    Split, not a regex: the pattern ``[a-z0-9]+(?:-[a-z0-9]+)+`` backtracks
+    quadratically on a long run of letters (tests/test_regex_linear.py).
+    """
+    parts = name.split("-")
+    return len(parts) > 1 and all(p.isascii() and p.isalnum() and p == p.lower() for p in parts)
 
 
 def _is_builtin(tool: str) -> bool:
@@ -163,7 +172,7 @@ def _names_sibling_tool(c: Candidate, aliases: Sequence[str]) -> bool:
     """
     # A kebab-case slug (Claude Code's ``name:`` format, "pytest-usage") is an
     # identifier whose hyphens join words, not a CLI's name: only prose counts.
-    name = "" if _SLUG.fullmatch(c.name or "") else c.name
+    name = "" if _is_slug(c.name or "") else c.name
     header = f"{name} {c.description}"
     return any(re.search(rf"\b{re.escape(a)}-[a-z]", header) for a in aliases)
 

@@ -47,7 +47,8 @@ _OPEN = re.compile(
 _OPEN_PREFIX = re.compile(r"^(open|unresolved|open question|question)\s*:\s*", re.IGNORECASE)
 _VERIFIED = re.compile(
     r"\b(tests?|tested|validat\w*|confirm\w*|match(es|ed)?|measured|passed|green|verified)\b"
-    r"|\d+(\.\d+)?\s?(%|ms|s|gb|mb|gi)\b",
+    # A number only from the start of its digits: "0000…" was scanned from each digit.
+    r"|(?<!\d)\d++(\.\d++)?\s?(%|ms|s|gb|mb|gi)\b",
     re.IGNORECASE,
 )
 _INSTRUCTION = re.compile(
@@ -57,7 +58,7 @@ _INSTRUCTION = re.compile(
     r"|(^|\s)(system|assistant|developer)\s*:"
     r"|</?(system|instructions?|prompt)>"
     r"|\bnew instructions\b|\bact as\b"
-    r"|\brm\s+-[a-z]*[rf]|\bcurl\b[^|]*\|\s*(ba|z)?sh\b|\bsudo\b|\bchmod\s+777\b"
+    r"|\brm\s+-[a-z]*[rf]|\bcurl\b[^|\n]{0,200}\|\s*(ba|z)?sh\b|\bsudo\b|\bchmod\s+777\b"
     r"|\bgit\s+push\s+(-f|--force)\b|\bdrop\s+(table|database)\b",
     re.IGNORECASE,
 )

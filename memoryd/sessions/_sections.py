@@ -25,7 +25,6 @@ HEADINGS = {
 }
 """Lower-cased ``## `` heading text -> section key."""
 
-_HEADING = re.compile(r"^##[ \t]+(.+?)[ \t]*#*[ \t]*$")
 _BULLET = re.compile(r"^[-*][ \t]+(.*)$")
 _STEP = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*):[ \t]*(.*)$")
 
@@ -54,12 +53,22 @@ class SessionSections:
     def summary_text(self) -> str:
         return " ".join(entry.text for entry in self.summary)
 
-    def entries(self) -> Iterator[Entry]:
-        """Every entry, in file order section by section."""
-        yield from self.summary
-        yield from self.steps
-        yield from self.active_state
-        yield from self.key_decisions
+    def entries(self, limit: int | None = None) -> Iterator[Entry]:
+        """Every entry (the first ``limit`` of each section), in file order section by section."""
+        for section in (self.summary, self.steps, self.active_state, self.key_decisions):
+            yield from section[:limit]
+
+
+def heading_text(line: str) -> str | None:
+    """The text of a ``## Heading ##`` line (closing hashes dropped), or None for other lines.
+
+    Plain string operations, not a regex: the old pattern's lazy text and its
+    three optional trailing runs tried every split of a run of spaces, cubic
+    in the length of a line like ``## a``, ten thousand spaces, ``b``.
+    """
+    if not line.startswith("##") or line[2:3] not in (" ", "\t") or len(line) < 4:
+        return None
+    return line[2:].rstrip(" \t").rstrip("#").strip(" \t")
 
 
 def body_start_line(lines: list[str]) -> int:
@@ -89,10 +98,10 @@ def parse_sections(text: str) -> SessionSections:
     for index in range(body_start_line(lines), len(lines)):
         line = lines[index]
         number = index + 1
-        heading = _HEADING.match(line)
-        if heading:
+        heading = heading_text(line)
+        if heading is not None:
             flush()
-            section = HEADINGS.get(heading.group(1).strip().lower())
+            section = HEADINGS.get(heading.strip().lower())
             continue
         if section is None:
             continue

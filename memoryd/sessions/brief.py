@@ -54,6 +54,13 @@ BACKGROUND_MATCH = 0.2
 """Share of the task's (IDF-weighted) words an entry of such a session must contain."""
 CURRENT_TROUBLE_SCORE = 10.0
 """Puts the newest session's blockers and failing tests first, so the budget never cuts them."""
+SECTION_ENTRIES = 100
+"""Entries read per section of one session. A saved session has a handful; a
+hostile or runaway file (10k bullets) must not make ``context`` compare every
+entry with every other one (minutes of the interpreter for one 200 KB file)."""
+FINDINGS_CONSIDERED = 200
+"""Ranked findings checked for repeats and conflicts: more than the largest
+budget (4,000 tokens) can show."""
 INDEX_CACHE_BYTES = 16 * 1024 * 1024
 """Memory for session files already indexed: ~700 sessions of 1.4 KB (see :func:`weight`)."""
 
@@ -246,7 +253,7 @@ def _index_text(doc: SessionDoc) -> _Indexed:
     sections = parse_sections(text)
     sequence: list[str] = []
     entries = []
-    for entry in sections.entries():
+    for entry in sections.entries(limit=SECTION_ENTRIES):
         words = rel.tokens(entry.text)
         sequence += [*words, "", ""]
         entries.append((entry, set(words)))
@@ -381,7 +388,7 @@ def _collect(
         scored,
         lambda item: item[0] >= CURRENT_TROUBLE_SCORE,
         lambda item: any(item[4] is f for f in found),
-    )
+    )[:FINDINGS_CONSIDERED]
     conflicts = {
         id(entry): earlier
         for _, entry, terms, _, session in scored

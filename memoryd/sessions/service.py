@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import errno
 import math
 import os
 import re
@@ -25,8 +26,9 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from memoryd._sized_cache import SizedCache
-from memoryd.errors import InvalidParams, NotFound
-from memoryd.indexer.parse import content_hash, parse_bytes
+from memoryd.bounded_read import MAX_READ_BYTES, NotAFile, read_capped
+from memoryd.errors import InvalidParams, NotFound, NotRegularFile, Unwritable
+from memoryd.indexer.parse import content_hash, describe_os_error, parse_bytes
 from memoryd.indexer.records import KIND_SESSION
 from memoryd.indexer.secrets import redact, redact_value
 from memoryd.indexer.store import process_alive
@@ -175,27 +177,33 @@ def save(request: SaveRequest) -> SaveResult:
     """Write ``{dir}/{session}-{project}.md``, over an earlier save of it; where and how.
 
     An earlier save of the same session is merged with this one (see
-    :mod:`memoryd.sessions.merge`) unless the request says ``replace``.
+    :mod:`memoryd.sessions.merge`) unless the request says ``replace``. A
+    session path holding something other than a regular file (a FIFO, a
+    directory, a device, a symbolic link) is ``not_a_file`` and is left as it
+    is; a write the disk refuses (full, read-only) is ``unwritable``, and the
+    temp file is removed, so nothing half-written remains.
     """
     inp = request.session
     filename = session_filename(inp.project, inp.session)
     path = os.path.join(request.dir, filename)
     previous: dict[str, Any] | None = None
     kept: dict[str, Any] | None = None
-    created = not os.path.exists(path)
+    created = not os.path.lexists(path)
     if not created:
-        with open(path, "rb") as fh:
-            data = fh.read()
-        old = parse_bytes(data, KIND_SESSION)
-        previous = old.meta if old.error is None else None
+        previous, data = _previous_session(path)
         if previous is not None and not request.replace:
-            earlier = session_input_from_file(filename, previous, data.decode("utf-8"))
+            earlier = session_input_from_file(
+                filename, previous, data.decode("utf-8", errors="replace")
+            )
             inp, kept = merge(inp, earlier)
     text = render_session(inp, previous)
     written = parse_bytes(text.encode(), KIND_SESSION)
     if written.error is not None:  # a bug in render_session, never user input
         raise RuntimeError(f"refusing to write an unreadable session file: {written.error}")
-    write_atomic(path, text)
+    try:
+        write_atomic(path, text)
+    except OSError as exc:
+        raise unwritable(path, exc) from None
     return {
         "path": path,
         "filename": os.path.basename(path),
@@ -205,6 +213,31 @@ def save(request: SaveRequest) -> SaveResult:
         "schema_version": SCHEMA_VERSION,
         "bytes": len(text.encode()),
     }
+
+
+def _previous_session(path: str) -> tuple[dict[str, Any] | None, bytes]:
+    """The fields (None when they do not parse) and bytes of the session file ``save`` replaces."""
+    try:
+        data, truncated = read_capped(path, follow=False)
+    except NotAFile as exc:
+        raise NotRegularFile(
+            f"cannot save: {path} is {exc.what}, not a session file; memoryd writes session "
+            "memories as regular files and leaves this one alone (move it away and save again)",
+            {"path": path, "found": exc.what},
+        ) from None
+    except OSError as exc:
+        raise unwritable(path, exc, doing="read the session file it would replace") from None
+    old = parse_bytes(data, KIND_SESSION, truncated=truncated)
+    return (old.meta if old.error is None else None), data
+
+
+def unwritable(path: str, exc: OSError, *, doing: str = "write") -> Unwritable:
+    """The ``unwritable`` error for a failed write: the cause by name (``ENOSPC``) and in words."""
+    name = errno.errorcode.get(exc.errno or 0, "error")
+    return Unwritable(
+        f"cannot {doing} {path}: {exc.strerror or exc} ({name}); nothing was written",
+        {"path": path, "errno": name},
+    )
 
 
 def _migrated_from(previous: Mapping[str, Any] | None) -> str | None:
@@ -237,22 +270,25 @@ def load_last(
             skipped.append({"filename": filename, "reason": error})
             continue
         try:
-            with open(path, "rb") as fh:
-                data = fh.read()
+            data, truncated = read_capped(path, follow=False)
         except OSError as exc:
-            skipped.append({"filename": filename, "reason": f"unreadable: {exc.strerror}"})
+            skipped.append({"filename": filename, "reason": describe_os_error(exc, path)})
             continue
-        parsed = parse_bytes(data, KIND_SESSION)
+        parsed = parse_bytes(data, KIND_SESSION, truncated=truncated)
         if parsed.error is not None:  # changed on disk since it was indexed
             skipped.append({"filename": filename, "reason": parsed.error})
             continue
         line, hours = resume_line(
             project, parsed.meta, now or dt.datetime.now().astimezone(), filename=filename
         )
-        content, fields = data.decode("utf-8"), parsed.meta
+        # A file over the cap is answered with its first MiB (a character cut at the end dropped).
+        content = data.decode("utf-8", errors="ignore" if truncated else "strict")
+        fields = parsed.meta
         if not reveal_secrets:
             content, fields = redact(content), redact_value(fields)
+        extra = {"truncated": True, "warning": _over_cap(path)} if truncated else {}
         return {
+            **extra,
             "found": True,
             "path": path,
             "filename": filename,
@@ -311,14 +347,15 @@ def context(
             args += (project,)
         rows = conn.execute(sql + " ORDER BY session", args)
         for path, filename, proj, session, error, digest in rows:
+            body, reason = _session_text(path, digest) if error is None else (None, None)
             docs.append(
                 SessionDoc(
                     path=path,
                     filename=filename,
                     project=proj,
                     session=session,
-                    text=None if error else _session_text(path, digest),
-                    error=error,
+                    text=body,
+                    error=error or reason,
                 )
             )
     brief = build_brief(task, docs, scope=scope, budget_tokens=budget_tokens).to_json()
@@ -358,20 +395,30 @@ changed ahead of the index is read again next time rather than cached under
 the old hash."""
 
 
-def _session_text(path: str, digest: str) -> str | None:
-    """The file's text, newlines translated as text mode does, with secrets redacted."""
+def _session_text(path: str, digest: str) -> tuple[str | None, str | None]:
+    """``(text, None)``, newlines translated as text mode does, secrets redacted; or why not.
+
+    At most the first MiB is read: the brief of a bigger file is built from that.
+    """
     text = _TEXTS.get((path, digest))
     if text is not None:
-        return text
+        return text, None
     try:
-        with open(path, "rb") as fh:
-            data = fh.read()
-        text = redact(data.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n"))
-    except (OSError, UnicodeDecodeError):
-        return None
+        data, truncated = read_capped(path, follow=False)
+        decoded = data.decode("utf-8", errors="ignore" if truncated else "strict")
+    except OSError as exc:
+        return None, describe_os_error(exc, path)
+    except UnicodeDecodeError as exc:
+        return None, f"not valid UTF-8 at offset {exc.start}"
+    text = redact(decoded.replace("\r\n", "\n").replace("\r", "\n"))
     if content_hash(data) == digest:
         _TEXTS.put((path, digest), text, len(text) + 100)
-    return text
+    return text, None
+
+
+def _over_cap(path: str) -> str:
+    name, cap = os.path.basename(path), MAX_READ_BYTES // 1024
+    return f"{name} is over the {cap} KiB cap: only its start is shown"
 
 
 def dir_unreadable(directory: str) -> str | None:

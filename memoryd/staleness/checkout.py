@@ -25,6 +25,8 @@ import sqlite3
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from memoryd.bounded_read import read_capped
+
 TRANSCRIPT_HEAD_BYTES = 64 * 1024
 TRANSCRIPTS_READ = 5
 MAX_DECODE_STEPS = 2_000
@@ -113,8 +115,8 @@ def transcript_cwd(project_dir: str) -> str | None:
 
 def _cwd_in(path: str) -> str | None:
     try:
-        with open(path, "rb") as fh:
-            head = fh.read(TRANSCRIPT_HEAD_BYTES).decode("utf-8", errors="replace")
+        data, _more = read_capped(path, limit=TRANSCRIPT_HEAD_BYTES)
+        head = data.decode("utf-8", errors="replace")
     except OSError:
         return None
     for line in head.splitlines():

@@ -40,15 +40,25 @@ SOURCE_EXTENSIONS = frozenset(
     """.split()  # noqa: SIM905 - a word list reads better than 90 quoted strings
 )
 
-_SEGMENT = r"[A-Za-z0-9_@+.-]+"
-# A path with at least one directory part, optionally ending in a slash.
+# Every pattern here is linear in the text (tests/test_regex_linear.py counts the
+# steps): a match can start only where the previous character cannot continue
+# it, and runs are possessive, so no character is scanned from many starts.
+_SEGMENT_CHARS = r"[A-Za-z0-9_@+.-]"
+_SEGMENT = _SEGMENT_CHARS + "++"
+# A path with at least one directory part, optionally ending in a slash. The
+# look-behind holds every character of a segment, so a match starts only at
+# the beginning of a run (``a+a+a+…`` was scanned again from each ``+``).
 _PATH = re.compile(
-    rf"(?<![\w/.:@~$%-])(?P<path>\.?{_SEGMENT}(?:/{_SEGMENT})+/?|\.?{_SEGMENT}/)"
+    rf"(?<![\w/.:@~$%+-])(?P<path>\.?{_SEGMENT}(?:/{_SEGMENT})+/?|\.?{_SEGMENT}/)"
     r"(?::(?P<line>\d+)(?:-\d+)?)?"
 )
 _BACKTICK = re.compile(r"`([^`\n]{1,300})`")
-_LINK = re.compile(r"\[[^\]\n]*\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
-_BARE = re.compile(rf"^(?P<path>{_SEGMENT}\.[A-Za-z0-9]+)(?::(?P<line>\d+)(?:-\d+)?)?$")
+MARKDOWN_LINK = re.compile(
+    r"\[[^\[\]\n]*+\]\(\s*+<?([^()\[\]\s<>]++)>?(?:\s++\"[^\"\n]*+\")?\s*+\)"
+)
+"""``[text](target "title")``, the target in group 1. Neither the text nor the
+target may hold a bracket, so the scan from one ``[`` ends at the next one."""
+_BARE = re.compile(rf"^(?P<path>{_SEGMENT_CHARS}+\.[A-Za-z0-9]+)(?::(?P<line>\d+)(?:-\d+)?)?$")
 _HOST_TLD = re.compile(r"\.(com|org|net|io|dev|app|co|edu|gov|uk|de|ai|cloud|local|internal)$")
 
 
@@ -73,7 +83,7 @@ def extract(description: str | None, body: str | None) -> list[Citation]:
 
     # Each pass runs only when its text can hold a match: most memories have no
     # links or backticks, and the path pattern needs a slash.
-    for match in _LINK.finditer(text) if "](" in text else ():
+    for match in MARKDOWN_LINK.finditer(text) if "](" in text else ():
         target = match.group(1).split("#", 1)[0]
         if target and not (target.endswith(".md") and "/" not in target):
             add(target, None, quoted=True)

@@ -1,0 +1,180 @@
+"""Whether the index can be written now, and when the writer tries again.
+
+A full disk, or another process holding the index's write lock, must not
+turn the daemon into one that answers ``internal`` and never catches up. The
+writer reports every storage failure here (:func:`memoryd.indexer.recovery.trouble`
+tells them from bugs) and the state becomes ``degraded``: reads go on serving
+what the index holds, writes stop waiting for the lock, watcher hints are
+dropped (the repair covers them), and a *repair* (a full reconcile of every
+root, which writes only what differs from the disk) is due after a backoff
+that doubles up to :data:`MAX_BACKOFF_S`. Each attempt first makes one tiny
+write (a probe): while even that fails, retries stay cheap and frequent, so
+the index catches up within seconds of space or the lock coming back; a
+repair that fails after its probe passed (room for a little, not for all)
+backs off up to :data:`MAX_REPAIR_BACKOFF_S`. The first repair that succeeds
+ends the state. Damage found while running makes the state ``rebuilding``
+until the rebuilt index has been filled again. ``status`` shows all of it.
+
+Times for retries are monotonic, so a clock set back does not stall them.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+import time
+from collections.abc import Callable
+from typing import Any, Protocol
+
+from memoryd.errors import IndexUnavailable, StoreError
+from memoryd.indexer import recovery
+from memoryd.indexer.queries import iso_utc
+from memoryd.indexer.store import IndexStore
+from memoryd.ipc.server import Handler
+
+OK, DEGRADED, REBUILDING = "ok", "degraded", "rebuilding"
+FIRST_BACKOFF_S = 0.5
+MAX_BACKOFF_S = 5.0
+MAX_REPAIR_BACKOFF_S = 60.0
+BUSY_MS = 2000
+"""How long the daemon's writes wait for another process's lock (a ``memoryd index``
+batch holds it well under a second); past it the write fails and the repair retries it,
+so a save is answered within seconds, not held for the CLI's 10 s."""
+SHORT_BUSY_MS = 200
+"""How long a write waits for the lock while degraded."""
+
+
+class Health:
+    """The index writer's state; read by any thread, changed by the writer thread."""
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+        self._clock = clock
+        self._lock = threading.Lock()
+        self.state = OK
+        self.reason: str | None = None
+        self.since: float | None = None
+        self.failures = 0
+        self.repair_failures = 0
+        self.recovered_at: float | None = None
+        self._due: float | None = None
+        self._pending: set[str] = set()
+
+    @property
+    def degraded(self) -> bool:
+        return self.state != OK
+
+    def failed(self, reason: str, *, repair: bool = False) -> float:
+        """A write (or, with ``repair``, a repair) failed: degraded; the delay to the next try.
+
+        Write and probe failures back off to :data:`MAX_BACKOFF_S`; a repair
+        that failed after its probe passed, to :data:`MAX_REPAIR_BACKOFF_S`.
+        """
+        with self._lock:
+            if self.state == OK:
+                self.state, self.since = DEGRADED, time.time()
+            self.reason = reason
+            self.failures += 1
+            delay = _backoff(self.failures, MAX_BACKOFF_S)
+            if repair:
+                self.repair_failures += 1
+                delay = max(delay, _backoff(self.repair_failures + 4, MAX_REPAIR_BACKOFF_S))
+            self._due = self._clock() + delay
+            return delay
+
+    def rebuilding(self, reason: str) -> None:
+        """Damage was found: the index is being set aside and filled again, repair now."""
+        with self._lock:
+            self.state, self.reason, self.since = REBUILDING, reason, time.time()
+            self._due = self._clock()
+
+    def pending(self, path: str) -> None:
+        """A saved file that is on disk but not in the index yet (the repair indexes it)."""
+        with self._lock:
+            self._pending.add(path)
+
+    def wait_s(self) -> float | None:
+        """Seconds until the repair is due (0: now); None while healthy."""
+        with self._lock:
+            if self._due is None:
+                return None
+            return max(0.0, self._due - self._clock())
+
+    def recovered(self) -> None:
+        with self._lock:
+            self.state, self.reason, self.since = OK, None, None
+            self.failures, self.repair_failures, self._due = 0, 0, None
+            self._pending.clear()
+            self.recovered_at = time.time()
+
+    def to_json(self) -> dict[str, Any]:
+        """``status``'s ``index`` object."""
+        with self._lock:
+            due = None if self._due is None else max(0.0, self._due - self._clock())
+            return {
+                "state": self.state,
+                "reason": self.reason,
+                "since": None if self.since is None else iso_utc(self.since),
+                "failed_writes": self.failures,
+                "retry_in_s": None if due is None else round(due, 1),
+                "pending_saves": sorted(self._pending),
+                "recovered_at": None if self.recovered_at is None else iso_utc(self.recovered_at),
+            }
+
+
+def _backoff(failures: int, cap: float) -> float:
+    return min(cap, FIRST_BACKOFF_S * 2.0 ** min(failures - 1, 10))
+
+
+REBUILD_WAIT_S = 5.0
+"""How long a request waits for a rebuilt index to be filled before ``index_unavailable``."""
+
+
+class _Writer(Protocol):
+    health: Health
+
+    @property
+    def store(self) -> IndexStore: ...
+
+    def report_damage(self, store: IndexStore, reason: str) -> None: ...
+
+
+def guard(handlers: dict[str, Handler], writer: Callable[[], _Writer]) -> dict[str, Handler]:
+    """``handlers`` that answer storage trouble with ``index_unavailable``, never ``internal``.
+
+    Damage a query runs into is reported to the writer, which sets the file
+    aside and rebuilds the index; while that runs, requests wait a little for
+    it and are then told to retry. ``status`` is never held.
+    """
+
+    def guarded(name: str, handler: Handler) -> Handler:
+        def answer(params: dict[str, Any]) -> Any:
+            health = writer().health
+            if name != "status" and health.state == REBUILDING:
+                _wait_rebuilt(health)
+            store = writer().store
+            try:
+                return handler(params)
+            except (sqlite3.Error, StoreError) as exc:
+                found = recovery.trouble(exc)
+                if found is None and not isinstance(exc, StoreError):
+                    raise
+                why = found[1] if found else str(exc)
+                if found is not None and found[0] == recovery.DAMAGED:
+                    writer().report_damage(store, why)
+                    why = f"the index is damaged ({why}); it is being rebuilt from the files"
+                raise IndexUnavailable(f"{why}; retry in a few seconds", {"retry": True}) from None
+
+        return answer
+
+    return {name: guarded(name, handler) for name, handler in handlers.items()}
+
+
+def _wait_rebuilt(health: Health) -> None:
+    deadline = time.monotonic() + REBUILD_WAIT_S
+    while health.state == REBUILDING and time.monotonic() < deadline:
+        time.sleep(0.05)
+    if health.state == REBUILDING:
+        raise IndexUnavailable(
+            f"the index is being rebuilt after damage ({health.reason}); retry in a few seconds",
+            {"retry": True},
+        )

@@ -1,0 +1,120 @@
+"""Folders memoryd never watches or writes into: system trees and pseudo file systems.
+
+``watch /proc`` used to walk the process table as if it were notes, and
+``roots: [/]`` the whole machine (on the main thread, ignoring SIGHUP, until
+the first badly named file crashed it); ``save`` with ``dir: /usr`` wrote a
+session file there. :func:`refusal` says why a folder is refused, before
+anything is walked or written:
+
+* too broad to be a memory folder: ``/``, the home directory, ``/home``,
+  ``/tmp`` and the like, themselves (folders inside them are fine);
+* a system tree, at any depth: ``/usr``, ``/etc``, ``/proc``, ``/sys``, ``/dev``,
+  ``/boot``, ``/run`` and the library and binary folders;
+* on a pseudo file system (proc, sysfs, cgroup, devtmpfs, debugfs, ...)
+  wherever it is mounted, found from ``/proc/self/mounts``.
+
+The path must already be resolved (``realpath``); ``home`` is the user's.
+"""
+
+from __future__ import annotations
+
+import os
+
+TOO_BROAD = frozenset(
+    {"/", "/home", "/root", "/Users", "/var", "/opt", "/srv", "/mnt", "/media"}
+    | {"/tmp", "/var/tmp"}  # noqa: S108 - named to be refused, never used
+)
+"""Folders refused themselves (with the home directory): they hold other people's trees."""
+
+SYSTEM_TREES = (
+    "/usr",
+    "/etc",
+    "/bin",
+    "/sbin",
+    "/lib",
+    "/lib32",
+    "/lib64",
+    "/libx32",
+    "/boot",
+    "/dev",
+    "/proc",
+    "/sys",
+    "/run",
+)
+"""Folders refused with everything below them."""
+
+PSEUDO_FILESYSTEMS = frozenset(
+    {
+        "proc",
+        "sysfs",
+        "devtmpfs",
+        "devpts",
+        "cgroup",
+        "cgroup2",
+        "debugfs",
+        "tracefs",
+        "securityfs",
+        "pstore",
+        "bpf",
+        "configfs",
+        "fusectl",
+        "mqueue",
+        "hugetlbfs",
+        "autofs",
+        "efivarfs",
+        "binfmt_misc",
+        "selinuxfs",
+        "nsfs",
+        "rpc_pipefs",
+    }
+)
+
+MOUNTS = "/proc/self/mounts"
+
+
+def refusal(path: str, home: str | None = None) -> str | None:
+    """Why ``path`` may be neither a memory root nor a save target, or None when it may."""
+    home = os.path.realpath(os.path.expanduser("~")) if home is None else home
+    if path in TOO_BROAD or path == home:
+        return f"{path} is too broad to be a memory folder; name the memory directory itself"
+    for tree in SYSTEM_TREES:
+        if path == tree or path.startswith(tree + "/"):
+            return f"{path} is inside the system tree {tree}, which holds no memories"
+    fstype = filesystem_of(path)
+    if fstype in PSEUDO_FILESYSTEMS:
+        return f"{path} is on a {fstype} pseudo file system, which holds no memories"
+    return None
+
+
+def filesystem_of(path: str, mounts: str = MOUNTS) -> str | None:
+    """The type of the file system ``path`` lives on (its longest mount point), if known."""
+    try:
+        with open(mounts, encoding="utf-8", errors="replace") as fh:
+            table = fh.read(1024 * 1024)
+    except OSError:
+        return None
+    best, fstype = "", None
+    for line in table.splitlines():
+        fields = line.split()
+        if len(fields) < 3:
+            continue
+        point = _unescape(fields[1])
+        inside = path == point or path.startswith(point.rstrip("/") + "/")
+        if inside and len(point) >= len(best):
+            best, fstype = point, fields[2]
+    return fstype
+
+
+def _unescape(field: str) -> str:
+    r"""Mount points in the table spell spaces and other bytes as octal (``\040``)."""
+    if "\\" not in field:
+        return field
+    out, i = [], 0
+    while i < len(field):
+        if field[i] == "\\" and field[i + 1 : i + 4].isdigit():
+            out.append(chr(int(field[i + 1 : i + 4], 8)))
+            i += 4
+        else:
+            out.append(field[i])
+            i += 1
+    return "".join(out)

@@ -1,0 +1,132 @@
+"""The smaller leaks: a clock set back, telemetry without bound, first-index workers left behind."""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+from apscheduler.schedulers.background import BackgroundScheduler
+from daemon_fixtures import scaled, wait_until
+
+from memoryd.config import Config
+from memoryd.daemon import report_handlers
+from memoryd.daemon.maintenance import WallClock
+from memoryd.indexer.store import IndexStore
+from memoryd.select import telemetry
+from memoryd.select.service import record_runs
+
+
+def test_a_clock_set_back_is_noticed_and_slewing_is_not() -> None:
+    wall, mono = [1_000_000.0], [50.0]
+    clock = WallClock(lambda: wall[0], lambda: mono[0])
+    wall[0] += 10
+    mono[0] += 10
+    assert not clock.went_back()
+    wall[0] -= 5  # NTP slewing, seconds
+    assert not clock.went_back()
+    wall[0] -= 86_400  # set back a day
+    mono[0] += 1
+    assert clock.went_back()
+    assert not clock.went_back()  # once
+
+
+class _Daemon:
+    """What the reporter needs of the daemon to (re)schedule its job."""
+
+    def __init__(self) -> None:
+        self.cfg = Config(report_cron="0 3 * * *")
+        self.scheduler = BackgroundScheduler()
+        self.extra_status: dict[str, object] = {}
+        self.on_reload: list[object] = []
+        self.on_clock_back: list[object] = []
+
+
+def test_the_report_is_rescheduled_from_now_after_the_clock_went_back() -> None:
+    daemon = _Daemon()
+    daemon.scheduler.start(paused=True)
+    try:
+        report_handlers.start(daemon)  # type: ignore[arg-type]
+        job = daemon.scheduler.get_job(report_handlers.JOB_ID)
+        # What the clock going back a day leaves: a next run more than a day ahead.
+        now = dt.datetime.now(job.next_run_time.tzinfo)
+        job.modify(next_run_time=job.next_run_time + dt.timedelta(days=1))
+        assert job.next_run_time - now > dt.timedelta(days=1)
+        for hook in daemon.on_clock_back:
+            hook()  # type: ignore[operator]
+        job = daemon.scheduler.get_job(report_handlers.JOB_ID)
+        assert job.next_run_time - now <= dt.timedelta(days=1)
+    finally:
+        daemon.scheduler.shutdown(wait=False)
+
+
+def _run(at: float) -> dict[str, object]:
+    record = telemetry.make_record(
+        run_id=uuid.uuid4().hex, directory="/m", query="q", log_queries=False, ranker="local"
+    )
+    return {**record, "at": at}
+
+
+def test_selector_runs_are_kept_by_age_and_by_count(tmp_path: Path) -> None:
+    store = IndexStore(tmp_path / "index.db")
+    try:
+        now = time.time()
+        retention = telemetry.Retention(keep_runs=50, keep_days=7)
+        old = [_run(now - 30 * 86400 + i) for i in range(20)]
+        record_runs(store, old, retention)
+        assert store.conn.execute("SELECT count(*) FROM selector_runs").fetchone()[0] == 0
+        for batch in range(30):
+            record_runs(store, [_run(now + batch * 10 + i) for i in range(10)], retention)
+            count = store.conn.execute("SELECT count(*) FROM selector_runs").fetchone()[0]
+            assert count <= 50 + 50 // 10 + 10  # the count is enforced every tenth of it
+        newest = store.conn.execute("SELECT max(at) FROM selector_runs").fetchone()[0]
+        assert newest == now + 29 * 10 + 9  # what goes is the oldest
+    finally:
+        store.close()
+
+
+WORKERS = """
+import os, signal, time
+from memoryd.indexer import coldload
+if __name__ == "__main__":
+    pool = coldload._StartingPool(coldload._context(), 2)
+    pool.executor().submit(time.sleep, 60)  # one busy worker, one idle
+    time.sleep(0.5)
+    print("ready", flush=True)
+    os.kill(os.getpid(), signal.SIGKILL)  # the daemon, killed mid-index
+"""
+
+
+def _marked(mark: str) -> list[int]:
+    """Processes whose environment carries ``mark``: the parent, its fork server and workers."""
+    pids = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if mark.encode() in (entry / "environ").read_bytes():
+                    pids.append(int(entry.name))
+            except OSError:
+                continue
+    return pids
+
+
+def test_first_index_workers_die_with_a_killed_daemon(tmp_path: Path) -> None:
+    script, out = tmp_path / "daemon_like.py", tmp_path / "out.txt"
+    script.write_text(WORKERS)
+    mark = uuid.uuid4().hex
+    env = {**os.environ, "MEMORYD_TEST_MARK": mark}
+    with out.open("w") as sink:  # not a pipe: the workers would hold it open
+        code = subprocess.run(
+            [sys.executable, str(script)], env=env, stdout=sink, stderr=sink, timeout=scaled(60)
+        ).returncode
+    assert code == -signal.SIGKILL and "ready" in out.read_text(), out.read_text()
+    try:
+        wait_until(lambda: _marked(f"MEMORYD_TEST_MARK={mark}") == [], scaled(10), "workers gone")
+    finally:
+        for pid in _marked(f"MEMORYD_TEST_MARK={mark}"):
+            os.kill(pid, signal.SIGKILL)
