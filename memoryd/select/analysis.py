@@ -22,7 +22,6 @@ from itertools import chain, islice, repeat
 from pathlib import Path, PurePath
 
 from memoryd import _unicode_words
-from memoryd.indexer.rows import TermAnalysis
 from memoryd.select import _lexicon, _text
 from memoryd.select._lexicon import CONCEPTS
 from memoryd.select._text import _WORD, STOPWORDS, split_words, stem
@@ -252,7 +251,3 @@ def decode(packed: object) -> DocTerms | None:
 def stored_terms(filename: str, name: str | None, description: str | None, body: str) -> bytes:
     """What the writer stores for a memory row."""
     return encode(analyse(filename, name, description, body))
-
-
-TERM_ANALYSIS = TermAnalysis(version=ANALYSIS_VERSION, terms=stored_terms)
-"""What every index store is opened with: this module's analysis, for the rows it writes."""
