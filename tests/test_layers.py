@@ -2,10 +2,12 @@
 
 The layers, bottom to top (a module may import its own layer and any below):
 
-1. **base**: helpers with no memoryd knowledge beyond errors and paths
+1. **base**: helpers that need nothing of memoryd but errors and paths
    (``errors``, ``paths``, ``bounded_read``, ``_unicode_words``, ``_lazy``,
-   ``_sized_cache``, ``durations``, ``log_lines``, ``system_trees``), and the
-   request validation that is moving out of ``ipc/`` (``memoryd.requests``).
+   ``_sized_cache``, ``durations``, ``log_lines``, ``system_trees``), where
+   Claude Code keeps its memory folders (``claude_folders``: config's default
+   roots need it as much as the hook does), and the request validation that
+   is moving out of ``ipc/`` (``memoryd.requests``).
 2. **storage**, ``memoryd.indexer``: files, parses, the SQLite index and its
    schema. What it stores that only the ranker knows how to work out (the
    term statistics) is handed to the store when it is opened
@@ -13,9 +15,11 @@ The layers, bottom to top (a module may import its own layer and any below):
    storage's own, like the secret scan.
 3. **domain**: what memoryd does with the index: ``select``, ``sessions``,
    ``staleness``, ``report``; the typed requests they take
-   (``operations``); and the two settings modules that lean on storage
-   helpers: ``config`` (read with the indexer's YAML guard) and ``logs``
-   (redacted with the indexer's secret scan). Nothing below reads config.
+   (``operations``); what an agent is shown of a memory (``_delivery``: the
+   hook, MCP and the report's oversize flag share its caps); and the two
+   settings modules that lean on storage helpers: ``config`` (read with the
+   indexer's YAML guard) and ``logs`` (redacted with the indexer's secret
+   scan). Nothing below reads config.
 4. **service**, ``memoryd.service``: one call per method over an index,
    for the daemon and the CLI.
 5. **wire**, ``memoryd.ipc``: the NDJSON protocol, the socket server, the
@@ -46,6 +50,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "memoryd._sized_cache",
         "memoryd._unicode_words",
         "memoryd.bounded_read",
+        "memoryd.claude_folders",
         "memoryd.durations",
         "memoryd.errors",
         "memoryd.log_lines",
@@ -55,6 +60,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ),
     ("memoryd.indexer",),
     (
+        "memoryd._delivery",
         "memoryd.config",
         "memoryd.logs",
         "memoryd.operations",
