@@ -10,6 +10,7 @@ import pytest
 from memoryd.errors import StoreError
 from memoryd.indexer import queries
 from memoryd.indexer.records import FileStat, ParsedFile
+from memoryd.indexer.rows import TermAnalysis
 from memoryd.indexer.schema import MIGRATIONS
 from memoryd.indexer.store import Delete, IndexStore, Touch, Upsert, open_reader
 from memoryd.select.service import TERM_ANALYSIS
@@ -175,3 +176,37 @@ def test_files_columns_are_declared_once_and_rows_go_by_name(tmp_path: Path) -> 
         (1_700_000_000_000_000_000, 10, 42),
         "h-deploy runbook-",
     )
+
+
+def _word_count(filename: str, name: str | None, description: str | None, body: str) -> bytes:
+    return str(len(f"{description} {body}".split())).encode()
+
+
+def test_the_store_keeps_the_terms_of_the_analysis_it_is_handed(db_file: Path) -> None:
+    # Storage does not know how the ranker analyses text: what it is handed is
+    # what each usable memory's row gets, and an index stamped with another
+    # analysis is worked out again from its stored text when it is opened.
+    counting = TermAnalysis(version="word-count", terms=_word_count)
+    store = IndexStore(db_file, counting)
+    store.apply([Upsert(_stat("/m/a.md"), _parsed("deploy runbook", body="three more words"))])
+    store.close()
+
+    def stored(st: IndexStore) -> tuple[object, object]:
+        (terms,) = st.conn.execute("SELECT terms FROM files").fetchone()
+        (version,) = st.conn.execute(
+            "SELECT value FROM meta WHERE key = 'analysis_version'"
+        ).fetchone()
+        return terms, version
+
+    reopened = IndexStore(db_file, counting)
+    try:
+        assert stored(reopened) == (b"5", "word-count")
+    finally:
+        reopened.close()
+    ranker = IndexStore(db_file, TERM_ANALYSIS)
+    try:
+        terms, version = stored(ranker)
+        assert version == TERM_ANALYSIS.version
+        assert terms == TERM_ANALYSIS.terms("a.md", "n", "deploy runbook", "three more words")
+    finally:
+        ranker.close()
