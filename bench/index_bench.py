@@ -38,7 +38,7 @@ from pathlib import Path
 from memoryd.indexer import coldload, sync
 from memoryd.indexer.store import IndexStore
 from memoryd.indexer.sync import Syncer
-from memoryd.select.service import TERM_ANALYSIS
+from memoryd.select.analysis import TERM_ANALYSIS
 db, root, touch = sys.argv[1], sys.argv[2], sys.argv[3]
 if touch:
     p = Path(touch); p.write_text(p.read_text() + "\nedited\n")
@@ -121,7 +121,7 @@ from memoryd.indexer.coldload import read_file
 from memoryd.indexer.rows import INSERT_SQL, file_row, memory_terms
 from memoryd.indexer.scanner import stat_entry, walk_dirs
 from memoryd.indexer.store import IndexStore
-from memoryd.select.service import TERM_ANALYSIS
+from memoryd.select.analysis import TERM_ANALYSIS
 db, root = sys.argv[1], sys.argv[2]
 out, clock = {}, [time.process_time()]
 def phase(name):

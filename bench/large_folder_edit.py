@@ -24,8 +24,8 @@ from _corpus import make_tree
 from memoryd import logs
 from memoryd.indexer.store import IndexStore
 from memoryd.indexer.sync import Syncer
+from memoryd.select.analysis import TERM_ANALYSIS
 from memoryd.select.manifest import ManifestCache
-from memoryd.select.service import TERM_ANALYSIS
 
 
 def main(argv: Sequence[str] | None = None) -> int:

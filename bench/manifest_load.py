@@ -29,8 +29,8 @@ from memoryd import logs
 from memoryd.indexer.store import IndexStore
 from memoryd.indexer.sync import Syncer
 from memoryd.select import manifest, relations, supersession
+from memoryd.select.analysis import TERM_ANALYSIS
 from memoryd.select.postings import Postings
-from memoryd.select.service import TERM_ANALYSIS
 
 T = TypeVar("T")
 

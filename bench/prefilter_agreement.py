@@ -39,8 +39,9 @@ from memoryd import logs
 from memoryd.indexer.store import IndexStore
 from memoryd.indexer.sync import Syncer
 from memoryd.select import manifest as manifest_mod
+from memoryd.select.analysis import TERM_ANALYSIS
 from memoryd.select.selector import Selector
-from memoryd.select.service import TERM_ANALYSIS, select_unrecorded
+from memoryd.select.service import select_unrecorded
 
 DEFAULT_CORPUS = Path(__file__).resolve().parents[1].parent / "shared/bench/coding-memories"
 Ask = tuple[str, list[str]]

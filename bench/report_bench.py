@@ -30,7 +30,7 @@ from _corpus import make_tree
 from memoryd.indexer.store import IndexStore
 from memoryd.indexer.sync import Syncer
 from memoryd.report import build_report, write_report
-from memoryd.select.service import TERM_ANALYSIS
+from memoryd.select.analysis import TERM_ANALYSIS
 
 TARGET_S = 5.0
 COUNTED = ("broken_files", "memory_index_issues", "duplicates", "secret_files", "old_sessions")

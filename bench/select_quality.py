@@ -74,11 +74,12 @@ from memoryd import logs
 from memoryd.indexer.store import IndexStore
 from memoryd.indexer.sync import Syncer
 from memoryd.select._text import terms
+from memoryd.select.analysis import TERM_ANALYSIS
 from memoryd.select.candidates import Candidate, load_directory
 from memoryd.select.local import LocalRanker
 from memoryd.select.relations import Relations, compute_relations
 from memoryd.select.selector import Selector
-from memoryd.select.service import TERM_ANALYSIS, select_unrecorded
+from memoryd.select.service import select_unrecorded
 from memoryd.select.tool_rules import tool_usage_docs
 from memoryd.select.tuning import Tuning
 

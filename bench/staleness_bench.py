@@ -46,7 +46,8 @@ from memoryd import logs
 from memoryd.config import Config
 from memoryd.indexer.store import IndexStore, open_reader
 from memoryd.indexer.sync import Syncer
-from memoryd.select.service import TERM_ANALYSIS, make_selector, select_unrecorded
+from memoryd.select.analysis import TERM_ANALYSIS
+from memoryd.select.service import make_selector, select_unrecorded
 from memoryd.staleness.service import Checker
 
 TOPICS = ["billing", "retry", "cache", "auth", "export", "search", "upload", "report", "queue"]

@@ -41,7 +41,7 @@ from _git_corpus import git
 from memoryd.indexer.citations import KIND_DIR, KIND_NAME
 from memoryd.indexer.store import IndexStore
 from memoryd.indexer.sync import Syncer
-from memoryd.select.service import TERM_ANALYSIS
+from memoryd.select.analysis import TERM_ANALYSIS
 from memoryd.staleness.service import Checker
 
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "bench" / "coding-memories"

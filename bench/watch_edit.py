@@ -35,7 +35,7 @@ from _daemon import BenchDaemon, running_daemon
 from memoryd import logs
 from memoryd.indexer.store import IndexStore
 from memoryd.indexer.sync import Syncer
-from memoryd.select.service import TERM_ANALYSIS
+from memoryd.select.analysis import TERM_ANALYSIS
 
 SETTLE_S = 0.6
 """After an edit is indexed, how long the bench waits before reading the daemon's CPU."""

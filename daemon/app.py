@@ -43,7 +43,7 @@ from memoryd.indexer.sync import Syncer, SyncResult
 from memoryd.ipc import params
 from memoryd.ipc.server import Handler, Server
 from memoryd.paths import escaped, name_problem
-from memoryd.select.service import TERM_ANALYSIS
+from memoryd.select.analysis import TERM_ANALYSIS
 from memoryd.sessions.service import remove_stale_temp_files
 
 if TYPE_CHECKING:

@@ -47,7 +47,7 @@ class TermAnalysis:
     They are stored with the row so that ``select`` reads them instead of
     working them out per query, but how they are worked out (tokenizer,
     stemmer, lexicon) is the ranker's business, above storage
-    (:data:`memoryd.select.service.TERM_ANALYSIS`). The store takes one when
+    (:data:`memoryd.select.analysis.TERM_ANALYSIS`). The store takes one when
     it is opened and hands it to the first index's worker processes, which is
     why it holds plain module-level functions: it pickles as references.
     """

@@ -24,8 +24,9 @@ from memoryd._cli_common import db_path
 from memoryd.indexer import queries
 from memoryd.indexer.store import IndexStore
 from memoryd.indexer.sync import Syncer, SyncResult
+from memoryd.select.analysis import TERM_ANALYSIS
 from memoryd.select.selector import Selector
-from memoryd.select.service import TERM_ANALYSIS, make_selector
+from memoryd.select.service import make_selector
 from memoryd.service import LocalReports, MemoryService, StoreIndex
 from memoryd.staleness.service import Checker
 

@@ -13,7 +13,7 @@ from typing import Any, Protocol
 import pytest
 
 from memoryd.indexer.store import IndexStore
-from memoryd.select.service import TERM_ANALYSIS
+from memoryd.select.analysis import TERM_ANALYSIS
 
 # Real servers as fixtures: a memoryd daemon subprocess on a temp socket, and a
 # local HTTP server speaking the Anthropic Messages API.

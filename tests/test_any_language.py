@@ -18,11 +18,10 @@ from memoryd.indexer.records import FileStat, ParsedFile
 from memoryd.indexer.schema import MIGRATIONS
 from memoryd.indexer.store import IndexStore, Upsert
 from memoryd.select._text import split_words, terms
-from memoryd.select.analysis import _words
+from memoryd.select.analysis import TERM_ANALYSIS, _words
 from memoryd.select.candidates import Candidate
 from memoryd.select.local import LocalRanker
 from memoryd.select.manifest import fts_query
-from memoryd.select.service import TERM_ANALYSIS
 
 
 def mem(filename: str, name: str, description: str, body: str = "") -> Candidate:

@@ -19,8 +19,8 @@ from memoryd.indexer.frontmatter import fast_mapping
 from memoryd.indexer.parse import parse_file
 from memoryd.indexer.store import IndexStore
 from memoryd.indexer.sync import Syncer
+from memoryd.select.analysis import TERM_ANALYSIS
 from memoryd.select.selector import Selector
-from memoryd.select.service import TERM_ANALYSIS
 from memoryd.select.types import SelectRequest
 
 NESTED = (

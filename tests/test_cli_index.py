@@ -16,7 +16,7 @@ from conftest import CORPUS, MakeMemory
 from memoryd._cli_local import index_dirs
 from memoryd.cli import main
 from memoryd.indexer.store import IndexStore
-from memoryd.select.service import TERM_ANALYSIS
+from memoryd.select.analysis import TERM_ANALYSIS
 
 INDEX_LINE = re.compile(
     r"^added (\d+), updated (\d+), removed (\d+), unchanged (\d+), errors (\d+) in \d+\.\d\d s$"

@@ -13,7 +13,7 @@ from test_sync import make_tree
 
 from memoryd.indexer.coldload import PARALLEL_MIN_FILES
 from memoryd.indexer.store import IndexStore
-from memoryd.select.service import TERM_ANALYSIS
+from memoryd.select.analysis import TERM_ANALYSIS
 
 
 def _children(pid: int) -> list[int]:

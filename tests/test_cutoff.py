@@ -8,10 +8,11 @@ from conftest import MakeMemory
 
 from memoryd.indexer.store import IndexStore
 from memoryd.indexer.sync import Syncer
+from memoryd.select.analysis import TERM_ANALYSIS
 from memoryd.select.candidates import Candidate
 from memoryd.select.local import LocalRanker
 from memoryd.select.selector import Selector
-from memoryd.select.service import TERM_ANALYSIS, select_unrecorded
+from memoryd.select.service import select_unrecorded
 from memoryd.select.tuning import Tuning, cut
 
 QUERY = "long celery tasks run twice, is the visibility timeout too short?"

@@ -14,12 +14,13 @@ from pathlib import Path
 from memoryd.indexer.parse import parse_bytes
 from memoryd.indexer.store import IndexStore
 from memoryd.indexer.sync import Syncer
+from memoryd.select.analysis import TERM_ANALYSIS
 from memoryd.select.candidates import Candidate, effective_type, load_directory
 from memoryd.select.folder_links import index_hooks, neighbours
 from memoryd.select.local import LocalRanker
 from memoryd.select.relations import compute_relations
 from memoryd.select.selector import Selector
-from memoryd.select.service import TERM_ANALYSIS, select_unrecorded
+from memoryd.select.service import select_unrecorded
 from memoryd.select.tool_rules import commands_in, tool_usage_docs
 from memoryd.select.tuning import DEFAULT
 

@@ -22,7 +22,7 @@ from memoryd.indexer import queries
 from memoryd.indexer.store import IndexStore
 from memoryd.indexer.sync import BULK_MIN_FILES, Syncer
 from memoryd.paths import escaped, name_problem
-from memoryd.select.service import TERM_ANALYSIS
+from memoryd.select.analysis import TERM_ANALYSIS
 
 HEADER = b"---\ndescription: a memory with a hostile name\n---\nbody\n"
 

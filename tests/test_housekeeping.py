@@ -19,7 +19,8 @@ from memoryd.daemon import report_handlers
 from memoryd.daemon.maintenance import WallClock
 from memoryd.indexer.store import IndexStore
 from memoryd.select import telemetry
-from memoryd.select.service import TERM_ANALYSIS, record_runs
+from memoryd.select.analysis import TERM_ANALYSIS
+from memoryd.select.service import record_runs
 
 
 def test_a_clock_set_back_is_noticed_and_slewing_is_not() -> None:

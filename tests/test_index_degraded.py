@@ -26,7 +26,7 @@ from memoryd.errors import StoreError, Unwritable
 from memoryd.indexer import recovery
 from memoryd.indexer.store import IndexStore
 from memoryd.report.files import write_report
-from memoryd.select.service import TERM_ANALYSIS
+from memoryd.select.analysis import TERM_ANALYSIS
 from memoryd.sessions import service as sessions
 
 PROJECT = "shop"

@@ -13,7 +13,7 @@ from memoryd.indexer.records import FileStat, ParsedFile
 from memoryd.indexer.rows import TermAnalysis
 from memoryd.indexer.schema import MIGRATIONS
 from memoryd.indexer.store import Delete, IndexStore, Touch, Upsert, open_reader
-from memoryd.select.service import TERM_ANALYSIS
+from memoryd.select.analysis import TERM_ANALYSIS
 
 
 def _stat(path: str, mtime_ns: int = 1_700_000_000_000_000_000, size: int = 10) -> FileStat:

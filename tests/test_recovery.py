@@ -17,7 +17,7 @@ from daemon_fixtures import DaemonProc, wait_until, write_memory
 
 from memoryd.indexer.recovery import damage, open_or_recover
 from memoryd.indexer.store import IndexStore
-from memoryd.select.service import TERM_ANALYSIS
+from memoryd.select.analysis import TERM_ANALYSIS
 from memoryd.sessions.service import remove_stale_temp_files
 
 FILES = 30
@@ -110,7 +110,7 @@ def test_another_process_opening_the_index_keeps_the_daemons_crash_marker(
             sys.executable,
             "-c",
             "import sys, time; from pathlib import Path; from memoryd.indexer.store import "
-            "IndexStore; from memoryd.select.service import TERM_ANALYSIS; "
+            "IndexStore; from memoryd.select.analysis import TERM_ANALYSIS; "
             "s = IndexStore(Path(sys.argv[1]), TERM_ANALYSIS); print('open', flush=True); "
             "time.sleep(60)",
             str(db_file),

@@ -39,8 +39,8 @@ from memoryd.indexer.citations import extract
 from memoryd.indexer.parse import parse_bytes
 from memoryd.indexer.records import KIND_MEMORY
 from memoryd.indexer.rows import memory_terms
+from memoryd.select.analysis import TERM_ANALYSIS
 from memoryd.select.candidates import Candidate
-from memoryd.select.service import TERM_ANALYSIS
 from memoryd.select.supersession import signals_of
 from memoryd.select.tool_rules import commands_in
 from memoryd.sessions._sections import heading_text, parse_sections

@@ -30,7 +30,7 @@ from memoryd.indexer.sync import Syncer
 from memoryd.report import Retention, build_report, write_report
 from memoryd.report.render import NOTICE, render_markdown
 from memoryd.select import telemetry
-from memoryd.select.service import TERM_ANALYSIS
+from memoryd.select.analysis import TERM_ANALYSIS
 
 NOW = dt.datetime(2025, 6, 1, 12, 0, tzinfo=dt.UTC).timestamp()
 DAY = 86400.0

@@ -34,7 +34,7 @@ from memoryd.indexer.records import KIND_SESSION
 from memoryd.indexer.scanner import is_memory_filename
 from memoryd.indexer.store import IndexStore
 from memoryd.indexer.sync import Syncer
-from memoryd.select.service import TERM_ANALYSIS
+from memoryd.select.analysis import TERM_ANALYSIS
 from memoryd.sessions import service
 from memoryd.sessions.brief import estimate_tokens
 

@@ -10,7 +10,7 @@ from conftest import MakeMemory
 from memoryd.indexer.citations import KIND_DIR, KIND_FILE, KIND_NAME, Citation, extract
 from memoryd.indexer.store import IndexStore
 from memoryd.indexer.sync import Syncer
-from memoryd.select.service import TERM_ANALYSIS
+from memoryd.select.analysis import TERM_ANALYSIS
 from memoryd.staleness.render import caution
 
 CASES = [

@@ -13,10 +13,10 @@ from memoryd.cli import main
 from memoryd.indexer.store import IndexStore
 from memoryd.indexer.sync import Syncer
 from memoryd.report import build_report
+from memoryd.select.analysis import TERM_ANALYSIS
 from memoryd.select.candidates import Candidate
 from memoryd.select.local import LocalRanker
 from memoryd.select.manifest import LARGE_DIRECTORY, ManifestCache
-from memoryd.select.service import TERM_ANALYSIS
 from memoryd.select.supersession import _claims, _may_signal, stale_banner, superseded_by
 
 

@@ -24,7 +24,7 @@ from memoryd.daemon.writer import Writer
 from memoryd.errors import RemoteError
 from memoryd.indexer import scanner, sync
 from memoryd.indexer.store import IndexStore
-from memoryd.select.service import TERM_ANALYSIS
+from memoryd.select.analysis import TERM_ANALYSIS
 from memoryd.system_trees import filesystem_of, refusal
 
 

@@ -11,13 +11,13 @@ import pytest
 from memoryd.indexer.store import IndexStore
 from memoryd.indexer.sync import Syncer
 from memoryd.select import relations as relations_mod
-from memoryd.select.analysis import ANALYSIS_VERSION, analyse, decode
+from memoryd.select.analysis import ANALYSIS_VERSION, TERM_ANALYSIS, analyse, decode
 from memoryd.select.candidates import load_directory
 from memoryd.select.local import LocalRanker
 from memoryd.select.manifest import ManifestCache, candidates_for
 from memoryd.select.relations import compute_relations
 from memoryd.select.selector import Selector
-from memoryd.select.service import TERM_ANALYSIS, select_unrecorded
+from memoryd.select.service import select_unrecorded
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "memory"
 QUERIES = [

@@ -11,7 +11,7 @@ import pytest
 from memoryd.daemon import writer as writer_mod
 from memoryd.daemon.writer import Writer
 from memoryd.indexer.store import IndexStore, open_reader
-from memoryd.select.service import TERM_ANALYSIS
+from memoryd.select.analysis import TERM_ANALYSIS
 
 
 def test_close_runs_kept_jobs_and_cancels_the_rest(db_file: Path) -> None:

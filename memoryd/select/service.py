@@ -1,11 +1,6 @@
 """The selector's wiring: one :class:`~memoryd.select.selector.Selector` per process.
 
-The index is opened with the ranker's analysis (:data:`TERM_ANALYSIS`), so the
-term statistics it stores with each memory are the ones the ranker reads. It
-is named here and not in :mod:`memoryd.select.analysis`, whose source is part
-of the analysis version: a line there would make every index redo its terms.
-
-The selector gets the configured Claude ranker (if any); its runs are recorded by
+It gets the configured Claude ranker (if any); its runs are recorded by
 :meth:`memoryd.service.MemoryService.select` through :func:`record_runs` on
 whichever side owns the index's write connection, and ``stats`` summarises
 them (:func:`run_stats`).
@@ -20,15 +15,10 @@ from typing import Any
 
 from memoryd.config import Config
 from memoryd.indexer import queries
-from memoryd.indexer.rows import TermAnalysis
 from memoryd.indexer.store import IndexStore
 from memoryd.select import telemetry
-from memoryd.select.analysis import ANALYSIS_VERSION, stored_terms
 from memoryd.select.selector import Selector
 from memoryd.select.types import SelectResult, StatsRequest, parse_select
-
-TERM_ANALYSIS = TermAnalysis(version=ANALYSIS_VERSION, terms=stored_terms)
-"""What every index store is opened with, by the daemon, the CLI and the tests."""
 
 
 def claude_factory(cfg: Config) -> Callable[[], Any] | None:
