@@ -38,6 +38,7 @@ from pathlib import Path
 from memoryd.indexer import coldload, sync
 from memoryd.indexer.store import IndexStore
 from memoryd.indexer.sync import Syncer
+from memoryd.select.analysis import TERM_ANALYSIS
 db, root, touch = sys.argv[1], sys.argv[2], sys.argv[3]
 if touch:
     p = Path(touch); p.write_text(p.read_text() + "\nedited\n")
@@ -54,16 +55,16 @@ def worker_cpu():
             fields = open(f"/proc/{child}/stat").read().rpartition(")")[2].split()
             total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
     return total
-def from_workers(pool, stats, now):
+def from_workers(pool, stats, now, analysis):
     marks["pool"], marks["n"] = time.perf_counter(), pool.workers
-    for i, row in enumerate(real_from_workers(pool, stats, now)):
+    for i, row in enumerate(real_from_workers(pool, stats, now, analysis)):
         if i == len(stats) - 1:  # the pool is still up: its workers can be read
             marks["worker_cpu"] = worker_cpu()
         yield row
     marks["workers_end"] = time.perf_counter()
-def timed_rows(stats, now):
+def timed_rows(stats, now, analysis):
     marks["rows"] = t = time.perf_counter()
-    for row in real_rows_for(stats, now):
+    for row in real_rows_for(stats, now, analysis):
         got = time.perf_counter()
         split["head_wait" if "pool" not in marks else "wait"] += got - t
         yield row
@@ -72,7 +73,7 @@ def timed_rows(stats, now):
     marks["last_row"] = time.perf_counter()
 real_rows_for, sync.rows_for = sync.rows_for, timed_rows
 real_from_workers, coldload._from_workers = coldload._from_workers, from_workers
-store = IndexStore(Path(db))
+store = IndexStore(Path(db), TERM_ANALYSIS)
 t = time.perf_counter()
 res = Syncer(store).sync_tree(root)
 end = time.perf_counter()
@@ -115,11 +116,12 @@ print(time.perf_counter() - t)
 PHASES = r"""
 import json, sys, time
 from pathlib import Path
+from memoryd.indexer.citations import replace_citations
 from memoryd.indexer.coldload import read_file
 from memoryd.indexer.rows import INSERT_SQL, file_row, memory_terms
 from memoryd.indexer.scanner import stat_entry, walk_dirs
 from memoryd.indexer.store import IndexStore
-from memoryd.staleness.results import replace_citations
+from memoryd.select.analysis import TERM_ANALYSIS
 db, root = sys.argv[1], sys.argv[2]
 out, clock = {}, [time.process_time()]
 def phase(name):
@@ -128,11 +130,11 @@ stats = [st for d, es in walk_dirs(root) for st in (stat_entry(e, d) for e in es
 phase("walk")
 parsed = [read_file(st) for st in stats]
 phase("read+parse")
-terms = [memory_terms(st.filename, p) for st, p in parsed]
+terms = [memory_terms(st.filename, p, TERM_ANALYSIS) for st, p in parsed]
 phase("analysis")
 rows = [file_row(st, p, t, 0.0) for (st, p), t in zip(parsed, terms)]
 phase("rows")
-store = IndexStore(Path(db)); conn = store.conn
+store = IndexStore(Path(db), TERM_ANALYSIS); conn = store.conn
 phase("open")
 conn.execute("BEGIN IMMEDIATE"); conn.execute('DROP TRIGGER "files_ai"')
 conn.executemany(INSERT_SQL, rows)

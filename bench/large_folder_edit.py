@@ -24,6 +24,7 @@ from _corpus import make_tree
 from memoryd import logs
 from memoryd.indexer.store import IndexStore
 from memoryd.indexer.sync import Syncer
+from memoryd.select.analysis import TERM_ANALYSIS
 from memoryd.select.manifest import ManifestCache
 
 
@@ -36,7 +37,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         make_tree(Path(tmp) / "tree", args.files, per_dir=args.files)
         folder = Path(tmp) / "tree" / "project-0000" / "memory"
-        store = IndexStore(Path(tmp) / "index.db")
+        store = IndexStore(Path(tmp) / "index.db", TERM_ANALYSIS)
         Syncer(store).sync_tree(str(folder))
         cache = ManifestCache()
         started = time.perf_counter()

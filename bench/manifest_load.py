@@ -29,6 +29,7 @@ from memoryd import logs
 from memoryd.indexer.store import IndexStore
 from memoryd.indexer.sync import Syncer
 from memoryd.select import manifest, relations, supersession
+from memoryd.select.analysis import TERM_ANALYSIS
 from memoryd.select.postings import Postings
 
 T = TypeVar("T")
@@ -52,7 +53,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     }
     with tempfile.TemporaryDirectory() as tmp:
         make_tree(Path(tmp) / "tree", args.files, per_dir=args.files)
-        store = IndexStore(Path(tmp) / "index.db")
+        store = IndexStore(Path(tmp) / "index.db", TERM_ANALYSIS)
         Syncer(store).sync_tree(str(Path(tmp) / "tree"))
         folder = str(Path(tmp) / "tree" / "project-0000" / "memory")
         sql = (

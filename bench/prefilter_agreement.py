@@ -39,6 +39,7 @@ from memoryd import logs
 from memoryd.indexer.store import IndexStore
 from memoryd.indexer.sync import Syncer
 from memoryd.select import manifest as manifest_mod
+from memoryd.select.analysis import TERM_ANALYSIS
 from memoryd.select.selector import Selector
 from memoryd.select.service import select_unrecorded
 
@@ -119,7 +120,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     logs.configure(level="WARNING")
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
-        store = IndexStore(work / "index.db")
+        store = IndexStore(work / "index.db", TERM_ANALYSIS)
         if (args.corpus / "queries.jsonl").is_file():
             dev = work / "dev" / "memory"
             asks = replicate(args.corpus, dev, args.copies)

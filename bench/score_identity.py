@@ -25,6 +25,7 @@ from typing import Any
 from memoryd import logs
 from memoryd.indexer.store import IndexStore
 from memoryd.indexer.sync import Syncer
+from memoryd.select.analysis import TERM_ANALYSIS
 from memoryd.select.manifest import candidates_for
 from memoryd.select.selector import Selector
 from memoryd.select.service import select_unrecorded
@@ -33,7 +34,7 @@ DEFAULT_CORPUS = Path(__file__).resolve().parents[1].parent / "shared/bench/codi
 
 
 def answers(corpus: Path, workdir: Path) -> list[dict[str, Any]]:
-    store = IndexStore(workdir / "index.db")
+    store = IndexStore(workdir / "index.db", TERM_ANALYSIS)
     Syncer(store).sync_tree(str(corpus / "projects"))
     selector = Selector()
     out = []

@@ -46,6 +46,7 @@ from memoryd import logs
 from memoryd.config import Config
 from memoryd.indexer.store import IndexStore, open_reader
 from memoryd.indexer.sync import Syncer
+from memoryd.select.analysis import TERM_ANALYSIS
 from memoryd.select.service import make_selector, select_unrecorded
 from memoryd.staleness.service import Checker
 
@@ -91,7 +92,7 @@ class Bench:
         self.repo = generate(work / "checkout", args.files, args.commits)
         self.folder = work / "memory"
         write_memories(self.folder, self.repo, args.memories)
-        self.store = IndexStore(work / "index.db")
+        self.store = IndexStore(work / "index.db", TERM_ANALYSIS)
         Syncer(self.store).sync_tree(str(self.folder))
         self.reader = open_reader(work / "index.db")
 

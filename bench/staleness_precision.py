@@ -38,9 +38,10 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _git_corpus import git
 
+from memoryd.indexer.citations import KIND_DIR, KIND_NAME
 from memoryd.indexer.store import IndexStore
 from memoryd.indexer.sync import Syncer
-from memoryd.staleness.citations import KIND_DIR, KIND_NAME
+from memoryd.select.analysis import TERM_ANALYSIS
 from memoryd.staleness.service import Checker
 
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "bench" / "coding-memories"
@@ -162,7 +163,7 @@ def run(project: str, seed: int, work: Path) -> dict[str, Any]:
     shutil.copytree(CORPUS / "projects" / project, memdir)
     for f in memdir.iterdir():
         os.utime(f, (WRITTEN, WRITTEN))
-    store = IndexStore(work / "index.db")
+    store = IndexStore(work / "index.db", TERM_ANALYSIS)
     try:
         Syncer(store).sync_tree(str(memdir))
         targets = cited_paths(store.conn)

@@ -43,6 +43,7 @@ from memoryd.indexer.sync import Syncer, SyncResult
 from memoryd.ipc import params
 from memoryd.ipc.server import Handler, Server
 from memoryd.paths import escaped, name_problem
+from memoryd.select.analysis import TERM_ANALYSIS
 from memoryd.sessions.service import remove_stale_temp_files
 
 if TYPE_CHECKING:
@@ -122,7 +123,7 @@ class Daemon:
         self._install_signals()
         listener = self._claim()
         try:
-            store, recovery = open_or_recover(self.cfg.db_path)
+            store, recovery = open_or_recover(self.cfg.db_path, TERM_ANALYSIS)
             if recovery is not None:
                 log.error(
                     "index.recovered_from_damage",

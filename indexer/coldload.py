@@ -30,7 +30,7 @@ from multiprocessing.context import BaseContext
 
 from memoryd.indexer.parse import classify, parse_file
 from memoryd.indexer.records import ERROR_READ, FileStat, ParsedFile
-from memoryd.indexer.rows import Row, file_row, memory_terms
+from memoryd.indexer.rows import Row, TermAnalysis, file_row, memory_terms
 from memoryd.indexer.scanner import stat_path
 
 PARALLEL_MIN_FILES = 2000
@@ -80,13 +80,13 @@ def _unchanged(st: FileStat) -> bool:
     return (now.st_mtime_ns, now.st_size, now.st_ino) == st.signature and stat.S_ISREG(now.st_mode)
 
 
-def read_and_analyse(st: FileStat) -> Analysed:
+def read_and_analyse(st: FileStat, analysis: TermAnalysis) -> Analysed:
     st, parsed = read_file(st)
-    return st, parsed, memory_terms(st.filename, parsed)
+    return st, parsed, memory_terms(st.filename, parsed, analysis)
 
 
-def _chunk(stats: Sequence[FileStat], now: float) -> list[Row]:
-    return [file_row(*read_and_analyse(st), now) for st in stats]
+def _chunk(stats: Sequence[FileStat], now: float, analysis: TermAnalysis) -> list[Row]:
+    return [file_row(*read_and_analyse(st, analysis), now) for st in stats]
 
 
 def workers_for(count: int) -> int:
@@ -113,7 +113,7 @@ def _context() -> BaseContext:
     return ctx
 
 
-def rows_for(stats: Sequence[FileStat], now: float) -> Iterator[Row]:
+def rows_for(stats: Sequence[FileStat], now: float, analysis: TermAnalysis) -> Iterator[Row]:
     """The finished ``files`` row of every stat, in order, on as many cores as it pays to use.
 
     Workers send back rows rather than parse records: a tuple of plain values
@@ -130,15 +130,15 @@ def rows_for(stats: Sequence[FileStat], now: float) -> Iterator[Row]:
             forkserver.ensure_running()
             with _StartingPool(ctx, workers) as pool:
                 while done < len(stats) and not pool.ready.is_set():
-                    yield file_row(*read_and_analyse(stats[done]), now)
+                    yield file_row(*read_and_analyse(stats[done], analysis), now)
                     done += 1
-                for row in _from_workers(pool, stats[done:], now):
+                for row in _from_workers(pool, stats[done:], now, analysis):
                     yield row
                     done += 1
     except (BrokenProcessPool, OSError) as exc:
         _log_failure(exc, done, len(stats))
     for st in stats[done:]:
-        yield file_row(*read_and_analyse(st), now)
+        yield file_row(*read_and_analyse(st, analysis), now)
 
 
 class _StartingPool:
@@ -224,13 +224,17 @@ def _log_failure(exc: Exception, done: int, total: int) -> None:
     log.warning("index.workers_failed", error=str(exc), done=done, total=total)
 
 
-def _from_workers(pool: _StartingPool, stats: Sequence[FileStat], now: float) -> Iterator[Row]:
+def _from_workers(
+    pool: _StartingPool, stats: Sequence[FileStat], now: float, analysis: TermAnalysis
+) -> Iterator[Row]:
     executor = pool.executor()
     chunks = (stats[i : i + _CHUNK] for i in range(0, len(stats), _CHUNK))
     # A bounded window of chunks in flight: results wait for the writer in
     # memory, and a whole tree's worth would raise the daemon's RSS.
-    pending = deque(executor.submit(_chunk, c, now) for c in islice(chunks, 2 * pool.workers))
+    pending = deque(
+        executor.submit(_chunk, c, now, analysis) for c in islice(chunks, 2 * pool.workers)
+    )
     while pending:
         results = pending.popleft().result()
-        pending.extend(executor.submit(_chunk, c, now) for c in islice(chunks, 1))
+        pending.extend(executor.submit(_chunk, c, now, analysis) for c in islice(chunks, 1))
         yield from results

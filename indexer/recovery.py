@@ -28,6 +28,7 @@ from typing import Any
 from urllib.parse import quote
 
 from memoryd.errors import StoreError
+from memoryd.indexer.rows import TermAnalysis
 from memoryd.indexer.store import IndexStore
 
 _CORRUPT_CODES = frozenset({11, 26})  # SQLITE_CORRUPT, SQLITE_NOTADB
@@ -92,15 +93,17 @@ def damage(path: Path) -> str | None:
     return None if rows == ["ok"] else "; ".join(rows)
 
 
-def open_or_recover(path: Path, found: str | None = None) -> tuple[IndexStore, Recovery | None]:
-    """An :class:`IndexStore` at ``path``; a damaged file is set aside first.
+def open_or_recover(
+    path: Path, analysis: TermAnalysis, found: str | None = None
+) -> tuple[IndexStore, Recovery | None]:
+    """An :class:`IndexStore` at ``path`` (with ``analysis``); a damaged file is set aside first.
 
     ``found`` is damage already seen (a query answered ``SQLITE_CORRUPT``):
     the file is set aside even if a quick check would pass it.
     """
     reason = damage(path) or found
     if reason is None:
-        return IndexStore(path), None
+        return IndexStore(path, analysis), None
     rows = _salvage(path)
     moved = path.with_name(f"{path.name}.corrupt-{time.strftime('%Y%m%dT%H%M%S')}")
     try:
@@ -113,7 +116,7 @@ def open_or_recover(path: Path, found: str | None = None) -> tuple[IndexStore, R
         side = Path(f"{path}{suffix}")
         with contextlib.suppress(OSError):
             side.rename(Path(f"{moved}{suffix}"))
-    store = IndexStore(path)
+    store = IndexStore(path, analysis)
     kept = _restore(store, rows)
     return store, Recovery(reason=reason, moved_to=moved, salvaged=kept)
 

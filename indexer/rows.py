@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from collections.abc import Callable
+from dataclasses import dataclass
 from operator import itemgetter
 
 from memoryd._unicode_words import unspaced_grams
 from memoryd.indexer.queries import FILES_TABLE
 from memoryd.indexer.records import KIND_MEMORY, FileStat, ParsedFile
 from memoryd.indexer.secrets import redact_value
-from memoryd.select.analysis import stored_terms
 
 Row = tuple[object, ...]
 """One ``files`` row, a value per column of ``FILES_TABLE``, in that order."""
@@ -39,7 +40,26 @@ DIRECTORY = FILES_TABLE.index("directory")
 _IN_TABLE_ORDER = itemgetter(*FILES_TABLE)
 
 
-def memory_terms(filename: str, parsed: ParsedFile) -> bytes | None:
+@dataclass(frozen=True, slots=True)
+class TermAnalysis:
+    """The ranker's term statistics of a memory, as the store is handed them.
+
+    They are stored with the row so that ``select`` reads them instead of
+    working them out per query, but how they are worked out (tokenizer,
+    stemmer, lexicon) is the ranker's business, above storage
+    (:data:`memoryd.select.analysis.TERM_ANALYSIS`). The store takes one when
+    it is opened and hands it to the first index's worker processes, which is
+    why it holds plain module-level functions: it pickles as references.
+    """
+
+    version: str
+    """Stamped in the index's ``meta``; an index stamped otherwise has every
+    memory's terms worked out again when it is opened."""
+    terms: Callable[[str, str | None, str | None, str], bytes]
+    """``(filename, name, description, body)`` to the ``files.terms`` column's bytes."""
+
+
+def memory_terms(filename: str, parsed: ParsedFile, analysis: TermAnalysis) -> bytes | None:
     """The stored analysis of a usable memory; None for anything the ranker never sees.
 
     A memory holding a credential is never selected, so nothing is derived
@@ -47,7 +67,7 @@ def memory_terms(filename: str, parsed: ParsedFile) -> bytes | None:
     """
     if parsed.kind != KIND_MEMORY or parsed.error is not None or parsed.secrets:
         return None
-    return stored_terms(filename, parsed.name, parsed.description, parsed.body)
+    return analysis.terms(filename, parsed.name, parsed.description, parsed.body)
 
 
 def redacted(parsed: ParsedFile) -> ParsedFile:
@@ -68,9 +88,7 @@ def redacted(parsed: ParsedFile) -> ParsedFile:
 
 
 def file_row(stat: FileStat, parsed: ParsedFile, terms: bytes | None, now: float) -> Row:
-    """The row of one file; ``terms`` is its :func:`memory_terms` when already worked out."""
-    if terms is None:
-        terms = memory_terms(stat.filename, parsed)
+    """The row of one file; ``terms`` is its :func:`memory_terms`."""
     parsed = redacted(parsed)
     meta = parsed.meta
     # load_last matches on the filename, so the project comes from there too.

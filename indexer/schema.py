@@ -13,7 +13,7 @@ from collections.abc import Callable
 import sqlite_utils
 
 from memoryd._unicode_words import unspaced_grams
-from memoryd.staleness.results import create_tables
+from memoryd.indexer.citations import replace_citations
 
 Migration = Callable[[sqlite_utils.Database], None]
 
@@ -133,8 +133,30 @@ def _m_request_root_last_used(db: sqlite_utils.Database) -> None:
 
 
 def _m_staleness(db: sqlite_utils.Database) -> None:
-    # Code citations per memory, their last verdicts, and the hook's cwd per folder.
-    create_tables(db)
+    # Code citations per memory (indexer/citations.py), their last verdicts and
+    # the hook's cwd per folder (memoryd/staleness/results.py reads and writes them).
+    db.execute(
+        "CREATE TABLE citations (path TEXT NOT NULL, target TEXT NOT NULL, kind TEXT NOT NULL, "
+        "line INTEGER, PRIMARY KEY (path, target))"
+    )
+    db.execute(
+        "CREATE TABLE staleness (path TEXT PRIMARY KEY, content_hash TEXT, head TEXT, "
+        "checkout TEXT, all_gone INTEGER NOT NULL, stale INTEGER NOT NULL, verdict_json TEXT, "
+        "checked_at REAL)"
+    )
+    db.execute(
+        "CREATE TABLE checkout_hints (directory TEXT PRIMARY KEY, cwd TEXT NOT NULL, "
+        "seen_at REAL NOT NULL)"
+    )
+    # A memory that leaves the index takes its citations and verdict with it.
+    db.execute(
+        "CREATE TRIGGER files_ad_staleness AFTER DELETE ON files BEGIN "
+        "DELETE FROM citations WHERE path = old.path; "
+        "DELETE FROM staleness WHERE path = old.path; END"
+    )
+    # An index from before this migration: extract what its memories cite now.
+    rows = db.execute("SELECT path, kind, description, body FROM files WHERE kind = 'memory'")
+    replace_citations(db.conn, rows.fetchall())
 
 
 def _m_select_term_stats(db: sqlite_utils.Database) -> None:

@@ -23,11 +23,19 @@ import sqlite_utils
 
 from memoryd._unicode_words import unspaced_grams
 from memoryd.errors import StoreError
+from memoryd.indexer.citations import add_citations, replace_citations
 from memoryd.indexer.records import KIND_MEMORY, FileStat, ParsedFile
-from memoryd.indexer.rows import DIRECTORY, INSERT_SQL, UPSERT_SQL, Row, file_row, redacted
+from memoryd.indexer.rows import (
+    DIRECTORY,
+    INSERT_SQL,
+    UPSERT_SQL,
+    Row,
+    TermAnalysis,
+    file_row,
+    memory_terms,
+    redacted,
+)
 from memoryd.indexer.schema import migrate, needs_migration
-from memoryd.select.analysis import ANALYSIS_VERSION, stored_terms
-from memoryd.staleness.results import add_citations, replace_citations
 
 BUSY_TIMEOUT_MS = 10_000
 
@@ -157,10 +165,14 @@ _GRAM_SOURCES = ("filename", "name", "description", "body")
 
 
 class IndexStore:
-    """Owns the write connection. Not thread-safe: give it one thread."""
+    """Owns the write connection (not thread-safe: give it one thread).
 
-    def __init__(self, path: Path) -> None:
+    ``analysis`` works out the term statistics stored with each usable memory.
+    """
+
+    def __init__(self, path: Path, analysis: TermAnalysis) -> None:
         self.path = path
+        self.analysis = analysis
         self.conn = _connect(path, readonly=False)
         # Bumped after every apply() commits: readers in this process key caches on it.
         self.generation = 0
@@ -256,8 +268,9 @@ class IndexStore:
         match the queries' analysis. No file is read; directory versions are
         bumped so readers drop what they cached.
         """
+        version, terms = self.analysis.version, self.analysis.terms
         row = self.conn.execute("SELECT value FROM meta WHERE key = 'analysis_version'").fetchone()
-        if row is not None and row[0] == ANALYSIS_VERSION:
+        if row is not None and row[0] == version:
             return
         with self.transaction() as conn:
             rows = conn.execute(
@@ -278,7 +291,7 @@ class IndexStore:
                 "UPDATE files SET terms = ? WHERE rowid = ?",
                 [
                     (
-                        stored_terms(r["filename"], r["name"], r["description"], r["body"] or ""),
+                        terms(r["filename"], r["name"], r["description"], r["body"] or ""),
                         r["rowid"],
                     )
                     for r in rows
@@ -288,7 +301,7 @@ class IndexStore:
             conn.execute(
                 "INSERT INTO meta(key, value) VALUES ('analysis_version', ?) "
                 "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-                (ANALYSIS_VERSION,),
+                (version,),
             )
         self.generation += 1
 
@@ -352,7 +365,9 @@ class IndexStore:
             return 0
         now = time.time()
         upserts = [
-            file_row(c.stat, c.parsed, c.terms, now) for c in changes if isinstance(c, Upsert)
+            file_row(c.stat, c.parsed, self._terms(c), now)
+            for c in changes
+            if isinstance(c, Upsert)
         ]
         touches = [
             (c.stat.mtime_ns, c.stat.size, c.stat.inode, now, c.stat.path)
@@ -380,6 +395,11 @@ class IndexStore:
         # After the commit, so a reader that saw the old number re-reads.
         self.generation += 1
         return self.conn.total_changes - before
+
+    def _terms(self, upsert: Upsert) -> bytes | None:
+        if upsert.terms is not None:
+            return upsert.terms
+        return memory_terms(upsert.stat.filename, upsert.parsed, self.analysis)
 
     def is_empty(self) -> bool:
         return self.conn.execute("SELECT 1 FROM files LIMIT 1").fetchone() is None

@@ -206,7 +206,7 @@ class Syncer:
                 self._reconcile_one(st, st.path, None)
                 self._advance(1)
             return
-        rows = self._counted(rows_for(found, time.time()))
+        rows = self._counted(rows_for(found, time.time(), self.store.analysis))
         self._result.rows_written += self.store.load_fresh(rows)
         self._result.added += len(found)
 
@@ -242,7 +242,7 @@ class Syncer:
         if old is not None and not retry and st.signature == old.signature:
             res.unchanged += 1
             return
-        st, parsed, terms = read_and_analyse(st)
+        st, parsed, terms = read_and_analyse(st, self.store.analysis)
         if old is None:
             self._queue(Upsert(st, parsed, terms))
             res.added += 1

@@ -164,7 +164,7 @@ def declared_roots(
         if cfg.roots:
             found = [(r, "configured") for r in cfg.roots]
         else:
-            from memoryd.integrations.claude_folders import known_folders  # noqa: PLC0415
+            from memoryd.claude_folders import known_folders  # noqa: PLC0415
 
             claude = {str(p) for p in known_folders()}
             found = [
@@ -183,7 +183,7 @@ def _ago(iso: str | None) -> str:
 
 def _claude_folder(status: Mapping[str, Any]) -> dict[str, Any]:
     """Claude Code's memory folder for this directory, and whether the daemon watches it."""
-    from memoryd.integrations.claude_folders import memory_folder  # noqa: PLC0415
+    from memoryd.claude_folders import memory_folder  # noqa: PLC0415
 
     found = memory_folder(os.getcwd())
     path = str(found.directory)

@@ -7,7 +7,7 @@ from typing import Any
 
 from memoryd._cli_common import add_db_option, memory_dir, print_json
 from memoryd._cli_daemon import add_socket_options, daemon_or_local
-from memoryd.integrations._delivery import MAX_FILE_BYTES, MAX_FILE_LINES
+from memoryd._delivery import MAX_FILE_BYTES, MAX_FILE_LINES
 
 
 def register(sub: Any) -> None:

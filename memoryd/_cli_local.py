@@ -24,6 +24,7 @@ from memoryd._cli_common import db_path
 from memoryd.indexer import queries
 from memoryd.indexer.store import IndexStore
 from memoryd.indexer.sync import Syncer, SyncResult
+from memoryd.select.analysis import TERM_ANALYSIS
 from memoryd.select.selector import Selector
 from memoryd.select.service import make_selector
 from memoryd.service import LocalReports, MemoryService, StoreIndex
@@ -32,7 +33,7 @@ from memoryd.staleness.service import Checker
 
 @contextlib.contextmanager
 def local_store(args: argparse.Namespace) -> Iterator[IndexStore]:
-    store = IndexStore(db_path(args))
+    store = IndexStore(db_path(args), TERM_ANALYSIS)
     try:
         yield store
     finally:

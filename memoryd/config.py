@@ -322,7 +322,7 @@ def default_roots() -> list[str]:
     claude_folders.known_folders`): ``projects/*/memory`` under its config (or
     remote memory) dir, and the user's ``autoMemoryDirectory``.
     """
-    from memoryd.integrations.claude_folders import known_folders  # noqa: PLC0415
+    from memoryd.claude_folders import known_folders  # noqa: PLC0415
 
     found = [str(p) for p in known_folders()]
     if found:

@@ -13,6 +13,7 @@ from typing import Any, Protocol
 import pytest
 
 from memoryd.indexer.store import IndexStore
+from memoryd.select.analysis import TERM_ANALYSIS
 
 # Real servers as fixtures: a memoryd daemon subprocess on a temp socket, and a
 # local HTTP server speaking the Anthropic Messages API.
@@ -61,7 +62,7 @@ def db_file(tmp_path: Path) -> Path:
 @pytest.fixture
 def store(db_file: Path) -> Iterator[IndexStore]:
     """A real SQLite index in a temp dir, closed after the test."""
-    st = IndexStore(db_file)
+    st = IndexStore(db_file, TERM_ANALYSIS)
     try:
         yield st
     finally:

@@ -22,8 +22,8 @@ from typing import Any
 import pytest
 from daemon_fixtures import DaemonProc, module_daemon, write_memory
 
+from memoryd.claude_folders import memory_folder
 from memoryd.integrations._hook_state import SessionState
-from memoryd.integrations.claude_folders import memory_folder
 
 DAY = 86400
 

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from git_repo import Repo
 
-from memoryd.integrations import claude_folders as cf
+from memoryd import claude_folders as cf
 
 
 @pytest.fixture

@@ -13,6 +13,7 @@ from test_sync import make_tree
 
 from memoryd.indexer.coldload import PARALLEL_MIN_FILES
 from memoryd.indexer.store import IndexStore
+from memoryd.select.analysis import TERM_ANALYSIS
 
 
 def _children(pid: int) -> list[int]:
@@ -55,7 +56,7 @@ def test_workers_killed_mid_load_leave_a_complete_index(tmp_path: Path) -> None:
     assert killed, "no worker process was ever seen"
     assert proc.returncode == 0, out
     assert "index.workers_failed" in out
-    store = IndexStore(db)
+    store = IndexStore(db, TERM_ANALYSIS)
     try:
         assert store.conn.execute("SELECT count(*) FROM files").fetchone()[0] == total
         store.conn.execute("INSERT INTO files_fts(files_fts) VALUES ('integrity-check')")

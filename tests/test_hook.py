@@ -20,9 +20,9 @@ from fake_messages_api import Delay, FakeMessagesAPI
 from git_repo import Repo
 from hook_project import Project, make_project
 
+from memoryd.claude_folders import folder_name, memory_folder
 from memoryd.integrations._transcript import recent_tools, scan
 from memoryd.integrations.claude_code import project_slug
-from memoryd.integrations.claude_folders import folder_name, memory_folder
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "memory"
 

@@ -22,6 +22,7 @@ from memoryd.indexer import queries
 from memoryd.indexer.store import IndexStore
 from memoryd.indexer.sync import BULK_MIN_FILES, Syncer
 from memoryd.paths import escaped, name_problem
+from memoryd.select.analysis import TERM_ANALYSIS
 
 HEADER = b"---\ndescription: a memory with a hostile name\n---\nbody\n"
 
@@ -97,7 +98,7 @@ def test_any_bytes_in_file_names_index_without_raising(names: list[bytes]) -> No
             made.add(name)
             with open(os.fsencode(root) + b"/" + name, "wb") as fh:
                 fh.write(HEADER)
-        store = IndexStore(Path(tmp) / "index.db")
+        store = IndexStore(Path(tmp) / "index.db", TERM_ANALYSIS)
         try:
             Syncer(store).sync_tree(root)
             rows = store.conn.execute("SELECT path FROM files").fetchall()

@@ -19,6 +19,7 @@ from memoryd.daemon import report_handlers
 from memoryd.daemon.maintenance import WallClock
 from memoryd.indexer.store import IndexStore
 from memoryd.select import telemetry
+from memoryd.select.analysis import TERM_ANALYSIS
 from memoryd.select.service import record_runs
 
 
@@ -73,7 +74,7 @@ def _run(at: float) -> dict[str, object]:
 
 
 def test_selector_runs_are_kept_by_age_and_by_count(tmp_path: Path) -> None:
-    store = IndexStore(tmp_path / "index.db")
+    store = IndexStore(tmp_path / "index.db", TERM_ANALYSIS)
     try:
         now = time.time()
         retention = telemetry.Retention(keep_runs=50, keep_days=7)

@@ -14,9 +14,9 @@ from daemon_fixtures import DaemonProc, write_memory
 from mcp import ClientSession, StdioServerParameters, stdio_client
 from mcp.types import CallToolResult, TextContent
 
-from memoryd.integrations._delivery import MAX_FILE_BYTES
+from memoryd._delivery import MAX_FILE_BYTES
+from memoryd.claude_folders import memory_folder
 from memoryd.integrations._hook_state import SessionState
-from memoryd.integrations.claude_folders import memory_folder
 
 TOOLS = {"memory_select", "memory_load_last", "memory_save", "memory_context", "memory_status"}
 READ_ONLY = {"memory_select", "memory_load_last", "memory_context", "memory_status"}

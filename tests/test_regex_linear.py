@@ -35,20 +35,21 @@ from regex_steps import (
     width,
 )
 
+from memoryd.indexer.citations import extract
 from memoryd.indexer.parse import parse_bytes
 from memoryd.indexer.records import KIND_MEMORY
 from memoryd.indexer.rows import memory_terms
+from memoryd.select.analysis import TERM_ANALYSIS
 from memoryd.select.candidates import Candidate
 from memoryd.select.supersession import signals_of
 from memoryd.select.tool_rules import commands_in
 from memoryd.sessions._sections import heading_text, parse_sections
 from memoryd.sessions.brief import SessionDoc, build_brief
-from memoryd.staleness.citations import extract
 
 TEXT_MODULES = (
     "memoryd.indexer.frontmatter",
     "memoryd.indexer.secrets",
-    "memoryd.staleness.citations",
+    "memoryd.indexer.citations",
     "memoryd.select.supersession",
     "memoryd.select.tool_rules",
     "memoryd.select._text",
@@ -205,7 +206,7 @@ def test_the_model_agrees_with_re_on_matches() -> None:
 def _analyse_memory(text: str) -> None:
     """Everything done to one memory's text: at index time and when its folder is loaded."""
     parsed = parse_bytes(text.encode(), KIND_MEMORY)
-    memory_terms("feedback_hostile.md", parsed)
+    memory_terms("feedback_hostile.md", parsed, TERM_ANALYSIS)
     extract(parsed.description, parsed.body)
     candidate = Candidate(
         "feedback_hostile.md", "hostile", parsed.description or "", "feedback", parsed.body, 0.0

@@ -30,6 +30,7 @@ from memoryd.indexer.sync import Syncer
 from memoryd.report import Retention, build_report, write_report
 from memoryd.report.render import NOTICE, render_markdown
 from memoryd.select import telemetry
+from memoryd.select.analysis import TERM_ANALYSIS
 
 NOW = dt.datetime(2025, 6, 1, 12, 0, tzinfo=dt.UTC).timestamp()
 DAY = 86400.0
@@ -50,7 +51,7 @@ def session(folder: Path, stamp: str, project: str, status: str, checkpoint: str
 @pytest.fixture
 def report_of(tmp_path: Path) -> Iterator[Callable[..., dict[str, Any]]]:
     """Index ``dirs`` into a fresh store and build a report as of :data:`NOW`."""
-    store = IndexStore(tmp_path / "index.db")
+    store = IndexStore(tmp_path / "index.db", TERM_ANALYSIS)
 
     def run(*dirs: Path, days: float = 30, now: float = NOW) -> dict[str, Any]:
         for d in dirs:
@@ -257,7 +258,7 @@ def test_usage_comes_from_selector_telemetry(tmp_path: Path) -> None:
     # Broken files are broken, not "never selected": select could never return them.
     (m / "feedback_broken.md").write_text("no frontmatter\n")
     (m / "project_bad_yaml.md").write_text("---\nname: [unclosed\n---\nbody\n")
-    store = IndexStore(tmp_path / "index.db")
+    store = IndexStore(tmp_path / "index.db", TERM_ANALYSIS)
     try:
         for d in (m, other):
             Syncer(store).sync_tree(str(d))

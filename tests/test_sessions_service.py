@@ -34,6 +34,7 @@ from memoryd.indexer.records import KIND_SESSION
 from memoryd.indexer.scanner import is_memory_filename
 from memoryd.indexer.store import IndexStore
 from memoryd.indexer.sync import Syncer
+from memoryd.select.analysis import TERM_ANALYSIS
 from memoryd.sessions import service
 from memoryd.sessions.brief import estimate_tokens
 
@@ -1054,7 +1055,7 @@ def test_unreadable_history_is_unavailable_not_a_fake_no_match(
     db = world_tmp / "index.db"
 
     def brief_as_nobody() -> dict[str, Any]:
-        store = IndexStore(db)
+        store = IndexStore(db, TERM_ANALYSIS)
         try:
             return service.context(
                 store.conn,
@@ -1075,7 +1076,7 @@ def test_unreadable_history_is_unavailable_not_a_fake_no_match(
     # Any reason the check gives is reported as such, for the first unreadable dir.
     readable_dir = tmp_path / "fine"
     readable_dir.mkdir()
-    store = IndexStore(tmp_path / "x.db")
+    store = IndexStore(tmp_path / "x.db", TERM_ANALYSIS)
     try:
 
         def reasons(directory: str) -> str | None:
@@ -1097,7 +1098,7 @@ def test_context_reopens_only_sessions_whose_indexed_hash_it_has_not_read(
     for day in (3, 4, 5):
         (folder / f"2025-03-0{day}-10-00-{PROJECT}.md").write_text(V10, encoding="utf-8")
     edited = folder / f"2025-03-05-10-00-{PROJECT}.md"
-    store = IndexStore(tmp_path / "index.db")
+    store = IndexStore(tmp_path / "index.db", TERM_ANALYSIS)
     opened: list[str] = []
     real_read = bounded_read.read_capped
 

@@ -15,8 +15,8 @@ import pytest
 from daemon_fixtures import DaemonProc, wait_until, write_memory
 from git_repo import DAY, T0, Repo
 
+from memoryd.claude_folders import memory_folder
 from memoryd.errors import InvalidParams
-from memoryd.integrations.claude_folders import memory_folder
 
 QUERY = "how are invoice tax rounding rules applied?"
 BODY = "Invoice tax rounding rules: round each line, then sum. Code: {}."

@@ -20,6 +20,7 @@ from memoryd.indexer.coldload import rows_for
 from memoryd.indexer.scanner import stat_entry, walk_dirs
 from memoryd.indexer.store import IndexStore
 from memoryd.indexer.sync import Syncer, SyncResult
+from memoryd.select.analysis import TERM_ANALYSIS
 
 WORDS = [
     "deploy",
@@ -234,7 +235,7 @@ def test_unreadable_file_is_reported_then_recovered(world_tmp: Path) -> None:
     db = world_tmp / "index.db"
 
     def index_once() -> tuple[tuple[int, int, int, int], list[dict[str, str]], int]:
-        st = IndexStore(db)
+        st = IndexStore(db, TERM_ANALYSIS)
         try:
             result, written = sync(st, memdir)
             return counts(result), queries.errors_under(st.conn, str(memdir)), written
@@ -358,7 +359,7 @@ def test_kill_9_mid_index_is_repaired_by_the_next_run(tmp_path: Path) -> None:
     # An index that already holds something is updated in batches (an empty one
     # is bulk-loaded in one transaction: see the next test).
     seed = make_tree(tmp_path / "seed", 1, per_dir=1)
-    seeded = IndexStore(db)
+    seeded = IndexStore(db, TERM_ANALYSIS)
     Syncer(seeded).sync_tree(str(seed[0].parent))
     seeded.close()
     _kill_index_when(root, db, lambda: _rows(db) > 1, "no rows appeared")
@@ -369,7 +370,7 @@ def test_kill_9_mid_index_is_repaired_by_the_next_run(tmp_path: Path) -> None:
     files[0].unlink()
     files[-1].write_text(files[-1].read_text() + "\nzanzibarword\n")
 
-    st = IndexStore(db)
+    st = IndexStore(db, TERM_ANALYSIS)
     try:
         result = Syncer(st).sync_tree(str(root))
         assert result.added + result.unchanged + result.updated == total - 1
@@ -404,7 +405,7 @@ def test_kill_9_mid_bulk_first_index_leaves_nothing_half_done(tmp_path: Path) ->
         "the bulk load never started",
     )
     assert _rows(db) == 0
-    st = IndexStore(db)
+    st = IndexStore(db, TERM_ANALYSIS)
     try:
         # The insert trigger dropped for the load came back with the rollback.
         trigger = "SELECT count(*) FROM sqlite_master WHERE type = 'trigger' AND name = 'files_ai'"
@@ -423,10 +424,10 @@ def test_bulk_first_index_equals_batched_index(tmp_path: Path) -> None:
     root = tmp_path / "tree"
     make_tree(root, 2500, per_dir=400)
     (root / "project-000" / "memory" / "broken.md").write_bytes(b"\xff\xfe not utf-8")
-    bulk = IndexStore(tmp_path / "bulk.db")
+    bulk = IndexStore(tmp_path / "bulk.db", TERM_ANALYSIS)
     assert bulk.is_empty()
     Syncer(bulk).sync_tree(str(root))
-    batched = IndexStore(tmp_path / "batched.db")
+    batched = IndexStore(tmp_path / "batched.db", TERM_ANALYSIS)
     Syncer(batched).sync_tree(str(make_tree(tmp_path / "seed", 1, per_dir=1)[0].parent))
     Syncer(batched).sync_tree(str(root))
     columns = "path, kind, name, description, body, content_hash, error, terms"
@@ -460,15 +461,15 @@ def test_bulk_load_keeps_rows_another_writer_added_after_the_empty_check(tmp_pat
     root = tmp_path / "tree"
     files = make_tree(root, 30, per_dir=10)
     db = tmp_path / "index.db"
-    store = IndexStore(db)
+    store = IndexStore(db, TERM_ANALYSIS)
     assert store.is_empty()
-    other = IndexStore(db)
+    other = IndexStore(db, TERM_ANALYSIS)
     Syncer(other).sync_path(str(files[3]))
     other.close()
     files[3].write_text("---\nname: rewritten\ndescription: d\ntype: user\n---\nnew body\n")
     stats = [stat_entry(e, d) for d, entries in walk_dirs(str(root)) for e in entries]
     try:
-        store.load_fresh(rows_for(stats, time.time()))
+        store.load_fresh(rows_for(stats, time.time(), TERM_ANALYSIS))
         assert indexed_paths(store, root) == disk_paths(root)
         name = store.conn.execute("SELECT name FROM files WHERE path = ?", (str(files[3]),))
         assert name.fetchone()[0] == "rewritten"

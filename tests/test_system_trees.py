@@ -24,6 +24,7 @@ from memoryd.daemon.writer import Writer
 from memoryd.errors import RemoteError
 from memoryd.indexer import scanner, sync
 from memoryd.indexer.store import IndexStore
+from memoryd.select.analysis import TERM_ANALYSIS
 from memoryd.system_trees import filesystem_of, refusal
 
 
@@ -84,7 +85,7 @@ def bare_daemon(tmp_path: Path) -> Iterator[Daemon]:
     """A Daemon object with a writer and no server: its methods, called from this thread."""
     cfg = Config(socket=tmp_path / "s.sock", state_dir=tmp_path / "state")
     d = Daemon(cfg, [])
-    d._writer = Writer(IndexStore(tmp_path / "index.db"))
+    d._writer = Writer(IndexStore(tmp_path / "index.db", TERM_ANALYSIS))
     yield d
     d.watcher.stop()
     d.writer.close()

@@ -11,7 +11,7 @@ import pytest
 from memoryd.indexer.store import IndexStore
 from memoryd.indexer.sync import Syncer
 from memoryd.select import relations as relations_mod
-from memoryd.select.analysis import ANALYSIS_VERSION, analyse, decode
+from memoryd.select.analysis import ANALYSIS_VERSION, TERM_ANALYSIS, analyse, decode
 from memoryd.select.candidates import load_directory
 from memoryd.select.local import LocalRanker
 from memoryd.select.manifest import ManifestCache, candidates_for
@@ -39,7 +39,7 @@ WORDS = [
 def indexed_examples(tmp_path: Path) -> tuple[IndexStore, Path]:
     folder = tmp_path / "memory"
     shutil.copytree(EXAMPLES, folder)
-    store = IndexStore(tmp_path / "index.db")
+    store = IndexStore(tmp_path / "index.db", TERM_ANALYSIS)
     Syncer(store).sync_tree(str(folder))
     return store, folder
 
@@ -72,7 +72,7 @@ def test_changed_analysis_is_rebuilt_from_stored_text(
         conn.execute("UPDATE meta SET value = 'an older analysis' WHERE key = 'analysis_version'")
     store.close()
     shutil.rmtree(folder)  # the refresh must not need the files
-    reopened = IndexStore(store.path)
+    reopened = IndexStore(store.path, TERM_ANALYSIS)
     try:
         assert _stored(reopened) == expected
         meta = reopened.conn.execute("SELECT value FROM meta WHERE key = 'analysis_version'")
@@ -94,7 +94,7 @@ def test_an_index_with_json_term_stats_is_migrated(
         conn.execute("UPDATE meta SET value = 'the JSON analysis' WHERE key = 'analysis_version'")
         conn.execute("DELETE FROM _migrations WHERE name = '009_packed_term_stats'")
     store.close()
-    reopened = IndexStore(store.path)
+    reopened = IndexStore(store.path, TERM_ANALYSIS)
     try:
         assert _stored(reopened) == expected
         assert all(isinstance(t, bytes) for t in expected.values())
@@ -160,7 +160,7 @@ def test_reader_of_rows_without_stats_still_ranks(
 
 
 def test_manifest_cache_is_bounded_by_memory_not_by_folder_count(tmp_path: Path) -> None:
-    store = IndexStore(tmp_path / "index.db")
+    store = IndexStore(tmp_path / "index.db", TERM_ANALYSIS)
     folders = []
     for n in range(40):
         folder = tmp_path / f"project-{n}" / "memory"
@@ -236,7 +236,7 @@ def test_counts_beyond_two_bytes_keep_their_value(tmp_path: Path) -> None:
             "---\n\nbody\n",
             encoding="utf-8",
         )
-    store = IndexStore(tmp_path / "index.db")
+    store = IndexStore(tmp_path / "index.db", TERM_ANALYSIS)
     Syncer(store).sync_tree(str(folder))
     manifest = ManifestCache().get(store.conn, str(folder))
     assert manifest.postings is not None
@@ -266,7 +266,7 @@ def test_folder_links_read_headers_from_stored_terms(tmp_path: Path) -> None:
         (folder / filename).write_text(
             f"---\nname: {name!r}\ndescription: {description!r}\ntype: feedback\n---\nBody.\n"
         )
-    store = IndexStore(tmp_path / "index.db")
+    store = IndexStore(tmp_path / "index.db", TERM_ANALYSIS)
     Syncer(store).sync_tree(str(folder))
     relations_mod._VECTORS.clear()
     links = ManifestCache().get(store.conn, str(folder)).relations

@@ -43,8 +43,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from memoryd._delivery import cap_text, memory_block, memory_text
+from memoryd.claude_folders import memory_folder, project_dir
 from memoryd.errors import DaemonTimeout, InvalidParams
-from memoryd.integrations._delivery import cap_text, memory_block, memory_text
 from memoryd.integrations._hook_runtime import HookLog, HookTimeout, started_ago, time_budget
 from memoryd.integrations._hook_state import (
     STALLED_WAIT_S,
@@ -53,7 +54,6 @@ from memoryd.integrations._hook_state import (
     in_directory,
 )
 from memoryd.integrations._transcript import scan
-from memoryd.integrations.claude_folders import memory_folder, project_dir
 from memoryd.ipc.client import Client
 from memoryd.paths import SESSION_FILENAME
 

@@ -57,7 +57,7 @@ class InstallResult:
         if self.backup is not None:
             lines.append(f"previous settings saved as {self.backup}")
         if cwd is not None:
-            from memoryd.integrations.claude_folders import memory_folder  # noqa: PLC0415
+            from memoryd.claude_folders import memory_folder  # noqa: PLC0415
 
             found = memory_folder(cwd)
             state = "exists" if found.directory.is_dir() else "not created yet"

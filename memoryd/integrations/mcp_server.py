@@ -41,10 +41,10 @@ from pathlib import Path
 from typing import IO, Any
 
 from memoryd import __version__
+from memoryd._delivery import memory_block, memory_text
+from memoryd.claude_folders import memory_folder
 from memoryd.errors import START_HINT, DaemonUnavailable, MemorydError, RemoteError
-from memoryd.integrations._delivery import memory_block, memory_text
 from memoryd.integrations._hook_state import SessionState
-from memoryd.integrations.claude_folders import memory_folder
 from memoryd.integrations.mcp_tools import BY_NAME, TOOLS
 from memoryd.ipc.client import Client
 

@@ -14,9 +14,9 @@ import re
 from typing import Any
 from urllib.parse import unquote
 
+from memoryd.indexer.citations import MARKDOWN_LINK
 from memoryd.indexer.queries import IndexedFile
 from memoryd.indexer.records import KIND_INDEX, KIND_MEMORY
-from memoryd.staleness.citations import MARKDOWN_LINK
 
 MAX_LINES = 200
 MAX_BYTES = 25 * 1024

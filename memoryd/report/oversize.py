@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from memoryd._delivery import MAX_FILE_BYTES, MAX_FILE_LINES
 from memoryd.indexer.queries import IndexedFile
 from memoryd.indexer.records import KIND_MEMORY
-from memoryd.integrations._delivery import MAX_FILE_BYTES, MAX_FILE_LINES
 
 CAP = {"bytes": MAX_FILE_BYTES, "lines": MAX_FILE_LINES}
 """What the hook shows of one memory at most."""

@@ -9,7 +9,8 @@ transaction) and the query path reads the result instead of re-deriving it.
 scoring in :mod:`memoryd.select.local` consumes its output. Stored results are
 stamped with :data:`ANALYSIS_VERSION`, a digest of the tokenizer and lexicon
 sources, so a memoryd whose analysis changed recomputes them from the stored
-text at start-up instead of trusting stale counts.
+text at start-up instead of trusting stale counts. The index is opened with
+:data:`TERM_ANALYSIS` (storage sits below the ranker and is handed it).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from itertools import chain, islice, repeat
 from pathlib import Path, PurePath
 
 from memoryd import _unicode_words
+from memoryd.indexer.rows import TermAnalysis
 from memoryd.select import _lexicon, _text
 from memoryd.select._lexicon import CONCEPTS
 from memoryd.select._text import _WORD, STOPWORDS, split_words, stem
@@ -251,3 +253,7 @@ def decode(packed: object) -> DocTerms | None:
 def stored_terms(filename: str, name: str | None, description: str | None, body: str) -> bytes:
     """What the writer stores for a memory row."""
     return encode(analyse(filename, name, description, body))
+
+
+TERM_ANALYSIS = TermAnalysis(version=ANALYSIS_VERSION, terms=stored_terms)
+"""What every index store is opened with (the daemon, the CLI, tests and benches)."""

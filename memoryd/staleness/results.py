@@ -1,10 +1,9 @@
-"""The staleness tables: citations (written with each row), verdicts and hook hints.
+"""Reads and writes of the staleness tables: citations, verdicts and hook hints.
 
-``citations`` is filled in the same transaction as the memory's ``files``
-row (:func:`replace_citations`, called by the store), so it is never out of
-step with the text it came from. ``staleness`` holds the last verdict per
-memory together with the content hash and checkout HEAD it was computed for;
-readers (``select``, ``list``, the report) only ever read it, and a verdict
+``citations`` is written by the store with each memory's row
+(:mod:`memoryd.indexer.citations`) and only read here. ``staleness`` holds
+the last verdict per memory together with the content hash and checkout HEAD
+it was computed for; readers (``select``, ``list``, the report) only ever read it, and a verdict
 whose content hash no longer matches the file is not shown.
 """
 
@@ -17,59 +16,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import sqlite_utils
-
-from memoryd.staleness.citations import Citation, extract
-
-
-def create_tables(db: sqlite_utils.Database) -> None:
-    """The migration body (see indexer/schema.py)."""
-    db.execute(
-        "CREATE TABLE citations (path TEXT NOT NULL, target TEXT NOT NULL, kind TEXT NOT NULL, "
-        "line INTEGER, PRIMARY KEY (path, target))"
-    )
-    db.execute(
-        "CREATE TABLE staleness (path TEXT PRIMARY KEY, content_hash TEXT, head TEXT, "
-        "checkout TEXT, all_gone INTEGER NOT NULL, stale INTEGER NOT NULL, verdict_json TEXT, "
-        "checked_at REAL)"
-    )
-    db.execute(
-        "CREATE TABLE checkout_hints (directory TEXT PRIMARY KEY, cwd TEXT NOT NULL, "
-        "seen_at REAL NOT NULL)"
-    )
-    # A memory that leaves the index takes its citations and verdict with it.
-    db.execute(
-        "CREATE TRIGGER files_ad_staleness AFTER DELETE ON files BEGIN "
-        "DELETE FROM citations WHERE path = old.path; "
-        "DELETE FROM staleness WHERE path = old.path; END"
-    )
-    # An index from before this migration: extract what its memories cite now.
-    rows = db.execute("SELECT path, kind, description, body FROM files WHERE kind = 'memory'")
-    replace_citations(db.conn, rows.fetchall())
-
-
-def replace_citations(
-    conn: sqlite3.Connection, rows: Iterable[tuple[str, str, str | None, str | None]]
-) -> None:
-    """Re-extract citations for ``(path, kind, description, body)`` rows being upserted."""
-    batch = list(rows)
-    conn.executemany("DELETE FROM citations WHERE path = ?", [(r[0],) for r in batch])
-    add_citations(conn, batch)
-
-
-def add_citations(
-    conn: sqlite3.Connection, rows: Iterable[tuple[str, str, str | None, str | None]]
-) -> None:
-    """Extract citations for rows that have none stored yet (a first index)."""
-    conn.executemany(
-        "INSERT INTO citations(path, target, kind, line) VALUES (?, ?, ?, ?)",
-        [
-            (path, c.target, c.kind, c.line)
-            for path, kind, description, body in rows
-            if kind == "memory"
-            for c in extract(description, body)
-        ],
-    )
+from memoryd.indexer.citations import Citation
 
 
 @dataclass(frozen=True)

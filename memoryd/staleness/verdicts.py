@@ -18,8 +18,8 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
+from memoryd.indexer.citations import KIND_DIR, KIND_FILE, KIND_NAME, Citation
 from memoryd.indexer.queries import iso_utc
-from memoryd.staleness.citations import KIND_DIR, KIND_FILE, KIND_NAME, Citation
 from memoryd.staleness.git import History
 
 GUESS_KEY = "?guessed"

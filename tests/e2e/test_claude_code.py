@@ -31,8 +31,8 @@ from fake_messages_api import Dynamic, FakeMessagesAPI, RecordedRequest, TextAns
 from git_repo import Repo
 from hook_project import silent_daemon
 
+from memoryd.claude_folders import memory_folder
 from memoryd.integrations.claude_code import DEFAULT_TIMEOUT
-from memoryd.integrations.claude_folders import memory_folder
 
 pytestmark = pytest.mark.timeout(900)
 

@@ -15,12 +15,22 @@ counts:
 URLs, host names, globs, absolute paths (``/usr/...``), home-relative paths
 (``~/...``), variables and parent-relative paths (``../``) are not citations:
 they do not point into the checkout.
+
+The ``citations`` table is filled in the same transaction as the memory's
+``files`` row (:func:`replace_citations`, called by the store), so it is never
+out of step with the text it came from; the staleness checker
+(:mod:`memoryd.staleness`) only reads it. Extraction lives with the index, like
+the secret scan: it is a fact about the text, worked out when the text is stored.
 """
 
 from __future__ import annotations
 
 import re
+import sqlite3
+from collections.abc import Iterable
 from dataclasses import dataclass
+
+from memoryd.indexer.records import KIND_MEMORY
 
 KIND_FILE = "file"
 KIND_DIR = "dir"
@@ -147,3 +157,27 @@ def _outside_checkout(path: str) -> bool:
 def _is_file_like(segment: str) -> bool:
     ext = segment.rsplit(".", 1)[-1].lower()
     return ext in SOURCE_EXTENSIONS
+
+
+def replace_citations(
+    conn: sqlite3.Connection, rows: Iterable[tuple[str, str, str | None, str | None]]
+) -> None:
+    """Re-extract citations for ``(path, kind, description, body)`` rows being upserted."""
+    batch = list(rows)
+    conn.executemany("DELETE FROM citations WHERE path = ?", [(r[0],) for r in batch])
+    add_citations(conn, batch)
+
+
+def add_citations(
+    conn: sqlite3.Connection, rows: Iterable[tuple[str, str, str | None, str | None]]
+) -> None:
+    """Extract citations for rows that have none stored yet (a first index)."""
+    conn.executemany(
+        "INSERT INTO citations(path, target, kind, line) VALUES (?, ?, ?, ?)",
+        [
+            (path, c.target, c.kind, c.line)
+            for path, kind, description, body in rows
+            if kind == KIND_MEMORY
+            for c in extract(description, body)
+        ],
+    )
