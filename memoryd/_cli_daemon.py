@@ -249,10 +249,10 @@ def cmd_status(args: argparse.Namespace) -> int:
     c = client(args, timeout=10)
     try:
         with c:
-            status = c.status()
+            reply = c.status()
     except DaemonUnavailable as exc:
         raise DaemonUnavailable(f"{exc}; {START_HINT}") from None
-    status["client_socket"] = c.describe()
+    status: dict[str, Any] = {**reply, "client_socket": c.describe()}
     status["claude_code_folder"] = _claude_folder(status)
     if args.json:
         print_json(status)

@@ -149,7 +149,7 @@ def payment_history(d: DaemonProc, folder: Path) -> None:
     )
 
 
-def assert_cited(brief: dict[str, Any], folders: list[Path]) -> None:
+def assert_cited(brief: Mapping[str, Any], folders: list[Path]) -> None:
     """Every bullet has Evidence and Source lines whose citation points at real file lines."""
     text = brief["text"]
     lines = text.split("\n")
@@ -278,7 +278,8 @@ def test_save_then_load_last_round_trips_content_fields_and_resume_line(
     assert fields["target-dir"] == "shop/payments"
     started = dt.datetime.fromisoformat(fields["last_session_at"])
     assert stamp(started.astimezone().replace(tzinfo=None)) == session
-    assert 72 < last["time_since_last_session_hours"] < 72.2
+    hours = last["time_since_last_session_hours"]
+    assert hours is not None and 72 < hours < 72.2
     assert last["resume_line"] == (
         f"Resuming `{PROJECT}` (last touched 3 days ago, status: in-progress at CP-S2)"
     )

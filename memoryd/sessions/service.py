@@ -25,6 +25,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from memoryd import requests as p
 from memoryd._sized_cache import SizedCache
 from memoryd.bounded_read import MAX_READ_BYTES, NotAFile, read_capped
 from memoryd.errors import InvalidParams, NotFound, NotRegularFile, Unwritable
@@ -32,15 +33,14 @@ from memoryd.indexer.parse import content_hash, describe_os_error, parse_bytes
 from memoryd.indexer.records import KIND_SESSION
 from memoryd.indexer.secrets import redact, redact_value
 from memoryd.indexer.store import process_alive
-from memoryd.ipc import params as p
 from memoryd.operations import (
     DEFAULT_BUDGET,
     ContextRequest,
     LoadLastRequest,
     SaveRequest,
-    SaveResult,
     directory_param,
 )
+from memoryd.replies import SaveResult
 from memoryd.sessions.brief import SessionDoc, build_brief, unavailable_message
 from memoryd.sessions.format import (
     SCHEMA_VERSION,

@@ -1,7 +1,9 @@
-"""Typed access to request params; every mistake names the field.
+"""Request validation: typed access to a method's params; every mistake names the field.
 
-Handlers call these instead of indexing ``params`` directly, so a wrong type
-always becomes ``invalid_params`` with a message such as
+It sits beside the operations rather than in ``ipc/``: the daemon's handlers,
+the CLI's in-process fallback and the typed requests all parse params the same
+way, and none of that is the wire. Handlers call these instead of indexing
+``params`` directly, so a wrong type always becomes ``invalid_params`` with a message such as
 ``'limit' must be an integer from 1 to 5``, never a ``KeyError`` traceback.
 """
 
