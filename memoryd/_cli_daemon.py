@@ -316,7 +316,7 @@ def cmd_reindex(args: argparse.Namespace) -> int:
 
 def cmd_watch(args: argparse.Namespace) -> int:
     with client(args, timeout=600) as c:
-        reply = c.call("watch", {"dir": memory_dir(args.dir)})
+        reply = c.watch(memory_dir(args.dir))
     if args.json:
         print_json(reply)
     elif reply["added"] or (reply["origin"] == "watch" and reply["root"] == reply["dir"]):
@@ -328,7 +328,7 @@ def cmd_watch(args: argparse.Namespace) -> int:
 
 def cmd_unwatch(args: argparse.Namespace) -> int:
     with client(args, timeout=600) as c:
-        reply = c.call("unwatch", {"dir": args.dir})
+        reply = c.unwatch(args.dir)
     if args.json:
         print_json(reply)
         return 0

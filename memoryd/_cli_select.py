@@ -6,7 +6,8 @@ import argparse
 import os
 from typing import Any
 
-from memoryd._cli_common import add_db_option, memory_dir, print_json
+from memoryd import methods
+from memoryd._cli_common import add_db_option, memory_dir, print_json, wire_params
 from memoryd._cli_daemon import add_socket_options, daemon_or_local
 from memoryd.staleness.render import caution
 
@@ -28,7 +29,7 @@ def register(sub: Any) -> None:
         "--tool",
         action="append",
         default=[],
-        dest="tools",
+        dest="recent_tools",
         metavar="TOOL",
         help="a tool the agent used recently (repeatable)",
     )
@@ -54,16 +55,7 @@ def surfaced_entry(value: str) -> str:
 
 def cmd_select(args: argparse.Namespace) -> int:
     directory = memory_dir(args.dir)
-    params = {
-        "query": args.query,
-        "dir": directory,
-        "surfaced": args.surfaced,
-        "recent_tools": args.tools,
-        "limit": args.limit,
-        "ranker": args.ranker,
-    }
-
-    result = daemon_or_local(args, "select", params)
+    result = daemon_or_local(args, "select", wire_params(args, methods.SELECT, dir=directory))
     if args.json:
         print_json(result)
         return 0
@@ -110,7 +102,7 @@ def aligned(rows: list[tuple[str, str, str]]) -> list[str]:
 
 def cmd_stats(args: argparse.Namespace) -> int:
 
-    result = daemon_or_local(args, "stats", {"since": args.since})
+    result = daemon_or_local(args, "stats", wire_params(args, methods.STATS))
     if args.json:
         print_json(result)
     else:

@@ -7,19 +7,43 @@ import json
 import sys
 from typing import Any
 
-from memoryd._cli_common import add_db_option, memory_dir, print_json, project_slug
+from memoryd import methods
+from memoryd._cli_common import (
+    add_db_option,
+    memory_dir,
+    print_json,
+    project_slug,
+    wire_params,
+)
 from memoryd._cli_daemon import add_socket_options, daemon_or_local
 from memoryd.errors import ConfigError
 
-_FLAGS = (
-    "session",
-    "mode",
-    "status",
-    "last_checkpoint",
-    "target_dir",
-    "session_summary",
-    "active_state",
-)
+
+class StepEntries(argparse.Action):
+    """``--step S0=TEXT``, repeatable, gathered into one mapping of step id to text."""
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: Any,
+        option_string: str | None = None,
+    ) -> None:
+        steps = dict(getattr(namespace, self.dest) or {})
+        step, _, text = str(values).partition("=")
+        steps[step] = text
+        setattr(namespace, self.dest, steps)
+
+
+def json_object(value: str) -> dict[str, Any]:
+    """A flag's value read as a JSON object (``--checkpoint-decisions``)."""
+    try:
+        found = json.loads(value)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"not valid JSON: {exc}") from None
+    if not isinstance(found, dict):
+        raise argparse.ArgumentTypeError("must be a JSON object")
+    return found
 
 
 def register(sub: Any) -> None:
@@ -50,10 +74,19 @@ def register(sub: Any) -> None:
     s.add_argument("--summary", dest="session_summary")
     s.add_argument(
         "--step",
-        action="append",
+        action=StepEntries,
+        dest="steps_completed",
         default=None,
         metavar="S0=TEXT",
         help="a completed step (repeatable)",
+    )
+    s.add_argument(
+        "--checkpoint-decisions",
+        dest="checkpoint_decisions",
+        type=json_object,
+        metavar="JSON",
+        help="what the user chose at each checkpoint, as a JSON object: "
+        '\'{"CP-S1": {"option": "B", "note": "..."}}\'',
     )
     s.add_argument("--active-state", dest="active_state")
     s.add_argument(
@@ -111,21 +144,7 @@ def save_params(args: argparse.Namespace) -> dict[str, Any]:
         if not isinstance(doc, dict):
             raise ConfigError("stdin must hold a mapping of save params")
         params.update(doc)
-    for key in _FLAGS:
-        if getattr(args, key) is not None:
-            params[key] = getattr(args, key)
-    if args.project:
-        params["project"] = args.project
-    if args.checkpoints_approved is not None:
-        params["checkpoints_approved"] = args.checkpoints_approved
-    if args.key_decisions is not None:
-        params["key_decisions"] = args.key_decisions
-    if args.replace:
-        params["replace"] = True
-    if args.step is not None:
-        params["steps_completed"] = dict(step.partition("=")[::2] for step in args.step)
-    params["dir"] = args.dir
-    return params
+    return {**params, **wire_params(args, methods.SAVE)}
 
 
 def cmd_save(args: argparse.Namespace) -> int:
@@ -164,7 +183,8 @@ def kept(what: dict[str, Any]) -> str:
 def cmd_load_last(args: argparse.Namespace) -> int:
     directory = memory_dir(args.dir)
 
-    result = daemon_or_local(args, "load_last", {"dir": directory, "project": args.project})
+    params = wire_params(args, methods.LOAD_LAST, dir=directory)
+    result = daemon_or_local(args, "load_last", params)
     if args.json:
         print_json(result)
     elif result["found"]:
@@ -183,14 +203,7 @@ def cmd_load_last(args: argparse.Namespace) -> int:
 
 def cmd_context(args: argparse.Namespace) -> int:
     dirs = [memory_dir(d, must_read=False) for d in args.dir]
-    params = {
-        "task": args.task,
-        "dir": dirs,
-        "project": args.project,
-        "budget_tokens": args.budget_tokens,
-    }
-
-    result = daemon_or_local(args, "context", params)
+    result = daemon_or_local(args, "context", wire_params(args, methods.CONTEXT, dir=dirs))
     if args.json:
         print(json.dumps(result, ensure_ascii=False, indent=2))
     else:

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 from memoryd import requests as p
 from memoryd.durations import parse_duration
 from memoryd.errors import InvalidParams
+from memoryd.methods import METHODS, REPORT
 from memoryd.replies import CheckResult, ContextReply, ListReply, LoadLastReply, SaveResult
 
 if TYPE_CHECKING:
@@ -157,7 +158,7 @@ def directory_param(params: Mapping[str, Any]) -> str:
 
 
 def parse_report(params: Mapping[str, Any]) -> ReportRequest:
-    p.reject_unknown(params, ("dir", "older_than"))
+    p.reject_unknown(params, REPORT.accepts())
     raw = params.get("dir")
     older = params.get("older_than")
     return ReportRequest(
@@ -168,5 +169,5 @@ def parse_report(params: Mapping[str, Any]) -> ReportRequest:
 
 def parse_folder(params: Mapping[str, Any], kind: type[Folder]) -> Folder:
     """``list``'s or ``check``'s params: only ``dir``, as given."""
-    p.reject_unknown(params, ("dir",))
+    p.reject_unknown(params, METHODS[kind.METHOD].accepts())
     return kind(directory_param(params))

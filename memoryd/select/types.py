@@ -18,23 +18,14 @@ from typing import Any
 
 from memoryd import requests as p
 from memoryd.durations import parse_duration
+from memoryd.methods import SELECT, STATS
 from memoryd.operations import Request, directory_param
 from memoryd.replies import SelectResult
 
 MAX_QUERY = 20_000
 MAX_RESULTS = 5
 RANKERS = ("auto", "local", "anthropic")
-PARAMS = (
-    "query",
-    "dir",
-    "surfaced",
-    "recent_tools",
-    "limit",
-    "ranker",
-    "allow_secrets",
-    "session_id",
-    "timeout_ms",
-)
+PARAMS = SELECT.accepts()
 MIN_TIMEOUT_MS = 1
 MAX_TIMEOUT_MS = 600_000
 
@@ -104,7 +95,7 @@ class StatsRequest:
 
 
 def parse_stats(params: Mapping[str, Any]) -> StatsRequest:
-    p.reject_unknown(params, ("since",))
+    p.reject_unknown(params, STATS.accepts())
     return StatsRequest(parse_duration(params.get("since", "7d"), "since"))
 
 

@@ -33,6 +33,7 @@ from memoryd.indexer.parse import content_hash, describe_os_error, parse_bytes
 from memoryd.indexer.records import KIND_SESSION
 from memoryd.indexer.secrets import redact, redact_value
 from memoryd.indexer.store import process_alive
+from memoryd.methods import CONTEXT, LOAD_LAST
 from memoryd.operations import (
     DEFAULT_BUDGET,
     ContextRequest,
@@ -78,7 +79,7 @@ def parse_save(params: Mapping[str, Any], *, now: dt.datetime | None = None) -> 
 
 
 def parse_load_last(params: Mapping[str, Any]) -> LoadLastRequest:
-    p.reject_unknown(params, ("dir", "project", "reveal_secrets"))
+    p.reject_unknown(params, LOAD_LAST.accepts())
     project = check_project(params.get("project"))
     reveal = p.boolean(params, "reveal_secrets")
     return LoadLastRequest(
@@ -91,7 +92,7 @@ def parse_load_last(params: Mapping[str, Any]) -> LoadLastRequest:
 
 def parse_context(params: Mapping[str, Any]) -> ContextRequest:
     """``context``'s params in the order they are checked: task, dir(s), project, budget."""
-    p.reject_unknown(params, ("task", "dir", "project", "budget_tokens"))
+    p.reject_unknown(params, CONTEXT.accepts())
     task = p.required_string(params, "task", max_len=20_000)
     raw = params.get("dir")
     raw_dirs = raw if isinstance(raw, list) else [raw]
