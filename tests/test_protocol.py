@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from daemon_fixtures import DaemonProc
 
+from memoryd import methods
 from memoryd.errors import InvalidParams, UnknownMethod
 
 
@@ -125,6 +126,16 @@ def test_concurrent_clients_all_get_their_own_answers(daemon: DaemonProc) -> Non
     for t in threads:
         t.join(60)
     assert errors == []
+
+
+def test_the_daemon_answers_the_defined_methods_and_announces_their_capabilities(
+    daemon: DaemonProc,
+) -> None:
+    with daemon.client() as c:
+        assert c.status()["capabilities"] == methods.capabilities()
+        with pytest.raises(UnknownMethod) as info:
+            c.call("frobnicate")
+    assert info.value.data == {"methods": sorted(methods.METHODS)}
 
 
 def test_client_raises_typed_errors_with_data(daemon: DaemonProc) -> None:
