@@ -8,7 +8,7 @@ without loading the request classes (the hook's path).
 
 A :class:`Client` keeps one connection open and sends requests one at a time
 (the protocol answers in order). Error objects from the daemon are raised as
-the :class:`~memoryd.errors.RemoteError` subclass for their code. Transport
+the :class:`~memoryd.errors.RequestError` subclass for their code. Transport
 failures tell "nothing was sent" (:class:`~memoryd.errors.DaemonUnavailable`)
 from "sent, but no answer" (:class:`~memoryd.errors.NoReply`,
 :class:`~memoryd.errors.DaemonTimeout`), because only the first leaves a

@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from memoryd.errors import InvalidParams, RemoteError
+from memoryd.errors import InvalidParams, RequestError
 from memoryd.paths import escaped, name_problem
 
 
@@ -90,7 +90,7 @@ def boolean(params: Mapping[str, Any], key: str, *, default: bool = False) -> bo
 
 
 def directory(
-    raw: Any, key: str = "dir", *, missing: Callable[[str], RemoteError] | None = None
+    raw: Any, key: str = "dir", *, missing: Callable[[str], RequestError] | None = None
 ) -> str:
     """A directory param resolved to a real absolute path that exists.
 

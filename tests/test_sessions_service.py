@@ -28,7 +28,7 @@ from daemon_fixtures import DaemonProc, module_daemon
 
 from memoryd import bounded_read
 from memoryd.cli import main as cli_main
-from memoryd.errors import InvalidParams, NotFound, RemoteError
+from memoryd.errors import InvalidParams, NotFound, RequestError
 from memoryd.indexer.parse import parse_bytes
 from memoryd.indexer.records import KIND_SESSION
 from memoryd.indexer.scanner import is_memory_filename
@@ -79,8 +79,8 @@ def call(d: DaemonProc, method: str, **params: Any) -> dict[str, Any]:
     return result
 
 
-def error_of(d: DaemonProc, method: str, params: dict[str, Any]) -> RemoteError:
-    with pytest.raises(RemoteError) as info:
+def error_of(d: DaemonProc, method: str, params: dict[str, Any]) -> RequestError:
+    with pytest.raises(RequestError) as info:
         d.call(method, params)
     return info.value
 
