@@ -7,12 +7,14 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memoryd import paths
 from memoryd._cli_suggest import near_folder
 from memoryd.errors import DirectoryError
-from memoryd.methods import Method
+
+if TYPE_CHECKING:
+    from memoryd.methods import Method
 
 
 def memory_dir(value: str, *, must_read: bool = True) -> str:
