@@ -316,7 +316,7 @@ class MemoryService:
         found = sessions.load_last(
             self.index.reader(), directory, request.project, reveal_secrets=request.reveal_secrets
         )
-        return _noted(cast(LoadLastReply, found), request.project_given)
+        return _noted(found, request.project_given)
 
     def cmd_context(self, params: Mapping[str, Any]) -> ContextReply:
         return self.context(sessions.parse_context(params))
@@ -335,7 +335,7 @@ class MemoryService:
             request.budget_tokens,
             readable=sessions.dir_unreadable,
         )
-        return _noted(cast(ContextReply, brief), request.project_given)
+        return _noted(brief, request.project_given)
 
     def cmd_report(self, params: Mapping[str, Any]) -> ReportResult:
         return self.report(parse_report(params))

@@ -13,6 +13,7 @@ import argparse
 import inspect
 import json
 import re
+from dataclasses import fields
 from pathlib import Path
 
 import pytest
@@ -22,6 +23,15 @@ from memoryd.cli import build_parser
 from memoryd.daemon.handlers import DaemonMethods
 from memoryd.integrations.mcp_tools import BY_NAME
 from memoryd.ipc.client import Client
+from memoryd.operations import (
+    CheckRequest,
+    ContextRequest,
+    ListRequest,
+    LoadLastRequest,
+    Request,
+    SaveParams,
+)
+from memoryd.select.types import SelectRequest
 from memoryd.service import MemoryService
 
 PROTOCOL_MD = Path(__file__).resolve().parent.parent / "docs" / "protocol.md"
@@ -129,6 +139,25 @@ def test_client_helpers_take_the_params_and_return_the_reply_type(name: str) -> 
     if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in takes.values()):
         return  # save: the fields beyond dir and project pass through as they are
     check_edge(method, set(takes) - {"self"}, NOT_ON_CLIENT)
+
+
+@pytest.mark.parametrize(
+    "request_",
+    [
+        SelectRequest("q", "/d"),
+        SaveParams("/d", "p"),
+        LoadLastRequest("/d", "p"),
+        ContextRequest("t", ("/d",)),
+        ListRequest("/d"),
+        CheckRequest("/d"),
+    ],
+    ids=lambda r: type(r).__name__,
+)
+def test_typed_requests_send_the_methods_params(request_: Request[object]) -> None:
+    method = methods.METHODS[request_.METHOD]
+    assert set(request_.params()) <= set(method.accepts())
+    if isinstance(request_, SaveParams):  # every field of a save can be sent
+        assert {f.name for f in fields(request_)} == set(method.accepts())
 
 
 def test_one_method_table_answers_every_method_once() -> None:

@@ -1054,7 +1054,7 @@ def test_unreadable_history_is_unavailable_not_a_fake_no_match(
     locked.chmod(0o700)
     db = world_tmp / "index.db"
 
-    def brief_as_nobody() -> dict[str, Any]:
+    def brief_as_nobody() -> Mapping[str, Any]:
         store = IndexStore(db)
         try:
             return service.context(
@@ -1068,7 +1068,7 @@ def test_unreadable_history_is_unavailable_not_a_fake_no_match(
         finally:
             store.close()
 
-    result: dict[str, Any] = run_unprivileged(brief_as_nobody)
+    result: Mapping[str, Any] = run_unprivileged(brief_as_nobody)
     assert result["text"] == f"Session history unavailable: {locked}: permission denied"
     assert result["status"] == "unavailable" and result["findings"] == []
     assert "No useful prior-session context" not in result["text"]
@@ -1108,7 +1108,7 @@ def test_context_reopens_only_sessions_whose_indexed_hash_it_has_not_read(
 
     monkeypatch.setattr(service, "read_capped", counting_read)
 
-    def brief(task: str = "payment retries") -> dict[str, Any]:
+    def brief(task: str = "payment retries") -> Mapping[str, Any]:
         opened.clear()
         return service.context(store.conn, [str(folder)], task, None, 600)
 

@@ -23,7 +23,7 @@ import sqlite3
 import tempfile
 import time
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 from memoryd import requests as p
 from memoryd._sized_cache import SizedCache
@@ -41,7 +41,7 @@ from memoryd.operations import (
     SaveRequest,
     directory_param,
 )
-from memoryd.replies import SaveResult
+from memoryd.replies import ContextReply, LoadLastReply, SaveResult
 from memoryd.sessions.brief import SessionDoc, build_brief, unavailable_message
 from memoryd.sessions.format import (
     SCHEMA_VERSION,
@@ -254,7 +254,7 @@ def load_last(
     *,
     now: dt.datetime | None = None,
     reveal_secrets: bool = False,
-) -> dict[str, Any]:
+) -> LoadLastReply:
     """The newest readable session memory for ``project`` in ``directory``, from the index.
 
     Credentials in the file are redacted in ``content`` and ``fields`` unless
@@ -288,7 +288,7 @@ def load_last(
         if not reveal_secrets:
             content, fields = redact(content), redact_value(fields)
         extra = {"truncated": True, "warning": _over_cap(path)} if truncated else {}
-        return {
+        found: dict[str, Any] = {
             **extra,
             "found": True,
             "path": path,
@@ -300,7 +300,8 @@ def load_last(
             "resume_line": line,
             "skipped": skipped,
         }
-    result: dict[str, Any] = {
+        return cast(LoadLastReply, found)
+    result: LoadLastReply = {
         "found": False,
         "message": f"No previous memory found for project '{project}'",
         "skipped": skipped,
@@ -320,7 +321,7 @@ def context(
     budget_tokens: int,
     *,
     readable: Callable[[str], str | None] = lambda d: None,
-) -> dict[str, Any]:
+) -> ContextReply:
     """The cited prior-session brief for ``task`` over the sessions in ``directories``."""
     scope_dirs = ", ".join(directories)
     scope = f"project '{project}' in {scope_dirs}" if project else scope_dirs
@@ -359,7 +360,9 @@ def context(
                     error=error or reason,
                 )
             )
-    brief = build_brief(task, docs, scope=scope, budget_tokens=budget_tokens).to_json()
+    brief = cast(
+        ContextReply, build_brief(task, docs, scope=scope, budget_tokens=budget_tokens).to_json()
+    )
     if project and not docs:
         # A mistyped project looks like "nothing useful"; naming what exists shows the slip.
         known = _projects_in(conn, directories)
