@@ -110,9 +110,8 @@ class DaemonMethods:
             "connections": run.connections,
             "connections_refused": run.connections_refused,
         }
-        # Features' entries (report_schedule, last_report), whatever they hold.
-        reply.update(run.extra)  # type: ignore[typeddict-item]
-        return reply
+        # Then the features' entries (report_schedule, last_report).
+        return cast(StatusReply, {**reply, **run.extra})
 
     def cmd_reindex(self, params: Mapping[str, Any]) -> ReindexReply:
         p.reject_unknown(params, methods.REINDEX.accepts())
