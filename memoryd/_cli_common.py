@@ -96,3 +96,16 @@ def wire_params(args: argparse.Namespace, method: Method, **given: Any) -> dict[
     """
     flags = {p.name: getattr(args, p.name, None) for p in method.params}
     return {**{name: value for name, value in flags.items() if value is not None}, **given}
+
+
+def described(method: Method, name: str) -> dict[str, Any]:
+    """``add_argument`` keywords from ``method``'s param ``name``: its help and its default."""
+    param = method.param(name)
+    return (
+        {"help": param.help}
+        if param.default is None
+        else {
+            "help": f"{param.help} (default: {param.default})",
+            "default": param.default,
+        }
+    )

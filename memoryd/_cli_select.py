@@ -7,15 +7,15 @@ import os
 from typing import Any
 
 from memoryd import methods
-from memoryd._cli_common import add_db_option, memory_dir, print_json, wire_params
+from memoryd._cli_common import add_db_option, described, memory_dir, print_json, wire_params
 from memoryd._cli_daemon import add_socket_options, daemon_or_local
 from memoryd.staleness.render import caution
 
 
 def register(sub: Any) -> None:
     s = sub.add_parser("select", help="the memories that clearly help a query")
-    s.add_argument("query")
-    s.add_argument("--dir", required=True, help="the memory directory")
+    s.add_argument("query", **described(methods.SELECT, "query"))
+    s.add_argument("--dir", required=True, **described(methods.SELECT, "dir"))
     s.add_argument(
         "--surfaced",
         action="append",
@@ -33,15 +33,17 @@ def register(sub: Any) -> None:
         metavar="TOOL",
         help="a tool the agent used recently (repeatable)",
     )
-    s.add_argument("--limit", type=int, default=5)
-    s.add_argument("--ranker", choices=("auto", "local", "anthropic"), default="auto")
+    s.add_argument("--limit", type=int, **described(methods.SELECT, "limit"))
+    s.add_argument(
+        "--ranker", choices=("auto", "local", "anthropic"), **described(methods.SELECT, "ranker")
+    )
     s.add_argument("--json", action="store_true")
     add_db_option(s)
     add_socket_options(s, fallback=True)
     s.set_defaults(handler=cmd_select)
 
     t = sub.add_parser("stats", help="selector telemetry: runs, latency, fallbacks, usage")
-    t.add_argument("--since", default="7d", help="window such as 7d, 24h (default 7d)")
+    t.add_argument("--since", **described(methods.STATS, "since"))
     t.add_argument("--json", action="store_true")
     add_db_option(t)
     add_socket_options(t, fallback=True)

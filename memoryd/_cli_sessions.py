@@ -10,6 +10,7 @@ from typing import Any
 from memoryd import methods
 from memoryd._cli_common import (
     add_db_option,
+    described,
     memory_dir,
     print_json,
     project_slug,
@@ -56,12 +57,14 @@ def register(sub: Any) -> None:
         "decisions, approved checkpoints, and its summary or active state when this save has "
         "none. --replace writes this save alone instead.",
     )
-    s.add_argument("--dir", required=True)
-    s.add_argument("--project", type=project_slug)
-    s.add_argument("--session", help="YYYY-MM-DD-HH-MM (default: now)")
+    s.add_argument("--dir", required=True, **described(methods.SAVE, "dir"))
+    s.add_argument("--project", type=project_slug, **described(methods.SAVE, "project"))
+    s.add_argument("--session", **described(methods.SAVE, "session"))
     s.add_argument("--mode", choices=("architect", "express"))
     s.add_argument("--status", choices=("in-progress", "paused", "completed"))
-    s.add_argument("--last-checkpoint", dest="last_checkpoint")
+    s.add_argument(
+        "--last-checkpoint", dest="last_checkpoint", **described(methods.SAVE, "last_checkpoint")
+    )
     s.add_argument(
         "--checkpoint",
         action="append",
@@ -70,8 +73,10 @@ def register(sub: Any) -> None:
         metavar="CP",
         help="an approved checkpoint (repeatable)",
     )
-    s.add_argument("--target-dir", dest="target_dir")
-    s.add_argument("--summary", dest="session_summary")
+    s.add_argument("--target-dir", dest="target_dir", **described(methods.SAVE, "target_dir"))
+    s.add_argument(
+        "--summary", dest="session_summary", **described(methods.SAVE, "session_summary")
+    )
     s.add_argument(
         "--step",
         action=StepEntries,
@@ -88,7 +93,7 @@ def register(sub: Any) -> None:
         help="what the user chose at each checkpoint, as a JSON object: "
         '\'{"CP-S1": {"option": "B", "note": "..."}}\'',
     )
-    s.add_argument("--active-state", dest="active_state")
+    s.add_argument("--active-state", dest="active_state", **described(methods.SAVE, "active_state"))
     s.add_argument(
         "--decision",
         action="append",
@@ -114,18 +119,22 @@ def register(sub: Any) -> None:
     s.set_defaults(handler=cmd_save)
 
     ll = sub.add_parser("load-last", help="the newest session memory of a project")
-    ll.add_argument("--dir", required=True)
-    ll.add_argument("--project", required=True, type=project_slug)
+    ll.add_argument("--dir", required=True, **described(methods.LOAD_LAST, "dir"))
+    ll.add_argument(
+        "--project", required=True, type=project_slug, **described(methods.LOAD_LAST, "project")
+    )
     ll.add_argument("--json", action="store_true")
     add_db_option(ll)
     add_socket_options(ll, fallback=True)
     ll.set_defaults(handler=cmd_load_last)
 
     c = sub.add_parser("context", help="a short, cited brief of what earlier sessions learned")
-    c.add_argument("task")
-    c.add_argument("--dir", action="append", required=True, help="repeatable")
-    c.add_argument("--project", type=project_slug)
-    c.add_argument("--budget", type=int, default=600, dest="budget_tokens")
+    c.add_argument("task", **described(methods.CONTEXT, "task"))
+    c.add_argument("--dir", action="append", required=True, help="a memory directory (repeatable)")
+    c.add_argument("--project", type=project_slug, **described(methods.CONTEXT, "project"))
+    c.add_argument(
+        "--budget", type=int, dest="budget_tokens", **described(methods.CONTEXT, "budget_tokens")
+    )
     c.add_argument("--json", action="store_true")
     add_db_option(c)
     add_socket_options(c, fallback=True)

@@ -64,12 +64,11 @@ class Param:
 class Method:
     """A socket method: what it takes, what it answers, and who can answer it."""
 
-    __slots__ = ("before_ready", "capabilities", "help", "in_process", "name", "params", "reply")
+    __slots__ = ("before_ready", "capabilities", "in_process", "name", "params", "reply")
 
     def __init__(
         self,
         name: str,
-        help: str,
         params: tuple[Param, ...],
         reply: type,
         *,
@@ -78,7 +77,6 @@ class Method:
         before_ready: bool = False,
     ) -> None:
         self.name = name
-        self.help = help
         self.params = params
         self.reply = reply
         self.capabilities = (name, *capabilities)
@@ -104,7 +102,6 @@ PROJECT_HELP = "the project's slug: lowercase letters, digits, '.', '_', '-'"
 
 STATUS = Method(
     "status",
-    "what the daemon is doing: state, roots, index, connections",
     (),
     replies.StatusReply,
     capabilities=("request-root-expiry",),
@@ -112,40 +109,35 @@ STATUS = Method(
 )
 LIST = Method(
     "list",
-    "every indexed file in or below a folder, and the files that did not parse",
     (_dir(),),
     replies.ListReply,
     in_process=True,
 )
 REINDEX = Method(
     "reindex",
-    "a full stat scan of one folder, or of every root",
     (_dir("the folder to scan (default: every root)", required=False),),
     replies.ReindexReply,
 )
 WATCH = Method(
     "watch",
-    "make a folder a permanent root",
     (_dir("the folder to watch"),),
     replies.WatchReply,
 )
 UNWATCH = Method(
     "unwatch",
-    "stop watching a root and drop its files from the index",
     (_dir("the root to drop"),),
     replies.UnwatchReply,
 )
-SHUTDOWN = Method("shutdown", "stop the daemon", (), replies.ShutdownReply, before_ready=True)
+SHUTDOWN = Method("shutdown", (), replies.ShutdownReply, before_ready=True)
 SELECT = Method(
     "select",
-    "the memories that clearly help a query",
     (
         Param("query", "string", "the task or question, in natural language", required=True),
         _dir(),
         Param("surfaced", "strings", "memories already shown this session (names or paths)"),
         Param("recent_tools", "strings", "tools used recently: their usage docs are skipped"),
         Param("limit", "integer", "the most memories to return", default=5),
-        Param("ranker", "string", "auto, local or anthropic", default="auto"),
+        Param("ranker", "string", "auto: Claude with an API key, else local", default="auto"),
         Param("allow_secrets", "boolean", "let files holding credentials be selected"),
         Param("session_id", "string", "a label for the log"),
         Param("timeout_ms", "integer", "how long the client will wait"),
@@ -162,14 +154,12 @@ SELECT = Method(
 )
 STATS = Method(
     "stats",
-    "selector telemetry over a window",
     (Param("since", "duration", "the window, such as 7d or 24h", default="7d"),),
     replies.StatsReply,
     in_process=True,
 )
 SAVE = Method(
     "save",
-    "write a session memory",
     (
         _dir("the memory directory (must exist)"),
         Param("project", "string", PROJECT_HELP, required=True),
@@ -196,7 +186,6 @@ SAVE = Method(
 )
 LOAD_LAST = Method(
     "load_last",
-    "the newest session memory of a project",
     (
         _dir(),
         Param("project", "string", PROJECT_HELP, required=True),
@@ -207,7 +196,6 @@ LOAD_LAST = Method(
 )
 CONTEXT = Method(
     "context",
-    "a short, cited brief of what earlier sessions learned",
     (
         Param("task", "string", "the task about to be done", required=True),
         Param("dir", "dirs", "the memory directory, or a list of them", required=True),
@@ -219,7 +207,6 @@ CONTEXT = Method(
 )
 REPORT = Method(
     "report",
-    "write a compaction and health report now",
     (
         _dir("the folder to report on (default: every root)", required=False),
         Param("older_than", "duration", "the age from which sessions count as old"),
@@ -230,7 +217,6 @@ REPORT = Method(
 )
 CHECK = Method(
     "check",
-    "check what the memories cite against their code checkout now",
     (_dir(),),
     replies.CheckResult,
     in_process=True,

@@ -108,8 +108,11 @@ def check_edge(
 def test_cli_flags_are_the_methods_params(command: str) -> None:
     method = methods.METHODS[CLI_COMMANDS[command]]
     parser = command_parser(command)
-    dests = {a.dest for a in parser._actions if not isinstance(a, argparse._HelpAction)}
-    check_edge(method, dests - CLI_ONLY, NOT_ON_CLI)
+    actions = [a for a in parser._actions if not isinstance(a, argparse._HelpAction)]
+    check_edge(method, {a.dest for a in actions} - CLI_ONLY, NOT_ON_CLI)
+    for action in actions:  # a flag's default is the wire's, or none (the daemon's applies)
+        if action.dest not in CLI_ONLY and action.default not in (None, []):
+            assert action.default == method.param(action.dest).default, action.dest
 
 
 @pytest.mark.parametrize("tool", sorted(MCP_TOOLS))
@@ -124,6 +127,7 @@ def test_mcp_input_schemas_are_the_methods_params(tool: str) -> None:
         if param.kind == "dirs":  # one folder per property; more_dirs holds the rest
             expected = "array" if name == "more_dirs" else "string"
         assert schema["type"] == expected, (tool, name)
+        assert schema.get("default", param.default) == param.default, (tool, name)
     required = set(BY_NAME[tool]["inputSchema"]["required"])
     # The tools may ask for more (a save's summary) and default the folder under Claude Code.
     assert {p.name for p in method.params if p.required} - {"dir"} <= required, tool
