@@ -33,6 +33,7 @@ from memoryd.operations import (
 )
 from memoryd.select.types import SelectRequest
 from memoryd.service import MemoryService
+from memoryd.sessions.format import SessionInput
 
 PROTOCOL_MD = Path(__file__).resolve().parent.parent / "docs" / "protocol.md"
 
@@ -162,6 +163,11 @@ def test_typed_requests_send_the_methods_params(request_: Request[object]) -> No
     assert set(request_.params()) <= set(method.accepts())
     if isinstance(request_, SaveParams):  # every field of a save can be sent
         assert {f.name for f in fields(request_)} == set(method.accepts())
+
+
+def test_the_checked_session_has_every_field_a_save_sends() -> None:
+    sent = set(methods.SAVE.accepts()) - {"dir", "replace"}  # how to write, not what
+    assert {f.name for f in fields(SessionInput)} == sent
 
 
 def test_one_method_table_answers_every_method_once() -> None:
