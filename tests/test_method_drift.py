@@ -13,6 +13,7 @@ import argparse
 import inspect
 import json
 import re
+import typing
 from dataclasses import fields
 from pathlib import Path
 
@@ -198,6 +199,23 @@ def test_protocol_md_shows_every_method_with_an_example_and_its_params() -> None
         if rows:  # a params table: exactly the method's params
             documented = {n for row in rows for n in re.findall(r"`(\w+)`", row.split("|")[1])}
             assert documented == {p.name for p in method.params}, name
+
+
+@pytest.mark.parametrize("name", sorted(methods.METHODS))
+def test_protocol_md_replies_have_the_reply_types_keys(name: str) -> None:
+    """Every key an example answer shows is in the reply type; a full example shows all
+    the keys the type always has (a shortened one, with `, …`, may leave some out)."""
+    reply = methods.METHODS[name].reply
+    hints = typing.get_type_hints(reply, include_extras=True)
+    always = {k for k, v in hints.items() if typing.get_origin(v) is not typing.NotRequired}
+    blocks = re.findall(r"```json\n(.*?)\n```", protocol_sections()[name], re.DOTALL)
+    answers = [b for b in blocks if '"result"' in b]
+    assert answers, f"{name}: no example answer"
+    for block in answers:
+        shown = set(json.loads(block.replace(", …", ""))["result"])
+        assert shown <= set(hints), (name, shown - set(hints))
+        if ", …" not in block:
+            assert always <= shown, (name, always - shown)
 
 
 def test_protocol_md_capabilities_example_is_what_status_announces() -> None:
