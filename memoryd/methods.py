@@ -6,10 +6,11 @@ flags, the MCP tools' input schemas, the client's helpers and
 docs/protocol.md are held to them by tests/test_method_drift.py, so a param
 added here and forgotten there fails a test instead of drifting.
 
-The hook imports the client path on every prompt, so this module imports only
-:mod:`memoryd.replies` (typing) and plain classes (no dataclasses: they
-import :mod:`inspect`). Limits and messages of each check stay with the
-parser that enforces them; what a param *is* lives here.
+The CLI's daemon-backed commands import it before they send anything, so it
+imports only :mod:`memoryd.replies` (typing) and is made of plain classes (no
+dataclasses: they import :mod:`inspect`); the hook, which pays its imports on
+every prompt, does not need it at all. Limits and messages of each check stay
+with the parser that enforces them; what a param *is* lives here.
 """
 
 from __future__ import annotations
