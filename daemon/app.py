@@ -24,11 +24,11 @@ import structlog
 from apscheduler.schedulers.background import BackgroundScheduler
 
 from memoryd import config as config_mod
-from memoryd import system_trees
+from memoryd import requests, system_trees
 from memoryd.config import Config
 from memoryd.daemon import health, maintenance, query_handlers, runtime, startup, systemd
 from memoryd.daemon.core import DaemonCore
-from memoryd.daemon.handlers import build_handlers
+from memoryd.daemon.handlers import DaemonMethods
 from memoryd.daemon.maintenance import ReconcileInfo, WallClock
 from memoryd.daemon.readers import Readers
 from memoryd.daemon.roots import PERSISTED, Root, RootSet
@@ -40,7 +40,6 @@ from memoryd.indexer.folders import holds_memory_files
 from memoryd.indexer.recovery import open_or_recover
 from memoryd.indexer.store import IndexStore
 from memoryd.indexer.sync import Syncer, SyncResult
-from memoryd.ipc import params
 from memoryd.ipc.server import Handler, Server
 from memoryd.paths import escaped, name_problem
 from memoryd.select.analysis import TERM_ANALYSIS
@@ -82,7 +81,7 @@ class Daemon:
         self._activated = False
         self._writer: Writer | None = None
         self.readers = Readers(cfg.db_path)
-        self._resolved = params.ResolvedDirs()
+        self._resolved = requests.ResolvedDirs()
         self.watcher = Watcher(self._on_paths, settle=cfg.settle_ms / 1000)
         self.scheduler = BackgroundScheduler(
             job_defaults={"coalesce": True, "max_instances": 1, "misfire_grace_time": 3600}
@@ -139,10 +138,11 @@ class Daemon:
             )
             self._restore_roots()
             self.writer.call(lambda _store: self._remove_stale_temp_files())  # a walk
-            self.handlers = build_handlers(DaemonCore(self), query_handlers.handlers(self))
+            service, staleness = query_handlers.build_service(self)
+            self.handlers = DaemonMethods(DaemonCore(self), service, staleness).table()
             if self.stop_requested.is_set():
                 return self.exit_code
-            # Once build_handlers has done the main thread's imports, so no module is shared.
+            # Building the method table did the main thread's imports: no module is shared.
             preloads = [startup.preload(CLAUDE_MODULE)] if self.cfg.anthropic.api_key else []
             # `status` answers (with progress) during the first reconcile; the
             # other methods wait for it.
@@ -385,7 +385,7 @@ class Daemon:
 
     def watch_dir(self, raw: Any, field: str = "dir") -> dict[str, Any]:
         """``watch``: make ``raw`` a permanent root, remembered across restarts."""
-        path = params.directory(raw, field)
+        path = requests.directory(raw, field)
         covering = self.root_for(path)
         known = self.root_set.get(covering) if covering else None
         if known is not None and known.origin != "request":

@@ -1,42 +1,44 @@
-"""Socket methods of the daemon core: status, reindex, watch, unwatch, shutdown.
+"""The daemon's one method table, and the methods only the daemon answers.
 
-Each handler checks its params (``invalid_params`` names the field), asks
-the daemon's narrow :class:`~memoryd.daemon.core.Core` and encodes the
-answer; it never touches the ``Daemon`` itself. The methods that read or
-write memories come from the service's table (daemon/query_handlers.py).
+Every socket method is looked up here by name, as dmypy's server looks up its
+``cmd_*`` commands: :class:`DaemonMethods` answers ``status``, ``reindex``,
+``watch``, ``unwatch`` and ``shutdown`` itself (each checks its params, asks
+the daemon's narrow :class:`~memoryd.daemon.core.Core` and encodes the answer;
+it never touches the ``Daemon``), and ``select``'s ``cwd``; every other method
+is the shared :class:`~memoryd.service.MemoryService`'s ``cmd_*``, the same
+entry the CLI's in-process fallback calls. Which methods exist, and what they
+take, is :mod:`memoryd.methods`.
 """
 
 from __future__ import annotations
 
 import os
 import time
-from typing import Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, cast
 
-from memoryd import __version__
-from memoryd.daemon import query_handlers, report_handlers, staleness_handlers
+from memoryd import __version__, methods
+from memoryd import requests as p
 from memoryd.daemon.core import Core, RootState
 from memoryd.daemon.roots import PERSISTED
+from memoryd.daemon.staleness_handlers import pop_cwd
 from memoryd.errors import InvalidParams, NotFound
 from memoryd.indexer import queries
 from memoryd.indexer.folders import empty_folder_note
-from memoryd.ipc import params as p
 from memoryd.ipc.protocol import PROTOCOL_VERSION
 from memoryd.ipc.server import Handler
+from memoryd.replies import (
+    ReindexReply,
+    SelectResult,
+    ShutdownReply,
+    StatusReply,
+    UnwatchReply,
+    WatchReply,
+)
 
-# Modules whose features add capabilities; their methods are the service's (query_handlers).
-FEATURES = (query_handlers, report_handlers, staleness_handlers)
-
-# Features a client may test for; feature modules append theirs.
-BASE_CAPABILITIES = [
-    "status",
-    "list",
-    "reindex",
-    "watch",
-    "unwatch",
-    "request-root-expiry",
-    "shutdown",
-    "peer-uid-check",
-]
+if TYPE_CHECKING:
+    from memoryd.daemon.staleness_handlers import Staleness
+    from memoryd.service import MemoryService
 
 
 def _iso(epoch: float | None) -> str | None:
@@ -57,17 +59,33 @@ def _root_json(root: RootState) -> dict[str, Any]:
     return entry if root.checkout is None else {**entry, **root.checkout}
 
 
-def build_handlers(core: Core, service_methods: dict[str, Handler]) -> dict[str, Handler]:
-    """The method table: the core methods here, then the service's methods."""
-    capabilities = sorted([*BASE_CAPABILITIES, *(c for f in FEATURES for c in f.CAPABILITIES)])
+class DaemonMethods:
+    """The methods the daemon answers itself, over its core, its service and its checker."""
 
-    def status(params: dict[str, Any]) -> dict[str, Any]:
-        p.reject_unknown(params, ())
+    def __init__(self, core: Core, service: MemoryService, staleness: Staleness) -> None:
+        self.core = core
+        self.service = service
+        self.staleness = staleness
+        self.capabilities = methods.capabilities()
+
+    def table(self) -> dict[str, Handler]:
+        """Each method's ``cmd_*`` here, else the service's: the daemon's only method table."""
+        table: dict[str, Handler] = {}
+        for name in methods.METHODS:
+            found = methods.handler(self, name) or methods.handler(self.service, name)
+            if found is None:
+                raise RuntimeError(f"no handler answers the method {name!r}")
+            table[name] = found
+        return table
+
+    def cmd_status(self, params: Mapping[str, Any]) -> StatusReply:
+        p.reject_unknown(params, methods.STATUS.accepts())
+        core = self.core
         run = core.runtime()
         rec = run.last_reconcile
-        return {
+        reply: StatusReply = {
             "protocol": PROTOCOL_VERSION,
-            "capabilities": capabilities,
+            "capabilities": self.capabilities,
             "version": __version__,
             "pid": os.getpid(),
             "state": run.state,
@@ -91,11 +109,13 @@ def build_handlers(core: Core, service_methods: dict[str, Handler]) -> dict[str,
             "index": run.index,
             "connections": run.connections,
             "connections_refused": run.connections_refused,
-            **run.extra,
         }
+        # Then the features' entries (report_schedule, last_report).
+        return cast(StatusReply, {**reply, **run.extra})
 
-    def reindex(params: dict[str, Any]) -> dict[str, Any]:
-        p.reject_unknown(params, ("dir",))
+    def cmd_reindex(self, params: Mapping[str, Any]) -> ReindexReply:
+        p.reject_unknown(params, methods.REINDEX.accepts())
+        core = self.core
         if params.get("dir") is None:
             result, dirs = core.reconcile("reindex"), core.roots()
         else:
@@ -107,14 +127,15 @@ def build_handlers(core: Core, service_methods: dict[str, Handler]) -> dict[str,
                 )
             result, dirs = core.sync_tree(directory), [directory]
         result.errors = core.errors_under(dirs)
-        return {**result.to_json(), "dirs": dirs}
+        return cast(ReindexReply, {**result.to_json(), "dirs": dirs})
 
-    def watch(params: dict[str, Any]) -> dict[str, Any]:
-        p.reject_unknown(params, ("dir",))
-        return core.watch(params.get("dir"))
+    def cmd_watch(self, params: Mapping[str, Any]) -> WatchReply:
+        p.reject_unknown(params, methods.WATCH.accepts())
+        return cast(WatchReply, self.core.watch(params.get("dir")))
 
-    def unwatch(params: dict[str, Any]) -> dict[str, Any]:
-        p.reject_unknown(params, ("dir",))
+    def cmd_unwatch(self, params: Mapping[str, Any]) -> UnwatchReply:
+        p.reject_unknown(params, methods.UNWATCH.accepts())
+        core = self.core
         raw = params.get("dir")
         if not isinstance(raw, str) or not raw:
             raise InvalidParams("'dir' must be a directory path", {"field": "dir"})
@@ -135,16 +156,16 @@ def build_handlers(core: Core, service_methods: dict[str, Handler]) -> dict[str,
             "returns_at_restart": origin not in PERSISTED,
         }
 
-    def shutdown(params: dict[str, Any]) -> dict[str, Any]:
-        p.reject_unknown(params, ())
-        core.stop()
+    def cmd_shutdown(self, params: Mapping[str, Any]) -> ShutdownReply:
+        p.reject_unknown(params, methods.SHUTDOWN.accepts())
+        self.core.stop()
         return {"stopping": True, "pid": os.getpid()}
 
-    core_methods: dict[str, Handler] = {
-        "status": status,
-        "reindex": reindex,
-        "watch": watch,
-        "unwatch": unwatch,
-        "shutdown": shutdown,
-    }
-    return {**core_methods, **service_methods}
+    def cmd_select(self, params: Mapping[str, Any]) -> SelectResult:
+        """The service's ``select``, with the hook's ``cwd`` taken off and handed to the checker."""
+        rest = dict(params)
+        cwd = pop_cwd(rest)
+        result = self.service.cmd_select(rest)
+        if cwd is not None:
+            self.staleness.note_cwd(rest.get("dir"), cwd)
+        return result

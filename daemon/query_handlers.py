@@ -1,8 +1,8 @@
-"""The socket methods answered by the shared :class:`~memoryd.service.MemoryService`.
+"""The shared :class:`~memoryd.service.MemoryService` as the daemon runs it.
 
 ``select``, ``stats``, ``list``, ``save``, ``load_last``, ``context``,
-``report`` and ``check`` are one table here: each handler hands its params
-to :meth:`MemoryService.call`, which parses and answers.
+``report`` and ``check`` are the service's ``cmd_*`` entries, which the
+daemon's method table (daemon/handlers.py) takes as they are.
 :class:`DaemonIndex` is what the service runs over in the daemon: this
 thread's reader, directories kept watched, writes queued for the writer.
 """
@@ -12,16 +12,14 @@ from __future__ import annotations
 import sqlite3
 import threading
 from collections.abc import Callable
-from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from memoryd.daemon import report_handlers, staleness_handlers
-from memoryd.daemon.staleness_handlers import pop_cwd
+from memoryd.daemon.staleness_handlers import Staleness
 from memoryd.indexer import recovery
-from memoryd.ipc.server import Handler
 from memoryd.select.manifest import ManifestCache
 from memoryd.select.service import claude_factory, make_selector, record_runs, retention_of
-from memoryd.service import METHODS, MemoryService, index_pending_note
+from memoryd.service import MemoryService, index_pending_note
 
 if TYPE_CHECKING:
     from memoryd.daemon.app import Daemon
@@ -31,19 +29,6 @@ if TYPE_CHECKING:
 FLUSH_DELAY_S = 0.01
 HELD_RUNS = 10_000
 """Telemetry rows kept while the index cannot be written (~3 MB), written by the repair."""
-
-CAPABILITIES = [
-    "select",
-    "stats",
-    "select-ranker-local",
-    "select-ranker-anthropic",
-    "selector-telemetry",
-    "save",
-    "load_last",
-    "context",
-    "session-schema-1.1",
-    "project-case-notes",
-]
 
 
 class DaemonIndex:
@@ -134,8 +119,8 @@ class DaemonIndex:
         self._daemon.writer.call(self._flush_runs)
 
 
-def handlers(daemon: Daemon) -> dict[str, Handler]:
-    """The service's methods, with the report schedule and the staleness checker started."""
+def build_service(daemon: Daemon) -> tuple[MemoryService, Staleness]:
+    """The service, with the report schedule and the staleness checker started."""
     index = DaemonIndex(daemon)
     daemon.on_stop.append(index.queue_flush)  # rows still waiting for their flush delay
     daemon.on_repair.append(index.flush_held)
@@ -148,14 +133,4 @@ def handlers(daemon: Daemon) -> dict[str, Handler]:
     daemon.on_reload.append(lambda cfg: setattr(selector, "log_queries", cfg.log_queries))
     # A rebuilt index numbers its folders' versions from 1 again: drop what was cached.
     daemon.on_rebuilt.append(lambda: setattr(selector, "manifests", ManifestCache()))
-    table: dict[str, Handler] = {method: partial(service.call, method) for method in METHODS}
-
-    def select(params: dict[str, Any]) -> Any:
-        cwd = pop_cwd(params)
-        result = service.call("select", params)
-        if cwd is not None:
-            staleness.note_cwd(params.get("dir"), cwd)
-        return result
-
-    table["select"] = select
-    return table
+    return service, staleness

@@ -28,14 +28,12 @@ from apscheduler.triggers.cron import CronTrigger
 from apscheduler.triggers.interval import IntervalTrigger
 
 from memoryd.config import Config
-from memoryd.operations import ReportResult
+from memoryd.replies import ReportResult
 from memoryd.report import Retention, produce
 from memoryd.report.sessions import DAY
 
 if TYPE_CHECKING:
     from memoryd.daemon.app import Daemon
-
-CAPABILITIES = ["report", "report-schedule"]
 
 INTERVAL_ENV = "MEMORYD_REPORT_INTERVAL"
 JOB_ID = "compaction-report"

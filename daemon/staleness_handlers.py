@@ -25,7 +25,6 @@ if TYPE_CHECKING:
     from memoryd.config import Config
     from memoryd.daemon.app import Daemon
 
-CAPABILITIES = ["check", "select-staleness"]
 TICK_S = 1.0
 RECHECK_S = 60.0
 MAX_CWD = 4096

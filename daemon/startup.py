@@ -26,12 +26,11 @@ import structlog
 from memoryd.errors import InternalError
 from memoryd.indexer.scanner import walk_dirs
 from memoryd.ipc.server import Handler
+from memoryd.methods import METHODS
 
 log = structlog.get_logger("memoryd.daemon")
 
 LOG_EVERY_S = 1.0
-UNGATED = frozenset({"status", "shutdown"})
-"""Methods answered while the first index is being built."""
 
 
 def count_files(roots: list[str]) -> int:
@@ -108,7 +107,7 @@ def wait_for(threads: list[threading.Thread], stop: threading.Event) -> None:
 def gate(
     handlers: dict[str, Handler], ready: threading.Event, is_ready: Callable[[], bool]
 ) -> dict[str, Handler]:
-    """``handlers`` with every method but status/shutdown held until ``ready`` is set.
+    """``handlers`` with every method but the ``before_ready`` ones held until ``ready`` is set.
 
     ``ready`` is also set when the daemon stops during start-up; the held
     requests then get an error instead of an answer from a partial index.
@@ -123,4 +122,4 @@ def gate(
 
         return wait_then_answer
 
-    return {name: h if name in UNGATED else held(h) for name, h in handlers.items()}
+    return {name: h if METHODS[name].before_ready else held(h) for name, h in handlers.items()}

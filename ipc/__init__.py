@@ -1,4 +1,4 @@
-"""The wire side of memoryd: protocol framing, param checks, the server and the client.
+"""The wire side of memoryd: protocol framing, the server and the client.
 
 Public surface: :class:`Client` and :data:`PROTOCOL_VERSION`; the server is
 the daemon's business.

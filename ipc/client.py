@@ -8,7 +8,7 @@ without loading the request classes (the hook's path).
 
 A :class:`Client` keeps one connection open and sends requests one at a time
 (the protocol answers in order). Error objects from the daemon are raised as
-the :class:`~memoryd.errors.RemoteError` subclass for their code. Transport
+the :class:`~memoryd.errors.RequestError` subclass for their code. Transport
 failures tell "nothing was sent" (:class:`~memoryd.errors.DaemonUnavailable`)
 from "sent, but no answer" (:class:`~memoryd.errors.NoReply`,
 :class:`~memoryd.errors.DaemonTimeout`), because only the first leaves a
@@ -39,8 +39,22 @@ from memoryd.errors import (
 from memoryd.ipc.protocol import encode_request, peer_uid
 
 if TYPE_CHECKING:
-    from memoryd.operations import CheckResult, ReportResult, Request, SaveResult
-    from memoryd.select.types import SelectResult
+    from memoryd.operations import Request
+    from memoryd.replies import (
+        CheckResult,
+        ContextReply,
+        ListReply,
+        LoadLastReply,
+        ReindexReply,
+        ReportResult,
+        SaveResult,
+        SelectResult,
+        ShutdownReply,
+        StatsReply,
+        StatusReply,
+        UnwatchReply,
+        WatchReply,
+    )
 
 R = TypeVar("R")
 
@@ -187,24 +201,29 @@ class Client:
     # They build the wire params themselves: importing the request classes
     # (dataclasses pulls in inspect) would cost the hook ~10 ms per prompt.
 
-    def status(self) -> dict[str, Any]:
-        result: dict[str, Any] = self.call("status")
+    def status(self) -> StatusReply:
+        result: StatusReply = self.call("status")
         return result
 
-    def list(self, dir: str) -> dict[str, Any]:
-        result: dict[str, Any] = self.call("list", {"dir": dir})
+    def list(self, dir: str) -> ListReply:
+        result: ListReply = self.call("list", {"dir": dir})
         return result
 
-    def reindex(self, dir: str | None = None) -> dict[str, Any]:
-        result: dict[str, Any] = self.call("reindex", {"dir": dir})
+    def reindex(self, dir: str | None = None) -> ReindexReply:
+        result: ReindexReply = self.call("reindex", {"dir": dir})
         return result
 
-    def watch(self, dir: str) -> dict[str, Any]:
-        result: dict[str, Any] = self.call("watch", {"dir": dir})
+    def watch(self, dir: str) -> WatchReply:
+        result: WatchReply = self.call("watch", {"dir": dir})
         return result
 
-    def shutdown(self) -> dict[str, Any]:
-        result: dict[str, Any] = self.call("shutdown")
+    def unwatch(self, dir: str) -> UnwatchReply:
+        """Stop watching the root ``dir`` and drop its files from the index."""
+        result: UnwatchReply = self.call("unwatch", {"dir": dir})
+        return result
+
+    def shutdown(self) -> ShutdownReply:
+        result: ShutdownReply = self.call("shutdown")
         return result
 
     def select(
@@ -242,8 +261,8 @@ class Client:
         result: CheckResult = self.call("check", {"dir": dir})
         return result
 
-    def stats(self, since: str | float | None = None) -> dict[str, Any]:
-        result: dict[str, Any] = self.call("stats", {"since": since})
+    def stats(self, since: str | float | None = None) -> StatsReply:
+        result: StatsReply = self.call("stats", {"since": since})
         return result
 
     def save(self, dir: str, project: str, **fields: Any) -> SaveResult:
@@ -253,9 +272,9 @@ class Client:
 
     def load_last(
         self, dir: str, project: str, *, reveal_secrets: bool | None = None
-    ) -> dict[str, Any]:
+    ) -> LoadLastReply:
         """The newest session memory of ``project``; credentials redacted unless revealed."""
-        result: dict[str, Any] = self.call(
+        result: LoadLastReply = self.call(
             "load_last", {"dir": dir, "project": project, "reveal_secrets": reveal_secrets}
         )
         return result
@@ -267,10 +286,10 @@ class Client:
         *,
         project: str | None = None,
         budget_tokens: int | None = None,
-    ) -> dict[str, Any]:
+    ) -> ContextReply:
         """The cited prior-session brief for ``task``."""
         dirs = dir if isinstance(dir, str) else list(dir)
-        result: dict[str, Any] = self.call(
+        result: ContextReply = self.call(
             "context",
             {"task": task, "dir": dirs, "project": project, "budget_tokens": budget_tokens},
         )

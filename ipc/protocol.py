@@ -14,7 +14,7 @@ import socket
 import struct
 from typing import Any, NamedTuple
 
-from memoryd.errors import InvalidParams, InvalidRequest, ParseError, RemoteError
+from memoryd.errors import InvalidParams, InvalidRequest, ParseError, RequestError
 from memoryd.paths import escaped
 
 PROTOCOL_VERSION = 1
@@ -117,7 +117,7 @@ def encode_result(req_id: Any, result: Any) -> bytes:
     return encode({"id": req_id, "result": result})
 
 
-def encode_error(req_id: Any, err: RemoteError) -> bytes:
+def encode_error(req_id: Any, err: RequestError) -> bytes:
     return encode(
         {"id": req_id, "error": {"code": err.code, "message": err.message, "data": err.data}}
     )

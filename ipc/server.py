@@ -9,7 +9,7 @@ Lines are read through a bounded buffer: a request over
 :data:`MAX_LINE_BYTES` is answered with ``invalid_request`` and the rest of
 that line is discarded unbuffered, so the connection stays usable.
 Handlers are plain callables ``params -> result``; any
-:class:`~memoryd.errors.RemoteError` they raise is sent as data, anything else
+:class:`~memoryd.errors.RequestError` they raise is sent as data, anything else
 becomes ``internal`` and is logged with its traceback.
 
 What a crowd of clients can do is bounded: at most ``max_connections`` are
@@ -36,7 +36,7 @@ from typing import Any
 
 import structlog
 
-from memoryd.errors import Busy, InternalError, InvalidRequest, RemoteError, UnknownMethod
+from memoryd.errors import Busy, InternalError, InvalidRequest, RequestError, UnknownMethod
 from memoryd.ipc.protocol import (
     MAX_LINE_BYTES,
     Request,
@@ -215,7 +215,7 @@ class Server:
             log.warning("ipc.thread_start_failed", error=str(exc), connections=self.connections)
             self._refuse(sock, _busy("no thread could be started for the connection"))
 
-    def _refuse(self, sock: socket.socket, err: RemoteError) -> None:
+    def _refuse(self, sock: socket.socket, err: RequestError) -> None:
         """One error line, then close; the accept thread never waits on the client."""
         if isinstance(err, Busy):
             self.refused += 1
@@ -299,7 +299,7 @@ class Server:
             req = decode_request(line)
             req_id = req.id
             return encode_result(req_id, self._dispatch(req))
-        except RemoteError as err:
+        except RequestError as err:
             if req_id is None and isinstance(err.data, dict):
                 req_id = err.data.pop("id", None)
                 err.data = err.data or None

@@ -14,7 +14,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from memoryd._cli_common import add_db_option, memory_dir, print_json
+from memoryd import methods
+from memoryd._cli_common import add_db_option, memory_dir, print_json, wire_params
 from memoryd._cli_daemon import add_socket_options, daemon_or_local
 from memoryd.staleness.render import render_check
 
@@ -54,7 +55,7 @@ def failing(result: dict[str, Any], fail_on: str | None) -> bool:
 def cmd_check(args: argparse.Namespace) -> int:
     directory = memory_dir(args.dir)
 
-    result = daemon_or_local(args, "check", {"dir": directory})
+    result = daemon_or_local(args, "check", wire_params(args, methods.CHECK, dir=directory))
     if args.json:
         print_json(result)
     else:

@@ -7,11 +7,14 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memoryd import paths
 from memoryd._cli_suggest import near_folder
 from memoryd.errors import DirectoryError
+
+if TYPE_CHECKING:
+    from memoryd.methods import Method
 
 
 def memory_dir(value: str, *, must_read: bool = True) -> str:
@@ -82,3 +85,27 @@ def project_slug(value: str) -> str:
         return value  # not a slug even lowercased: the invalid_params check explains why
     note(message)
     return value.lower()
+
+
+def wire_params(args: argparse.Namespace, method: Method, **given: Any) -> dict[str, Any]:
+    """``method``'s params as the command line gave them, then ``given`` (resolved values).
+
+    A flag carries a param when its ``dest`` is the param's wire name, so a
+    command sends what its flags say and nothing is spelt out twice; flags
+    left unset (None) are not sent.
+    """
+    flags = {p.name: getattr(args, p.name, None) for p in method.params}
+    return {**{name: value for name, value in flags.items() if value is not None}, **given}
+
+
+def described(method: Method, name: str) -> dict[str, Any]:
+    """``add_argument`` keywords from ``method``'s param ``name``: its help and its default."""
+    param = method.param(name)
+    return (
+        {"help": param.help}
+        if param.default is None
+        else {
+            "help": f"{param.help} (default: {param.default})",
+            "default": param.default,
+        }
+    )

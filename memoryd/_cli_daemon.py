@@ -249,10 +249,10 @@ def cmd_status(args: argparse.Namespace) -> int:
     c = client(args, timeout=10)
     try:
         with c:
-            status = c.status()
+            reply = c.status()
     except DaemonUnavailable as exc:
         raise DaemonUnavailable(f"{exc}; {START_HINT}") from None
-    status["client_socket"] = c.describe()
+    status: dict[str, Any] = {**reply, "client_socket": c.describe()}
     status["claude_code_folder"] = _claude_folder(status)
     if args.json:
         print_json(status)
@@ -316,7 +316,7 @@ def cmd_reindex(args: argparse.Namespace) -> int:
 
 def cmd_watch(args: argparse.Namespace) -> int:
     with client(args, timeout=600) as c:
-        reply = c.call("watch", {"dir": memory_dir(args.dir)})
+        reply = c.watch(memory_dir(args.dir))
     if args.json:
         print_json(reply)
     elif reply["added"] or (reply["origin"] == "watch" and reply["root"] == reply["dir"]):
@@ -328,7 +328,7 @@ def cmd_watch(args: argparse.Namespace) -> int:
 
 def cmd_unwatch(args: argparse.Namespace) -> int:
     with client(args, timeout=600) as c:
-        reply = c.call("unwatch", {"dir": args.dir})
+        reply = c.unwatch(args.dir)
     if args.json:
         print_json(reply)
         return 0

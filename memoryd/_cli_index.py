@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from memoryd._cli_common import add_db_option, memory_dir, print_json
+from memoryd import methods
+from memoryd._cli_common import add_db_option, memory_dir, print_json, wire_params
 from memoryd._cli_daemon import add_socket_options, daemon_or_local
 from memoryd._delivery import MAX_FILE_BYTES, MAX_FILE_LINES
 
@@ -65,7 +66,7 @@ def render_list(payload: dict[str, Any]) -> str:
 def cmd_list(args: argparse.Namespace) -> int:
     directory = memory_dir(args.dir)
 
-    payload = daemon_or_local(args, "list", {"dir": directory})
+    payload = daemon_or_local(args, "list", wire_params(args, methods.LIST, dir=directory))
     if args.json:
         print_json(payload)
     else:

@@ -11,7 +11,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from memoryd._cli_common import add_db_option, memory_dir, print_json
+from memoryd import methods
+from memoryd._cli_common import add_db_option, memory_dir, print_json, wire_params
 from memoryd._cli_daemon import add_socket_options, daemon_or_local
 
 
@@ -51,11 +52,8 @@ def describe(result: dict[str, Any]) -> str:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    params = {
-        "dir": None if args.dir is None else memory_dir(args.dir),
-        "older_than": args.older_than,
-    }
-    result = daemon_or_local(args, "report", params)
+    directory = None if args.dir is None else memory_dir(args.dir)
+    result = daemon_or_local(args, "report", wire_params(args, methods.REPORT, dir=directory))
     if args.json:
         print_json(result)
     else:

@@ -6,15 +6,16 @@ import argparse
 import os
 from typing import Any
 
-from memoryd._cli_common import add_db_option, memory_dir, print_json
+from memoryd import methods
+from memoryd._cli_common import add_db_option, described, memory_dir, print_json, wire_params
 from memoryd._cli_daemon import add_socket_options, daemon_or_local
 from memoryd.staleness.render import caution
 
 
 def register(sub: Any) -> None:
     s = sub.add_parser("select", help="the memories that clearly help a query")
-    s.add_argument("query")
-    s.add_argument("--dir", required=True, help="the memory directory")
+    s.add_argument("query", **described(methods.SELECT, "query"))
+    s.add_argument("--dir", required=True, **described(methods.SELECT, "dir"))
     s.add_argument(
         "--surfaced",
         action="append",
@@ -28,19 +29,21 @@ def register(sub: Any) -> None:
         "--tool",
         action="append",
         default=[],
-        dest="tools",
+        dest="recent_tools",
         metavar="TOOL",
         help="a tool the agent used recently (repeatable)",
     )
-    s.add_argument("--limit", type=int, default=5)
-    s.add_argument("--ranker", choices=("auto", "local", "anthropic"), default="auto")
+    s.add_argument("--limit", type=int, **described(methods.SELECT, "limit"))
+    s.add_argument(
+        "--ranker", choices=("auto", "local", "anthropic"), **described(methods.SELECT, "ranker")
+    )
     s.add_argument("--json", action="store_true")
     add_db_option(s)
     add_socket_options(s, fallback=True)
     s.set_defaults(handler=cmd_select)
 
     t = sub.add_parser("stats", help="selector telemetry: runs, latency, fallbacks, usage")
-    t.add_argument("--since", default="7d", help="window such as 7d, 24h (default 7d)")
+    t.add_argument("--since", **described(methods.STATS, "since"))
     t.add_argument("--json", action="store_true")
     add_db_option(t)
     add_socket_options(t, fallback=True)
@@ -54,16 +57,7 @@ def surfaced_entry(value: str) -> str:
 
 def cmd_select(args: argparse.Namespace) -> int:
     directory = memory_dir(args.dir)
-    params = {
-        "query": args.query,
-        "dir": directory,
-        "surfaced": args.surfaced,
-        "recent_tools": args.tools,
-        "limit": args.limit,
-        "ranker": args.ranker,
-    }
-
-    result = daemon_or_local(args, "select", params)
+    result = daemon_or_local(args, "select", wire_params(args, methods.SELECT, dir=directory))
     if args.json:
         print_json(result)
         return 0
@@ -110,7 +104,7 @@ def aligned(rows: list[tuple[str, str, str]]) -> list[str]:
 
 def cmd_stats(args: argparse.Namespace) -> int:
 
-    result = daemon_or_local(args, "stats", {"since": args.since})
+    result = daemon_or_local(args, "stats", wire_params(args, methods.STATS))
     if args.json:
         print_json(result)
     else:

@@ -7,19 +7,44 @@ import json
 import sys
 from typing import Any
 
-from memoryd._cli_common import add_db_option, memory_dir, print_json, project_slug
+from memoryd import methods
+from memoryd._cli_common import (
+    add_db_option,
+    described,
+    memory_dir,
+    print_json,
+    project_slug,
+    wire_params,
+)
 from memoryd._cli_daemon import add_socket_options, daemon_or_local
 from memoryd.errors import ConfigError
 
-_FLAGS = (
-    "session",
-    "mode",
-    "status",
-    "last_checkpoint",
-    "target_dir",
-    "session_summary",
-    "active_state",
-)
+
+class StepEntries(argparse.Action):
+    """``--step S0=TEXT``, repeatable, gathered into one mapping of step id to text."""
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: Any,
+        option_string: str | None = None,
+    ) -> None:
+        steps = dict(getattr(namespace, self.dest) or {})
+        step, _, text = str(values).partition("=")
+        steps[step] = text
+        setattr(namespace, self.dest, steps)
+
+
+def json_object(value: str) -> dict[str, Any]:
+    """A flag's value read as a JSON object (``--checkpoint-decisions``)."""
+    try:
+        found = json.loads(value)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"not valid JSON: {exc}") from None
+    if not isinstance(found, dict):
+        raise argparse.ArgumentTypeError("must be a JSON object")
+    return found
 
 
 def register(sub: Any) -> None:
@@ -32,12 +57,14 @@ def register(sub: Any) -> None:
         "decisions, approved checkpoints, and its summary or active state when this save has "
         "none. --replace writes this save alone instead.",
     )
-    s.add_argument("--dir", required=True)
-    s.add_argument("--project", type=project_slug)
-    s.add_argument("--session", help="YYYY-MM-DD-HH-MM (default: now)")
+    s.add_argument("--dir", required=True, **described(methods.SAVE, "dir"))
+    s.add_argument("--project", type=project_slug, **described(methods.SAVE, "project"))
+    s.add_argument("--session", **described(methods.SAVE, "session"))
     s.add_argument("--mode", choices=("architect", "express"))
     s.add_argument("--status", choices=("in-progress", "paused", "completed"))
-    s.add_argument("--last-checkpoint", dest="last_checkpoint")
+    s.add_argument(
+        "--last-checkpoint", dest="last_checkpoint", **described(methods.SAVE, "last_checkpoint")
+    )
     s.add_argument(
         "--checkpoint",
         action="append",
@@ -46,16 +73,27 @@ def register(sub: Any) -> None:
         metavar="CP",
         help="an approved checkpoint (repeatable)",
     )
-    s.add_argument("--target-dir", dest="target_dir")
-    s.add_argument("--summary", dest="session_summary")
+    s.add_argument("--target-dir", dest="target_dir", **described(methods.SAVE, "target_dir"))
+    s.add_argument(
+        "--summary", dest="session_summary", **described(methods.SAVE, "session_summary")
+    )
     s.add_argument(
         "--step",
-        action="append",
+        action=StepEntries,
+        dest="steps_completed",
         default=None,
         metavar="S0=TEXT",
         help="a completed step (repeatable)",
     )
-    s.add_argument("--active-state", dest="active_state")
+    s.add_argument(
+        "--checkpoint-decisions",
+        dest="checkpoint_decisions",
+        type=json_object,
+        metavar="JSON",
+        help="what the user chose at each checkpoint, as a JSON object: "
+        '\'{"CP-S1": {"option": "B", "note": "..."}}\'',
+    )
+    s.add_argument("--active-state", dest="active_state", **described(methods.SAVE, "active_state"))
     s.add_argument(
         "--decision",
         action="append",
@@ -81,18 +119,22 @@ def register(sub: Any) -> None:
     s.set_defaults(handler=cmd_save)
 
     ll = sub.add_parser("load-last", help="the newest session memory of a project")
-    ll.add_argument("--dir", required=True)
-    ll.add_argument("--project", required=True, type=project_slug)
+    ll.add_argument("--dir", required=True, **described(methods.LOAD_LAST, "dir"))
+    ll.add_argument(
+        "--project", required=True, type=project_slug, **described(methods.LOAD_LAST, "project")
+    )
     ll.add_argument("--json", action="store_true")
     add_db_option(ll)
     add_socket_options(ll, fallback=True)
     ll.set_defaults(handler=cmd_load_last)
 
     c = sub.add_parser("context", help="a short, cited brief of what earlier sessions learned")
-    c.add_argument("task")
-    c.add_argument("--dir", action="append", required=True, help="repeatable")
-    c.add_argument("--project", type=project_slug)
-    c.add_argument("--budget", type=int, default=600, dest="budget_tokens")
+    c.add_argument("task", **described(methods.CONTEXT, "task"))
+    c.add_argument("--dir", action="append", required=True, help="a memory directory (repeatable)")
+    c.add_argument("--project", type=project_slug, **described(methods.CONTEXT, "project"))
+    c.add_argument(
+        "--budget", type=int, dest="budget_tokens", **described(methods.CONTEXT, "budget_tokens")
+    )
     c.add_argument("--json", action="store_true")
     add_db_option(c)
     add_socket_options(c, fallback=True)
@@ -111,21 +153,7 @@ def save_params(args: argparse.Namespace) -> dict[str, Any]:
         if not isinstance(doc, dict):
             raise ConfigError("stdin must hold a mapping of save params")
         params.update(doc)
-    for key in _FLAGS:
-        if getattr(args, key) is not None:
-            params[key] = getattr(args, key)
-    if args.project:
-        params["project"] = args.project
-    if args.checkpoints_approved is not None:
-        params["checkpoints_approved"] = args.checkpoints_approved
-    if args.key_decisions is not None:
-        params["key_decisions"] = args.key_decisions
-    if args.replace:
-        params["replace"] = True
-    if args.step is not None:
-        params["steps_completed"] = dict(step.partition("=")[::2] for step in args.step)
-    params["dir"] = args.dir
-    return params
+    return {**params, **wire_params(args, methods.SAVE)}
 
 
 def cmd_save(args: argparse.Namespace) -> int:
@@ -164,7 +192,8 @@ def kept(what: dict[str, Any]) -> str:
 def cmd_load_last(args: argparse.Namespace) -> int:
     directory = memory_dir(args.dir)
 
-    result = daemon_or_local(args, "load_last", {"dir": directory, "project": args.project})
+    params = wire_params(args, methods.LOAD_LAST, dir=directory)
+    result = daemon_or_local(args, "load_last", params)
     if args.json:
         print_json(result)
     elif result["found"]:
@@ -183,14 +212,7 @@ def cmd_load_last(args: argparse.Namespace) -> int:
 
 def cmd_context(args: argparse.Namespace) -> int:
     dirs = [memory_dir(d, must_read=False) for d in args.dir]
-    params = {
-        "task": args.task,
-        "dir": dirs,
-        "project": args.project,
-        "budget_tokens": args.budget_tokens,
-    }
-
-    result = daemon_or_local(args, "context", params)
+    result = daemon_or_local(args, "context", wire_params(args, methods.CONTEXT, dir=dirs))
     if args.json:
         print(json.dumps(result, ensure_ascii=False, indent=2))
     else:

@@ -22,10 +22,10 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from memoryd import __version__, paths
 from memoryd.errors import MemorydError
+from memoryd.replies import StatusReply
 
 OK, WARN, FAIL = "ok", "warn", "fail"
 INOTIFY = Path("/proc/sys/fs/inotify")
@@ -49,7 +49,7 @@ class Facts:
 
     socket: Path
     socket_reason: str
-    status: dict[str, Any] | None = None
+    status: StatusReply | None = None
     daemon_error: str | None = None
 
 
@@ -166,9 +166,8 @@ def check_inotify(facts: Facts) -> Check:
         return Check("inotify", WARN, "no inotify limits to read: the watcher polls")
     roots = _roots(facts)
     folders = _folders_under(roots, watches + 1)
-    polling = [
-        r["path"] for r in (facts.status or {}).get("roots", []) if r["watcher"] != "inotify"
-    ]
+    shown = [] if facts.status is None else facts.status["roots"]
+    polling = [r["path"] for r in shown if r["watcher"] != "inotify"]
     detail = (
         f"{folders:,} folder(s) under {len(roots)} root(s) need as many watches; "
         f"max_user_watches {watches:,}, max_user_instances {instances:,}"

@@ -15,7 +15,7 @@ catch one type and print ``str(exc)``; anything else is a bug::
     ├── NoReply                  the request was sent but no answer came back (client side)
     │   └── DaemonTimeout        ... within the client's timeout
     ├── ProtocolError            the answer is not a reply to the request (client side)
-    └── RemoteError              the daemon answered with an error object
+    └── RequestError             a request was refused or failed, with a protocol code
         ├── ParseError           code "parse_error"
         ├── InvalidRequest       code "invalid_request"
         ├── UnknownMethod        code "unknown_method"
@@ -27,13 +27,20 @@ catch one type and print ``str(exc)``; anything else is a bug::
         ├── Busy                 code "busy": at the connection or thread limit; retry
         └── InternalError        code "internal"
 
+A ``RequestError`` is raised where a request is answered: by the daemon's
+server and handlers (and sent as the error object), by the CLI's in-process
+fallback, which runs the same service, and by the client, which raises the
+daemon's error object again as the class for its code. Only in the last case
+did it come from another process, so the name says what it is, not where it
+was raised.
+
 The client-side split matters to callers that can do the work themselves:
 only after ``DaemonUnavailable`` is it safe to run a request in-process,
 because after ``NoReply`` the daemon may have done it already (a save written,
 a selection recorded).
 
-``RemoteError`` subclasses mirror the protocol's stable string codes (see
-``docs/protocol.md``); :func:`remote_error` maps a code back to its class.
+``RequestError`` subclasses mirror the protocol's stable string codes (see
+``docs/protocol.md``); :func:`remote_error` maps a daemon's code back to its class.
 """
 
 from __future__ import annotations
@@ -93,8 +100,8 @@ class UnsafeDaemon(DaemonUnavailable):
     """Something answers on the socket, but it runs as another user: nothing is sent to it."""
 
 
-class RemoteError(MemorydError):
-    """The daemon answered a request with an error object."""
+class RequestError(MemorydError):
+    """A request was refused or failed; ``code`` is its protocol code, ``data`` the details."""
 
     code = "internal"
 
@@ -104,55 +111,55 @@ class RemoteError(MemorydError):
         self.data = data
 
 
-class ParseError(RemoteError):
+class ParseError(RequestError):
     code = "parse_error"
 
 
-class InvalidRequest(RemoteError):
+class InvalidRequest(RequestError):
     code = "invalid_request"
 
 
-class UnknownMethod(RemoteError):
+class UnknownMethod(RequestError):
     code = "unknown_method"
 
 
-class InvalidParams(RemoteError):
+class InvalidParams(RequestError):
     code = "invalid_params"
 
 
-class NotFound(RemoteError):
+class NotFound(RequestError):
     code = "not_found"
 
 
-class NotRegularFile(RemoteError):
+class NotRegularFile(RequestError):
     """Something other than a regular file sits where memoryd must read or write one."""
 
     code = "not_a_file"
 
 
-class Unwritable(RemoteError):
+class Unwritable(RequestError):
     """A file could not be written: no space, a read-only file system, no permission."""
 
     code = "unwritable"
 
 
-class IndexUnavailable(RemoteError):
+class IndexUnavailable(RequestError):
     """The index cannot answer right now (damaged and being rebuilt); the request may be retried."""
 
     code = "index_unavailable"
 
 
-class Busy(RemoteError):
+class Busy(RequestError):
     """The daemon cannot take another connection now (its limit, threads, descriptors)."""
 
     code = "busy"
 
 
-class InternalError(RemoteError):
+class InternalError(RequestError):
     code = "internal"
 
 
-_BY_CODE: dict[str, type[RemoteError]] = {
+_BY_CODE: dict[str, type[RequestError]] = {
     cls.code: cls
     for cls in (
         ParseError,
@@ -169,10 +176,10 @@ _BY_CODE: dict[str, type[RemoteError]] = {
 }
 
 
-def remote_error(code: str, message: str, data: Any = None) -> RemoteError:
-    """Build the exception for a protocol error code (unknown codes become RemoteError)."""
-    cls = _BY_CODE.get(code, RemoteError)
+def remote_error(code: str, message: str, data: Any = None) -> RequestError:
+    """Build the exception for a protocol error code (unknown codes become RequestError)."""
+    cls = _BY_CODE.get(code, RequestError)
     err = cls(message, data)
-    if cls is RemoteError:
+    if cls is RequestError:
         err.code = code
     return err

@@ -17,11 +17,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
-from typing import TYPE_CHECKING, Any, ClassVar, Generic, NotRequired, TypedDict, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
+from memoryd import requests as p
 from memoryd.durations import parse_duration
 from memoryd.errors import InvalidParams
-from memoryd.ipc import params as p
+from memoryd.methods import METHODS, REPORT
+from memoryd.replies import CheckResult, ContextReply, ListReply, LoadLastReply, SaveResult
 
 if TYPE_CHECKING:
     from memoryd.sessions.format import SessionInput
@@ -51,7 +53,7 @@ class SaveRequest:
 
 
 @dataclass(frozen=True)
-class SaveParams(Request["SaveResult"]):
+class SaveParams(Request[SaveResult]):
     """A ``save`` as a client sends it: the wire's fields, checked by the daemon.
 
     The checked form is :class:`SaveRequest`, whose session fields come from
@@ -81,7 +83,7 @@ class SaveParams(Request["SaveResult"]):
 
 
 @dataclass(frozen=True)
-class LoadLastRequest(Request[dict[str, Any]]):
+class LoadLastRequest(Request[LoadLastReply]):
     """A checked ``load_last`` request; ``project`` is the slug (lowercased)."""
 
     METHOD = "load_last"
@@ -95,7 +97,7 @@ class LoadLastRequest(Request[dict[str, Any]]):
 
 
 @dataclass(frozen=True)
-class ContextRequest(Request[dict[str, Any]]):
+class ContextRequest(Request[ContextReply]):
     """A checked ``context`` request: the task, one or more directories, scope and budget."""
 
     METHOD = "context"
@@ -123,7 +125,7 @@ class ReportRequest:
 
 
 @dataclass(frozen=True)
-class ListRequest(Request[dict[str, Any]]):
+class ListRequest(Request[ListReply]):
     """A checked ``list`` request: the files in or below one folder."""
 
     METHOD = "list"
@@ -134,7 +136,7 @@ class ListRequest(Request[dict[str, Any]]):
 
 
 @dataclass(frozen=True)
-class CheckRequest(Request["CheckResult"]):
+class CheckRequest(Request[CheckResult]):
     """A checked ``check`` request: the folder whose citing memories to re-check."""
 
     METHOD = "check"
@@ -156,7 +158,7 @@ def directory_param(params: Mapping[str, Any]) -> str:
 
 
 def parse_report(params: Mapping[str, Any]) -> ReportRequest:
-    p.reject_unknown(params, ("dir", "older_than"))
+    p.reject_unknown(params, REPORT.accepts())
     raw = params.get("dir")
     older = params.get("older_than")
     return ReportRequest(
@@ -167,42 +169,5 @@ def parse_report(params: Mapping[str, Any]) -> ReportRequest:
 
 def parse_folder(params: Mapping[str, Any], kind: type[Folder]) -> Folder:
     """``list``'s or ``check``'s params: only ``dir``, as given."""
-    p.reject_unknown(params, ("dir",))
+    p.reject_unknown(params, METHODS[kind.METHOD].accepts())
     return kind(directory_param(params))
-
-
-class SaveResult(TypedDict):
-    """Where a session memory was written and how; ``notes`` when the project was lowercased."""
-
-    path: str
-    filename: str
-    created: bool
-    kept: dict[str, Any] | None
-    migrated_from: str | None
-    schema_version: str
-    bytes: int
-    dir: NotRequired[str]
-    notes: NotRequired[list[str]]
-    index_pending: NotRequired[bool]
-    """The file is on disk, but the index could not take it yet (full disk, held lock)."""
-
-
-class ReportResult(TypedDict):
-    """Where a report was written, what it covered, its counts (``seconds`` once timed)."""
-
-    at: str
-    path: str
-    json: str
-    roots: list[str]
-    summary: dict[str, int]
-    seconds: NotRequired[float]
-
-
-class CheckResult(TypedDict):
-    """Each citing memory's verdict under a folder, and how many are stale."""
-
-    dir: str
-    folders: list[dict[str, Any]]
-    memories: list[dict[str, Any]]
-    citing: int
-    stale: int

@@ -9,6 +9,12 @@ the CLI's :class:`StoreIndex` (one local store, each directory synced just
 before it is read, writes done at once). Params are parsed where a request
 enters, into the typed requests of :mod:`memoryd.select.types` and
 :mod:`memoryd.operations`; the features below never see a wire dict.
+
+Each method's entry from the wire is ``cmd_<method>`` (params in, reply out),
+found by name as dmypy's server finds its commands
+(:func:`memoryd.methods.handler`): the daemon's one method table takes these
+for every method :mod:`memoryd.methods` marks ``in_process``, and the CLI's
+fallback calls the same entries through :meth:`MemoryService.call`.
 """
 
 from __future__ import annotations
@@ -21,25 +27,33 @@ from collections.abc import Callable, Mapping
 from typing import Any, Protocol, TypeVar, cast
 
 from memoryd import config as config_mod
+from memoryd import requests as p
 from memoryd import system_trees
 from memoryd.config import Config
-from memoryd.errors import InvalidParams, MemorydError
+from memoryd.errors import InvalidParams, MemorydError, UnknownMethod
 from memoryd.indexer import queries, recovery
 from memoryd.indexer.store import IndexStore
 from memoryd.indexer.sync import Syncer
-from memoryd.ipc import params as p
+from memoryd.methods import handler
 from memoryd.operations import (
     CheckRequest,
-    CheckResult,
     ContextRequest,
     ListRequest,
     LoadLastRequest,
     ReportRequest,
-    ReportResult,
     SaveRequest,
-    SaveResult,
     parse_folder,
     parse_report,
+)
+from memoryd.replies import (
+    CheckResult,
+    ContextReply,
+    ListReply,
+    LoadLastReply,
+    ReportResult,
+    SaveResult,
+    SelectResult,
+    StatsReply,
 )
 from memoryd.report import Retention, produce
 from memoryd.report.oversize import mark_listing
@@ -48,12 +62,7 @@ from memoryd.select import telemetry
 from memoryd.select.manifest import superseded_in
 from memoryd.select.selector import Selector
 from memoryd.select.service import record_runs, retention_of, run_stats
-from memoryd.select.types import (
-    SelectResult,
-    StatsRequest,
-    parse_select,
-    parse_stats,
-)
+from memoryd.select.types import StatsRequest, parse_select, parse_stats
 from memoryd.sessions import service as sessions
 from memoryd.sessions.format import project_case_note
 from memoryd.staleness.results import annotate_listing
@@ -205,14 +214,14 @@ class MemoryService:
         self.reports = reports
 
     def call(self, method: str, params: Mapping[str, Any]) -> Mapping[str, Any]:
-        """Parse ``params`` into ``method``'s typed request and answer it.
+        """Parse ``params`` into ``method``'s typed request and answer it (the CLI's fallback)."""
+        entry = handler(self, method)
+        if entry is None:
+            raise UnknownMethod(f"unknown method {method!r}")
+        result: Mapping[str, Any] = entry(params)
+        return result
 
-        ``select`` parses inside its recorded span (a refused request still
-        leaves a telemetry row), so it takes the params as they came.
-        """
-        return _METHODS[method](self, params)
-
-    def select(self, params: Mapping[str, Any]) -> SelectResult:
+    def cmd_select(self, params: Mapping[str, Any]) -> SelectResult:
         """Parse, resolve, select and record one telemetry row; errors are recorded, then raised.
 
         Parsing happens inside the recorded span, so a refused request still
@@ -267,17 +276,26 @@ class MemoryService:
         )
         return result
 
-    def stats(self, request: StatsRequest) -> dict[str, Any]:
+    def cmd_stats(self, params: Mapping[str, Any]) -> StatsReply:
+        return self.stats(parse_stats(params))
+
+    def stats(self, request: StatsRequest) -> StatsReply:
         self.index.runs_recorded()
         return run_stats(self.index.reader(), request)
 
-    def list(self, request: ListRequest) -> dict[str, Any]:
+    def cmd_list(self, params: Mapping[str, Any]) -> ListReply:
+        return self.list(parse_folder(params, ListRequest))
+
+    def list(self, request: ListRequest) -> ListReply:
         """Every file in or below ``dir`` (stale and oversized memories marked), and failures."""
         directory = self.index.directory(request.dir)
         conn = self.index.reader()
         files = queries.files_under(conn, directory)
         listing = queries.listing(files, directory, superseded_in(files))
-        return annotate_listing(conn, mark_listing(listing, files))
+        return cast(ListReply, annotate_listing(conn, mark_listing(listing, files)))
+
+    def cmd_save(self, params: Mapping[str, Any]) -> SaveResult:
+        return self.save(sessions.parse_save(params))
 
     def save(self, request: SaveRequest) -> SaveResult:
         """Write a session memory, index it, and say where; every refusal comes first."""
@@ -290,14 +308,20 @@ class MemoryService:
             result["notes"] = [pending]
         return _noted(result, request.project_given)
 
-    def load_last(self, request: LoadLastRequest) -> dict[str, Any]:
+    def cmd_load_last(self, params: Mapping[str, Any]) -> LoadLastReply:
+        return self.load_last(sessions.parse_load_last(params))
+
+    def load_last(self, request: LoadLastRequest) -> LoadLastReply:
         directory = self.index.directory(request.dir)
         found = sessions.load_last(
             self.index.reader(), directory, request.project, reveal_secrets=request.reveal_secrets
         )
         return _noted(found, request.project_given)
 
-    def context(self, request: ContextRequest) -> dict[str, Any]:
+    def cmd_context(self, params: Mapping[str, Any]) -> ContextReply:
+        return self.context(sessions.parse_context(params))
+
+    def context(self, request: ContextRequest) -> ContextReply:
         dirs = [p.directory(d) for d in request.dirs]
         # An unreadable history is reported in the brief ("unavailable"), so
         # only readable directories are watched and indexed.
@@ -313,6 +337,9 @@ class MemoryService:
         )
         return _noted(brief, request.project_given)
 
+    def cmd_report(self, params: Mapping[str, Any]) -> ReportResult:
+        return self.report(parse_report(params))
+
     def report(self, request: ReportRequest) -> ReportResult:
         """Write a report of ``dir``, or of every root, now."""
         if self.reports is None:
@@ -323,22 +350,11 @@ class MemoryService:
             older = self.reports.default_older_than_s()
         return self.reports.run(dirs, older, "request")
 
+    def cmd_check(self, params: Mapping[str, Any]) -> CheckResult:
+        return self.check(parse_folder(params, CheckRequest))
+
     def check(self, request: CheckRequest) -> CheckResult:
         """Re-check every citing memory in or below ``dir`` against its checkout now."""
         directory = self.index.directory(request.dir)
         write: Write = self.index.write
         return cast(CheckResult, check_tree(self.checker, self.index.reader(), directory, write))
-
-
-_METHODS: dict[str, Callable[[MemoryService, Mapping[str, Any]], Mapping[str, Any]]] = {
-    "select": lambda s, params: s.select(params),
-    "stats": lambda s, params: s.stats(parse_stats(params)),
-    "list": lambda s, params: s.list(parse_folder(params, ListRequest)),
-    "save": lambda s, params: s.save(sessions.parse_save(params)),
-    "load_last": lambda s, params: s.load_last(sessions.parse_load_last(params)),
-    "context": lambda s, params: s.context(sessions.parse_context(params)),
-    "report": lambda s, params: s.report(parse_report(params)),
-    "check": lambda s, params: s.check(parse_folder(params, CheckRequest)),
-}
-METHODS = tuple(_METHODS)
-"""The socket methods a :class:`MemoryService` answers."""

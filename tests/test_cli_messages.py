@@ -6,6 +6,7 @@ so each test also shows the no-daemon path a fresh install takes.
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 from pathlib import Path
@@ -119,6 +120,21 @@ def test_a_second_save_of_a_session_says_what_it_kept(
     assert "three" in text and "S0" not in text
     code, out, _ = run(capsys, "save", "--help")
     assert "keeps what the earlier save recorded" in " ".join(out.split())
+
+
+def test_save_records_checkpoint_decisions_given_on_the_command_line(
+    capsys: pytest.CaptureFixture[str], memdir: Path
+) -> None:
+    decisions = '{"CP-S1": {"option": "B", "note": "keep the v1 endpoints"}}'
+    save = ["save", "--dir", str(memdir), "--project", "demo", "--session", "2026-01-05-10-00"]
+    code, out, _ = run(capsys, *save, "--summary", "one", "--checkpoint-decisions", decisions)
+    assert code == 0 and out.startswith("created ")
+    code, out, _ = run(capsys, "load-last", "--dir", str(memdir), "--project", "demo", "--json")
+    assert json.loads(out)["fields"]["checkpoint_decisions"] == {
+        "CP-S1": {"option": "B", "note": "keep the v1 endpoints"}
+    }
+    code, _, err = run(capsys, *save, "--checkpoint-decisions", '["CP-S1"]')
+    assert code == 2 and "--checkpoint-decisions: must be a JSON object" in err
 
 
 def test_an_explicit_anthropic_ranker_without_a_key_is_an_error(

@@ -17,7 +17,7 @@ import pytest
 from daemon_fixtures import DaemonProc
 
 from memoryd.bounded_read import MAX_READ_BYTES, NotAFile, read_capped
-from memoryd.errors import RemoteError
+from memoryd.errors import RequestError
 from memoryd.indexer.parse import parse_file
 from memoryd.indexer.store import IndexStore
 from memoryd.indexer.sync import Syncer
@@ -77,7 +77,7 @@ def test_save_onto_something_that_is_not_a_session_file_is_not_a_file(
         session = f"2025-06-01-{hour}-00"
         target = folder / f"{session}-{PROJECT}.md"
         plant(target)
-        with daemon.client(timeout=15) as c, pytest.raises(RemoteError) as err:
+        with daemon.client(timeout=15) as c, pytest.raises(RequestError) as err:
             c.call("save", {"dir": str(folder), "project": PROJECT, "session": session})
         assert err.value.code == "not_a_file", (kind, err.value.message)
         assert str(target) in err.value.message

@@ -6,8 +6,9 @@ The layers, bottom to top (a module may import its own layer and any below):
    (``errors``, ``paths``, ``bounded_read``, ``_unicode_words``, ``_lazy``,
    ``_sized_cache``, ``durations``, ``log_lines``, ``system_trees``), where
    Claude Code keeps its memory folders (``claude_folders``: config's default
-   roots need it as much as the hook does), and the request validation that
-   is moving out of ``ipc/`` (``memoryd.requests``).
+   roots need it as much as the hook does), and the wire methods written
+   once: their definitions (``methods``), reply types (``replies``) and
+   param checks (``requests``), which every layer above speaks.
 2. **storage**, ``memoryd.indexer``: files, parses, the SQLite index and its
    schema. What it stores that only the ranker knows how to work out (the
    term statistics) is handed to the store when it is opened
@@ -54,7 +55,9 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "memoryd.durations",
         "memoryd.errors",
         "memoryd.log_lines",
+        "memoryd.methods",
         "memoryd.paths",
+        "memoryd.replies",
         "memoryd.requests",
         "memoryd.system_trees",
     ),
@@ -88,12 +91,8 @@ LAYERS: tuple[tuple[str, ...], ...] = (
 """Each entry names a module, a package (with everything in it) or, ending in
 ``*``, the modules whose names start so."""
 
-ALLOWED_UPWARD = {
-    # Request validation still lives in ipc/ on this branch; another branch moves
-    # it to memoryd.requests (base). The lead removes this entry at that merge.
-    "memoryd.ipc.params",
-}
-"""Modules anyone may import whatever their layer, until they move to theirs."""
+ALLOWED_UPWARD: set[str] = set()
+"""Modules anyone may import whatever their layer, until they move to theirs (none now)."""
 
 
 def modules() -> dict[str, Path]:

@@ -150,6 +150,7 @@ def test_tools_answer_through_the_daemon_and_report_errors(seeded: DaemonProc) -
                     "active_state": "CI is green; flaky test hunt next.",
                     "key_decisions": ["One database per worker"],
                     "status": "in-progress",
+                    "checkpoint_decisions": {"CP-S1": {"option": "B"}},
                 },
             )
         )
@@ -157,6 +158,7 @@ def test_tools_answer_through_the_daemon_and_report_errors(seeded: DaemonProc) -
 
         last = await session.call_tool("memory_load_last", {"dir": root, "project": "shop"})
         assert payload(last)["found"] and payload(last)["path"] == saved["path"]
+        assert payload(last)["fields"]["checkpoint_decisions"] == {"CP-S1": {"option": "B"}}
         assert "Split the test database" in text_of(last)
         assert text_of(last).startswith(payload(last)["resume_line"])
 

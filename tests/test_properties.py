@@ -19,7 +19,7 @@ from daemon_fixtures import DaemonProc, module_daemon, write_memory
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from memoryd.errors import RemoteError
+from memoryd.errors import RequestError
 from memoryd.indexer.parse import parse_bytes
 from memoryd.indexer.records import KIND_INDEX, KIND_MEMORY, KIND_SESSION
 from memoryd.ipc.protocol import decode_request
@@ -51,7 +51,7 @@ JSON_VALUES = st.recursive(
 def test_any_bytes_decode_to_a_request_or_a_request_error(line: bytes) -> None:
     try:
         decode_request(line)
-    except RemoteError as err:
+    except RequestError as err:
         assert err.code in ("parse_error", "invalid_request")
 
 
@@ -68,7 +68,7 @@ def test_any_json_object_or_deep_nesting_decodes_or_is_refused(
     for line in (json.dumps(obj).encode(), b"[" * depth * 40 + b"]" * depth * 40):
         try:
             req = decode_request(line)
-        except RemoteError as err:
+        except RequestError as err:
             assert err.code in ("parse_error", "invalid_request")
         else:
             assert isinstance(req.method, str) and isinstance(req.params, dict)

@@ -5,13 +5,15 @@ from __future__ import annotations
 import json
 import socket
 import threading
+import typing
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
 import pytest
-from daemon_fixtures import DaemonProc
+from daemon_fixtures import DaemonProc, write_memory
 
+from memoryd import methods
 from memoryd.errors import InvalidParams, UnknownMethod
 
 
@@ -125,6 +127,44 @@ def test_concurrent_clients_all_get_their_own_answers(daemon: DaemonProc) -> Non
     for t in threads:
         t.join(60)
     assert errors == []
+
+
+def test_the_daemon_answers_the_defined_methods_and_announces_their_capabilities(
+    daemon: DaemonProc,
+) -> None:
+    with daemon.client() as c:
+        assert c.status()["capabilities"] == methods.capabilities()
+        with pytest.raises(UnknownMethod) as info:
+            c.call("frobnicate")
+    assert info.value.data == {"methods": sorted(methods.METHODS)}
+
+
+def test_every_reply_has_the_keys_of_its_reply_type(daemon: DaemonProc) -> None:
+    root = str(daemon.roots[0])
+    write_memory(daemon.roots[0] / "feedback_ledger.md", "The ledger posts nightly")
+    extra = daemon.roots[0].parent / "notes"
+    write_memory(extra / "feedback_notes.md", "Notes on the notes")
+    with daemon.client() as c:
+        replies = {
+            "reindex": c.reindex(root),
+            "list": c.list(root),
+            "select": c.select("when does the ledger post", root),
+            "stats": c.stats(),
+            "save": c.save(root, "ledger", session_summary="Wired the ledger"),
+            "load_last": c.load_last(root, "ledger"),
+            "context": c.context("the ledger", root),
+            "report": c.report(root),
+            "check": c.check(root),
+            "watch": c.watch(str(extra)),
+            "unwatch": c.unwatch(str(extra)),
+            "status": c.status(),
+            "shutdown": c.shutdown(),
+        }
+    assert set(replies) == set(methods.METHODS)
+    for name, reply in replies.items():
+        hints = typing.get_type_hints(methods.METHODS[name].reply, include_extras=True)
+        always = {k for k, v in hints.items() if typing.get_origin(v) is not typing.NotRequired}
+        assert always <= set(reply) <= set(hints), (name, set(reply) ^ set(hints))
 
 
 def test_client_raises_typed_errors_with_data(daemon: DaemonProc) -> None:

@@ -11,17 +11,17 @@ from pathlib import Path
 
 import pytest
 
+from memoryd import requests
 from memoryd.errors import InvalidParams
-from memoryd.ipc import params
 
 
 def test_plain_and_linked_folders_resolve_as_the_uncached_function_does(tmp_path: Path) -> None:
     real = tmp_path / "memory"
     real.mkdir()
     (tmp_path / "link").symlink_to(real)
-    resolved = params.ResolvedDirs()
+    resolved = requests.ResolvedDirs()
     for raw in (str(real), str(tmp_path / "link"), str(tmp_path / "link") + "/"):
-        assert resolved.directory(raw) == params.directory(raw) == str(real)
+        assert resolved.directory(raw) == requests.directory(raw) == str(real)
         assert resolved.directory(raw) == str(real)  # second time from the cache
 
 
@@ -31,7 +31,7 @@ def test_a_repointed_link_is_followed_at_once(tmp_path: Path) -> None:
     second.mkdir()
     link = tmp_path / "link"
     link.symlink_to(first)
-    resolved = params.ResolvedDirs()
+    resolved = requests.ResolvedDirs()
     assert resolved.directory(str(link)) == str(first)
     link.unlink()
     link.symlink_to(second)
@@ -44,7 +44,7 @@ def test_a_link_repointed_at_the_root_is_seen_so_the_daemon_can_refuse_it(
     (tmp_path / "memory").mkdir()
     link = tmp_path / "link"
     link.symlink_to(tmp_path / "memory")
-    resolved = params.ResolvedDirs()
+    resolved = requests.ResolvedDirs()
     resolved.directory(str(link))
     link.unlink()
     link.symlink_to("/")
@@ -54,7 +54,7 @@ def test_a_link_repointed_at_the_root_is_seen_so_the_daemon_can_refuse_it(
 def test_a_removed_folder_is_not_found_at_once(tmp_path: Path) -> None:
     folder = tmp_path / "memory"
     folder.mkdir()
-    resolved = params.ResolvedDirs()
+    resolved = requests.ResolvedDirs()
     resolved.directory(str(folder))
     folder.rmdir()
     with pytest.raises(InvalidParams, match="memory directory not found"):
@@ -69,7 +69,7 @@ def test_a_folder_moved_away_and_linked_back_resolves_to_its_new_place(tmp_path:
     # the cached path shows that the name is now a link.
     old, new = tmp_path / "old", tmp_path / "new"
     old.mkdir()
-    resolved = params.ResolvedDirs()
+    resolved = requests.ResolvedDirs()
     assert resolved.directory(str(old)) == str(old)
     os.rename(old, new)
     old.symlink_to(new)
@@ -77,7 +77,7 @@ def test_a_folder_moved_away_and_linked_back_resolves_to_its_new_place(tmp_path:
 
 
 def test_bad_params_are_refused_as_by_the_uncached_function(tmp_path: Path) -> None:
-    resolved = params.ResolvedDirs()
+    resolved = requests.ResolvedDirs()
     with pytest.raises(InvalidParams, match="must be a directory path"):
         resolved.directory(42)
     with pytest.raises(InvalidParams, match="NUL byte"):

@@ -19,8 +19,9 @@ from conftest import MakeMemory
 from memoryd.errors import InvalidParams
 from memoryd.indexer.store import IndexStore
 from memoryd.indexer.sync import Syncer
+from memoryd.replies import SelectResult
 from memoryd.select.selector import Selector
-from memoryd.select.types import SelectRequest, SelectResult, parse_select
+from memoryd.select.types import SelectRequest, parse_select
 from memoryd.service import MemoryService, StoreIndex
 
 QUERY = "how do I run the fast pytest subset?"
@@ -38,7 +39,7 @@ class RecordingIndex(StoreIndex):
 
 
 def run_select(index: RecordingIndex, params: dict[str, Any]) -> SelectResult:
-    return MemoryService(index, Selector()).select(params)
+    return MemoryService(index, Selector()).cmd_select(params)
 
 
 @pytest.fixture

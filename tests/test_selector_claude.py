@@ -40,7 +40,7 @@ class Harness(StoreIndex):
         self.records.append(record)
 
     def select(self, query: str = QUERY, **params: Any) -> dict[str, Any]:
-        return dict(self.service.select({"query": query, "dir": self.folder, **params}))
+        return dict(self.service.cmd_select({"query": query, "dir": self.folder, **params}))
 
 
 @pytest.fixture

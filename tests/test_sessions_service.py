@@ -28,7 +28,7 @@ from daemon_fixtures import DaemonProc, module_daemon
 
 from memoryd import bounded_read
 from memoryd.cli import main as cli_main
-from memoryd.errors import InvalidParams, NotFound, RemoteError
+from memoryd.errors import InvalidParams, NotFound, RequestError
 from memoryd.indexer.parse import parse_bytes
 from memoryd.indexer.records import KIND_SESSION
 from memoryd.indexer.scanner import is_memory_filename
@@ -80,8 +80,8 @@ def call(d: DaemonProc, method: str, **params: Any) -> dict[str, Any]:
     return result
 
 
-def error_of(d: DaemonProc, method: str, params: dict[str, Any]) -> RemoteError:
-    with pytest.raises(RemoteError) as info:
+def error_of(d: DaemonProc, method: str, params: dict[str, Any]) -> RequestError:
+    with pytest.raises(RequestError) as info:
         d.call(method, params)
     return info.value
 
@@ -150,7 +150,7 @@ def payment_history(d: DaemonProc, folder: Path) -> None:
     )
 
 
-def assert_cited(brief: dict[str, Any], folders: list[Path]) -> None:
+def assert_cited(brief: Mapping[str, Any], folders: list[Path]) -> None:
     """Every bullet has Evidence and Source lines whose citation points at real file lines."""
     text = brief["text"]
     lines = text.split("\n")
@@ -279,7 +279,8 @@ def test_save_then_load_last_round_trips_content_fields_and_resume_line(
     assert fields["target-dir"] == "shop/payments"
     started = dt.datetime.fromisoformat(fields["last_session_at"])
     assert stamp(started.astimezone().replace(tzinfo=None)) == session
-    assert 72 < last["time_since_last_session_hours"] < 72.2
+    hours = last["time_since_last_session_hours"]
+    assert hours is not None and 72 < hours < 72.2
     assert last["resume_line"] == (
         f"Resuming `{PROJECT}` (last touched 3 days ago, status: in-progress at CP-S2)"
     )
@@ -1054,7 +1055,7 @@ def test_unreadable_history_is_unavailable_not_a_fake_no_match(
     locked.chmod(0o700)
     db = world_tmp / "index.db"
 
-    def brief_as_nobody() -> dict[str, Any]:
+    def brief_as_nobody() -> Mapping[str, Any]:
         store = IndexStore(db, TERM_ANALYSIS)
         try:
             return service.context(
@@ -1068,7 +1069,7 @@ def test_unreadable_history_is_unavailable_not_a_fake_no_match(
         finally:
             store.close()
 
-    result: dict[str, Any] = run_unprivileged(brief_as_nobody)
+    result: Mapping[str, Any] = run_unprivileged(brief_as_nobody)
     assert result["text"] == f"Session history unavailable: {locked}: permission denied"
     assert result["status"] == "unavailable" and result["findings"] == []
     assert "No useful prior-session context" not in result["text"]
@@ -1108,7 +1109,7 @@ def test_context_reopens_only_sessions_whose_indexed_hash_it_has_not_read(
 
     monkeypatch.setattr(service, "read_capped", counting_read)
 
-    def brief(task: str = "payment retries") -> dict[str, Any]:
+    def brief(task: str = "payment retries") -> Mapping[str, Any]:
         opened.clear()
         return service.context(store.conn, [str(folder)], task, None, 600)
 

@@ -21,7 +21,7 @@ from memoryd.config import Config
 from memoryd.daemon import startup
 from memoryd.daemon.app import Daemon
 from memoryd.daemon.writer import Writer
-from memoryd.errors import RemoteError
+from memoryd.errors import RequestError
 from memoryd.indexer import scanner, sync
 from memoryd.indexer.store import IndexStore
 from memoryd.select.analysis import TERM_ANALYSIS
@@ -59,7 +59,7 @@ def test_watch_and_save_refuse_system_trees(daemon: DaemonProc) -> None:
             ("save", {"dir": target, "project": "p", "session_summary": "x"}),
             ("select", {"dir": target, "query": "anything"}),
         ):
-            with pytest.raises(RemoteError) as err:
+            with pytest.raises(RequestError) as err:
                 daemon.call(method, params)
             assert err.value.code == "invalid_params", (target, method, err.value.message)
             assert "refusing" in err.value.message

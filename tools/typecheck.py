@@ -9,8 +9,8 @@ install). This script gives mypy every file together with its module name,
 through mypy's build API, so each file is checked once under its one real path
 and errors point at that path.
 
-mypy still asks the file system whether ``memoryd.ipc.params`` exists when it
-meets ``from memoryd.ipc import params``; a throw-away tree of symlinks in a
+mypy still asks the file system whether ``memoryd.daemon.core`` exists when it
+meets ``from memoryd.daemon import core``; a throw-away tree of symlinks in a
 temp dir (``memoryd/`` with the mapped folders inside) answers that question.
 No file is read through it: every module is already a source.
 

@@ -58,7 +58,7 @@ from memoryd.ipc.client import Client
 from memoryd.paths import SESSION_FILENAME
 
 if TYPE_CHECKING:
-    from memoryd.select.types import SelectResult
+    from memoryd.replies import SelectResult
 
 MAX_SESSION_BYTES = 60 * 1024
 MIN_USEFUL_BYTES = 256

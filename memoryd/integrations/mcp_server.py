@@ -43,7 +43,7 @@ from typing import IO, Any
 from memoryd import __version__
 from memoryd._delivery import memory_block, memory_text
 from memoryd.claude_folders import memory_folder
-from memoryd.errors import START_HINT, DaemonUnavailable, MemorydError, RemoteError
+from memoryd.errors import START_HINT, DaemonUnavailable, MemorydError, RequestError
 from memoryd.integrations._hook_state import SessionState
 from memoryd.integrations.mcp_tools import BY_NAME, TOOLS
 from memoryd.ipc.client import Client
@@ -98,7 +98,7 @@ class MemoryTools:
                 f"the memoryd daemon is not running ({exc}); {START_HINT} and retry "
                 "(this server never starts one)"
             ) from None
-        except RemoteError as exc:
+        except RequestError as exc:
             raise ToolError(f"memoryd {method} failed [{exc.code}]: {exc.message}") from None
         except MemorydError as exc:  # sent, but no (valid) answer: do not retry blindly
             raise ToolError(f"memoryd {method} failed: {exc}") from None

@@ -200,6 +200,21 @@ TOOLS: list[dict[str, Any]] = [
                     **_STRS,
                     "description": "Checkpoint labels the user approved",
                 },
+                "checkpoint_decisions": {
+                    "type": "object",
+                    "additionalProperties": _object(
+                        {
+                            "option": _STR,
+                            "note": _STR,
+                            "regenerated_count": {"type": "integer", "minimum": 0},
+                        },
+                        ["option"],
+                    ),
+                    "description": (
+                        "Checkpoint label -> what the user chose there, "
+                        "e.g. {'CP-S1': {'option': 'B', 'note': 'keep the v1 endpoints'}}"
+                    ),
+                },
             },
             ["project", "session_summary"],
         ),

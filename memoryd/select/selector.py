@@ -41,13 +41,14 @@ import structlog
 from memoryd.errors import InvalidParams
 from memoryd.indexer.folders import empty_folder_note
 from memoryd.indexer.queries import IndexedFile, iso_utc
+from memoryd.replies import SelectedMemory, SelectResult
 from memoryd.select.candidates import Candidate
 from memoryd.select.local import LocalRanker
 from memoryd.select.manifest import ManifestCache, candidates_for
 from memoryd.select.postings import Postings
 from memoryd.select.relations import Relations
 from memoryd.select.tool_rules import tool_usage_docs
-from memoryd.select.types import SelectedMemory, Selection, SelectRequest, SelectResult
+from memoryd.select.types import Selection, SelectRequest
 from memoryd.staleness.results import intact_first, verdicts_for
 
 CLAUDE_MANIFEST_LIMIT = 200

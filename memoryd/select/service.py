@@ -11,14 +11,15 @@ from __future__ import annotations
 import sqlite3
 import time
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, cast
 
 from memoryd.config import Config
 from memoryd.indexer import queries
 from memoryd.indexer.store import IndexStore
+from memoryd.replies import SelectResult, StatsReply
 from memoryd.select import telemetry
 from memoryd.select.selector import Selector
-from memoryd.select.types import SelectResult, StatsRequest, parse_select
+from memoryd.select.types import StatsRequest, parse_select
 
 
 def claude_factory(cfg: Config) -> Callable[[], Any] | None:
@@ -72,7 +73,7 @@ def select_unrecorded(
     return selector.run(conn, req, req.dir, "unrecorded").result
 
 
-def run_stats(conn: sqlite3.Connection, req: StatsRequest) -> dict[str, Any]:
+def run_stats(conn: sqlite3.Connection, req: StatsRequest) -> StatsReply:
     """The ``stats`` method: aggregates over ``selector_runs`` in the request's window."""
     window = req.window_s
     since = time.time() - window
@@ -84,6 +85,4 @@ def run_stats(conn: sqlite3.Connection, req: StatsRequest) -> dict[str, Any]:
     ]
     manifest = {d: [f.filename for f in queries.memories_in(conn, d)] for d in dirs}
     result = telemetry.stats(conn, since, manifest)
-    result["since"] = queries.iso_utc(since)
-    result["window_s"] = window
-    return result
+    return cast(StatsReply, {**result, "since": queries.iso_utc(since), "window_s": window})

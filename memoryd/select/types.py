@@ -3,8 +3,8 @@
 A request is parsed once, where it enters memoryd (the socket handler, the
 CLI's in-process fallback), into :class:`SelectRequest`; every mistake is the
 same ``invalid_params`` error, naming the field, that the wire has always
-given. The result is a :class:`SelectResult`, whose keys (in this order) are
-the documented reply of ``select``.
+given. The result is a :class:`~memoryd.replies.SelectResult`, whose keys
+(in this order) are the documented reply of ``select``.
 
 Only the standard library and the param checks are imported here, so a
 client may build requests without loading the index or the rankers.
@@ -14,32 +14,24 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, TypedDict
+from typing import Any
 
+from memoryd import requests as p
 from memoryd.durations import parse_duration
-from memoryd.ipc import params as p
+from memoryd.methods import SELECT, STATS
 from memoryd.operations import Request, directory_param
+from memoryd.replies import SelectResult
 
 MAX_QUERY = 20_000
 MAX_RESULTS = 5
 RANKERS = ("auto", "local", "anthropic")
-PARAMS = (
-    "query",
-    "dir",
-    "surfaced",
-    "recent_tools",
-    "limit",
-    "ranker",
-    "allow_secrets",
-    "session_id",
-    "timeout_ms",
-)
+PARAMS = SELECT.accepts()
 MIN_TIMEOUT_MS = 1
 MAX_TIMEOUT_MS = 600_000
 
 
 @dataclass(frozen=True)
-class SelectRequest(Request["SelectResult"]):
+class SelectRequest(Request[SelectResult]):
     """A checked ``select`` request; ``dir`` is still as given (the index resolves it)."""
 
     METHOD = "select"
@@ -95,47 +87,6 @@ def parse_select(params: Mapping[str, Any]) -> SelectRequest:
     )
 
 
-class SelectedMemory(TypedDict):
-    """One returned memory: where it is, what it says, how old, why it ranked, how fresh."""
-
-    filename: str
-    path: str
-    name: str | None
-    description: str | None
-    type: str | None
-    mtime: str
-    age_days: float
-    score: float | None
-    staleness: dict[str, Any] | None
-
-
-class Excluded(TypedDict):
-    """How many memories each selection rule kept out of the candidates."""
-
-    surfaced: int
-    index: int
-    tool_docs: int
-    tool_doc_files: list[str]
-    secrets: int
-    duplicates_of_surfaced: int
-    superseded: int
-    vanished: int
-
-
-class SelectResult(TypedDict):
-    """The reply of ``select`` (``latency_ms`` is set once the run is timed)."""
-
-    run_id: str
-    ranker: str
-    selected: list[SelectedMemory]
-    candidates: int
-    excluded: Excluded
-    dropped_unknown: list[str]
-    fallback: str | None
-    note: str | None
-    latency_ms: float
-
-
 @dataclass(frozen=True)
 class StatsRequest:
     """A checked ``stats`` request: the window of runs to summarise, in seconds."""
@@ -144,7 +95,7 @@ class StatsRequest:
 
 
 def parse_stats(params: Mapping[str, Any]) -> StatsRequest:
-    p.reject_unknown(params, ("since",))
+    p.reject_unknown(params, STATS.accepts())
     return StatsRequest(parse_duration(params.get("since", "7d"), "since"))
 
 

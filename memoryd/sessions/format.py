@@ -22,6 +22,7 @@ from typing import Any
 import yaml
 
 from memoryd.errors import InvalidParams
+from memoryd.methods import SAVE
 from memoryd.paths import SESSION_FILENAME
 from memoryd.sessions._choices import MODES, STATUSES
 from memoryd.sessions._sections import Entry, SessionSections, parse_sections
@@ -34,20 +35,9 @@ _PROJECT = re.compile(r"[a-z0-9][a-z0-9._-]*")
 _SESSION = re.compile(r"\d{4}-\d{2}-\d{2}-\d{2}-\d{2}")
 _LABEL = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 _DECISION_KEYS = ("option", "note", "regenerated_count")
-_PARAM_KEYS = (
-    "project",
-    "session",
-    "mode",
-    "status",
-    "last_checkpoint",
-    "checkpoints_approved",
-    "checkpoint_decisions",
-    "target_dir",
-    "session_summary",
-    "steps_completed",
-    "active_state",
-    "key_decisions",
-)
+# ``dir`` is resolved by the request's parser, ``replace`` decides how the file is written.
+_REQUEST_KEYS = ("dir", "replace")
+_PARAM_KEYS = tuple(name for name in SAVE.accepts() if name not in _REQUEST_KEYS)
 _IGNORED_KEYS = ("dir",)  # added by the socket layer, which resolves it itself
 
 

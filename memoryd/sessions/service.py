@@ -23,8 +23,9 @@ import sqlite3
 import tempfile
 import time
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
+from memoryd import requests as p
 from memoryd._sized_cache import SizedCache
 from memoryd.bounded_read import MAX_READ_BYTES, NotAFile, read_capped
 from memoryd.errors import InvalidParams, NotFound, NotRegularFile, Unwritable
@@ -32,15 +33,15 @@ from memoryd.indexer.parse import content_hash, describe_os_error, parse_bytes
 from memoryd.indexer.records import KIND_SESSION
 from memoryd.indexer.secrets import redact, redact_value
 from memoryd.indexer.store import process_alive
-from memoryd.ipc import params as p
+from memoryd.methods import CONTEXT, LOAD_LAST
 from memoryd.operations import (
     DEFAULT_BUDGET,
     ContextRequest,
     LoadLastRequest,
     SaveRequest,
-    SaveResult,
     directory_param,
 )
+from memoryd.replies import ContextReply, LoadLastReply, SaveResult
 from memoryd.sessions.brief import SessionDoc, build_brief, unavailable_message
 from memoryd.sessions.format import (
     SCHEMA_VERSION,
@@ -78,7 +79,7 @@ def parse_save(params: Mapping[str, Any], *, now: dt.datetime | None = None) -> 
 
 
 def parse_load_last(params: Mapping[str, Any]) -> LoadLastRequest:
-    p.reject_unknown(params, ("dir", "project", "reveal_secrets"))
+    p.reject_unknown(params, LOAD_LAST.accepts())
     project = check_project(params.get("project"))
     reveal = p.boolean(params, "reveal_secrets")
     return LoadLastRequest(
@@ -91,7 +92,7 @@ def parse_load_last(params: Mapping[str, Any]) -> LoadLastRequest:
 
 def parse_context(params: Mapping[str, Any]) -> ContextRequest:
     """``context``'s params in the order they are checked: task, dir(s), project, budget."""
-    p.reject_unknown(params, ("task", "dir", "project", "budget_tokens"))
+    p.reject_unknown(params, CONTEXT.accepts())
     task = p.required_string(params, "task", max_len=20_000)
     raw = params.get("dir")
     raw_dirs = raw if isinstance(raw, list) else [raw]
@@ -253,7 +254,7 @@ def load_last(
     *,
     now: dt.datetime | None = None,
     reveal_secrets: bool = False,
-) -> dict[str, Any]:
+) -> LoadLastReply:
     """The newest readable session memory for ``project`` in ``directory``, from the index.
 
     Credentials in the file are redacted in ``content`` and ``fields`` unless
@@ -287,7 +288,7 @@ def load_last(
         if not reveal_secrets:
             content, fields = redact(content), redact_value(fields)
         extra = {"truncated": True, "warning": _over_cap(path)} if truncated else {}
-        return {
+        found: dict[str, Any] = {
             **extra,
             "found": True,
             "path": path,
@@ -299,7 +300,8 @@ def load_last(
             "resume_line": line,
             "skipped": skipped,
         }
-    result: dict[str, Any] = {
+        return cast(LoadLastReply, found)
+    result: LoadLastReply = {
         "found": False,
         "message": f"No previous memory found for project '{project}'",
         "skipped": skipped,
@@ -319,7 +321,7 @@ def context(
     budget_tokens: int,
     *,
     readable: Callable[[str], str | None] = lambda d: None,
-) -> dict[str, Any]:
+) -> ContextReply:
     """The cited prior-session brief for ``task`` over the sessions in ``directories``."""
     scope_dirs = ", ".join(directories)
     scope = f"project '{project}' in {scope_dirs}" if project else scope_dirs
@@ -358,7 +360,9 @@ def context(
                     error=error or reason,
                 )
             )
-    brief = build_brief(task, docs, scope=scope, budget_tokens=budget_tokens).to_json()
+    brief = cast(
+        ContextReply, build_brief(task, docs, scope=scope, budget_tokens=budget_tokens).to_json()
+    )
     if project and not docs:
         # A mistyped project looks like "nothing useful"; naming what exists shows the slip.
         known = _projects_in(conn, directories)

@@ -1,7 +1,9 @@
-"""Typed access to request params; every mistake names the field.
+"""Request validation: typed access to a method's params; every mistake names the field.
 
-Handlers call these instead of indexing ``params`` directly, so a wrong type
-always becomes ``invalid_params`` with a message such as
+It sits beside the operations rather than in ``ipc/``: the daemon's handlers,
+the CLI's in-process fallback and the typed requests all parse params the same
+way, and none of that is the wire. Handlers call these instead of indexing
+``params`` directly, so a wrong type always becomes ``invalid_params`` with a message such as
 ``'limit' must be an integer from 1 to 5``, never a ``KeyError`` traceback.
 """
 
@@ -13,7 +15,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from memoryd.errors import InvalidParams, RemoteError
+from memoryd.errors import InvalidParams, RequestError
 from memoryd.paths import escaped, name_problem
 
 
@@ -88,7 +90,7 @@ def boolean(params: Mapping[str, Any], key: str, *, default: bool = False) -> bo
 
 
 def directory(
-    raw: Any, key: str = "dir", *, missing: Callable[[str], RemoteError] | None = None
+    raw: Any, key: str = "dir", *, missing: Callable[[str], RequestError] | None = None
 ) -> str:
     """A directory param resolved to a real absolute path that exists.
 

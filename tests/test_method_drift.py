@@ -1,0 +1,226 @@
+"""Every edge of memoryd agrees with memoryd/methods.py, where each method is defined once.
+
+The CLI sends what its flags carry (a flag's dest is the wire name), the MCP
+tools' input schemas, the Python client's helpers, the daemon's method table
+and docs/protocol.md are each compared with the definitions here; a param
+added on one side and not the other fails, and so does a param left out of an
+edge without a reason below (or a reason whose param has since arrived).
+"""
+
+from __future__ import annotations
+
+import argparse
+import inspect
+import json
+import re
+import typing
+from dataclasses import fields
+from pathlib import Path
+
+import pytest
+
+from memoryd import methods
+from memoryd.cli import build_parser
+from memoryd.daemon.handlers import DaemonMethods
+from memoryd.integrations.mcp_tools import BY_NAME
+from memoryd.ipc.client import Client
+from memoryd.operations import (
+    CheckRequest,
+    ContextRequest,
+    ListRequest,
+    LoadLastRequest,
+    Request,
+    SaveParams,
+)
+from memoryd.select.types import SelectRequest
+from memoryd.service import MemoryService
+from memoryd.sessions.format import SessionInput
+
+PROTOCOL_MD = Path(__file__).resolve().parent.parent / "docs" / "protocol.md"
+
+CLI_COMMANDS = {
+    "status": "status",
+    "list": "list",
+    "reindex": "reindex",
+    "watch": "watch",
+    "unwatch": "unwatch",
+    "stop": "shutdown",
+    "select": "select",
+    "stats": "stats",
+    "save": "save",
+    "load-last": "load_last",
+    "context": "context",
+    "report": "report",
+    "check": "check",
+}
+CLI_ONLY = {"json", "db", "socket", "require_daemon", "stdin", "fail_on", "strict"}
+"""Flags about the command itself (output, transport, exit status), never sent."""
+
+NOT_ON_CLI = {
+    ("select", "allow_secrets"): "a person reads the files themselves; the flag is for programs",
+    ("select", "session_id"): "a label for the hook's and MCP's sessions; a shell has none",
+    ("select", "timeout_ms"): "the CLI waits for its answer; the hook sets a deadline",
+    ("select", "cwd"): "sent by the Claude Code hook, which knows the agent's directory",
+    ("load_last", "reveal_secrets"): "a socket/Client param only (docs/limits.md)",
+}
+
+MCP_TOOLS = {
+    "memory_select": "select",
+    "memory_load_last": "load_last",
+    "memory_save": "save",
+    "memory_context": "context",
+    "memory_status": "status",
+}
+MCP_ONLY = {("context", "more_dirs"): "dir"}
+"""A tool property that the server folds into a wire param (context's dir list)."""
+
+NOT_ON_MCP = {
+    ("select", "ranker"): "the daemon's config picks the ranker; a model should not",
+    ("select", "allow_secrets"): "a model must not lift the credential filter",
+    ("select", "timeout_ms"): "the MCP client owns the tool call's deadline",
+    ("select", "cwd"): "sent by the Claude Code hook only",
+    ("save", "replace"): "memory_save is never destructive (its annotations say so)",
+    ("load_last", "reveal_secrets"): "credentials never go to a model",
+}
+
+NOT_ON_CLIENT = {
+    ("select", "allow_secrets"): "for programs that send the wire params themselves",
+}
+
+
+def command_parser(command: str) -> argparse.ArgumentParser:
+    parser = build_parser(command)
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    found: argparse.ArgumentParser = sub.choices[command]
+    return found
+
+
+def check_edge(
+    method: methods.Method,
+    given: set[str],
+    missing_ok: dict[tuple[str, str], str],
+) -> None:
+    names = {p.name for p in method.params}
+    assert given <= names, f"{method.name}: not params of the method: {given - names}"
+    excused = {param for (name, param) in missing_ok if name == method.name}
+    assert names - given == excused, f"{method.name}: left out {names - given}, excused {excused}"
+
+
+@pytest.mark.parametrize("command", sorted(CLI_COMMANDS))
+def test_cli_flags_are_the_methods_params(command: str) -> None:
+    method = methods.METHODS[CLI_COMMANDS[command]]
+    parser = command_parser(command)
+    actions = [a for a in parser._actions if not isinstance(a, argparse._HelpAction)]
+    check_edge(method, {a.dest for a in actions} - CLI_ONLY, NOT_ON_CLI)
+    for action in actions:  # a flag's default is the wire's, or none (the daemon's applies)
+        if action.dest not in CLI_ONLY and action.default not in (None, []):
+            assert action.default == method.param(action.dest).default, action.dest
+
+
+@pytest.mark.parametrize("tool", sorted(MCP_TOOLS))
+def test_mcp_input_schemas_are_the_methods_params(tool: str) -> None:
+    method = methods.METHODS[MCP_TOOLS[tool]]
+    properties = BY_NAME[tool]["inputSchema"]["properties"]
+    wire = {MCP_ONLY.get((method.name, name), name) for name in properties}
+    check_edge(method, wire, NOT_ON_MCP)
+    for name, schema in properties.items():
+        param = method.param(MCP_ONLY.get((method.name, name), name))
+        expected = methods.JSON_TYPES[param.kind]
+        if param.kind == "dirs":  # one folder per property; more_dirs holds the rest
+            expected = "array" if name == "more_dirs" else "string"
+        assert schema["type"] == expected, (tool, name)
+        assert schema.get("default", param.default) == param.default, (tool, name)
+    required = set(BY_NAME[tool]["inputSchema"]["required"])
+    # The tools may ask for more (a save's summary) and default the folder under Claude Code.
+    assert {p.name for p in method.params if p.required} - {"dir"} <= required, tool
+
+
+@pytest.mark.parametrize("name", sorted(methods.METHODS))
+def test_client_helpers_take_the_params_and_return_the_reply_type(name: str) -> None:
+    method = methods.METHODS[name]
+    helper = getattr(Client, name)
+    signature = inspect.signature(helper)
+    assert signature.return_annotation == method.reply.__name__, name
+    takes = signature.parameters
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in takes.values()):
+        return  # save: the fields beyond dir and project pass through as they are
+    check_edge(method, set(takes) - {"self"}, NOT_ON_CLIENT)
+
+
+@pytest.mark.parametrize(
+    "request_",
+    [
+        SelectRequest("q", "/d"),
+        SaveParams("/d", "p"),
+        LoadLastRequest("/d", "p"),
+        ContextRequest("t", ("/d",)),
+        ListRequest("/d"),
+        CheckRequest("/d"),
+    ],
+    ids=lambda r: type(r).__name__,
+)
+def test_typed_requests_send_the_methods_params(request_: Request[object]) -> None:
+    method = methods.METHODS[request_.METHOD]
+    assert set(request_.params()) <= set(method.accepts())
+    if isinstance(request_, SaveParams):  # every field of a save can be sent
+        assert {f.name for f in fields(request_)} == set(method.accepts())
+
+
+def test_the_checked_session_has_every_field_a_save_sends() -> None:
+    sent = set(methods.SAVE.accepts()) - {"dir", "replace"}  # how to write, not what
+    assert {f.name for f in fields(SessionInput)} == sent
+
+
+def test_one_method_table_answers_every_method_once() -> None:
+    daemon_side = {n for n in methods.METHODS if methods.handler(DaemonMethods, n) is not None}
+    service_side = {n for n in methods.METHODS if methods.handler(MemoryService, n) is not None}
+    in_process = {n for n, m in methods.METHODS.items() if m.in_process}
+    assert service_side == in_process
+    # The daemon answers the rest itself, and select to take the hook's cwd off.
+    assert daemon_side == (set(methods.METHODS) - in_process) | {"select"}
+    entries = {
+        n[4:] for owner in (DaemonMethods, MemoryService) for n in dir(owner) if n[:4] == "cmd_"
+    }
+    assert entries == set(methods.METHODS)
+
+
+def protocol_sections() -> dict[str, str]:
+    text = PROTOCOL_MD.read_text(encoding="utf-8")
+    parts = re.split(r"^## (\S+)\n", text, flags=re.MULTILINE)
+    return dict(zip(parts[1::2], parts[2::2], strict=True))
+
+
+def test_protocol_md_shows_every_method_with_an_example_and_its_params() -> None:
+    sections = protocol_sections()
+    for name, method in methods.METHODS.items():
+        assert name in sections, f"docs/protocol.md has no section for {name}"
+        assert f'"method":"{name}"' in sections[name], f"{name}: no request example"
+        rows = [line for line in sections[name].splitlines() if line.startswith("| `")]
+        if rows:  # a params table: exactly the method's params
+            documented = {n for row in rows for n in re.findall(r"`(\w+)`", row.split("|")[1])}
+            assert documented == {p.name for p in method.params}, name
+
+
+@pytest.mark.parametrize("name", sorted(methods.METHODS))
+def test_protocol_md_replies_have_the_reply_types_keys(name: str) -> None:
+    """Every key an example answer shows is in the reply type; a full example shows all
+    the keys the type always has (a shortened one, with `, …`, may leave some out)."""
+    reply = methods.METHODS[name].reply
+    hints = typing.get_type_hints(reply, include_extras=True)
+    always = {k for k, v in hints.items() if typing.get_origin(v) is not typing.NotRequired}
+    blocks = re.findall(r"```json\n(.*?)\n```", protocol_sections()[name], re.DOTALL)
+    answers = [b for b in blocks if '"result"' in b]
+    assert answers, f"{name}: no example answer"
+    for block in answers:
+        shown = set(json.loads(block.replace(", …", ""))["result"])
+        assert shown <= set(hints), (name, shown - set(hints))
+        if ", …" not in block:
+            assert always <= shown, (name, always - shown)
+
+
+def test_protocol_md_capabilities_example_is_what_status_announces() -> None:
+    example = next(
+        line for line in protocol_sections()["status"].splitlines() if '"capabilities"' in line
+    )
+    shown = json.loads(example)["result"]["capabilities"]
+    assert shown == methods.capabilities()
