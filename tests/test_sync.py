@@ -224,6 +224,22 @@ def test_a_first_index_stopped_between_directories_keeps_those_it_indexed(
         store.close()
 
 
+def test_a_first_pass_over_a_tree_without_memories_takes_no_write_lock(tmp_path: Path) -> None:
+    (tmp_path / "tree" / "empty" / "memory").mkdir(parents=True)
+    (tmp_path / "tree" / "notes.txt").write_text("not a memory")
+    store = IndexStore(tmp_path / "index.db")
+    store.set_busy_timeout(0)
+    other = sqlite3.connect(tmp_path / "index.db", isolation_level=None)
+    other.execute("BEGIN IMMEDIATE")  # another writer holds the lock throughout
+    try:
+        result = Syncer(store).sync_tree(str(tmp_path / "tree"))
+        assert (result.added, result.rows_written, result.stopped) == (0, 0, False)
+    finally:
+        other.execute("ROLLBACK")
+        other.close()
+        store.close()
+
+
 def test_skipped_names_and_dirs(store: IndexStore, tree: Path, make_memory: MakeMemory) -> None:
     make_memory(".hidden.md", "x")
     make_memory("notes.txt", "x")
