@@ -65,82 +65,6 @@ def _why_no_frontmatter(text: str) -> str:
     return "no frontmatter: the file does not start with a '---' line"
 
 
-# -- fast path ----------------------------------------------------------------
-#
-# Nearly every real header is a few ``key: plain words`` lines, and LibYAML
-# spends ~40 us on even a 3-line one: the main Python cost of a cold index.
-# The fast path takes only headers whose every line is ``key: value`` with a
-# value YAML certainly loads as that exact string, and returns None (meaning
-# "ask yaml") for anything else. tests/test_frontmatter_fastpath.py checks it
-# against yaml on the corpus and on generated tricky headers.
-
-# A conservative key: no quotes, no spaces, not too long for a YAML simple key.
-_FAST_LINE = re.compile(r"([A-Za-z_][A-Za-z0-9_-]{0,127}): +(.*)")
-# Anything outside printable YAML characters (tabs, CR, C0/C1 controls, NEL,
-# the Unicode line/paragraph separators, BOM, noncharacters) goes to yaml.
-_NOT_SIMPLE = re.compile(
-    r"[^\n\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd\U00010000-\U0010ffff]"
-)
-# Words that PyYAML's resolver turns into booleans or null (YAML 1.1's bool
-# words, plus the y/n that PyYAML does not resolve, to stay safe), any case.
-_RESERVED_WORDS = frozenset({"yes", "no", "true", "false", "on", "off", "null", "y", "n"})
-
-
-def _fast_scalar(value: str) -> str | None:
-    """``value`` as YAML would load it, or None when that is not certainly a plain string."""
-    if not value:
-        return None
-    first = value[0]
-    if first == '"':
-        inner = value[1:-1]
-        if len(value) >= 2 and value[-1] == '"' and '"' not in inner and "\\" not in inner:
-            return inner
-        return None
-    if first == "'":
-        inner = value[1:-1]
-        if len(value) >= 2 and value[-1] == "'" and "'" not in inner:
-            return inner
-        return None
-    if (
-        not first.isalpha()
-        or ": " in value
-        or " #" in value
-        or value[-1] == ":"
-        or value.lower() in _RESERVED_WORDS
-    ):
-        return None
-    return value
-
-
-def fast_mapping(yaml_text: str) -> dict[str, Any] | None:
-    """The frontmatter of a simple ``key: value`` header, or None when yaml must decide."""
-    if _NOT_SIMPLE.search(yaml_text):
-        return None
-    out: dict[str, Any] = {}
-    for line in yaml_text.split("\n"):
-        if not line:
-            continue
-        m = _FAST_LINE.fullmatch(line)
-        if m is None:
-            return None
-        key, raw = m.groups()
-        if key.lower() in _RESERVED_WORDS:
-            return None
-        value = _fast_scalar(raw.rstrip(" "))
-        if value is None:
-            return None
-        out[key] = value
-    return out or None
-
-
-def load_mapping(yaml_text: str) -> dict[str, Any]:
-    """Parse frontmatter YAML; it must be a mapping with string keys."""
-    fast = fast_mapping(yaml_text)
-    if fast is not None:
-        return fast
-    return load_mapping_yaml(yaml_text)
-
-
 def reject_aliases(yaml_text: str, first_line: int = 2) -> None:
     """Raise FrontmatterError when ``yaml_text`` uses an alias (``*name``).
 
@@ -165,8 +89,8 @@ def reject_aliases(yaml_text: str, first_line: int = 2) -> None:
         return  # the loader below reports the syntax error with its position
 
 
-def load_mapping_yaml(yaml_text: str) -> dict[str, Any]:
-    """:func:`load_mapping` without the fast path: always ask yaml."""
+def load_mapping(yaml_text: str) -> dict[str, Any]:
+    """Parse frontmatter YAML; it must be a mapping with string keys."""
     reject_aliases(yaml_text)
     try:
         data = yaml.load(yaml_text, Loader=_Loader)

@@ -2,8 +2,7 @@
 
 Both write paths build rows here: the writer's batches
 (:meth:`memoryd.indexer.store.IndexStore.apply`) and the first index of a
-tree, whose worker processes build finished rows so the writer only binds
-them (:mod:`memoryd.indexer.coldload`). A row is a tuple in
+tree (:meth:`memoryd.indexer.store.IndexStore.load_fresh`). A row is a tuple in
 :data:`~memoryd.indexer.queries.FILES_TABLE` order, taken by column name
 from a dict, so neither side depends on the order the columns are listed in.
 """

@@ -9,33 +9,77 @@ over an unchanged tree writes nothing at all.
 
 The same per-file decision serves full scans (start-up, reconcile, ``memoryd
 index``) and the watcher's single-path hints. The one exception is the first
-index of a tree into an empty index (:mod:`memoryd.indexer.coldload`): every
-file is new, so it is parsed on every core and written in one bulk load.
+index of a tree into an empty index: every file is new, so each is read and
+written without a lookup, in one transaction with one full-text build
+(:meth:`~memoryd.indexer.store.IndexStore.load_fresh`).
 """
 
 from __future__ import annotations
 
 import os
+import stat
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
+from itertools import chain
 from typing import Any, Protocol
 
-from memoryd.indexer.coldload import (
-    PARALLEL_MIN_FILES,
-    read_and_analyse,
-    rows_for,
-    start_workers,
-)
-from memoryd.indexer.records import ERROR_READ, FileStat
-from memoryd.indexer.rows import Row
+from memoryd.indexer.parse import classify, parse_file
+from memoryd.indexer.records import ERROR_READ, FileStat, ParsedFile
+from memoryd.indexer.rows import Row, TermAnalysis, file_row, memory_terms
 from memoryd.indexer.scanner import is_memory_filename, stat_entry, stat_path, walk_dirs
 from memoryd.indexer.store import Change, Delete, IndexStore, StoredStat, Touch, Upsert
 from memoryd.paths import escaped
 
 BATCH_SIZE = 500
-BULK_MIN_FILES = 200
-"""A first index of at least this many files is bulk-loaded (smaller ones go in batches)."""
+
+Analysed = tuple[FileStat, ParsedFile, bytes | None]
+"""A file's stat (taken after the read), its parse, and its stored term statistics
+(None unless it is a usable memory)."""
+
+_STABLE_READS = 3
+"""How many times a file that changes while being read is read again."""
+
+
+def read_file(st: FileStat) -> tuple[FileStat, ParsedFile]:
+    """Read and parse ``st.path``; the stat returned is one taken after the read.
+
+    A file still being written can grow between the stat and the read; storing
+    the earlier stat would keep the size seen mid-write until the next
+    reconcile. So the path is stat'ed again after reading and, if it moved,
+    read again, a few times at most. A path that could not be stat'ed is a
+    read error.
+    """
+    if st.stat_error is not None:
+        error = ParsedFile(
+            kind=classify(st.filename), content_hash="", error=st.stat_error, error_kind=ERROR_READ
+        )
+        return st, error
+    for _ in range(_STABLE_READS):
+        parsed = parse_file(st.path, st.filename, st.size)
+        if _unchanged(st):
+            break
+        after = stat_path(st.path)
+        if after is None or after.signature == st.signature:
+            break
+        st = after
+    return st, parsed
+
+
+def _unchanged(st: FileStat) -> bool:
+    """The common case of the check after a read, without building a new record."""
+    try:
+        now = os.stat(st.path)
+    except OSError:
+        return False
+    return (now.st_mtime_ns, now.st_size, now.st_ino) == st.signature and stat.S_ISREG(now.st_mode)
+
+
+def read_and_analyse(st: FileStat, analysis: TermAnalysis) -> Analysed:
+    """Every path that gets (re)indexed comes through here: read, parse, and the ranker's
+    term statistics for a usable memory, so the writer stores all of it in one row."""
+    st, parsed = read_file(st)
+    return st, parsed, memory_terms(st.filename, parsed, analysis)
 
 
 class Progress(Protocol):
@@ -120,34 +164,38 @@ class Syncer:
         return total
 
     def sync_tree(self, root: str) -> SyncResult:
-        """Reconcile ``root`` and everything below it (full stat scan)."""
+        """Reconcile ``root`` and everything below it (full stat scan).
+
+        Into an empty index the tree is loaded instead (:meth:`_load_fresh`);
+        either way, a stop between directories keeps what was done so far.
+        """
         started = time.perf_counter()
         seen: set[str] = set()
-        empty = self.store.is_empty()
-        found: list[FileStat] = []
-        boundary = self._boundary(root, root)
-        for directory, entries in walk_dirs(root):
-            if self.should_stop():
-                # Not every directory was seen: deleting the "unseen" ones' rows would be wrong.
-                self._result.stopped = True
-                return self._finish(started)
-            key = escaped(directory)
-            seen.add(key)
-            disk = {st.path: st for st in (stat_entry(e, directory, boundary) for e in entries)}
-            if empty:  # read later, all at once: progress is counted as files are read
-                before = len(found)
-                found.extend(st for st in disk.values() if st is not None)
-                if before < PARALLEL_MIN_FILES <= len(found):
-                    start_workers()
-                continue
-            self._reconcile_dir(key, disk)
-            self._advance(len(disk))
-        if empty:
-            self._load_fresh(found)
+        listed = self._listed(root, seen)
+        if self.store.is_empty():
+            self._load_fresh(listed)
+        else:
+            for directory, disk in listed:
+                self._reconcile_dir(directory, disk)
+                self._advance(len(disk))
+        if self._result.stopped:
+            # Not every directory was seen: deleting the "unseen" ones' rows would be wrong.
+            return self._finish(started)
         for directory in self.store.directories_under(root):
             if directory not in seen:
                 self._reconcile_dir(directory, {})
         return self._finish(started)
+
+    def _listed(self, root: str, seen: set[str]) -> Iterator[tuple[str, dict[str, FileStat]]]:
+        """Each directory of the tree with its files' stats, until the caller is told to stop."""
+        boundary = self._boundary(root, root)
+        for directory, entries in walk_dirs(root):
+            if self.should_stop():
+                self._result.stopped = True
+                return
+            key = escaped(directory)
+            seen.add(key)
+            yield key, {st.path: st for st in (stat_entry(e, directory, boundary) for e in entries)}
 
     def sync_path(self, path: str) -> SyncResult:
         """Reconcile one path a watcher reported: a file, a directory, or nothing."""
@@ -199,21 +247,26 @@ class Syncer:
         """The real path of the root ``path`` is under (``fallback`` when no root covers it)."""
         return os.path.realpath(self.root_of(path) or fallback)
 
-    def _load_fresh(self, found: list[FileStat]) -> None:
-        """Index the files of a tree into an empty index: in bulk when there are many."""
-        if len(found) < BULK_MIN_FILES:
-            for st in found:
-                self._reconcile_one(st, st.path, None)
-                self._advance(1)
-            return
-        rows = self._counted(rows_for(found, time.time(), self.store.analysis))
-        self._result.rows_written += self.store.load_fresh(rows)
-        self._result.added += len(found)
+    def _load_fresh(self, listed: Iterable[tuple[str, dict[str, FileStat]]]) -> None:
+        """Index a tree into an empty index: no row to compare with, one full-text build.
 
-    def _counted(self, rows: Iterator[Row]) -> Iterator[Row]:
-        for row in rows:
-            self._advance(1)
-            yield row
+        The rows are built as the store inserts them, inside its transaction,
+        so a stop between directories commits the directories done so far. A
+        tree without files writes nothing (no transaction to take or fail).
+        """
+        now = time.time()
+
+        def rows() -> Iterator[Row]:
+            for _directory, disk in listed:
+                for st in disk.values():
+                    self._result.added += 1
+                    self._advance(1)
+                    yield file_row(*read_and_analyse(st, self.store.analysis), now)
+
+        pending = rows()
+        first = next(pending, None)
+        if first is not None:
+            self._result.rows_written += self.store.load_fresh(chain([first], pending))
 
     def _advance(self, files: int) -> None:
         if self.progress is not None:

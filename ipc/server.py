@@ -1,9 +1,8 @@
 """A threaded Unix-socket server for the line protocol.
 
 One thread accepts; each connection gets its own thread, so a slow or
-vanished client only ever blocks itself. Requests are answered one at a time
-in arrival order (:mod:`memoryd.ipc.turnstile`), waiting at most 50 ms for
-their turn, so busy threads do not convoy on the interpreter lock.
+vanished client (or a slow request: a call to the Anthropic API, a large
+folder's first load) only ever blocks itself.
 
 Lines are read through a bounded buffer: a request over
 :data:`MAX_LINE_BYTES` is answered with ``invalid_request`` and the rest of
@@ -45,7 +44,6 @@ from memoryd.ipc.protocol import (
     encode_result,
     peer_uid,
 )
-from memoryd.ipc.turnstile import Turnstile
 
 Handler = Callable[[dict[str, Any]], Any]
 
@@ -133,7 +131,6 @@ class Server:
         self._in_flight = 0
         self._idle = threading.Condition(self._lock)
         self._thread: threading.Thread | None = None
-        self._turnstile = Turnstile()
 
     # -- lifecycle ----------------------------------------------------------
 
@@ -270,7 +267,7 @@ class Server:
                 with self._idle:
                     self._in_flight += 1
                 try:
-                    sent = self._send(sock, self._answer_in_turn(line))
+                    sent = self._send(sock, self._answer(line))
                 finally:
                     with self._idle:
                         self._in_flight -= 1
@@ -284,14 +281,6 @@ class Server:
                 self._clients.discard(sock)
             with contextlib.suppress(OSError):
                 sock.close()
-
-    def _answer_in_turn(self, line: bytes) -> bytes:
-        turn = self._turnstile.enter()
-        try:
-            return self._answer(line)
-        finally:
-            if turn:
-                self._turnstile.leave()
 
     def _answer(self, line: bytes) -> bytes:
         req_id: Any = None

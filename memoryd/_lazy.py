@@ -1,6 +1,5 @@
 """Package attributes imported on first use (PEP 562), for packages whose
-submodules are heavy but whose import must stay cheap (the hook, the indexing
-worker processes)."""
+submodules are heavy but whose import must stay cheap (the hook)."""
 
 from __future__ import annotations
 

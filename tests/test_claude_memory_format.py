@@ -15,7 +15,6 @@ from pathlib import Path
 import pytest
 
 from memoryd import cli
-from memoryd.indexer.frontmatter import fast_mapping
 from memoryd.indexer.parse import parse_file
 from memoryd.indexer.store import IndexStore
 from memoryd.indexer.sync import Syncer
@@ -58,8 +57,6 @@ def test_the_nested_shape_parses_with_its_keys_and_links(tmp_path: Path) -> None
     )
     rec = parse_file(str(path), path.name, path.stat().st_size)
     assert "[[xdist-gotcha]]" in rec.body
-    # The header fast path declines the nested shape; YAML reads it.
-    assert fast_mapping(NESTED.split("---\n")[1]) is None
 
 
 @pytest.mark.parametrize(

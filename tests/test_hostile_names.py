@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 from memoryd.indexer import queries
 from memoryd.indexer.store import IndexStore
-from memoryd.indexer.sync import BULK_MIN_FILES, Syncer
+from memoryd.indexer.sync import Syncer
 from memoryd.paths import escaped, name_problem
 from memoryd.select.analysis import TERM_ANALYSIS
 
@@ -75,13 +75,16 @@ def test_bad_names_become_error_entries_and_the_rest_is_indexed(
     assert f"{memdir}/bad_\\xff\\xfe.md" not in errors_by_path(store, memdir)
 
 
+FIRST_INDEX_FILES = 200
+
+
 def test_bad_names_in_a_first_bulk_index(store: IndexStore, memdir: Path) -> None:
-    for i in range(BULK_MIN_FILES):
+    for i in range(FIRST_INDEX_FILES):
         (memdir / f"feedback_{i}.md").write_bytes(HEADER)
     planted = plant_bad_names(memdir)
     Syncer(store).sync_tree(str(memdir))
     assert set(errors_by_path(store, memdir)) == set(planted.values())
-    assert len(queries.memories_in(store.conn, str(memdir))) == BULK_MIN_FILES
+    assert len(queries.memories_in(store.conn, str(memdir))) == FIRST_INDEX_FILES
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))

@@ -1,18 +1,13 @@
-"""The smaller leaks: a clock set back, telemetry without bound, first-index workers left behind."""
+"""The smaller leaks: a clock set back, telemetry without bound."""
 
 from __future__ import annotations
 
 import datetime as dt
-import os
-import signal
-import subprocess
-import sys
 import time
 import uuid
 from pathlib import Path
 
 from apscheduler.schedulers.background import BackgroundScheduler
-from daemon_fixtures import scaled, wait_until
 
 from memoryd.config import Config
 from memoryd.daemon import report_handlers
@@ -89,45 +84,3 @@ def test_selector_runs_are_kept_by_age_and_by_count(tmp_path: Path) -> None:
         assert newest == now + 29 * 10 + 9  # what goes is the oldest
     finally:
         store.close()
-
-
-WORKERS = """
-import os, signal, time
-from memoryd.indexer import coldload
-if __name__ == "__main__":
-    pool = coldload._StartingPool(coldload._context(), 2)
-    pool.executor().submit(time.sleep, 60)  # one busy worker, one idle
-    time.sleep(0.5)
-    print("ready", flush=True)
-    os.kill(os.getpid(), signal.SIGKILL)  # the daemon, killed mid-index
-"""
-
-
-def _marked(mark: str) -> list[int]:
-    """Processes whose environment carries ``mark``: the parent, its fork server and workers."""
-    pids = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                if mark.encode() in (entry / "environ").read_bytes():
-                    pids.append(int(entry.name))
-            except OSError:
-                continue
-    return pids
-
-
-def test_first_index_workers_die_with_a_killed_daemon(tmp_path: Path) -> None:
-    script, out = tmp_path / "daemon_like.py", tmp_path / "out.txt"
-    script.write_text(WORKERS)
-    mark = uuid.uuid4().hex
-    env = {**os.environ, "MEMORYD_TEST_MARK": mark}
-    with out.open("w") as sink:  # not a pipe: the workers would hold it open
-        code = subprocess.run(
-            [sys.executable, str(script)], env=env, stdout=sink, stderr=sink, timeout=scaled(60)
-        ).returncode
-    assert code == -signal.SIGKILL and "ready" in out.read_text(), out.read_text()
-    try:
-        wait_until(lambda: _marked(f"MEMORYD_TEST_MARK={mark}") == [], scaled(10), "workers gone")
-    finally:
-        for pid in _marked(f"MEMORYD_TEST_MARK={mark}"):
-            os.kill(pid, signal.SIGKILL)

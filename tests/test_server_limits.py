@@ -34,17 +34,18 @@ from memoryd.ipc.server import Server
 
 @pytest.fixture
 def serve() -> Iterator[Callable[..., tuple[Path, Server]]]:
-    """Start an in-process server on a real socket: ``serve(**Server options)``."""
+    """Start an in-process server on a real socket: ``serve(handlers, **Server options)``."""
     structlog.reset_defaults()  # not a stream a CLI test in this process closed since
     made: list[tuple[Path, Server]] = []
     run_dir = Path(tempfile.mkdtemp(prefix="srv-", dir="/tmp"))
 
-    def start(**options: Any) -> tuple[Path, Server]:
+    def start(handlers: dict[str, Any] | None = None, **options: Any) -> tuple[Path, Server]:
         path = run_dir / f"{len(made)}.sock"
         listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         listener.bind(str(path))
         listener.listen(64)
-        srv = Server(listener, {"ping": lambda p: "pong"}, allowed_uid=os.getuid(), **options)
+        handlers = handlers or {"ping": lambda p: "pong"}
+        srv = Server(listener, handlers, allowed_uid=os.getuid(), **options)
         srv.start()
         made.append((path, srv))
         return path, srv
@@ -101,6 +102,32 @@ def test_connections_over_the_cap_are_busy_and_idle_ones_are_closed(
         sock.close()
     with Client(path, timeout=10) as c:
         assert c.call("ping") == "pong"
+
+
+def test_a_slow_request_holds_up_only_its_own_connection(
+    serve: Callable[..., tuple[Path, Server]],
+) -> None:
+    release = threading.Event()
+
+    def slow(params: dict[str, object]) -> str:
+        release.wait(30)
+        return "slow"
+
+    path, _srv = serve({"slow": slow, "fast": lambda p: "fast"})
+    answers: list[str] = []
+    try:
+        with Client(path, timeout=30) as c:
+            waiting = threading.Thread(target=lambda: answers.append(c.call("slow")))
+            waiting.start()
+            with Client(path, timeout=30) as other:
+                for _ in range(3):
+                    assert other.call("fast") == "fast"
+            assert answers == []
+            release.set()
+            waiting.join(10)
+    finally:
+        release.set()
+    assert answers == ["slow"]
 
 
 def test_the_accept_loop_failing_is_reported_as_fatal(

@@ -16,10 +16,10 @@ import pytest
 from conftest import MakeMemory, run_unprivileged
 
 from memoryd.indexer import queries
-from memoryd.indexer.coldload import rows_for
+from memoryd.indexer.rows import file_row
 from memoryd.indexer.scanner import stat_entry, walk_dirs
 from memoryd.indexer.store import IndexStore
-from memoryd.indexer.sync import Syncer, SyncResult
+from memoryd.indexer.sync import Syncer, SyncResult, read_and_analyse
 from memoryd.select.analysis import TERM_ANALYSIS
 
 WORDS = [
@@ -185,6 +185,60 @@ def test_a_stopped_pass_ends_early_and_deletes_nothing_it_did_not_see(
     assert result.removed == 0
     assert not Syncer(store).sync_tree(str(tree)).stopped
     assert indexed_paths(store, tree) == disk_paths(tree)
+
+
+class Counted:
+    """A progress report that only counts."""
+
+    def __init__(self) -> None:
+        self.done = 0
+
+    def advance(self, files: int) -> None:
+        self.done += files
+
+
+def test_a_first_index_stopped_between_directories_keeps_those_it_indexed(
+    tmp_path: Path,
+) -> None:
+    root = tmp_path / "tree"
+    make_tree(root, 30, per_dir=10)
+    store = IndexStore(tmp_path / "index.db", TERM_ANALYSIS)
+    progress = Counted()
+
+    def stop_once_15_files_are_done() -> bool:
+        return progress.done >= 15
+
+    try:
+        result = Syncer(
+            store, progress=progress, should_stop=stop_once_15_files_are_done
+        ).sync_tree(str(root))
+        # The stop waits for the end of the directory it came in.
+        assert result.stopped and result.added == progress.done == 20
+        # The two directories reached are indexed, searchable, and not read again.
+        assert len(indexed_paths(store, root)) == 20
+        store.conn.execute("INSERT INTO files_fts(files_fts) VALUES ('integrity-check')")
+        assert store.conn.execute("SELECT count(*) FROM files_fts").fetchone()[0] == 20
+        rest = Syncer(store).sync_tree(str(root))
+        assert (rest.added, rest.unchanged, rest.stopped) == (10, 20, False)
+        assert indexed_paths(store, root) == disk_paths(root)
+    finally:
+        store.close()
+
+
+def test_a_first_pass_over_a_tree_without_memories_takes_no_write_lock(tmp_path: Path) -> None:
+    (tmp_path / "tree" / "empty" / "memory").mkdir(parents=True)
+    (tmp_path / "tree" / "notes.txt").write_text("not a memory")
+    store = IndexStore(tmp_path / "index.db", TERM_ANALYSIS)
+    store.set_busy_timeout(0)
+    other = sqlite3.connect(tmp_path / "index.db", isolation_level=None)
+    other.execute("BEGIN IMMEDIATE")  # another writer holds the lock throughout
+    try:
+        result = Syncer(store).sync_tree(str(tmp_path / "tree"))
+        assert (result.added, result.rows_written, result.stopped) == (0, 0, False)
+    finally:
+        other.execute("ROLLBACK")
+        other.close()
+        store.close()
 
 
 def test_skipped_names_and_dirs(store: IndexStore, tree: Path, make_memory: MakeMemory) -> None:
@@ -469,7 +523,9 @@ def test_bulk_load_keeps_rows_another_writer_added_after_the_empty_check(tmp_pat
     files[3].write_text("---\nname: rewritten\ndescription: d\ntype: user\n---\nnew body\n")
     stats = [stat_entry(e, d) for d, entries in walk_dirs(str(root)) for e in entries]
     try:
-        store.load_fresh(rows_for(stats, time.time(), TERM_ANALYSIS))
+        store.load_fresh(
+            file_row(*read_and_analyse(st, TERM_ANALYSIS), time.time()) for st in stats
+        )
         assert indexed_paths(store, root) == disk_paths(root)
         name = store.conn.execute("SELECT name FROM files WHERE path = ?", (str(files[3]),))
         assert name.fetchone()[0] == "rewritten"
