@@ -22,7 +22,6 @@ import math
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from itertools import combinations
 
 from memoryd._sized_cache import SizedCache
 from memoryd.select._lexicon import concepts_of
@@ -74,12 +73,23 @@ def _weighted(v: Counter[str], idf: dict[str, float]) -> tuple[dict[str, float],
     return w, math.sqrt(sum(x * x for x in w.values()))
 
 
-def _cosine(a: tuple[dict[str, float], float], b: tuple[dict[str, float], float]) -> float:
-    (wa, na), (wb, nb) = a, b
-    if not na or not nb:
-        return 0.0
-    small, big = (wa, wb) if len(wa) <= len(wb) else (wb, wa)
-    return sum(x * big[t] for t, x in small.items() if t in big) / (na * nb)
+def _dot_products(weighted: Sequence[dict[str, float]], members: Sequence[int]) -> dict[int, float]:
+    """Dot products of the ``members``' vectors, keyed ``i * n + j`` (``i < j``), for pairs
+    that share a term: walked term by term, so pairs with nothing in common cost nothing."""
+    n = len(weighted)
+    holders: dict[str, list[tuple[int, float]]] = {}
+    dots: dict[int, float] = {}
+    for j in sorted(members):
+        for t, y in weighted[j].items():
+            held = holders.get(t)
+            if held is None:
+                holders[t] = [(j, y)]
+                continue
+            for i, x in held:
+                key = i * n + j
+                dots[key] = dots.get(key, 0.0) + x * y
+            held.append((j, y))
+    return dots
 
 
 def near_duplicate_pairs(candidates: Sequence[Candidate]) -> list[tuple[str, str]]:
@@ -108,11 +118,13 @@ def _near_duplicates(
             by_type.setdefault(c.type, []).append(i)
     found: list[tuple[int, int]] = []
     for members in by_type.values():
-        for i, j in combinations(members, 2):
-            a, b = candidates[i].filename, candidates[j].filename
-            if stale.get(a) == b or stale.get(b) == a:
+        for key, dot in _dot_products([w for w, _ in weighted], members).items():
+            i, j = divmod(key, n)
+            norms = weighted[i][1] * weighted[j][1]
+            if not norms or dot / norms < NEAR_DUPLICATE_MIN_SIMILARITY:
                 continue
-            if _cosine(weighted[i], weighted[j]) >= NEAR_DUPLICATE_MIN_SIMILARITY:
+            a, b = candidates[i].filename, candidates[j].filename
+            if stale.get(a) != b and stale.get(b) != a:
                 found.append((i, j))
     return [(candidates[i].filename, candidates[j].filename) for i, j in sorted(found)]
 
