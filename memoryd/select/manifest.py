@@ -52,8 +52,15 @@ from memoryd.select.tool_rules import commands_in
 
 LARGE_DIRECTORY = 300
 """Above this many memory files, candidates come from the FTS5 prefilter."""
-PREFILTER_LIMIT = 100
-"""Candidates a large folder's query is ranked over."""
+PREFILTER_LIMIT = 150
+"""Candidates a large folder's query is ranked over.
+
+FTS5's BM25 (porter stems of the raw words) orders memories otherwise than the
+ranker (its own terms, paraphrase concepts, field weights), so the slice is
+wider than the five the ranker may return: wide enough that the memories it
+would pick from the whole folder are nearly always in it, narrow enough that
+ranking the slice from its stored counts stays a few milliseconds.
+"""
 _MEMORY_STATE = (
     "SELECT filename, content_hash, size, mtime_ns FROM files "
     "WHERE directory = ? AND kind = 'memory' AND error IS NULL ORDER BY filename"
