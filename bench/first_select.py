@@ -67,10 +67,13 @@ def _ms(fn: Any, *args: Any) -> float:
 
 
 def one_run(
-    size: int, workdir: Path, vocab: list[str], queries: list[str], args: argparse.Namespace
+    size: int, workdir: Path, seed: int, queries: list[str], args: argparse.Namespace
 ) -> dict[str, Any]:
+    vocab = zipf_vocabulary()
     root = workdir / f"tree-{size}"
-    make_tree(root, size, per_dir=size, vocab=vocab)
+    # A tree of its own per run: memories seen in an earlier run would find their
+    # titles' terms in the process's caches, which a daemon's first load does not.
+    make_tree(root, size, per_dir=size, vocab=vocab, seed=seed)
     folder = root / "project-0000" / "memory"
     store = IndexStore(workdir / f"index-{size}.db")
     try:
@@ -79,7 +82,7 @@ def one_run(
         selector = Selector()
         if args.others:
             others = workdir / f"others-{size}"
-            make_tree(others, args.others, per_dir=args.other_size, vocab=vocab)
+            make_tree(others, args.others, per_dir=args.other_size, vocab=vocab, seed=-seed)
             syncer.sync_tree(str(others))
             for directory in sorted(others.glob("*/memory")):
                 select_unrecorded(
@@ -128,9 +131,9 @@ def main() -> None:
         f"{'edited':>8} {'x scan':>6} | {'warm':>7} | load"
     )
     for size in (int(s) for s in args.sizes.split(",") if s):
-        for _ in range(args.runs):
+        for run in range(args.runs):
             with tempfile.TemporaryDirectory(prefix="mdfirst-", dir=args.workdir) as tmp:
-                r = one_run(size, Path(tmp), vocab, queries, args)
+                r = one_run(size, Path(tmp), size + run, queries, args)
             cells = " | ".join(
                 f"{r[k]:>5.0f} ms {r[k] / r['scan']:>5.2f}x" for k in ("first", "added", "edited")
             )
