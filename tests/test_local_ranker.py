@@ -3,11 +3,16 @@
 from __future__ import annotations
 
 import dataclasses
+import itertools
+import math
+import random
 import shutil
+from collections import Counter
 
 import pytest
 from conftest import CORPUS
 
+from memoryd.select import relations
 from memoryd.select.candidates import Candidate, load_directory
 from memoryd.select.local import LocalRanker
 from memoryd.select.relations import (
@@ -125,6 +130,37 @@ def test_near_duplicate_lessons_are_returned_together() -> None:
     assert near_duplicate_pairs([a, b, other]) == [(a.filename, b.filename)]
     got = names(LocalRanker(), "this test uses sleep to wait for the async job", [a, b, other])
     assert sorted(got) == sorted([a.filename, b.filename])
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_near_duplicates_of_a_folder_with_common_words_are_every_similar_pair(seed: int) -> None:
+    # Words drawn by Zipf-like weights: a few sit in most headers, as a project's name does.
+    rng = random.Random(seed)
+    words = [f"w{i}" for i in range(40)]
+    weights = [1 / (i + 1) for i in range(40)]
+    folder = [
+        mem(
+            f"{kind}_{i}.md",
+            " ".join(rng.choices(words, weights, k=rng.randint(1, 3))),
+            " ".join(rng.choices(words, weights, k=rng.randint(2, 9))),
+            type_=kind,
+        )
+        for i, kind in enumerate(rng.choices(["feedback", "project", "reference"], k=90))
+    ]
+    vectors = [relations._vector(c) for c in folder]
+    df = Counter(t for v in vectors for t in v)
+    idf = {t: math.log(1.0 + len(folder) / d) for t, d in df.items()}
+    weighted = [relations._weighted(v, idf) for v in vectors]
+    every_pair = [
+        (a.filename, b.filename)
+        for (i, a), (j, b) in itertools.combinations(enumerate(folder), 2)
+        if a.type == b.type
+        and relations._cosine(weighted[i], weighted[j]) >= relations.NEAR_DUPLICATE_MIN_SIMILARITY
+    ]
+    assert every_pair  # the folder has some twins to find
+    stale = superseded_by(folder)
+    expected = [(a, b) for a, b in every_pair if stale.get(a) != b and stale.get(b) != a]
+    assert near_duplicate_pairs(folder) == expected
 
 
 def test_empty_inputs_return_nothing() -> None:

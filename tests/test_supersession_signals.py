@@ -185,6 +185,21 @@ def test_valid_until_reads_header_fields_and_stated_ends() -> None:
     assert valid_until(mem("a.md", "Proxy", "Goes through the proxy since 2025-05-03")) is None
 
 
+@pytest.mark.parametrize(
+    ("desc", "end"),
+    [
+        ("VALID UNTIL 2025-03-01", (2025, 3, 1)),
+        ("Freeze Ends On 2025-03-01", (2025, 3, 1)),
+        ("Proxy — good thru March 2025", (2025, 3, 31)),
+        ("Kühlung: Expired 2025-03-01", (2025, 3, 1)),
+        ("valid until further notice", None),
+        ("valid until Q3", None),
+    ],
+)
+def test_a_stated_end_is_read_in_any_case_and_script(desc: str, end: tuple[int, ...]) -> None:
+    assert valid_until(mem("a.md", "Freeze", desc)) == end
+
+
 def test_header_fields_say_a_memory_is_stale_or_replaces_another() -> None:
     old = Candidate("project_a.md", "Broker", "Redis broker", "project", "", 0.0)
     new = Candidate("project_b.md", "Broker v2", "RabbitMQ broker", "project", "", 0.0)

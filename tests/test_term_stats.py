@@ -10,11 +10,13 @@ import pytest
 
 from memoryd.indexer.store import IndexStore
 from memoryd.indexer.sync import Syncer
+from memoryd.select import local as local_mod
+from memoryd.select import manifest as manifest_mod
 from memoryd.select import relations as relations_mod
 from memoryd.select.analysis import ANALYSIS_VERSION, TERM_ANALYSIS, analyse, decode
 from memoryd.select.candidates import load_directory
 from memoryd.select.local import LocalRanker
-from memoryd.select.manifest import ManifestCache, candidates_for
+from memoryd.select.manifest import LARGE_DIRECTORY, ManifestCache, candidates_for
 from memoryd.select.relations import compute_relations
 from memoryd.select.selector import Selector
 from memoryd.select.service import select_unrecorded
@@ -123,17 +125,37 @@ def test_scores_from_postings_equal_scores_from_text(
             assert stored == text, query
 
 
-def test_small_folder_selects_without_analysing_documents(
-    indexed_examples: tuple[IndexStore, Path],
+@pytest.mark.parametrize("size", [3, LARGE_DIRECTORY + 5])
+def test_a_folder_selects_without_analysing_documents(
+    tmp_path: Path, store: IndexStore, monkeypatch: pytest.MonkeyPatch, size: int
 ) -> None:
-    store, folder = indexed_examples
+    folder = tmp_path / "memory"
+    folder.mkdir()
+    for i in range(size):
+        (folder / f"feedback_rule_{i}.md").write_text(
+            f"---\nname: rule {i}\ndescription: {WORDS[i % len(WORDS)]} rule {i}\n"
+            "type: feedback\n---\n\nAlways run the flaky pytest suite twice.\n",
+            encoding="utf-8",
+        )
+    (folder / "feedback_zebra.md").write_text(
+        "---\nname: zebra crossing lint\ndescription: the zebracrossing check and its fix\n"
+        "type: feedback\n---\n\nRun the zebracrossing check before merging.\n",
+        encoding="utf-8",
+    )
+    Syncer(store).sync_tree(str(folder))
+
+    def refused(*args: object) -> None:
+        raise AssertionError("a document was analysed at select time")
+
+    # Documents are analysed once, by the writer: a select reads their stored counts.
+    monkeypatch.setattr(local_mod, "analyse", refused)
+    monkeypatch.setattr(manifest_mod, "analyse", refused)
     selector = Selector()
     answered = [
         select_unrecorded(selector, store.conn, {"query": q, "dir": str(folder), "ranker": "local"})
-        for q in QUERIES
+        for q in [*QUERIES, "the zebracrossing check failed"]
     ]
-    assert any(a["selected"] for a in answered)
-    assert len(selector.local._cache) == 0
+    assert answered[-1]["selected"][0]["filename"] == "feedback_zebra.md"
 
 
 def test_reader_of_rows_without_stats_still_ranks(

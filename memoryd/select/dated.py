@@ -80,6 +80,8 @@ _VALID_UNTIL = re.compile(
     re.IGNORECASE,
 )
 _TYPE_WORDS = frozenset(TYPE_PREFIXES)
+_END_WORDS = ("until", "till", "through", "thru", "expir", "end")
+"""A piece of every :data:`_VALID_UNTIL` match (lower case)."""
 _GAP = re.compile(r"[\s:,]*(?:the\s+|end\s+of\s+)?")
 _MARKERS = frozenset(terms("old legacy previous current latest new updated draft final copy v"))
 _END_OF = {2: 28, 4: 30, 6: 30, 9: 30, 11: 30}
@@ -127,13 +129,29 @@ def valid_until(c: Candidate) -> Day | None:
     """The end of the validity the memory states for itself, if it states one."""
     found = _header_dates(c, _END_KEYS)
     head = f"{c.name}\n{c.description}\n" + "\n".join(c.body.splitlines()[:3])
-    for m in _VALID_UNTIL.finditer(head):
+    for m in _VALID_UNTIL.finditer(head) if _may_state_end(head) else ():
         # The date must follow the word at once ("until 2025-03-01", "expires: 3 May 2025"):
         # "goes through Atlantis ... 2024-09-30" says nothing about validity.
         date = _DATE.match(head, m.end() + len(_GAP.match(head, m.end()).group()))  # type: ignore[union-attr]
         if date is not None:
             found.append(_day(date))
     return min(found) if found else None
+
+
+def _may_state_end(head: str) -> bool:
+    """False when ``head`` cannot state an end of validity, so the pattern need not run.
+
+    Every date form holds a year "20xx", and in ASCII text (where lower case is
+    exactly what the pattern's case-insensitive matching sees) every end word
+    holds one of :data:`_END_WORDS`. The pattern is slow to fail (its leading
+    words are optional), and almost no memory states an end.
+    """
+    if "20" not in head:
+        return False
+    if not head.isascii():
+        return True
+    low = head.lower()
+    return any(w in low for w in _END_WORDS)
 
 
 @lru_cache(maxsize=4096)
@@ -146,8 +164,9 @@ def _subject(c: Candidate) -> frozenset[str]:
     return _subject_words(f"{c.name} {filename_text(c.filename)}")
 
 
-def _same_title(a: frozenset[str], b: frozenset[str]) -> bool:
-    return bool(a and b) and len(a & b) / len(a | b) >= SAME_TITLE
+def _same_title(shared: int, a: int, b: int) -> bool:
+    """Whether titles of ``a`` and ``b`` subject words, ``shared`` of them in common, are one."""
+    return shared > 0 and shared / (a + b - shared) >= SAME_TITLE
 
 
 def newer_sibling_edges(everyone: Sequence[Candidate]) -> list[tuple[str, str | None]]:
@@ -169,8 +188,12 @@ def newer_sibling_edges(everyone: Sequence[Candidate]) -> list[tuple[str, str | 
 
     edges: list[tuple[str, str | None]] = []
     for i, c in enumerate(everyone):
-        near = {j for w in subjects[i] for j in by_word[(c.type, w)]}
-        group = sorted(j for j in near if _same_title(subjects[i], subjects[j]))
+        shared: dict[int, int] = {}  # same-type memories sharing subject words, and how many
+        for w in subjects[i]:
+            for j in by_word[(c.type, w)]:
+                shared[j] = shared.get(j, 0) + 1
+        mine_n = len(subjects[i])
+        group = sorted(j for j, n in shared.items() if _same_title(n, mine_n, len(subjects[j])))
         mine = date_of(i) if 2 <= len(group) < SERIES_MIN else None
         if mine is None:
             continue

@@ -6,27 +6,23 @@ computed once and an inverted index built from the term statistics the writer
 stored (nothing is re-tokenized). Manifests are kept in a cache bounded by the
 memory they hold, so many folders cost what they weigh, not a fixed count.
 
-Large ones are cut down per query to the memories that score best under a
-folder-wide BM25F over the same posting lists (:mod:`memoryd.select.prefilter`),
-so ranking cost stays flat as a directory grows and no SQL runs per query
-beyond fetching those rows. Their supersession links are still computed once
-per version, from headers (near-duplicates are not). Folders beyond
-``POSTINGS_MAX_FILES`` keep the older FTS5 BM25 prefilter (ordered by FTS5's
-``rank``, which migration 005 weights towards filename, name and description)
-instead of holding posting lists of that many files in memory.
+Large ones are cut down per query to the ``PREFILTER_LIMIT`` memories FTS5's
+BM25 ranks best (``rank``, which migration 005 weights towards filename, name
+and description), which carry their stored term counts to the ranker: FTS5
+already is the folder's inverted index, on disk, so the daemon holds no
+second one in memory and a large folder's first query builds none. Their
+supersession links are computed once per version, from headers and the few
+files that carry a signal word (near-duplicates are not).
 """
 
 from __future__ import annotations
 
 import contextlib
-import ctypes
-import functools
 import re
 import sqlite3
 import time
-from array import array
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import PurePath
 
@@ -42,9 +38,7 @@ from memoryd.select._text import STOPWORDS
 from memoryd.select.analysis import DocTerms, analyse, decode, with_hook
 from memoryd.select.candidates import Candidate, effective_type
 from memoryd.select.folder_links import index_hooks
-from memoryd.select.local import query_weights
 from memoryd.select.postings import Postings
-from memoryd.select.prefilter import PREFILTER_LIMIT, Prefilter
 from memoryd.select.relations import Relations, compute_relations
 from memoryd.select.supersession import (
     NO_SIGNALS,
@@ -55,17 +49,18 @@ from memoryd.select.supersession import (
     superseded_from,
 )
 from memoryd.select.tool_rules import commands_in
-from memoryd.select.tuning import DEFAULT
 
 LARGE_DIRECTORY = 300
 """Above this many memory files, candidates come from the FTS5 prefilter."""
+PREFILTER_LIMIT = 150
+"""Candidates a large folder's query is ranked over.
 
-PATCH_SHARE = 0.05
-"""A large folder's lists are patched when at most this share of it changed, else rebuilt."""
-_LARGE_ROWS = (
-    "SELECT rowid, filename, mtime_ns, size, content_hash, terms FROM files "
-    "WHERE directory = ? AND kind = 'memory' AND error IS NULL ORDER BY filename"
-)
+FTS5's BM25 (porter stems of the raw words) orders memories otherwise than the
+ranker (its own terms, paraphrase concepts, field weights), so the slice is
+wider than the five the ranker may return: wide enough that the memories it
+would pick from the whole folder are nearly always in it, narrow enough that
+ranking the slice from its stored counts stays a few milliseconds.
+"""
 _MEMORY_STATE = (
     "SELECT filename, content_hash, size, mtime_ns FROM files "
     "WHERE directory = ? AND kind = 'memory' AND error IS NULL ORDER BY filename"
@@ -89,9 +84,6 @@ CROSS JOIN keeps SQLite from walking the folder's rows by directory and
 running the MATCH once per row (2 s at 10k files, most of a large folder's
 first select); the FTS5 hits are found once and then looked up by rowid.
 """
-POSTINGS_MAX_FILES = 20_000
-"""Above this many memory files, a folder's candidates come from FTS5, not posting lists."""
-
 CACHE_BYTES = 64 << 20
 """Memory the manifest cache may hold (bodies, headers and posting lists)."""
 _FILE_OVERHEAD = 1200
@@ -113,11 +105,7 @@ class Manifest:
     total: int
     relations: Relations | None = None
     postings: Postings | None = None
-    prefilter: Prefilter | None = None
-    rowids: array[int] = field(default_factory=lambda: array("q"))
-    """A large folder's ``files`` rowids, in posting-list position order."""
-    stamps: array[int] = field(default_factory=lambda: array("q"))
-    """A large folder's memories as indexed (see :func:`_stamp`), in the same order."""
+    """A small folder's inverted index (a large one's is FTS5's)."""
     state: int = 0
     """A hash of every memory's :data:`_MEMORY_STATE` row, in order."""
     _candidates: list[Candidate] = field(default_factory=list)
@@ -133,15 +121,12 @@ class Manifest:
     def weight(self) -> int:
         """Rough bytes held, for the cache's memory budget."""
         text = sum(len(f.body) + len(f.description or "") + _FILE_OVERHEAD for f in self.files)
-        held = 4096 + text + 16 * len(self.rowids)
-        held += _SIGNAL_OVERHEAD * len(self.signals)
+        held = 4096 + text + _SIGNAL_OVERHEAD * len(self.signals)
         held += sum(
             len(said.banner or "") + sum(map(len, said.claims))
             for _, said in self.signals.values()
             if said is not NO_SIGNALS
         )
-        if self.prefilter is not None:
-            held += self.prefilter.weight
         return held + (self.postings.weight if self.postings is not None else 0)
 
 
@@ -221,36 +206,12 @@ class ManifestCache:
         if cached is not None and cached.version == version:
             return cached
         with _snapshot(conn):
-            # The load reads a large folder's rows twice (see Postings): all its
-            # reads, the version included, must see one state of the index.
+            # The load reads the folder's rows in several queries: all of them,
+            # the version included, must see one state of the index.
             version = queries.directory_version(conn, directory)
             manifest = _load(conn, directory, version, cached)
         self._items.put(directory, manifest, manifest.weight)
-        if manifest.large:
-            release_free_heap()
         return manifest
-
-
-@functools.cache
-def _malloc_trim() -> Callable[[int], object] | None:
-    try:
-        trim: Callable[[int], object] = ctypes.CDLL("libc.so.6").malloc_trim
-    except (OSError, AttributeError):  # not glibc: its allocator keeps no such pages, or cannot say
-        return None
-    return trim
-
-
-def release_free_heap() -> None:
-    """Give the C heap's free pages back to the system (glibc; elsewhere nothing).
-
-    Loading a large folder allocates and frees tens of MB of small objects
-    (headers, title terms, decoded analyses) around the few MB it keeps; glibc
-    holds on to the freed pages, so the daemon would stay at the load's
-    high-water mark for good. ``malloc_trim(0)`` returns them in a few ms.
-    """
-    trim = _malloc_trim()
-    if trim is not None:
-        trim(0)
 
 
 @contextlib.contextmanager
@@ -270,8 +231,8 @@ def _load(
     conn: sqlite3.Connection, directory: str, version: int, previous: Manifest | None = None
 ) -> Manifest:
     """The manifest of ``directory`` at ``version``, from ``previous`` (the same folder's
-    older manifest) when no memory changed, a large folder's lists patched from it when
-    little did."""
+    older manifest) when no memory changed; a large folder reuses what its unchanged
+    memories said about supersession."""
     total, has_index = conn.execute(
         "SELECT count(*) FILTER (WHERE kind = 'memory' AND error IS NULL), "
         "count(*) FILTER (WHERE filename = 'MEMORY.md') FROM files WHERE directory = ?",
@@ -290,20 +251,12 @@ def _load(
     if manifest.large:
         started = time.perf_counter()
         manifest.relations = _large_relations(conn, manifest, previous)
-        links_s = time.perf_counter() - started
-        how = "fts5"
-        if total <= POSTINGS_MAX_FILES:
-            how = "patched" if previous and _patch(conn, manifest, previous) else "built"
-            if how == "built":
-                _index_large(conn, manifest)
-        # A large folder's load is what its next select waits for: say where it went.
+        # A large folder's load is what its next select waits for: say what it cost.
         log.info(
             "select.large_folder_loaded",
             dir=directory,
             files=int(total),
-            lists=how,
-            links_s=round(links_s, 3),
-            lists_s=round(time.perf_counter() - started - links_s, 3),
+            links_s=round(time.perf_counter() - started, 3),
         )
         return manifest
     rows = _with_terms(
@@ -341,90 +294,9 @@ def _index_text(conn: sqlite3.Connection, directory: str) -> str:
     return str(row[0] or "") if row is not None else ""
 
 
-def _index_large(conn: sqlite3.Connection, manifest: Manifest) -> None:
-    """Posting lists and a prefilter over every memory of a large folder, from stored terms.
-
-    Each row's analysis is decoded as the lists are built and dropped at once,
-    so the folder never holds its per-file term dictionaries all together.
-    """
-
-    def docs() -> Iterable[tuple[str, DocTerms]]:
-        # Read as the lists are built (twice, see Postings): the folder's stored
-        # analyses are never all in memory at once, as text or decoded.
-        manifest.rowids, manifest.stamps = array("q"), array("q")
-        for rowid, filename, mtime_ns, size, content_hash, stored in conn.execute(
-            _LARGE_ROWS, (manifest.directory,)
-        ):
-            manifest.rowids.append(rowid)
-            manifest.stamps.append(_stamp(mtime_ns, size, content_hash))
-            yield filename, _stored_doc(conn, rowid, stored)
-
-    manifest.postings = Postings(docs)
-    manifest.prefilter = Prefilter(manifest.postings)
-
-
-def _patch(conn: sqlite3.Connection, manifest: Manifest, previous: Manifest) -> bool:
-    """Give ``manifest`` the lists of ``previous`` with only the changed memories re-read.
-
-    A large folder changes a file at a time, and rebuilding 10k memories' lists
-    costs seconds; patching costs what changed plus one pass over the rows'
-    stamps. False (nothing done) when ``previous`` has no lists or more than
-    ``PATCH_SHARE`` of the folder changed or lies dead in them: then it is rebuilt.
-    """
-    old = previous.postings
-    if old is None or previous.prefilter is None:
-        return False
-    limit = PATCH_SHARE * manifest.total
-    changed: list[tuple[int, str, int, bytes | None]] = []
-    current: set[str] = set()
-    for rowid, filename, mtime_ns, size, content_hash, stored in conn.execute(
-        _LARGE_ROWS, (manifest.directory,)
-    ):
-        current.add(filename)
-        stamp = _stamp(mtime_ns, size, content_hash)
-        at = old.positions.get(filename)
-        if at is None or previous.stamps[at] != stamp or previous.rowids[at] != rowid:
-            changed.append((rowid, filename, stamp, stored))
-            if len(changed) > limit:
-                return False
-    gone = {fn for fn in old.positions if fn not in current}
-    gone.update(fn for _, fn, _, _ in changed if fn in old.positions)
-    if len(old.dead) + len(gone) > limit:
-        return False
-    manifest.rowids = array("q", previous.rowids)
-    manifest.stamps = array("q", previous.stamps)
-    if not changed and not gone:  # MEMORY.md came or went; no memory changed
-        manifest.postings, manifest.prefilter = old, previous.prefilter
-        return True
-
-    for rowid, _, stamp, _ in changed:
-        manifest.rowids.append(rowid)
-        manifest.stamps.append(stamp)
-    manifest.postings = old.patched(
-        gone, lambda: ((fn, _stored_doc(conn, rowid, stored)) for rowid, fn, _, stored in changed)
-    )
-    manifest.prefilter = Prefilter(manifest.postings)
-    return True
-
-
 def _stamp(mtime_ns: int, size: int, content_hash: str | None) -> int:
     """What tells an indexed memory's row from its earlier versions."""
     return hash((mtime_ns, size, content_hash))
-
-
-def _stored_doc(conn: sqlite3.Connection, rowid: int, stored: bytes | None) -> DocTerms:
-    doc = decode(stored) if stored else None
-    return doc if doc is not None else _analyse_row(conn, rowid)
-
-
-def _analyse_row(conn: sqlite3.Connection, rowid: int) -> DocTerms:
-    """The analysis of a row whose stored one is missing or damaged, from its text."""
-    f = queries.row_to_file(
-        conn.execute(
-            f"SELECT {queries.FILE_COLUMNS} FROM files WHERE rowid = ?", (rowid,)
-        ).fetchone()
-    )
-    return analyse(f.filename, f.name, f.description, f.body)
 
 
 def _large_relations(
@@ -484,8 +356,6 @@ def candidates_for(
     """The files a query is ranked over: all of a small directory, a BM25 slice of a big one."""
     if not manifest.large:
         return list(zip(manifest.files, manifest._candidates, strict=True))
-    if manifest.prefilter is not None:
-        return _prefiltered(conn, manifest.prefilter, manifest.rowids, query)
     match = fts_query(query)
     if match is None:
         return []
@@ -496,26 +366,3 @@ def candidates_for(
         (match, manifest.directory, PREFILTER_LIMIT),
     )
     return [(f, to_candidate(f, doc)) for f, doc in _with_terms(rows)]
-
-
-def _prefiltered(
-    conn: sqlite3.Connection, prefilter: Prefilter, rowids: array[int], query: str
-) -> list[tuple[IndexedFile, Candidate]]:
-    """A large folder's best memories for ``query`` by its prefilter, best first.
-
-    Their term statistics stay in the folder's posting lists, which the
-    ranker is given along with them.
-    """
-    best = [rowids[p] for p in prefilter.top(query_weights(query, DEFAULT))]
-    if not best:
-        return []
-    marks = ", ".join("?" * len(best))
-    found = {
-        row["rowid"]: queries.row_to_file(row)
-        for row in conn.execute(
-            f"SELECT rowid, {queries.FILE_COLUMNS} FROM files WHERE rowid IN ({marks}) "
-            "AND kind = 'memory' AND error IS NULL",
-            best,
-        )
-    }
-    return [(found[r], to_candidate(found[r])) for r in best if r in found]

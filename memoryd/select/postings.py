@@ -7,9 +7,7 @@ unsigned type that holds the folder's numbers (2 bytes almost always). All of a
 folder's runs sit in one ``bytes`` blob, found through a sorted list of its
 (interned) terms and their offsets, and field lengths in one flat array: a
 few Python objects per folder rather than several per term and per memory,
-so the cache of many folders stays small. Ranking a handful of candidates
-against a long list (a large folder's) looks each one up by bisection over
-the run's positions instead of walking the whole run.
+so the cache of many folders stays small.
 """
 
 from __future__ import annotations
@@ -17,15 +15,13 @@ from __future__ import annotations
 import sys
 from array import array
 from bisect import bisect_left
-from collections.abc import Callable, Collection, Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Literal
 
 from memoryd.select.analysis import FIELDS, DocTerms
 
 _NF = len(FIELDS)
 _STRIDE = 1 + _NF
-_BISECT_RATIO = 8
-"""Look candidates up by bisection when a list is this many times longer than they are."""
 DocSource = Callable[[], Iterable[tuple[str, DocTerms]]]
 """Gives a folder's ``(filename, analysis)`` pairs in order, the same each time it is called."""
 
@@ -39,7 +35,6 @@ class Postings:
         "_runs",
         "_terms",
         "_totals",
-        "dead",
         "positions",
         "weight",
     )
@@ -60,31 +55,10 @@ class Postings:
         took about twice their final size and left the heap fragmented).
         """
         self.positions: dict[str, int] = {}
-        self.dead: frozenset[int] = frozenset()
-        """Positions of memories gone since the lists were built (see :meth:`patched`)."""
-        self._build(docs, None, 0)
-
-    def patched(self, gone: Collection[str], added: DocSource) -> Postings:
-        """These lists without the memories ``gone`` and with ``added`` appended.
-
-        A changed memory is one gone and one added. Entries of the gone stay in
-        the lists, their positions marked dead (nothing maps a filename to them
-        any more); the added take positions after the last one, so every run
-        stays in ascending order. ``self`` is left as it is: queries in flight
-        keep reading it.
-        """
-        new = Postings.__new__(Postings)
-        new.positions = {fn: p for fn, p in self.positions.items() if fn not in gone}
-        new.dead = self.dead.union(self.positions[fn] for fn in gone if fn in self.positions)
-        new._build(added, self, len(self))
-        return new
-
-    def _build(self, docs: DocSource, old: Postings | None, first: int) -> None:
-        """Lists of ``old`` (if any) followed by those of ``docs()``, numbered from ``first``."""
-        lengths = array("I", old._lengths if old is not None else ())
+        lengths = array("I")
         counts: dict[str, int] = {}
-        widest = first
-        for position, (filename, doc) in enumerate(docs(), start=first):
+        widest = 0
+        for position, (filename, doc) in enumerate(docs()):
             self.positions[filename] = position
             lengths.extend(doc.lengths)
             widest = max(widest, position, *(max(c.values(), default=0) for c in doc.fields))
@@ -94,23 +68,16 @@ class Postings:
                     counts[sys.intern(term)] = 1
                 else:
                     counts[term] = n + 1
-        wide = widest > 0xFFFF or (old is not None and old._runs.format == "I")
-        typecode: Literal["H", "I"] = "I" if wide else "H"
-        terms = sorted(set(old._terms).union(counts) if old is not None else counts)
+        typecode: Literal["H", "I"] = "I" if widest > 0xFFFF else "H"
+        terms = sorted(counts)
         offsets, end = array("I", [0]), 0
         for term in terms:
-            end += (len(old.run(term)) if old is not None else 0) + _STRIDE * counts.get(term, 0)
+            end += _STRIDE * counts[term]
             offsets.append(end)
         del counts
         packed = memoryview(bytearray(end * array(typecode).itemsize)).cast(typecode)
         index = {term: i for i, term in enumerate(terms)}
-        cursor = array("I", offsets[:-1])
-        if old is not None:
-            for i, term in enumerate(terms):
-                run = old.run(term)
-                packed[cursor[i] : cursor[i] + len(run)] = _typed(run, typecode)
-                cursor[i] += len(run)
-        _fill(docs(), first, index, cursor, packed)
+        _fill(docs(), index, array("I", offsets[:-1]), packed)
         self._terms = terms
         self._runs = packed
         self._offsets = offsets
@@ -120,7 +87,7 @@ class Postings:
         """Rough bytes held, for caches sized by memory."""
 
     def __len__(self) -> int:
-        """How many positions the lists cover (dead ones included)."""
+        """How many memories the lists cover."""
         return len(self._lengths) // _NF
 
     def lengths(self, position: int) -> Sequence[int]:
@@ -156,13 +123,6 @@ class Postings:
         """``(wanted[position], per-field counts)`` for each wanted position holding ``term``."""
         run = self.run(term)
         out: list[tuple[int, Sequence[int]]] = []
-        if len(run) > _STRIDE * _BISECT_RATIO * len(wanted):
-            at = run[::_STRIDE]
-            for position, index in wanted.items():
-                i = bisect_left(at, position)
-                if i < len(at) and at[i] == position:
-                    out.append((index, run[i * _STRIDE + 1 : (i + 1) * _STRIDE]))
-            return out
         for start in range(0, len(run), _STRIDE):
             found = wanted.get(run[start])
             if found is not None:
@@ -182,13 +142,12 @@ def terms_with_prefix(vocabulary: Sequence[str], prefix: str) -> list[str]:
 
 def _fill(
     docs: Iterable[tuple[str, DocTerms]],
-    first: int,
     index: dict[str, int],
     cursor: array[int],
     packed: memoryview,
 ) -> None:
     """Write each memory's ``position, counts...`` at its terms' cursors (zeros are in place)."""
-    for position, (_, doc) in enumerate(docs, start=first):
+    for position, (_, doc) in enumerate(docs):
         slots: dict[int, int] = {}
         for f, field_counts in enumerate(doc.fields, start=1):
             for term, n in field_counts.items():
@@ -199,12 +158,3 @@ def _fill(
                     cursor[i] = at + _STRIDE
                     packed[at] = position
                 packed[at + f] = n
-
-
-def _typed(part: Sequence[int], typecode: str) -> memoryview | array[int]:
-    """``part`` as a buffer of ``typecode`` items (copied only when it is of another width)."""
-    if isinstance(part, memoryview) and part.format == typecode:
-        return part
-    if isinstance(part, array) and part.typecode == typecode:
-        return part
-    return array(typecode, part)

@@ -37,6 +37,10 @@ __all__ = ["Relations", "compute_relations", "near_duplicate_pairs", "superseded
 NAME, DESC = FIELDS.index("name"), FIELDS.index("desc")
 NEAR_DUPLICATE_MIN_SIMILARITY = 0.36
 """Cosine similarity of header terms above which two same-type memories are one lesson."""
+_COMMON_SHARE = 8
+_COMMON_MIN = 4
+"""Header terms held by more than 1/``_COMMON_SHARE`` of a type's memories (and more than
+``_COMMON_MIN``) are common: they pair memories only when they could make them twins."""
 
 
 VECTOR_CACHE_BYTES = 4 << 20
@@ -82,6 +86,41 @@ def _cosine(a: tuple[dict[str, float], float], b: tuple[dict[str, float], float]
     return sum(x * big[t] for t, x in small.items() if t in big) / (na * nb)
 
 
+def _pairs_to_compare(
+    weighted: Sequence[tuple[dict[str, float], float]], members: Sequence[int]
+) -> set[tuple[int, int]]:
+    """Pairs of ``members`` (ascending) that may reach :data:`NEAR_DUPLICATE_MIN_SIMILARITY`.
+
+    Comparing every pair costs what the folder's size squared does, though
+    most pairs share nothing but a folder's common words. A pair that shares
+    an uncommon term is compared. One that shares only common terms has, by
+    Cauchy-Schwarz, a cosine of at most ``share[i] * share[j]``, where a
+    member's share is the part of its vector's length its common terms make
+    up; only such pairs whose bound reaches the threshold are compared too.
+    No pair that could reach it is left out.
+    """
+    held: dict[str, list[int]] = {}
+    for i in members:
+        for t in weighted[i][0]:
+            held.setdefault(t, []).append(i)
+    common_at = max(_COMMON_MIN, len(members) // _COMMON_SHARE)
+    common = {t for t, holders in held.items() if len(holders) > common_at}
+    pairs: set[tuple[int, int]] = set()
+    for t, holders in held.items():
+        if t not in common:
+            pairs.update(combinations(holders, 2))
+    share: dict[int, float] = {}
+    for i in members:
+        w, norm = weighted[i]
+        if norm:
+            share[i] = math.sqrt(sum(x * x for t, x in w.items() if t in common)) / norm
+    # A little slack: the bound must not lose a pair to rounding.
+    floor = NEAR_DUPLICATE_MIN_SIMILARITY - 1e-9
+    heavy = [i for i in members if share.get(i, 0.0) >= floor]
+    pairs.update((i, j) for i, j in combinations(heavy, 2) if share[i] * share[j] >= floor)
+    return pairs
+
+
 def near_duplicate_pairs(candidates: Sequence[Candidate]) -> list[tuple[str, str]]:
     """Pairs of same-type candidates whose headers say nearly the same thing.
 
@@ -108,7 +147,7 @@ def _near_duplicates(
             by_type.setdefault(c.type, []).append(i)
     found: list[tuple[int, int]] = []
     for members in by_type.values():
-        for i, j in combinations(members, 2):
+        for i, j in _pairs_to_compare(weighted, members):
             a, b = candidates[i].filename, candidates[j].filename
             if stale.get(a) == b or stale.get(b) == a:
                 continue

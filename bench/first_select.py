@@ -1,0 +1,149 @@
+"""The first ``select`` of a folder, and the first after a change, against one header scan.
+
+A folder's first ``select`` builds its manifest from the index; so does the
+first after any change to one of its memories. Neither may cost more than 2x
+what an agent without an index pays for every prompt: reading and parsing
+every file's frontmatter once (the baseline, :func:`header_scan`, page cache
+warm, its best case). This bench measures both against that scan of the same
+folder in the same run, in-process on a real index (no daemon, no socket):
+
+* ``1st``: a fresh selector's first ``select`` of the folder;
+* ``added``: the first ``select`` after one new memory was written and indexed;
+* ``edited``: the first ``select`` after an existing memory was rewritten;
+* ``warm``: the median of the selects that follow (nothing to build).
+
+``--others N`` first loads N memories in other folders (of ``--other-size``
+files each) into the same selector, as a daemon serving other projects holds
+them. Each size is measured ``--runs`` times on a fresh tree; the table gives
+every run, and ratios to the scan of the same run.
+
+Usage: .venv/bin/python bench/first_select.py [--sizes 200,10000] [--runs 3]
+       [--others 0] [--other-size 200] [--workdir DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _corpus import make_tree, zipf_vocabulary
+from select_latency import make_queries
+
+from memoryd import logs
+from memoryd.indexer.parse import parse_file
+from memoryd.indexer.scanner import is_memory_filename
+from memoryd.indexer.store import IndexStore
+from memoryd.indexer.sync import Syncer
+from memoryd.select.analysis import TERM_ANALYSIS
+from memoryd.select.selector import Selector
+from memoryd.select.service import select_unrecorded
+
+SCANS = 3
+"""Header scans timed per run (the median is the baseline)."""
+WARM = 20
+
+
+def header_scan(directory: Path) -> int:
+    """What an agent without an index does: read and parse every memory file's header."""
+    found = 0
+    with os.scandir(directory) as it:
+        for entry in it:
+            if entry.is_file() and is_memory_filename(entry.name):
+                parsed = parse_file(entry.path, entry.name, entry.stat().st_size)
+                found += parsed.error is None
+    return found
+
+
+def _ms(fn: Any, *args: Any) -> float:
+    started = time.perf_counter()
+    fn(*args)
+    return (time.perf_counter() - started) * 1000
+
+
+def one_run(
+    size: int, workdir: Path, seed: int, queries: list[str], args: argparse.Namespace
+) -> dict[str, Any]:
+    vocab = zipf_vocabulary()
+    root = workdir / f"tree-{size}"
+    # A tree of its own per run: memories seen in an earlier run would find their
+    # titles' terms in the process's caches, which a daemon's first load does not.
+    make_tree(root, size, per_dir=size, vocab=vocab, seed=seed)
+    folder = root / "project-0000" / "memory"
+    store = IndexStore(workdir / f"index-{size}.db", TERM_ANALYSIS)
+    try:
+        syncer = Syncer(store)
+        syncer.sync_tree(str(root))
+        selector = Selector()
+        if args.others:
+            others = workdir / f"others-{size}"
+            make_tree(others, args.others, per_dir=args.other_size, vocab=vocab, seed=-seed)
+            syncer.sync_tree(str(others))
+            for directory in sorted(others.glob("*/memory")):
+                select_unrecorded(
+                    selector, store.conn, {"query": queries[0], "dir": str(directory)}
+                )
+        header_scan(folder)  # page cache warm: the baseline's best case
+        scan = statistics.median(_ms(header_scan, folder) for _ in range(SCANS))
+
+        def select(query: str) -> float:
+            params = {"query": query, "dir": str(folder), "ranker": "local"}
+            return _ms(select_unrecorded, selector, store.conn, params)
+
+        out: dict[str, Any] = {"files": size, "scan": scan, "load": os.getloadavg()[0]}
+        out["first"] = select(queries[1])
+        out["warm"] = statistics.median(select(q) for q in queries[2 : 2 + WARM])
+        added = folder / "feedback_bench_added.md"
+        added.write_text(
+            "---\nname: okapi release rule\ndescription: pin okapi before a release\n"
+            "type: feedback\n---\n\nAlways pin okapi.\n",
+            encoding="utf-8",
+        )
+        syncer.sync_path(str(added))
+        out["added"] = select("okapi release pinning")
+        edited = sorted(folder.glob("*.md"))[len(queries) % size]
+        edited.write_text(edited.read_text(encoding="utf-8") + "\nzebra okapi\n", encoding="utf-8")
+        syncer.sync_path(str(edited))
+        out["edited"] = select("zebra okapi")
+        return out
+    finally:
+        store.close()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--sizes", default="200,10000")
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--others", type=int, default=0)
+    parser.add_argument("--other-size", type=int, default=200)
+    parser.add_argument("--workdir", type=Path, default=None)
+    args = parser.parse_args()
+    logs.configure(level="WARNING")
+    vocab = zipf_vocabulary()
+    queries = make_queries(WARM + 2, vocab)
+    print(
+        f"{'files':>6} | {'scan':>8} | {'1st':>8} {'x scan':>6} | {'added':>8} {'x scan':>6} | "
+        f"{'edited':>8} {'x scan':>6} | {'warm':>7} | load"
+    )
+    for size in (int(s) for s in args.sizes.split(",") if s):
+        for run in range(args.runs):
+            with tempfile.TemporaryDirectory(prefix="mdfirst-", dir=args.workdir) as tmp:
+                r = one_run(size, Path(tmp), size + run, queries, args)
+            cells = " | ".join(
+                f"{r[k]:>5.0f} ms {r[k] / r['scan']:>5.2f}x" for k in ("first", "added", "edited")
+            )
+            print(
+                f"{size:>6} | {r['scan']:>5.0f} ms | {cells} | {r['warm']:>4.1f} ms | "
+                f"{r['load']:.2f}"
+            )
+    print(f"others loaded first: {args.others} memories in folders of {args.other_size}")
+
+
+if __name__ == "__main__":
+    main()
