@@ -89,7 +89,7 @@ def tokens(text: str) -> list[str]:
     return found
 
 
-_DURATION = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)\s?(h|hrs?|mins?)\b", re.IGNORECASE)
+_DURATION = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)\s?(h|hrs?|mins?)\b")
 _UNIT_WORDS = {"h": "hours", "hr": "hours", "hrs": "hours", "min": "minutes", "mins": "minutes"}
 
 
@@ -97,10 +97,10 @@ def _spelled_duration(match: re.Match[str]) -> str:
     """A duration in the usual shorthand ("24h", "30 min") with its unit spelled out.
 
     Sessions write "until 24h before" where a task says "ten hours before";
-    the number rarely matches, the unit does. A bare "min" (``min(a, b)``)
-    stays as it is.
+    the number rarely matches, the unit does. Only lower case after a number:
+    a bare "min" (``min(a, b)``) and "3 HR" stay as they are.
     """
-    return f"{match.group(1)} {_UNIT_WORDS[match.group(2).lower()]}"
+    return f"{match.group(1)} {_UNIT_WORDS[match.group(2)]}"
 
 
 def _word_tokens(raw: str) -> list[str]:
