@@ -300,7 +300,8 @@ def test_newest_sessions_blocker_and_failing_test_always_lead(tmp_path: Path) ->
 
 def test_a_task_meets_a_session_through_word_forms_and_other_scripts(tmp_path: Path) -> None:
     """A long word matches its other forms by its first letters ("persistence" and
-    "persisted"), and a Chinese task meets a session written in Chinese."""
+    "persisted"), a duration its shorthand ("ten hours" and "24h"), and a Chinese
+    task meets a session written in Chinese."""
     save(
         tmp_path,
         "2025-06-25-11-20",
@@ -315,9 +316,17 @@ def test_a_task_meets_a_session_through_word_forms_and_other_scripts(tmp_path: P
         key_decisions=["数据库迁移先在预发环境跑一遍，再上生产。"],
     )
     save(tmp_path, "2025-07-09-10-00", session_summary="Release notes for version 2.3.")
+    save(
+        tmp_path,
+        "2025-08-19-15-40",
+        session_summary="Free cancellation until 24h before the slot, then a credit voucher.",
+        key_decisions=["Cancel free until 24h before; after that a credit voucher, no refund."],
+    )
     docs = load(tmp_path)
     persisted = build_brief("resume the calibration persistence work", docs, scope=SCOPE)
     assert "2025-06-25-11-20-shop-backend.md" in persisted.text
+    late = build_brief("a customer cancelled ten hours before their slot", docs, scope=SCOPE)
+    assert "2025-08-19-15-40-shop-backend.md" in late.text
     chinese = build_brief("数据库迁移之前要做什么", docs, scope=SCOPE)
     assert "2025-07-02-09-40-shop-backend.md" in chinese.text
     assert build_brief("把 README 翻译成葡萄牙语", docs, scope=SCOPE).findings == []

@@ -76,6 +76,7 @@ def tokens(text: str) -> list[str]:
     sessions written in it.
     """
     found: list[str] = []
+    text = _DURATION.sub(_spelled_duration, text)
     if not text.isascii():
         for m in _WORD_OR_OTHER.finditer(fold(text, lower=False)):
             if m.group(1) is not None:
@@ -86,6 +87,20 @@ def tokens(text: str) -> list[str]:
     for raw in _WORD.findall(text):
         found += _word_tokens(raw)
     return found
+
+
+_DURATION = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)\s?(h|hrs?|mins?)\b")
+_UNIT_WORDS = {"h": "hours", "hr": "hours", "hrs": "hours", "min": "minutes", "mins": "minutes"}
+
+
+def _spelled_duration(match: re.Match[str]) -> str:
+    """A duration in the usual shorthand ("24h", "30 min") with its unit spelled out.
+
+    Sessions write "until 24h before" where a task says "ten hours before";
+    the number rarely matches, the unit does. Only lower case after a number:
+    a bare "min" (``min(a, b)``) and "3 HR" stay as they are.
+    """
+    return f"{match.group(1)} {_UNIT_WORDS[match.group(2)]}"
 
 
 def _word_tokens(raw: str) -> list[str]:
