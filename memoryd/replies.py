@@ -6,8 +6,9 @@ the Python client returns. Only :mod:`typing` is imported, so the client path
 :mod:`memoryd.methods` can say which one each method answers with.
 
 Nested entries that several features fill in (a file in a listing, a finding
-of a brief, a verdict) stay ``dict[str, Any]``: their keys are each feature's
-own and are documented with the method.
+of a brief) stay ``dict[str, Any]``: their keys are each feature's own and are
+documented with the method. A staleness verdict has one shape wherever it
+appears (``select``, ``list``, ``check``, the report), so it is typed here.
 """
 
 from __future__ import annotations
@@ -85,6 +86,28 @@ class ShutdownReply(TypedDict):
     pid: int
 
 
+class ChangedPath(TypedDict):
+    """A cited path that commits changed after the memory was last written."""
+
+    path: str
+    commits: int
+    newest: str
+
+
+class Verdict(TypedDict):
+    """Whether what a memory cites is still there in its checkout (``staleness``)."""
+
+    checkout: str
+    checkout_guessed: bool
+    head: str | None
+    cited: int
+    missing: list[str]
+    renamed: dict[str, str]
+    changed_since: list[ChangedPath]
+    all_gone: bool
+    stale: bool
+
+
 class SelectedMemory(TypedDict):
     """One returned memory: where it is, what it says, how old, why it ranked, how fresh."""
 
@@ -96,7 +119,7 @@ class SelectedMemory(TypedDict):
     mtime: str
     age_days: float
     score: float | None
-    staleness: dict[str, Any] | None
+    staleness: Verdict | None
 
 
 class Excluded(TypedDict):
@@ -159,6 +182,16 @@ class SaveResult(TypedDict):
     """The file is on disk, but the index could not take it yet (full disk, held lock)."""
 
 
+class Kept(TypedDict):
+    """What a second save of a session kept from the first (``kept`` of ``save``)."""
+
+    steps_completed: list[str]
+    key_decisions: int
+    checkpoints_approved: list[str]
+    session_summary: bool
+    active_state: bool
+
+
 class LoadLastReply(TypedDict):
     """The newest session memory of a project (``found`` false: none, ``message`` says so)."""
 
@@ -206,11 +239,36 @@ class ReportResult(TypedDict):
     seconds: NotRequired[float]
 
 
+class CheckoutFound(TypedDict):
+    """The checkout a memory folder's citations are checked against, or why there is none."""
+
+    path: str | None
+    source: str | None
+    reason: str | None
+
+
+class CheckedFolder(TypedDict):
+    """A folder ``check`` covered: its checkout and how it was read (None: not checked)."""
+
+    dir: str
+    checkout: CheckoutFound
+    mode: str | None
+
+
+class CheckedMemory(TypedDict):
+    """A citing memory, the paths it cites, and its verdict (None: no checkout)."""
+
+    filename: str
+    path: str
+    citations: list[str]
+    staleness: Verdict | None
+
+
 class CheckResult(TypedDict):
     """Each citing memory's verdict under a folder, and how many are stale."""
 
     dir: str
-    folders: list[dict[str, Any]]
-    memories: list[dict[str, Any]]
+    folders: list[CheckedFolder]
+    memories: list[CheckedMemory]
     citing: int
     stale: int
