@@ -14,15 +14,10 @@ from __future__ import annotations
 from memoryd._delivery import MAX_FILE_BYTES, MAX_FILE_LINES
 from memoryd.indexer.queries import IndexedFile, Listing, Size
 from memoryd.indexer.records import KIND_MEMORY
+from memoryd.report.document import Oversized
 
 CAP = {"bytes": MAX_FILE_BYTES, "lines": MAX_FILE_LINES}
 """What the hook shows of one memory at most."""
-
-
-class Oversized(Size):
-    """A memory over the cap, as the report lists it."""
-
-    file: str
 
 
 def oversize(f: IndexedFile) -> Size | None:
