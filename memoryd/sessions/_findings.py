@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import NotRequired, TypedDict
 
 from memoryd.sessions._sections import SECTION_ACTIVE, SECTION_DECISIONS, Entry
 
@@ -64,6 +64,28 @@ _INSTRUCTION = re.compile(
 )
 
 
+class SourceJson(TypedDict):
+    filename: str
+    lines: list[int]
+    """First and last line."""
+    date: str
+
+
+class ConflictJson(SourceJson):
+    text: str | None
+
+
+class FindingJson(TypedDict):
+    """A finding as ``context`` answers it."""
+
+    type: str
+    text: str
+    evidence: str
+    quoted: bool
+    source: SourceJson
+    conflicts_with: NotRequired[ConflictJson]
+
+
 @dataclass(frozen=True, slots=True)
 class Source:
     """Where a finding comes from: a file, its lines, and the session's date."""
@@ -76,7 +98,7 @@ class Source:
     def cite(self) -> str:
         return f"{self.filename} lines {self.first_line}-{self.last_line} ({self.date})"
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> SourceJson:
         return {
             "filename": self.filename,
             "lines": [self.first_line, self.last_line],
@@ -107,8 +129,8 @@ class Finding:
             f"- {self.type}: {self.text}.\n  Evidence: {evidence}.\n  Source: {self.source.cite()}."
         )
 
-    def to_json(self) -> dict[str, Any]:
-        data: dict[str, Any] = {
+    def to_json(self) -> FindingJson:
+        data: FindingJson = {
             "type": self.type,
             "text": self.text,
             "evidence": "conflicting" if self.conflicts_with else self.evidence,
