@@ -16,6 +16,19 @@ from __future__ import annotations
 from typing import Any, NotRequired, TypedDict
 
 
+class RootStatus(TypedDict):
+    """A watched folder: where it came from, how it is watched, what it holds."""
+
+    path: str
+    origin: str
+    forget_after: str | None
+    watcher: str
+    files: int
+    errors: int
+    watcher_note: NotRequired[str]
+    checkout: NotRequired[CheckoutFound | None]
+
+
 class StatusReply(TypedDict):
     """What the daemon is doing; features add their entries (``report_schedule``, …)."""
 
@@ -28,7 +41,7 @@ class StatusReply(TypedDict):
     socket: str
     activated: bool
     db: str
-    roots: list[dict[str, Any]]
+    roots: list[RootStatus]
     last_event: str | None
     last_reconcile: dict[str, Any] | None
     drift_fixed_total: int
