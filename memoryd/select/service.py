@@ -84,4 +84,4 @@ def run_stats(conn: sqlite3.Connection, req: StatsRequest) -> StatsReply:
         )
     ]
     manifest = {d: [f.filename for f in queries.memories_in(conn, d)] for d in dirs}
-    return telemetry.stats(conn, since, manifest, window)
+    return telemetry.stats(conn, since, window, manifest)

@@ -147,8 +147,8 @@ def _percentile(values: list[float], pct: float) -> float | None:
 def stats(
     conn: sqlite3.Connection,
     since: float,
+    window_s: float,
     manifest: dict[str, list[str]] | None = None,
-    window_s: float = 0.0,
 ) -> StatsReply:
     """Aggregate runs since ``since`` (epoch seconds), the window of ``window_s`` seconds.
 

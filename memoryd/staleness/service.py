@@ -29,6 +29,7 @@ from memoryd.staleness.git import GitUnavailable, History, head_of, ignored, tra
 from memoryd.staleness.verdicts import Snapshot, Tracked, judge
 
 Write = Callable[[Callable[[sqlite3.Connection], None]], None]
+"""Runs a function inside a write transaction (now, or later on the writer thread)."""
 
 
 class FolderCheck(CheckedFolder):
@@ -37,9 +38,6 @@ class FolderCheck(CheckedFolder):
     memories: NotRequired[list[CheckedMemory]]
     stale: NotRequired[int]
     rechecked: NotRequired[int]
-
-
-"""Runs a function inside a write transaction (now, or later on the writer thread)."""
 
 
 class Checker:
