@@ -162,6 +162,12 @@ class SelectResult(TypedDict):
     latency_ms: float
 
 
+class MostSelected(TypedDict):
+    dir: str
+    filename: str
+    count: int
+
+
 class StatsReply(TypedDict):
     """Selector telemetry over the window ``since`` names."""
 
@@ -173,7 +179,7 @@ class StatsReply(TypedDict):
     errors: dict[str, int]
     ranker_runs: dict[str, int]
     dropped_unknown: int
-    most_selected: list[dict[str, Any]]
+    most_selected: list[MostSelected]
     never_selected: dict[str, list[str]]
     answered_runs: int
     window_s: float
