@@ -5,10 +5,10 @@ the Python client returns. Only :mod:`typing` is imported, so the client path
 (the hook, every CLI command) can name them for free, and
 :mod:`memoryd.methods` can say which one each method answers with.
 
-Nested entries that several features fill in (a file in a listing, a finding
-of a brief) stay ``dict[str, Any]``: their keys are each feature's own and are
-documented with the method. A staleness verdict has one shape wherever it
-appears (``select``, ``list``, ``check``, the report), so it is typed here.
+Nested entries are typed too (a root, a verdict, a finding of a brief), so
+a client reads them by name. A few stay ``dict[str, Any]`` (a file in a
+listing, the status entries features add): their keys are each feature's own
+and are documented with the method.
 """
 
 from __future__ import annotations
@@ -229,13 +229,39 @@ class LoadLastReply(TypedDict):
     notes: NotRequired[list[str]]
 
 
+class SourceJson(TypedDict):
+    """Where a finding of a brief comes from: the session file, its lines, its date."""
+
+    filename: str
+    lines: list[int]
+    """First and last line."""
+    date: str
+
+
+class ConflictJson(SourceJson):
+    """An earlier session that said otherwise, and what it said."""
+
+    text: str | None
+
+
+class FindingJson(TypedDict):
+    """One finding of a brief, with its evidence and source."""
+
+    type: str
+    text: str
+    evidence: str
+    quoted: bool
+    source: SourceJson
+    conflicts_with: NotRequired[ConflictJson]
+
+
 class ContextReply(TypedDict):
     """The cited brief of earlier sessions for a task."""
 
     text: str
     status: str
     scope: str
-    findings: list[dict[str, Any]]
+    findings: list[FindingJson]
     sessions_read: list[str]
     budget_tokens: int
     sessions_searched: NotRequired[int]

@@ -12,8 +12,8 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
-from typing import NotRequired, TypedDict
 
+from memoryd.replies import FindingJson, SourceJson
 from memoryd.sessions._sections import SECTION_ACTIVE, SECTION_DECISIONS, Entry
 
 DECISION = "Decision or correction"
@@ -62,28 +62,6 @@ _INSTRUCTION = re.compile(
     r"|\bgit\s+push\s+(-f|--force)\b|\bdrop\s+(table|database)\b",
     re.IGNORECASE,
 )
-
-
-class SourceJson(TypedDict):
-    filename: str
-    lines: list[int]
-    """First and last line."""
-    date: str
-
-
-class ConflictJson(SourceJson):
-    text: str | None
-
-
-class FindingJson(TypedDict):
-    """A finding as ``context`` answers it."""
-
-    type: str
-    text: str
-    evidence: str
-    quoted: bool
-    source: SourceJson
-    conflicts_with: NotRequired[ConflictJson]
 
 
 @dataclass(frozen=True, slots=True)
