@@ -48,7 +48,7 @@ from memoryd.indexer.store import IndexStore, open_reader
 from memoryd.indexer.sync import Syncer
 from memoryd.select.analysis import TERM_ANALYSIS
 from memoryd.select.service import make_selector, select_unrecorded
-from memoryd.staleness.service import Checker
+from memoryd.staleness.service import Checker, FolderCheck
 
 TOPICS = ["billing", "retry", "cache", "auth", "export", "search", "upload", "report", "queue"]
 BASELINE_MEMORIES = 20
@@ -106,7 +106,7 @@ class Bench:
 
         self.write(run)
 
-    def check(self, checker: Checker, details: bool = False) -> dict[str, Any]:
+    def check(self, checker: Checker, details: bool = False) -> FolderCheck:
         """A pass as the daemon's background checker runs it (``details``: as ``check``)."""
         folder = str(self.folder)
         return checker.check_dir(self.store.conn, folder, self.write, details=details)

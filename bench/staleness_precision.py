@@ -41,6 +41,7 @@ from _git_corpus import git
 from memoryd.indexer.citations import KIND_DIR, KIND_NAME
 from memoryd.indexer.store import IndexStore
 from memoryd.indexer.sync import Syncer
+from memoryd.replies import Verdict
 from memoryd.select.analysis import TERM_ANALYSIS
 from memoryd.staleness.service import Checker
 
@@ -147,7 +148,8 @@ def expected(
     return ("changed", count) if count else ("kept", None)
 
 
-def observed(target: str, verdict: dict[str, Any]) -> tuple[str, Any]:
+def observed(target: str, verdict: Verdict | None) -> tuple[str, Any]:
+    assert verdict is not None, "every memory's folder has a checkout here"
     if target in verdict["missing"]:
         return ("deleted", None)
     if target in verdict["renamed"]:

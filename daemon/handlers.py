@@ -29,6 +29,7 @@ from memoryd.ipc.protocol import PROTOCOL_VERSION
 from memoryd.ipc.server import Handler
 from memoryd.replies import (
     ReindexReply,
+    RootStatus,
     SelectResult,
     ShutdownReply,
     StatusReply,
@@ -45,8 +46,8 @@ def _iso(epoch: float | None) -> str | None:
     return None if epoch is None else queries.iso_utc(epoch)
 
 
-def _root_json(root: RootState) -> dict[str, Any]:
-    entry = {
+def _root_json(root: RootState) -> RootStatus:
+    entry: RootStatus = {
         "path": root.path,
         "origin": root.origin,
         "forget_after": _iso(root.forget_at),
@@ -56,7 +57,7 @@ def _root_json(root: RootState) -> dict[str, Any]:
     }
     if root.watcher_note is not None:
         entry["watcher_note"] = root.watcher_note
-    return entry if root.checkout is None else {**entry, **root.checkout}
+    return entry if root.checkout is None else cast(RootStatus, {**entry, **root.checkout})
 
 
 class DaemonMethods:

@@ -106,6 +106,8 @@ class Health:
             self._pending.clear()
             self.recovered_at = time.time()
 
+    # dict[str, Any]: daemon/core.py's Runtime (rewritten elsewhere) holds it as one, which a
+    # TypedDict does not convert to.
     def to_json(self) -> dict[str, Any]:
         """``status``'s ``index`` object."""
         with self._lock:
@@ -147,6 +149,7 @@ def guard(handlers: dict[str, Handler], writer: Callable[[], _Writer]) -> dict[s
     """
 
     def guarded(name: str, handler: Handler) -> Handler:
+        # dict[str, Any]: a request's params as decoded, unchecked (ipc.server.Handler).
         def answer(params: dict[str, Any]) -> Any:
             health = writer().health
             if name != "status" and health.state == REBUILDING:

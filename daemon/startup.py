@@ -69,6 +69,8 @@ class IndexProgress:
         self.finished = self.clock()
         self.emit("index.progress", **self.to_json())
 
+    # dict[str, Any]: daemon/core.py's Runtime (rewritten elsewhere) holds it as one, which a
+    # TypedDict does not convert to.
     def to_json(self) -> dict[str, Any]:
         elapsed = (self.finished or self.clock()) - self.started
         return {
@@ -114,6 +116,7 @@ def gate(
     """
 
     def held(handler: Handler) -> Handler:
+        # dict[str, Any]: a request's params as decoded, unchecked (ipc.server.Handler).
         def wait_then_answer(params: dict[str, Any]) -> Any:
             ready.wait()
             if not is_ready():

@@ -12,6 +12,7 @@ import datetime as dt
 import errno
 import hashlib
 import os
+from collections.abc import Mapping
 from typing import Any
 
 from memoryd.bounded_read import MAX_READ_BYTES, NotAFile, open_regular
@@ -182,7 +183,7 @@ def _parse_text(text: str, kind: str, digest: str) -> ParsedFile:
     return _memory(fields, body, digest)
 
 
-def _memory(fields: dict[str, Any], body: str, digest: str) -> ParsedFile:
+def _memory(fields: Mapping[str, object], body: str, digest: str) -> ParsedFile:
     """A memory's header in either shape: flat, or Claude Code 2.1's nested ``metadata:``.
 
     Claude Code writes ``name`` and ``description`` at the top and ``type``
@@ -192,9 +193,9 @@ def _memory(fields: dict[str, Any], body: str, digest: str) -> ParsedFile:
     from the top first. Other keys, at either level, are left alone.
     """
     nested = fields.get("metadata")
-    meta: dict[str, Any] = nested if isinstance(nested, dict) else {}
+    meta: Mapping[str, object] = nested if isinstance(nested, dict) else {}
 
-    def field(key: str, *, nested_first: bool = False) -> tuple[bool, Any, str]:
+    def field(key: str, *, nested_first: bool = False) -> tuple[bool, object, str]:
         """(present, value, where) for ``key``; where is ``'metadata.key'`` when nested."""
         order = [(meta, f"metadata.{key}"), (fields, key)]
         for source, where in order if nested_first else order[::-1]:
@@ -227,7 +228,7 @@ def _memory(fields: dict[str, Any], body: str, digest: str) -> ParsedFile:
         content_hash=digest,
         name=name.strip() if name else None,
         description=" ".join(description.split()),
-        type=mtype,
+        type=None if mtype is None else str(mtype),
         body=body,
         meta=_header_facts(fields, nested if isinstance(nested, dict) else {}),
     )
@@ -243,13 +244,15 @@ _HEADER_VALUES_KEPT = 50
 _HEADER_TEXT_KEPT = 300
 
 
-def _header_facts(fields: dict[str, Any], nested: dict[str, Any]) -> dict[str, Any]:
+def _header_facts(
+    fields: Mapping[str, object], nested: Mapping[str, object]
+) -> dict[str, dict[str, str | list[str]]]:
     """``{"header": {...}}`` with the :data:`MEMORY_HEADER_KEYS` a memory's header holds.
 
     Kept under one key of the row's ``meta`` (never as a top-level ``status``,
     which is a session's column), bounded in count and length.
     """
-    found: dict[str, Any] = {}
+    found: dict[str, str | list[str]] = {}
     for key in MEMORY_HEADER_KEYS:
         value = fields.get(key, nested.get(key))
         if value is None or isinstance(value, dict):
@@ -260,7 +263,7 @@ def _header_facts(fields: dict[str, Any], nested: dict[str, Any]) -> dict[str, A
     return {"header": found} if found else {}
 
 
-def _session(fields: dict[str, Any], body: str, digest: str) -> ParsedFile:
+def _session(fields: Mapping[str, object], body: str, digest: str) -> ParsedFile:
     meta = {key: _jsonable(fields[key]) for key in SESSION_KEYS if key in fields}
     meta["schema_version"] = str(fields.get("schema_version", "1.0"))
     summary = _first_paragraph(body, "## Session summary")

@@ -11,7 +11,10 @@ import json
 import math
 import sqlite3
 from dataclasses import dataclass, fields
-from typing import Any
+from typing import TYPE_CHECKING, Any, NotRequired, TypedDict
+
+if TYPE_CHECKING:
+    from memoryd.replies import Verdict
 
 FILES_TABLE = (
     "path",
@@ -48,6 +51,44 @@ _JSON_FIELDS = {"meta": "meta_json", "secrets": "secrets_json"}
 """Fields of :class:`IndexedFile` decoded from a JSON column of another name."""
 
 
+class Size(TypedDict):
+    """A memory's bytes and body lines (``oversized`` in ``list``)."""
+
+    bytes: int
+    lines: int
+
+
+class FileSummary(TypedDict):
+    """A file as ``list`` shows it; the report and staleness add their marks."""
+
+    filename: str
+    path: str
+    kind: str
+    name: str | None
+    description: str | None
+    type: str | None
+    mtime: str
+    size: int
+    warning: NotRequired[str]
+    secret_lines: NotRequired[list[int]]
+    superseded_by: NotRequired[str | None]
+    oversized: NotRequired[Size]
+    staleness: NotRequired[Verdict | None]
+
+
+class ParseFailure(TypedDict):
+    path: str
+    error: str
+
+
+class Listing(TypedDict):
+    """The answer of ``list`` as the index builds it."""
+
+    dir: str
+    files: list[FileSummary]
+    errors: list[ParseFailure]
+
+
 @dataclass(frozen=True, slots=True)
 class IndexedFile:
     """One row of the manifest index."""
@@ -79,9 +120,9 @@ class IndexedFile:
     def iso_mtime(self) -> str:
         return iso_utc(self.mtime)
 
-    def summary(self) -> dict[str, Any]:
+    def summary(self) -> FileSummary:
         """The JSON shape used by ``list`` and friends (no body)."""
-        out: dict[str, Any] = {
+        out: FileSummary = {
             "filename": self.filename,
             "path": self.path,
             "kind": self.kind,
@@ -186,9 +227,7 @@ def directory_version(conn: sqlite3.Connection, directory: str) -> int:
     return 0 if row is None else int(row[0])
 
 
-def listing(
-    files: list[IndexedFile], directory: str, superseded: dict[str, str | None]
-) -> dict[str, Any]:
+def listing(files: list[IndexedFile], directory: str, superseded: dict[str, str | None]) -> Listing:
     """The result of ``list``: the manifest and the files that did not parse.
 
     ``superseded`` maps the path of each stale memory to its successor's filename

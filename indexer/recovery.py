@@ -24,7 +24,6 @@ import sqlite3
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 from urllib.parse import quote
 
 from memoryd.errors import StoreError
@@ -125,11 +124,15 @@ def _open_ro(path: Path) -> sqlite3.Connection:
     return sqlite3.connect(f"file:{quote(str(path))}?mode=ro", uri=True, isolation_level=None)
 
 
-def _salvage(path: Path) -> dict[str, list[dict[str, Any]]]:
+SqlValue = str | int | float | bytes | None
+"""What a column of a row can hold."""
+
+
+def _salvage(path: Path) -> dict[str, list[dict[str, SqlValue]]]:
     """Every row of the salvaged tables that can still be read, table by table."""
-    out: dict[str, list[dict[str, Any]]] = {}
+    out: dict[str, list[dict[str, SqlValue]]] = {}
     for table in _SALVAGED_TABLES:
-        rows: list[dict[str, Any]] = []
+        rows: list[dict[str, SqlValue]] = []
         with contextlib.suppress(sqlite3.Error), contextlib.closing(_open_ro(path)) as conn:
             conn.row_factory = sqlite3.Row
             for row in conn.execute(f"SELECT * FROM {table}"):
@@ -138,7 +141,7 @@ def _salvage(path: Path) -> dict[str, list[dict[str, Any]]]:
     return out
 
 
-def _restore(store: IndexStore, rows: dict[str, list[dict[str, Any]]]) -> dict[str, int]:
+def _restore(store: IndexStore, rows: dict[str, list[dict[str, SqlValue]]]) -> dict[str, int]:
     """Insert the salvaged rows that fit the fresh schema; the count kept per table."""
     kept: dict[str, int] = {}
     for table, items in rows.items():

@@ -22,7 +22,7 @@ import json
 import os
 import socket
 import threading
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -134,7 +134,7 @@ class Client:
 
     # -- calls --------------------------------------------------------------------
 
-    def call(self, method: str, params: dict[str, Any] | None = None) -> Any:
+    def call(self, method: str, params: Mapping[str, object] | None = None) -> Any:
         """Send one request and return its ``result`` (or raise its error).
 
         Failures say whether the daemon may have acted on the request:
@@ -301,6 +301,8 @@ class Client:
         return result
 
 
+# dict[str, Any]: its ``result`` is whichever method's reply, which :meth:`Client.call`'s
+# caller names (the helpers below annotate it with the reply type).
 def _decode_reply(line: bytes, req_id: int) -> dict[str, Any]:
     """The reply object for request ``req_id``, or :class:`ProtocolError`.
 

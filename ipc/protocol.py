@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import socket
 import struct
+from collections.abc import Mapping
 from typing import Any, NamedTuple
 
 from memoryd.errors import InvalidParams, InvalidRequest, ParseError, RequestError
@@ -75,7 +76,7 @@ def _lone_surrogate(text: str) -> bool:
     return False
 
 
-def _check_params_text(params: dict[str, Any], req_id: Any) -> None:
+def _check_params_text(params: Mapping[str, object], req_id: Any) -> None:
     """``invalid_params`` naming the field whose key or text holds a lone surrogate.
 
     Such text cannot become a path, a SQL value or an answer line; found here,
@@ -104,7 +105,7 @@ _ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
 _ASCII_ENCODER = json.JSONEncoder(separators=(",", ":"))
 
 
-def encode(obj: dict[str, Any]) -> bytes:
+def encode(obj: Mapping[str, object]) -> bytes:
     """One line; text UTF-8 cannot carry (a lone surrogate) goes out as a ``\\u`` escape."""
     text = _ENCODER.encode(obj)
     try:
@@ -123,7 +124,7 @@ def encode_error(req_id: Any, err: RequestError) -> bytes:
     )
 
 
-def encode_request(req_id: Any, method: str, params: dict[str, Any]) -> bytes:
+def encode_request(req_id: Any, method: str, params: Mapping[str, object]) -> bytes:
     return encode({"id": req_id, "method": method, "params": params})
 
 

@@ -12,12 +12,15 @@ written, which an active codebase does all day.
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memoryd import methods
 from memoryd._cli_common import add_db_option, memory_dir, print_json, wire_params
 from memoryd._cli_daemon import add_socket_options, daemon_or_local
 from memoryd.staleness.render import render_check
+
+if TYPE_CHECKING:
+    from memoryd.replies import CheckResult
 
 
 def register(sub: Any) -> None:
@@ -42,12 +45,12 @@ def register(sub: Any) -> None:
 FAIL_ON = ("gone", "stale")
 
 
-def failing(result: dict[str, Any], fail_on: str | None) -> bool:
+def failing(result: CheckResult, fail_on: str | None) -> bool:
     """Whether ``result`` (a ``check`` answer) holds what ``fail_on`` names."""
     if fail_on == "stale":
         return bool(result["stale"])
     if fail_on == "gone":
-        verdicts = (m["staleness"] for m in result["memories"] if m.get("staleness"))
+        verdicts = (v for m in result["memories"] if (v := m.get("staleness")))
         return any(v["missing"] or v["renamed"] for v in verdicts)
     return False
 
@@ -55,7 +58,9 @@ def failing(result: dict[str, Any], fail_on: str | None) -> bool:
 def cmd_check(args: argparse.Namespace) -> int:
     directory = memory_dir(args.dir)
 
-    result = daemon_or_local(args, "check", wire_params(args, methods.CHECK, dir=directory))
+    result: CheckResult = daemon_or_local(
+        args, "check", wire_params(args, methods.CHECK, dir=directory)
+    )
     if args.json:
         print_json(result)
     else:

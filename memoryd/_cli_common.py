@@ -6,8 +6,9 @@ import argparse
 import json
 import os
 import sys
+from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NotRequired, TypedDict
 
 from memoryd import paths
 from memoryd._cli_suggest import near_folder
@@ -87,7 +88,7 @@ def project_slug(value: str) -> str:
     return value.lower()
 
 
-def wire_params(args: argparse.Namespace, method: Method, **given: Any) -> dict[str, Any]:
+def wire_params(args: argparse.Namespace, method: Method, **given: object) -> Mapping[str, object]:
     """``method``'s params as the command line gave them, then ``given`` (resolved values).
 
     A flag carries a param when its ``dest`` is the param's wire name, so a
@@ -98,7 +99,14 @@ def wire_params(args: argparse.Namespace, method: Method, **given: Any) -> dict[
     return {**{name: value for name, value in flags.items() if value is not None}, **given}
 
 
-def described(method: Method, name: str) -> dict[str, Any]:
+class ArgumentHelp(TypedDict):
+    """``add_argument`` keywords a wire param supplies."""
+
+    help: str
+    default: NotRequired[object]
+
+
+def described(method: Method, name: str) -> ArgumentHelp:
     """``add_argument`` keywords from ``method``'s param ``name``: its help and its default."""
     param = method.param(name)
     return (

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memoryd import methods
 from memoryd._cli_common import add_db_option, memory_dir, print_json, wire_params
 from memoryd._cli_daemon import add_socket_options, daemon_or_local
 from memoryd._delivery import MAX_FILE_BYTES, MAX_FILE_LINES
+
+if TYPE_CHECKING:
+    from memoryd.replies import ListReply
 
 
 def register(sub: Any) -> None:
@@ -45,7 +48,7 @@ def cmd_index(args: argparse.Namespace) -> int:
     return 0
 
 
-def render_list(payload: dict[str, Any]) -> str:
+def render_list(payload: ListReply) -> str:
     lines = []
     for f in payload["files"]:
         label = f["type"] or (f["kind"] if f["kind"] != "memory" else "untyped")

@@ -9,11 +9,14 @@ them. The report goes where the daemon would put it:
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memoryd import methods
 from memoryd._cli_common import add_db_option, memory_dir, print_json, wire_params
 from memoryd._cli_daemon import add_socket_options, daemon_or_local
+
+if TYPE_CHECKING:
+    from memoryd.replies import ReportResult
 
 
 def register(sub: Any) -> None:
@@ -32,7 +35,7 @@ def register(sub: Any) -> None:
     r.set_defaults(handler=cmd_report)
 
 
-def describe(result: dict[str, Any]) -> str:
+def describe(result: ReportResult) -> str:
     """A few lines for a terminal: where the report is, and what it found.
 
     The labels live with the report builder, which is loaded here and not at

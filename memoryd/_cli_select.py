@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import argparse
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memoryd import methods
 from memoryd._cli_common import add_db_option, described, memory_dir, print_json, wire_params
 from memoryd._cli_daemon import add_socket_options, daemon_or_local
 from memoryd.staleness.render import caution
+
+if TYPE_CHECKING:
+    from memoryd.replies import StatsReply
 
 
 def register(sub: Any) -> None:
@@ -73,7 +76,7 @@ def cmd_select(args: argparse.Namespace) -> int:
     return 0
 
 
-def render_stats(s: dict[str, Any]) -> str:
+def render_stats(s: StatsReply) -> str:
     lat = s["latency_ms"]
     empty = "n/a" if s["empty_rate"] is None else f"{s['empty_rate']:.0%}"
     rows = [("ranker", name, str(n)) for name, n in sorted(s["ranker_runs"].items())]

@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 from memoryd import methods
 from memoryd._cli_common import (
@@ -18,6 +19,9 @@ from memoryd._cli_common import (
 )
 from memoryd._cli_daemon import add_socket_options, daemon_or_local
 from memoryd.errors import ConfigError
+
+if TYPE_CHECKING:
+    from memoryd.replies import Kept
 
 
 class StepEntries(argparse.Action):
@@ -36,7 +40,7 @@ class StepEntries(argparse.Action):
         setattr(namespace, self.dest, steps)
 
 
-def json_object(value: str) -> dict[str, Any]:
+def json_object(value: str) -> dict[str, object]:
     """A flag's value read as a JSON object (``--checkpoint-decisions``)."""
     try:
         found = json.loads(value)
@@ -141,8 +145,8 @@ def register(sub: Any) -> None:
     c.set_defaults(handler=cmd_context)
 
 
-def save_params(args: argparse.Namespace) -> dict[str, Any]:
-    params: dict[str, Any] = {}
+def save_params(args: argparse.Namespace) -> Mapping[str, object]:
+    params: dict[str, object] = {}
     if args.stdin:
         import yaml  # noqa: PLC0415 - only --stdin needs a YAML parser
 
@@ -172,7 +176,7 @@ def cmd_save(args: argparse.Namespace) -> int:
     return 0
 
 
-def kept(what: dict[str, Any]) -> str:
+def kept(what: Kept) -> str:
     """The reply's ``kept`` in words (``steps S0, S1; 2 key decisions``); empty for nothing."""
     parts = []
     if what["steps_completed"]:

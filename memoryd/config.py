@@ -40,9 +40,9 @@ from __future__ import annotations
 
 import math
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
 
 import yaml
 
@@ -189,7 +189,9 @@ def _cron(value: str | None, path: Path) -> str:
     return value
 
 
-def _section(data: dict[str, Any], key: str, allowed: set[str], path: Path) -> dict[str, Any]:
+def _section(
+    data: Mapping[str, object], key: str, allowed: set[str], path: Path
+) -> Mapping[str, object]:
     value = data.get(key) or {}
     if not isinstance(value, dict):
         raise ConfigError(f"{path}: '{key}' must be a mapping")
@@ -197,13 +199,15 @@ def _section(data: dict[str, Any], key: str, allowed: set[str], path: Path) -> d
     return value
 
 
-def _no_unknown(data: dict[str, Any], allowed: set[str], path: Path, prefix: str = "") -> None:
+def _no_unknown(
+    data: Mapping[str, object], allowed: set[str], path: Path, prefix: str = ""
+) -> None:
     unknown = sorted(set(map(str, data)) - allowed)
     if unknown:
         raise ConfigError(f"{path}: unknown key(s): {', '.join(prefix + k for k in unknown)}")
 
 
-def _from_mapping(data: dict[str, Any], path: Path) -> Config:
+def _from_mapping(data: Mapping[str, object], path: Path) -> Config:
     _no_unknown(data, _TOP, path)
     roots = data.get("roots") or []
     if not isinstance(roots, list) or not all(isinstance(r, str) for r in roots):
@@ -271,7 +275,7 @@ class _Values:
         got = f"{type(value).__name__} {value!r}"
         return ConfigError(f"{self.path}: '{key}' must be {expected}, got {got}")
 
-    def boolean(self, section: dict[str, Any], key: str, default: bool) -> bool:
+    def boolean(self, section: Mapping[str, object], key: str, default: bool) -> bool:
         value = section.get(key.rpartition(".")[2], default)
         if not isinstance(value, bool):
             raise self._fail(key, "true or false (unquoted)", value)
@@ -279,7 +283,7 @@ class _Values:
 
     def number(
         self,
-        section: dict[str, Any],
+        section: Mapping[str, object],
         key: str,
         default: float,
         *,
@@ -296,7 +300,7 @@ class _Values:
             raise ConfigError(f"{self.path}: '{key}' must be {bound}, got {value!r}")
         return float(value)
 
-    def text(self, section: dict[str, Any], key: str, default: str | None) -> str | None:
+    def text(self, section: Mapping[str, object], key: str, default: str | None) -> str | None:
         value = section.get(key.rpartition(".")[2], default)
         if value is not None and not isinstance(value, str):
             raise self._fail(key, "a string", value)

@@ -13,7 +13,7 @@ import datetime as dt
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 import yaml
 
@@ -21,6 +21,13 @@ from memoryd import config as config_mod
 from memoryd import paths
 
 FILE, ENV, DEFAULT = "file", "environment", "default"
+
+
+class SettingJson(TypedDict):
+    key: str
+    value: object
+    source: str
+    meaning: str
 
 
 @dataclass(frozen=True)
@@ -32,7 +39,7 @@ class Setting:
     source: str
     meaning: str = ""
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> SettingJson:
         return {
             "key": self.key,
             "value": self.value,
@@ -130,12 +137,19 @@ NOT_IN_FILE = ("db",)
 """Settings that only the environment or a flag sets: left out of the file's shape."""
 
 
-def effective(settings: list[Setting]) -> dict[str, Any]:
+def effective(settings: list[Setting]) -> dict[str, object]:
     """The settings the file can hold, nested as it writes them (``reports: {cron: ...}``)."""
-    out: dict[str, Any] = {}
+    out: dict[str, object] = {}
+    sections: dict[str, dict[str, object]] = {}
     for s in settings:
         if s.key in NOT_IN_FILE:
             continue
         section, _, key = s.key.rpartition(".")
-        (out.setdefault(section, {}) if section else out)[key] = s.value
+        if not section:
+            out[key] = s.value
+            continue
+        if section not in sections:
+            sections[section] = {}
+            out[section] = sections[section]
+        sections[section][key] = s.value
     return out

@@ -37,7 +37,7 @@ class Request(Generic[R]):
 
     METHOD: ClassVar[str]
 
-    def params(self) -> dict[str, Any]:
+    def params(self) -> Mapping[str, object]:
         raise NotImplementedError
 
 
@@ -77,7 +77,7 @@ class SaveParams(Request[SaveResult]):
     checkpoint_decisions: dict[str, dict[str, Any]] | None = None
     replace: bool | None = None
 
-    def params(self) -> dict[str, Any]:
+    def params(self) -> Mapping[str, object]:
         sent = ((f.name, getattr(self, f.name)) for f in fields(self))
         return {name: value for name, value in sent if value is not None}
 
@@ -92,7 +92,7 @@ class LoadLastRequest(Request[LoadLastReply]):
     project_given: object = None
     reveal_secrets: bool = False
 
-    def params(self) -> dict[str, Any]:
+    def params(self) -> Mapping[str, object]:
         return {"dir": self.dir, "project": self.project, "reveal_secrets": self.reveal_secrets}
 
 
@@ -107,7 +107,7 @@ class ContextRequest(Request[ContextReply]):
     budget_tokens: int = DEFAULT_BUDGET
     project_given: object = None
 
-    def params(self) -> dict[str, Any]:
+    def params(self) -> Mapping[str, object]:
         return {
             "task": self.task,
             "dir": list(self.dirs),
@@ -131,7 +131,7 @@ class ListRequest(Request[ListReply]):
     METHOD = "list"
     dir: str
 
-    def params(self) -> dict[str, Any]:
+    def params(self) -> Mapping[str, object]:
         return {"dir": self.dir}
 
 
@@ -142,7 +142,7 @@ class CheckRequest(Request[CheckResult]):
     METHOD = "check"
     dir: str
 
-    def params(self) -> dict[str, Any]:
+    def params(self) -> Mapping[str, object]:
         return {"dir": self.dir}
 
 

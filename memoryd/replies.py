@@ -5,14 +5,28 @@ the Python client returns. Only :mod:`typing` is imported, so the client path
 (the hook, every CLI command) can name them for free, and
 :mod:`memoryd.methods` can say which one each method answers with.
 
-Nested entries that several features fill in (a file in a listing, a finding
-of a brief, a verdict) stay ``dict[str, Any]``: their keys are each feature's
-own and are documented with the method.
+Nested entries are typed too (a root, a verdict, a finding of a brief), so
+a client reads them by name. A few stay ``dict[str, Any]`` (a file in a
+listing, the status entries features add): their keys are each feature's own
+and are documented with the method.
 """
 
 from __future__ import annotations
 
 from typing import Any, NotRequired, TypedDict
+
+
+class RootStatus(TypedDict):
+    """A watched folder: where it came from, how it is watched, what it holds."""
+
+    path: str
+    origin: str
+    forget_after: str | None
+    watcher: str
+    files: int
+    errors: int
+    watcher_note: NotRequired[str]
+    checkout: NotRequired[CheckoutFound | None]
 
 
 class StatusReply(TypedDict):
@@ -27,7 +41,7 @@ class StatusReply(TypedDict):
     socket: str
     activated: bool
     db: str
-    roots: list[dict[str, Any]]
+    roots: list[RootStatus]
     last_event: str | None
     last_reconcile: dict[str, Any] | None
     drift_fixed_total: int
@@ -85,6 +99,28 @@ class ShutdownReply(TypedDict):
     pid: int
 
 
+class ChangedPath(TypedDict):
+    """A cited path that commits changed after the memory was last written."""
+
+    path: str
+    commits: int
+    newest: str
+
+
+class Verdict(TypedDict):
+    """Whether what a memory cites is still there in its checkout (``staleness``)."""
+
+    checkout: str
+    checkout_guessed: bool
+    head: str | None
+    cited: int
+    missing: list[str]
+    renamed: dict[str, str]
+    changed_since: list[ChangedPath]
+    all_gone: bool
+    stale: bool
+
+
 class SelectedMemory(TypedDict):
     """One returned memory: where it is, what it says, how old, why it ranked, how fresh."""
 
@@ -96,7 +132,7 @@ class SelectedMemory(TypedDict):
     mtime: str
     age_days: float
     score: float | None
-    staleness: dict[str, Any] | None
+    staleness: Verdict | None
 
 
 class Excluded(TypedDict):
@@ -126,6 +162,12 @@ class SelectResult(TypedDict):
     latency_ms: float
 
 
+class MostSelected(TypedDict):
+    dir: str
+    filename: str
+    count: int
+
+
 class StatsReply(TypedDict):
     """Selector telemetry over the window ``since`` names."""
 
@@ -137,7 +179,7 @@ class StatsReply(TypedDict):
     errors: dict[str, int]
     ranker_runs: dict[str, int]
     dropped_unknown: int
-    most_selected: list[dict[str, Any]]
+    most_selected: list[MostSelected]
     never_selected: dict[str, list[str]]
     answered_runs: int
     window_s: float
@@ -159,6 +201,16 @@ class SaveResult(TypedDict):
     """The file is on disk, but the index could not take it yet (full disk, held lock)."""
 
 
+class Kept(TypedDict):
+    """What a second save of a session kept from the first (``kept`` of ``save``)."""
+
+    steps_completed: list[str]
+    key_decisions: int
+    checkpoints_approved: list[str]
+    session_summary: bool
+    active_state: bool
+
+
 class LoadLastReply(TypedDict):
     """The newest session memory of a project (``found`` false: none, ``message`` says so)."""
 
@@ -177,13 +229,39 @@ class LoadLastReply(TypedDict):
     notes: NotRequired[list[str]]
 
 
+class SourceJson(TypedDict):
+    """Where a finding of a brief comes from: the session file, its lines, its date."""
+
+    filename: str
+    lines: list[int]
+    """First and last line."""
+    date: str
+
+
+class ConflictJson(SourceJson):
+    """An earlier session that said otherwise, and what it said."""
+
+    text: str | None
+
+
+class FindingJson(TypedDict):
+    """One finding of a brief, with its evidence and source."""
+
+    type: str
+    text: str
+    evidence: str
+    quoted: bool
+    source: SourceJson
+    conflicts_with: NotRequired[ConflictJson]
+
+
 class ContextReply(TypedDict):
     """The cited brief of earlier sessions for a task."""
 
     text: str
     status: str
     scope: str
-    findings: list[dict[str, Any]]
+    findings: list[FindingJson]
     sessions_read: list[str]
     budget_tokens: int
     sessions_searched: NotRequired[int]
@@ -206,11 +284,36 @@ class ReportResult(TypedDict):
     seconds: NotRequired[float]
 
 
+class CheckoutFound(TypedDict):
+    """The checkout a memory folder's citations are checked against, or why there is none."""
+
+    path: str | None
+    source: str | None
+    reason: str | None
+
+
+class CheckedFolder(TypedDict):
+    """A folder ``check`` covered: its checkout and how it was read (None: not checked)."""
+
+    dir: str
+    checkout: CheckoutFound
+    mode: str | None
+
+
+class CheckedMemory(TypedDict):
+    """A citing memory, the paths it cites, and its verdict (None: no checkout)."""
+
+    filename: str
+    path: str
+    citations: list[str]
+    staleness: Verdict | None
+
+
 class CheckResult(TypedDict):
     """Each citing memory's verdict under a folder, and how many are stale."""
 
     dir: str
-    folders: list[dict[str, Any]]
-    memories: list[dict[str, Any]]
+    folders: list[CheckedFolder]
+    memories: list[CheckedMemory]
     citing: int
     stale: int

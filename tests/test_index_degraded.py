@@ -16,7 +16,7 @@ import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 from daemon_fixtures import DaemonProc, scaled, wait_until, write_memory
@@ -25,6 +25,7 @@ from memoryd.daemon.health import DEGRADED, MAX_BACKOFF_S, OK, Health
 from memoryd.errors import StoreError, Unwritable
 from memoryd.indexer import recovery
 from memoryd.indexer.store import IndexStore
+from memoryd.report.document import Report
 from memoryd.report.files import write_report
 from memoryd.select.analysis import TERM_ANALYSIS
 from memoryd.sessions import service as sessions
@@ -236,5 +237,5 @@ def test_saves_and_reports_onto_a_full_disk_are_unwritable_not_internal(
         sessions.save(request)
     assert err.value.data["errno"] == "ENOSPC" and "nothing was written" in err.value.message
     with pytest.raises(Unwritable) as err:
-        write_report({"stamp": "20250601T000000Z"}, tmp_path / "reports")
+        write_report(cast("Report", {"stamp": "20250601T000000Z"}), tmp_path / "reports")
     assert err.value.code == "unwritable" and err.value.data["errno"] == "ENOSPC"

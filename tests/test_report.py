@@ -28,6 +28,7 @@ from memoryd.errors import InvalidParams
 from memoryd.indexer.store import IndexStore
 from memoryd.indexer.sync import Syncer
 from memoryd.report import Retention, build_report, write_report
+from memoryd.report.document import DirectoryReport, Report
 from memoryd.report.render import NOTICE, render_markdown
 from memoryd.select import telemetry
 from memoryd.select.analysis import TERM_ANALYSIS
@@ -49,11 +50,11 @@ def session(folder: Path, stamp: str, project: str, status: str, checkpoint: str
 
 
 @pytest.fixture
-def report_of(tmp_path: Path) -> Iterator[Callable[..., dict[str, Any]]]:
+def report_of(tmp_path: Path) -> Iterator[Callable[..., Report]]:
     """Index ``dirs`` into a fresh store and build a report as of :data:`NOW`."""
     store = IndexStore(tmp_path / "index.db", TERM_ANALYSIS)
 
-    def run(*dirs: Path, days: float = 30, now: float = NOW) -> dict[str, Any]:
+    def run(*dirs: Path, days: float = 30, now: float = NOW) -> Report:
         for d in dirs:
             Syncer(store).sync_tree(str(d))
         return build_report(store.conn, [str(d) for d in dirs], days * DAY, now)
@@ -62,12 +63,12 @@ def report_of(tmp_path: Path) -> Iterator[Callable[..., dict[str, Any]]]:
     store.close()
 
 
-def section(report: dict[str, Any], directory: Path) -> dict[str, Any]:
+def section(report: Report, directory: Path) -> DirectoryReport:
     return next(d for d in report["directories"] if d["path"] == str(directory))
 
 
 def test_old_sessions_are_grouped_per_project_with_condense_candidates(
-    tmp_path: Path, report_of: Callable[..., dict[str, Any]]
+    tmp_path: Path, report_of: Callable[..., Report]
 ) -> None:
     s = tmp_path / "sessions"
     session(s, "2025-01-10-09-00", "alpha", "in-progress")
@@ -97,7 +98,7 @@ def test_old_sessions_are_grouped_per_project_with_condense_candidates(
 
 
 def test_stale_work_is_a_projects_newest_open_session_left_untouched(
-    tmp_path: Path, report_of: Callable[..., dict[str, Any]]
+    tmp_path: Path, report_of: Callable[..., Report]
 ) -> None:
     s = tmp_path / "sessions"
     session(s, "2025-03-01-09-00", "beta", "paused", checkpoint="CP-S2")
@@ -118,7 +119,7 @@ def test_stale_work_is_a_projects_newest_open_session_left_untouched(
 
 
 def test_every_broken_file_is_listed_with_its_reason(
-    tmp_path: Path, report_of: Callable[..., dict[str, Any]]
+    tmp_path: Path, report_of: Callable[..., Report]
 ) -> None:
     m = tmp_path / "mem"
     write_memory(m / "feedback_ok.md", "a good memory")
@@ -138,7 +139,7 @@ def test_every_broken_file_is_listed_with_its_reason(
     assert "NUL byte" in broken["binary.md"]
 
 
-def test_memory_index_health(tmp_path: Path, report_of: Callable[..., dict[str, Any]]) -> None:
+def test_memory_index_health(tmp_path: Path, report_of: Callable[..., Report]) -> None:
     m = tmp_path / "mem"
     for name in ("feedback_a.md", "feedback_b.md", "feedback_unlisted.md"):
         write_memory(m / name, f"memory {name}")
@@ -156,6 +157,7 @@ def test_memory_index_health(tmp_path: Path, report_of: Callable[..., dict[str, 
     session(only_sessions, "2025-05-01-09-00", "alpha", "completed")
     report = report_of(m, bare, only_sessions)
     health = section(report, m)["memory_index"]
+    assert health is not None
     assert health["oversize"] and health["lines"] == 203
     assert health["dead_links"] == [{"line": 3, "target": "project_gone.md"}]
     assert health["unlisted"] == ["feedback_unlisted.md"]
@@ -170,7 +172,7 @@ def test_memory_index_health(tmp_path: Path, report_of: Callable[..., dict[str, 
 
 def test_memories_over_the_hooks_cap_are_flagged_in_list_and_report(
     tmp_path: Path,
-    report_of: Callable[..., dict[str, Any]],
+    report_of: Callable[..., Report],
     capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -201,7 +203,7 @@ def test_memories_over_the_hooks_cap_are_flagged_in_list_and_report(
 
 
 def test_duplicates_identical_and_near_identical(
-    tmp_path: Path, report_of: Callable[..., dict[str, Any]]
+    tmp_path: Path, report_of: Callable[..., Report]
 ) -> None:
     m = tmp_path / "mem"
     body = "Run the migration in a separate deploy step and watch the lock time closely.\n"
@@ -231,7 +233,7 @@ def test_duplicates_identical_and_near_identical(
 
 
 def test_secrets_are_named_by_line_and_kind_never_by_value(
-    tmp_path: Path, report_of: Callable[..., dict[str, Any]]
+    tmp_path: Path, report_of: Callable[..., Report]
 ) -> None:
     m = tmp_path / "mem"
     write_memory(m / "reference_bot.md", "The CI bot", "reference", body=f"intro\ntoken: {TOKEN}\n")
@@ -243,7 +245,9 @@ def test_secrets_are_named_by_line_and_kind_never_by_value(
         {"file": "reference_bot.md", "lines": [{"line": 7, "kind": "GitHub token"}]},
     ]
     # The index holds MEMORY.md redacted, so the token never reaches the link check.
-    assert all(TOKEN not in link["target"] for link in d["memory_index"]["dead_links"])
+    health = d["memory_index"]
+    assert health is not None
+    assert all(TOKEN not in link["target"] for link in health["dead_links"])
     md, js = write_report(report, tmp_path / "reports")
     for text in (md.read_text(), js.read_text()):
         assert TOKEN not in text and "ghp_" not in text
@@ -292,7 +296,7 @@ def test_usage_comes_from_selector_telemetry(tmp_path: Path) -> None:
 
 
 def test_report_files_are_named_by_time_with_a_latest_link_and_pruned(
-    tmp_path: Path, report_of: Callable[..., dict[str, Any]]
+    tmp_path: Path, report_of: Callable[..., Report]
 ) -> None:
     m = tmp_path / "mem"
     write_memory(m / "feedback_a.md", "a memory")

@@ -7,7 +7,7 @@ import os
 import sqlite3
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 from conftest import MakeMemory
@@ -16,10 +16,11 @@ from git_repo import DAY, T0, Repo
 from memoryd import cli
 from memoryd.indexer.store import IndexStore
 from memoryd.indexer.sync import Syncer
+from memoryd.replies import CheckResult
 from memoryd.staleness import results
 from memoryd.staleness.checkout import decode_folder_name, encode, resolve
 from memoryd.staleness.render import caution, render_check
-from memoryd.staleness.service import Checker, check_tree
+from memoryd.staleness.service import Checker, FolderCheck, check_tree
 
 
 def _write(store: IndexStore) -> Callable[[Callable[[sqlite3.Connection], None]], None]:
@@ -47,12 +48,12 @@ def repo(tmp_path: Path) -> Repo:
     return r
 
 
-def check(store: IndexStore, memdir: Path, checker: Checker, **kw: Any) -> dict[str, Any]:
+def check(store: IndexStore, memdir: Path, checker: Checker, **kw: Any) -> FolderCheck:
     Syncer(store).sync_tree(str(memdir))
     return checker.check_dir(store.conn, str(memdir), _write(store), **kw)
 
 
-def verdict_of(result: dict[str, Any], filename: str) -> dict[str, Any]:
+def verdict_of(result: FolderCheck, filename: str) -> Any:
     return next(m["staleness"] for m in result["memories"] if m["filename"] == filename)
 
 
@@ -197,7 +198,7 @@ def test_a_checkout_guessed_from_the_folder_name_is_named_a_guess(
         "(guessed from the folder name; not a git checkout)"
     )
     assert caution(verdict) == f"Caution: {expected}."
-    assert render_check(result).splitlines() == [
+    assert render_check(cast("CheckResult", result)).splitlines() == [
         f"{memdir}: checkout {plain} (guessed from the folder name; "
         "not a git repository: file system only)",
         f"  project_x.md: {expected}",
@@ -236,7 +237,7 @@ def test_a_broken_or_absent_checkout_gives_a_reason_not_an_error(
         assert verdict_of(result, "project_app.md")["stale"] is False
     else:
         assert result["checkout"]["path"] is None
-        assert "is not a directory" in result["checkout"]["reason"]
+        assert "is not a directory" in str(result["checkout"]["reason"])
         assert verdict_of(result, "project_app.md") is None
 
 

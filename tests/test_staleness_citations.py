@@ -10,6 +10,7 @@ from conftest import MakeMemory
 from memoryd.indexer.citations import KIND_DIR, KIND_FILE, KIND_NAME, Citation, extract
 from memoryd.indexer.store import IndexStore
 from memoryd.indexer.sync import Syncer
+from memoryd.replies import Verdict
 from memoryd.select.analysis import TERM_ANALYSIS
 from memoryd.staleness.render import caution
 
@@ -103,19 +104,22 @@ def test_an_index_from_before_the_migration_gets_its_citations(
 
 
 def test_the_caution_line_names_two_problems_and_counts_the_rest() -> None:
-    verdict = {
+    verdict: Verdict = {
         "stale": True,
         "checkout": "/src/app",
+        "checkout_guessed": False,
         "head": "0" * 40,
+        "cited": 4,
         "missing": ["a.py", "b.py"],
         "renamed": {"src/tax.py": "src/taxes.py"},
         "changed_since": [{"path": "c.py", "commits": 1, "newest": "2026-01-02T03:04:05Z"}],
+        "all_gone": False,
     }
     assert caution(verdict) == (
         "Caution: cites `a.py`, which no longer exists; cites `b.py`, which no longer exists; "
         "and 2 more."
     )
-    only_change = {**verdict, "missing": [], "renamed": {}}
+    only_change: Verdict = {**verdict, "missing": [], "renamed": {}}
     assert caution(only_change) == (
         "Caution: cites `c.py`, changed by 1 commit since this memory was written "
         "(newest 2026-01-02)."

@@ -23,7 +23,7 @@ import os
 import signal
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from types import FrameType
 from typing import Any
@@ -107,7 +107,7 @@ class HookLog:
     def warning(self, event: str, **fields: Any) -> None:
         self._write("warning", event, fields)
 
-    def _write(self, level: str, event: str, fields: dict[str, Any]) -> None:
+    def _write(self, level: str, event: str, fields: Mapping[str, object]) -> None:
         if not self.path and not self.debug_on:
             return
         stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())

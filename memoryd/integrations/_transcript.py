@@ -26,7 +26,8 @@ from __future__ import annotations
 import json
 import os
 import shlex
-from typing import Any, NamedTuple
+from collections.abc import Mapping
+from typing import NamedTuple
 
 from memoryd.bounded_read import open_regular, read_fd
 
@@ -43,6 +44,13 @@ class Seen(NamedTuple):
 
     tools: list[str]
     files: list[str]
+
+
+class ToolCall(NamedTuple):
+    """A ``tool_use`` block: the tool's name and its input (any JSON, checked where read)."""
+
+    name: str
+    input: object
 
 
 def read_tail(path: str, limit: int = TAIL_BYTES) -> bytes:
@@ -71,7 +79,7 @@ def scan(path: str | None, *, last_calls: int = LAST_CALLS) -> Seen:
     """The transcript's recent tools (newest first, no repeats) and the files it shows seen."""
     if not path:
         return Seen([], [])
-    calls: list[dict[str, Any]] = []
+    calls: list[ToolCall] = []
     files: list[str] = []
     for line in read_tail(path).split(b"\n"):
         if not any(marker in line for marker in _MARKERS):
@@ -90,7 +98,7 @@ def scan(path: str | None, *, last_calls: int = LAST_CALLS) -> Seen:
                 files.append(seen)
     names: list[str] = []
     for call in reversed(calls[-last_calls:]):
-        names.append(str(call["name"]))
+        names.append(call.name)
         program = _bash_program(call)
         if program:
             names.append(program)
@@ -102,7 +110,7 @@ def recent_tools(path: str | None, *, last_calls: int = LAST_CALLS) -> list[str]
     return scan(path, last_calls=last_calls).tools
 
 
-def _recalled(entry: dict[str, Any]) -> list[str]:
+def _recalled(entry: Mapping[str, object]) -> list[str]:
     """Paths in a ``relevant_memories`` attachment (Claude Code's own per-prompt recall)."""
     attachment = entry.get("attachment") if entry.get("type") == "attachment" else None
     if not isinstance(attachment, dict) or attachment.get("type") != "relevant_memories":
@@ -113,13 +121,13 @@ def _recalled(entry: dict[str, Any]) -> list[str]:
     return [m["path"] for m in memories if isinstance(m, dict) and isinstance(m.get("path"), str)]
 
 
-def _tool_uses(entry: dict[str, Any]) -> list[dict[str, Any]]:
+def _tool_uses(entry: Mapping[str, object]) -> list[ToolCall]:
     message = entry.get("message")
     content = message.get("content") if isinstance(message, dict) else None
     if not isinstance(content, list):
         return []
     return [
-        block
+        ToolCall(block["name"], block.get("input"))
         for block in content
         if isinstance(block, dict)
         and block.get("type") == "tool_use"
@@ -128,19 +136,19 @@ def _tool_uses(entry: dict[str, Any]) -> list[dict[str, Any]]:
     ]
 
 
-def _file_of(call: dict[str, Any]) -> str | None:
-    tool_input = call.get("input")
-    if call["name"] not in FILE_TOOLS or not isinstance(tool_input, dict):
+def _file_of(call: ToolCall) -> str | None:
+    tool_input = call.input
+    if call.name not in FILE_TOOLS or not isinstance(tool_input, dict):
         return None
     path = tool_input.get("file_path")
     return path if isinstance(path, str) and os.path.isabs(path) else None
 
 
-def _bash_program(call: dict[str, Any]) -> str | None:
+def _bash_program(call: ToolCall) -> str | None:
     """``FOO=1 sudo ./venv/bin/pytest -x`` -> ``pytest``; None when it is not a Bash call."""
-    if call["name"] != "Bash":
+    if call.name != "Bash":
         return None
-    tool_input = call.get("input")
+    tool_input = call.input
     command = tool_input.get("command") if isinstance(tool_input, dict) else None
     if not isinstance(command, str):
         return None

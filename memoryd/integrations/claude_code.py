@@ -248,7 +248,7 @@ def _on_prompt(event: _Event) -> Answer | None:
     return _output(event, "".join(parts), shown)
 
 
-def _select(ask: Callable[..., SelectResult], params: dict[str, Any]) -> SelectResult:
+def _select(ask: Callable[..., SelectResult], params: Mapping[str, object]) -> SelectResult:
     """``ask(**params)``, once more without the hints a daemon older than the hook refuses.
 
     A daemon started before an upgrade keeps running the old code, which

@@ -21,6 +21,7 @@ import shlex
 import shutil
 import sys
 import tempfile
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -92,6 +93,8 @@ def install_claude_code(settings: Path, command: str | None = None) -> InstallRe
     return result
 
 
+# dict[str, Any]: Claude Code's settings file, any JSON object of another program's; the
+# installer edits only its ``hooks`` and writes the rest back as it found it.
 def _read(settings: Path) -> dict[str, Any]:
     try:
         text = settings.read_text(encoding="utf-8")
@@ -131,7 +134,7 @@ def backup_copy(settings: Path) -> Path:
     return backup
 
 
-def _write(settings: Path, doc: dict[str, Any]) -> None:
+def _write(settings: Path, doc: Mapping[str, object]) -> None:
     settings.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{settings.name}.", dir=settings.parent)
     try:

@@ -36,17 +36,26 @@ from __future__ import annotations
 import json
 import os
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any, NotRequired, TypedDict, cast
 
 from memoryd import __version__
 from memoryd._delivery import memory_block, memory_text
 from memoryd.claude_folders import memory_folder
 from memoryd.errors import START_HINT, DaemonUnavailable, MemorydError, RequestError
 from memoryd.integrations._hook_state import SessionState
-from memoryd.integrations.mcp_tools import BY_NAME, TOOLS
+from memoryd.integrations.mcp_tools import BY_NAME, TOOLS, ObjectSchema
 from memoryd.ipc.client import Client
+
+if TYPE_CHECKING:
+    from memoryd.replies import (
+        ContextReply,
+        LoadLastReply,
+        SaveResult,
+        SelectResult,
+        StatusReply,
+    )
 
 PROTOCOL_VERSIONS = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
 """The handshake-era versions this server speaks, newest first."""
@@ -67,6 +76,44 @@ METHOD_NOT_FOUND = -32601
 INVALID_PARAMS = -32602
 
 
+class TextContent(TypedDict):
+    type: str
+    text: str
+
+
+class ToolCallResult(TypedDict):
+    """The result of ``tools/call`` (MCP's ``CallToolResult``)."""
+
+    content: list[TextContent]
+    structuredContent: NotRequired[Mapping[str, object]]
+    isError: bool
+
+
+class ErrorObject(TypedDict):
+    code: int
+    message: str
+
+
+class RpcResult(TypedDict):
+    """A JSON-RPC 2.0 response that succeeded."""
+
+    jsonrpc: str
+    id: object
+    result: Mapping[str, object]
+
+
+class RpcFailure(TypedDict):
+    """A JSON-RPC 2.0 response carrying an error."""
+
+    jsonrpc: str
+    id: object
+    error: ErrorObject
+
+
+ToolAnswer = tuple[Mapping[str, object], str]
+"""A tool's ``(structured result, text for the model)``."""
+
+
 class ToolError(Exception):
     """A tool call that failed in a way the agent should read (sent with ``isError``)."""
 
@@ -82,14 +129,14 @@ class MemoryTools:
     def close(self) -> None:
         self._client.close()
 
-    def call(self, name: str, args: dict[str, Any]) -> tuple[dict[str, Any], str]:
+    def call(self, name: str, args: object) -> ToolAnswer:
         """``(structured result, text for the model)``; raises :class:`ToolError`."""
         tool = BY_NAME[name]
-        _check(tool["inputSchema"], args)
-        run: Callable[[dict[str, Any]], tuple[dict[str, Any], str]] = getattr(self, name)
-        return run(args)
+        checked = _check(tool["inputSchema"], args)
+        run: Callable[[Mapping[str, object]], ToolAnswer] = getattr(self, name)
+        return run(checked)
 
-    def _ask(self, method: str, params: dict[str, Any]) -> Any:
+    def _ask(self, method: str, params: Mapping[str, object]) -> Any:
         """The daemon's answer to one request, every failure turned into a :class:`ToolError`."""
         try:
             return self._client.call(method, params)
@@ -103,7 +150,7 @@ class MemoryTools:
         except MemorydError as exc:  # sent, but no (valid) answer: do not retry blindly
             raise ToolError(f"memoryd {method} failed: {exc}") from None
 
-    def _dir(self, args: Mapping[str, Any]) -> str:
+    def _dir(self, args: Mapping[str, object]) -> str:
         given = args.get("dir")
         if isinstance(given, str) and given:
             return given
@@ -116,11 +163,11 @@ class MemoryTools:
 
     # -- the tools ------------------------------------------------------------
 
-    def memory_select(self, args: dict[str, Any]) -> tuple[dict[str, Any], str]:
+    def memory_select(self, args: Mapping[str, object]) -> ToolAnswer:
         directory = self._dir(args)
-        session = args.get("session_id") or self._session
+        session = cast("str | None", args.get("session_id")) or self._session
         state = SessionState.load(session) if session else None
-        surfaced = list(args.get("surfaced") or [])
+        surfaced = _listed(args.get("surfaced"))
         if state is not None:
             surfaced += state.surfaced_in(os.path.realpath(directory))
         params = {
@@ -131,64 +178,74 @@ class MemoryTools:
             "limit": args.get("limit"),
             "session_id": session,
         }
-        result: dict[str, Any] = self._ask("select", params)
+        reply: SelectResult = self._ask("select", params)
+        result = dict(reply)
         for noise in SELECT_BOOKKEEPING:
             result.pop(noise, None)
         blocks = []
-        for entry in result["selected"]:
+        shown: list[dict[str, object]] = []
+        for entry in reply["selected"]:
             try:
-                entry["text"] = memory_text(entry["path"])
+                memory: str | None = memory_text(entry["path"])
             except OSError:
-                entry["text"] = None
-            blocks.append(memory_block(entry, entry["text"] or "(unreadable now)"))
+                memory = None
+            shown.append({**entry, "text": memory})
+            blocks.append(memory_block(entry, memory or "(unreadable now)"))
+        result["selected"] = shown
         if not blocks:
-            text = result.get("note") or "No memory clearly helps with this; do not ask again."
+            text = reply.get("note") or "No memory clearly helps with this; do not ask again."
         else:
             text = f"{len(blocks)} memor{'y' if len(blocks) == 1 else 'ies'}:\n" + "".join(blocks)
-        if state is not None and result["selected"]:
+        if state is not None and reply["selected"]:
             # Recorded as it goes out: the next ask (hook or tool) does not repeat it.
-            state.record([e["path"] for e in result["selected"]])
+            state.record([e["path"] for e in reply["selected"]])
         return result, text
 
-    def memory_load_last(self, args: dict[str, Any]) -> tuple[dict[str, Any], str]:
-        result: dict[str, Any] = self._ask(
+    def memory_load_last(self, args: Mapping[str, object]) -> ToolAnswer:
+        result: LoadLastReply = self._ask(
             "load_last", {"dir": self._dir(args), "project": args["project"]}
         )
         if not result.get("found"):
             return result, str(result.get("message") or "no session memory found")
         return result, f"{result['resume_line']}\nFile: {result['path']}\n\n{result['content']}"
 
-    def memory_save(self, args: dict[str, Any]) -> tuple[dict[str, Any], str]:
-        result: dict[str, Any] = self._ask("save", {**args, "dir": self._dir(args)})
+    def memory_save(self, args: Mapping[str, object]) -> ToolAnswer:
+        result: SaveResult = self._ask("save", {**args, "dir": self._dir(args)})
         how = "new file" if result.get("created") else "updated"
         return result, f"Saved {result['path']} ({how})."
 
-    def memory_context(self, args: dict[str, Any]) -> tuple[dict[str, Any], str]:
-        dirs = [self._dir(args), *(args.get("more_dirs") or [])]
+    def memory_context(self, args: Mapping[str, object]) -> ToolAnswer:
+        dirs = [self._dir(args), *_listed(args.get("more_dirs"))]
         params = {
             "task": args["task"],
             "dir": dirs,
             "project": args.get("project"),
             "budget_tokens": args.get("budget_tokens"),
         }
-        result: dict[str, Any] = self._ask("context", params)
+        result: ContextReply = self._ask("context", params)
         return result, str(result["text"])
 
-    def memory_status(self, args: dict[str, Any]) -> tuple[dict[str, Any], str]:
-        result: dict[str, Any] = self._ask("status", {})
+    def memory_status(self, args: Mapping[str, object]) -> ToolAnswer:
+        reply: StatusReply = self._ask("status", {})
+        result = dict(reply)
         result.pop("capabilities", None)  # for programs that talk to the socket, not the model
         result["client_socket"] = self._client.describe()
-        roots = result.get("roots") or []
+        roots = reply.get("roots") or []
         files = sum(int(r.get("files") or 0) for r in roots)
         text = (
-            f"memoryd {result.get('version')} {result.get('state')} (pid {result.get('pid')}): "
+            f"memoryd {reply.get('version')} {reply.get('state')} (pid {reply.get('pid')}): "
             f"{len(roots)} watched folder{'' if len(roots) == 1 else 's'}, {files} files; "
             f"socket {self._client.socket_path} (chosen by {self._client.socket_reason})"
         )
         return result, text
 
 
-def _check(schema: Mapping[str, Any], args: object) -> None:
+def _listed(value: object) -> list[object]:
+    """An optional list argument (its items are the daemon's to check)."""
+    return list(cast("Iterable[object]", value or []))
+
+
+def _check(schema: ObjectSchema, args: object) -> Mapping[str, object]:
     """The argument object's shape (required names, no unknown ones); the daemon checks values."""
     if not isinstance(args, dict):
         raise ToolError("arguments must be a JSON object")
@@ -201,6 +258,7 @@ def _check(schema: Mapping[str, Any], args: object) -> None:
     missing = [name for name in schema["required"] if args.get(name) is None]
     if missing:
         raise ToolError(f"missing required argument(s): {', '.join(missing)}")
+    return args
 
 
 class StdioServer:
@@ -221,7 +279,7 @@ class StdioServer:
                 self.writer.write(json.dumps(reply, ensure_ascii=False).encode("utf-8") + b"\n")
                 self.writer.flush()
 
-    def handle_line(self, line: bytes) -> dict[str, Any] | None:
+    def handle_line(self, line: bytes) -> RpcResult | RpcFailure | None:
         try:
             message = json.loads(line)
         except ValueError as exc:
@@ -240,7 +298,7 @@ class StdioServer:
         except _RpcError as exc:
             return _error(msg_id, exc.code, exc.message)
 
-    def dispatch(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+    def dispatch(self, method: str, params: Mapping[str, object]) -> Mapping[str, object]:
         if method == "initialize":
             asked = params.get("protocolVersion")
             version = asked if asked in PROTOCOL_VERSIONS else PROTOCOL_VERSIONS[0]
@@ -258,7 +316,7 @@ class StdioServer:
             return self.call_tool(params)
         raise _RpcError(METHOD_NOT_FOUND, f"method not found: {method}")
 
-    def call_tool(self, params: dict[str, Any]) -> dict[str, Any]:
+    def call_tool(self, params: Mapping[str, object]) -> ToolCallResult:
         name = params.get("name")
         if name not in BY_NAME:
             raise _RpcError(INVALID_PARAMS, f"unknown tool: {name!r}")
@@ -280,7 +338,7 @@ class _RpcError(Exception):
         self.code, self.message = code, message
 
 
-def _error(msg_id: object, code: int, message: str) -> dict[str, Any]:
+def _error(msg_id: object, code: int, message: str) -> RpcFailure:
     return {"jsonrpc": "2.0", "id": msg_id, "error": {"code": code, "message": message}}
 
 

@@ -16,28 +16,50 @@ to call it, not only what it does.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
+from typing import NotRequired, TypedDict
 
 from memoryd.sessions._choices import MODES, STATUSES
+
+
+class ObjectSchema(TypedDict):
+    """A JSON Schema for an object: its properties are free-form JSON Schema."""
+
+    type: str
+    properties: Mapping[str, Mapping[str, object]]
+    required: list[str]
+    additionalProperties: NotRequired[bool]
+
+
+class Tool(TypedDict):
+    """One entry of ``tools/list`` (MCP's ``Tool``)."""
+
+    name: str
+    title: str
+    description: str
+    inputSchema: ObjectSchema
+    outputSchema: ObjectSchema
+    annotations: Mapping[str, object]
+
 
 _STR = {"type": "string"}
 _STRS = {"type": "array", "items": {"type": "string"}}
 _NULLABLE_STR = {"type": ["string", "null"]}
 
-DIR: dict[str, Any] = {
+DIR: dict[str, object] = {
     "type": "string",
     "description": (
         "Absolute path of the memory folder. Optional under Claude Code: the project's "
         "own folder (the one its system prompt names) is the default."
     ),
 }
-PROJECT: dict[str, Any] = {
+PROJECT: dict[str, object] = {
     "type": "string",
     "pattern": "^[a-z0-9][a-z0-9._-]*$",
     "maxLength": 100,
     "description": "Project slug: lowercase letters, digits, '.', '_', '-' (no '/')",
 }
-SESSION_ID: dict[str, Any] = {
+SESSION_ID: dict[str, object] = {
     "type": "string",
     "maxLength": 200,
     "description": "Your session id (default: Claude Code's); nothing shown in it is repeated",
@@ -45,7 +67,7 @@ SESSION_ID: dict[str, Any] = {
 READ_ONLY = {"readOnlyHint": True, "destructiveHint": False, "openWorldHint": False}
 
 
-def _object(properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
+def _object(properties: Mapping[str, Mapping[str, object]], required: list[str]) -> ObjectSchema:
     return {
         "type": "object",
         "properties": properties,
@@ -54,7 +76,7 @@ def _object(properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
     }
 
 
-def _open(properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
+def _open(properties: Mapping[str, Mapping[str, object]], required: list[str]) -> ObjectSchema:
     return {"type": "object", "properties": properties, "required": required}
 
 
@@ -77,7 +99,7 @@ SELECTED_MEMORY = _open(
     ["filename", "path", "name", "description", "type", "mtime", "age_days", "score"],
 )
 
-TOOLS: list[dict[str, Any]] = [
+TOOLS: list[Tool] = [
     {
         "name": "memory_select",
         "title": "Select memories",

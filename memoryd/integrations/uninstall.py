@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import json
 import shutil
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from memoryd.integrations.install import EVENTS, HOOK_MARKER, _read, _write, backup_copy
 
@@ -68,7 +68,7 @@ def uninstall_claude_code(settings: Path) -> UninstallResult:
     return UninstallResult(settings, removed, "rewritten", backup)
 
 
-def _drop_ours(hooks: dict[str, Any], event: str) -> bool:
+def _drop_ours(hooks: dict[str, object], event: str) -> bool:
     """Remove memoryd's entries under ``event``; True when there were any."""
     groups = hooks.get(event)
     if not isinstance(groups, list):
@@ -102,7 +102,7 @@ def _backups(settings: Path) -> list[Path]:
     return sorted(settings.parent.glob(f"{settings.name}.bak-*"), reverse=True)
 
 
-def _matching_backup(settings: Path, doc: dict[str, Any]) -> Path | None:
+def _matching_backup(settings: Path, doc: Mapping[str, object]) -> Path | None:
     """The newest backup whose JSON is ``doc``: the file as it was before the install."""
     for backup in _backups(settings):
         try:

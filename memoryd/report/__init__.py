@@ -21,7 +21,7 @@ import sqlite3
 import time
 from collections import defaultdict
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from memoryd.indexer.queries import IndexedFile, files_under, iso_utc
 from memoryd.indexer.records import KIND_MEMORY
@@ -30,6 +30,10 @@ from memoryd.report import findings, memory_index, oversize, sessions
 from memoryd.report.files import Retention, write_report
 from memoryd.report.render import NOTICE
 from memoryd.staleness.results import stale_under
+
+if TYPE_CHECKING:
+    from memoryd.replies import ReportResult
+    from memoryd.report.document import DirectoryReport, Report
 
 __all__ = ["Retention", "build_report", "produce", "write_report"]
 
@@ -52,7 +56,7 @@ SUMMARY_KEYS = (
 
 def _directory_report(
     directory: str, files: list[IndexedFile], cutoff: float, now: float
-) -> dict[str, Any]:
+) -> DirectoryReport:
     found = sessions.sessions_of(files)
     dups, superseded = findings.duplicates(files)
     return {
@@ -71,7 +75,7 @@ def _directory_report(
     }
 
 
-def _summary(dirs: list[dict[str, Any]]) -> dict[str, int]:
+def _summary(dirs: list[DirectoryReport]) -> dict[str, int]:
     totals = dict.fromkeys(SUMMARY_KEYS, 0)
     for d in dirs:
         totals["directories"] += 1
@@ -97,7 +101,7 @@ def _selectable(f: IndexedFile) -> bool:
 
 def build_report(
     conn: sqlite3.Connection, dirs: list[str], older_than_s: float, now: float | None = None
-) -> dict[str, Any]:
+) -> Report:
     """The report over every indexed directory in or below ``dirs``.
 
     ``older_than_s`` is both the age past which sessions count as old or
@@ -123,7 +127,7 @@ def build_report(
     for r in reports:
         r["usage"] = usage.get(r["path"])
         r["code_drift"] = drift.get(r["path"], [])
-    report = {
+    report: Report = {
         "notice": NOTICE,
         "generated_at": iso_utc(now),
         "date": dt.datetime.fromtimestamp(now).strftime("%Y-%m-%d"),
@@ -133,7 +137,7 @@ def build_report(
         "summary": _summary(reports),
         "directories": reports,
     }
-    redacted: dict[str, Any] = redact_value(report)
+    redacted: Report = redact_value(report)
     return redacted
 
 
@@ -143,7 +147,7 @@ def produce(
     older_than_s: float,
     reports_dir: Path,
     retention: Retention | None = None,
-) -> dict[str, Any]:
+) -> ReportResult:
     """Build and write one report; the answer of ``report`` (paths and counts, not the body)."""
     report = build_report(conn, dirs, older_than_s)
     md_path, json_path = write_report(report, reports_dir, retention)

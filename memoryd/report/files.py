@@ -18,12 +18,15 @@ import secrets
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from memoryd.config import Config
 from memoryd.report import findings
 from memoryd.report.render import render_markdown
 from memoryd.sessions.service import TEMP_SUFFIX, unwritable, write_atomic
+
+if TYPE_CHECKING:
+    from memoryd.report.document import Report
 
 DAY = 86400.0
 
@@ -47,7 +50,7 @@ class Retention:
 
 
 def write_report(
-    report: dict[str, Any], reports_dir: Path, retention: Retention | None = None
+    report: Report, reports_dir: Path, retention: Retention | None = None
 ) -> tuple[Path, Path]:
     """Write the report's ``.md`` and ``.json`` atomically, point ``latest`` at them, prune.
 
@@ -59,9 +62,7 @@ def write_report(
         raise unwritable(exc.filename or os.fspath(reports_dir), exc) from None
 
 
-def _write(
-    report: dict[str, Any], reports_dir: Path, retention: Retention | None
-) -> tuple[Path, Path]:
+def _write(report: Report, reports_dir: Path, retention: Retention | None) -> tuple[Path, Path]:
     reports_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
     stem = f"compaction-{report['stamp']}"
     n = 1

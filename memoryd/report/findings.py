@@ -11,10 +11,18 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections import Counter, defaultdict
-from typing import Any
 
 from memoryd.indexer.queries import IndexedFile
 from memoryd.indexer.records import KIND_MEMORY
+from memoryd.report.document import (
+    BrokenFile,
+    DuplicateGroup,
+    Report,
+    SecretFile,
+    Selected,
+    SupersededMemory,
+    Usage,
+)
 from memoryd.select.candidates import Candidate
 from memoryd.select.relations import compute_relations
 
@@ -22,12 +30,12 @@ MIN_BODY_CHARS = 40
 """Bodies shorter than this ("TODO", one link) are too generic to call duplicates."""
 
 
-def broken_files(files: list[IndexedFile]) -> list[dict[str, str]]:
+def broken_files(files: list[IndexedFile]) -> list[BrokenFile]:
     """Every file the indexer could not use, with its reason."""
     return [{"file": f.filename, "reason": f.error} for f in files if f.error is not None]
 
 
-def secret_files(files: list[IndexedFile]) -> list[dict[str, Any]]:
+def secret_files(files: list[IndexedFile]) -> list[SecretFile]:
     """Files flagged at index time, with the line and kind of each suspect line."""
     return [
         {"file": f.filename, "lines": [{"line": s["line"], "kind": s["kind"]} for s in f.secrets]}
@@ -51,7 +59,7 @@ def _exact_groups(memories: list[IndexedFile], field: str, min_chars: int) -> li
 
 def duplicates(
     files: list[IndexedFile],
-) -> tuple[list[dict[str, Any]], list[dict[str, str | None]]]:
+) -> tuple[list[DuplicateGroup], list[SupersededMemory]]:
     """``(duplicate groups, superseded memories)`` among one directory's memories.
 
     Groups are identical descriptions, identical bodies (ignoring case and
@@ -60,7 +68,7 @@ def duplicates(
     it supersedes is listed apart: it is stale rather than duplicated.
     """
     memories = [f for f in files if f.kind == KIND_MEMORY and f.error is None]
-    found: list[dict[str, Any]] = []
+    found: list[DuplicateGroup] = []
     seen: set[frozenset[str]] = set()
     for field, min_chars in (("description", 1), ("body", MIN_BODY_CHARS)):
         for names in _exact_groups(memories, field, min_chars):
@@ -81,7 +89,7 @@ def duplicates(
     for a, b in relations.near_duplicates:
         if frozenset((a, b)) not in seen:
             found.append({"match": "near-identical description", "files": [a, b]})
-    superseded = [
+    superseded: list[SupersededMemory] = [
         {"file": old, "superseded_by": new} for old, new in sorted(relations.superseded.items())
     ]
     return found, superseded
@@ -89,7 +97,7 @@ def duplicates(
 
 def usage_by_dir(
     conn: sqlite3.Connection, manifests: dict[str, list[str]], since: float, top: int = 10
-) -> dict[str, dict[str, Any]]:
+) -> dict[str, Usage]:
     """Selection counts per directory since ``since``, for directories that had runs.
 
     A directory no selector run asked about is left out: "never selected"
@@ -102,21 +110,22 @@ def usage_by_dir(
     ):
         runs[directory] += 1
         picked[directory].update(json.loads(selected or "[]"))
-    out: dict[str, dict[str, Any]] = {}
+    out: dict[str, Usage] = {}
     for directory, names in manifests.items():
         if not runs[directory]:
             continue
         counts = picked[directory]
+        most: list[Selected] = [
+            {"file": name, "count": n} for name, n in counts.most_common() if name in names
+        ]
         out[directory] = {
             "runs": runs[directory],
-            "most_selected": [
-                {"file": name, "count": n} for name, n in counts.most_common() if name in names
-            ][:top],
+            "most_selected": most[:top],
             "never_selected": sorted(set(names) - set(counts)),
         }
     return out
 
 
-def dumps(report: dict[str, Any]) -> str:
+def dumps(report: Report) -> str:
     """The JSON form of a report (stable key order, readable in a diff)."""
     return json.dumps(report, ensure_ascii=False, indent=2) + "\n"

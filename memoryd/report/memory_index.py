@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import os
 import re
-from typing import Any
 from urllib.parse import unquote
 
 from memoryd.indexer.citations import MARKDOWN_LINK
 from memoryd.indexer.queries import IndexedFile
 from memoryd.indexer.records import KIND_INDEX, KIND_MEMORY
+from memoryd.report.document import IndexHealth, LinkLine
 
 MAX_LINES = 200
 MAX_BYTES = 25 * 1024
@@ -33,7 +33,7 @@ def _local_target(raw: str) -> str | None:
     return target or None
 
 
-def index_health(directory: str, files: list[IndexedFile]) -> dict[str, Any] | None:
+def index_health(directory: str, files: list[IndexedFile]) -> IndexHealth | None:
     """Findings for the MEMORY.md of ``directory`` (``files`` are the directory's own).
 
     None when the directory holds no memory files at all (a sessions folder,
@@ -46,8 +46,8 @@ def index_health(directory: str, files: list[IndexedFile]) -> dict[str, Any] | N
     text = index.body
     lines = text.splitlines()
     listed: set[str] = set()
-    dead: list[dict[str, Any]] = []
-    no_hook: list[dict[str, Any]] = []
+    dead: list[LinkLine] = []
+    no_hook: list[LinkLine] = []
     for number, line in enumerate(lines, start=1):
         for match in MARKDOWN_LINK.finditer(line):
             target = _local_target(match.group(1))
@@ -73,7 +73,7 @@ def index_health(directory: str, files: list[IndexedFile]) -> dict[str, Any] | N
     }
 
 
-def issue_count(health: dict[str, Any] | None) -> int:
+def issue_count(health: IndexHealth | None) -> int:
     """How many separate problems one directory's MEMORY.md has."""
     if health is None:
         return 0

@@ -11,17 +11,16 @@ not counted).
 
 from __future__ import annotations
 
-from typing import Any
-
 from memoryd._delivery import MAX_FILE_BYTES, MAX_FILE_LINES
-from memoryd.indexer.queries import IndexedFile
+from memoryd.indexer.queries import IndexedFile, Listing, Size
 from memoryd.indexer.records import KIND_MEMORY
+from memoryd.report.document import Oversized
 
 CAP = {"bytes": MAX_FILE_BYTES, "lines": MAX_FILE_LINES}
 """What the hook shows of one memory at most."""
 
 
-def oversize(f: IndexedFile) -> dict[str, int] | None:
+def oversize(f: IndexedFile) -> Size | None:
     """``{"bytes", "lines"}`` of a memory over the hook's cap; None for one within it."""
     if f.kind != KIND_MEMORY or f.error is not None:
         return None
@@ -31,12 +30,12 @@ def oversize(f: IndexedFile) -> dict[str, int] | None:
     return {"bytes": f.size, "lines": lines}
 
 
-def oversized(files: list[IndexedFile]) -> list[dict[str, Any]]:
+def oversized(files: list[IndexedFile]) -> list[Oversized]:
     """The report's list: every oversized memory with its size."""
     return [{"file": f.filename, **size} for f in files if (size := oversize(f)) is not None]
 
 
-def mark_listing(listing: dict[str, Any], files: list[IndexedFile]) -> dict[str, Any]:
+def mark_listing(listing: Listing, files: list[IndexedFile]) -> Listing:
     """``list``'s entries for oversized memories get ``oversized: {bytes, lines}``."""
     sizes = {f.path: size for f in files if (size := oversize(f)) is not None}
     for entry in listing["files"]:

@@ -6,10 +6,13 @@ short report. The JSON form carries the same data for tools.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from memoryd.report.oversize import CAP
 from memoryd.staleness.render import problems
+
+if TYPE_CHECKING:
+    from memoryd.report.document import DirectoryReport, Report
 
 CAP_TEXT = f"{CAP['bytes'] // 1024} KB / {CAP['lines']} lines"
 
@@ -39,7 +42,7 @@ def _code(name: str) -> str:
     return f"`{name}`"
 
 
-def _sessions(d: dict[str, Any]) -> list[str]:
+def _sessions(d: DirectoryReport) -> list[str]:
     out = []
     for g in d["old_sessions"]:
         out.append(
@@ -55,7 +58,7 @@ def _sessions(d: dict[str, Any]) -> list[str]:
     return out
 
 
-def _stale(d: dict[str, Any]) -> list[str]:
+def _stale(d: DirectoryReport) -> list[str]:
     return [
         f"- **{s['project']}**: `{s['file']}` is {s['status']}"
         f"{' at ' + str(s['last_checkpoint']) if s['last_checkpoint'] else ''}, "
@@ -64,7 +67,7 @@ def _stale(d: dict[str, Any]) -> list[str]:
     ]
 
 
-def _index(d: dict[str, Any]) -> list[str]:
+def _index(d: DirectoryReport) -> list[str]:
     h = d["memory_index"]
     if h is None:
         return []
@@ -82,7 +85,7 @@ def _index(d: dict[str, Any]) -> list[str]:
     return out
 
 
-def _usage(d: dict[str, Any]) -> list[str]:
+def _usage(d: DirectoryReport) -> list[str]:
     u = d["usage"]
     if u is None:
         return []
@@ -91,7 +94,7 @@ def _usage(d: dict[str, Any]) -> list[str]:
     return [f"- {u['runs']} selector run(s); most selected: {top}", f"- never selected: {never}"]
 
 
-def _sections(d: dict[str, Any]) -> list[tuple[str, list[str]]]:
+def _sections(d: DirectoryReport) -> list[tuple[str, list[str]]]:
     return [
         ("Old sessions", _sessions(d)),
         ("Stale work", _stale(d)),
@@ -136,7 +139,7 @@ def _sections(d: dict[str, Any]) -> list[tuple[str, list[str]]]:
     ]
 
 
-def render_markdown(report: dict[str, Any]) -> str:
+def render_markdown(report: Report) -> str:
     """The whole report as Markdown, ending with a newline."""
     lines = [
         f"# memoryd compaction report, {report['date']}",

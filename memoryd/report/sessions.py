@@ -12,10 +12,10 @@ import datetime as dt
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
 
 from memoryd.indexer.queries import IndexedFile, iso_utc
 from memoryd.indexer.records import KIND_SESSION
+from memoryd.report.document import OldSessions, StaleWork, SupersededSession
 from memoryd.sessions.format import last_session_time
 
 OPEN_STATUSES = ("in-progress", "paused")
@@ -53,21 +53,21 @@ def _by_project(sessions: list[Session]) -> dict[str, list[Session]]:
     return dict(sorted(grouped.items()))
 
 
-def old_sessions(sessions: list[Session], cutoff: float) -> list[dict[str, Any]]:
+def old_sessions(sessions: list[Session], cutoff: float) -> list[OldSessions]:
     """Per project: the sessions recorded before ``cutoff``.
 
     An old session is a candidate to condense when the project has a later
     ``completed`` session: that one already carries the outcome, so the older
     ones could be folded into a single summary.
     """
-    out = []
+    out: list[OldSessions] = []
     for project, group in _by_project(sessions).items():
         old = [s for s in group if s.at < cutoff]
         if not old:
             continue
         completed = [s for s in group if s.file.status == "completed"]
         latest_done = completed[-1] if completed else None
-        superseded = [
+        superseded: list[SupersededSession] = [
             {"file": s.file.filename, "superseded_by": latest_done.file.filename}
             for s in old
             if latest_done is not None and s.at < latest_done.at
@@ -86,13 +86,13 @@ def old_sessions(sessions: list[Session], cutoff: float) -> list[dict[str, Any]]
     return out
 
 
-def stale_work(sessions: list[Session], cutoff: float, now: float) -> list[dict[str, Any]]:
+def stale_work(sessions: list[Session], cutoff: float, now: float) -> list[StaleWork]:
     """Projects whose newest session is still open and was last touched before ``cutoff``.
 
     Only the newest session of a project counts: an older ``in-progress``
     session followed by later ones is history, not work someone left behind.
     """
-    out = []
+    out: list[StaleWork] = []
     for project, group in _by_project(sessions).items():
         latest = group[-1]
         if latest.file.status not in OPEN_STATUSES or latest.at >= cutoff:

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import sqlite3
 import time
-from collections.abc import Callable, Mapping
-from typing import Any, cast
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 from memoryd.config import Config
 from memoryd.indexer import queries
@@ -48,7 +48,7 @@ def claude_factory(cfg: Config) -> Callable[[], Any] | None:
 
 
 def record_runs(
-    store: IndexStore, records: list[dict[str, Any]], retention: telemetry.Retention
+    store: IndexStore, records: Sequence[Mapping[str, object]], retention: telemetry.Retention
 ) -> None:
     """Write telemetry rows in one transaction (the daemon batches those that queued up),
     deleting those past ``retention`` in the same one."""
@@ -84,5 +84,4 @@ def run_stats(conn: sqlite3.Connection, req: StatsRequest) -> StatsReply:
         )
     ]
     manifest = {d: [f.filename for f in queries.memories_in(conn, d)] for d in dirs}
-    result = telemetry.stats(conn, since, manifest)
-    return cast(StatsReply, {**result, "since": queries.iso_utc(since), "window_s": window})
+    return telemetry.stats(conn, since, window, manifest)

@@ -21,7 +21,9 @@ from typing import Any
 import structlog
 
 from memoryd import logs
+from memoryd.indexer.queries import iso_utc
 from memoryd.indexer.secrets import redact
+from memoryd.replies import StatsReply
 
 log = structlog.get_logger("memoryd.selector")
 
@@ -39,6 +41,8 @@ def query_hash(query: str) -> str:
     return hashlib.sha256(query.encode()).hexdigest()[:16]
 
 
+# dict[str, Any]: memoryd/service.py and daemon/query_handlers.py (rewritten elsewhere) pass
+# the row on as ``dict[str, Any]``, which a TypedDict does not convert to.
 def make_record(
     *,
     run_id: str,
@@ -77,7 +81,7 @@ def make_record(
     }
 
 
-def emit(record: dict[str, Any], session_id: str | None = None) -> None:
+def emit(record: Mapping[str, Any], session_id: str | None = None) -> None:
     """The ``selector.run`` log event (the row is written by the caller's writer).
 
     ``session_id`` (the client's label, if it sent one) is in the log line,
@@ -97,7 +101,7 @@ def emit(record: dict[str, Any], session_id: str | None = None) -> None:
     log.info("selector.run", **fields)
 
 
-def insert(conn: sqlite3.Connection, *records: dict[str, Any]) -> None:
+def insert(conn: sqlite3.Connection, *records: Mapping[str, object]) -> None:
     """Write rows made by :func:`make_record`; several in one statement when a batch waited."""
     conn.executemany(_INSERT, records)
 
@@ -141,9 +145,12 @@ def _percentile(values: list[float], pct: float) -> float | None:
 
 
 def stats(
-    conn: sqlite3.Connection, since: float, manifest: dict[str, list[str]] | None = None
-) -> dict[str, Any]:
-    """Aggregate runs since ``since`` (epoch seconds).
+    conn: sqlite3.Connection,
+    since: float,
+    window_s: float,
+    manifest: dict[str, list[str]] | None = None,
+) -> StatsReply:
+    """Aggregate runs since ``since`` (epoch seconds), the window of ``window_s`` seconds.
 
     ``manifest`` maps each directory seen to its current memory filenames, so
     files that were never selected can be listed.
@@ -170,7 +177,7 @@ def stats(
         never[directory] = sorted(set(names) - chosen)
     ok_runs = runs - sum(errors.values())
     return {
-        "since": since,
+        "since": iso_utc(since),
         "runs": runs,
         "empty_rate": round(empty / runs, 4) if runs else None,
         "latency_ms": {"p50": _percentile(latencies, 50), "p95": _percentile(latencies, 95)},
@@ -183,4 +190,5 @@ def stats(
         ],
         "never_selected": never,
         "answered_runs": ok_runs,
+        "window_s": window_s,
     }

@@ -45,7 +45,7 @@ class SelectRequest(Request[SelectResult]):
     allow_secrets: bool = False
     timeout_ms: int | None = None
 
-    def params(self) -> dict[str, Any]:
+    def params(self) -> Mapping[str, object]:
         return {
             "query": self.query,
             "dir": self.dir,

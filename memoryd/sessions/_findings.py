@@ -12,8 +12,8 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
-from typing import Any
 
+from memoryd.replies import FindingJson, SourceJson
 from memoryd.sessions._sections import SECTION_ACTIVE, SECTION_DECISIONS, Entry
 
 DECISION = "Decision or correction"
@@ -76,7 +76,7 @@ class Source:
     def cite(self) -> str:
         return f"{self.filename} lines {self.first_line}-{self.last_line} ({self.date})"
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> SourceJson:
         return {
             "filename": self.filename,
             "lines": [self.first_line, self.last_line],
@@ -107,8 +107,8 @@ class Finding:
             f"- {self.type}: {self.text}.\n  Evidence: {evidence}.\n  Source: {self.source.cite()}."
         )
 
-    def to_json(self) -> dict[str, Any]:
-        data: dict[str, Any] = {
+    def to_json(self) -> FindingJson:
+        data: FindingJson = {
             "type": self.type,
             "text": self.text,
             "evidence": "conflicting" if self.conflicts_with else self.evidence,

@@ -27,6 +27,8 @@ from typing import Any
 from memoryd.sessions.format import SessionInput
 
 
+# dict[str, Any], not memoryd.replies.Kept: the caller (sessions/service.py) holds it in a
+# ``dict[str, Any]`` variable, which a TypedDict does not convert to; Kept once that changes.
 def merge(new: SessionInput, old: SessionInput) -> tuple[SessionInput, dict[str, Any]]:
     """``new`` laid over ``old``, and what of ``old`` survives only because it was kept."""
     kept_steps = [step for step in old.steps_completed if step not in new.steps_completed]

@@ -26,6 +26,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from memoryd.bounded_read import read_capped
+from memoryd.replies import CheckoutFound
 
 TRANSCRIPT_HEAD_BYTES = 64 * 1024
 TRANSCRIPTS_READ = 5
@@ -46,7 +47,7 @@ class Resolution:
     source: str | None = None
     reason: str | None = None
 
-    def to_json(self) -> dict[str, str | None]:
+    def to_json(self) -> CheckoutFound:
         return {"path": self.path, "source": self.source, "reason": self.reason}
 
 

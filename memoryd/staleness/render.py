@@ -6,7 +6,10 @@ so it names the first few problems and counts the rest.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from memoryd.replies import CheckResult, Verdict
 
 MAX_NAMED = 2
 
@@ -15,7 +18,7 @@ GUESSED = "guessed from the folder name"
 """How a checkout found only by decoding the memory folder's name is named wherever it is shown."""
 
 
-def problems(verdict: dict[str, Any]) -> list[str]:
+def problems(verdict: Verdict) -> list[str]:
     """One phrase per stale citation, vanished and moved paths first.
 
     Only git can say a path *no longer* exists; outside git, or in a checkout
@@ -37,7 +40,7 @@ def problems(verdict: dict[str, Any]) -> list[str]:
     return out
 
 
-def _missing(path: str, verdict: dict[str, Any]) -> str:
+def _missing(path: str, verdict: Verdict) -> str:
     doubts = [GUESSED] if verdict.get("checkout_guessed") else []
     if verdict.get("head") is None:
         doubts.append("not a git checkout")
@@ -46,7 +49,7 @@ def _missing(path: str, verdict: dict[str, Any]) -> str:
     return f"cites `{path}`, not found in {verdict.get('checkout')} ({'; '.join(doubts)})"
 
 
-def caution(verdict: dict[str, Any] | None) -> str | None:
+def caution(verdict: Verdict | None) -> str | None:
     """The hook's one-line warning, or None when the memory is not stale."""
     if not verdict or not verdict.get("stale"):
         return None
@@ -57,7 +60,7 @@ def caution(verdict: dict[str, Any] | None) -> str | None:
     return f"Caution: {text}."
 
 
-def render_check(result: dict[str, Any]) -> str:
+def render_check(result: CheckResult) -> str:
     """``memoryd check`` without ``--json``: each folder's checkout, then each stale memory."""
     lines = []
     for folder in result["folders"]:
@@ -73,7 +76,9 @@ def render_check(result: dict[str, Any]) -> str:
                 f"({source}; {folder['mode'] or 'not checked'})"
             )
     for memory in result["memories"]:
-        for problem in problems(memory["staleness"] or {}):
-            lines.append(f"  {memory['filename']}: {problem}")
+        if memory["staleness"]:
+            lines += [
+                f"  {memory['filename']}: {problem}" for problem in problems(memory["staleness"])
+            ]
     lines.append(f"{result['stale']} of {result['citing']} memories citing code are stale.")
     return "\n".join(lines)

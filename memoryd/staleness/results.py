@@ -14,9 +14,21 @@ import sqlite3
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, TypedDict
 
 from memoryd.indexer.citations import Citation
+from memoryd.replies import Verdict
+
+if TYPE_CHECKING:
+    from memoryd.indexer.queries import Listing
+
+
+class StaleMemory(TypedDict):
+    """A stale memory as the report lists it."""
+
+    filename: str
+    path: str
+    staleness: Verdict
 
 
 @dataclass(frozen=True)
@@ -61,7 +73,7 @@ def checked_keys(conn: sqlite3.Connection, paths: Sequence[str]) -> dict[str, tu
 
 
 def save_verdicts(
-    conn: sqlite3.Connection, verdicts: Sequence[tuple[str, str, str, dict[str, Any]]]
+    conn: sqlite3.Connection, verdicts: Sequence[tuple[str, str, str, Verdict]]
 ) -> None:
     """Store ``(path, content_hash, head_key, verdict)`` rows (caller holds the transaction)."""
     now = time.time()
@@ -93,9 +105,9 @@ def drop_verdicts(conn: sqlite3.Connection, paths: Sequence[str]) -> None:
     conn.executemany("DELETE FROM staleness WHERE path = ?", [(p,) for p in paths])
 
 
-def verdicts_for(conn: sqlite3.Connection, paths: Sequence[str]) -> dict[str, dict[str, Any]]:
+def verdicts_for(conn: sqlite3.Connection, paths: Sequence[str]) -> dict[str, Verdict]:
     """Current verdicts by path: only those computed for the file's present content."""
-    out: dict[str, dict[str, Any]] = {}
+    out: dict[str, Verdict] = {}
     for chunk in _chunks(paths):
         marks = ",".join("?" * len(chunk))
         rows = conn.execute(
@@ -108,7 +120,7 @@ def verdicts_for(conn: sqlite3.Connection, paths: Sequence[str]) -> dict[str, di
     return out
 
 
-def stale_under(conn: sqlite3.Connection, directory: str) -> dict[str, list[dict[str, Any]]]:
+def stale_under(conn: sqlite3.Connection, directory: str) -> dict[str, list[StaleMemory]]:
     """Stale memories in or below ``directory``, grouped by folder (for the report)."""
     rows = conn.execute(
         "SELECT f.directory, f.filename, f.path, s.verdict_json FROM staleness s "
@@ -117,7 +129,7 @@ def stale_under(conn: sqlite3.Connection, directory: str) -> dict[str, list[dict
         "ORDER BY f.directory, f.filename",
         (directory, directory + "/", directory + "0"),
     )
-    out: dict[str, list[dict[str, Any]]] = {}
+    out: dict[str, list[StaleMemory]] = {}
     for folder, filename, path, text in rows:
         out.setdefault(folder, []).append(
             {"filename": filename, "path": path, "staleness": json.loads(text)}
@@ -140,7 +152,7 @@ def _chunks(paths: Sequence[str], size: int = 500) -> Iterable[list[str]]:
         yield items[start : start + size]
 
 
-def annotate_listing(conn: sqlite3.Connection, listing: dict[str, Any]) -> dict[str, Any]:
+def annotate_listing(conn: sqlite3.Connection, listing: Listing) -> Listing:
     """Add each file's current verdict (or None) to a ``list`` answer, in place."""
     verdicts = verdicts_for(conn, [f["path"] for f in listing["files"]])
     for f in listing["files"]:
@@ -150,7 +162,7 @@ def annotate_listing(conn: sqlite3.Connection, listing: dict[str, Any]) -> dict[
 
 def intact_first(
     picks: Sequence[tuple[str, float | None]],
-    verdict_of: Callable[[str], dict[str, Any] | None],
+    verdict_of: Callable[[str], Verdict | None],
 ) -> list[tuple[str, float | None]]:
     """Ranked ``(filename, score)`` picks with memories whose every cited path is gone last.
 

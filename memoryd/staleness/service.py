@@ -19,9 +19,10 @@ import os
 import sqlite3
 import threading
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, NotRequired
 
 from memoryd.indexer.queries import directory_version
+from memoryd.replies import CheckedFolder, CheckedMemory, Verdict
 from memoryd.staleness import results
 from memoryd.staleness.checkout import SOURCE_FOLDER_NAME, Resolution, resolve
 from memoryd.staleness.git import GitUnavailable, History, head_of, ignored, tracked_files
@@ -29,6 +30,14 @@ from memoryd.staleness.verdicts import Snapshot, Tracked, judge
 
 Write = Callable[[Callable[[sqlite3.Connection], None]], None]
 """Runs a function inside a write transaction (now, or later on the writer thread)."""
+
+
+class FolderCheck(CheckedFolder):
+    """One folder's pass: its memories and stale count only with ``details``."""
+
+    memories: NotRequired[list[CheckedMemory]]
+    stale: NotRequired[int]
+    rechecked: NotRequired[int]
 
 
 class Checker:
@@ -73,7 +82,7 @@ class Checker:
         *,
         force: bool = False,
         details: bool = True,
-    ) -> dict[str, Any]:
+    ) -> FolderCheck:
         """Check every citing memory of ``directory`` whose cached verdict is out of date.
 
         ``details`` adds every memory's verdict to the answer (``check``); the
@@ -85,15 +94,16 @@ class Checker:
 
     def _check(
         self, conn: sqlite3.Connection, directory: str, write: Write, force: bool, details: bool
-    ) -> dict[str, Any]:
+    ) -> FolderCheck:
         memories = self._citing(conn, directory)
         found = self.resolve(conn, directory)
-        out: dict[str, Any] = {"dir": directory, "checkout": found.to_json(), "mode": None}
+        out: FolderCheck = {"dir": directory, "checkout": found.to_json(), "mode": None}
         keys = results.checked_keys(conn, [m.path for m in memories])
         if found.path is None:
             if keys:
                 write(lambda c: results.drop_verdicts(c, list(keys)))
-            out.update(memories=[_entry(m, None) for m in memories], stale=0, rechecked=0)
+            out["memories"] = [_entry(m, None) for m in memories]
+            out["stale"] = out["rechecked"] = 0
             return out
         snap, out["mode"] = self._snapshot(found.path)
         snap.guessed = found.source == SOURCE_FOLDER_NAME
@@ -178,6 +188,8 @@ def citing_dirs(conn: sqlite3.Connection, root: str) -> list[str]:
     return sorted(r[0] for r in rows)
 
 
+# dict[str, Any], not CheckResult: memoryd/service.py (rewritten elsewhere) casts the answer
+# to CheckResult, and mypy refuses a cast to the type a value already has.
 def check_tree(
     checker: Checker, conn: sqlite3.Connection, directory: str, write: Write
 ) -> dict[str, Any]:
@@ -185,18 +197,20 @@ def check_tree(
     reports = [checker.check_dir(conn, d, write, force=True) for d in citing_dirs(conn, directory)]
     if not reports:
         found = checker.resolve(conn, directory)
-        reports = [{"dir": directory, "checkout": found.to_json(), "mode": None}]
+        reports = [FolderCheck(dir=directory, checkout=found.to_json(), mode=None)]
     memories = [m for r in reports for m in r.get("memories", [])]
     return {
         "dir": directory,
-        "folders": [{k: r[k] for k in ("dir", "checkout", "mode")} for r in reports],
+        "folders": [
+            {"dir": r["dir"], "checkout": r["checkout"], "mode": r["mode"]} for r in reports
+        ],
         "memories": memories,
         "citing": len(memories),
         "stale": sum(1 for m in memories if m["staleness"] and m["staleness"]["stale"]),
     }
 
 
-def _entry(memory: results.CitingMemory, verdict: dict[str, Any] | None) -> dict[str, Any]:
+def _entry(memory: results.CitingMemory, verdict: Verdict | None) -> CheckedMemory:
     return {
         "filename": memory.filename,
         "path": memory.path,

@@ -16,10 +16,10 @@ from __future__ import annotations
 import bisect
 import os
 from dataclasses import dataclass, field
-from typing import Any
 
 from memoryd.indexer.citations import KIND_DIR, KIND_FILE, KIND_NAME, Citation
 from memoryd.indexer.queries import iso_utc
+from memoryd.replies import ChangedPath, Verdict
 from memoryd.staleness.git import History
 
 GUESS_KEY = "?guessed"
@@ -113,11 +113,11 @@ class Snapshot:
         return [c.target for c in citations if c.kind != KIND_NAME and not tracked.has(c.target)]
 
 
-def judge(citations: list[Citation], mtime: float, snap: Snapshot) -> dict[str, Any]:
+def judge(citations: list[Citation], mtime: float, snap: Snapshot) -> Verdict:
     """The verdict for a memory last written at ``mtime`` that cites ``citations``."""
     missing: list[str] = []
     renamed: dict[str, str] = {}
-    changed: list[dict[str, Any]] = []
+    changed: list[ChangedPath] = []
     judged = 0
     for cited in citations:
         if cited.target in snap.ignored:
