@@ -32,6 +32,7 @@ Usage: .venv/bin/python bench/select_quality.py [--corpus DIR] [--real-data DIR]
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import math
 import sys
@@ -301,6 +302,13 @@ def load_corpora(args: argparse.Namespace) -> list[Corpus]:
     return corpora
 
 
+def _plain(value: object) -> object:
+    """A per-query :class:`Outcome` (a dataclass) in ``--json`` output, as its fields."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return dataclasses.asdict(value)
+    raise TypeError(f"not JSON serialisable: {type(value).__name__}")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--corpus", type=Path, default=DEV_CORPUS, help="the development corpus")
@@ -335,7 +343,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 out[name][key] = {**result, "summary": summary(result.pop("rows"), langs)}
         if fit is not None:
             out["lopo"] = lopo_summary(fit, owners, langs)
-        print(json.dumps(out, indent=2))
+        print(json.dumps(out, indent=2, default=_plain))
         return 0
     if fit is not None:
         print(render_lopo(fit, owners, langs))
