@@ -2,7 +2,9 @@
 
 :class:`DaemonIndex` gives the service this thread's read-only connection,
 directories kept watched, and writes queued for the writer thread; the
-socket methods that use it are in daemon/query_handlers.py.
+socket methods that use it are in daemon/query_handlers.py. Each ``select``'s
+telemetry row is one job on the writer's queue, so it never holds up the
+reply, and ``stats`` reads its own writes by waiting for the queue to pass.
 """
 
 from __future__ import annotations
@@ -10,18 +12,17 @@ from __future__ import annotations
 import sqlite3
 import threading
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from memoryd.config import Config
+from memoryd.daemon.readers import Readers
+from memoryd.daemon.watched_roots import WatchedRoots
+from memoryd.daemon.writer import Writer
 from memoryd.indexer import recovery
+from memoryd.indexer.store import IndexStore
 from memoryd.select.service import record_runs, retention_of
 from memoryd.service import index_pending_note
 
-if TYPE_CHECKING:
-    from memoryd.daemon.app import Daemon
-    from memoryd.indexer.store import IndexStore
-
-# How long a telemetry row may wait for others to share its commit.
-FLUSH_DELAY_S = 0.01
 HELD_RUNS = 10_000
 """Telemetry rows kept while the index cannot be written (~3 MB), written by the repair."""
 
@@ -29,27 +30,32 @@ HELD_RUNS = 10_000
 class DaemonIndex:
     """The daemon's index: this thread's reader, directories kept watched, writes queued."""
 
-    def __init__(self, daemon: Daemon) -> None:
-        self._daemon = daemon
-        self._runs: list[dict[str, Any]] = []
-        self._runs_lock = threading.Lock()
-        self._flush_queued = False
-        self.retention = retention_of(daemon.cfg)
+    def __init__(self, cfg: Config, readers: Readers, writer: Writer, roots: WatchedRoots) -> None:
+        self._readers = readers
+        self._writer = writer
+        self._roots = roots
+        self._held: list[dict[str, Any]] = []
+        self._held_lock = threading.Lock()
+        self.retention = retention_of(cfg)
+
+    def reconfigure(self, cfg: Config) -> None:
+        """SIGHUP: new ``telemetry`` limits apply from the next row."""
+        self.retention = retention_of(cfg)
 
     def reader(self) -> sqlite3.Connection:
-        return self._daemon.readers.conn()
+        return self._readers.conn()
 
     def directory(self, raw: str) -> str:
-        return self._daemon.ensure_dir(raw)
+        return self._roots.ensure_dir(raw)
 
     def refuse_root(self, directory: str) -> None:
-        self._daemon.refuse_too_broad(directory)
+        self._roots.refuse_too_broad(directory)
 
     def saved(self, raw_dir: str, path: str) -> tuple[str, str | None]:
-        directory = self._daemon.ensure_dir(raw_dir)
-        writer = self._daemon.writer
+        directory = self._roots.ensure_dir(raw_dir)
+        writer = self._writer
         try:
-            writer.call(lambda store: self._daemon.syncer(store).sync_path(path))
+            writer.call(lambda store: self._roots.syncer(store).sync_path(path))
         except Exception as exc:
             found = recovery.trouble(exc)
             if found is None:
@@ -65,34 +71,19 @@ class DaemonIndex:
             with store.transaction() as conn:
                 fn(conn)
 
-        self._daemon.writer.submit(job, keep=True)
+        self._writer.submit(job, keep=True)
 
     def roots(self) -> list[str]:
-        return list(self._daemon.roots)
+        return self._roots.paths()
 
     def record_run(self, record: dict[str, Any]) -> None:
-        """Queue the row; shortly after, the writer inserts every row waiting in one transaction.
+        """Queue the row for the writer (kept at shutdown); telemetry never blocks a reply."""
+        self._writer.submit(lambda store: self._write_runs(store, [record]), keep=True)
 
-        Telemetry never blocks a reply. Each commit costs the writer ~0.15 ms
-        of CPU (and wakes it), so rows are gathered for :data:`FLUSH_DELAY_S`
-        and written together instead of one commit per select.
-        """
-        with self._runs_lock:
-            self._runs.append(record)
-            if self._flush_queued:
-                return  # a flush is already due and will take this row
-            self._flush_queued = True
-        timer = threading.Timer(FLUSH_DELAY_S, self.queue_flush)
-        timer.daemon = True
-        timer.start()
-
-    def queue_flush(self) -> None:
-        self._daemon.writer.submit(self._flush_runs, keep=True)
-
-    def _flush_runs(self, store: IndexStore) -> None:
-        with self._runs_lock:
-            batch, self._runs = self._runs, []
-            self._flush_queued = False
+    def _write_runs(self, store: IndexStore, rows: list[dict[str, Any]]) -> None:
+        """Write ``rows`` after any held back; if the index refuses them, hold them all."""
+        with self._held_lock:
+            batch, self._held = [*self._held, *rows], []
         if not batch:
             return
         try:
@@ -100,15 +91,15 @@ class DaemonIndex:
         except Exception as exc:
             if recovery.trouble(exc) is None:
                 raise
-            with self._runs_lock:  # kept for the writer's repair (the newest, within a bound)
-                self._runs = [*batch, *self._runs][-HELD_RUNS:]
+            with self._held_lock:  # kept for the writer's repair (the newest, within a bound)
+                self._held = [*batch, *self._held][-HELD_RUNS:]
             raise
 
     def flush_held(self, store: IndexStore) -> None:
         """The writer's repair: rows kept back while the index could not be written."""
-        self._flush_runs(store)
+        self._write_runs(store, [])
 
     def runs_recorded(self) -> None:
-        # Every row made so far is waiting here or in a flush already queued
-        # ahead of this one: once it has run, they are all in.
-        self._daemon.writer.call(self._flush_runs)
+        # Every row recorded so far is a job queued ahead of this one: once it has
+        # run, they are all in, with any that were held back.
+        self._writer.call(self.flush_held)

@@ -15,11 +15,14 @@ from __future__ import annotations
 import threading
 import time
 from dataclasses import dataclass
+from typing import Literal, get_args
 
-PERSISTED = ("request", "watch")
+Origin = Literal["configured", "claude", "default", "serve", "watch", "request"]
+
+PERSISTED: tuple[Origin, ...] = ("request", "watch")
 """Origins stored in the index; the others come from the command line or config at start."""
 
-ORIGINS = ("configured", "claude", "default", "serve", "watch", "request")
+ORIGINS: tuple[Origin, ...] = get_args(Origin)
 
 TOUCH_RESOLUTION_S = 60.0
 """A request root's last use is recorded (and written to the index) at most this often."""
@@ -28,7 +31,7 @@ TOUCH_RESOLUTION_S = 60.0
 @dataclass(frozen=True)
 class Root:
     path: str
-    origin: str
+    origin: Origin
     last_used: float
 
 
@@ -56,7 +59,7 @@ class RootSet:
         with self._lock:
             return next((r for r in self._roots if under(directory, r)), None)
 
-    def add(self, path: str, origin: str, last_used: float | None = None) -> Root:
+    def add(self, path: str, origin: Origin, last_used: float | None = None) -> Root:
         """Record ``path``; a permanent origin wins over ``request`` for a known root."""
         with self._lock:
             known = self._roots.get(path)
@@ -82,7 +85,7 @@ class RootSet:
             self._roots[path] = Root(path, root.origin, now)
             return self._roots[path]
 
-    def over_limit(self, origin: str, limit: int, keep: str) -> list[str]:
+    def over_limit(self, origin: Origin, limit: int, keep: str) -> list[str]:
         """The least recently used roots of ``origin`` past ``limit`` (never ``keep``)."""
         with self._lock:
             ranked = sorted(

@@ -47,7 +47,7 @@ from memoryd.report.sessions import DAY
 from memoryd.select import telemetry
 from memoryd.select.manifest import superseded_in
 from memoryd.select.selector import Selector
-from memoryd.select.service import record_runs, retention_of, run_stats
+from memoryd.select.service import claude_factory, record_runs, retention_of, run_stats
 from memoryd.select.types import (
     SelectResult,
     StatsRequest,
@@ -203,6 +203,14 @@ class MemoryService:
         self.selector = selector
         self.checker = checker or Checker()
         self.reports = reports
+
+    def reconfigure(self, cfg: Config) -> None:
+        """SIGHUP: the selector takes the new query logging and Claude settings."""
+        self.selector.reconfigure(log_queries=cfg.log_queries, claude_factory=claude_factory(cfg))
+
+    def index_replaced(self) -> None:
+        """The index was rebuilt (after damage): what was cached from the old one goes."""
+        self.selector.index_replaced()
 
     def call(self, method: str, params: Mapping[str, Any]) -> Mapping[str, Any]:
         """Parse ``params`` into ``method``'s typed request and answer it.

@@ -9,6 +9,7 @@ daemon then walked the whole machine on its main thread, deaf to SIGHUP), and
 from __future__ import annotations
 
 import os
+import socket
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -19,8 +20,9 @@ from daemon_fixtures import DaemonProc, write_memory
 
 from memoryd.config import Config
 from memoryd.daemon import startup
-from memoryd.daemon.app import Daemon
-from memoryd.daemon.writer import Writer
+from memoryd.daemon.compose import Parts, compose
+from memoryd.daemon.core import Where
+from memoryd.daemon.lifecycle import Lifecycle
 from memoryd.errors import RemoteError
 from memoryd.indexer import scanner, sync
 from memoryd.indexer.store import IndexStore
@@ -80,18 +82,18 @@ def test_a_configured_root_of_slash_is_refused_not_walked(
 
 
 @pytest.fixture
-def bare_daemon(tmp_path: Path) -> Iterator[Daemon]:
-    """A Daemon object with a writer and no server: its methods, called from this thread."""
+def bare_daemon(tmp_path: Path) -> Iterator[Parts]:
+    """A daemon's parts with the server never started: their methods, called from this thread."""
     cfg = Config(socket=tmp_path / "s.sock", state_dir=tmp_path / "state")
-    d = Daemon(cfg, [])
-    d._writer = Writer(IndexStore(tmp_path / "index.db"))
-    yield d
-    d.watcher.stop()
-    d.writer.close()
+    where = Where(str(cfg.socket), activated=False, db=str(cfg.db_path), release=lambda: None)
+    store = IndexStore(tmp_path / "index.db")
+    parts = compose(cfg, store, socket.socket(socket.AF_UNIX), Lifecycle(), where)
+    yield parts
+    parts.stop()
 
 
 def test_root_walks_run_on_the_writer_thread_not_the_callers(
-    bare_daemon: Daemon, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    bare_daemon: Parts, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The main thread handles signals: a walk there made a SIGHUP wait for the whole tree."""
     walked_on: list[str] = []
@@ -109,8 +111,8 @@ def test_root_walks_run_on_the_writer_thread_not_the_callers(
     monkeypatch.setattr(startup, "count_files", count)
     root = tmp_path / "memory"
     write_memory(root / "feedback_a.md", "a memory")
-    bare_daemon._add_root(str(root), "configured", index=True, wait=False)  # as the reload does
-    bare_daemon.reconcile("startup")
+    bare_daemon.roots.add(str(root), "configured", index=True, wait=False)  # as the reload does
+    bare_daemon.maintenance.reconcile("startup")
     bare_daemon.writer.call(lambda store: None)
     assert walked_on and set(walked_on) == {"index-writer"}
     assert threading.current_thread().name not in walked_on

@@ -92,6 +92,15 @@ class Selector:
         # wait without ending the call, whose answer is cached when it comes.
         self._claude_pool: concurrent.futures.ThreadPoolExecutor | None = None
 
+    def reconfigure(self, *, log_queries: bool, claude_factory: Callable[[], Any] | None) -> None:
+        """SIGHUP: query logging and the Claude ranker as the new config says, from the next run."""
+        self.log_queries = log_queries
+        self.claude_factory = claude_factory
+
+    def index_replaced(self) -> None:
+        """A rebuilt index numbers its folders' versions from 1 again: drop what was cached."""
+        self.manifests = ManifestCache()
+
     # -- the selection itself -------------------------------------------------
 
     def run(
