@@ -14,9 +14,9 @@ enters, into the typed requests of :mod:`memoryd.select.types` and
 from __future__ import annotations
 
 import os
-import random
 import sqlite3
 import time
+import uuid
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol, TypeVar, cast
 
@@ -227,8 +227,7 @@ class MemoryService:
         leaves its row (``error: invalid_params``).
         """
         started = time.perf_counter()
-        # Not uuid4: its os.urandom call hands the interpreter to another thread.
-        run_id = f"{random.getrandbits(64):016x}"
+        run_id = uuid.uuid4().hex[:16]  # the 16 hex digits run ids have always had
         raw_query = params.get("query")
         query = raw_query if isinstance(raw_query, str) else ""
         session = params.get("session_id")
