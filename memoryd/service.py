@@ -203,6 +203,7 @@ class MemoryService:
         self.selector = selector
         self.checker = checker or Checker()
         self.reports = reports
+        self.session_caches = sessions.SessionCaches()
 
     def reconfigure(self, cfg: Config) -> None:
         """SIGHUP: the selector takes the new query logging and Claude settings."""
@@ -317,6 +318,7 @@ class MemoryService:
             request.project,
             request.budget_tokens,
             readable=sessions.dir_unreadable,
+            caches=self.session_caches,
         )
         return _noted(brief, request.project_given)
 

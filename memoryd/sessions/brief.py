@@ -159,15 +159,25 @@ class _Session:
 
 
 def build_brief(
-    task: str, docs: Sequence[SessionDoc], *, scope: str, budget_tokens: int = 600
+    task: str,
+    docs: Sequence[SessionDoc],
+    *,
+    scope: str,
+    budget_tokens: int = 600,
+    parsed: ParsedSessions | None = None,
 ) -> Brief:
-    """Search ``docs`` for context on ``task`` and return a cited brief within budget."""
+    """Search ``docs`` for context on ``task`` and return a cited brief within budget.
+
+    Sessions parsed for an earlier brief are taken from ``parsed`` (a fresh set
+    when None).
+    """
+    parsed = ParsedSessions() if parsed is None else parsed
     skipped = [
         {"filename": d.filename, "error": d.error or "unreadable"}
         for d in docs
         if d.text is None or d.error
     ]
-    sessions = [_index(d) for d in docs if d.text is not None and not d.error]
+    sessions = [_index(d, parsed) for d in docs if d.text is not None and not d.error]
     idf, size = rel.idf_table(s.terms for s in sessions)
     words = rel.tokens(task)
     query = set(words)
@@ -213,10 +223,23 @@ class _Indexed:
     date: str
 
 
-_INDEXED: SizedCache[SessionDoc, _Indexed] = SizedCache(INDEX_CACHE_BYTES)
-"""Session files already indexed, keyed by the whole doc, text included: a
-daemon answering ``context`` again reads the files but does not parse them
-again (the parse, YAML header included, is ~0.5 ms a session)."""
+class ParsedSessions:
+    """Session files already indexed, keyed by the whole doc, text included.
+
+    Whoever answers ``context`` again owns one (the daemon's service, the CLI's
+    own): it reads the files again but does not parse them again, and an
+    edited file, a new text, is parsed anew.
+    """
+
+    def __init__(self, budget: int = INDEX_CACHE_BYTES) -> None:
+        self._cache: SizedCache[SessionDoc, _Indexed] = SizedCache(budget)
+
+    def of(self, doc: SessionDoc) -> _Indexed:
+        indexed = self._cache.get(doc)
+        if indexed is None:
+            indexed = _index_text(doc)
+            self._cache.put(doc, indexed, weight(doc.text or ""))
+        return indexed
 
 
 def weight(text: str) -> int:
@@ -228,12 +251,9 @@ def weight(text: str) -> int:
     return 16 * len(text) + 1024
 
 
-def _index(doc: SessionDoc) -> _Session:
-    """The session's entries and tokens (worked out once per text, see :data:`_INDEXED`)."""
-    indexed = _INDEXED.get(doc)
-    if indexed is None:
-        indexed = _index_text(doc)
-        _INDEXED.put(doc, indexed, weight(doc.text or ""))
+def _index(doc: SessionDoc, parsed: ParsedSessions) -> _Session:
+    """The session's entries and tokens (worked out once per text in ``parsed``)."""
+    indexed = parsed.of(doc)
     return _Session(
         doc=doc,
         entries=indexed.entries,
