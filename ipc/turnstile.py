@@ -30,6 +30,12 @@ class Turnstile:
         self._busy = False
         self._waiters: deque[threading.Lock] = deque()
 
+    @property
+    def waiting(self) -> int:
+        """Threads waiting for the turn now."""
+        with self._lock:
+            return len(self._waiters)
+
     def enter(self) -> bool:
         """Wait for the turn (up to ``patience``); True when this thread holds it.
 

@@ -25,7 +25,7 @@ def _wait_for(cond: Callable[[], bool], timeout: float = 10.0) -> None:
 
 
 def _waiting(gate: Turnstile, count: int) -> bool:
-    return len(gate._waiters) == count
+    return gate.waiting == count
 
 
 def test_waiters_get_the_turn_in_arrival_order() -> None:
@@ -57,7 +57,7 @@ def test_a_waiter_runs_without_the_turn_after_its_patience() -> None:
     gate = Turnstile(patience=0.05)
     assert gate.enter()
     assert gate.enter() is False  # gave up waiting; the holder still has the turn
-    assert list(gate._waiters) == []
+    assert gate.waiting == 0
     gate.leave()
     assert gate.enter()  # the turn was freed, not lost to the one that gave up
     gate.leave()
