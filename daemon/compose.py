@@ -18,7 +18,8 @@ from __future__ import annotations
 
 import os
 import socket
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -93,15 +94,22 @@ class Parts:
 
 
 def compose(
-    cfg: Config, store: IndexStore, listener: socket.socket, life: Lifecycle, where: Where
+    cfg: Config,
+    store: IndexStore,
+    listener: socket.socket,
+    life: Lifecycle,
+    where: Where,
+    *,
+    clock: Callable[[], float] = time.time,
 ) -> Parts:
     """Every part of a daemon serving ``listener`` over ``store``; nothing is walked yet.
 
     The writer and watcher threads run from here on; the staleness thread,
-    the server and the scheduler are started by the daemon.
+    the server and the scheduler are started by the daemon. ``clock`` is
+    when roots are used and go idle (tests pass their own, instead of waiting).
     """
     readers = Readers(cfg.db_path)
-    root_set = RootSet()
+    root_set = RootSet(clock)
     writer = Writer(store, on_fatal=life.fail)
     watcher = Watcher(
         lambda paths, listed: queue_hints(writer, root_set.covering, paths, listed),

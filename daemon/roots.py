@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal, get_args
 
@@ -40,9 +41,13 @@ def under(directory: str, root: str) -> bool:
 
 
 class RootSet:
-    """Thread-safe map of root path -> origin and, for request roots, when last used."""
+    """Thread-safe map of root path -> origin and, for request roots, when last used.
 
-    def __init__(self) -> None:
+    ``clock`` (wall-clock seconds) says when a root is used; tests pass their own.
+    """
+
+    def __init__(self, clock: Callable[[], float] = time.time) -> None:
+        self.clock = clock
         self._roots: dict[str, Root] = {}
         self._lock = threading.Lock()
 
@@ -65,7 +70,7 @@ class RootSet:
             known = self._roots.get(path)
             if known is not None and (origin == "request" or known.origin != "request"):
                 return known
-            root = Root(path, origin, time.time() if last_used is None else last_used)
+            root = Root(path, origin, self.clock() if last_used is None else last_used)
             self._roots[path] = root
             return root
 
@@ -75,7 +80,7 @@ class RootSet:
 
     def touch(self, path: str) -> Root | None:
         """Note that a request used ``path`` now; returns the root when that is worth saving."""
-        now = time.time()
+        now = self.clock()
         with self._lock:
             root = self._roots.get(path)
             if root is None or root.origin != "request":

@@ -12,7 +12,6 @@ is used) and ``watch``/``unwatch``; the SIGHUP reload through
 from __future__ import annotations
 
 import os
-import time
 from collections.abc import Callable
 from typing import Any, cast
 
@@ -78,7 +77,7 @@ class WatchedRoots:
         """Declared roots, then the remembered ones that are still wanted (newest first)."""
         for root, origin in declared:
             self.add(root, origin, wait=False)
-        now = time.time()
+        now = self._root_set.clock()
         rows = self._writer.call(lambda s: s.root_rows())
         for path, stored, last_used in sorted(rows, key=lambda r: -r[2]):
             origin = cast(Origin, stored)  # the rows hold what save_root wrote: PERSISTED ones
@@ -161,7 +160,7 @@ class WatchedRoots:
         return dropped
 
     def forget_idle(self) -> None:
-        for root in self._root_set.idle(self.idle_seconds, time.time()):
+        for root in self._root_set.idle(self.idle_seconds, self._root_set.clock()):
             self.forget(root, reason="idle")
 
     def save_persisted(self, store: IndexStore) -> None:

@@ -9,23 +9,19 @@ daemon then walked the whole machine on its main thread, deaf to SIGHUP), and
 from __future__ import annotations
 
 import os
-import socket
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from daemon_fixtures import DaemonProc, write_memory
+from daemon_fixtures import DaemonProc, composed, write_memory
 
 from memoryd.config import Config
 from memoryd.daemon import startup
-from memoryd.daemon.compose import Parts, compose
-from memoryd.daemon.core import Where
-from memoryd.daemon.lifecycle import Lifecycle
+from memoryd.daemon.compose import Parts
 from memoryd.errors import RemoteError
 from memoryd.indexer import scanner, sync
-from memoryd.indexer.store import IndexStore
 from memoryd.system_trees import filesystem_of, refusal
 
 
@@ -84,12 +80,9 @@ def test_a_configured_root_of_slash_is_refused_not_walked(
 @pytest.fixture
 def bare_daemon(tmp_path: Path) -> Iterator[Parts]:
     """A daemon's parts with the server never started: their methods, called from this thread."""
-    cfg = Config(socket=tmp_path / "s.sock", state_dir=tmp_path / "state")
-    where = Where(str(cfg.socket), activated=False, db=str(cfg.db_path), release=lambda: None)
-    store = IndexStore(tmp_path / "index.db")
-    parts = compose(cfg, store, socket.socket(socket.AF_UNIX), Lifecycle(), where)
-    yield parts
-    parts.stop()
+    cfg = Config(socket=tmp_path / "s.sock", state_dir=tmp_path, db=tmp_path / "index.db")
+    with composed(cfg) as parts:
+        yield parts
 
 
 def test_root_walks_run_on_the_writer_thread_not_the_callers(
