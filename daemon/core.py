@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from memoryd.daemon.lifecycle import DaemonState, Lifecycle
     from memoryd.daemon.maintenance import Maintenance, ReconcileInfo
     from memoryd.daemon.readers import Readers
+    from memoryd.daemon.roots import Origin
     from memoryd.daemon.staleness_handlers import Staleness
     from memoryd.daemon.watched_roots import WatchedRoots
     from memoryd.daemon.watcher import Watcher
@@ -90,7 +91,7 @@ class Core(Protocol):
 
     def runtime(self) -> Runtime: ...
 
-    def origin_of(self, root: str) -> str | None:
+    def origin_of(self, root: str) -> Origin | None:
         """Where ``root`` came from, or None when it is not a root."""
         ...
 
@@ -216,7 +217,7 @@ class DaemonCore:
             extra=extra,
         )
 
-    def origin_of(self, root: str) -> str | None:
+    def origin_of(self, root: str) -> Origin | None:
         entry = self._roots.get(root)
         return None if entry is None else entry.origin
 
