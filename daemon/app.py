@@ -80,8 +80,8 @@ class Daemon:
             )
             parts = self._parts = compose(self.cfg, store, listener, life, where)
             parts.roots.restore(self._declared)
-            declared = parts.roots.paths()
-            parts.writer.call(lambda _store: self._remove_stale_temp_files(declared))  # a walk
+            restored = parts.roots.paths()
+            parts.writer.call(lambda _store: self._remove_stale_temp_files(restored))  # a walk
             parts.staleness.start()
             if life.stop_requested.is_set():
                 return life.exit_code
@@ -112,7 +112,7 @@ class Daemon:
                     self._reload_requested.clear()
                     self.reload()
         finally:
-            if self._parts is None:  # stopped before serving: nobody else owns it
+            if self._parts is None:  # not composed: no server owns it
                 listener.close()
             self._shutdown()
         return life.exit_code

@@ -150,7 +150,7 @@ def compose(
         readers=readers,
         maintenance=maintenance,
         staleness=staleness,
-        parts=[reporter],
+        status_parts=[reporter],
     )
     methods = build_handlers(core, query_handlers.handlers(service, staleness))
     # `status` answers (with progress) during the first reconcile; the

@@ -140,7 +140,7 @@ class DaemonCore:
         readers: Readers,
         maintenance: Maintenance,
         staleness: Staleness | None,
-        parts: Sequence[StatusPart],
+        status_parts: Sequence[StatusPart],
     ) -> None:
         self._life = life
         self._where = where
@@ -150,7 +150,7 @@ class DaemonCore:
         self._readers = readers
         self._maintenance = maintenance
         self._staleness = staleness
-        self._parts = parts
+        self._status_parts = status_parts
         self.server: Server | None = None
         self._counts: dict[str, tuple[int, float, tuple[int, int]]] = {}
 
@@ -198,7 +198,7 @@ class DaemonCore:
     def runtime(self) -> Runtime:
         maintenance, server = self._maintenance, self.server
         extra: dict[str, Any] = {}
-        for part in self._parts:
+        for part in self._status_parts:
             extra.update(part.status())
         return Runtime(
             state=self._life.state,
