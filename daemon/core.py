@@ -181,13 +181,14 @@ class DaemonCore:
                 forget_at = entry.last_used + self._roots.idle_seconds
             files, errors = self._root_counts(root)
             checker = self._staleness
+            mode, note = self._watcher.mode_of(root)
             states.append(
                 RootState(
                     path=root,
                     origin=origin,
                     forget_at=forget_at,
-                    watcher=self._watcher.modes.get(root, "none"),
-                    watcher_note=self._watcher.notes.get(root),
+                    watcher=mode or "none",
+                    watcher_note=note,
                     files=files,
                     errors=errors,
                     checkout=checker.checkout_of(root) if checker else None,
@@ -239,7 +240,8 @@ class DaemonCore:
 
     def watch(self, raw: Any) -> dict[str, Any]:
         reply = self._roots.watch_dir(raw)
-        return {**reply, "watcher": self._watcher.modes.get(reply["root"] or "", "none")}
+        mode, _ = self._watcher.mode_of(reply["root"] or "")
+        return {**reply, "watcher": mode or "none"}
 
     def forget(self, root: str) -> int:
         return self._roots.forget(root, reason="unwatch")

@@ -175,6 +175,15 @@ class Watcher:
         self._thread = threading.Thread(target=self._deliver, name="watch-debounce", daemon=True)
         self._thread.start()
 
+    def mode_of(self, root: str) -> tuple[WatcherMode | None, str | None]:
+        """How ``root`` is watched now (None: not at all) and why it is polled, if it is.
+
+        Read under the lock: a restart unschedules a root and schedules it again,
+        and ``status`` must not catch it in between.
+        """
+        with self._lock:
+            return self.modes.get(root), self.notes.get(root)
+
     def reconfigure(self, cfg: Config) -> None:
         """SIGHUP: a new ``settle_ms`` applies from the next batch."""
         self.settle = cfg.settle_ms / 1000

@@ -62,10 +62,14 @@ def test_a_file_growing_during_its_read_is_stored_with_the_stat_of_what_was_read
     path = memdir / "feedback_in_flight.md"
     path.write_text("---\ndescription: half written\n---\nfirst part\n")
 
+    grown: list[str] = []
+
     def stat_then_write(where: str, boundary: str | None = None) -> FileStat | None:
         seen = stat_path(where, boundary)
-        with path.open("a") as fh:  # the writer finishes after the stat, before the read
-            fh.write("second part, written after the stat\n" * 20)
+        if not grown:  # the writer finishes after the first stat, before the read
+            grown.append(where)
+            with path.open("a") as fh:
+                fh.write("second part, written after the stat\n" * 20)
         return seen
 
     monkeypatch.setattr(sync, "stat_path", stat_then_write)
