@@ -41,6 +41,7 @@ from _lopo import Outcome, Search, leave_one_out, render_folds
 
 from memoryd.indexer.parse import parse_file
 from memoryd.paths import SESSION_FILENAME
+from memoryd.sessions import _collect as collect_module
 from memoryd.sessions import brief as brief_module
 from memoryd.sessions.brief import SessionDoc, build_brief, estimate_tokens, no_context_message
 
@@ -52,6 +53,12 @@ TUNABLES = {
     "BACKGROUND_MATCH": (0.2, 0.3, 0.4),
 }
 """The brief's thresholds the leave-one-project-out search may change, and their options."""
+HOLDER = {
+    "SESSION_THRESHOLD": brief_module,
+    "PAIR_BONUS": brief_module,
+    "BACKGROUND_MATCH": collect_module,
+}
+"""The module each threshold lives in (which sessions are read, how their entries score)."""
 Setting = tuple[tuple[str, float], ...]
 
 
@@ -119,15 +126,15 @@ def evaluate(corpus: Path, budget: int) -> dict[str, Any]:
 
 @contextmanager
 def applied(setting: Setting) -> Iterator[None]:
-    """The brief module with ``setting``'s thresholds for the duration (restored after)."""
-    before = {name: getattr(brief_module, name) for name, _ in setting}
+    """The brief's modules with ``setting``'s thresholds for the duration (restored after)."""
+    before = {name: getattr(HOLDER[name], name) for name, _ in setting}
     for name, value in setting:
-        setattr(brief_module, name, value)
+        setattr(HOLDER[name], name, value)
     try:
         yield
     finally:
         for name, value in before.items():
-            setattr(brief_module, name, value)
+            setattr(HOLDER[name], name, value)
 
 
 def as_outcome(row: dict[str, Any]) -> Outcome:
@@ -164,7 +171,7 @@ def lopo(corpora: Sequence[Path], budget: int) -> dict[str, Any]:
             tuple(zip(names, values, strict=True)) for values in product(*TUNABLES.values())
         ]
 
-    shipped: Setting = tuple((name, float(getattr(brief_module, name))) for name in TUNABLES)
+    shipped: Setting = tuple((name, float(getattr(HOLDER[name], name))) for name in TUNABLES)
     start: Setting = tuple((name, options[1]) for name, options in TUNABLES.items())
     search = Search(run, recall_or_silence)
     projects = sorted({r.project for r in search.outcomes(start)})

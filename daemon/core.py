@@ -4,14 +4,17 @@
 (daemon/handlers.py) are parse → call → encode over a :class:`Core`: the
 roots and their counts, the runtime facts ``status`` reports, and the
 root bookkeeping those methods change. :class:`DaemonCore` is the one
-implementation, built by the daemon over itself; it keeps the per-root file
-counts cached by writer generation, so a busy ``status`` does not recount.
+implementation, built by daemon/compose.py over the daemon's parts; it keeps
+the per-root file counts cached by writer generation, so a busy ``status``
+does not recount. Features add their own keys to ``status`` through
+:class:`StatusPart`.
 """
 
 from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -19,8 +22,15 @@ from memoryd.indexer import queries
 from memoryd.indexer.sync import SyncResult
 
 if TYPE_CHECKING:
-    from memoryd.daemon.app import Daemon
-    from memoryd.daemon.maintenance import ReconcileInfo
+    from memoryd.daemon.lifecycle import DaemonState, Lifecycle
+    from memoryd.daemon.maintenance import Maintenance, ReconcileInfo
+    from memoryd.daemon.readers import Readers
+    from memoryd.daemon.roots import Origin
+    from memoryd.daemon.staleness_handlers import Staleness
+    from memoryd.daemon.watched_roots import WatchedRoots
+    from memoryd.daemon.watcher import Watcher
+    from memoryd.daemon.writer import Writer
+    from memoryd.ipc.server import Server
 
 COUNTS_MAX_AGE = 2.0
 """Seconds a root's file counts may be reused by ``status`` when nothing was written."""
@@ -41,10 +51,22 @@ class RootState:
 
 
 @dataclass(frozen=True)
+class Where:
+    """Where this daemon can be found, and how to stop being findable."""
+
+    socket: str
+    activated: bool
+    """The listening socket came from systemd (socket activation), not from our bind."""
+    db: str
+    release: Callable[[], None]
+    """Remove the socket file and the pidfile (``shutdown`` does so before it replies)."""
+
+
+@dataclass(frozen=True)
 class Runtime:
     """The process-wide facts ``status`` reports."""
 
-    state: str
+    state: DaemonState
     started: float
     socket: str
     activated: bool
@@ -69,7 +91,7 @@ class Core(Protocol):
 
     def runtime(self) -> Runtime: ...
 
-    def origin_of(self, root: str) -> str | None:
+    def origin_of(self, root: str) -> Origin | None:
         """Where ``root`` came from, or None when it is not a root."""
         ...
 
@@ -94,15 +116,46 @@ class Core(Protocol):
         ...
 
 
-class DaemonCore:
-    """:class:`Core` over a running :class:`~memoryd.daemon.app.Daemon`."""
+class StatusPart(Protocol):
+    """A feature's share of ``status``: keys merged into the reply's top level."""
 
-    def __init__(self, daemon: Daemon) -> None:
-        self._daemon = daemon
+    def status(self) -> Mapping[str, Any]: ...
+
+
+class DaemonCore:
+    """:class:`Core` over the parts the daemon is composed of (daemon/compose.py).
+
+    ``server`` is handed over once it exists: it serves the methods built over
+    this core, so it comes after it.
+    """
+
+    def __init__(
+        self,
+        life: Lifecycle,
+        where: Where,
+        *,
+        roots: WatchedRoots,
+        watcher: Watcher,
+        writer: Writer,
+        readers: Readers,
+        maintenance: Maintenance,
+        staleness: Staleness | None,
+        status_parts: Sequence[StatusPart],
+    ) -> None:
+        self._life = life
+        self._where = where
+        self._roots = roots
+        self._watcher = watcher
+        self._writer = writer
+        self._readers = readers
+        self._maintenance = maintenance
+        self._staleness = staleness
+        self._status_parts = status_parts
+        self.server: Server | None = None
         self._counts: dict[str, tuple[int, float, tuple[int, int]]] = {}
 
     def roots(self) -> list[str]:
-        return self._daemon.roots
+        return self._roots.paths()
 
     def _root_counts(self, root: str) -> tuple[int, int]:
         """Files and errors under ``root``, recounted when the writer has written since.
@@ -110,32 +163,32 @@ class DaemonCore:
         A short age limit also catches writes by another process (``memoryd
         index`` on the same database), which do not bump the generation.
         """
-        generation, now = self._daemon.writer.store.generation, time.monotonic()
+        generation, now = self._writer.store.generation, time.monotonic()
         cached = self._counts.get(root)
         if cached is not None and cached[0] == generation and now - cached[1] < COUNTS_MAX_AGE:
             return cached[2]
-        value = queries.counts_under(self._daemon.readers.conn(), root)
+        value = queries.counts_under(self._readers.conn(), root)
         self._counts[root] = (generation, now, value)
         return value
 
     def root_states(self) -> list[RootState]:
-        daemon = self._daemon
         states = []
-        for root in daemon.roots:
-            entry = daemon.root_set.get(root)
+        for root in self._roots.paths():
+            entry = self._roots.get(root)
             origin = entry.origin if entry else "none"
             forget_at = None
             if entry is not None and origin == "request":
-                forget_at = entry.last_used + daemon.idle_seconds
+                forget_at = entry.last_used + self._roots.idle_seconds
             files, errors = self._root_counts(root)
-            checker = daemon.staleness
+            checker = self._staleness
+            mode, note = self._watcher.mode_of(root)
             states.append(
                 RootState(
                     path=root,
                     origin=origin,
                     forget_at=forget_at,
-                    watcher=daemon.watcher.modes.get(root, "none"),
-                    watcher_note=daemon.watcher.notes.get(root),
+                    watcher=mode or "none",
+                    watcher_note=note,
                     files=files,
                     errors=errors,
                     checkout=checker.checkout_of(root) if checker else None,
@@ -144,53 +197,57 @@ class DaemonCore:
         return states
 
     def runtime(self) -> Runtime:
-        d = self._daemon
+        maintenance, server = self._maintenance, self.server
+        extra: dict[str, Any] = {}
+        for part in self._status_parts:
+            extra.update(part.status())
         return Runtime(
-            state=d.state,
-            started=d.started,
-            socket=str(d.cfg.socket),
-            activated=d.activated,
-            db=str(d.cfg.db_path),
-            last_event=d.watcher.last_event,
-            last_reconcile=d.last_reconcile,
-            drift_fixed_total=d.drift_fixed_total,
-            indexing=None if d.indexing is None else d.indexing.to_json(),
-            writer_queue=d.writer.depth,
-            connections=d.server.connections if d.server else 0,
-            connections_refused=d.server.refused if d.server else 0,
-            index=d.writer.health.to_json(),
-            extra=dict(d.extra_status),
+            state=self._life.state,
+            started=self._life.started,
+            socket=self._where.socket,
+            activated=self._where.activated,
+            db=self._where.db,
+            last_event=self._watcher.last_event,
+            last_reconcile=maintenance.last_reconcile,
+            drift_fixed_total=maintenance.drift_fixed_total,
+            indexing=None if maintenance.indexing is None else maintenance.indexing.to_json(),
+            writer_queue=self._writer.depth,
+            connections=server.connections if server else 0,
+            connections_refused=server.refused if server else 0,
+            index=self._writer.health.to_json(),
+            extra=extra,
         )
 
-    def origin_of(self, root: str) -> str | None:
-        entry = self._daemon.root_set.get(root)
+    def origin_of(self, root: str) -> Origin | None:
+        entry = self._roots.get(root)
         return None if entry is None else entry.origin
 
     def root_for(self, directory: str) -> str | None:
-        return self._daemon.root_for(directory)
+        return self._roots.root_for(directory)
 
     def ensure_dir(self, raw: Any) -> str:
-        return self._daemon.ensure_dir(raw)
+        return self._roots.ensure_dir(raw)
 
     def reconcile(self, reason: str) -> SyncResult:
-        return self._daemon.reconcile(reason)
+        return self._maintenance.reconcile(reason)
 
     def sync_tree(self, directory: str) -> SyncResult:
-        return self._daemon.writer.call(lambda s: self._daemon.syncer(s).sync_tree(directory))
+        return self._writer.call(lambda s: self._roots.syncer(s).sync_tree(directory))
 
     def errors_under(self, dirs: list[str]) -> list[dict[str, Any]]:
-        conn = self._daemon.readers.conn()
+        conn = self._readers.conn()
         return [e for d in dirs for e in queries.errors_under(conn, d)]
 
     def watch(self, raw: Any) -> dict[str, Any]:
-        reply = self._daemon.watch_dir(raw)
-        return {**reply, "watcher": self._daemon.watcher.modes.get(reply["root"] or "", "none")}
+        reply = self._roots.watch_dir(raw)
+        mode, _ = self._watcher.mode_of(reply["root"] or "")
+        return {**reply, "watcher": mode or "none"}
 
     def forget(self, root: str) -> int:
-        return self._daemon.forget_root(root, reason="unwatch")
+        return self._roots.forget(root, reason="unwatch")
 
     def stop(self) -> None:
         # As dmypy does: stop being findable before saying yes, so a client
         # that starts a new daemon right after the reply never races us.
-        self._daemon.release_paths()
-        threading.Timer(0.05, self._daemon.stop_requested.set).start()
+        self._where.release()
+        threading.Timer(0.05, self._life.stop_requested.set).start()

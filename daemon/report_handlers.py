@@ -1,7 +1,8 @@
 """Compaction reports in the daemon: a scheduled job, and the writer of ``report``'s.
 
 The job runs on ``reports.cron`` from the config (default ``0 3 * * *``, local
-time) through the daemon's apscheduler, whose job defaults make it coalesced
+time) through the daemon's apscheduler (installed by :meth:`Reporter.reconfigure`,
+at start and on SIGHUP), whose job defaults make it coalesced
 (missed runs collapse into one), one at a time, and still run after a missed
 start within the misfire grace. A ``report`` request and a scheduled run
 share one lock, so two reports are never written at once: a request waits
@@ -20,20 +21,20 @@ from __future__ import annotations
 import os
 import threading
 import time
-from typing import TYPE_CHECKING, Any, cast
+from collections.abc import Callable, Mapping
+from typing import Any, cast
 
 import structlog
+from apscheduler.schedulers.base import BaseScheduler
 from apscheduler.triggers.base import BaseTrigger
 from apscheduler.triggers.cron import CronTrigger
 from apscheduler.triggers.interval import IntervalTrigger
 
 from memoryd.config import Config
+from memoryd.daemon.readers import Readers
 from memoryd.replies import ReportResult
 from memoryd.report import Retention, produce
 from memoryd.report.sessions import DAY
-
-if TYPE_CHECKING:
-    from memoryd.daemon.app import Daemon
 
 INTERVAL_ENV = "MEMORYD_REPORT_INTERVAL"
 JOB_ID = "compaction-report"
@@ -53,14 +54,30 @@ def schedule_for(cfg: Config) -> tuple[BaseTrigger, dict[str, Any]]:
 
 
 class Reporter:
-    """Runs reports for the daemon, one at a time, and records the last one."""
+    """Runs reports for the daemon, one at a time, and records the last one for ``status``."""
 
-    def __init__(self, daemon: Daemon) -> None:
-        self.daemon = daemon
+    def __init__(
+        self,
+        cfg: Config,
+        roots: Callable[[], list[str]],
+        readers: Readers,
+        scheduler: BaseScheduler,
+    ) -> None:
+        self._cfg = cfg
+        self._roots = roots
+        self._readers = readers
+        self._scheduler = scheduler
         self._lock = threading.Lock()
+        self._last: dict[str, Any] | None = None
+        self._schedule: dict[str, Any] = {}
+
+    def status(self) -> Mapping[str, Any]:
+        """``last_report`` (once one ran) and ``report_schedule``."""
+        last = {} if self._last is None else {"last_report": self._last}
+        return {**last, "report_schedule": self._schedule}
 
     def default_older_than_s(self) -> float:
-        return self.daemon.cfg.report_older_than_days * DAY
+        return self._cfg.report_older_than_days * DAY
 
     def run(self, dirs: list[str], older_than_s: float, trigger: str) -> ReportResult:
         with self._lock:
@@ -72,8 +89,7 @@ class Reporter:
             log.info("report.skipped", reason="a report is already running")
             return
         try:
-            days = self.daemon.cfg.report_older_than_days
-            self._run(list(self.daemon.roots), days * DAY, "schedule")
+            self._run(self._roots(), self.default_older_than_s(), "schedule")
         except Exception as exc:
             # One structured event instead of the scheduler's traceback; the next run retries.
             log.error("report.failed", trigger="schedule", error=str(exc))
@@ -83,12 +99,12 @@ class Reporter:
     def _run(self, dirs: list[str], older_than_s: float, trigger: str) -> ReportResult:
         started = time.perf_counter()
         log.info("report.started", trigger=trigger, roots=dirs)
-        cfg = self.daemon.cfg
+        cfg = self._cfg
         result = produce(
-            self.daemon.readers.conn(), dirs, older_than_s, cfg.reports_dir, Retention.of(cfg)
+            self._readers.conn(), dirs, older_than_s, cfg.reports_dir, Retention.of(cfg)
         )
         seconds = round(time.perf_counter() - started, 4)
-        self.daemon.extra_status["last_report"] = {
+        self._last = {
             "at": result["at"],
             "path": result["path"],
             "json": result["json"],
@@ -104,27 +120,23 @@ class Reporter:
         )
         return cast(ReportResult, {**result, "seconds": seconds})
 
-    def schedule(self, cfg: Config) -> None:
+    def reconfigure(self, cfg: Config) -> None:
         """(Re)install the job from ``cfg``; a bad interval is logged and leaves no job.
 
         A cron that does not parse never gets here: loading the config refuses it.
         """
+        self._cfg = cfg
         try:
             trigger, described = schedule_for(cfg)
         except ValueError as exc:
             log.error("report.bad_schedule", cron=cfg.report_cron, error=str(exc))
-            self.daemon.extra_status["report_schedule"] = {"error": str(exc)}
-            if self.daemon.scheduler.get_job(JOB_ID) is not None:
-                self.daemon.scheduler.remove_job(JOB_ID)
+            self._schedule = {"error": str(exc)}
+            if self._scheduler.get_job(JOB_ID) is not None:
+                self._scheduler.remove_job(JOB_ID)
             return
-        self.daemon.scheduler.add_job(self.scheduled, trigger, id=JOB_ID, replace_existing=True)
-        self.daemon.extra_status["report_schedule"] = described
+        self._scheduler.add_job(self.scheduled, trigger, id=JOB_ID, replace_existing=True)
+        self._schedule = described
 
-
-def start(daemon: Daemon) -> Reporter:
-    """The reporter, its job scheduled from the config and rescheduled on SIGHUP."""
-    reporter = Reporter(daemon)
-    reporter.schedule(daemon.cfg)
-    daemon.on_reload.append(reporter.schedule)
-    daemon.on_clock_back.append(lambda: reporter.schedule(daemon.cfg))
-    return reporter
+    def reschedule(self) -> None:
+        """The clock was set back: the next run is worked out again from now."""
+        self.reconfigure(self._cfg)

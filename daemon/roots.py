@@ -14,12 +14,16 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Literal, get_args
 
-PERSISTED = ("request", "watch")
+Origin = Literal["configured", "claude", "default", "serve", "watch", "request"]
+
+PERSISTED: tuple[Origin, ...] = ("request", "watch")
 """Origins stored in the index; the others come from the command line or config at start."""
 
-ORIGINS = ("configured", "claude", "default", "serve", "watch", "request")
+ORIGINS: tuple[Origin, ...] = get_args(Origin)
 
 TOUCH_RESOLUTION_S = 60.0
 """A request root's last use is recorded (and written to the index) at most this often."""
@@ -28,7 +32,7 @@ TOUCH_RESOLUTION_S = 60.0
 @dataclass(frozen=True)
 class Root:
     path: str
-    origin: str
+    origin: Origin
     last_used: float
 
 
@@ -37,9 +41,13 @@ def under(directory: str, root: str) -> bool:
 
 
 class RootSet:
-    """Thread-safe map of root path -> origin and, for request roots, when last used."""
+    """Thread-safe map of root path -> origin and, for request roots, when last used.
 
-    def __init__(self) -> None:
+    ``clock`` (wall-clock seconds) says when a root is used; tests pass their own.
+    """
+
+    def __init__(self, clock: Callable[[], float] = time.time) -> None:
+        self.clock = clock
         self._roots: dict[str, Root] = {}
         self._lock = threading.Lock()
 
@@ -56,13 +64,13 @@ class RootSet:
         with self._lock:
             return next((r for r in self._roots if under(directory, r)), None)
 
-    def add(self, path: str, origin: str, last_used: float | None = None) -> Root:
+    def add(self, path: str, origin: Origin, last_used: float | None = None) -> Root:
         """Record ``path``; a permanent origin wins over ``request`` for a known root."""
         with self._lock:
             known = self._roots.get(path)
             if known is not None and (origin == "request" or known.origin != "request"):
                 return known
-            root = Root(path, origin, time.time() if last_used is None else last_used)
+            root = Root(path, origin, self.clock() if last_used is None else last_used)
             self._roots[path] = root
             return root
 
@@ -72,7 +80,7 @@ class RootSet:
 
     def touch(self, path: str) -> Root | None:
         """Note that a request used ``path`` now; returns the root when that is worth saving."""
-        now = time.time()
+        now = self.clock()
         with self._lock:
             root = self._roots.get(path)
             if root is None or root.origin != "request":
@@ -82,7 +90,7 @@ class RootSet:
             self._roots[path] = Root(path, root.origin, now)
             return self._roots[path]
 
-    def over_limit(self, origin: str, limit: int, keep: str) -> list[str]:
+    def over_limit(self, origin: Origin, limit: int, keep: str) -> list[str]:
         """The least recently used roots of ``origin`` past ``limit`` (never ``keep``)."""
         with self._lock:
             ranked = sorted(

@@ -23,7 +23,9 @@ from memoryd.staleness.service import Checker, Write, citing_dirs
 
 if TYPE_CHECKING:
     from memoryd.config import Config
-    from memoryd.daemon.app import Daemon
+    from memoryd.daemon.readers import Readers
+    from memoryd.daemon.watched_roots import WatchedRoots
+    from memoryd.daemon.writer import Writer
 
 TICK_S = 1.0
 RECHECK_S = 60.0
@@ -35,9 +37,21 @@ log = structlog.get_logger("memoryd.staleness")
 class Staleness:
     """The checker, its thread, and what the other handlers ask of it."""
 
-    def __init__(self, daemon: Daemon, write: Write) -> None:
-        self.daemon = daemon
-        self.checker = Checker(daemon.cfg.checkouts)
+    def __init__(
+        self,
+        cfg: Config,
+        roots: WatchedRoots,
+        writer: Writer,
+        readers: Readers,
+        *,
+        stop: threading.Event,
+        write: Write,
+    ) -> None:
+        self._roots = roots
+        self._writer = writer
+        self._readers = readers
+        self._stop = stop
+        self.checker = Checker(cfg.checkouts)
         self.write = write
         self._poked = threading.Event()
         self._thread = threading.Thread(target=self._loop, name="staleness", daemon=True)
@@ -57,26 +71,26 @@ class Staleness:
 
     def note_cwd(self, raw_dir: Any, cwd: str) -> None:
         """Remember the hook's ``cwd``; a new one makes the next tick re-resolve and check."""
-        if self.checker.note_cwd(self.daemon.ensure_dir(raw_dir), cwd, self.write):
+        if self.checker.note_cwd(self._roots.ensure_dir(raw_dir), cwd, self.write):
             self._poked.set()
 
     def run_pass(self, conn: sqlite3.Connection) -> None:
-        for root in list(self.daemon.roots):
+        for root in self._roots.paths():
             self.checker.resolve(conn, root)
             for directory in citing_dirs(conn, root):
                 self.checker.check_dir(conn, directory, self.write, details=False)
 
     def _loop(self) -> None:
         seen, last = -1, 0.0
-        while not self.daemon.stop_requested.wait(TICK_S):
-            generation = self.daemon.writer.store.generation
+        while not self._stop.wait(TICK_S):
+            generation = self._writer.store.generation
             due = self._poked.is_set() or time.monotonic() - last >= RECHECK_S
             if generation == seen and not due:
                 continue
             self._poked.clear()
             seen, last = generation, time.monotonic()
             try:
-                self.run_pass(self.daemon.readers.conn())
+                self.run_pass(self._readers.conn())
             except (
                 OSError,
                 sqlite3.Error,
@@ -98,12 +112,3 @@ def pop_cwd(params: dict[str, Any]) -> str | None:
             {"field": "cwd"},
         )
     return cwd
-
-
-def start(daemon: Daemon, write: Write) -> Staleness:
-    """The checker, started, reconfigured on SIGHUP; verdicts are written through ``write``."""
-    feature = Staleness(daemon, write)
-    daemon.staleness = feature
-    daemon.on_reload.append(feature.reconfigure)
-    feature.start()
-    return feature

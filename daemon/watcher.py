@@ -26,7 +26,7 @@ import os
 import threading
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import structlog
 from watchdog.events import (
@@ -46,6 +46,12 @@ from watchdog.observers import Observer
 from watchdog.observers.polling import PollingObserver
 
 from memoryd.indexer.scanner import is_memory_filename
+
+if TYPE_CHECKING:
+    from memoryd.config import Config
+
+WatcherMode = Literal["inotify", "polling", "missing"]
+"""How a root is watched; ``missing`` is a root whose directory is gone (checked every second)."""
 
 log = structlog.get_logger("memoryd.watcher")
 
@@ -148,13 +154,13 @@ class Watcher:
         self.inotify_watches = inotify_budget() if inotify_watches is None else inotify_watches
         self._dirs: dict[str, int] = {}
         """Root -> the inotify watches it took (its directories when it was scheduled)."""
-        self.modes: dict[str, str] = {}
+        self.modes: dict[str, WatcherMode] = {}
         self.notes: dict[str, str] = {}
         """Root -> why it is polled rather than watched with inotify."""
         self.last_event: float | None = None
         self.events_received = 0
         """Every event that reached Python, kept or not (tests check that reads add none)."""
-        self._shared: dict[str, Any] = {}
+        self._shared: dict[WatcherMode, Any] = {}
         """Mode -> the observer every root of that mode is scheduled on."""
         self._watches: dict[str, tuple[Any, Any]] = {}
         """Root -> (its observer, its watch)."""
@@ -169,12 +175,25 @@ class Watcher:
         self._thread = threading.Thread(target=self._deliver, name="watch-debounce", daemon=True)
         self._thread.start()
 
-    def add_root(self, root: str) -> str:
+    def mode_of(self, root: str) -> tuple[WatcherMode | None, str | None]:
+        """How ``root`` is watched now (None: not at all) and why it is polled, if it is.
+
+        Read under the lock: a restart unschedules a root and schedules it again,
+        and ``status`` must not catch it in between.
+        """
+        with self._lock:
+            return self.modes.get(root), self.notes.get(root)
+
+    def reconfigure(self, cfg: Config) -> None:
+        """SIGHUP: a new ``settle_ms`` applies from the next batch."""
+        self.settle = cfg.settle_ms / 1000
+
+    def add_root(self, root: str) -> WatcherMode:
         """Start watching ``root``; returns ``inotify`` or ``polling``."""
         with self._lock:
             return self._add_root(root)
 
-    def _add_root(self, root: str) -> str:
+    def _add_root(self, root: str) -> WatcherMode:
         if root in self._watches:
             return self.modes[root]
         handler = _Handler(self._hint, self._count)
@@ -196,7 +215,7 @@ class Watcher:
                 f"its {needed:,} directories would take memoryd past {self.inotify_watches:,} "
                 f"inotify watches ({in_use:,} in use; half the user's, the rest left to others)"
             )
-        mode = "inotify"
+        mode: WatcherMode = "inotify"
         if note is not None:
             note += f"; polled every {self.polling_interval:g} s instead"
             log.warning("watcher.polling_fallback", root=root, reason=note)
@@ -210,7 +229,7 @@ class Watcher:
         self.modes[root] = mode
         return mode
 
-    def _observer(self, mode: str) -> Any:
+    def _observer(self, mode: WatcherMode) -> Any:
         """The running observer shared by every root of ``mode`` (a new one if it died)."""
         observer: Any = self._shared.get(mode)
         if observer is None or not observer.is_alive():
@@ -241,7 +260,7 @@ class Watcher:
             missing = [root for root, mode in self.modes.items() if mode == "missing"]
         return [root for root in missing if os.path.isdir(root)]
 
-    def restart(self, root: str) -> str:
+    def restart(self, root: str) -> WatcherMode:
         """Watch a root afresh; a root that cannot be watched is marked ``missing``."""
         with self._lock:
             self._unschedule(root)

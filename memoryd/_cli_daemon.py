@@ -26,6 +26,7 @@ from memoryd.ipc.client import Client
 
 if TYPE_CHECKING:
     from memoryd import config as config_mod
+    from memoryd.daemon.roots import Origin
 
 
 def add_socket_options(parser: argparse.ArgumentParser, *, fallback: bool = False) -> None:
@@ -151,7 +152,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 def declared_roots(
     cfg: config_mod.Config, given: list[str], defaults: bool
-) -> list[tuple[str, str]]:
+) -> list[tuple[str, Origin]]:
     """The permanent roots as (real path, origin): ``--root``, else/also config or defaults.
 
     Origins: ``serve`` (``--root``), ``configured`` (the config file),
@@ -159,10 +160,10 @@ def declared_roots(
     """
     from memoryd import config as config_mod  # noqa: PLC0415 - only `serve` needs it
 
-    raw = [(memory_dir(r), "serve") for r in given]
+    raw: list[tuple[str, Origin]] = [(memory_dir(r), "serve") for r in given]
     if defaults or not given:
         if cfg.roots:
-            found = [(r, "configured") for r in cfg.roots]
+            found: list[tuple[str, Origin]] = [(r, "configured") for r in cfg.roots]
         else:
             from memoryd.claude_folders import known_folders  # noqa: PLC0415
 
@@ -171,7 +172,7 @@ def declared_roots(
                 (r, "claude" if r in claude else "default") for r in config_mod.default_roots()
             ]
         raw = [*found, *raw]
-    roots: dict[str, str] = {}
+    roots: dict[str, Origin] = {}
     for path, origin in raw:
         roots.setdefault(os.path.realpath(os.path.expanduser(path)), origin)
     return list(roots.items())

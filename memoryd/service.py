@@ -20,9 +20,9 @@ fallback calls the same entries through :meth:`MemoryService.call`.
 from __future__ import annotations
 
 import os
-import random
 import sqlite3
 import time
+import uuid
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol, TypeVar, cast
 
@@ -61,7 +61,7 @@ from memoryd.report.sessions import DAY
 from memoryd.select import telemetry
 from memoryd.select.manifest import superseded_in
 from memoryd.select.selector import Selector
-from memoryd.select.service import record_runs, retention_of, run_stats
+from memoryd.select.service import claude_factory, record_runs, retention_of, run_stats
 from memoryd.select.types import StatsRequest, parse_select, parse_stats
 from memoryd.sessions import service as sessions
 from memoryd.sessions.format import project_case_note
@@ -212,6 +212,15 @@ class MemoryService:
         self.selector = selector
         self.checker = checker or Checker()
         self.reports = reports
+        self.session_caches = sessions.SessionCaches()
+
+    def reconfigure(self, cfg: Config) -> None:
+        """SIGHUP: the selector takes the new query logging and Claude settings."""
+        self.selector.reconfigure(log_queries=cfg.log_queries, claude_factory=claude_factory(cfg))
+
+    def index_replaced(self) -> None:
+        """The index was rebuilt (after damage): what was cached from the old one goes."""
+        self.selector.index_replaced()
 
     def call(self, method: str, params: Mapping[str, Any]) -> Mapping[str, Any]:
         """Parse ``params`` into ``method``'s typed request and answer it (the CLI's fallback)."""
@@ -228,8 +237,7 @@ class MemoryService:
         leaves its row (``error: invalid_params``).
         """
         started = time.perf_counter()
-        # Not uuid4: its os.urandom call hands the interpreter to another thread.
-        run_id = f"{random.getrandbits(64):016x}"
+        run_id = uuid.uuid4().hex[:16]  # the 16 hex digits run ids have always had
         raw_query = params.get("query")
         query = raw_query if isinstance(raw_query, str) else ""
         session = params.get("session_id")
@@ -334,6 +342,7 @@ class MemoryService:
             request.project,
             request.budget_tokens,
             readable=sessions.dir_unreadable,
+            caches=self.session_caches,
         )
         return _noted(brief, request.project_given)
 

@@ -24,7 +24,13 @@ from typing import Any
 
 import pytest
 
+from memoryd.config import Config
+from memoryd.daemon.compose import Parts, compose
+from memoryd.daemon.core import Where
+from memoryd.daemon.lifecycle import Lifecycle
+from memoryd.indexer.store import IndexStore
 from memoryd.ipc.client import Client
+from memoryd.select.analysis import TERM_ANALYSIS
 
 START_TIMEOUT = 20.0
 
@@ -239,3 +245,16 @@ def make_daemon(tmp_path: Path) -> Iterator[Callable[..., DaemonProc]]:
 @pytest.fixture
 def daemon(make_daemon: Callable[..., DaemonProc]) -> DaemonProc:
     return make_daemon()
+
+
+@contextmanager
+def composed(cfg: Config, clock: Callable[[], float] = time.time) -> Iterator[Parts]:
+    """A daemon's parts in this process, the server never started: their methods, called here."""
+    where = Where(str(cfg.socket), activated=False, db=str(cfg.db_path), release=lambda: None)
+    store = IndexStore(cfg.db_path, TERM_ANALYSIS)
+    listener = socket.socket(socket.AF_UNIX)
+    parts = compose(cfg, store, listener, Lifecycle(), where, clock=clock)
+    try:
+        yield parts
+    finally:
+        parts.stop()

@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 
-from memoryd._sized_cache import SizedCache
 from memoryd.indexer.parse import parse_file
 from memoryd.paths import SESSION_FILENAME
 from memoryd.sessions import (
@@ -22,6 +21,7 @@ from memoryd.sessions import (
 )
 from memoryd.sessions import brief as brief_mod
 from memoryd.sessions._sections import SessionSections, parse_sections
+from memoryd.sessions.brief import ParsedSessions
 
 SCOPE = "project shop-backend"
 
@@ -132,20 +132,20 @@ def test_session_files_are_parsed_once_per_text(
         parsed.append(text)
         return real(text)
 
-    monkeypatch.setattr(brief_mod, "_INDEXED", SizedCache(brief_mod.INDEX_CACHE_BYTES))
     monkeypatch.setattr(brief_mod, "parse_sections", counting)
     task = "resume the payment retry work"
-    first = build_brief(task, load(folder), scope=SCOPE)
+    kept = ParsedSessions()
+    first = build_brief(task, load(folder), scope=SCOPE, parsed=kept)
     readable = len(parsed)
     assert readable == 3  # the corrupted session is skipped, never parsed
-    assert build_brief(task, load(folder), scope=SCOPE).to_json() == first.to_json()
+    assert build_brief(task, load(folder), scope=SCOPE, parsed=kept).to_json() == first.to_json()
     assert len(parsed) == readable
     # An edited session is parsed again, and the brief reads its new text.
     path = folder / "2025-03-03-10-15-shop-backend.md"
     path.write_text(
         path.read_text().replace("declined card payments", "declined card payments via okapi")
     )
-    again = build_brief(task, load(folder), scope=SCOPE)
+    again = build_brief(task, load(folder), scope=SCOPE, parsed=kept)
     assert len(parsed) == readable + 1
     assert "okapi" in parsed[-1]
     assert again.sessions_searched == first.sessions_searched

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -10,12 +11,11 @@ import socket
 import sqlite3
 import subprocess
 import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from daemon_fixtures import DaemonProc, wait_until, write_memory
+from daemon_fixtures import DaemonProc, scaled, wait_until, write_memory
 
 from memoryd.cli import main
 from memoryd.daemon.units import install, render
@@ -99,12 +99,27 @@ def test_kill_9_during_heavy_writes_then_restart_matches_disk(
 ) -> None:
     d = make_daemon()
     root = d.roots[0]
-    for i in range(1500):
-        write_memory(root / f"d{i % 10}" / f"feedback_{i}.md", f"memory number {i}")
-    time.sleep(0.2)
+
+    def indexed() -> int:
+        with contextlib.closing(sqlite3.connect(f"file:{d.db}?mode=ro", uri=True)) as conn:
+            return int(conn.execute("SELECT count(*) FROM files").fetchone()[0])
+
+    written = 0
+
+    def write(count: int) -> None:
+        nonlocal written
+        for i in range(written, written + count):
+            write_memory(root / f"d{i % 10}" / f"feedback_{i}.md", f"memory number {i}")
+        written += count
+
+    write(500)
+    wait_until(lambda: indexed() > 0, timeout=scaled(30))  # the daemon is writing the burst
+    write(500)  # and more arrives than it has taken
     assert d.proc is not None
     d.proc.kill()
     d.proc.wait()
+    # Writes were in flight at the kill: some of the burst committed, the rest not yet.
+    assert 0 < indexed() < written
     for i in range(1500, 1600):  # changes while no daemon runs
         write_memory(root / "late" / f"feedback_{i}.md", f"late memory {i}")
     d.start()

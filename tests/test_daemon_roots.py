@@ -1,7 +1,7 @@
 """Where roots come from and how they go: request roots expire, ``watch`` keeps, ``unwatch`` drops.
 
-Real daemons on real sockets; the idle time is set in the config file to a
-second or two so expiry can be seen without waiting days.
+Real daemons on real sockets; expiry is seen on the daemon's parts in this
+process, with a clock the test moves instead of waiting days.
 """
 
 from __future__ import annotations
@@ -9,19 +9,16 @@ from __future__ import annotations
 import shutil
 import subprocess
 import sys
-import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
-from daemon_fixtures import DaemonProc, wait_until, write_memory
+from daemon_fixtures import DaemonProc, composed, write_memory
 
 from memoryd._cli_daemon import declared_roots
 from memoryd.config import Config
+from memoryd.daemon.compose import Parts
 from memoryd.errors import InvalidParams, NotFound
-
-IDLE_DAYS = 1.5 / 86400  # a second and a half
 
 
 def roots(d: DaemonProc) -> dict[str, dict[str, Any]]:
@@ -80,46 +77,64 @@ def test_folders_without_memory_files_are_answered_but_never_watched(
     assert "note" in select(daemon, other) and select(daemon, other)["note"] is None
 
 
+class Clock:
+    """Wall-clock seconds that move only when a test says so."""
+
+    def __init__(self) -> None:
+        self.now = 1_750_000_000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
 @pytest.fixture
-def idle_daemon(make_daemon: Callable[..., DaemonProc], other: Path) -> DaemonProc:
-    """A daemon that forgets request roots after 1.5 s, having used ``other`` 3 s ago."""
-    d = make_daemon(start=False)
-    configure(d, f"request_root_idle_days: {IDLE_DAYS}\n")
-    d.start()
-    select(d, other)
-    assert str(other) in roots(d)
-    time.sleep(2 * IDLE_DAYS * 86400)
-    return d
+def idle_cfg(tmp_path: Path) -> Config:
+    """Request roots are forgotten after a day."""
+    return Config(
+        socket=tmp_path / "s.sock",
+        state_dir=tmp_path,
+        db=tmp_path / "index.db",
+        request_root_idle_days=1,
+    )
 
 
-def test_an_idle_request_root_is_forgotten_with_its_rows(
-    idle_daemon: DaemonProc, other: Path
-) -> None:
-    d = idle_daemon
+def files_under(parts: Parts, folder: Path) -> int:
+    return parts.writer.call(lambda s: len(s.paths_in(str(folder))))
 
-    def gone() -> bool:
-        d.call("reindex")  # a reconcile forgets idle request roots first
-        return str(other) not in roots(d)
 
-    wait_until(gone, what="the idle request root to be forgotten")
-    assert '"reason": "idle"' in d.log() or "reason=idle" in d.log()
-    d.stop()
-    d.start()
-    assert str(other) not in roots(d)
+def test_an_idle_request_root_is_forgotten_with_its_rows(idle_cfg: Config, other: Path) -> None:
+    clock = Clock()
+    with composed(idle_cfg, clock) as parts:
+        parts.roots.ensure_dir(str(other))  # a request names it: watched, indexed
+        assert parts.roots.get(str(other)) is not None and files_under(parts, other) == 1
+        clock.now += 86400 / 2
+        parts.maintenance.reconcile("scheduled")
+        assert str(other) in parts.roots.paths()  # half a day idle: kept
+        clock.now += 86400
+        parts.maintenance.reconcile("scheduled")  # a reconcile forgets idle roots first
+        assert str(other) not in parts.roots.paths() and files_under(parts, other) == 0
+    with composed(idle_cfg, clock) as parts:  # a restart
+        parts.roots.restore([])
+        assert parts.roots.paths() == []
 
 
 def test_watch_keeps_a_root_past_the_idle_time_and_across_restarts(
-    idle_daemon: DaemonProc, other: Path
+    idle_cfg: Config, other: Path
 ) -> None:
-    d = idle_daemon
-    reply = d.call("watch", {"dir": str(other)})
-    assert (reply["added"], reply["origin"], reply["root"]) == (False, "watch", str(other))
-    d.call("reindex")
-    assert roots(d)[str(other)]["origin"] == "watch"
-    d.stop()
-    d.start()
-    assert roots(d)[str(other)]["origin"] == "watch"
-    assert d.call("watch", {"dir": str(other / ".." / "memory")})["added"] is False
+    clock = Clock()
+    with composed(idle_cfg, clock) as parts:
+        parts.roots.ensure_dir(str(other))
+        reply = parts.roots.watch_dir(str(other))
+        assert (reply["added"], reply["origin"], reply["root"]) == (False, "watch", str(other))
+        clock.now += 3 * 86400
+        parts.maintenance.reconcile("scheduled")
+        entry = parts.roots.get(str(other))
+        assert entry is not None and entry.origin == "watch"
+    with composed(idle_cfg, clock) as parts:  # a restart
+        parts.roots.restore([])
+        entry = parts.roots.get(str(other))
+        assert entry is not None and entry.origin == "watch"
+        assert parts.roots.watch_dir(str(other / ".." / "memory"))["added"] is False
 
 
 def test_unwatch_removes_any_root_and_says_what_comes_back(daemon: DaemonProc, other: Path) -> None:

@@ -12,6 +12,7 @@ from apscheduler.schedulers.background import BackgroundScheduler
 from memoryd.config import Config
 from memoryd.daemon import report_handlers
 from memoryd.daemon.maintenance import WallClock
+from memoryd.daemon.readers import Readers
 from memoryd.indexer.store import IndexStore
 from memoryd.select import telemetry
 from memoryd.select.analysis import TERM_ANALYSIS
@@ -32,33 +33,23 @@ def test_a_clock_set_back_is_noticed_and_slewing_is_not() -> None:
     assert not clock.went_back()  # once
 
 
-class _Daemon:
-    """What the reporter needs of the daemon to (re)schedule its job."""
-
-    def __init__(self) -> None:
-        self.cfg = Config(report_cron="0 3 * * *")
-        self.scheduler = BackgroundScheduler()
-        self.extra_status: dict[str, object] = {}
-        self.on_reload: list[object] = []
-        self.on_clock_back: list[object] = []
-
-
-def test_the_report_is_rescheduled_from_now_after_the_clock_went_back() -> None:
-    daemon = _Daemon()
-    daemon.scheduler.start(paused=True)
+def test_the_report_is_rescheduled_from_now_after_the_clock_went_back(tmp_path: Path) -> None:
+    cfg = Config(report_cron="0 3 * * *")
+    scheduler = BackgroundScheduler()
+    scheduler.start(paused=True)
     try:
-        report_handlers.start(daemon)  # type: ignore[arg-type]
-        job = daemon.scheduler.get_job(report_handlers.JOB_ID)
+        reporter = report_handlers.Reporter(cfg, list, Readers(tmp_path / "index.db"), scheduler)
+        reporter.reconfigure(cfg)
+        job = scheduler.get_job(report_handlers.JOB_ID)
         # What the clock going back a day leaves: a next run more than a day ahead.
         now = dt.datetime.now(job.next_run_time.tzinfo)
         job.modify(next_run_time=job.next_run_time + dt.timedelta(days=1))
         assert job.next_run_time - now > dt.timedelta(days=1)
-        for hook in daemon.on_clock_back:
-            hook()  # type: ignore[operator]
-        job = daemon.scheduler.get_job(report_handlers.JOB_ID)
+        reporter.reschedule()
+        job = scheduler.get_job(report_handlers.JOB_ID)
         assert job.next_run_time - now <= dt.timedelta(days=1)
     finally:
-        daemon.scheduler.shutdown(wait=False)
+        scheduler.shutdown(wait=False)
 
 
 def _run(at: float) -> dict[str, object]:

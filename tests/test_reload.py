@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import signal
+import sqlite3
 from collections.abc import Callable
 from pathlib import Path
 
@@ -54,3 +56,23 @@ def test_sighup_applies_every_setting_and_unwatches_removed_roots(
     # The dropped root is not watched any more: a new file there is not indexed.
     write_memory(keep / "user_c.md", "written after the reload", mtype="user")
     wait_until(lambda: d.call("status")["roots"][0]["files"] == 2, 15, "the kept root's event")
+
+
+def test_sighup_reaches_the_selector_and_its_telemetry(
+    make_daemon: Callable[..., DaemonProc], tmp_path: Path
+) -> None:
+    root = tmp_path / "mem"
+    write_memory(root / "feedback_fast.md", "run the fast pytest subset with coverage")
+    config = tmp_path / "config.yaml"
+    config.write_text(f"roots: [{root}]\n")
+    d = make_daemon(roots=[], start=False, extra_args=["--config", str(config)])
+    d.start()
+    query = "how do I run the fast pytest subset?"
+    d.call("select", {"query": query, "dir": str(root)})
+    config.write_text(f"roots: [{root}]\ntelemetry:\n  log_queries: true\n")
+    _hup_and_wait(d, 1)
+    d.call("select", {"query": query, "dir": str(root)})
+    d.call("stats", {})  # reads its own writes: every run answered so far is in
+    with contextlib.closing(sqlite3.connect(d.db)) as conn:
+        logged = [r[0] for r in conn.execute("SELECT query FROM selector_runs ORDER BY at")]
+    assert logged == [None, query]

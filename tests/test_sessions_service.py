@@ -1108,10 +1108,11 @@ def test_context_reopens_only_sessions_whose_indexed_hash_it_has_not_read(
         return real_read(path, *args, **kwargs)
 
     monkeypatch.setattr(service, "read_capped", counting_read)
+    caches = service.SessionCaches()
 
     def brief(task: str = "payment retries") -> Mapping[str, Any]:
         opened.clear()
-        return service.context(store.conn, [str(folder)], task, None, 600)
+        return service.context(store.conn, [str(folder)], task, None, 600, caches=caches)
 
     try:
         Syncer(store).sync_tree(str(folder))

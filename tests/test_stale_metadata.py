@@ -12,6 +12,8 @@ import pytest
 from conftest import run_unprivileged
 
 from memoryd import cli
+from memoryd.indexer import sync
+from memoryd.indexer.records import FileStat
 from memoryd.indexer.scanner import stat_path
 from memoryd.indexer.store import IndexStore
 from memoryd.indexer.sync import Syncer
@@ -55,17 +57,24 @@ def test_a_file_locked_after_indexing_is_no_longer_selected(world_tmp: Path) -> 
 
 
 def test_a_file_growing_during_its_read_is_stored_with_the_stat_of_what_was_read(
-    store: IndexStore, memdir: Path
+    store: IndexStore, memdir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     path = memdir / "feedback_in_flight.md"
     path.write_text("---\ndescription: half written\n---\nfirst part\n")
-    seen_mid_write = stat_path(str(path))
-    assert seen_mid_write is not None
-    with path.open("a") as fh:  # the writer finishes after the stat, before the read
-        fh.write("second part, written after the stat\n" * 20)
-    syncer = Syncer(store)
-    syncer._reconcile_one(seen_mid_write, str(path), None)
-    syncer._flush()
+
+    grown: list[str] = []
+
+    def stat_then_write(where: str, boundary: str | None = None) -> FileStat | None:
+        seen = stat_path(where, boundary)
+        if not grown:  # the writer finishes after the first stat, before the read
+            grown.append(where)
+            with path.open("a") as fh:
+                fh.write("second part, written after the stat\n" * 20)
+        return seen
+
+    monkeypatch.setattr(sync, "stat_path", stat_then_write)
+    assert Syncer(store).sync_path(str(path)).added == 1
+    monkeypatch.undo()
     row = store.conn.execute("SELECT size, body FROM files WHERE path = ?", (str(path),)).fetchone()
     assert row["size"] == path.stat().st_size
     assert row["body"].endswith("written after the stat\n")

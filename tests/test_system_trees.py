@@ -15,16 +15,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from daemon_fixtures import DaemonProc, write_memory
+from daemon_fixtures import DaemonProc, composed, write_memory
 
 from memoryd.config import Config
 from memoryd.daemon import startup
-from memoryd.daemon.app import Daemon
-from memoryd.daemon.writer import Writer
+from memoryd.daemon.compose import Parts
 from memoryd.errors import RequestError
 from memoryd.indexer import scanner, sync
-from memoryd.indexer.store import IndexStore
-from memoryd.select.analysis import TERM_ANALYSIS
 from memoryd.system_trees import filesystem_of, refusal
 
 
@@ -81,18 +78,15 @@ def test_a_configured_root_of_slash_is_refused_not_walked(
 
 
 @pytest.fixture
-def bare_daemon(tmp_path: Path) -> Iterator[Daemon]:
-    """A Daemon object with a writer and no server: its methods, called from this thread."""
-    cfg = Config(socket=tmp_path / "s.sock", state_dir=tmp_path / "state")
-    d = Daemon(cfg, [])
-    d._writer = Writer(IndexStore(tmp_path / "index.db", TERM_ANALYSIS))
-    yield d
-    d.watcher.stop()
-    d.writer.close()
+def bare_daemon(tmp_path: Path) -> Iterator[Parts]:
+    """A daemon's parts with the server never started: their methods, called from this thread."""
+    cfg = Config(socket=tmp_path / "s.sock", state_dir=tmp_path, db=tmp_path / "index.db")
+    with composed(cfg) as parts:
+        yield parts
 
 
 def test_root_walks_run_on_the_writer_thread_not_the_callers(
-    bare_daemon: Daemon, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    bare_daemon: Parts, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The main thread handles signals: a walk there made a SIGHUP wait for the whole tree."""
     walked_on: list[str] = []
@@ -110,8 +104,8 @@ def test_root_walks_run_on_the_writer_thread_not_the_callers(
     monkeypatch.setattr(startup, "count_files", count)
     root = tmp_path / "memory"
     write_memory(root / "feedback_a.md", "a memory")
-    bare_daemon._add_root(str(root), "configured", index=True, wait=False)  # as the reload does
-    bare_daemon.reconcile("startup")
+    bare_daemon.roots.add(str(root), "configured", index=True, wait=False)  # as the reload does
+    bare_daemon.maintenance.reconcile("startup")
     bare_daemon.writer.call(lambda store: None)
     assert walked_on and set(walked_on) == {"index-writer"}
     assert threading.current_thread().name not in walked_on

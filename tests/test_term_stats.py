@@ -13,11 +13,12 @@ from memoryd.indexer.sync import Syncer
 from memoryd.select import local as local_mod
 from memoryd.select import manifest as manifest_mod
 from memoryd.select import relations as relations_mod
+from memoryd.select._text import terms
 from memoryd.select.analysis import ANALYSIS_VERSION, TERM_ANALYSIS, analyse, decode
 from memoryd.select.candidates import load_directory
 from memoryd.select.local import LocalRanker
 from memoryd.select.manifest import LARGE_DIRECTORY, ManifestCache, candidates_for
-from memoryd.select.relations import compute_relations
+from memoryd.select.relations import HeaderVectors, compute_relations
 from memoryd.select.selector import Selector
 from memoryd.select.service import select_unrecorded
 
@@ -269,7 +270,9 @@ def test_counts_beyond_two_bytes_keep_their_value(tmp_path: Path) -> None:
     store.close()
 
 
-def test_folder_links_read_headers_from_stored_terms(tmp_path: Path) -> None:
+def test_folder_links_read_headers_from_stored_terms(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Near-duplicate links come from the stored analysis, equal to tokenizing the headers."""
     folder = tmp_path / "memory"
     folder.mkdir()
@@ -290,10 +293,19 @@ def test_folder_links_read_headers_from_stored_terms(tmp_path: Path) -> None:
         )
     store = IndexStore(tmp_path / "index.db", TERM_ANALYSIS)
     Syncer(store).sync_tree(str(folder))
-    relations_mod._VECTORS.clear()
+    tokenized: list[str] = []
+
+    def counting(text: str) -> list[str]:
+        tokenized.append(text)
+        return terms(text)
+
+    monkeypatch.setattr(relations_mod, "terms", counting)
     links = ManifestCache().get(store.conn, str(folder)).relations
     assert links is not None
     assert links.near_duplicates == [("feedback_no_sleep_in_tests.md", "feedback_wait_helpers.md")]
-    assert len(relations_mod._VECTORS) == 0  # nothing was tokenized for the links
-    assert links == compute_relations(load_directory(folder))
-    assert len(relations_mod._VECTORS) == len(headers)  # from text: cached by header
+    assert tokenized == []  # nothing was tokenized for the links
+    vectors = HeaderVectors()
+    assert links == compute_relations(load_directory(folder), vectors)
+    assert len(tokenized) == len(vectors) == len(headers)  # from text: kept by header
+    compute_relations(load_directory(folder), vectors)
+    assert len(tokenized) == len(headers)  # the same headers again: not tokenized again

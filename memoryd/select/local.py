@@ -34,7 +34,7 @@ from memoryd.select._text import WEAK_TERMS, terms
 from memoryd.select.analysis import DocTerms, analyse, with_hook
 from memoryd.select.candidates import Candidate
 from memoryd.select.postings import Postings, terms_with_prefix
-from memoryd.select.relations import Relations, compute_relations
+from memoryd.select.relations import HeaderVectors, Relations, compute_relations
 from memoryd.select.tuning import DEFAULT, Tuning, cut, one_per_lesson
 
 K1 = 1.2
@@ -90,6 +90,7 @@ class LocalRanker:
             DOC_CACHE_BYTES
         )
         self._relations: dict[tuple[int, ...], Relations] = {}
+        self._vectors = HeaderVectors()
         self._last_weights: tuple[str, Tuning, dict[str, float]] | None = None
         # The docs are kept with their ids, so no id in the key can be reused meanwhile.
         self._last_vocabulary: tuple[tuple[int, ...], list[str], list[DocTerms]] | None = None
@@ -112,7 +113,7 @@ class LocalRanker:
         if rel is None:
             if len(self._relations) >= _RELATIONS_CACHE_LIMIT:
                 self._relations.clear()
-            rel = self._relations[key] = compute_relations(candidates)
+            rel = self._relations[key] = compute_relations(candidates, self._vectors)
         return rel
 
     def contributions(

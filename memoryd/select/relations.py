@@ -32,7 +32,13 @@ from memoryd.select.candidates import Candidate
 from memoryd.select.folder_links import neighbours
 from memoryd.select.supersession import superseded_by
 
-__all__ = ["Relations", "compute_relations", "near_duplicate_pairs", "superseded_by"]
+__all__ = [
+    "HeaderVectors",
+    "Relations",
+    "compute_relations",
+    "near_duplicate_pairs",
+    "superseded_by",
+]
 
 NAME, DESC = FIELDS.index("name"), FIELDS.index("desc")
 NEAR_DUPLICATE_MIN_SIMILARITY = 0.36
@@ -45,31 +51,41 @@ _COMMON_MIN = 4
 
 VECTOR_CACHE_BYTES = 4 << 20
 """Memory for header vectors of candidates that carry no stored analysis."""
-_VECTORS: SizedCache[tuple[str, str], Counter[str]] = SizedCache(VECTOR_CACHE_BYTES)
 
 
-def _vector(c: Candidate) -> Counter[str]:
-    """Counts of the header's terms and concept tokens (name, then description).
+class HeaderVectors:
+    """Counts of each header's terms and concept tokens (name, then description).
 
     A candidate from the index brings them in its stored analysis, so a
     folder's first query does not tokenize its headers again. Others are worked
-    out once per header text (all the vector depends on), in a cache weighed in
-    bytes that keeps no bodies alive.
+    out once per header text (all the vector depends on) and kept here, weighed
+    in bytes, keeping no bodies alive; whoever links the same folders again (a
+    :class:`~memoryd.select.local.LocalRanker`) owns one and passes it in.
     """
-    if c.terms is not None:
-        counts = Counter(c.terms.fields[NAME])
-        counts.update(c.terms.fields[DESC])
-        return counts
-    key = (c.name, c.description)
-    cached = _VECTORS.get(key)
-    if cached is None:
-        cached = Counter()
-        for w in terms(f"{c.name} {c.description}"):
-            cached[w] += 1
-            for concept in concepts_of(w):
-                cached[concept] += 1
-        _VECTORS.put(key, cached, 200 + len(c.name) + len(c.description) + 100 * len(cached))
-    return cached
+
+    def __init__(self, budget: int = VECTOR_CACHE_BYTES) -> None:
+        self._cache: SizedCache[tuple[str, str], Counter[str]] = SizedCache(budget)
+
+    def __len__(self) -> int:
+        """Headers worked out from text and still kept."""
+        return len(self._cache)
+
+    def of(self, c: Candidate) -> Counter[str]:
+        if c.terms is not None:
+            counts = Counter(c.terms.fields[NAME])
+            counts.update(c.terms.fields[DESC])
+            return counts
+        key = (c.name, c.description)
+        cached = self._cache.get(key)
+        if cached is None:
+            cached = Counter()
+            for w in terms(f"{c.name} {c.description}"):
+                cached[w] += 1
+                for concept in concepts_of(w):
+                    cached[concept] += 1
+            weight = 200 + len(c.name) + len(c.description) + 100 * len(cached)
+            self._cache.put(key, cached, weight)
+        return cached
 
 
 def _weighted(v: Counter[str], idf: dict[str, float]) -> tuple[dict[str, float], float]:
@@ -121,18 +137,21 @@ def _pairs_to_compare(
     return pairs
 
 
-def near_duplicate_pairs(candidates: Sequence[Candidate]) -> list[tuple[str, str]]:
+def near_duplicate_pairs(
+    candidates: Sequence[Candidate], vectors: HeaderVectors | None = None
+) -> list[tuple[str, str]]:
     """Pairs of same-type candidates whose headers say nearly the same thing.
 
     Pairs where one supersedes the other are not duplicates: the old one is stale.
     """
-    return _near_duplicates(candidates, superseded_by(candidates))
+    header = HeaderVectors() if vectors is None else vectors
+    return _near_duplicates(candidates, superseded_by(candidates), header)
 
 
 def _near_duplicates(
-    candidates: Sequence[Candidate], stale: dict[str, str | None]
+    candidates: Sequence[Candidate], stale: dict[str, str | None], header: HeaderVectors
 ) -> list[tuple[str, str]]:
-    vectors = [_vector(c) for c in candidates]
+    vectors = [header.of(c) for c in candidates]
     n = len(candidates)
     df: Counter[str] = Counter()
     for v in vectors:
@@ -175,11 +194,18 @@ class Relations:
     """Filename -> the memories it links to or is linked from (``related:``, ``[[links]]``)."""
 
 
-def compute_relations(candidates: Sequence[Candidate]) -> Relations:
-    """All supersession, near-duplicate and neighbour links among ``candidates``."""
+def compute_relations(
+    candidates: Sequence[Candidate], vectors: HeaderVectors | None = None
+) -> Relations:
+    """All supersession, near-duplicate and neighbour links among ``candidates``.
+
+    Header vectors worked out from text are kept in ``vectors`` (a new, short-lived
+    set when None).
+    """
     stale = superseded_by(candidates)
+    header = HeaderVectors() if vectors is None else vectors
     return Relations(
         superseded=stale,
-        near_duplicates=_near_duplicates(candidates, stale),
+        near_duplicates=_near_duplicates(candidates, stale, header),
         neighbours=neighbours(candidates),
     )

@@ -44,7 +44,7 @@ from memoryd.indexer.queries import IndexedFile, iso_utc
 from memoryd.replies import SelectedMemory, SelectResult
 from memoryd.select.candidates import Candidate
 from memoryd.select.local import LocalRanker
-from memoryd.select.manifest import ManifestCache, candidates_for
+from memoryd.select.manifest import Manifest, ManifestCache, candidates_for
 from memoryd.select.postings import Postings
 from memoryd.select.relations import Relations
 from memoryd.select.tool_rules import tool_usage_docs
@@ -93,6 +93,15 @@ class Selector:
         # wait without ending the call, whose answer is cached when it comes.
         self._claude_pool: concurrent.futures.ThreadPoolExecutor | None = None
 
+    def reconfigure(self, *, log_queries: bool, claude_factory: Callable[[], Any] | None) -> None:
+        """SIGHUP: query logging and the Claude ranker as the new config says, from the next run."""
+        self.log_queries = log_queries
+        self.claude_factory = claude_factory
+
+    def index_replaced(self) -> None:
+        """A rebuilt index numbers its folders' versions from 1 again: drop what was cached."""
+        self.manifests = ManifestCache()
+
     # -- the selection itself -------------------------------------------------
 
     def run(
@@ -116,88 +125,70 @@ class Selector:
         if deadline is None and req.timeout_ms is not None:
             deadline = time.monotonic() + req.timeout_ms / 1000
         manifest = self.manifests.get(conn, directory)
-        pool = candidates_for(conn, manifest, req.query)
-        surfaced = surfaced_names(req.surfaced, directory)
-        # Links are computed once per directory version (for a large directory,
-        # supersession only), never per query.
-        relations = manifest.relations
-        secrets = set() if req.allow_secrets else {f.filename for f, _ in pool if f.secrets}
-        shown = {c.filename for _, c in pool if c.filename in surfaced} if surfaced else set()
-        # A near-duplicate of something already shown adds nothing, and a
-        # memory whose successor exists is stale: neither is a candidate.
-        twins = _twins_of(relations, shown) if relations is not None else set()
-        stale = set(relations.superseded) if relations is not None else set()
-        skip = shown | secrets | twins | stale
-        eligible = [(f, c) for f, c in pool if c.filename not in skip]
-        tool_docs = sorted(tool_usage_docs([c for _, c in eligible], req.recent_tools))
-        if tool_docs:
-            eligible = [(f, c) for f, c in eligible if c.filename not in tool_docs]
-        files = {f.filename: f for f, _ in eligible}
-        cands = [c for _, c in eligible]
-
-        ranker, fallback, tokens = "local", None, (0, 0)
-        picks: list[tuple[str, float | None]] = []
-        dropped: list[str] = []
-        if self.claude_factory is not None and req.ranker != "local" and cands:
-            outcome = self._ask_claude(
-                req, cands, relations, postings=manifest.postings, deadline=deadline
-            )
-            tokens, fallback = outcome.tokens, outcome.failure
-            if outcome.names is not None:
-                ranker = "anthropic"
-                for name in outcome.names:
-                    if name not in files:
-                        dropped.append(name)
-                    elif name not in (n for n, _ in picks):
-                        picks.append((name, None))
-        if ranker == "local":
-            # Surfaced memories compete (they set the bar) but are never returned:
-            # when the best matches were already shown, weaker ones do not stand in.
-            seen = (
-                [c for _, c in pool if c.filename in shown and c.filename not in stale]
-                if shown
-                else []
-            )
-            ranked = self.local.rank(
-                req.query,
-                cands + seen,
-                req.limit,
-                relations,
-                shown=shown,
-                postings=manifest.postings,
-            )
-            picks = [(s.filename, s.score) for s in ranked]
-        verdicts = verdicts_for(conn, [files[name].path for name, _ in picks])
-        picks = intact_first(picks, lambda name: verdicts.get(files[name].path))
-        selected: list[SelectedMemory] = []
-        vanished = 0
-        for name, score in picks[: req.limit]:
-            f = files[name]
-            if not os.access(f.path, os.R_OK):  # gone, or locked since it was indexed
-                vanished += 1
-                continue
-            selected.append(_entry(f, score, verdicts.get(f.path)))
+        pool = _Pool.of(conn, manifest, req, directory)
+        ranked = self._ranked(req, manifest, pool, deadline)
+        selected, vanished = _checked(conn, ranked.picks, pool.files, req.limit)
         result: SelectResult = {
             "run_id": run_id,
-            "ranker": ranker,
+            "ranker": ranked.ranker,
             "selected": selected,
-            "candidates": len(cands),
+            "candidates": len(pool.cands),
             "excluded": {
-                "surfaced": len(shown),
+                "surfaced": len(pool.shown),
                 "index": int(manifest.has_index_file),
-                "tool_docs": len(tool_docs),
-                "tool_doc_files": tool_docs,
-                "secrets": len(secrets),
-                "duplicates_of_surfaced": len(twins),
-                "superseded": len(stale),
+                "tool_docs": len(pool.tool_docs),
+                "tool_doc_files": pool.tool_docs,
+                "secrets": len(pool.secrets),
+                "duplicates_of_surfaced": len(pool.twins),
+                "superseded": len(pool.stale),
                 "vanished": vanished,
             },
-            "dropped_unknown": dropped,
-            "fallback": fallback,
+            "dropped_unknown": ranked.dropped,
+            "fallback": ranked.fallback,
             "note": None if manifest.total else empty_folder_note(directory),
             "latency_ms": 0.0,
         }
-        return Selection(result, tokens)
+        return Selection(result, ranked.tokens)
+
+    def _ranked(
+        self, req: SelectRequest, manifest: Manifest, pool: _Pool, deadline: float | None
+    ) -> _Ranked:
+        """Claude's picks when it is configured, asked and answers; the local ranker's otherwise."""
+        if self.claude_factory is not None and req.ranker != "local" and pool.cands:
+            outcome = self._ask_claude(
+                req, pool.cands, manifest.relations, postings=manifest.postings, deadline=deadline
+            )
+            if outcome.names is not None:
+                picks: list[tuple[str, float | None]] = []
+                dropped: list[str] = []
+                for name in outcome.names:
+                    if name not in pool.files:
+                        dropped.append(name)
+                    elif name not in (n for n, _ in picks):
+                        picks.append((name, None))
+                return _Ranked("anthropic", picks, dropped, None, outcome.tokens)
+            local = self._local_picks(req, manifest, pool)
+            return _Ranked("local", local, [], outcome.failure, outcome.tokens)
+        return _Ranked("local", self._local_picks(req, manifest, pool), [], None, (0, 0))
+
+    def _local_picks(
+        self, req: SelectRequest, manifest: Manifest, pool: _Pool
+    ) -> list[tuple[str, float | None]]:
+        """The local ranker's picks with their scores.
+
+        Surfaced memories compete (they set the bar) but are never returned:
+        when the best matches were already shown, weaker ones do not stand in.
+        """
+        seen = [c for c in pool.surfaced if c.filename not in pool.stale]
+        ranked = self.local.rank(
+            req.query,
+            pool.cands + seen,
+            req.limit,
+            manifest.relations,
+            shown=pool.shown,
+            postings=manifest.postings,
+        )
+        return [(s.filename, s.score) for s in ranked]
 
     def _ask_claude(
         self,
@@ -297,6 +288,85 @@ def surfaced_names(entries: tuple[str, ...], directory: str) -> set[str]:
             continue
         raise InvalidParams(f"'surfaced' entry {entry!r} {problem}", {"field": "surfaced"})
     return names
+
+
+@dataclass(frozen=True)
+class _Pool:
+    """A request's candidates after the rules, and what each rule left out."""
+
+    cands: list[Candidate]
+    files: dict[str, IndexedFile]
+    """The eligible candidates' files, by file name: what a pick may name."""
+    surfaced: list[Candidate]
+    """The candidates the client was shown already (out, but they set the local bar)."""
+    shown: set[str]
+    secrets: set[str]
+    twins: set[str]
+    stale: set[str]
+    tool_docs: list[str]
+
+    @classmethod
+    def of(
+        cls, conn: sqlite3.Connection, manifest: Manifest, req: SelectRequest, directory: str
+    ) -> _Pool:
+        pool = candidates_for(conn, manifest, req.query)
+        surfaced = surfaced_names(req.surfaced, directory)
+        # Links are computed once per directory version (for a large directory,
+        # supersession only), never per query.
+        relations = manifest.relations
+        secrets = set() if req.allow_secrets else {f.filename for f, _ in pool if f.secrets}
+        shown = {c.filename for _, c in pool if c.filename in surfaced} if surfaced else set()
+        # A near-duplicate of something already shown adds nothing, and a
+        # memory whose successor exists is stale: neither is a candidate.
+        twins = _twins_of(relations, shown) if relations is not None else set()
+        stale = set(relations.superseded) if relations is not None else set()
+        skip = shown | secrets | twins | stale
+        eligible = [(f, c) for f, c in pool if c.filename not in skip]
+        tool_docs = sorted(tool_usage_docs([c for _, c in eligible], req.recent_tools))
+        if tool_docs:
+            eligible = [(f, c) for f, c in eligible if c.filename not in tool_docs]
+        return cls(
+            cands=[c for _, c in eligible],
+            files={f.filename: f for f, _ in eligible},
+            surfaced=[c for _, c in pool if c.filename in shown],
+            shown=shown,
+            secrets=secrets,
+            twins=twins,
+            stale=stale,
+            tool_docs=tool_docs,
+        )
+
+
+@dataclass(frozen=True)
+class _Ranked:
+    """A ranker's picks (file name, score when it gives one) and what came with them."""
+
+    ranker: str
+    picks: list[tuple[str, float | None]]
+    dropped: list[str]
+    """Names Claude gave that are not eligible candidates."""
+    fallback: str | None
+    tokens: tuple[int, int]
+
+
+def _checked(
+    conn: sqlite3.Connection,
+    picks: list[tuple[str, float | None]],
+    files: dict[str, IndexedFile],
+    limit: int,
+) -> tuple[list[SelectedMemory], int]:
+    """The first ``limit`` picks still readable, intact ones first; and how many had vanished."""
+    verdicts = verdicts_for(conn, [files[name].path for name, _ in picks])
+    ordered = intact_first(picks, lambda name: verdicts.get(files[name].path))
+    selected: list[SelectedMemory] = []
+    vanished = 0
+    for name, score in ordered[:limit]:
+        f = files[name]
+        if not os.access(f.path, os.R_OK):  # gone, or locked since it was indexed
+            vanished += 1
+            continue
+        selected.append(_entry(f, score, verdicts.get(f.path)))
+    return selected, vanished
 
 
 def _twins_of(relations: Relations, shown: set[str]) -> set[str]:

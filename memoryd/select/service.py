@@ -50,8 +50,8 @@ def claude_factory(cfg: Config) -> Callable[[], Any] | None:
 def record_runs(
     store: IndexStore, records: Sequence[Mapping[str, object]], retention: telemetry.Retention
 ) -> None:
-    """Write telemetry rows in one transaction (the daemon batches those that queued up),
-    deleting those past ``retention`` in the same one."""
+    """Write telemetry rows in one transaction (one select's, or those held back while the
+    index could not be written), deleting those past ``retention`` in the same one."""
     with store.transaction() as conn:
         telemetry.insert(conn, *records)
         retention.prune(conn, len(records))

@@ -14,7 +14,6 @@ English text; the lowest-ranked findings are dropped until the text fits.
 
 from __future__ import annotations
 
-import dataclasses
 import math
 import re
 from collections.abc import Sequence
@@ -27,7 +26,8 @@ from memoryd.indexer.records import KIND_SESSION
 from memoryd.sessions import _findings as fx
 from memoryd.sessions import _reading as reading
 from memoryd.sessions import _relevance as rel
-from memoryd.sessions._sections import SECTION_ACTIVE, SECTION_SUMMARY, Entry, parse_sections
+from memoryd.sessions._collect import Session, collect
+from memoryd.sessions._sections import SECTION_SUMMARY, Entry, parse_sections
 
 MAX_ROUNDS = 2
 MAX_READS = 3
@@ -40,34 +40,13 @@ FOLLOW_UP_THRESHOLD = 0.5
 """Share of the follow-up round's thread terms an earlier session must contain."""
 THREAD_TERMS = 6
 """How many linking words the follow-up round searches with."""
-MIN_ENTRY_TERMS = 3
-"""Entries with fewer content terms ("No open items.") carry nothing to cite."""
-CONTAINED = 0.75
-"""An entry whose terms are this much inside an already chosen finding repeats it."""
-CONFLICT_OVERLAP = 0.4
-"""How much of its (IDF-weighted) wording a reversal must share with an earlier decision."""
-CURRENT_STATE_BONUS = 0.25
-"""Extra weight for the active state of the newest session read: where work stands."""
-BACKGROUND_FACTOR = 0.5
-"""Weight of a session read only because it belongs to the project (not ranked relevant)."""
-BACKGROUND_MATCH = 0.2
-"""Share of the task's (IDF-weighted) words an entry of such a session must contain."""
-CURRENT_TROUBLE_SCORE = 10.0
-"""Puts the newest session's blockers and failing tests first, so the budget never cuts them."""
 SECTION_ENTRIES = 100
 """Entries read per section of one session. A saved session has a handful; a
 hostile or runaway file (10k bullets) must not make ``context`` compare every
 entry with every other one (minutes of the interpreter for one 200 KB file)."""
-FINDINGS_CONSIDERED = 200
-"""Ranked findings checked for repeats and conflicts: more than the largest
-budget (4,000 tokens) can show."""
 INDEX_CACHE_BYTES = 16 * 1024 * 1024
 """Memory for session files already indexed: ~700 sessions of 1.4 KB (see :func:`weight`)."""
 
-# Decisions, failures and open points change what the next session does; a
-# plain "did X" outcome only helps when it is squarely about the task.
-_TYPE_BONUS = {fx.FAILED: 0.5, fx.DECISION: 0.5, fx.OPEN: 0.45, fx.OUTCOME: 0.0}
-_MATCH_WEIGHT = {fx.FAILED: 1.0, fx.DECISION: 1.0, fx.OPEN: 1.0, fx.OUTCOME: 0.6}
 _REFERS_BACK = re.compile(
     r"\b(session[- ]?\d+|previous session|earlier session|part \d+|resumed|reverted"
     r"|second|third)\b",
@@ -139,41 +118,32 @@ def unavailable_message(reason: str) -> str:
     return f"Session history unavailable: {reason}"
 
 
-@dataclass(slots=True)
-class _Session:
-    doc: SessionDoc
-    entries: list[tuple[Entry, set[str]]]
-    terms: set[str]
-    sequence: list[str]  # entry tokens in order, entries separated by blanks
-    date: str
-    coverage: float = 0.0  # relevance to the task, see SESSION_THRESHOLD
-    evidence: int = 0  # how many of its entries bear on the task
-
-    @property
-    def project(self) -> str:
-        return self.doc.project
-
-    @property
-    def stamp(self) -> str:
-        return self.doc.session
-
-
 def build_brief(
-    task: str, docs: Sequence[SessionDoc], *, scope: str, budget_tokens: int = 600
+    task: str,
+    docs: Sequence[SessionDoc],
+    *,
+    scope: str,
+    budget_tokens: int = 600,
+    parsed: ParsedSessions | None = None,
 ) -> Brief:
-    """Search ``docs`` for context on ``task`` and return a cited brief within budget."""
+    """Search ``docs`` for context on ``task`` and return a cited brief within budget.
+
+    Sessions parsed for an earlier brief are taken from ``parsed`` (a fresh set
+    when None).
+    """
+    parsed = ParsedSessions() if parsed is None else parsed
     skipped = [
         {"filename": d.filename, "error": d.error or "unreadable"}
         for d in docs
         if d.text is None or d.error
     ]
-    sessions = [_index(d) for d in docs if d.text is not None and not d.error]
+    sessions = [_index(d, parsed) for d in docs if d.text is not None and not d.error]
     idf, size = rel.idf_table(s.terms for s in sessions)
     words = rel.tokens(task)
     query = set(words)
     found, rounds = _search(words, sessions, idf, size)
     chosen = reading.every_session_of(found, sessions)
-    findings = _collect(query, chosen, found, idf, size)
+    findings = collect(query, chosen, found, idf, size)
     brief = Brief(
         text=no_context_message(scope),
         findings=[],
@@ -213,10 +183,23 @@ class _Indexed:
     date: str
 
 
-_INDEXED: SizedCache[SessionDoc, _Indexed] = SizedCache(INDEX_CACHE_BYTES)
-"""Session files already indexed, keyed by the whole doc, text included: a
-daemon answering ``context`` again reads the files but does not parse them
-again (the parse, YAML header included, is ~0.5 ms a session)."""
+class ParsedSessions:
+    """Session files already indexed, keyed by the whole doc, text included.
+
+    Whoever answers ``context`` again owns one (the daemon's service, the CLI's
+    own): it reads the files again but does not parse them again, and an
+    edited file, a new text, is parsed anew.
+    """
+
+    def __init__(self, budget: int = INDEX_CACHE_BYTES) -> None:
+        self._cache: SizedCache[SessionDoc, _Indexed] = SizedCache(budget)
+
+    def of(self, doc: SessionDoc) -> _Indexed:
+        indexed = self._cache.get(doc)
+        if indexed is None:
+            indexed = _index_text(doc)
+            self._cache.put(doc, indexed, weight(doc.text or ""))
+        return indexed
 
 
 def weight(text: str) -> int:
@@ -228,13 +211,10 @@ def weight(text: str) -> int:
     return 16 * len(text) + 1024
 
 
-def _index(doc: SessionDoc) -> _Session:
-    """The session's entries and tokens (worked out once per text, see :data:`_INDEXED`)."""
-    indexed = _INDEXED.get(doc)
-    if indexed is None:
-        indexed = _index_text(doc)
-        _INDEXED.put(doc, indexed, weight(doc.text or ""))
-    return _Session(
+def _index(doc: SessionDoc, parsed: ParsedSessions) -> Session:
+    """The session's entries and tokens (worked out once per text in ``parsed``)."""
+    indexed = parsed.of(doc)
+    return Session(
         doc=doc,
         entries=indexed.entries,
         terms=indexed.terms,
@@ -270,8 +250,8 @@ def _index_text(doc: SessionDoc) -> _Indexed:
 
 
 def _search(
-    words: list[str], sessions: list[_Session], idf: dict[str, float], size: int
-) -> tuple[list[_Session], int]:
+    words: list[str], sessions: list[Session], idf: dict[str, float], size: int
+) -> tuple[list[Session], int]:
     """Round one ranks sessions against the task; round two follows a thread backwards.
 
     The follow-up round runs only when the best session points at earlier work
@@ -300,7 +280,7 @@ def _search(
     return found + _rank(extra)[: MAX_READS - len(found)], MAX_ROUNDS
 
 
-def _rank(sessions: list[_Session]) -> list[_Session]:
+def _rank(sessions: list[Session]) -> list[Session]:
     """Relevance first (in coarse steps), then evidence, then recency."""
     return sorted(
         sessions,
@@ -309,13 +289,13 @@ def _rank(sessions: list[_Session]) -> list[_Session]:
     )
 
 
-def _summary(session: _Session) -> str:
+def _summary(session: Session) -> str:
     return " ".join(e.text for e, _ in session.entries if e.section == SECTION_SUMMARY)
 
 
 def _thread_terms(
-    top: _Session,
-    sessions: list[_Session],
+    top: Session,
+    sessions: list[Session],
     query: set[str],
     idf: dict[str, float],
     size: int,
@@ -333,166 +313,12 @@ def _thread_terms(
     return set(sorted(shared, key=lambda t: (-rel.weight(t, idf, size), t))[:THREAD_TERMS])
 
 
-def _collect(
-    query: set[str],
-    chosen: list[_Session],
-    found: list[_Session],
-    idf: dict[str, float],
-    size: int,
-) -> list[fx.Finding]:
-    """Score every entry of the sessions read, best first, with contradictions attached.
-
-    Open questions that a later session's decision answers are left out.
-    """
-    total = sum(rel.weight(t, idf, size) for t in query) or 1.0
-    newest = max((s.doc.session for s in chosen), default="")
-    newest_relevant = max((s.doc.session for s in found), default="")
-    top = max((s.coverage for s in found), default=1.0)
-    scored: list[tuple[float, Entry, set[str], str, _Session]] = []
-    settlers: list[tuple[float, Entry, set[str], str, _Session]] = []
-    for session in chosen:
-        # Equally relevant sessions weigh the same; weaker ones count less, but a
-        # session that passed the threshold still contributes its key points.
-        relevant = any(session is f for f in found)
-        factor = 0.5 + 0.5 * session.coverage / top if relevant else BACKGROUND_FACTOR
-        for entry, terms in session.entries:
-            if entry.section == SECTION_SUMMARY or len(terms) < MIN_ENTRY_TERMS:
-                continue
-            kind = fx.classify(entry)
-            match = rel.overlap(query, terms, idf, size) / total
-            trouble = session.doc.session == newest and reading.is_current_trouble(entry)
-            if not trouble and (
-                (match == 0 and kind == fx.OUTCOME) or (not relevant and match < BACKGROUND_MATCH)
-            ):
-                continue  # an unrelated "merged, shipped" line adds nothing
-            current = entry.section == SECTION_ACTIVE and session.doc.session == newest_relevant
-            score = factor * (
-                _MATCH_WEIGHT[kind] * match + _TYPE_BONUS[kind] + CURRENT_STATE_BONUS * current
-            )
-            if fx.looks_like_instruction(entry.text):
-                score /= 2  # shown quoted at best; never crowds out real evidence
-            elif trouble:
-                score += CURRENT_TROUBLE_SCORE
-            settler = _settled_later(terms, session, chosen) if kind == fx.OPEN else None
-            if settler is not None:
-                # The answer takes the question's place (and at least its rank).
-                settlers.append((score, settler[0], settler[1], fx.DECISION, settler[2]))
-                continue
-            scored.append((score, entry, terms, kind, session))
-    scored = _merge_best(scored + settlers)
-    # Best first; among equals the newer session first, then file order.
-    scored.sort(key=lambda item: item[1].first_line)
-    scored.sort(key=lambda item: item[4].doc.session, reverse=True)
-    scored.sort(key=lambda item: -item[0])
-    scored = reading.one_per_session_first(
-        scored,
-        lambda item: item[0] >= CURRENT_TROUBLE_SCORE,
-        lambda item: any(item[4] is f for f in found),
-    )[:FINDINGS_CONSIDERED]
-    conflicts = {
-        id(entry): earlier
-        for _, entry, terms, _, session in scored
-        if (
-            earlier := _contradicted(
-                entry=entry, terms=terms, session=session, chosen=chosen, idf=idf, size=size
-            )
-        )
-        is not None
-    }
-    # An earlier decision that a later session reversed is shown next to the
-    # reversal (both sources), not as a finding of its own.
-    reversed_ids = {id(old) for old, _ in conflicts.values()}
-    findings: list[fx.Finding] = []
-    kept: list[set[str]] = []
-    for _, entry, terms, kind, session in scored:
-        if id(entry) in reversed_ids or any(
-            len(terms & other) >= CONTAINED * len(terms) for other in kept
-        ):
-            continue
-        kept.append(terms)
-        source = fx.Source(session.doc.filename, entry.first_line, entry.last_line, session.date)
-        finding = fx.make_finding(entry, kind, source)
-        earlier = conflicts.get(id(entry))
-        if earlier is not None and not finding.quoted:
-            old_entry, old_session = earlier
-            finding = dataclasses.replace(
-                finding,
-                conflicts_with=fx.Source(
-                    old_session.doc.filename,
-                    old_entry.first_line,
-                    old_entry.last_line,
-                    old_session.date,
-                ),
-                conflicting_text=" ".join(old_entry.text.split()).rstrip("."),
-            )
-        findings.append(finding)
-    return findings
-
-
-def _settled_later(
-    terms: set[str], session: _Session, chosen: list[_Session]
-) -> tuple[Entry, set[str], _Session] | None:
-    """The decision of a later session that answers this open question, if any (newest)."""
-    for later in chosen:  # newest first
-        if later.doc.session <= session.doc.session:
-            break
-        for entry, later_terms in later.entries:
-            if fx.classify(entry) == fx.DECISION and reading.settles(terms, later_terms):
-                return entry, later_terms, later
-    return None
-
-
-def _merge_best(
-    scored: list[tuple[float, Entry, set[str], str, _Session]],
-) -> list[tuple[float, Entry, set[str], str, _Session]]:
-    """One item per entry, with the best score any path gave it."""
-    best: dict[int, tuple[float, Entry, set[str], str, _Session]] = {}
-    for item in scored:
-        if id(item[1]) not in best or item[0] > best[id(item[1])][0]:
-            best[id(item[1])] = item
-    return list(best.values())
-
-
-def _contradicted(
-    *,
-    entry: Entry,
-    terms: set[str],
-    session: _Session,
-    chosen: list[_Session],
-    idf: dict[str, float],
-    size: int,
-) -> tuple[Entry, _Session] | None:
-    """An earlier decision this entry reverses, if one shares its distinctive terms."""
-    if not fx.is_reversal(entry.text):
-        return None
-    best: tuple[float, Entry, _Session] | None = None
-    for other in chosen:
-        if other.doc.session >= session.doc.session:
-            continue
-        for old, old_terms in other.entries:
-            if fx.classify(old) != fx.DECISION or fx.is_reversal(old.text):
-                continue
-            shared = rel.overlap(terms, old_terms, idf, size)
-            smaller = min(
-                sum(rel.weight(t, idf, size) for t in terms),
-                sum(rel.weight(t, idf, size) for t in old_terms),
-            )
-            strength = shared / smaller if smaller else 0.0
-            if (
-                len(terms & old_terms) >= 2
-                and strength >= CONFLICT_OVERLAP
-                and (best is None or strength > best[0])
-            ):
-                best = (strength, old, other)
-    return None if best is None else (best[1], best[2])
-
-
 def _render(
     *,
     scope: str,
     searched: int,
     rounds: int,
-    chosen: list[_Session],
+    chosen: list[Session],
     skipped: list[dict[str, str]],
     findings: list[fx.Finding],
     total: int,

@@ -23,6 +23,7 @@ import sqlite3
 import tempfile
 import time
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any, cast
 
 from memoryd import requests as p
@@ -42,7 +43,7 @@ from memoryd.operations import (
     directory_param,
 )
 from memoryd.replies import ContextReply, LoadLastReply, SaveResult
-from memoryd.sessions.brief import SessionDoc, build_brief, unavailable_message
+from memoryd.sessions.brief import ParsedSessions, SessionDoc, build_brief, unavailable_message
 from memoryd.sessions.format import (
     SCHEMA_VERSION,
     check_project,
@@ -321,8 +322,14 @@ def context(
     budget_tokens: int,
     *,
     readable: Callable[[str], str | None] = lambda d: None,
+    caches: SessionCaches | None = None,
 ) -> ContextReply:
-    """The cited prior-session brief for ``task`` over the sessions in ``directories``."""
+    """The cited prior-session brief for ``task`` over the sessions in ``directories``.
+
+    Texts read and sessions parsed are kept in ``caches`` for the next call
+    (a fresh, short-lived set when None).
+    """
+    caches = SessionCaches() if caches is None else caches
     scope_dirs = ", ".join(directories)
     scope = f"project '{project}' in {scope_dirs}" if project else scope_dirs
     for directory in directories:
@@ -349,7 +356,7 @@ def context(
             args += (project,)
         rows = conn.execute(sql + " ORDER BY session", args)
         for path, filename, proj, session, error, digest in rows:
-            body, reason = _session_text(path, digest) if error is None else (None, None)
+            body, reason = caches.texts.read(path, digest) if error is None else (None, None)
             docs.append(
                 SessionDoc(
                     path=path,
@@ -361,7 +368,10 @@ def context(
                 )
             )
     brief = cast(
-        ContextReply, build_brief(task, docs, scope=scope, budget_tokens=budget_tokens).to_json()
+        ContextReply,
+        build_brief(
+            task, docs, scope=scope, budget_tokens=budget_tokens, parsed=caches.parsed
+        ).to_json(),
     )
     if project and not docs:
         # A mistyped project looks like "nothing useful"; naming what exists shows the slip.
@@ -388,36 +398,47 @@ def _projects_in(conn: sqlite3.Connection, directories: Sequence[str]) -> list[s
 
 TEXT_CACHE_BYTES = 4 * 1024 * 1024
 
-_TEXTS: SizedCache[tuple[str, str], str] = SizedCache(TEXT_CACHE_BYTES)
-"""Redacted session texts keyed by path and the content hash the index holds.
 
-``context`` reads every session of a project; with this, a call opens only the
-files whose indexed hash it has not seen (the flood bench spent half its
-``context`` time opening, reading and redacting ~400 unchanged files a call).
-A text is kept only when its bytes hash to the indexed value, so a file that
-changed ahead of the index is read again next time rather than cached under
-the old hash."""
+class SessionTexts:
+    """Redacted session texts keyed by path and the content hash the index holds.
 
-
-def _session_text(path: str, digest: str) -> tuple[str | None, str | None]:
-    """``(text, None)``, newlines translated as text mode does, secrets redacted; or why not.
-
-    At most the first MiB is read: the brief of a bigger file is built from that.
+    ``context`` reads every session of a project; with this, a call opens only the
+    files whose indexed hash it has not seen (opening, reading and redacting
+    unchanged files was half a repeated ``context``'s time). A text is kept only
+    when its bytes hash to the indexed value, so a file that changed ahead of the
+    index is read again next time rather than cached under the old hash.
     """
-    text = _TEXTS.get((path, digest))
-    if text is not None:
+
+    def __init__(self, budget: int = TEXT_CACHE_BYTES) -> None:
+        self._cache: SizedCache[tuple[str, str], str] = SizedCache(budget)
+
+    def read(self, path: str, digest: str) -> tuple[str | None, str | None]:
+        """``(text, None)``, newlines translated as text mode does, secrets redacted; or why not.
+
+        At most the first MiB is read: the brief of a bigger file is built from that.
+        """
+        text = self._cache.get((path, digest))
+        if text is not None:
+            return text, None
+        try:
+            data, truncated = read_capped(path, follow=False)
+            decoded = data.decode("utf-8", errors="ignore" if truncated else "strict")
+        except OSError as exc:
+            return None, describe_os_error(exc, path)
+        except UnicodeDecodeError as exc:
+            return None, f"not valid UTF-8 at offset {exc.start}"
+        text = redact(decoded.replace("\r\n", "\n").replace("\r", "\n"))
+        if content_hash(data) == digest:
+            self._cache.put((path, digest), text, len(text) + 100)
         return text, None
-    try:
-        data, truncated = read_capped(path, follow=False)
-        decoded = data.decode("utf-8", errors="ignore" if truncated else "strict")
-    except OSError as exc:
-        return None, describe_os_error(exc, path)
-    except UnicodeDecodeError as exc:
-        return None, f"not valid UTF-8 at offset {exc.start}"
-    text = redact(decoded.replace("\r\n", "\n").replace("\r", "\n"))
-    if content_hash(data) == digest:
-        _TEXTS.put((path, digest), text, len(text) + 100)
-    return text, None
+
+
+@dataclass(frozen=True)
+class SessionCaches:
+    """What ``context`` keeps between calls, owned by the service that answers them."""
+
+    texts: SessionTexts = field(default_factory=SessionTexts)
+    parsed: ParsedSessions = field(default_factory=ParsedSessions)
 
 
 def _over_cap(path: str) -> str:

@@ -1,0 +1,105 @@
+"""The index the shared :class:`~memoryd.service.MemoryService` runs over in the daemon.
+
+:class:`DaemonIndex` gives the service this thread's read-only connection,
+directories kept watched, and writes queued for the writer thread; the
+socket methods that use it are the service's ``cmd_*`` (daemon/handlers.py). Each ``select``'s
+telemetry row is one job on the writer's queue, so it never holds up the
+reply, and ``stats`` reads its own writes by waiting for the queue to pass.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from memoryd.config import Config
+from memoryd.daemon.readers import Readers
+from memoryd.daemon.watched_roots import WatchedRoots
+from memoryd.daemon.writer import Writer
+from memoryd.indexer import recovery
+from memoryd.indexer.store import IndexStore
+from memoryd.select.service import record_runs, retention_of
+from memoryd.service import index_pending_note
+
+HELD_RUNS = 10_000
+"""Telemetry rows kept while the index cannot be written (~3 MB), written by the repair."""
+
+
+class DaemonIndex:
+    """The daemon's index: this thread's reader, directories kept watched, writes queued."""
+
+    def __init__(self, cfg: Config, readers: Readers, writer: Writer, roots: WatchedRoots) -> None:
+        self._readers = readers
+        self._writer = writer
+        self._roots = roots
+        self._held: list[dict[str, Any]] = []
+        self._held_lock = threading.Lock()
+        self.retention = retention_of(cfg)
+
+    def reconfigure(self, cfg: Config) -> None:
+        """SIGHUP: new ``telemetry`` limits apply from the next row."""
+        self.retention = retention_of(cfg)
+
+    def reader(self) -> sqlite3.Connection:
+        return self._readers.conn()
+
+    def directory(self, raw: str) -> str:
+        return self._roots.ensure_dir(raw)
+
+    def refuse_root(self, directory: str) -> None:
+        self._roots.refuse_too_broad(directory)
+
+    def saved(self, raw_dir: str, path: str) -> tuple[str, str | None]:
+        directory = self._roots.ensure_dir(raw_dir)
+        writer = self._writer
+        try:
+            writer.call(lambda store: self._roots.syncer(store).sync_path(path))
+        except Exception as exc:
+            found = recovery.trouble(exc)
+            if found is None:
+                raise
+            writer.health.pending(path)
+            return directory, index_pending_note(found[1], "the daemon's automatic retry")
+        return directory, None
+
+    def write(self, fn: Callable[[sqlite3.Connection], None]) -> None:
+        """Queue ``fn`` for the writer thread, in a transaction, without waiting for it."""
+
+        def job(store: IndexStore) -> None:
+            with store.transaction() as conn:
+                fn(conn)
+
+        self._writer.submit(job, keep=True)
+
+    def roots(self) -> list[str]:
+        return self._roots.paths()
+
+    def record_run(self, record: dict[str, Any]) -> None:
+        """Queue the row for the writer (kept at shutdown); telemetry never blocks a reply."""
+        self._writer.submit(lambda store: self._write_runs(store, [record]), keep=True)
+
+    def _write_runs(self, store: IndexStore, rows: list[dict[str, Any]]) -> None:
+        """Write ``rows`` after any held back; if the index refuses them, hold them all."""
+        with self._held_lock:
+            batch, self._held = [*self._held, *rows], []
+        if not batch:
+            return
+        try:
+            record_runs(store, batch, self.retention)
+        except Exception as exc:
+            if recovery.trouble(exc) is None:
+                raise
+            with self._held_lock:  # kept for the writer's repair (the newest, within a bound)
+                self._held = [*batch, *self._held][-HELD_RUNS:]
+            raise
+
+    def flush_held(self, store: IndexStore) -> None:
+        """The writer's repair: rows kept back while the index could not be written."""
+        self._write_runs(store, [])
+
+    def runs_recorded(self) -> None:
+        # Every row recorded so far is a job queued ahead of this one: once it has
+        # run, they are all in, with any that were held back.
+        self._writer.call(self.flush_held)

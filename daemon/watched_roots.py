@@ -1,0 +1,242 @@
+"""The roots the daemon watches: adding, touching, forgetting, and the config's share of them.
+
+:class:`WatchedRoots` keeps the :class:`~memoryd.daemon.roots.RootSet` (which
+folders, from where, last used), the watcher's watches and the index's
+``roots`` rows in step: every change to a root goes through it. Requests
+reach it through ``ensure_dir`` (a folder they name is kept watched while it
+is used) and ``watch``/``unwatch``; the SIGHUP reload through
+:meth:`WatchedRoots.reconfigure`; the periodic reconcile through
+:meth:`WatchedRoots.forget_idle`.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from typing import Any, cast
+
+import structlog
+
+from memoryd import requests, system_trees
+from memoryd.config import Config
+from memoryd.daemon.roots import PERSISTED, Origin, Root, RootSet
+from memoryd.daemon.watcher import Watcher
+from memoryd.daemon.writer import Writer
+from memoryd.errors import InvalidParams
+from memoryd.indexer import recovery
+from memoryd.indexer.folders import holds_memory_files
+from memoryd.indexer.store import IndexStore
+from memoryd.indexer.sync import Syncer
+from memoryd.paths import escaped, name_problem
+
+log = structlog.get_logger("memoryd.daemon")
+
+
+def queue_hints(
+    writer: Writer, root_of: Callable[[str], str | None], paths: set[str], listed: set[str]
+) -> None:
+    """The watcher's batch as one writer job: each path re-stated, each listing compared."""
+
+    def job(store: IndexStore) -> None:
+        syncer = Syncer(store, root_of=root_of)
+        for path in sorted(paths):
+            syncer.sync_path(path)
+        for directory in sorted(listed):
+            syncer.sync_listing(directory)
+
+    writer.submit(job, hint=True)
+
+
+class WatchedRoots:
+    """Every root's watch, record and rows; the one place roots are added or forgotten."""
+
+    def __init__(self, cfg: Config, root_set: RootSet, watcher: Watcher, writer: Writer) -> None:
+        self._root_set = root_set
+        self._watcher = watcher
+        self._writer = writer
+        self._resolved = requests.ResolvedDirs()
+        self._configured = list(cfg.roots)
+        self._max_request_roots = cfg.max_request_roots
+        self.idle_seconds = cfg.request_root_idle_days * 86400
+
+    def paths(self) -> list[str]:
+        return self._root_set.paths()
+
+    def get(self, path: str) -> Root | None:
+        return self._root_set.get(path)
+
+    def root_for(self, directory: str) -> str | None:
+        return self._root_set.covering(directory)
+
+    def syncer(self, store: IndexStore, **options: Any) -> Syncer:
+        """A :class:`Syncer` that follows symlinked files only within their own root."""
+        return Syncer(store, root_of=self.root_for, **options)
+
+    def restore(self, declared: list[tuple[str, Origin]]) -> None:
+        """Declared roots, then the remembered ones that are still wanted (newest first)."""
+        for root, origin in declared:
+            self.add(root, origin, wait=False)
+        now = self._root_set.clock()
+        rows = self._writer.call(lambda s: s.root_rows())
+        for path, stored, last_used in sorted(rows, key=lambda r: -r[2]):
+            origin = cast(Origin, stored)  # the rows hold what save_root wrote: PERSISTED ones
+            if origin == "watch" and not os.path.isdir(path):
+                log.warning("daemon.root_missing", root=path, origin=origin)
+            elif (
+                self.root_for(path) is None
+                and os.path.isdir(path)
+                and not (origin == "request" and now - last_used > self.idle_seconds)
+            ):
+                self.add(path, origin, last_used=last_used, wait=False)
+            else:  # idle, gone, or now inside a declared root
+                self.forget(path, reason="restart")
+
+    def add(
+        self,
+        root: str,
+        origin: Origin,
+        *,
+        index: bool = False,
+        last_used: float | None = None,
+        wait: bool = True,
+    ) -> Root | None:
+        """Watch ``root`` and record it; ``index`` scans it now (roots added after start-up).
+
+        The watch (inotify walks the tree to set it up), the record and the
+        scan run as one job on the writer thread. With ``wait`` the caller
+        waits for it (a request about to read the folder); the main thread
+        does not (start-up, reload), so it never walks a tree. A write the
+        index refuses now (full disk, held lock) leaves the root watched and
+        to the writer's repair.
+        """
+        problem = name_problem(root)
+        refused = f"the path {problem}" if problem else system_trees.refusal(root)
+        if refused is not None:
+            log.warning("daemon.root_refused", root=escaped(root), reason=refused)
+            return None
+        if not os.path.isdir(root):
+            log.warning("daemon.root_missing", root=root)
+            return None
+        entry = self._root_set.add(root, origin, last_used)
+        if entry.origin == "request":
+            self._make_room(keep=root)
+
+        def record(store: IndexStore) -> None:
+            mode = self._watcher.add_root(root)
+            log.info("daemon.watching", root=root, mode=mode, origin=entry.origin)
+            if entry.origin in PERSISTED:
+                store.save_root(root, entry.origin, entry.last_used)
+            if index:
+                self.syncer(store).sync_tree(root)
+
+        future = self._writer.submit(record)
+        if wait:
+            try:
+                future.result()
+            except Exception as exc:
+                if recovery.trouble(exc) is None:
+                    raise
+                log.warning("daemon.root_index_deferred", root=root, cause=str(exc))
+        return entry
+
+    def _make_room(self, keep: str) -> None:
+        """Forget the least recently used request roots beyond ``max_request_roots``.
+
+        A folder that only requests named is a cache entry, not a setting: a
+        thousand of them must not become a thousand watched trees (threads,
+        inotify instances, rows). One that is named again is watched again.
+        """
+        for root in self._root_set.over_limit("request", self._max_request_roots, keep):
+            self.forget(root, reason="over max_request_roots (least recently used)")
+
+    def forget(self, root: str, reason: str) -> int:
+        """Stop watching ``root`` and drop its rows (those under another root stay)."""
+        self._root_set.remove(root)
+        self._watcher.remove_root(root)
+        keep = self._root_set.paths()
+        dropped = self._writer.call(lambda s: s.forget_root(root, keep))
+        log.info("daemon.root_forgotten", root=root, reason=reason, files=dropped)
+        return dropped
+
+    def forget_idle(self) -> None:
+        for root in self._root_set.idle(self.idle_seconds, self._root_set.clock()):
+            self.forget(root, reason="idle")
+
+    def save_persisted(self, store: IndexStore) -> None:
+        """Write the remembered roots again (the writer's repair: a save may have added one)."""
+        for root in self._root_set.paths():
+            entry = self._root_set.get(root)
+            if entry is not None and entry.origin in PERSISTED:
+                store.save_root(entry.path, entry.origin, entry.last_used)
+
+    def refuse_too_broad(self, path: str, field: str = "dir") -> None:
+        """Raise for a directory no request may watch or save into (system_trees.py).
+
+        Nothing is changed either way; a folder inside a root the user set up is
+        never refused.
+        """
+        if self.root_for(path) is not None:
+            return
+        reason = system_trees.refusal(path)
+        if reason is not None:
+            raise InvalidParams(f"'{field}': refusing {path}: {reason}", {"field": field})
+
+    def _watch_new(self, path: str, raw: Any, field: str, origin: Origin) -> Root | None:
+        try:
+            return self.add(path, origin, index=True)
+        except OSError as exc:
+            raise InvalidParams(
+                f"'{field}': cannot watch {raw}: {exc.strerror or exc}", {"field": field}
+            ) from None
+
+    def ensure_dir(self, raw: Any, field: str = "dir") -> str:
+        """Validate a directory param; keep it watched while requests use it.
+
+        A folder outside every root becomes a ``request`` root only when it
+        holds memory files itself: an empty folder, a typo'd parent or a
+        checkout's top level are answered (with a note saying what was found)
+        but not watched.
+        """
+        path = self._resolved.directory(raw, field)
+        root = self.root_for(path)
+        if root is not None:
+            touched = self._root_set.touch(root)
+            if touched is not None:
+                self._writer.submit(
+                    lambda s: s.save_root(touched.path, touched.origin, touched.last_used),
+                    keep=True,
+                )
+            return path
+        self.refuse_too_broad(path, field)
+        if holds_memory_files(path):
+            self._watch_new(path, raw, field, "request")
+        return path
+
+    def watch_dir(self, raw: Any, field: str = "dir") -> dict[str, Any]:
+        """``watch``: make ``raw`` a permanent root, remembered across restarts."""
+        path = requests.directory(raw, field)
+        covering = self.root_for(path)
+        known = self._root_set.get(covering) if covering else None
+        if known is not None and known.origin != "request":
+            return {"dir": path, "root": covering, "added": False, "origin": known.origin}
+        self.refuse_too_broad(path, field)
+        entry = self._watch_new(path, raw, field, "watch")
+        origin = entry.origin if entry else "none"
+        return {"dir": path, "root": path, "added": covering != path, "origin": origin}
+
+    def reconfigure(self, cfg: Config) -> None:
+        """SIGHUP: roots added to the config are watched and indexed, removed ones forgotten."""
+        removed = {os.path.realpath(r) for r in self._configured} - {
+            os.path.realpath(r) for r in cfg.roots
+        }
+        self._configured = list(cfg.roots)
+        self._max_request_roots = cfg.max_request_roots
+        self.idle_seconds = cfg.request_root_idle_days * 86400
+        for root in sorted(removed):
+            entry = self._root_set.get(root)
+            if entry is not None and entry.origin == "configured":
+                self.forget(root, reason="removed from the config")
+        for root in cfg.roots:
+            real = os.path.realpath(root)
+            if self.root_for(real) is None:
+                self.add(real, "configured", index=True, wait=False)

@@ -1,0 +1,277 @@
+"""The findings of a brief: every entry of the sessions read, scored against the task.
+
+brief.py decides which sessions bear on the task and reads all of their
+project; this module turns their entries into ranked findings. Each step is
+one function: score the entries (:class:`_Scoring`), keep one item per entry
+and rank them (:func:`_ranked`), find the earlier decisions that later ones
+reversed (:func:`_conflicts`), and make the findings, leaving out repeats and
+the reversed decisions themselves (:func:`_findings`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from memoryd.sessions import _findings as fx
+from memoryd.sessions import _reading as reading
+from memoryd.sessions import _relevance as rel
+from memoryd.sessions._sections import SECTION_ACTIVE, SECTION_SUMMARY, Entry
+
+if TYPE_CHECKING:
+    from memoryd.sessions.brief import SessionDoc
+
+MIN_ENTRY_TERMS = 3
+"""Entries with fewer content terms ("No open items.") carry nothing to cite."""
+CONTAINED = 0.75
+"""An entry whose terms are this much inside an already chosen finding repeats it."""
+CONFLICT_OVERLAP = 0.4
+"""How much of its (IDF-weighted) wording a reversal must share with an earlier decision."""
+CURRENT_STATE_BONUS = 0.25
+"""Extra weight for the active state of the newest session read: where work stands."""
+BACKGROUND_FACTOR = 0.5
+"""Weight of a session read only because it belongs to the project (not ranked relevant)."""
+BACKGROUND_MATCH = 0.2
+"""Share of the task's (IDF-weighted) words an entry of such a session must contain."""
+CURRENT_TROUBLE_SCORE = 10.0
+"""Puts the newest session's blockers and failing tests first, so the budget never cuts them."""
+FINDINGS_CONSIDERED = 200
+"""Ranked findings checked for repeats and conflicts: more than the largest
+budget (4,000 tokens) can show."""
+
+# Decisions, failures and open points change what the next session does; a
+# plain "did X" outcome only helps when it is squarely about the task.
+_TYPE_BONUS = {fx.FAILED: 0.5, fx.DECISION: 0.5, fx.OPEN: 0.45, fx.OUTCOME: 0.0}
+_MATCH_WEIGHT = {fx.FAILED: 1.0, fx.DECISION: 1.0, fx.OPEN: 1.0, fx.OUTCOME: 0.6}
+
+
+@dataclass(slots=True)
+class Session:
+    """A session file being read for a brief: its entries and tokens, and its relevance."""
+
+    doc: SessionDoc
+    entries: list[tuple[Entry, set[str]]]
+    terms: set[str]
+    sequence: list[str]  # entry tokens in order, entries separated by blanks
+    date: str
+    coverage: float = 0.0  # relevance to the task, see brief.SESSION_THRESHOLD
+    evidence: int = 0  # how many of its entries bear on the task
+
+    @property
+    def project(self) -> str:
+        return self.doc.project
+
+    @property
+    def stamp(self) -> str:
+        return self.doc.session
+
+
+Scored = tuple[float, Entry, set[str], str, Session]
+"""(score, entry, its terms, its kind, its session)."""
+
+
+def collect(
+    query: set[str],
+    chosen: list[Session],
+    found: list[Session],
+    idf: dict[str, float],
+    size: int,
+) -> list[fx.Finding]:
+    """Score every entry of the sessions read, best first, with contradictions attached.
+
+    Open questions that a later session's decision answers are left out.
+    """
+    ranked = _ranked(_Scoring(query, chosen, found, idf, size).score_all(), found)
+    return _findings(ranked, _conflicts(ranked, chosen, idf, size))
+
+
+class _Scoring:
+    """What every entry of one brief is scored against: the task's words and the sessions read."""
+
+    def __init__(
+        self,
+        query: set[str],
+        chosen: list[Session],
+        found: list[Session],
+        idf: dict[str, float],
+        size: int,
+    ) -> None:
+        self.query, self.chosen, self.found, self.idf, self.size = query, chosen, found, idf, size
+        self.total = sum(rel.weight(t, idf, size) for t in query) or 1.0
+        self.newest = max((s.doc.session for s in chosen), default="")
+        self.newest_relevant = max((s.doc.session for s in found), default="")
+        self.top = max((s.coverage for s in found), default=1.0)
+
+    def score_all(self) -> list[Scored]:
+        """Every entry worth showing, scored; settled questions give their place to the answer.
+
+        The answers come after the other entries, as one pass over the
+        sessions would find them.
+        """
+        scored: list[Scored] = []
+        settlers: list[Scored] = []
+        for session in self.chosen:
+            # Equally relevant sessions weigh the same; weaker ones count less, but a
+            # session that passed the threshold still contributes its key points.
+            relevant = any(session is f for f in self.found)
+            factor = 0.5 + 0.5 * session.coverage / self.top if relevant else BACKGROUND_FACTOR
+            for entry, terms in session.entries:
+                if entry.section == SECTION_SUMMARY or len(terms) < MIN_ENTRY_TERMS:
+                    continue
+                item = self._score(session, relevant, factor, entry, terms)
+                if item is None:
+                    continue
+                score, kind = item
+                settler = _settled_later(terms, session, self.chosen) if kind == fx.OPEN else None
+                if settler is not None:
+                    # The answer takes the question's place (and at least its rank).
+                    settlers.append((score, settler[0], settler[1], fx.DECISION, settler[2]))
+                else:
+                    scored.append((score, entry, terms, kind, session))
+        return scored + settlers
+
+    def _score(
+        self, session: Session, relevant: bool, factor: float, entry: Entry, terms: set[str]
+    ) -> tuple[float, str] | None:
+        """The entry's score (``factor``: its session's weight) and kind; None: it adds nothing."""
+        kind = fx.classify(entry)
+        match = rel.overlap(self.query, terms, self.idf, self.size) / self.total
+        trouble = session.doc.session == self.newest and reading.is_current_trouble(entry)
+        if not trouble and (
+            (match == 0 and kind == fx.OUTCOME) or (not relevant and match < BACKGROUND_MATCH)
+        ):
+            return None  # an unrelated "merged, shipped" line adds nothing
+        current = entry.section == SECTION_ACTIVE and session.doc.session == self.newest_relevant
+        score = factor * (
+            _MATCH_WEIGHT[kind] * match + _TYPE_BONUS[kind] + CURRENT_STATE_BONUS * current
+        )
+        if fx.looks_like_instruction(entry.text):
+            score /= 2  # shown quoted at best; never crowds out real evidence
+        elif trouble:
+            score += CURRENT_TROUBLE_SCORE
+        return score, kind
+
+
+def _ranked(scored: list[Scored], found: list[Session]) -> list[Scored]:
+    """One item per entry, best first (among equals the newer session, then file order).
+
+    The newest session's trouble leads, then one item of every relevant session.
+    """
+    ranked = _merge_best(scored)
+    ranked.sort(key=lambda item: item[1].first_line)
+    ranked.sort(key=lambda item: item[4].doc.session, reverse=True)
+    ranked.sort(key=lambda item: -item[0])
+    return reading.one_per_session_first(
+        ranked,
+        lambda item: item[0] >= CURRENT_TROUBLE_SCORE,
+        lambda item: any(item[4] is f for f in found),
+    )[:FINDINGS_CONSIDERED]
+
+
+def _conflicts(
+    ranked: list[Scored], chosen: list[Session], idf: dict[str, float], size: int
+) -> dict[int, tuple[Entry, Session]]:
+    """Entry id -> the earlier decision it reverses, for the entries that reverse one."""
+    conflicts = {}
+    for _, entry, terms, _, session in ranked:
+        earlier = _contradicted(
+            entry=entry, terms=terms, session=session, chosen=chosen, idf=idf, size=size
+        )
+        if earlier is not None:
+            conflicts[id(entry)] = earlier
+    return conflicts
+
+
+def _findings(
+    ranked: list[Scored], conflicts: dict[int, tuple[Entry, Session]]
+) -> list[fx.Finding]:
+    """The findings, in rank order, without repeats.
+
+    An earlier decision that a later session reversed is shown next to the
+    reversal (both sources), not as a finding of its own.
+    """
+    reversed_ids = {id(old) for old, _ in conflicts.values()}
+    findings: list[fx.Finding] = []
+    kept: list[set[str]] = []
+    for _, entry, terms, kind, session in ranked:
+        if id(entry) in reversed_ids or any(
+            len(terms & other) >= CONTAINED * len(terms) for other in kept
+        ):
+            continue
+        kept.append(terms)
+        source = fx.Source(session.doc.filename, entry.first_line, entry.last_line, session.date)
+        finding = fx.make_finding(entry, kind, source)
+        earlier = conflicts.get(id(entry))
+        if earlier is not None and not finding.quoted:
+            old_entry, old_session = earlier
+            finding = dataclasses.replace(
+                finding,
+                conflicts_with=fx.Source(
+                    old_session.doc.filename,
+                    old_entry.first_line,
+                    old_entry.last_line,
+                    old_session.date,
+                ),
+                conflicting_text=" ".join(old_entry.text.split()).rstrip("."),
+            )
+        findings.append(finding)
+    return findings
+
+
+def _settled_later(
+    terms: set[str], session: Session, chosen: list[Session]
+) -> tuple[Entry, set[str], Session] | None:
+    """The decision of a later session that answers this open question, if any (newest)."""
+    for later in chosen:  # newest first
+        if later.doc.session <= session.doc.session:
+            break
+        for entry, later_terms in later.entries:
+            if fx.classify(entry) == fx.DECISION and reading.settles(terms, later_terms):
+                return entry, later_terms, later
+    return None
+
+
+def _merge_best(
+    scored: list[Scored],
+) -> list[Scored]:
+    """One item per entry, with the best score any path gave it."""
+    best: dict[int, Scored] = {}
+    for item in scored:
+        if id(item[1]) not in best or item[0] > best[id(item[1])][0]:
+            best[id(item[1])] = item
+    return list(best.values())
+
+
+def _contradicted(
+    *,
+    entry: Entry,
+    terms: set[str],
+    session: Session,
+    chosen: list[Session],
+    idf: dict[str, float],
+    size: int,
+) -> tuple[Entry, Session] | None:
+    """An earlier decision this entry reverses, if one shares its distinctive terms."""
+    if not fx.is_reversal(entry.text):
+        return None
+    best: tuple[float, Entry, Session] | None = None
+    for other in chosen:
+        if other.doc.session >= session.doc.session:
+            continue
+        for old, old_terms in other.entries:
+            if fx.classify(old) != fx.DECISION or fx.is_reversal(old.text):
+                continue
+            shared = rel.overlap(terms, old_terms, idf, size)
+            smaller = min(
+                sum(rel.weight(t, idf, size) for t in terms),
+                sum(rel.weight(t, idf, size) for t in old_terms),
+            )
+            strength = shared / smaller if smaller else 0.0
+            if (
+                len(terms & old_terms) >= 2
+                and strength >= CONFLICT_OVERLAP
+                and (best is None or strength > best[0])
+            ):
+                best = (strength, old, other)
+    return None if best is None else (best[1], best[2])
