@@ -9,7 +9,7 @@ complete, so no answer is ever computed from a half-built index.
 A heavy module that the first request would import (the anthropic SDK, when an
 API key is set) is imported on a thread of its own while the index is built,
 and the daemon declares itself ready only once it is loaded: on a busy machine
-that import alone takes seconds, and it belongs in the start-up, not in the
+that import alone is slow, and it belongs in the start-up, not in the
 first ``select`` (whose client has a time budget).
 """
 
