@@ -69,8 +69,8 @@ class IndexProgress:
         self.finished = self.clock()
         self.emit("index.progress", **self.to_json())
 
-    # dict[str, Any]: daemon/core.py's Runtime (rewritten elsewhere) holds it as one, which a
-    # TypedDict does not convert to.
+    # dict[str, Any]: daemon/core.py's Runtime holds it as one, which a TypedDict does not
+    # convert to.
     def to_json(self) -> dict[str, Any]:
         elapsed = (self.finished or self.clock()) - self.started
         return {

@@ -41,7 +41,7 @@ def query_hash(query: str) -> str:
     return hashlib.sha256(query.encode()).hexdigest()[:16]
 
 
-# dict[str, Any]: memoryd/service.py and daemon/query_handlers.py (rewritten elsewhere) pass
+# dict[str, Any]: memoryd/service.py and daemon/daemon_index.py pass
 # the row on as ``dict[str, Any]``, which a TypedDict does not convert to.
 def make_record(
     *,
