@@ -1,7 +1,7 @@
 """The daemon's life: claim the socket, index, watch, serve, stop cleanly.
 
 How a file change becomes an answer: watchdog reports a path → the
-:class:`~memoryd.daemon.watcher.Watcher` settles for ~50 ms → the batch is a
+:class:`~memoryd.daemon.watcher.Watcher` waits for ``settle_ms`` of quiet → the batch is a
 job on the single :class:`~memoryd.daemon.writer.Writer` thread, which
 re-stats each path and updates the index in one transaction → the next
 request, on its own read-only connection, sees the committed rows. A scheduled

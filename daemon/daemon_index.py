@@ -24,7 +24,7 @@ from memoryd.select.service import record_runs, retention_of
 from memoryd.service import index_pending_note
 
 HELD_RUNS = 10_000
-"""Telemetry rows kept while the index cannot be written (~3 MB), written by the repair."""
+"""Telemetry rows kept (the newest) while the index cannot be written; the repair writes them."""
 
 
 class DaemonIndex:

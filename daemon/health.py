@@ -106,8 +106,8 @@ class Health:
             self._pending.clear()
             self.recovered_at = time.time()
 
-    # dict[str, Any]: daemon/core.py's Runtime (rewritten elsewhere) holds it as one, which a
-    # TypedDict does not convert to.
+    # dict[str, Any]: daemon/core.py's Runtime holds it as one, which a TypedDict does not
+    # convert to.
     def to_json(self) -> dict[str, Any]:
         """``status``'s ``index`` object."""
         with self._lock:

@@ -33,7 +33,7 @@ log = structlog.get_logger("memoryd.daemon")
 
 OBSERVER_CHECK_S = 1.0
 """How often the daemon checks that every root's observer thread is alive (and that a
-deleted root has come back): a loop over the roots, microseconds at a hundred."""
+deleted root has come back): a loop over the roots, cheap enough to run every second."""
 
 
 @dataclass

@@ -9,7 +9,7 @@ complete, so no answer is ever computed from a half-built index.
 A heavy module that the first request would import (the anthropic SDK, when an
 API key is set) is imported on a thread of its own while the index is built,
 and the daemon declares itself ready only once it is loaded: on a busy machine
-that import alone takes seconds, and it belongs in the start-up, not in the
+that import alone is slow, and it belongs in the start-up, not in the
 first ``select`` (whose client has a time budget).
 """
 
@@ -69,8 +69,8 @@ class IndexProgress:
         self.finished = self.clock()
         self.emit("index.progress", **self.to_json())
 
-    # dict[str, Any]: daemon/core.py's Runtime (rewritten elsewhere) holds it as one, which a
-    # TypedDict does not convert to.
+    # dict[str, Any]: daemon/core.py's Runtime holds it as one, which a TypedDict does not
+    # convert to.
     def to_json(self) -> dict[str, Any]:
         elapsed = (self.finished or self.clock()) - self.started
         return {

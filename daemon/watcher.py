@@ -108,8 +108,8 @@ def split_batch(batch: dict[str, bool]) -> tuple[set[str], set[str]]:
 
     A directory whose "modified" event came with an event for a memory file in
     it needs no listing: the file's own event names the change, and listing a
-    10k folder costs ~60 ms. The listing stays for the rest (a temp file
-    written there, a polling observer's report).
+    large folder on every edit would cost more than the edit. The listing
+    stays for the rest (a temp file written there, a polling observer's report).
     """
     paths = {path for path, listing in batch.items() if not listing}
     parents = {os.path.dirname(path) for path in paths}

@@ -229,7 +229,7 @@ class Writer:
         moment no reader holds an older snapshot, which request threads that
         read all the time may never leave; the WAL then grows and every read
         searches more of it. A TRUNCATE checkpoint waits for just those older
-        readers (new ones read the checkpointed file), a few milliseconds, and
+        readers (new ones read the checkpointed file), which end quickly, and
         leaves an empty WAL.
         """
         try:

@@ -12,7 +12,7 @@ from typing import Any
 
 import yaml
 
-try:  # LibYAML is ~10x faster than the pure-Python loader.
+try:  # LibYAML (C) parses far faster than the pure-Python loader.
     from yaml import CSafeLoader as _Loader
 except ImportError:  # pragma: no cover - depends on how PyYAML was built
     from yaml import SafeLoader as _Loader  # type: ignore[assignment]

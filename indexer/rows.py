@@ -47,8 +47,8 @@ class TermAnalysis:
     working them out per query, but how they are worked out (tokenizer,
     stemmer, lexicon) is the ranker's business, above storage
     (:data:`memoryd.select.analysis.TERM_ANALYSIS`). The store takes one when
-    it is opened and hands it to the first index's worker processes, which is
-    why it holds plain module-level functions: it pickles as references.
+    it is opened and uses it for every row it writes, the first index's
+    included.
     """
 
     version: str

@@ -412,8 +412,7 @@ class IndexStore:
         builds its index from them in one pass, and the trigger is put back
         before the commit, so no other writer ever sees the table without it.
         Into a still empty table the rows go in with a plain ``INSERT``: the
-        upsert's conflict check costs about as much again per row (0.24 against
-        0.14 s of CPU for 10k rows).
+        upsert's conflict check would cost about as much again per row.
         The rows come finished (:func:`memoryd.indexer.rows.file_row`) and are
         taken as they come: whatever the iterable yields before it ends is
         committed, so a caller that stops early keeps what it loaded.

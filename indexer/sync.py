@@ -220,10 +220,11 @@ class Syncer:
         create, delete, move and close-after-write in it, and the file's own
         event already names what changed. What that event can add is a memory
         name that appeared or vanished without an event of its own, so only
-        the names are compared with the index: one scandir of a 10k folder
-        instead of 10k stats (a full ``sync_path`` of it cost ~0.3 s of CPU per
-        edit). Subdirectories have their own events; a directory that vanished
-        or cannot be listed gets the full treatment.
+        the names are compared with the index: one scandir of the folder
+        instead of a stat per file (a full ``sync_path`` of a large folder on
+        every edit would cost far more than the edit). Subdirectories have
+        their own events; a directory that vanished or cannot be listed gets
+        the full treatment.
         """
         started = time.perf_counter()
         try:

@@ -199,7 +199,7 @@ class Client:
 
     # The helpers below send plain arguments and return the typed replies.
     # They build the wire params themselves: importing the request classes
-    # (dataclasses pulls in inspect) would cost the hook ~10 ms per prompt.
+    # (dataclasses pulls in inspect) would add that import to the hook on every prompt.
 
     def status(self) -> StatusReply:
         result: StatusReply = self.call("status")

@@ -101,7 +101,7 @@ def ascii_equivalent(text: str) -> str | None:
 
     Most memories are ASCII but for a dash, an arrow or a quote mark ("—",
     "→", "“"); for them the ASCII tokenizer gives the same words as this
-    module, at a third of the cost. None when some character is a letter,
+    module, for a fraction of the cost. None when some character is a letter,
     digit or apostrophe of any script (or folds into one).
     """
     if all(_is_separator(c) for c in set(_NON_ASCII.findall(text))):

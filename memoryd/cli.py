@@ -18,8 +18,8 @@ from memoryd import __version__, _cli_suggest, logs
 from memoryd.errors import MemorydError
 
 # The module that registers each subcommand. A run builds (and imports) only
-# the module its command needs: building all 16 subparsers costs ~7 ms of CPU,
-# about a fifth of what the hook adds to a bare interpreter start. `memoryd
+# the module its command needs: building every subparser would import every
+# command's module, a cost each run would pay for commands it never uses. `memoryd
 # --help` and unknown commands get them all. tests/test_client_startup.py
 # checks this table against what the modules register.
 COMMANDS = {

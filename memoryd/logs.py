@@ -1,6 +1,6 @@
 """structlog set-up: JSON lines for journald, readable lines on a terminal.
 
-Importing structlog costs tens of milliseconds, which the hook and the
+Importing structlog has a start-up cost that the hook and the
 daemon-backed CLI commands (a fresh process per call, mostly silent) should
 not pay. So this module does not import it at the top: the CLI only chooses
 a level (:func:`set_level`), and structlog is configured when it is first

@@ -42,7 +42,7 @@ class SessionState:
     """Bytes of context injected so far and the memory paths shown, for one session.
 
     A plain class, like the rest of the hook's path: ``dataclasses`` and
-    ``tempfile`` would add ~15 ms to a process that runs on every prompt.
+    ``tempfile`` would add their imports to a process that runs on every prompt.
     """
 
     def __init__(self, path: Path, injected_bytes: int = 0, shown: list[str] | None = None) -> None:
@@ -138,7 +138,7 @@ _SAFE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,99}")
 def file_stem(session_id: str) -> str:
     """A safe file name for any session id: itself when safe (Claude Code's UUIDs), else a hash.
 
-    The hash needs ``hashlib`` (OpenSSL, ~3 ms to import), so only odd ids pay for it.
+    The hash needs ``hashlib`` (it loads OpenSSL), so only odd ids pay for importing it.
     """
     if _SAFE_ID.fullmatch(session_id):
         return f"s-{session_id}"

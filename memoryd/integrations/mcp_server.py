@@ -2,14 +2,14 @@
 
 Claude Code connects MCP servers without waiting for them, so a server that
 is not ready when the first prompt goes out is missing from it. Importing
-the ``mcp`` SDK alone takes ~1.1 s here (its package imports both client and
-server and builds every protocol model), which is why this server speaks the
+the ``mcp`` SDK is slow (its package imports both client and server and
+builds every protocol model), which is why this server speaks the
 protocol itself: newline-delimited JSON-RPC 2.0 with the ``initialize``
 handshake (protocol versions 2024-11-05 to 2025-11-25), ``ping``,
 ``tools/list`` and ``tools/call``, using only the standard library and
 memoryd's light client modules. It answers ``initialize`` as soon as the
-interpreter is up (about 0.1 s) and adds well under a millisecond per call
-over the daemon's own time (bench/startup_bench.py). ``server/discover``
+interpreter is up and adds little per call over the daemon's own time
+(bench/startup_bench.py measures both). ``server/discover``
 (the stateless 2026 era) is answered "method not found", which makes such
 clients fall back to the handshake.
 

@@ -5,9 +5,10 @@ runs them), :class:`LocalRanker` (the embedded default), :class:`Candidate`
 and :func:`tool_usage_docs`. The Claude ranker lives in
 :mod:`memoryd.select.claude` and is imported only when an API key is set.
 
-The names are imported on first use (PEP 562): the indexing worker processes
-import :mod:`memoryd.select.analysis` and must not pay for the selector, its
-SQLite reads and sqlite-utils each time a first index starts them.
+The names are imported on first use (PEP 562): whoever opens the store
+imports :mod:`memoryd.select.analysis` for its term analysis, which runs this
+package first, and a run that only indexes (``memoryd index``) must not pay
+for the selector, its SQLite reads and sqlite-utils.
 """
 
 from typing import TYPE_CHECKING

@@ -122,8 +122,8 @@ def _words(text: str) -> list[str]:
 
 _count_into: Callable[[dict[str, int], Iterable[str]], None] = collections._count_elements  # type: ignore[attr-defined]  # not in typeshed
 """The C loop behind ``Counter.update`` (in CPython since 3.2), called on a plain
-dict: a ``Counter`` per field adds half as much again in Python-level set-up
-(``__init__``, ``update``, an ABC check) as the counting itself takes."""
+dict: a ``Counter`` per field would add Python-level set-up (``__init__``,
+``update``, an ABC check) on top of the counting itself."""
 
 
 def _field_terms(text: str) -> tuple[dict[str, int], int]:
@@ -206,9 +206,9 @@ def encode(doc: DocTerms) -> bytes:
     every term in the same order: one byte each (marker ``b``) when all are
     below 256, else decimal text (marker ``t``). Terms never hold whitespace or
     a NUL (they are runs of ``[a-z0-9']`` or ``~`` + a lexicon label). Against
-    compact JSON it takes half the time to write and about a third less to
-    read (once per memory each: at index time, and when a large folder's
-    posting lists are built), and 28% less space (bench corpus).
+    compact JSON it is quicker to write and to read (once per memory each: at
+    index time, and when a folder's manifest or a large folder's slice is
+    read) and smaller.
     """
     values = list(chain.from_iterable(f.values() for f in doc.fields))
     if max(values, default=0) < 256:

@@ -117,7 +117,7 @@ class Selector:
 
         ``deadline`` (a ``time.monotonic()`` value) is when the client stops
         waiting; without one it is ``req.timeout_ms`` from now, if set.
-        Telemetry is the caller's: :meth:`memoryd.service.MemoryService.select`
+        Telemetry is the caller's: :meth:`memoryd.service.MemoryService.cmd_select`
         records every run, failed ones included.
         """
         if req.ranker == "anthropic" and self.claude_factory is None:

@@ -41,7 +41,7 @@ def query_hash(query: str) -> str:
     return hashlib.sha256(query.encode()).hexdigest()[:16]
 
 
-# dict[str, Any]: memoryd/service.py and daemon/query_handlers.py (rewritten elsewhere) pass
+# dict[str, Any]: memoryd/service.py and daemon/daemon_index.py pass
 # the row on as ``dict[str, Any]``, which a TypedDict does not convert to.
 def make_record(
     *,
@@ -102,12 +102,12 @@ def emit(record: Mapping[str, Any], session_id: str | None = None) -> None:
 
 
 def insert(conn: sqlite3.Connection, *records: Mapping[str, object]) -> None:
-    """Write rows made by :func:`make_record`; several in one statement when a batch waited."""
+    """Write rows made by :func:`make_record`; several in one statement when rows were held back."""
     conn.executemany(_INSERT, records)
 
 
 class Retention:
-    """How many ``selector_runs`` rows are kept, and for how long (~300 bytes a run).
+    """How many ``selector_runs`` rows are kept, and for how long (the count bounds its size).
 
     Rows past the age go at every write (an index seek on ``at``); the count
     is enforced once every tenth of it has been written, since finding the

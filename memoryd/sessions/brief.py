@@ -43,9 +43,9 @@ THREAD_TERMS = 6
 SECTION_ENTRIES = 100
 """Entries read per section of one session. A saved session has a handful; a
 hostile or runaway file (10k bullets) must not make ``context`` compare every
-entry with every other one (minutes of the interpreter for one 200 KB file)."""
+entry with every other one (a cost that grows with the square of the entries)."""
 INDEX_CACHE_BYTES = 16 * 1024 * 1024
-"""Memory for session files already indexed: ~700 sessions of 1.4 KB (see :func:`weight`)."""
+"""Memory for session files already indexed, as :func:`weight` counts it: hundreds of sessions."""
 
 _REFERS_BACK = re.compile(
     r"\b(session[- ]?\d+|previous session|earlier session|part \d+|resumed|reverted"
