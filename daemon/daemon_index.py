@@ -19,8 +19,8 @@ from memoryd.daemon.watched_roots import WatchedRoots
 from memoryd.daemon.writer import Writer
 from memoryd.indexer import recovery
 from memoryd.indexer.store import IndexStore
-from memoryd.select.service import record_runs, retention_of
 from memoryd.select.telemetry import RunRecord
+from memoryd.select.wiring import record_runs, retention_of
 from memoryd.service import index_pending_note
 
 HELD_RUNS = 10_000

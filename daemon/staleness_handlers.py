@@ -21,7 +21,7 @@ import structlog
 
 from memoryd.errors import InvalidParams, StoreError
 from memoryd.replies import CheckoutFound
-from memoryd.staleness.service import Checker, Write, citing_dirs
+from memoryd.staleness.checks import Checker, Write, citing_dirs
 
 if TYPE_CHECKING:
     from memoryd.config import Config

@@ -61,12 +61,12 @@ from memoryd.report.sessions import DAY
 from memoryd.select import telemetry
 from memoryd.select.manifest import superseded_in
 from memoryd.select.selector import Selector
-from memoryd.select.service import claude_factory, record_runs, retention_of, run_stats
 from memoryd.select.types import StatsRequest, parse_select, parse_stats
-from memoryd.sessions import service as sessions
+from memoryd.select.wiring import claude_factory, record_runs, retention_of, run_stats
+from memoryd.sessions import files as sessions
 from memoryd.sessions.format import project_case_note
+from memoryd.staleness.checks import Checker, Write, check_tree
 from memoryd.staleness.results import annotate_listing
-from memoryd.staleness.service import Checker, Write, check_tree
 
 R = TypeVar("R", bound=Mapping[str, Any])
 

@@ -16,7 +16,7 @@ from memoryd.daemon.readers import Readers
 from memoryd.indexer.store import IndexStore
 from memoryd.select import telemetry
 from memoryd.select.analysis import TERM_ANALYSIS
-from memoryd.select.service import record_runs
+from memoryd.select.wiring import record_runs
 
 
 def test_a_clock_set_back_is_noticed_and_slewing_is_not() -> None:

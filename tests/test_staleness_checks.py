@@ -18,8 +18,8 @@ from memoryd.indexer.store import IndexStore
 from memoryd.indexer.sync import Syncer
 from memoryd.staleness import results
 from memoryd.staleness.checkout import decode_folder_name, encode, resolve
+from memoryd.staleness.checks import Checker, FolderCheck, check_tree
 from memoryd.staleness.render import caution, render_check
-from memoryd.staleness.service import Checker, FolderCheck, check_tree
 
 
 def _write(store: IndexStore) -> Callable[[Callable[[sqlite3.Connection], None]], None]:
