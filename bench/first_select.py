@@ -43,7 +43,7 @@ from memoryd.indexer.store import IndexStore
 from memoryd.indexer.sync import Syncer
 from memoryd.select.analysis import TERM_ANALYSIS
 from memoryd.select.selector import Selector
-from memoryd.select.service import select_unrecorded
+from memoryd.select.wiring import select_unrecorded
 
 SCANS = 3
 """Header scans timed per run (the median is the baseline)."""

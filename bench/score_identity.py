@@ -28,7 +28,7 @@ from memoryd.indexer.sync import Syncer
 from memoryd.select.analysis import TERM_ANALYSIS
 from memoryd.select.manifest import candidates_for
 from memoryd.select.selector import Selector
-from memoryd.select.service import select_unrecorded
+from memoryd.select.wiring import select_unrecorded
 
 DEFAULT_CORPUS = Path(__file__).resolve().parents[1].parent / "shared/bench/coding-memories"
 

@@ -80,9 +80,9 @@ from memoryd.select.candidates import Candidate, load_directory
 from memoryd.select.local import LocalRanker
 from memoryd.select.relations import Relations, compute_relations
 from memoryd.select.selector import Selector
-from memoryd.select.service import select_unrecorded
 from memoryd.select.tool_rules import tool_usage_docs
 from memoryd.select.tuning import Tuning
+from memoryd.select.wiring import select_unrecorded
 
 Answer = Callable[[dict[str, Any], Path], list[str]]
 Ranker = Callable[[str, Sequence[Candidate], Relations], list[str]]

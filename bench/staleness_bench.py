@@ -47,8 +47,8 @@ from memoryd.config import Config
 from memoryd.indexer.store import IndexStore, open_reader
 from memoryd.indexer.sync import Syncer
 from memoryd.select.analysis import TERM_ANALYSIS
-from memoryd.select.service import make_selector, select_unrecorded
-from memoryd.staleness.service import Checker, FolderCheck
+from memoryd.select.wiring import make_selector, select_unrecorded
+from memoryd.staleness.checks import Checker, FolderCheck
 
 TOPICS = ["billing", "retry", "cache", "auth", "export", "search", "upload", "report", "queue"]
 BASELINE_MEMORIES = 20

@@ -43,7 +43,7 @@ from memoryd.indexer.store import IndexStore
 from memoryd.indexer.sync import Syncer
 from memoryd.replies import Verdict
 from memoryd.select.analysis import TERM_ANALYSIS
-from memoryd.staleness.service import Checker
+from memoryd.staleness.checks import Checker
 
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "bench" / "coding-memories"
 WRITTEN = 1_700_000_000

@@ -30,7 +30,7 @@ from memoryd.daemon.maintenance import WallClock
 from memoryd.daemon.roots import Origin
 from memoryd.indexer.recovery import open_or_recover
 from memoryd.select.analysis import TERM_ANALYSIS
-from memoryd.sessions.service import remove_stale_temp_files
+from memoryd.sessions.files import remove_stale_temp_files
 
 log = structlog.get_logger("memoryd.daemon")
 

@@ -41,7 +41,7 @@ from memoryd.daemon.watcher import Watcher
 from memoryd.daemon.writer import Writer
 from memoryd.indexer.store import IndexStore
 from memoryd.ipc.server import Server
-from memoryd.select.service import make_selector
+from memoryd.select.wiring import make_selector
 from memoryd.service import MemoryService
 
 

@@ -14,19 +14,26 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from memoryd.indexer import queries
 from memoryd.indexer.sync import SyncResult
+from memoryd.replies import (
+    FeatureStatus,
+    IndexHealth,
+    IndexingProgress,
+    ParseFailure,
+    WatchReply,
+)
 
 if TYPE_CHECKING:
     from memoryd.daemon.lifecycle import DaemonState, Lifecycle
     from memoryd.daemon.maintenance import Maintenance, ReconcileInfo
     from memoryd.daemon.readers import Readers
     from memoryd.daemon.roots import Origin
-    from memoryd.daemon.staleness_handlers import Staleness
+    from memoryd.daemon.staleness_handlers import CheckoutEntry, Staleness
     from memoryd.daemon.watched_roots import WatchedRoots
     from memoryd.daemon.watcher import Watcher
     from memoryd.daemon.writer import Writer
@@ -47,7 +54,7 @@ class RootState:
     watcher_note: str | None
     files: int
     errors: int
-    checkout: dict[str, Any] | None
+    checkout: CheckoutEntry | None
 
 
 @dataclass(frozen=True)
@@ -74,12 +81,12 @@ class Runtime:
     last_event: float | None
     last_reconcile: ReconcileInfo | None
     drift_fixed_total: int
-    indexing: dict[str, Any] | None
+    indexing: IndexingProgress | None
     writer_queue: int
     connections: int
     connections_refused: int
-    index: dict[str, Any]
-    extra: dict[str, Any]
+    index: IndexHealth
+    extra: FeatureStatus
 
 
 class Core(Protocol):
@@ -103,9 +110,9 @@ class Core(Protocol):
 
     def sync_tree(self, directory: str) -> SyncResult: ...
 
-    def errors_under(self, dirs: list[str]) -> list[dict[str, Any]]: ...
+    def errors_under(self, dirs: list[str]) -> list[ParseFailure]: ...
 
-    def watch(self, raw: Any) -> dict[str, Any]: ...
+    def watch(self, raw: Any) -> WatchReply: ...
 
     def forget(self, root: str) -> int:
         """Stop watching ``root``, drop its rows; how many files were dropped."""
@@ -119,7 +126,7 @@ class Core(Protocol):
 class StatusPart(Protocol):
     """A feature's share of ``status``: keys merged into the reply's top level."""
 
-    def status(self) -> Mapping[str, Any]: ...
+    def status(self) -> FeatureStatus: ...
 
 
 class DaemonCore:
@@ -198,7 +205,7 @@ class DaemonCore:
 
     def runtime(self) -> Runtime:
         maintenance, server = self._maintenance, self.server
-        extra: dict[str, Any] = {}
+        extra: FeatureStatus = {}
         for part in self._status_parts:
             extra.update(part.status())
         return Runtime(
@@ -234,14 +241,14 @@ class DaemonCore:
     def sync_tree(self, directory: str) -> SyncResult:
         return self._writer.call(lambda s: self._roots.syncer(s).sync_tree(directory))
 
-    def errors_under(self, dirs: list[str]) -> list[dict[str, Any]]:
+    def errors_under(self, dirs: list[str]) -> list[ParseFailure]:
         conn = self._readers.conn()
         return [e for d in dirs for e in queries.errors_under(conn, d)]
 
-    def watch(self, raw: Any) -> dict[str, Any]:
-        reply = self._roots.watch_dir(raw)
-        mode, _ = self._watcher.mode_of(reply["root"] or "")
-        return {**reply, "watcher": mode or "none"}
+    def watch(self, raw: Any) -> WatchReply:
+        found = self._roots.watch_dir(raw)
+        mode, _ = self._watcher.mode_of(found["root"] or "")
+        return {**found, "watcher": mode or "none"}
 
     def forget(self, root: str) -> int:
         return self._roots.forget(root, reason="unwatch")

@@ -12,7 +12,6 @@ from __future__ import annotations
 import sqlite3
 import threading
 from collections.abc import Callable
-from typing import Any
 
 from memoryd.config import Config
 from memoryd.daemon.readers import Readers
@@ -20,7 +19,8 @@ from memoryd.daemon.watched_roots import WatchedRoots
 from memoryd.daemon.writer import Writer
 from memoryd.indexer import recovery
 from memoryd.indexer.store import IndexStore
-from memoryd.select.service import record_runs, retention_of
+from memoryd.select.telemetry import RunRecord
+from memoryd.select.wiring import record_runs, retention_of
 from memoryd.service import index_pending_note
 
 HELD_RUNS = 10_000
@@ -34,7 +34,7 @@ class DaemonIndex:
         self._readers = readers
         self._writer = writer
         self._roots = roots
-        self._held: list[dict[str, Any]] = []
+        self._held: list[RunRecord] = []
         self._held_lock = threading.Lock()
         self.retention = retention_of(cfg)
 
@@ -76,11 +76,11 @@ class DaemonIndex:
     def roots(self) -> list[str]:
         return self._roots.paths()
 
-    def record_run(self, record: dict[str, Any]) -> None:
+    def record_run(self, record: RunRecord) -> None:
         """Queue the row for the writer (kept at shutdown); telemetry never blocks a reply."""
         self._writer.submit(lambda store: self._write_runs(store, [record]), keep=True)
 
-    def _write_runs(self, store: IndexStore, rows: list[dict[str, Any]]) -> None:
+    def _write_runs(self, store: IndexStore, rows: list[RunRecord]) -> None:
         """Write ``rows`` after any held back; if the index refuses them, hold them all."""
         with self._held_lock:
             batch, self._held = [*self._held, *rows], []

@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 from memoryd import __version__, methods
 from memoryd import requests as p
@@ -57,7 +57,9 @@ def _root_json(root: RootState) -> RootStatus:
     }
     if root.watcher_note is not None:
         entry["watcher_note"] = root.watcher_note
-    return entry if root.checkout is None else cast(RootStatus, {**entry, **root.checkout})
+    if root.checkout is not None:
+        entry["checkout"] = root.checkout["checkout"]
+    return entry
 
 
 class DaemonMethods:
@@ -99,7 +101,7 @@ class DaemonMethods:
             "last_reconcile": None
             if rec is None
             else {
-                "at": _iso(rec.at),
+                "at": queries.iso_utc(rec.at),
                 "reason": rec.reason,
                 "seconds": round(rec.seconds, 4),
                 "drift": rec.drift,
@@ -112,7 +114,7 @@ class DaemonMethods:
             "connections_refused": run.connections_refused,
         }
         # Then the features' entries (report_schedule, last_report).
-        return cast(StatusReply, {**reply, **run.extra})
+        return {**reply, **run.extra}
 
     def cmd_reindex(self, params: Mapping[str, Any]) -> ReindexReply:
         p.reject_unknown(params, methods.REINDEX.accepts())
@@ -128,11 +130,11 @@ class DaemonMethods:
                 )
             result, dirs = core.sync_tree(directory), [directory]
         result.errors = core.errors_under(dirs)
-        return cast(ReindexReply, {**result.to_json(), "dirs": dirs})
+        return {**result.to_json(), "dirs": dirs}
 
     def cmd_watch(self, params: Mapping[str, Any]) -> WatchReply:
         p.reject_unknown(params, methods.WATCH.accepts())
-        return cast(WatchReply, self.core.watch(params.get("dir")))
+        return self.core.watch(params.get("dir"))
 
     def cmd_unwatch(self, params: Mapping[str, Any]) -> UnwatchReply:
         p.reject_unknown(params, methods.UNWATCH.accepts())

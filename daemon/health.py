@@ -31,6 +31,7 @@ from memoryd.indexer import recovery
 from memoryd.indexer.queries import iso_utc
 from memoryd.indexer.store import IndexStore
 from memoryd.ipc.server import Handler
+from memoryd.replies import IndexHealth
 
 OK, DEGRADED, REBUILDING = "ok", "degraded", "rebuilding"
 FIRST_BACKOFF_S = 0.5
@@ -106,9 +107,7 @@ class Health:
             self._pending.clear()
             self.recovered_at = time.time()
 
-    # dict[str, Any]: daemon/core.py's Runtime holds it as one, which a TypedDict does not
-    # convert to.
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> IndexHealth:
         """``status``'s ``index`` object."""
         with self._lock:
             due = None if self._due is None else max(0.0, self._due - self._clock())

@@ -21,8 +21,7 @@ from __future__ import annotations
 import os
 import threading
 import time
-from collections.abc import Callable, Mapping
-from typing import Any, cast
+from collections.abc import Callable
 
 import structlog
 from apscheduler.schedulers.base import BaseScheduler
@@ -32,7 +31,7 @@ from apscheduler.triggers.interval import IntervalTrigger
 
 from memoryd.config import Config
 from memoryd.daemon.readers import Readers
-from memoryd.replies import ReportResult
+from memoryd.replies import FeatureStatus, LastReport, ReportResult, ReportSchedule
 from memoryd.report import Retention, produce
 from memoryd.report.sessions import DAY
 
@@ -42,7 +41,7 @@ JOB_ID = "compaction-report"
 log = structlog.get_logger("memoryd.report")
 
 
-def schedule_for(cfg: Config) -> tuple[BaseTrigger, dict[str, Any]]:
+def schedule_for(cfg: Config) -> tuple[BaseTrigger, ReportSchedule]:
     """The trigger and its description for ``status``; ValueError for a bad cron or interval."""
     interval = os.environ.get(INTERVAL_ENV)
     if interval:
@@ -68,13 +67,14 @@ class Reporter:
         self._readers = readers
         self._scheduler = scheduler
         self._lock = threading.Lock()
-        self._last: dict[str, Any] | None = None
-        self._schedule: dict[str, Any] = {}
+        self._last: LastReport | None = None
+        self._schedule: ReportSchedule = {}
 
-    def status(self) -> Mapping[str, Any]:
+    def status(self) -> FeatureStatus:
         """``last_report`` (once one ran) and ``report_schedule``."""
-        last = {} if self._last is None else {"last_report": self._last}
-        return {**last, "report_schedule": self._schedule}
+        found: FeatureStatus = {} if self._last is None else {"last_report": self._last}
+        found["report_schedule"] = self._schedule
+        return found
 
     def default_older_than_s(self) -> float:
         return self._cfg.report_older_than_days * DAY
@@ -118,7 +118,7 @@ class Reporter:
             seconds=seconds,
             **result["summary"],
         )
-        return cast(ReportResult, {**result, "seconds": seconds})
+        return {**result, "seconds": seconds}
 
     def reconfigure(self, cfg: Config) -> None:
         """(Re)install the job from ``cfg``; a bad interval is logged and leaves no job.

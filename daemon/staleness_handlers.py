@@ -14,12 +14,14 @@ from __future__ import annotations
 import sqlite3
 import threading
 import time
-from typing import TYPE_CHECKING, Any
+from collections.abc import MutableMapping
+from typing import TYPE_CHECKING, Any, TypedDict
 
 import structlog
 
 from memoryd.errors import InvalidParams, StoreError
-from memoryd.staleness.service import Checker, Write, citing_dirs
+from memoryd.replies import CheckoutFound
+from memoryd.staleness.checks import Checker, Write, citing_dirs
 
 if TYPE_CHECKING:
     from memoryd.config import Config
@@ -32,6 +34,12 @@ RECHECK_S = 60.0
 MAX_CWD = 4096
 
 log = structlog.get_logger("memoryd.staleness")
+
+
+class CheckoutEntry(TypedDict):
+    """A root's ``checkout`` in ``status``: None until a pass resolved one."""
+
+    checkout: CheckoutFound | None
 
 
 class Staleness:
@@ -64,7 +72,7 @@ class Staleness:
         self.checker.configure(cfg.checkouts)
         self._poked.set()
 
-    def checkout_of(self, root: str) -> dict[str, Any]:
+    def checkout_of(self, root: str) -> CheckoutEntry:
         """``status``'s ``checkout`` entry for a root, as the last pass resolved it."""
         found = self.checker.resolutions.get(root)
         return {"checkout": found.to_json() if found else None}
@@ -101,7 +109,7 @@ class Staleness:
                 log.exception("staleness.pass_failed")
 
 
-def pop_cwd(params: dict[str, Any]) -> str | None:
+def pop_cwd(params: MutableMapping[str, object]) -> str | None:
     """Take the optional ``cwd`` param (the agent's working directory) out of ``params``."""
     cwd = params.pop("cwd", None)
     if cwd is None:

@@ -27,6 +27,7 @@ from memoryd.errors import InternalError
 from memoryd.indexer.scanner import walk_dirs
 from memoryd.ipc.server import Handler
 from memoryd.methods import METHODS
+from memoryd.replies import IndexingProgress
 
 log = structlog.get_logger("memoryd.daemon")
 
@@ -69,9 +70,7 @@ class IndexProgress:
         self.finished = self.clock()
         self.emit("index.progress", **self.to_json())
 
-    # dict[str, Any]: daemon/core.py's Runtime holds it as one, which a TypedDict does not
-    # convert to.
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> IndexingProgress:
         elapsed = (self.finished or self.clock()) - self.started
         return {
             "phase": "indexing" if self.finished is None else "done",

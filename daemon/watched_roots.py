@@ -28,6 +28,7 @@ from memoryd.indexer.folders import holds_memory_files
 from memoryd.indexer.store import IndexStore
 from memoryd.indexer.sync import Syncer
 from memoryd.paths import escaped, name_problem
+from memoryd.replies import Watched
 
 log = structlog.get_logger("memoryd.daemon")
 
@@ -212,7 +213,7 @@ class WatchedRoots:
             self._watch_new(path, raw, field, "request")
         return path
 
-    def watch_dir(self, raw: Any, field: str = "dir") -> dict[str, Any]:
+    def watch_dir(self, raw: Any, field: str = "dir") -> Watched:
         """``watch``: make ``raw`` a permanent root, remembered across restarts."""
         path = requests.directory(raw, field)
         covering = self.root_for(path)

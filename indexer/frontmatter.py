@@ -89,6 +89,8 @@ def reject_aliases(yaml_text: str, first_line: int = 2) -> None:
         return  # the loader below reports the syntax error with its position
 
 
+# dict[str, Any]: a file's front matter, any YAML mapping its author wrote; readers check
+# the keys they use.
 def load_mapping(yaml_text: str) -> dict[str, Any]:
     """Parse frontmatter YAML; it must be a mapping with string keys."""
     reject_aliases(yaml_text)

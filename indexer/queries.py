@@ -11,10 +11,9 @@ import json
 import math
 import sqlite3
 from dataclasses import dataclass, fields
-from typing import TYPE_CHECKING, Any, NotRequired, TypedDict
+from typing import Any
 
-if TYPE_CHECKING:
-    from memoryd.replies import Verdict
+from memoryd.replies import FileSummary, ListReply, ParseFailure
 
 FILES_TABLE = (
     "path",
@@ -49,44 +48,6 @@ and written by these names, never by position.
 
 _JSON_FIELDS = {"meta": "meta_json", "secrets": "secrets_json"}
 """Fields of :class:`IndexedFile` decoded from a JSON column of another name."""
-
-
-class Size(TypedDict):
-    """A memory's bytes and body lines (``oversized`` in ``list``)."""
-
-    bytes: int
-    lines: int
-
-
-class FileSummary(TypedDict):
-    """A file as ``list`` shows it; the report and staleness add their marks."""
-
-    filename: str
-    path: str
-    kind: str
-    name: str | None
-    description: str | None
-    type: str | None
-    mtime: str
-    size: int
-    warning: NotRequired[str]
-    secret_lines: NotRequired[list[int]]
-    superseded_by: NotRequired[str | None]
-    oversized: NotRequired[Size]
-    staleness: NotRequired[Verdict | None]
-
-
-class ParseFailure(TypedDict):
-    path: str
-    error: str
-
-
-class Listing(TypedDict):
-    """The answer of ``list`` as the index builds it."""
-
-    dir: str
-    files: list[FileSummary]
-    errors: list[ParseFailure]
 
 
 @dataclass(frozen=True, slots=True)
@@ -198,7 +159,7 @@ def get_file(conn: sqlite3.Connection, path: str) -> IndexedFile | None:
     return None if row is None else row_to_file(row)
 
 
-def errors_under(conn: sqlite3.Connection, directory: str) -> list[dict[str, str]]:
+def errors_under(conn: sqlite3.Connection, directory: str) -> list[ParseFailure]:
     rows = conn.execute(
         f"SELECT path, error FROM files WHERE error IS NOT NULL AND {_under('directory')} "
         "ORDER BY path",
@@ -227,7 +188,9 @@ def directory_version(conn: sqlite3.Connection, directory: str) -> int:
     return 0 if row is None else int(row[0])
 
 
-def listing(files: list[IndexedFile], directory: str, superseded: dict[str, str | None]) -> Listing:
+def listing(
+    files: list[IndexedFile], directory: str, superseded: dict[str, str | None]
+) -> ListReply:
     """The result of ``list``: the manifest and the files that did not parse.
 
     ``superseded`` maps the path of each stale memory to its successor's filename

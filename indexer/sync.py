@@ -22,7 +22,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from itertools import chain
-from typing import Any, Protocol
+from typing import Protocol
 
 from memoryd.indexer.parse import classify, parse_file
 from memoryd.indexer.records import ERROR_READ, FileStat, ParsedFile
@@ -30,6 +30,7 @@ from memoryd.indexer.rows import Row, TermAnalysis, file_row, memory_terms
 from memoryd.indexer.scanner import is_memory_filename, stat_entry, stat_path, walk_dirs
 from memoryd.indexer.store import Change, Delete, IndexStore, StoredStat, Touch, Upsert
 from memoryd.paths import escaped
+from memoryd.replies import ParseFailure, SyncCounts
 
 BATCH_SIZE = 500
 
@@ -98,7 +99,7 @@ class SyncResult:
     unchanged: int = 0
     rows_written: int = 0
     seconds: float = 0.0
-    errors: list[dict[str, str]] = field(default_factory=list)
+    errors: list[ParseFailure] = field(default_factory=list)
     stopped: bool = False
     """The pass was abandoned (the daemon is stopping); the next full pass completes it."""
 
@@ -106,7 +107,7 @@ class SyncResult:
     def changed(self) -> int:
         return self.added + self.updated + self.removed
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> SyncCounts:
         return {
             "added": self.added,
             "updated": self.updated,

@@ -25,8 +25,26 @@ from memoryd.errors import START_HINT, DaemonUnavailable, UnsafeDaemon
 from memoryd.ipc.client import Client
 
 if TYPE_CHECKING:
+    from typing import NotRequired, TypedDict
+
     from memoryd import config as config_mod
     from memoryd.daemon.roots import Origin
+    from memoryd.replies import StatusReply
+
+    class ClaudeFolder(TypedDict):
+        """Claude Code's memory folder for the current directory, as ``status`` shows it."""
+
+        cwd: str
+        path: str
+        reason: str
+        exists: bool
+        watched: bool
+
+    class ShownStatus(StatusReply):
+        """The daemon's ``status`` with what only the client knows: its socket, its folder."""
+
+        client_socket: NotRequired[dict[str, str]]
+        claude_code_folder: NotRequired[ClaudeFolder]
 
 
 def add_socket_options(parser: argparse.ArgumentParser, *, fallback: bool = False) -> None:
@@ -182,7 +200,7 @@ def _ago(iso: str | None) -> str:
     return iso or "never"
 
 
-def _claude_folder(status: Mapping[str, Any]) -> dict[str, Any]:
+def _claude_folder(status: StatusReply) -> ClaudeFolder:
     """Claude Code's memory folder for this directory, and whether the daemon watches it."""
     from memoryd.claude_folders import memory_folder  # noqa: PLC0415
 
@@ -201,7 +219,7 @@ def _claude_folder(status: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def render_status(s: dict[str, Any]) -> str:
+def render_status(s: ShownStatus) -> str:
     up = int(s["uptime_s"])
     uptime = f"{up // 3600}h{up // 60 % 60:02d}m{up % 60:02d}s"
     lines = [f"memoryd {s['version']} (pid {s['pid']}) {s['state']}, up {uptime}"]
@@ -253,8 +271,11 @@ def cmd_status(args: argparse.Namespace) -> int:
             reply = c.status()
     except DaemonUnavailable as exc:
         raise DaemonUnavailable(f"{exc}; {START_HINT}") from None
-    status: dict[str, Any] = {**reply, "client_socket": c.describe()}
-    status["claude_code_folder"] = _claude_folder(status)
+    status: ShownStatus = {
+        **reply,
+        "client_socket": c.describe(),
+        "claude_code_folder": _claude_folder(reply),
+    }
     if args.json:
         print_json(status)
     else:

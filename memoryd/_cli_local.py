@@ -26,9 +26,9 @@ from memoryd.indexer.store import IndexStore
 from memoryd.indexer.sync import Syncer, SyncResult
 from memoryd.select.analysis import TERM_ANALYSIS
 from memoryd.select.selector import Selector
-from memoryd.select.service import make_selector
+from memoryd.select.wiring import make_selector
 from memoryd.service import LocalReports, MemoryService, StoreIndex
-from memoryd.staleness.service import Checker
+from memoryd.staleness.checks import Checker
 
 
 @contextlib.contextmanager

@@ -10,7 +10,7 @@ Only the standard library and the param checks are imported here, so the
 client path can build these requests without loading SQLite, YAML or
 structlog. The session requests' projects and fields are checked by the
 session format, which needs YAML, so their parsers live with the session
-I/O in :mod:`memoryd.sessions.service`; ``report`` and ``check`` parse here.
+I/O in :mod:`memoryd.sessions.files`; ``report`` and ``check`` parse here.
 """
 
 from __future__ import annotations

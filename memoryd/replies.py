@@ -5,15 +5,15 @@ the Python client returns. Only :mod:`typing` is imported, so the client path
 (the hook, every CLI command) can name them for free, and
 :mod:`memoryd.methods` can say which one each method answers with.
 
-Nested entries are typed too (a root, a verdict, a finding of a brief), so
-a client reads them by name. A few stay ``dict[str, Any]`` (a file in a
-listing, the status entries features add): their keys are each feature's own
-and are documented with the method.
+Nested entries are typed too (a root, a verdict, a finding of a brief, a
+file in a listing), so a client reads them by name. A few stay
+``dict[str, Any]`` (a session file's front matter): its keys come from the
+file, not from memoryd.
 """
 
 from __future__ import annotations
 
-from typing import Any, NotRequired, TypedDict
+from typing import Any, Literal, NotRequired, TypedDict
 
 
 class RootStatus(TypedDict):
@@ -27,6 +27,63 @@ class RootStatus(TypedDict):
     errors: int
     watcher_note: NotRequired[str]
     checkout: NotRequired[CheckoutFound | None]
+
+
+class LastReconcile(TypedDict):
+    """The last full stat scan of every root: when, why, how long, how many files drifted."""
+
+    at: str
+    reason: str
+    seconds: float
+    drift: int
+
+
+class IndexingProgress(TypedDict):
+    """The first index's progress (``phase`` done once it finished)."""
+
+    phase: Literal["indexing", "done"]
+    done: int
+    total: int
+    seconds: float
+    rate_per_s: int | None
+
+
+class IndexHealth(TypedDict):
+    """Whether the index can be written, and what waits for it when it cannot."""
+
+    state: str
+    reason: str | None
+    since: str | None
+    failed_writes: int
+    retry_in_s: float | None
+    pending_saves: list[str]
+    recovered_at: str | None
+
+
+class ReportSchedule(TypedDict, total=False):
+    """When the daemon writes reports (a cron line, or an interval the environment sets),
+    or why it writes none."""
+
+    cron: str
+    interval_s: float
+    error: str
+
+
+class LastReport(TypedDict):
+    """The last report the daemon wrote, and what started it."""
+
+    at: str
+    path: str
+    json: str
+    trigger: str
+    seconds: float
+
+
+class FeatureStatus(TypedDict, total=False):
+    """The entries features add to ``status`` (the daemon's reporter)."""
+
+    report_schedule: ReportSchedule
+    last_report: LastReport
 
 
 class StatusReply(TypedDict):
@@ -43,44 +100,86 @@ class StatusReply(TypedDict):
     db: str
     roots: list[RootStatus]
     last_event: str | None
-    last_reconcile: dict[str, Any] | None
+    last_reconcile: LastReconcile | None
     drift_fixed_total: int
-    indexing: dict[str, Any] | None
+    indexing: IndexingProgress | None
     writer_queue: int
-    index: dict[str, Any]
+    index: IndexHealth
     connections: int
     connections_refused: int
-    report_schedule: NotRequired[dict[str, Any]]
-    last_report: NotRequired[dict[str, Any]]
+    report_schedule: NotRequired[ReportSchedule]
+    last_report: NotRequired[LastReport]
+
+
+class Size(TypedDict):
+    """A memory's bytes and body lines (``oversized`` in ``list``)."""
+
+    bytes: int
+    lines: int
+
+
+class FileSummary(TypedDict):
+    """A file as ``list`` shows it; the report and staleness add their marks."""
+
+    filename: str
+    path: str
+    kind: str
+    name: str | None
+    description: str | None
+    type: str | None
+    mtime: str
+    size: int
+    warning: NotRequired[str]
+    secret_lines: NotRequired[list[int]]
+    superseded_by: NotRequired[str | None]
+    oversized: NotRequired[Size]
+    staleness: NotRequired[Verdict | None]
+
+
+class ParseFailure(TypedDict):
+    """A file that is indexed but did not parse, and why."""
+
+    path: str
+    error: str
 
 
 class ListReply(TypedDict):
     """Every indexed file in or below ``dir``, and the files that did not parse."""
 
     dir: str
-    files: list[dict[str, Any]]
-    errors: list[dict[str, Any]]
+    files: list[FileSummary]
+    errors: list[ParseFailure]
 
 
-class ReindexReply(TypedDict):
-    """What a full stat scan changed, and the parse errors now under the scanned folders."""
+class SyncCounts(TypedDict):
+    """What a stat scan changed (``memoryd index``), and the parse errors under its folders."""
 
     added: int
     updated: int
     removed: int
     unchanged: int
-    errors: list[dict[str, Any]]
+    errors: list[ParseFailure]
     seconds: float
+
+
+class ReindexReply(SyncCounts):
+    """What a full stat scan changed, and the parse errors now under the scanned folders."""
+
     dirs: list[str]
 
 
-class WatchReply(TypedDict):
+class Watched(TypedDict):
     """The root that now covers ``dir`` (``added`` false when one already did)."""
 
     dir: str
     root: str | None
     added: bool
     origin: str | None
+
+
+class WatchReply(Watched):
+    """The root that now covers ``dir``, and how the watcher follows it."""
+
     watcher: str
 
 
@@ -191,7 +290,7 @@ class SaveResult(TypedDict):
     path: str
     filename: str
     created: bool
-    kept: dict[str, Any] | None
+    kept: Kept | None
     migrated_from: str | None
     schema_version: str
     bytes: int
@@ -211,11 +310,18 @@ class Kept(TypedDict):
     active_state: bool
 
 
+class SkippedSession(TypedDict):
+    """A session file that could not be read or parsed, and why."""
+
+    filename: str
+    reason: str
+
+
 class LoadLastReply(TypedDict):
     """The newest session memory of a project (``found`` false: none, ``message`` says so)."""
 
     found: bool
-    skipped: list[dict[str, Any]]
+    skipped: list[SkippedSession]
     path: NotRequired[str]
     filename: NotRequired[str]
     content: NotRequired[str]
@@ -255,6 +361,13 @@ class FindingJson(TypedDict):
     conflicts_with: NotRequired[ConflictJson]
 
 
+class UnreadSession(TypedDict):
+    """A session file a brief could not read (``skipped`` of ``context``), and why."""
+
+    filename: str
+    error: str
+
+
 class ContextReply(TypedDict):
     """The cited brief of earlier sessions for a task."""
 
@@ -266,7 +379,7 @@ class ContextReply(TypedDict):
     budget_tokens: int
     sessions_searched: NotRequired[int]
     rounds: NotRequired[int]
-    skipped: NotRequired[list[dict[str, Any]]]
+    skipped: NotRequired[list[UnreadSession]]
     dropped_for_budget: NotRequired[int]
     tokens: NotRequired[int]
     projects: NotRequired[list[str]]

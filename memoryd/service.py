@@ -61,12 +61,12 @@ from memoryd.report.sessions import DAY
 from memoryd.select import telemetry
 from memoryd.select.manifest import superseded_in
 from memoryd.select.selector import Selector
-from memoryd.select.service import claude_factory, record_runs, retention_of, run_stats
 from memoryd.select.types import StatsRequest, parse_select, parse_stats
-from memoryd.sessions import service as sessions
+from memoryd.select.wiring import claude_factory, record_runs, retention_of, run_stats
+from memoryd.sessions import files as sessions
 from memoryd.sessions.format import project_case_note
+from memoryd.staleness.checks import Checker, Write, check_tree
 from memoryd.staleness.results import annotate_listing
-from memoryd.staleness.service import Checker, Write, check_tree
 
 R = TypeVar("R", bound=Mapping[str, Any])
 
@@ -97,7 +97,7 @@ class MemoryIndex(Protocol):
         """The folders a ``report`` of everything covers, up to date."""
         ...
 
-    def record_run(self, record: dict[str, Any]) -> None: ...
+    def record_run(self, record: telemetry.RunRecord) -> None: ...
 
     def runs_recorded(self) -> None:
         """Return once every run recorded so far can be read (``stats`` reads its own writes)."""
@@ -156,7 +156,7 @@ class StoreIndex:
         Syncer(self.store).sync_trees(found)
         return found
 
-    def record_run(self, record: dict[str, Any]) -> None:
+    def record_run(self, record: telemetry.RunRecord) -> None:
         cfg = self.cfg or config_mod.load()
         record_runs(self.store, [record], retention_of(cfg))
 
@@ -180,7 +180,7 @@ class LocalReports:
         result = produce(
             self.index.reader(), dirs, older_than_s, self.cfg.reports_dir, Retention.of(self.cfg)
         )
-        return cast(ReportResult, {**result, "seconds": round(time.perf_counter() - started, 4)})
+        return {**result, "seconds": round(time.perf_counter() - started, 4)}
 
 
 def _noted(result: R, project_given: object) -> R:
@@ -300,7 +300,7 @@ class MemoryService:
         conn = self.index.reader()
         files = queries.files_under(conn, directory)
         listing = queries.listing(files, directory, superseded_in(files))
-        return cast(ListReply, annotate_listing(conn, mark_listing(listing, files)))
+        return annotate_listing(conn, mark_listing(listing, files))
 
     def cmd_save(self, params: Mapping[str, Any]) -> SaveResult:
         return self.save(sessions.parse_save(params))
@@ -366,4 +366,4 @@ class MemoryService:
         """Re-check every citing memory in or below ``dir`` against its checkout now."""
         directory = self.index.directory(request.dir)
         write: Write = self.index.write
-        return cast(CheckResult, check_tree(self.checker, self.index.reader(), directory, write))
+        return check_tree(self.checker, self.index.reader(), directory, write)

@@ -37,7 +37,7 @@ OWN = (
     "memoryd.select",
     "memoryd.sessions.brief",
     "memoryd.sessions.format",
-    "memoryd.sessions.service",
+    "memoryd.sessions.files",
     "memoryd.report",
     "memoryd._cli_local",
 )

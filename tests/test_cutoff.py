@@ -12,8 +12,8 @@ from memoryd.select.analysis import TERM_ANALYSIS
 from memoryd.select.candidates import Candidate
 from memoryd.select.local import LocalRanker
 from memoryd.select.selector import Selector
-from memoryd.select.service import select_unrecorded
 from memoryd.select.tuning import Tuning, cut
+from memoryd.select.wiring import select_unrecorded
 
 QUERY = "long celery tasks run twice, is the visibility timeout too short?"
 TOPICS_FILE = "project_other_0.md"

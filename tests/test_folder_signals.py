@@ -20,9 +20,9 @@ from memoryd.select.folder_links import index_hooks, neighbours
 from memoryd.select.local import LocalRanker
 from memoryd.select.relations import compute_relations
 from memoryd.select.selector import Selector
-from memoryd.select.service import select_unrecorded
 from memoryd.select.tool_rules import commands_in, tool_usage_docs
 from memoryd.select.tuning import DEFAULT
+from memoryd.select.wiring import select_unrecorded
 
 
 def mem(fn: str, name: str, desc: str, body: str = "", **kw: object) -> Candidate:

@@ -21,7 +21,7 @@ from memoryd.errors import RequestError
 from memoryd.indexer.parse import parse_file
 from memoryd.indexer.store import IndexStore
 from memoryd.indexer.sync import Syncer
-from memoryd.sessions import service
+from memoryd.sessions import files as session_io
 
 PROJECT = "shop"
 SESSION = "2025-06-01-10-00"
@@ -106,8 +106,8 @@ def test_a_fifo_that_replaced_an_indexed_session_is_skipped_with_its_reason(
     Syncer(store).sync_tree(str(memdir))
     os.unlink(memdir / NAME)
     os.mkfifo(memdir / NAME)  # the index has not caught up: its row still says a file
-    last = service.load_last(store.conn, str(memdir), PROJECT)
+    last = session_io.load_last(store.conn, str(memdir), PROJECT)
     reason = "not a regular file: it is a FIFO (named pipe)"
     assert last["found"] is False and last["skipped"] == [{"filename": NAME, "reason": reason}]
-    brief = service.context(store.conn, [str(memdir)], "the cart", PROJECT, 600)
+    brief = session_io.context(store.conn, [str(memdir)], "the cart", PROJECT, 600)
     assert brief["skipped"] == [{"filename": NAME, "error": reason}]

@@ -16,7 +16,7 @@ from memoryd.daemon.readers import Readers
 from memoryd.indexer.store import IndexStore
 from memoryd.select import telemetry
 from memoryd.select.analysis import TERM_ANALYSIS
-from memoryd.select.service import record_runs
+from memoryd.select.wiring import record_runs
 
 
 def test_a_clock_set_back_is_noticed_and_slewing_is_not() -> None:
@@ -52,11 +52,12 @@ def test_the_report_is_rescheduled_from_now_after_the_clock_went_back(tmp_path: 
         scheduler.shutdown(wait=False)
 
 
-def _run(at: float) -> dict[str, object]:
+def _run(at: float) -> telemetry.RunRecord:
     record = telemetry.make_record(
         run_id=uuid.uuid4().hex, directory="/m", query="q", log_queries=False, ranker="local"
     )
-    return {**record, "at": at}
+    record["at"] = at
+    return record
 
 
 def test_selector_runs_are_kept_by_age_and_by_count(tmp_path: Path) -> None:

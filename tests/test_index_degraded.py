@@ -28,7 +28,7 @@ from memoryd.indexer.store import IndexStore
 from memoryd.report.document import Report
 from memoryd.report.files import write_report
 from memoryd.select.analysis import TERM_ANALYSIS
-from memoryd.sessions import service as sessions
+from memoryd.sessions import files as sessions
 
 PROJECT = "shop"
 

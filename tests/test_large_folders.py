@@ -18,7 +18,7 @@ from memoryd.select.local import LocalRanker
 from memoryd.select.manifest import LARGE_DIRECTORY, PREFILTER_LIMIT, Manifest, candidates_for
 from memoryd.select.postings import Postings
 from memoryd.select.selector import Selector
-from memoryd.select.service import select_unrecorded
+from memoryd.select.wiring import select_unrecorded
 
 WORDS = [
     *("deploy", "rollback", "migration", "schema", "flaky", "pytest", "worker", "queue"),

@@ -18,7 +18,7 @@ from daemon_fixtures import DaemonProc, wait_until, write_memory
 from memoryd.indexer.recovery import damage, open_or_recover
 from memoryd.indexer.store import IndexStore
 from memoryd.select.analysis import TERM_ANALYSIS
-from memoryd.sessions.service import remove_stale_temp_files
+from memoryd.sessions.files import remove_stale_temp_files
 
 FILES = 30
 

@@ -21,6 +21,7 @@ from memoryd.indexer.store import IndexStore
 from memoryd.indexer.sync import Syncer
 from memoryd.replies import SelectResult
 from memoryd.select.selector import Selector
+from memoryd.select.telemetry import RunRecord
 from memoryd.select.types import SelectRequest, parse_select
 from memoryd.service import MemoryService, StoreIndex
 
@@ -32,9 +33,9 @@ class RecordingIndex(StoreIndex):
 
     def __init__(self, store: IndexStore) -> None:
         super().__init__(store)
-        self.runs: list[dict[str, Any]] = []
+        self.runs: list[RunRecord] = []
 
-    def record_run(self, record: dict[str, Any]) -> None:
+    def record_run(self, record: RunRecord) -> None:
         self.runs.append(record)
 
 

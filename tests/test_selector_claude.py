@@ -21,6 +21,7 @@ from memoryd.errors import InvalidParams
 from memoryd.indexer.store import IndexStore
 from memoryd.select.claude import ClaudeRanker, ClaudeSettings
 from memoryd.select.selector import Selector
+from memoryd.select.telemetry import RunRecord
 from memoryd.service import MemoryService, StoreIndex
 
 QUERY = "how do invoices reach the ledger, and how are their amounts stored?"
@@ -32,11 +33,11 @@ class Harness(StoreIndex):
     def __init__(self, store: IndexStore, directory: Path, api: FakeMessagesAPI) -> None:
         super().__init__(store)
         self.folder = str(directory)
-        self.records: list[dict[str, Any]] = []
+        self.records: list[RunRecord] = []
         self.ranker = ClaudeRanker(ClaudeSettings(api_key="sk-test", base_url=api.base_url))
         self.service = MemoryService(self, Selector(claude_factory=lambda: self.ranker))
 
-    def record_run(self, record: dict[str, Any]) -> None:
+    def record_run(self, record: RunRecord) -> None:
         self.records.append(record)
 
     def select(self, query: str = QUERY, **params: Any) -> dict[str, Any]:

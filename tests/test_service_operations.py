@@ -36,8 +36,8 @@ from memoryd.operations import (
 from memoryd.select.selector import Selector
 from memoryd.select.types import SelectRequest, parse_select
 from memoryd.service import LocalReports, MemoryService, StoreIndex
-from memoryd.sessions.service import parse_context, parse_load_last, parse_save
-from memoryd.staleness.service import Checker
+from memoryd.sessions.files import parse_context, parse_load_last, parse_save
+from memoryd.staleness.checks import Checker
 
 PROJECT = "ledger"
 SESSION = {"project": PROJECT, "session": "2026-11-30-10-00", "session_summary": "Wired the ledger"}

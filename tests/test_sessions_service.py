@@ -35,7 +35,7 @@ from memoryd.indexer.scanner import is_memory_filename
 from memoryd.indexer.store import IndexStore
 from memoryd.indexer.sync import Syncer
 from memoryd.select.analysis import TERM_ANALYSIS
-from memoryd.sessions import service
+from memoryd.sessions import files as session_io
 from memoryd.sessions.brief import estimate_tokens
 
 PROJECT = "shop-backend"
@@ -640,12 +640,12 @@ def test_kill_9_during_saves_never_leaves_a_half_written_memory(
 KILL_POINT_CHILD = """
 import builtins, os, signal, sys
 from memoryd import bounded_read
-from memoryd.sessions import service
+from memoryd.sessions import files as session_io
 
 folder, point = sys.argv[1], sys.argv[2]
 params = {"dir": folder, "project": "crash", "session": "2025-07-02-10-00",
           "status": "paused", "key_decisions": ["the complete old version"]}
-service.save(service.parse_save(params))  # version 1, complete
+session_io.save(session_io.parse_save(params))  # version 1, complete
 
 def die():
     os.kill(os.getpid(), signal.SIGKILL)
@@ -683,7 +683,7 @@ elif point == "after-rename":
         die()
     os.replace = replace_then_die
 params.update(status="completed", key_decisions=["the complete new version " + "z" * 300_000])
-service.save(service.parse_save(params))
+session_io.save(session_io.parse_save(params))
 print("not killed")
 """
 
@@ -1044,7 +1044,7 @@ def test_bad_context_params_are_invalid_params_naming_the_field(daemon: DaemonPr
 def test_unreadable_history_is_unavailable_not_a_fake_no_match(
     world_tmp: Path, tmp_path: Path
 ) -> None:
-    """A real EACCES, through ``service.context`` with the daemon's own readability check.
+    """A real EACCES, through ``session_io.context`` with the daemon's own readability check.
 
     The daemon runs as root here and root reads through permission bits, so the
     unreadable dir is exercised in a child that has dropped to ``nobody``.
@@ -1058,13 +1058,13 @@ def test_unreadable_history_is_unavailable_not_a_fake_no_match(
     def brief_as_nobody() -> Mapping[str, Any]:
         store = IndexStore(db, TERM_ANALYSIS)
         try:
-            return service.context(
+            return session_io.context(
                 store.conn,
                 [str(locked)],
                 "payment retries",
                 None,
                 600,
-                readable=service.dir_unreadable,
+                readable=session_io.dir_unreadable,
             )
         finally:
             store.close()
@@ -1083,7 +1083,7 @@ def test_unreadable_history_is_unavailable_not_a_fake_no_match(
         def reasons(directory: str) -> str | None:
             return "I/O error" if directory == str(locked) else None
 
-        result = service.context(
+        result = session_io.context(
             store.conn, [str(readable_dir), str(locked)], "x", None, 600, readable=reasons
         )
     finally:
@@ -1107,12 +1107,12 @@ def test_context_reopens_only_sessions_whose_indexed_hash_it_has_not_read(
         opened.append(os.path.basename(path))
         return real_read(path, *args, **kwargs)
 
-    monkeypatch.setattr(service, "read_capped", counting_read)
-    caches = service.SessionCaches()
+    monkeypatch.setattr(session_io, "read_capped", counting_read)
+    caches = session_io.SessionCaches()
 
     def brief(task: str = "payment retries") -> Mapping[str, Any]:
         opened.clear()
-        return service.context(store.conn, [str(folder)], task, None, 600, caches=caches)
+        return session_io.context(store.conn, [str(folder)], task, None, 600, caches=caches)
 
     try:
         Syncer(store).sync_tree(str(folder))

@@ -7,7 +7,7 @@ import os
 import sqlite3
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 import pytest
 from conftest import MakeMemory
@@ -16,11 +16,10 @@ from git_repo import DAY, T0, Repo
 from memoryd import cli
 from memoryd.indexer.store import IndexStore
 from memoryd.indexer.sync import Syncer
-from memoryd.replies import CheckResult
 from memoryd.staleness import results
 from memoryd.staleness.checkout import decode_folder_name, encode, resolve
+from memoryd.staleness.checks import Checker, FolderCheck, check_tree
 from memoryd.staleness.render import caution, render_check
-from memoryd.staleness.service import Checker, FolderCheck, check_tree
 
 
 def _write(store: IndexStore) -> Callable[[Callable[[sqlite3.Connection], None]], None]:
@@ -192,13 +191,14 @@ def test_a_checkout_guessed_from_the_folder_name_is_named_a_guess(
     checker = Checker()
     result = check_tree(checker, _synced(store, memdir), str(memdir), _write(store))
     verdict = result["memories"][0]["staleness"]
+    assert verdict is not None
     assert verdict["checkout_guessed"] is True and verdict["head"] is None
     expected = (
         f"cites `src/gone.py`, not found in {plain} "
         "(guessed from the folder name; not a git checkout)"
     )
     assert caution(verdict) == f"Caution: {expected}."
-    assert render_check(cast("CheckResult", result)).splitlines() == [
+    assert render_check(result).splitlines() == [
         f"{memdir}: checkout {plain} (guessed from the folder name; "
         "not a git repository: file system only)",
         f"  project_x.md: {expected}",

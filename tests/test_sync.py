@@ -20,6 +20,7 @@ from memoryd.indexer.rows import file_row
 from memoryd.indexer.scanner import stat_entry, walk_dirs
 from memoryd.indexer.store import IndexStore
 from memoryd.indexer.sync import Syncer, SyncResult, read_and_analyse
+from memoryd.replies import ParseFailure
 from memoryd.select.analysis import TERM_ANALYSIS
 
 WORDS = [
@@ -288,7 +289,7 @@ def test_unreadable_file_is_reported_then_recovered(world_tmp: Path) -> None:
     path.chmod(0o000)
     db = world_tmp / "index.db"
 
-    def index_once() -> tuple[tuple[int, int, int, int], list[dict[str, str]], int]:
+    def index_once() -> tuple[tuple[int, int, int, int], list[ParseFailure], int]:
         st = IndexStore(db, TERM_ANALYSIS)
         try:
             result, written = sync(st, memdir)

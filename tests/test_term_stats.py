@@ -20,7 +20,7 @@ from memoryd.select.local import LocalRanker
 from memoryd.select.manifest import LARGE_DIRECTORY, ManifestCache, candidates_for
 from memoryd.select.relations import HeaderVectors, compute_relations
 from memoryd.select.selector import Selector
-from memoryd.select.service import select_unrecorded
+from memoryd.select.wiring import select_unrecorded
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "memory"
 QUERIES = [

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import NotRequired, TypedDict
 
-from memoryd.indexer.queries import Size
+from memoryd.replies import Size
 from memoryd.staleness.results import StaleMemory
 
 

@@ -12,8 +12,9 @@ not counted).
 from __future__ import annotations
 
 from memoryd._delivery import MAX_FILE_BYTES, MAX_FILE_LINES
-from memoryd.indexer.queries import IndexedFile, Listing, Size
+from memoryd.indexer.queries import IndexedFile
 from memoryd.indexer.records import KIND_MEMORY
+from memoryd.replies import ListReply, Size
 from memoryd.report.document import Oversized
 
 CAP = {"bytes": MAX_FILE_BYTES, "lines": MAX_FILE_LINES}
@@ -35,7 +36,7 @@ def oversized(files: list[IndexedFile]) -> list[Oversized]:
     return [{"file": f.filename, **size} for f in files if (size := oversize(f)) is not None]
 
 
-def mark_listing(listing: Listing, files: list[IndexedFile]) -> Listing:
+def mark_listing(listing: ListReply, files: list[IndexedFile]) -> ListReply:
     """``list``'s entries for oversized memories get ``oversized: {bytes, lines}``."""
     sizes = {f.path: size for f in files if (size := oversize(f)) is not None}
     for entry in listing["files"]:

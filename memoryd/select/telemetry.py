@@ -16,7 +16,7 @@ import sqlite3
 import time
 from collections import Counter
 from collections.abc import Mapping
-from typing import Any
+from typing import TypedDict
 
 import structlog
 
@@ -37,12 +37,31 @@ _INSERT = (
 )
 
 
+class RunRecord(TypedDict):
+    """A ``selector_runs`` row as :func:`make_record` builds it (JSON columns encoded)."""
+
+    run_id: str
+    at: float
+    dir: str | None
+    ranker: str | None
+    fallback: str | None
+    error: str | None
+    candidates: int
+    excluded_json: str
+    selected_json: str
+    dropped_unknown_json: str
+    latency_ms: float
+    tokens_in: int
+    tokens_out: int
+    query_hash: str
+    query_len: int
+    query: str | None
+
+
 def query_hash(query: str) -> str:
     return hashlib.sha256(query.encode()).hexdigest()[:16]
 
 
-# dict[str, Any]: memoryd/service.py and daemon/daemon_index.py pass
-# the row on as ``dict[str, Any]``, which a TypedDict does not convert to.
 def make_record(
     *,
     run_id: str,
@@ -53,13 +72,13 @@ def make_record(
     fallback: str | None = None,
     error: str | None = None,
     candidates: int = 0,
-    excluded: Mapping[str, Any] | None = None,
+    excluded: Mapping[str, object] | None = None,
     selected: list[str] | None = None,
     dropped_unknown: list[str] | None = None,
     latency_ms: float = 0.0,
     tokens_in: int = 0,
     tokens_out: int = 0,
-) -> dict[str, Any]:
+) -> RunRecord:
     """The row for ``selector_runs`` (JSON columns already encoded)."""
     return {
         "run_id": run_id,
@@ -81,7 +100,7 @@ def make_record(
     }
 
 
-def emit(record: Mapping[str, Any], session_id: str | None = None) -> None:
+def emit(record: RunRecord, session_id: str | None = None) -> None:
     """The ``selector.run`` log event (the row is written by the caller's writer).
 
     ``session_id`` (the client's label, if it sent one) is in the log line,
@@ -90,7 +109,9 @@ def emit(record: Mapping[str, Any], session_id: str | None = None) -> None:
     """
     if not logs.enabled("info"):
         return
-    fields = {k: v for k, v in record.items() if not k.endswith("_json") and k != "at"}
+    fields: dict[str, object] = {
+        k: v for k, v in record.items() if not k.endswith("_json") and k != "at"
+    }
     if session_id is not None:
         fields["session_id"] = session_id
     fields["selected"] = json.loads(record["selected_json"])
@@ -101,7 +122,7 @@ def emit(record: Mapping[str, Any], session_id: str | None = None) -> None:
     log.info("selector.run", **fields)
 
 
-def insert(conn: sqlite3.Connection, *records: Mapping[str, object]) -> None:
+def insert(conn: sqlite3.Connection, *records: RunRecord) -> None:
     """Write rows made by :func:`make_record`; several in one statement when rows were held back."""
     conn.executemany(_INSERT, records)
 

@@ -18,11 +18,11 @@ import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from memoryd._sized_cache import SizedCache
 from memoryd.indexer.parse import parse_bytes
 from memoryd.indexer.records import KIND_SESSION
+from memoryd.replies import ContextReply, UnreadSession
 from memoryd.sessions import _findings as fx
 from memoryd.sessions import _reading as reading
 from memoryd.sessions import _relevance as rel
@@ -80,7 +80,7 @@ class Brief:
     scope: str
     sessions_searched: int = 0
     rounds: int = 0
-    skipped: list[dict[str, str]] = field(default_factory=list)
+    skipped: list[UnreadSession] = field(default_factory=list)
     dropped: int = 0
     budget_tokens: int = 0
 
@@ -88,7 +88,7 @@ class Brief:
     def tokens(self) -> int:
         return estimate_tokens(self.text)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> ContextReply:
         return {
             "text": self.text,
             "status": "found" if self.findings else "none",
@@ -132,7 +132,7 @@ def build_brief(
     when None).
     """
     parsed = ParsedSessions() if parsed is None else parsed
-    skipped = [
+    skipped: list[UnreadSession] = [
         {"filename": d.filename, "error": d.error or "unreadable"}
         for d in docs
         if d.text is None or d.error
@@ -319,7 +319,7 @@ def _render(
     searched: int,
     rounds: int,
     chosen: list[Session],
-    skipped: list[dict[str, str]],
+    skipped: list[UnreadSession],
     findings: list[fx.Finding],
     total: int,
 ) -> str:

@@ -22,14 +22,12 @@ unset (mode, status, checkpoints' decisions, ...) are carried over by
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any
 
+from memoryd.replies import Kept
 from memoryd.sessions.format import SessionInput
 
 
-# dict[str, Any], not memoryd.replies.Kept: the caller (sessions/service.py) holds it in a
-# ``dict[str, Any]`` variable, which a TypedDict does not convert to; Kept once that changes.
-def merge(new: SessionInput, old: SessionInput) -> tuple[SessionInput, dict[str, Any]]:
+def merge(new: SessionInput, old: SessionInput) -> tuple[SessionInput, Kept]:
     """``new`` laid over ``old``, and what of ``old`` survives only because it was kept."""
     kept_steps = [step for step in old.steps_completed if step not in new.steps_completed]
     kept_decisions = [d for d in old.key_decisions if d not in new.key_decisions]
@@ -44,7 +42,7 @@ def merge(new: SessionInput, old: SessionInput) -> tuple[SessionInput, dict[str,
         session_summary=old.session_summary if keep_summary else new.session_summary,
         active_state=old.active_state if keep_active else new.active_state,
     )
-    kept = {
+    kept: Kept = {
         "steps_completed": kept_steps,
         "key_decisions": len(kept_decisions),
         "checkpoints_approved": kept_checkpoints,

@@ -14,13 +14,10 @@ import sqlite3
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, TypedDict
+from typing import TypedDict
 
 from memoryd.indexer.citations import Citation
-from memoryd.replies import Verdict
-
-if TYPE_CHECKING:
-    from memoryd.indexer.queries import Listing
+from memoryd.replies import ListReply, Verdict
 
 
 class StaleMemory(TypedDict):
@@ -152,7 +149,7 @@ def _chunks(paths: Sequence[str], size: int = 500) -> Iterable[list[str]]:
         yield items[start : start + size]
 
 
-def annotate_listing(conn: sqlite3.Connection, listing: Listing) -> Listing:
+def annotate_listing(conn: sqlite3.Connection, listing: ListReply) -> ListReply:
     """Add each file's current verdict (or None) to a ``list`` answer, in place."""
     verdicts = verdicts_for(conn, [f["path"] for f in listing["files"]])
     for f in listing["files"]:

@@ -48,7 +48,7 @@ def claude_factory(cfg: Config) -> Callable[[], Any] | None:
 
 
 def record_runs(
-    store: IndexStore, records: Sequence[Mapping[str, object]], retention: telemetry.Retention
+    store: IndexStore, records: Sequence[telemetry.RunRecord], retention: telemetry.Retention
 ) -> None:
     """Write telemetry rows in one transaction (one select's, or those held back while the
     index could not be written), deleting those past ``retention`` in the same one."""

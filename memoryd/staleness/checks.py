@@ -19,10 +19,10 @@ import os
 import sqlite3
 import threading
 from collections.abc import Callable, Mapping
-from typing import Any, NotRequired
+from typing import NotRequired
 
 from memoryd.indexer.queries import directory_version
-from memoryd.replies import CheckedFolder, CheckedMemory, Verdict
+from memoryd.replies import CheckedFolder, CheckedMemory, CheckResult, Verdict
 from memoryd.staleness import results
 from memoryd.staleness.checkout import SOURCE_FOLDER_NAME, Resolution, resolve
 from memoryd.staleness.git import GitUnavailable, History, head_of, ignored, tracked_files
@@ -188,11 +188,9 @@ def citing_dirs(conn: sqlite3.Connection, root: str) -> list[str]:
     return sorted(r[0] for r in rows)
 
 
-# dict[str, Any], not CheckResult: memoryd/service.py (rewritten elsewhere) casts the answer
-# to CheckResult, and mypy refuses a cast to the type a value already has.
 def check_tree(
     checker: Checker, conn: sqlite3.Connection, directory: str, write: Write
-) -> dict[str, Any]:
+) -> CheckResult:
     """``check``: re-check every citing folder in or below ``directory`` now, uncached."""
     reports = [checker.check_dir(conn, d, write, force=True) for d in citing_dirs(conn, directory)]
     if not reports:

@@ -42,7 +42,7 @@ from memoryd.operations import (
     SaveRequest,
     directory_param,
 )
-from memoryd.replies import ContextReply, LoadLastReply, SaveResult
+from memoryd.replies import ContextReply, Kept, LoadLastReply, SaveResult, SkippedSession
 from memoryd.sessions.brief import ParsedSessions, SessionDoc, build_brief, unavailable_message
 from memoryd.sessions.format import (
     SCHEMA_VERSION,
@@ -188,8 +188,8 @@ def save(request: SaveRequest) -> SaveResult:
     inp = request.session
     filename = session_filename(inp.project, inp.session)
     path = os.path.join(request.dir, filename)
-    previous: dict[str, Any] | None = None
-    kept: dict[str, Any] | None = None
+    previous: Mapping[str, object] | None = None
+    kept: Kept | None = None
     created = not os.path.lexists(path)
     if not created:
         previous, data = _previous_session(path)
@@ -217,7 +217,7 @@ def save(request: SaveRequest) -> SaveResult:
     }
 
 
-def _previous_session(path: str) -> tuple[dict[str, Any] | None, bytes]:
+def _previous_session(path: str) -> tuple[Mapping[str, object] | None, bytes]:
     """The fields (None when they do not parse) and bytes of the session file ``save`` replaces."""
     try:
         data, truncated = read_capped(path, follow=False)
@@ -266,7 +266,7 @@ def load_last(
         "AND project = ? ORDER BY session DESC, filename DESC",
         (directory, project),
     ).fetchall()
-    skipped: list[dict[str, str]] = []
+    skipped: list[SkippedSession] = []
     for path, filename, error in rows:
         if error is not None:
             skipped.append({"filename": filename, "reason": error})
@@ -367,12 +367,9 @@ def context(
                     error=error or reason,
                 )
             )
-    brief = cast(
-        ContextReply,
-        build_brief(
-            task, docs, scope=scope, budget_tokens=budget_tokens, parsed=caches.parsed
-        ).to_json(),
-    )
+    brief = build_brief(
+        task, docs, scope=scope, budget_tokens=budget_tokens, parsed=caches.parsed
+    ).to_json()
     if project and not docs:
         # A mistyped project looks like "nothing useful"; naming what exists shows the slip.
         known = _projects_in(conn, directories)
