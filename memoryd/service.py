@@ -341,7 +341,7 @@ class MemoryService:
             request.task,
             request.project,
             request.budget_tokens,
-            readable=sessions.dir_unreadable,
+            why_unreadable=sessions.dir_unreadable,
             caches=self.session_caches,
         )
         return _noted(brief, request.project_given)

@@ -1064,7 +1064,7 @@ def test_unreadable_history_is_unavailable_not_a_fake_no_match(
                 "payment retries",
                 None,
                 600,
-                readable=session_io.dir_unreadable,
+                why_unreadable=session_io.dir_unreadable,
             )
         finally:
             store.close()
@@ -1084,7 +1084,7 @@ def test_unreadable_history_is_unavailable_not_a_fake_no_match(
             return "I/O error" if directory == str(locked) else None
 
         result = session_io.context(
-            store.conn, [str(readable_dir), str(locked)], "x", None, 600, readable=reasons
+            store.conn, [str(readable_dir), str(locked)], "x", None, 600, why_unreadable=reasons
         )
     finally:
         store.close()

@@ -321,19 +321,21 @@ def context(
     project: str | None,
     budget_tokens: int,
     *,
-    readable: Callable[[str], str | None] = lambda d: None,
+    why_unreadable: Callable[[str], str | None] = lambda d: None,
     caches: SessionCaches | None = None,
 ) -> ContextReply:
     """The cited prior-session brief for ``task`` over the sessions in ``directories``.
 
     Texts read and sessions parsed are kept in ``caches`` for the next call
-    (a fresh, short-lived set when None).
+    (a fresh, short-lived set when None). ``why_unreadable`` names why a
+    directory cannot be read (None when it can): such a history makes the
+    brief "unavailable" rather than silently empty.
     """
     caches = SessionCaches() if caches is None else caches
     scope_dirs = ", ".join(directories)
     scope = f"project '{project}' in {scope_dirs}" if project else scope_dirs
     for directory in directories:
-        reason = readable(directory)
+        reason = why_unreadable(directory)
         if reason is not None:
             text = unavailable_message(f"{directory}: {reason}")
             return {
