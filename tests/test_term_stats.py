@@ -5,11 +5,13 @@ from __future__ import annotations
 import shutil
 import sqlite3
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from memoryd.indexer.store import IndexStore
 from memoryd.indexer.sync import Syncer
+from memoryd.replies import SelectResult
 from memoryd.select import local as local_mod
 from memoryd.select import manifest as manifest_mod
 from memoryd.select import relations as relations_mod
@@ -110,8 +112,12 @@ def test_scores_from_postings_equal_scores_from_text(
     store, folder = indexed_examples
     from_disk = load_directory(folder)
     manifest = ManifestCache().get(store.conn, str(folder))
-    assert manifest.postings is not None
+    # The folder's first query is ranked from the stored analyses, the next ones
+    # from the posting lists built from them (then the analyses go).
+    first = [c for _, c in candidates_for(store.conn, manifest, "")]
+    assert all(c.terms is not None for c in first)
     cands = [c for _, c in candidates_for(store.conn, manifest, "")]
+    assert manifest.postings is not None
     assert all(c.terms is None for c in cands)  # a cached folder keeps postings only
     for query in QUERIES:
         # A subset too: statistics are over the candidates a query is ranked against.
@@ -119,10 +125,13 @@ def test_scores_from_postings_equal_scores_from_text(
             text = LocalRanker().contributions(
                 query, [c for c in from_disk if c.filename not in skip]
             )
+            analysed = LocalRanker().contributions(
+                query, [c for c in first if c.filename not in skip]
+            )
             stored = LocalRanker().contributions(
                 query, [c for c in cands if c.filename not in skip], manifest.postings
             )
-            assert stored == text, query
+            assert stored == analysed == text, query
 
 
 @pytest.mark.parametrize("size", [3, LARGE_DIRECTORY + 5])
@@ -261,16 +270,17 @@ def test_counts_beyond_two_bytes_keep_their_value(tmp_path: Path) -> None:
     store = IndexStore(tmp_path / "index.db", TERM_ANALYSIS)
     Syncer(store).sync_tree(str(folder))
     manifest = ManifestCache().get(store.conn, str(folder))
-    assert manifest.postings is not None
+    candidates_for(store.conn, manifest, "")  # the second query builds the posting lists
     cands = [c for _, c in candidates_for(store.conn, manifest, "")]
+    assert manifest.postings is not None
     stored = LocalRanker().scores("zzlogword", cands, manifest.postings)
     assert stored == LocalRanker().scores("zzlogword", load_directory(folder))
     assert stored["reference_log_dump.md"] > 0
     store.close()
 
 
-def test_folder_links_read_headers_from_stored_terms(tmp_path: Path) -> None:
-    """Near-duplicate links come from the stored analysis, equal to tokenizing the headers."""
+def _twins_folder(tmp_path: Path) -> tuple[IndexStore, Path, int]:
+    """An indexed folder of two near-duplicate memories and one other; how many memories."""
     folder = tmp_path / "memory"
     folder.mkdir()
     headers = {
@@ -290,10 +300,45 @@ def test_folder_links_read_headers_from_stored_terms(tmp_path: Path) -> None:
         )
     store = IndexStore(tmp_path / "index.db", TERM_ANALYSIS)
     Syncer(store).sync_tree(str(folder))
+    return store, folder, len(headers)
+
+
+def test_folder_links_read_headers_from_stored_terms(tmp_path: Path) -> None:
+    """Near-duplicate links come from the stored analysis, equal to tokenizing the headers."""
+    store, folder, size = _twins_folder(tmp_path)
     relations_mod._VECTORS.clear()
     links = ManifestCache().get(store.conn, str(folder)).relations
     assert links is not None
     assert links.near_duplicates == [("feedback_no_sleep_in_tests.md", "feedback_wait_helpers.md")]
     assert len(relations_mod._VECTORS) == 0  # nothing was tokenized for the links
     assert links == compute_relations(load_directory(folder))
-    assert len(relations_mod._VECTORS) == len(headers)  # from text: cached by header
+    assert len(relations_mod._VECTORS) == size  # from text: cached by header
+    store.close()
+
+
+def test_near_duplicates_are_looked_for_only_when_an_answer_needs_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A folder's first query that nothing answers does not pay for its near-duplicate links."""
+    store, folder, _ = _twins_folder(tmp_path)
+    searches: list[int] = []
+    real = relations_mod._near_duplicates
+
+    def counted(*args: Any) -> list[tuple[str, str]]:
+        searches.append(1)
+        return real(*args)
+
+    monkeypatch.setattr(relations_mod, "_near_duplicates", counted)
+    selector = Selector()
+
+    def ask(query: str, surfaced: list[str]) -> SelectResult:
+        params = {"query": query, "dir": str(folder), "ranker": "local", "surfaced": surfaced}
+        return select_unrecorded(selector, store.conn, params)
+
+    assert ask("unrelated question about knitting patterns", [])["selected"] == []
+    assert searches == []
+    answer = ask("sleep in tests", ["feedback_no_sleep_in_tests.md"])
+    assert answer["excluded"]["duplicates_of_surfaced"] == 1  # its twin is withheld
+    ask("wait helper for async work", [])
+    assert searches == [1]  # once per folder version
+    store.close()

@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import re
 import sqlite3
+import threading
 import time
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Sequence
@@ -105,13 +106,15 @@ class Manifest:
     total: int
     relations: Relations | None = None
     postings: Postings | None = None
-    """A small folder's inverted index (a large one's is FTS5's)."""
+    """A small folder's inverted index (a large one's is FTS5's), from its second query on."""
     state: int = 0
     """A hash of every memory's :data:`_MEMORY_STATE` row, in order."""
     _candidates: list[Candidate] = field(default_factory=list)
     signals: dict[str, tuple[int, Signals]] = field(default_factory=dict)
     """A large folder's memories with a signal word in their text: their stamp (see
     :func:`_stamp`) and what they say (see :func:`_large_relations`)."""
+    _asked: bool = False
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     @property
     def large(self) -> bool:
@@ -127,7 +130,34 @@ class Manifest:
             for _, said in self.signals.values()
             if said is not NO_SIGNALS
         )
-        return held + (self.postings.weight if self.postings is not None else 0)
+        if self.postings is not None:
+            return held + self.postings.weight
+        return held + sum(c.terms.weight for c in self._candidates if c.terms is not None)
+
+    def pool(self) -> list[tuple[IndexedFile, Candidate]]:
+        """A small folder's memories and their candidates, to rank a query over.
+
+        Posting lists pay for themselves over many queries, not over one: the
+        folder's first query (often its only one before the next change) is
+        ranked straight from the analyses its candidates carry, and the second
+        builds the lists and lets the analyses go.
+        """
+        with self._lock:
+            if self.postings is None and self._asked:
+                self._index()
+            self._asked = True
+            return list(zip(self.files, self._candidates, strict=True))
+
+    def _index(self) -> None:
+        docs: list[tuple[str, DocTerms]] = []
+        for c in self._candidates:
+            assert c.terms is not None  # a small folder's candidates come with their analyses
+            docs.append((c.filename, c.terms))
+        if self.relations is not None:
+            # Found from the analyses while the candidates still carry them.
+            self.relations.near_duplicates  # noqa: B018
+        self.postings = Postings(lambda: docs)
+        self._candidates = [replace(c, terms=None) for c in self._candidates]
 
 
 def to_candidate(
@@ -269,19 +299,19 @@ def _load(
     # MEMORY.md's line for a file is a second description: read into its analysis.
     hooks = index_hooks(index_text, [to_candidate(f) for f, _ in rows]) if index_text else {}
     rows = [(f, with_hook(doc, hooks.get(f.filename, ""))) for f, doc in rows]
-    manifest.relations = compute_relations(
-        [to_candidate(f, doc, hook=hooks.get(f.filename, "")) for f, doc in rows]
-    )
-    manifest.postings = Postings(lambda: ((f.filename, doc) for f, doc in rows))
-    # A cached folder keeps neither analyses nor bodies: the posting lists hold the
-    # same counts in a fraction of the memory, the links above read both once, and
-    # the tool-doc rule needs only the body's command names.
-    for f, _ in rows:
+    # A cached folder keeps no bodies: the links below read them once, and the
+    # tool-doc rule needs only the body's command names. It keeps the analyses
+    # only until its posting lists are built (see :meth:`Manifest.pool`).
+    for f, doc in rows:
         kept = replace(f, body="", content_hash=None, directory=directory, kind=KIND_MEMORY)
         manifest.files.append(kept)
         manifest._candidates.append(
-            to_candidate(kept, commands=commands_in(f.body), hook=hooks.get(f.filename, ""))
+            to_candidate(kept, doc, commands=commands_in(f.body), hook=hooks.get(f.filename, ""))
         )
+    manifest.relations = compute_relations(
+        [to_candidate(f, doc, hook=hooks.get(f.filename, "")) for f, doc in rows],
+        headers=manifest._candidates,
+    )
     return manifest
 
 
@@ -355,7 +385,7 @@ def candidates_for(
 ) -> list[tuple[IndexedFile, Candidate]]:
     """The files a query is ranked over: all of a small directory, a BM25 slice of a big one."""
     if not manifest.large:
-        return list(zip(manifest.files, manifest._candidates, strict=True))
+        return manifest.pool()
     match = fts_query(query)
     if match is None:
         return []
