@@ -10,6 +10,7 @@ import dataclasses
 
 import pytest
 
+from memoryd.select.analysis import analyse
 from memoryd.select.candidates import Candidate
 from memoryd.select.dated import dates_in, own_date, valid_until
 from memoryd.select.supersession import superseded_by
@@ -49,6 +50,20 @@ STALE_CASES = {
             mem("project_plan_2025_05.md", "Release plan (2025-05)", "Scope of the May release"),
         ],
         {"project_plan_2025_03.md": "project_plan_2025_05.md"},
+    ),
+    "a newer sibling by the dates in titles of another script": (
+        [
+            mem("project_plan_a.md", "发布计划 (2025-03)", "三月的发布范围"),
+            mem("project_plan_b.md", "发布计划 (2025-05)", "五月的发布范围"),
+        ],
+        {"project_plan_a.md": "project_plan_b.md"},
+    ),
+    "a newer sibling by the dates in accented titles": (
+        [
+            mem("project_plan_a.md", "Plan de lanzamiento — versión (2025-03)", "Marzo"),
+            mem("project_plan_b.md", "Plan de lanzamiento — versión (2025-05)", "Mayo"),
+        ],
+        {"project_plan_a.md": "project_plan_b.md"},
     ),
     "date ranges that ended, in the titles": (
         [
@@ -90,6 +105,15 @@ STALE_CASES = {
 def test_general_signals_make_a_memory_stale(case: str) -> None:
     folder, expected = STALE_CASES[case]
     assert superseded_by(folder) == expected
+    assert superseded_by(indexed(folder)) == expected
+
+
+def indexed(folder: list[Candidate]) -> list[Candidate]:
+    """``folder`` as the index serves it: each memory with its stored analysis."""
+    return [
+        dataclasses.replace(c, terms=analyse(c.filename, c.name, c.description, c.body))
+        for c in folder
+    ]
 
 
 LIVE_CASES = {
@@ -136,6 +160,7 @@ LIVE_CASES = {
 @pytest.mark.parametrize("case", sorted(LIVE_CASES))
 def test_memories_that_only_mention_old_things_stay_live(case: str) -> None:
     assert superseded_by(LIVE_CASES[case]) == {}
+    assert superseded_by(indexed(LIVE_CASES[case])) == {}
 
 
 def test_dates_in_the_forms_teams_write() -> None:

@@ -30,7 +30,7 @@ from collections.abc import Iterable, Sequence
 from functools import lru_cache
 
 from memoryd.select._text import terms
-from memoryd.select.analysis import TYPE_PREFIXES, filename_text
+from memoryd.select.analysis import FIELDS, TYPE_PREFIXES, filename_text
 from memoryd.select.candidates import Candidate
 
 Day = tuple[int, int, int]
@@ -84,6 +84,8 @@ _END_WORDS = ("until", "till", "through", "thru", "expir", "end")
 """A piece of every :data:`_VALID_UNTIL` match (lower case)."""
 _GAP = re.compile(r"[\s:,]*(?:the\s+|end\s+of\s+)?")
 _MARKERS = frozenset(terms("old legacy previous current latest new updated draft final copy v"))
+_NOT_SUBJECT = _MARKERS | _TYPE_WORDS | frozenset(_MONTHS)
+FILE, NAME = FIELDS.index("file"), FIELDS.index("name")
 _END_OF = {2: 28, 4: 30, 6: 30, 9: 30, 11: 30}
 
 
@@ -156,11 +158,24 @@ def _may_state_end(head: str) -> bool:
 
 @lru_cache(maxsize=4096)
 def _subject_words(title: str) -> frozenset[str]:
-    words = {t for t in terms(title) if len(t) > 1 and not any(ch.isdigit() for ch in t)}
-    return frozenset(words - _MARKERS - _TYPE_WORDS - set(_MONTHS))
+    return _subject_of(terms(title))
+
+
+def _subject_of(words: Iterable[str]) -> frozenset[str]:
+    kept = {t for t in words if len(t) > 1 and not any(map(str.isdigit, t))}
+    return frozenset(kept - _NOT_SUBJECT)
 
 
 def _subject(c: Candidate) -> frozenset[str]:
+    """The subject words of ``c``'s name and filename.
+
+    A memory from the index carries those fields' terms in its stored analysis
+    (paraphrase concepts aside), so a folder's first query does not tokenize
+    its titles again.
+    """
+    if c.terms is not None:
+        fields = c.terms.fields[FILE], c.terms.fields[NAME]
+        return _subject_of(t for counts in fields for t in counts if t[0] != "~")
     return _subject_words(f"{c.name} {filename_text(c.filename)}")
 
 
