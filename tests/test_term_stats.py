@@ -5,13 +5,11 @@ from __future__ import annotations
 import shutil
 import sqlite3
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from memoryd.indexer.store import IndexStore
 from memoryd.indexer.sync import Syncer
-from memoryd.replies import SelectResult
 from memoryd.select import local as local_mod
 from memoryd.select import manifest as manifest_mod
 from memoryd.select import relations as relations_mod
@@ -279,8 +277,8 @@ def test_counts_beyond_two_bytes_keep_their_value(tmp_path: Path) -> None:
     store.close()
 
 
-def _twins_folder(tmp_path: Path) -> tuple[IndexStore, Path, int]:
-    """An indexed folder of two near-duplicate memories and one other; how many memories."""
+def test_folder_links_read_headers_from_stored_terms(tmp_path: Path) -> None:
+    """Near-duplicate links come from the stored analysis, equal to tokenizing the headers."""
     folder = tmp_path / "memory"
     folder.mkdir()
     headers = {
@@ -300,45 +298,10 @@ def _twins_folder(tmp_path: Path) -> tuple[IndexStore, Path, int]:
         )
     store = IndexStore(tmp_path / "index.db", TERM_ANALYSIS)
     Syncer(store).sync_tree(str(folder))
-    return store, folder, len(headers)
-
-
-def test_folder_links_read_headers_from_stored_terms(tmp_path: Path) -> None:
-    """Near-duplicate links come from the stored analysis, equal to tokenizing the headers."""
-    store, folder, size = _twins_folder(tmp_path)
     relations_mod._VECTORS.clear()
     links = ManifestCache().get(store.conn, str(folder)).relations
     assert links is not None
     assert links.near_duplicates == [("feedback_no_sleep_in_tests.md", "feedback_wait_helpers.md")]
     assert len(relations_mod._VECTORS) == 0  # nothing was tokenized for the links
     assert links == compute_relations(load_directory(folder))
-    assert len(relations_mod._VECTORS) == size  # from text: cached by header
-    store.close()
-
-
-def test_near_duplicates_are_looked_for_only_when_an_answer_needs_them(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """A folder's first query that nothing answers does not pay for its near-duplicate links."""
-    store, folder, _ = _twins_folder(tmp_path)
-    searches: list[int] = []
-    real = relations_mod._near_duplicates
-
-    def counted(*args: Any) -> list[tuple[str, str]]:
-        searches.append(1)
-        return real(*args)
-
-    monkeypatch.setattr(relations_mod, "_near_duplicates", counted)
-    selector = Selector()
-
-    def ask(query: str, surfaced: list[str]) -> SelectResult:
-        params = {"query": query, "dir": str(folder), "ranker": "local", "surfaced": surfaced}
-        return select_unrecorded(selector, store.conn, params)
-
-    assert ask("unrelated question about knitting patterns", [])["selected"] == []
-    assert searches == []
-    answer = ask("sleep in tests", ["feedback_no_sleep_in_tests.md"])
-    assert answer["excluded"]["duplicates_of_surfaced"] == 1  # its twin is withheld
-    ask("wait helper for async work", [])
-    assert searches == [1]  # once per folder version
-    store.close()
+    assert len(relations_mod._VECTORS) == len(headers)  # from text: cached by header

@@ -40,7 +40,7 @@ from memoryd.select.analysis import DocTerms, analyse, decode, with_hook
 from memoryd.select.candidates import Candidate, effective_type
 from memoryd.select.folder_links import index_hooks
 from memoryd.select.postings import Postings
-from memoryd.select.relations import Relations, compute_relations
+from memoryd.select.relations import Relations
 from memoryd.select.supersession import (
     NO_SIGNALS,
     SIGNAL_WORDS,
@@ -308,9 +308,9 @@ def _load(
         manifest._candidates.append(
             to_candidate(kept, doc, commands=commands_in(f.body), hook=hooks.get(f.filename, ""))
         )
-    manifest.relations = compute_relations(
+    manifest.relations = Relations.of_folder(
         [to_candidate(f, doc, hook=hooks.get(f.filename, "")) for f, doc in rows],
-        headers=manifest._candidates,
+        manifest._candidates,
     )
     return manifest
 

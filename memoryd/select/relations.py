@@ -207,6 +207,20 @@ class Relations:
 
     __hash__ = None  # type: ignore[assignment]  # mutable contents, as the dataclass had
 
+    @classmethod
+    def of_folder(cls, candidates: Sequence[Candidate], headers: Sequence[Candidate]) -> Relations:
+        """:func:`compute_relations` of a folder's manifest, near-duplicates when first asked for.
+
+        They are found from ``headers`` (the same memories, in the same order,
+        without their bodies), so the bodies are not kept alive meanwhile.
+        """
+        stale = superseded_by(candidates)
+        return cls(
+            superseded=stale,
+            near_duplicates=lambda: _near_duplicates(headers, stale),
+            neighbours=neighbours(candidates),
+        )
+
     def __repr__(self) -> str:
         return (
             f"Relations(superseded={self.superseded!r}, near_duplicates="
@@ -214,19 +228,11 @@ class Relations:
         )
 
 
-def compute_relations(
-    candidates: Sequence[Candidate], *, headers: Sequence[Candidate] | None = None
-) -> Relations:
-    """All supersession, near-duplicate and neighbour links among ``candidates``.
-
-    With ``headers`` (the same memories, in the same order, without their bodies)
-    near-duplicates are found from them when first asked for, and the bodies are
-    not kept alive meanwhile.
-    """
+def compute_relations(candidates: Sequence[Candidate]) -> Relations:
+    """All supersession, near-duplicate and neighbour links among ``candidates``."""
     stale = superseded_by(candidates)
-    twins: list[tuple[str, str]] | Callable[[], list[tuple[str, str]]]
-    if headers is None:
-        twins = _near_duplicates(candidates, stale)
-    else:
-        twins = lambda: _near_duplicates(headers, stale)  # noqa: E731
-    return Relations(superseded=stale, near_duplicates=twins, neighbours=neighbours(candidates))
+    return Relations(
+        superseded=stale,
+        near_duplicates=_near_duplicates(candidates, stale),
+        neighbours=neighbours(candidates),
+    )
