@@ -7,9 +7,11 @@ talks about old things, dates or deprecations and must stay live.
 from __future__ import annotations
 
 import dataclasses
+import random
 
 import pytest
 
+from memoryd.select import dated
 from memoryd.select.analysis import analyse
 from memoryd.select.candidates import Candidate
 from memoryd.select.dated import dates_in, own_date, valid_until
@@ -239,3 +241,25 @@ def test_header_fields_say_a_memory_is_stale_or_replaces_another() -> None:
     claimed = [old, dataclasses.replace(new, header={"supersedes": ["project_a.md"]})]
     assert superseded_by(claimed) == {"project_a.md": "project_b.md"}
     assert superseded_by([by_status, live]) == {"project_c.md": None}
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_newer_siblings_are_those_of_comparing_every_shared_word(
+    seed: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Looking up only each title's rarest words finds every same-titled pair."""
+    rng = random.Random(seed)
+    words = ["deploy", "plan", "release", "oncall", "pricing", "billing", "rotation", "notes"]
+    folder = [
+        mem(
+            f"project_{n}.md",
+            " ".join(rng.sample(words, rng.randint(1, 4))) + f" (2025-{rng.randint(1, 12):02d})",
+            "what it says",
+            type_=rng.choice(["project", "feedback"]),
+        )
+        for n in range(60)
+    ]
+    fast = dated.newer_sibling_edges(folder)
+    monkeypatch.setattr(dated, "_rarest", lambda kind, words, held: sorted(words))
+    assert fast == dated.newer_sibling_edges(folder)
+    assert fast  # the folder does hold same-titled versions

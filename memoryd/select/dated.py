@@ -25,7 +25,9 @@ Dates are read in the forms any team writes: ISO with ``-``, ``/``, ``.`` or
 
 from __future__ import annotations
 
+import math
 import re
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from functools import lru_cache
 
@@ -184,14 +186,31 @@ def _same_title(shared: int, a: int, b: int) -> bool:
     return shared > 0 and shared / (a + b - shared) >= SAME_TITLE
 
 
+def _rarest(
+    kind: str | None, words: frozenset[str], held: Counter[tuple[str | None, str]]
+) -> list[str]:
+    """The fewest of ``words`` (rarest first) that every same-titled sibling shares one of.
+
+    Titles ``a`` and ``b`` with Jaccard >= ``SAME_TITLE`` share at least
+    ``ceil(SAME_TITLE * len(a))`` words, so each holds one of the other's rarest
+    ``len - ceil(SAME_TITLE * len) + 1`` words when all titles order their words
+    alike (prefix filtering): only those need looking up, not the common words
+    that half the folder's titles hold.
+    """
+    keep = len(words) - math.ceil(SAME_TITLE * len(words)) + 1
+    return sorted(words, key=lambda w: (held[(kind, w)], w))[:keep]
+
+
 def newer_sibling_edges(everyone: Sequence[Candidate]) -> list[tuple[str, str | None]]:
     """(older, newer) pairs among same-type, same-titled memories that carry their own dates.
 
     Only memories with a same-titled sibling have their dates read (most have none).
     """
     subjects = [_subject(c) for c in everyone]
+    held = Counter((c.type, w) for c, words in zip(everyone, subjects, strict=True) for w in words)
+    prefixes = [_rarest(c.type, words, held) for c, words in zip(everyone, subjects, strict=True)]
     by_word: dict[tuple[str | None, str], list[int]] = {}
-    for i, (c, words) in enumerate(zip(everyone, subjects, strict=True)):
+    for i, (c, words) in enumerate(zip(everyone, prefixes, strict=True)):
         for w in words:
             by_word.setdefault((c.type, w), []).append(i)
     dates: dict[int, Day | None] = {}
@@ -203,12 +222,13 @@ def newer_sibling_edges(everyone: Sequence[Candidate]) -> list[tuple[str, str | 
 
     edges: list[tuple[str, str | None]] = []
     for i, c in enumerate(everyone):
-        shared: dict[int, int] = {}  # same-type memories sharing subject words, and how many
-        for w in subjects[i]:
-            for j in by_word[(c.type, w)]:
-                shared[j] = shared.get(j, 0) + 1
-        mine_n = len(subjects[i])
-        group = sorted(j for j, n in shared.items() if _same_title(n, mine_n, len(subjects[j])))
+        mine_words = subjects[i]
+        near = {j for w in prefixes[i] for j in by_word[(c.type, w)]}
+        group = sorted(
+            j
+            for j in near
+            if _same_title(len(mine_words & subjects[j]), len(mine_words), len(subjects[j]))
+        )
         mine = date_of(i) if 2 <= len(group) < SERIES_MIN else None
         if mine is None:
             continue
