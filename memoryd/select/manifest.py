@@ -1,10 +1,15 @@
 """Where a directory's candidate memories come from: the index, never a rescan.
 
 Small directories (the usual case: tens of files) are loaded whole and kept
-per directory version, with their supersession and near-duplicate links
-computed once and an inverted index built from the term statistics the writer
-stored (nothing is re-tokenized). Manifests are kept in a cache bounded by the
-memory they hold, so many folders cost what they weigh, not a fixed count.
+per directory version, with their links computed once from the term
+statistics the writer stored (nothing is re-tokenized). A folder's first
+select, and the first after a change, may cost no more than reading the
+folder's headers would, so only what that answer needs is built with it: its
+first query is ranked straight from the stored analyses (the inverted index is
+built on the second), near-duplicate links are found when an answer first
+needs them, and what each unchanged memory says about supersession is reused
+from the folder's previous version. Manifests are kept in a cache bounded by
+the memory they hold, so many folders cost what they weigh, not a fixed count.
 
 Large ones are cut down per query to the ``PREFILTER_LIMIT`` memories FTS5's
 BM25 ranks best (``rank``, which migration 005 weights towards filename, name
@@ -111,8 +116,10 @@ class Manifest:
     """A hash of every memory's :data:`_MEMORY_STATE` row, in order."""
     _candidates: list[Candidate] = field(default_factory=list)
     signals: dict[str, tuple[int, Signals]] = field(default_factory=dict)
-    """A large folder's memories with a signal word in their text: their stamp (see
-    :func:`_stamp`) and what they say (see :func:`_large_relations`)."""
+    """The folder's memories (a large folder's: those with a signal word in their
+    text), each with its stamp (see :func:`_stamp`) and what it says about
+    supersession: the next version of the folder reuses it for every memory
+    whose row did not change, so an edit costs the patterns of the edited file."""
     _asked: bool = False
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
@@ -302,15 +309,23 @@ def _load(
     # A cached folder keeps no bodies: the links below read them once, and the
     # tool-doc rule needs only the body's command names. It keeps the analyses
     # only until its posting lists are built (see :meth:`Manifest.pool`).
+    known = previous.signals if previous is not None else {}
+    everyone, signalled = [], []
     for f, doc in rows:
         kept = replace(f, body="", content_hash=None, directory=directory, kind=KIND_MEMORY)
         manifest.files.append(kept)
         manifest._candidates.append(
             to_candidate(kept, doc, commands=commands_in(f.body), hook=hooks.get(f.filename, ""))
         )
+        c = to_candidate(f, doc, hook=hooks.get(f.filename, ""))
+        everyone.append(c)
+        stamp = _stamp(f.mtime_ns, f.size, f.content_hash)
+        entry = _unchanged(known, f.filename, stamp) or (stamp, signals_of(c))
+        manifest.signals[f.filename] = entry
+        if (said := entry[1]) is not NO_SIGNALS:
+            signalled.append((c, said))
     manifest.relations = Relations.of_folder(
-        [to_candidate(f, doc, hook=hooks.get(f.filename, "")) for f, doc in rows],
-        manifest._candidates,
+        everyone, manifest._candidates, superseded_from(signalled, everyone, quoted_only=False)
     )
     return manifest
 
@@ -329,6 +344,14 @@ def _stamp(mtime_ns: int, size: int, content_hash: str | None) -> int:
     return hash((mtime_ns, size, content_hash))
 
 
+def _unchanged(
+    known: dict[str, tuple[int, Signals]], filename: str, stamp: int
+) -> tuple[int, Signals] | None:
+    """What ``filename`` said in the folder's previous version, if its row is the same."""
+    kept = known.get(filename)
+    return kept if kept is not None and kept[0] == stamp else None
+
+
 def _large_relations(
     conn: sqlite3.Connection, manifest: Manifest, previous: Manifest | None
 ) -> Relations:
@@ -339,9 +362,7 @@ def _large_relations(
     signal words (found through FTS5) and everyone's title. Plain words after
     "replaces" do not count here (only filenames, links and quoted titles), and
     "(current)" markers are not compared pairwise. What each of those files
-    says is kept in ``manifest.signals``: the next version of the folder
-    reuses it for every file whose row did not change, so an edit costs the
-    patterns of the edited file, not of the whole folder.
+    says is kept in ``manifest.signals`` for the folder's next version.
     """
     headers = [
         _candidate(row)
@@ -360,11 +381,7 @@ def _large_relations(
     ):
         fn, mtime_ns, size, content_hash = row[0], row[5], row[6], row[7]
         stamp = _stamp(mtime_ns, size, content_hash)
-        kept = known.get(fn)
-        if kept is not None and kept[0] == stamp:
-            found[fn] = kept
-        else:
-            found[fn] = (stamp, signals_of(_candidate(row[:6])))
+        found[fn] = _unchanged(known, fn, stamp) or (stamp, signals_of(_candidate(row[:6])))
     by_file = {c.filename: c for c in headers}
     signalled = [(by_file[fn], said) for fn, (_, said) in found.items() if said is not NO_SIGNALS]
     superseded = superseded_from(signalled, headers, quoted_only=True)

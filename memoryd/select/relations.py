@@ -208,16 +208,22 @@ class Relations:
     __hash__ = None  # type: ignore[assignment]  # mutable contents, as the dataclass had
 
     @classmethod
-    def of_folder(cls, candidates: Sequence[Candidate], headers: Sequence[Candidate]) -> Relations:
+    def of_folder(
+        cls,
+        candidates: Sequence[Candidate],
+        headers: Sequence[Candidate],
+        superseded: dict[str, str | None],
+    ) -> Relations:
         """:func:`compute_relations` of a folder's manifest, near-duplicates when first asked for.
 
-        They are found from ``headers`` (the same memories, in the same order,
-        without their bodies), so the bodies are not kept alive meanwhile.
+        Its supersession links are the caller's (a manifest reuses what its
+        unchanged memories said). Near-duplicates are found from ``headers``
+        (the same memories, in the same order, without their bodies), so the
+        bodies are not kept alive meanwhile.
         """
-        stale = superseded_by(candidates)
         return cls(
-            superseded=stale,
-            near_duplicates=lambda: _near_duplicates(headers, stale),
+            superseded=superseded,
+            near_duplicates=lambda: _near_duplicates(headers, superseded),
             neighbours=neighbours(candidates),
         )
 
