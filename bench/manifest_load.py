@@ -64,9 +64,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             supersession._term_set.cache_clear()
             relations._VECTORS.clear()
             rows = _timed(stages["rows"], manifest._with_terms, store.conn.execute(sql, (folder,)))
-            files = [f for f, _ in rows]
-            _timed(stages["postings"], Postings, [(f.filename, d) for f, d in rows])
-            stored = [manifest.to_candidate(f, d) for f, d in rows]
+            files = [f for f, _, _ in rows]
+            _timed(stages["postings"], Postings, [(f.filename, d) for f, d, _ in rows])
+            stored = [manifest.to_candidate(f, d) for f, d, _ in rows]
             stale = _timed(stages["supersession"], supersession.superseded_by, stored)
             _timed(stages["near-dups"], relations._near_duplicates, stored, stale)
             bare = [manifest.to_candidate(f) for f in files]

@@ -27,6 +27,7 @@ import re
 import sqlite3
 import threading
 import time
+import weakref
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
@@ -41,7 +42,7 @@ from memoryd.indexer import queries
 from memoryd.indexer.queries import IndexedFile
 from memoryd.indexer.records import INDEX_FILENAME, KIND_MEMORY
 from memoryd.select._text import STOPWORDS
-from memoryd.select.analysis import DocTerms, analyse, decode, with_hook
+from memoryd.select.analysis import DocTerms, analyse, decode, encode, with_hook
 from memoryd.select.candidates import Candidate, effective_type
 from memoryd.select.folder_links import index_hooks
 from memoryd.select.postings import Postings
@@ -120,7 +121,10 @@ class Manifest:
     text), each with its stamp (see :func:`_stamp`) and what it says about
     supersession: the next version of the folder reuses it for every memory
     whose row did not change, so an edit costs the patterns of the edited file."""
-    _asked: bool = False
+    _fresh: list[tuple[IndexedFile, Candidate]] | None = None
+    """A small folder's pool with its candidates' analyses, for its first query only."""
+    _packed: list[bytes] | None = None
+    """A small folder's stored analyses (before hooks), until its posting lists are built."""
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     @property
@@ -129,7 +133,7 @@ class Manifest:
 
     @property
     def weight(self) -> int:
-        """Rough bytes held, for the cache's memory budget."""
+        """Rough bytes held once the first query is answered, for the cache's memory budget."""
         text = sum(len(f.body) + len(f.description or "") + _FILE_OVERHEAD for f in self.files)
         held = 4096 + text + _SIGNAL_OVERHEAD * len(self.signals)
         held += sum(
@@ -139,32 +143,32 @@ class Manifest:
         )
         if self.postings is not None:
             return held + self.postings.weight
-        return held + sum(c.terms.weight for c in self._candidates if c.terms is not None)
+        return held + sum(map(len, self._packed or ()))
 
     def pool(self) -> list[tuple[IndexedFile, Candidate]]:
         """A small folder's memories and their candidates, to rank a query over.
 
         Posting lists pay for themselves over many queries, not over one: the
         folder's first query (often its only one before the next change) is
-        ranked straight from the analyses its candidates carry, and the second
-        builds the lists and lets the analyses go.
+        ranked straight from the analyses read to build the manifest, which go
+        with it (a cache of many folders would hold them many times over the
+        lists' size). The second query builds the lists from the packed
+        analyses, a fraction of that size, kept until then (and by the folder's
+        near-duplicate links until they are first asked for).
         """
         with self._lock:
-            if self.postings is None and self._asked:
-                self._index()
-            self._asked = True
+            fresh, self._fresh = self._fresh, None
+            if fresh is not None:
+                return fresh
+            if self.postings is None and self._packed is not None:
+                self._index(self._packed)
+                self._packed = None
             return list(zip(self.files, self._candidates, strict=True))
 
-    def _index(self) -> None:
-        docs: list[tuple[str, DocTerms]] = []
-        for c in self._candidates:
-            assert c.terms is not None  # a small folder's candidates come with their analyses
-            docs.append((c.filename, c.terms))
-        if self.relations is not None:
-            # Found from the analyses while the candidates still carry them.
-            self.relations.near_duplicates  # noqa: B018
+    def _index(self, packed: list[bytes]) -> None:
+        analyses = _analyses(self._candidates, packed)
+        docs = [(c.filename, doc) for c, doc in zip(self._candidates, analyses, strict=True)]
         self.postings = Postings(lambda: docs)
-        self._candidates = [replace(c, terms=None) for c in self._candidates]
 
 
 def to_candidate(
@@ -187,17 +191,19 @@ def to_candidate(
     )
 
 
-def _with_terms(rows: Iterable[sqlite3.Row]) -> list[tuple[IndexedFile, DocTerms]]:
-    """Rows selected with ``terms`` too, as files and their stored analyses."""
+def _with_terms(rows: Iterable[sqlite3.Row]) -> list[tuple[IndexedFile, DocTerms, bytes]]:
+    """Rows selected with ``terms`` too, as files, their stored analyses and those packed."""
     out = []
     for row in rows:
         f = queries.row_to_file(row)
         # Rows always carry one once the store has opened the index; the fallback
         # keeps a reader of a not-yet-refreshed or damaged index correct.
-        doc = decode(row["terms"]) if row["terms"] else None
+        packed = row["terms"]
+        doc = decode(packed) if packed else None
         if doc is None:
             doc = analyse(f.filename, f.name, f.description, f.body)
-        out.append((f, doc))
+            packed = encode(doc)
+        out.append((f, doc, packed))
     return out
 
 
@@ -304,30 +310,59 @@ def _load(
         )
     )
     # MEMORY.md's line for a file is a second description: read into its analysis.
-    hooks = index_hooks(index_text, [to_candidate(f) for f, _ in rows]) if index_text else {}
-    rows = [(f, with_hook(doc, hooks.get(f.filename, ""))) for f, doc in rows]
+    hooks = index_hooks(index_text, [to_candidate(f) for f, _, _ in rows]) if index_text else {}
+    manifest._packed = [packed for _, _, packed in rows]
     # A cached folder keeps no bodies: the links below read them once, and the
-    # tool-doc rule needs only the body's command names. It keeps the analyses
-    # only until its posting lists are built (see :meth:`Manifest.pool`).
+    # tool-doc rule needs only the body's command names. The analyses serve the
+    # first query only (see :meth:`Manifest.pool`).
     known = previous.signals if previous is not None else {}
     everyone, signalled = [], []
-    for f, doc in rows:
+    for f, stored, _ in rows:
+        hook = hooks.get(f.filename, "")
         kept = replace(f, body="", content_hash=None, directory=directory, kind=KIND_MEMORY)
         manifest.files.append(kept)
-        manifest._candidates.append(
-            to_candidate(kept, doc, commands=commands_in(f.body), hook=hooks.get(f.filename, ""))
-        )
-        c = to_candidate(f, doc, hook=hooks.get(f.filename, ""))
+        commands = commands_in(f.body)
+        manifest._candidates.append(to_candidate(kept, commands=commands, hook=hook))
+        c = to_candidate(f, with_hook(stored, hook), commands=commands, hook=hook)
         everyone.append(c)
         stamp = _stamp(f.mtime_ns, f.size, f.content_hash)
         entry = _unchanged(known, f.filename, stamp) or (stamp, signals_of(c))
         manifest.signals[f.filename] = entry
         if (said := entry[1]) is not NO_SIGNALS:
             signalled.append((c, said))
+    first = _Pool(zip(manifest.files, everyone, strict=True))
+    running = weakref.ref(first)
+    bare, packed = manifest._candidates, manifest._packed
+
+    def analysed() -> list[Candidate]:
+        # While the folder's first query runs, its candidates carry the analyses.
+        pool = running()
+        return [c for _, c in pool] if pool is not None else _analysed(bare, packed)
+
     manifest.relations = Relations.of_folder(
-        everyone, manifest._candidates, superseded_from(signalled, everyone, quoted_only=False)
+        everyone, analysed, superseded_from(signalled, everyone, quoted_only=False)
     )
+    manifest._fresh = first
     return manifest
+
+
+class _Pool(list[tuple[IndexedFile, Candidate]]):
+    """A folder's first pool: a list that can be referred to weakly."""
+
+
+def _analyses(bare: Sequence[Candidate], packed: Sequence[bytes]) -> list[DocTerms]:
+    """The analyses of ``bare`` candidates, from ``packed`` (as stored, before hooks)."""
+    out = []
+    for c, analysis in zip(bare, packed, strict=True):
+        doc = decode(analysis)
+        assert doc is not None  # decoded once already, or encoded from the text's analysis
+        out.append(with_hook(doc, c.hook))
+    return out
+
+
+def _analysed(bare: Sequence[Candidate], packed: Sequence[bytes]) -> list[Candidate]:
+    """``bare`` candidates carrying their analyses."""
+    return [replace(c, terms=doc) for c, doc in zip(bare, _analyses(bare, packed), strict=True)]
 
 
 def _index_text(conn: sqlite3.Connection, directory: str) -> str:
@@ -412,4 +447,4 @@ def candidates_for(
         "AND files.error IS NULL ORDER BY rank LIMIT ?",
         (match, manifest.directory, PREFILTER_LIMIT),
     )
-    return [(f, to_candidate(f, doc)) for f, doc in _with_terms(rows)]
+    return [(f, to_candidate(f, doc)) for f, doc, _ in _with_terms(rows)]

@@ -211,19 +211,19 @@ class Relations:
     def of_folder(
         cls,
         candidates: Sequence[Candidate],
-        headers: Sequence[Candidate],
+        analysed: Callable[[], Sequence[Candidate]],
         superseded: dict[str, str | None],
     ) -> Relations:
         """:func:`compute_relations` of a folder's manifest, near-duplicates when first asked for.
 
         Its supersession links are the caller's (a manifest reuses what its
-        unchanged memories said). Near-duplicates are found from ``headers``
-        (the same memories, in the same order, without their bodies), so the
-        bodies are not kept alive meanwhile.
+        unchanged memories said). Near-duplicates are found from ``analysed()``
+        (the same memories, in the same order, with their analyses), so neither
+        the candidates' bodies nor their analyses are kept alive meanwhile.
         """
         return cls(
             superseded=superseded,
-            near_duplicates=lambda: _near_duplicates(headers, superseded),
+            near_duplicates=lambda: _near_duplicates(analysed(), superseded),
             neighbours=neighbours(candidates),
         )
 
