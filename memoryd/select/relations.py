@@ -182,9 +182,12 @@ class Relations:
         """Superseded filename -> the memory that took its place (None when it names none)."""
         self.neighbours: dict[str, tuple[str, ...]] = neighbours if neighbours is not None else {}
         """Filename -> the memories it links to or is linked from (``related:``, ``[[links]]``)."""
-        found = near_duplicates
-        self._near: list[tuple[str, str]] | None = None if callable(found) else (found or [])
-        self._find = found if callable(found) else None
+        self._near: list[tuple[str, str]] | None = None
+        self._find: Callable[[], list[tuple[str, str]]] | None = None
+        if callable(near_duplicates):
+            self._find = near_duplicates
+        else:
+            self._near = near_duplicates or []
         self._lock = threading.Lock()
 
     @property
@@ -193,7 +196,8 @@ class Relations:
         if self._near is None:
             with self._lock:
                 if self._near is None and self._find is not None:
-                    self._near, self._find = self._find(), None  # the finder holds the headers
+                    # Then let the finder go, and what it reads from with it.
+                    self._near, self._find = self._find(), None
         return self._near if self._near is not None else []
 
     def __eq__(self, other: object) -> bool:
