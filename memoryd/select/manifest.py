@@ -125,6 +125,8 @@ class Manifest:
     """A small folder's pool with its candidates' analyses, for its first query only."""
     _packed: list[bytes] | None = None
     """A small folder's stored analyses (before hooks), until its posting lists are built."""
+    headers: int = 0
+    """A hash of a small folder's headers as near-duplicate links read them."""
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     @property
@@ -339,11 +341,30 @@ def _load(
         pool = running()
         return [c for _, c in pool] if pool is not None else _analysed(bare, packed)
 
+    stale = superseded_from(signalled, everyone, quoted_only=False)
+    manifest.headers = hash(
+        tuple((c.filename, c.type, c.name, c.description, c.hook) for c in everyone)
+    )
     manifest.relations = Relations.of_folder(
-        everyone, analysed, superseded_from(signalled, everyone, quoted_only=False)
+        everyone, analysed, stale, _twins_as_before(previous, manifest.headers, stale)
     )
     manifest._fresh = first
     return manifest
+
+
+def _twins_as_before(
+    previous: Manifest | None, headers: int, stale: dict[str, str | None]
+) -> list[tuple[str, str]] | None:
+    """The folder's near-duplicates as its previous version found them, if they still hold.
+
+    They are read from headers alone and drop pairs where one supersedes the
+    other: an edit that changed neither (a body grew a detail) leaves them as
+    they were.
+    """
+    if previous is None or previous.large or previous.headers != headers:
+        return None
+    before = previous.relations
+    return before.found_near_duplicates if before and before.superseded == stale else None
 
 
 class _Pool(list[tuple[IndexedFile, Candidate]]):

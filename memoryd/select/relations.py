@@ -191,6 +191,11 @@ class Relations:
         self._lock = threading.Lock()
 
     @property
+    def found_near_duplicates(self) -> list[tuple[str, str]] | None:
+        """:attr:`near_duplicates` if they were found already, else None (nothing is found)."""
+        return self._near
+
+    @property
     def near_duplicates(self) -> list[tuple[str, str]]:
         """Pairs of filenames that record the same lesson."""
         if self._near is None:
@@ -217,17 +222,22 @@ class Relations:
         candidates: Sequence[Candidate],
         analysed: Callable[[], Sequence[Candidate]],
         superseded: dict[str, str | None],
+        twins: list[tuple[str, str]] | None = None,
     ) -> Relations:
         """:func:`compute_relations` of a folder's manifest, near-duplicates when first asked for.
 
         Its supersession links are the caller's (a manifest reuses what its
-        unchanged memories said). Near-duplicates are found from ``analysed()``
-        (the same memories, in the same order, with their analyses), so neither
-        the candidates' bodies nor their analyses are kept alive meanwhile.
+        unchanged memories said), and so are its near-duplicates when it knows
+        them (``twins``: the folder's headers and supersession did not change).
+        Otherwise they are found from ``analysed()`` (the same memories, in the
+        same order, with their analyses), so neither the candidates' bodies nor
+        their analyses are kept alive meanwhile.
         """
         return cls(
             superseded=superseded,
-            near_duplicates=lambda: _near_duplicates(analysed(), superseded),
+            near_duplicates=(
+                twins if twins is not None else lambda: _near_duplicates(analysed(), superseded)
+            ),
             neighbours=neighbours(candidates),
         )
 
