@@ -41,6 +41,7 @@ def test_cached_candidates_hold_no_body_but_their_commands(
 ) -> None:
     store, folder = indexed
     manifest = ManifestCache().get(store.conn, str(folder))
+    candidates_for(store.conn, manifest, "")  # the first query's, built with the manifest
     pool = candidates_for(store.conn, manifest, "")
     assert pool and all(f.body == "" and c.body == "" for f, c in pool)
     by_name = {c.filename: c for _, c in pool}

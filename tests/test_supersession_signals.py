@@ -7,9 +7,12 @@ talks about old things, dates or deprecations and must stay live.
 from __future__ import annotations
 
 import dataclasses
+import random
 
 import pytest
 
+from memoryd.select import dated
+from memoryd.select.analysis import analyse
 from memoryd.select.candidates import Candidate
 from memoryd.select.dated import dates_in, own_date, valid_until
 from memoryd.select.supersession import superseded_by
@@ -49,6 +52,20 @@ STALE_CASES = {
             mem("project_plan_2025_05.md", "Release plan (2025-05)", "Scope of the May release"),
         ],
         {"project_plan_2025_03.md": "project_plan_2025_05.md"},
+    ),
+    "a newer sibling by the dates in titles of another script": (
+        [
+            mem("project_plan_a.md", "发布计划 (2025-03)", "三月的发布范围"),
+            mem("project_plan_b.md", "发布计划 (2025-05)", "五月的发布范围"),
+        ],
+        {"project_plan_a.md": "project_plan_b.md"},
+    ),
+    "a newer sibling by the dates in accented titles": (
+        [
+            mem("project_plan_a.md", "Plan de lanzamiento — versión (2025-03)", "Marzo"),
+            mem("project_plan_b.md", "Plan de lanzamiento — versión (2025-05)", "Mayo"),
+        ],
+        {"project_plan_a.md": "project_plan_b.md"},
     ),
     "date ranges that ended, in the titles": (
         [
@@ -90,6 +107,15 @@ STALE_CASES = {
 def test_general_signals_make_a_memory_stale(case: str) -> None:
     folder, expected = STALE_CASES[case]
     assert superseded_by(folder) == expected
+    assert superseded_by(indexed(folder)) == expected
+
+
+def indexed(folder: list[Candidate]) -> list[Candidate]:
+    """``folder`` as the index serves it: each memory with its stored analysis."""
+    return [
+        dataclasses.replace(c, terms=analyse(c.filename, c.name, c.description, c.body))
+        for c in folder
+    ]
 
 
 LIVE_CASES = {
@@ -136,6 +162,7 @@ LIVE_CASES = {
 @pytest.mark.parametrize("case", sorted(LIVE_CASES))
 def test_memories_that_only_mention_old_things_stay_live(case: str) -> None:
     assert superseded_by(LIVE_CASES[case]) == {}
+    assert superseded_by(indexed(LIVE_CASES[case])) == {}
 
 
 def test_dates_in_the_forms_teams_write() -> None:
@@ -214,3 +241,25 @@ def test_header_fields_say_a_memory_is_stale_or_replaces_another() -> None:
     claimed = [old, dataclasses.replace(new, header={"supersedes": ["project_a.md"]})]
     assert superseded_by(claimed) == {"project_a.md": "project_b.md"}
     assert superseded_by([by_status, live]) == {"project_c.md": None}
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_newer_siblings_are_those_of_comparing_every_shared_word(
+    seed: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Looking up only each title's rarest words finds every same-titled pair."""
+    rng = random.Random(seed)
+    words = ["deploy", "plan", "release", "oncall", "pricing", "billing", "rotation", "notes"]
+    folder = [
+        mem(
+            f"project_{n}.md",
+            " ".join(rng.sample(words, rng.randint(1, 4))) + f" (2025-{rng.randint(1, 12):02d})",
+            "what it says",
+            type_=rng.choice(["project", "feedback"]),
+        )
+        for n in range(60)
+    ]
+    fast = dated.newer_sibling_edges(folder)
+    monkeypatch.setattr(dated, "_rarest", lambda kind, words, held: sorted(words))
+    assert fast == dated.newer_sibling_edges(folder)
+    assert fast  # the folder does hold same-titled versions

@@ -25,12 +25,14 @@ Dates are read in the forms any team writes: ISO with ``-``, ``/``, ``.`` or
 
 from __future__ import annotations
 
+import math
 import re
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from functools import lru_cache
 
 from memoryd.select._text import terms
-from memoryd.select.analysis import TYPE_PREFIXES, filename_text
+from memoryd.select.analysis import FIELDS, TYPE_PREFIXES, filename_text
 from memoryd.select.candidates import Candidate
 
 Day = tuple[int, int, int]
@@ -84,6 +86,8 @@ _END_WORDS = ("until", "till", "through", "thru", "expir", "end")
 """A piece of every :data:`_VALID_UNTIL` match (lower case)."""
 _GAP = re.compile(r"[\s:,]*(?:the\s+|end\s+of\s+)?")
 _MARKERS = frozenset(terms("old legacy previous current latest new updated draft final copy v"))
+_NOT_SUBJECT = _MARKERS | _TYPE_WORDS | frozenset(_MONTHS)
+FILE, NAME = FIELDS.index("file"), FIELDS.index("name")
 _END_OF = {2: 28, 4: 30, 6: 30, 9: 30, 11: 30}
 
 
@@ -156,11 +160,24 @@ def _may_state_end(head: str) -> bool:
 
 @lru_cache(maxsize=4096)
 def _subject_words(title: str) -> frozenset[str]:
-    words = {t for t in terms(title) if len(t) > 1 and not any(ch.isdigit() for ch in t)}
-    return frozenset(words - _MARKERS - _TYPE_WORDS - set(_MONTHS))
+    return _subject_of(terms(title))
+
+
+def _subject_of(words: Iterable[str]) -> frozenset[str]:
+    kept = {t for t in words if len(t) > 1 and not any(map(str.isdigit, t))}
+    return frozenset(kept - _NOT_SUBJECT)
 
 
 def _subject(c: Candidate) -> frozenset[str]:
+    """The subject words of ``c``'s name and filename.
+
+    A memory from the index carries those fields' terms in its stored analysis
+    (paraphrase concepts aside), so a folder's first query does not tokenize
+    its titles again.
+    """
+    if c.terms is not None:
+        fields = c.terms.fields[FILE], c.terms.fields[NAME]
+        return _subject_of(t for counts in fields for t in counts if t[0] != "~")
     return _subject_words(f"{c.name} {filename_text(c.filename)}")
 
 
@@ -169,14 +186,31 @@ def _same_title(shared: int, a: int, b: int) -> bool:
     return shared > 0 and shared / (a + b - shared) >= SAME_TITLE
 
 
+def _rarest(
+    kind: str | None, words: frozenset[str], held: Counter[tuple[str | None, str]]
+) -> list[str]:
+    """The fewest of ``words`` (rarest first) that every same-titled sibling shares one of.
+
+    Titles ``a`` and ``b`` with Jaccard >= ``SAME_TITLE`` share at least
+    ``ceil(SAME_TITLE * len(a))`` words, so each holds one of the other's rarest
+    ``len - ceil(SAME_TITLE * len) + 1`` words when all titles order their words
+    alike (prefix filtering): only those need looking up, not the common words
+    that half the folder's titles hold.
+    """
+    keep = len(words) - math.ceil(SAME_TITLE * len(words)) + 1
+    return sorted(words, key=lambda w: (held[(kind, w)], w))[:keep]
+
+
 def newer_sibling_edges(everyone: Sequence[Candidate]) -> list[tuple[str, str | None]]:
     """(older, newer) pairs among same-type, same-titled memories that carry their own dates.
 
     Only memories with a same-titled sibling have their dates read (most have none).
     """
     subjects = [_subject(c) for c in everyone]
+    held = Counter((c.type, w) for c, words in zip(everyone, subjects, strict=True) for w in words)
+    prefixes = [_rarest(c.type, words, held) for c, words in zip(everyone, subjects, strict=True)]
     by_word: dict[tuple[str | None, str], list[int]] = {}
-    for i, (c, words) in enumerate(zip(everyone, subjects, strict=True)):
+    for i, (c, words) in enumerate(zip(everyone, prefixes, strict=True)):
         for w in words:
             by_word.setdefault((c.type, w), []).append(i)
     dates: dict[int, Day | None] = {}
@@ -188,12 +222,13 @@ def newer_sibling_edges(everyone: Sequence[Candidate]) -> list[tuple[str, str | 
 
     edges: list[tuple[str, str | None]] = []
     for i, c in enumerate(everyone):
-        shared: dict[int, int] = {}  # same-type memories sharing subject words, and how many
-        for w in subjects[i]:
-            for j in by_word[(c.type, w)]:
-                shared[j] = shared.get(j, 0) + 1
-        mine_n = len(subjects[i])
-        group = sorted(j for j, n in shared.items() if _same_title(n, mine_n, len(subjects[j])))
+        mine_words = subjects[i]
+        near = {j for w in prefixes[i] for j in by_word[(c.type, w)]}
+        group = sorted(
+            j
+            for j in near
+            if _same_title(len(mine_words & subjects[j]), len(mine_words), len(subjects[j]))
+        )
         mine = date_of(i) if 2 <= len(group) < SERIES_MIN else None
         if mine is None:
             continue

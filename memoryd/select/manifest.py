@@ -1,10 +1,15 @@
 """Where a directory's candidate memories come from: the index, never a rescan.
 
 Small directories (the usual case: tens of files) are loaded whole and kept
-per directory version, with their supersession and near-duplicate links
-computed once and an inverted index built from the term statistics the writer
-stored (nothing is re-tokenized). Manifests are kept in a cache bounded by the
-memory they hold, so many folders cost what they weigh, not a fixed count.
+per directory version, with their links computed once from the term
+statistics the writer stored (nothing is re-tokenized). A folder's first
+select, and the first after a change, may cost no more than reading the
+folder's headers would, so only what that answer needs is built with it: its
+first query is ranked straight from the stored analyses (the inverted index is
+built on the second), near-duplicate links are found when an answer first
+needs them, and what each unchanged memory says about supersession is reused
+from the folder's previous version. Manifests are kept in a cache bounded by
+the memory they hold, so many folders cost what they weigh, not a fixed count.
 
 Large ones are cut down per query to the ``PREFILTER_LIMIT`` memories FTS5's
 BM25 ranks best (``rank``, which migration 005 weights towards filename, name
@@ -20,7 +25,9 @@ from __future__ import annotations
 import contextlib
 import re
 import sqlite3
+import threading
 import time
+import weakref
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
@@ -35,11 +42,11 @@ from memoryd.indexer import queries
 from memoryd.indexer.queries import IndexedFile
 from memoryd.indexer.records import INDEX_FILENAME, KIND_MEMORY
 from memoryd.select._text import STOPWORDS
-from memoryd.select.analysis import DocTerms, analyse, decode, with_hook
+from memoryd.select.analysis import DocTerms, analyse, decode, encode, with_hook
 from memoryd.select.candidates import Candidate, effective_type
 from memoryd.select.folder_links import index_hooks
 from memoryd.select.postings import Postings
-from memoryd.select.relations import Relations, compute_relations
+from memoryd.select.relations import Relations
 from memoryd.select.supersession import (
     NO_SIGNALS,
     SIGNAL_WORDS,
@@ -105,13 +112,22 @@ class Manifest:
     total: int
     relations: Relations | None = None
     postings: Postings | None = None
-    """A small folder's inverted index (a large one's is FTS5's)."""
+    """A small folder's inverted index (a large one's is FTS5's), from its second query on."""
     state: int = 0
     """A hash of every memory's :data:`_MEMORY_STATE` row, in order."""
     _candidates: list[Candidate] = field(default_factory=list)
     signals: dict[str, tuple[int, Signals]] = field(default_factory=dict)
-    """A large folder's memories with a signal word in their text: their stamp (see
-    :func:`_stamp`) and what they say (see :func:`_large_relations`)."""
+    """The folder's memories (a large folder's: those with a signal word in their
+    text), each with its stamp (see :func:`_stamp`) and what it says about
+    supersession: the next version of the folder reuses it for every memory
+    whose row did not change, so an edit costs the patterns of the edited file."""
+    _fresh: list[tuple[IndexedFile, Candidate]] | None = None
+    """A small folder's pool with its candidates' analyses, for its first query only."""
+    _packed: list[bytes] | None = None
+    """A small folder's stored analyses (before hooks), until its posting lists are built."""
+    headers: int = 0
+    """A hash of a small folder's headers as near-duplicate links read them."""
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     @property
     def large(self) -> bool:
@@ -119,7 +135,7 @@ class Manifest:
 
     @property
     def weight(self) -> int:
-        """Rough bytes held, for the cache's memory budget."""
+        """Rough bytes held once the first query is answered, for the cache's memory budget."""
         text = sum(len(f.body) + len(f.description or "") + _FILE_OVERHEAD for f in self.files)
         held = 4096 + text + _SIGNAL_OVERHEAD * len(self.signals)
         held += sum(
@@ -127,7 +143,34 @@ class Manifest:
             for _, said in self.signals.values()
             if said is not NO_SIGNALS
         )
-        return held + (self.postings.weight if self.postings is not None else 0)
+        if self.postings is not None:
+            return held + self.postings.weight
+        return held + sum(map(len, self._packed or ()))
+
+    def pool(self) -> list[tuple[IndexedFile, Candidate]]:
+        """A small folder's memories and their candidates, to rank a query over.
+
+        Posting lists pay for themselves over many queries, not over one: the
+        folder's first query (often its only one before the next change) is
+        ranked straight from the analyses read to build the manifest, which go
+        with it (a cache of many folders would hold them many times over the
+        lists' size). The second query builds the lists from the packed
+        analyses, a fraction of that size, kept until then (and by the folder's
+        near-duplicate links until they are first asked for).
+        """
+        with self._lock:
+            fresh, self._fresh = self._fresh, None
+            if fresh is not None:
+                return fresh
+            if self.postings is None and self._packed is not None:
+                self._index(self._packed)
+                self._packed = None
+            return list(zip(self.files, self._candidates, strict=True))
+
+    def _index(self, packed: list[bytes]) -> None:
+        analyses = _analyses(self._candidates, packed)
+        docs = [(c.filename, doc) for c, doc in zip(self._candidates, analyses, strict=True)]
+        self.postings = Postings(lambda: docs)
 
 
 def to_candidate(
@@ -150,17 +193,19 @@ def to_candidate(
     )
 
 
-def _with_terms(rows: Iterable[sqlite3.Row]) -> list[tuple[IndexedFile, DocTerms]]:
-    """Rows selected with ``terms`` too, as files and their stored analyses."""
+def _with_terms(rows: Iterable[sqlite3.Row]) -> list[tuple[IndexedFile, DocTerms, bytes]]:
+    """Rows selected with ``terms`` too, as files, their stored analyses and those packed."""
     out = []
     for row in rows:
         f = queries.row_to_file(row)
         # Rows always carry one once the store has opened the index; the fallback
         # keeps a reader of a not-yet-refreshed or damaged index correct.
-        doc = decode(row["terms"]) if row["terms"] else None
+        packed = row["terms"]
+        doc = decode(packed) if packed else None
         if doc is None:
             doc = analyse(f.filename, f.name, f.description, f.body)
-        out.append((f, doc))
+            packed = encode(doc)
+        out.append((f, doc, packed))
     return out
 
 
@@ -267,22 +312,78 @@ def _load(
         )
     )
     # MEMORY.md's line for a file is a second description: read into its analysis.
-    hooks = index_hooks(index_text, [to_candidate(f) for f, _ in rows]) if index_text else {}
-    rows = [(f, with_hook(doc, hooks.get(f.filename, ""))) for f, doc in rows]
-    manifest.relations = compute_relations(
-        [to_candidate(f, doc, hook=hooks.get(f.filename, "")) for f, doc in rows]
-    )
-    manifest.postings = Postings(lambda: ((f.filename, doc) for f, doc in rows))
-    # A cached folder keeps neither analyses nor bodies: the posting lists hold the
-    # same counts in a fraction of the memory, the links above read both once, and
-    # the tool-doc rule needs only the body's command names.
-    for f, _ in rows:
+    hooks = index_hooks(index_text, [to_candidate(f) for f, _, _ in rows]) if index_text else {}
+    manifest._packed = [packed for _, _, packed in rows]
+    # A cached folder keeps no bodies: the links below read them once, and the
+    # tool-doc rule needs only the body's command names. The analyses serve the
+    # first query only (see :meth:`Manifest.pool`).
+    known = previous.signals if previous is not None else {}
+    everyone, signalled = [], []
+    for f, stored, _ in rows:
+        hook = hooks.get(f.filename, "")
         kept = replace(f, body="", content_hash=None, directory=directory, kind=KIND_MEMORY)
         manifest.files.append(kept)
-        manifest._candidates.append(
-            to_candidate(kept, commands=commands_in(f.body), hook=hooks.get(f.filename, ""))
-        )
+        commands = commands_in(f.body)
+        manifest._candidates.append(to_candidate(kept, commands=commands, hook=hook))
+        c = to_candidate(f, with_hook(stored, hook), commands=commands, hook=hook)
+        everyone.append(c)
+        stamp = _stamp(f.mtime_ns, f.size, f.content_hash)
+        entry = _unchanged(known, f.filename, stamp) or (stamp, signals_of(c))
+        manifest.signals[f.filename] = entry
+        if (said := entry[1]) is not NO_SIGNALS:
+            signalled.append((c, said))
+    first = _Pool(zip(manifest.files, everyone, strict=True))
+    running = weakref.ref(first)
+    bare, packed = manifest._candidates, manifest._packed
+
+    def analysed() -> list[Candidate]:
+        # While the folder's first query runs, its candidates carry the analyses.
+        pool = running()
+        return [c for _, c in pool] if pool is not None else _analysed(bare, packed)
+
+    stale = superseded_from(signalled, everyone, quoted_only=False)
+    manifest.headers = hash(
+        tuple((c.filename, c.type, c.name, c.description, c.hook) for c in everyone)
+    )
+    manifest.relations = Relations.of_folder(
+        everyone, analysed, stale, _twins_as_before(previous, manifest.headers, stale)
+    )
+    manifest._fresh = first
     return manifest
+
+
+def _twins_as_before(
+    previous: Manifest | None, headers: int, stale: dict[str, str | None]
+) -> list[tuple[str, str]] | None:
+    """The folder's near-duplicates as its previous version found them, if they still hold.
+
+    They are read from headers alone and drop pairs where one supersedes the
+    other: an edit that changed neither (a body grew a detail) leaves them as
+    they were.
+    """
+    if previous is None or previous.large or previous.headers != headers:
+        return None
+    before = previous.relations
+    return before.found_near_duplicates if before and before.superseded == stale else None
+
+
+class _Pool(list[tuple[IndexedFile, Candidate]]):
+    """A folder's first pool: a list that can be referred to weakly."""
+
+
+def _analyses(bare: Sequence[Candidate], packed: Sequence[bytes]) -> list[DocTerms]:
+    """The analyses of ``bare`` candidates, from ``packed`` (as stored, before hooks)."""
+    out = []
+    for c, analysis in zip(bare, packed, strict=True):
+        doc = decode(analysis)
+        assert doc is not None  # decoded once already, or encoded from the text's analysis
+        out.append(with_hook(doc, c.hook))
+    return out
+
+
+def _analysed(bare: Sequence[Candidate], packed: Sequence[bytes]) -> list[Candidate]:
+    """``bare`` candidates carrying their analyses."""
+    return [replace(c, terms=doc) for c, doc in zip(bare, _analyses(bare, packed), strict=True)]
 
 
 def _index_text(conn: sqlite3.Connection, directory: str) -> str:
@@ -299,6 +400,14 @@ def _stamp(mtime_ns: int, size: int, content_hash: str | None) -> int:
     return hash((mtime_ns, size, content_hash))
 
 
+def _unchanged(
+    known: dict[str, tuple[int, Signals]], filename: str, stamp: int
+) -> tuple[int, Signals] | None:
+    """What ``filename`` said in the folder's previous version, if its row is the same."""
+    kept = known.get(filename)
+    return kept if kept is not None and kept[0] == stamp else None
+
+
 def _large_relations(
     conn: sqlite3.Connection, manifest: Manifest, previous: Manifest | None
 ) -> Relations:
@@ -309,9 +418,7 @@ def _large_relations(
     signal words (found through FTS5) and everyone's title. Plain words after
     "replaces" do not count here (only filenames, links and quoted titles), and
     "(current)" markers are not compared pairwise. What each of those files
-    says is kept in ``manifest.signals``: the next version of the folder
-    reuses it for every file whose row did not change, so an edit costs the
-    patterns of the edited file, not of the whole folder.
+    says is kept in ``manifest.signals`` for the folder's next version.
     """
     headers = [
         _candidate(row)
@@ -330,11 +437,7 @@ def _large_relations(
     ):
         fn, mtime_ns, size, content_hash = row[0], row[5], row[6], row[7]
         stamp = _stamp(mtime_ns, size, content_hash)
-        kept = known.get(fn)
-        if kept is not None and kept[0] == stamp:
-            found[fn] = kept
-        else:
-            found[fn] = (stamp, signals_of(_candidate(row[:6])))
+        found[fn] = _unchanged(known, fn, stamp) or (stamp, signals_of(_candidate(row[:6])))
     by_file = {c.filename: c for c in headers}
     signalled = [(by_file[fn], said) for fn, (_, said) in found.items() if said is not NO_SIGNALS]
     superseded = superseded_from(signalled, headers, quoted_only=True)
@@ -355,7 +458,7 @@ def candidates_for(
 ) -> list[tuple[IndexedFile, Candidate]]:
     """The files a query is ranked over: all of a small directory, a BM25 slice of a big one."""
     if not manifest.large:
-        return list(zip(manifest.files, manifest._candidates, strict=True))
+        return manifest.pool()
     match = fts_query(query)
     if match is None:
         return []
@@ -365,4 +468,4 @@ def candidates_for(
         "AND files.error IS NULL ORDER BY rank LIMIT ?",
         (match, manifest.directory, PREFILTER_LIMIT),
     )
-    return [(f, to_candidate(f, doc)) for f, doc in _with_terms(rows)]
+    return [(f, to_candidate(f, doc)) for f, doc, _ in _with_terms(rows)]

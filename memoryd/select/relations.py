@@ -19,9 +19,9 @@ Both are decided from text alone, so they work on any folder.
 from __future__ import annotations
 
 import math
+import threading
 from collections import Counter
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
 from itertools import combinations
 
 from memoryd._sized_cache import SizedCache
@@ -175,23 +175,96 @@ def _near_duplicates(
     return [(candidates[i].filename, candidates[j].filename) for i, j in sorted(found)]
 
 
-@dataclass(frozen=True, slots=True)
 class Relations:
-    """Supersession and near-duplicate links of one memory directory.
+    """Supersession, near-duplicate and neighbour links of one memory directory.
 
     They cost O(n²) to find and depend only on the directory's contents, so a caller
     computes them once per directory (from *all* its memories) with
     :func:`compute_relations` and passes them to every ranking of that directory.
     When ranking a slice of the directory, a superseded memory stays out even if its
     replacement is not in the slice, and a twin is only added if it is in the slice.
+
+    Near-duplicates may be given as a function that finds them: they are then found
+    when first asked for. A folder's first query often never asks (its best score is
+    below the floor and nothing was shown), so its manifest does not pay for them.
     """
 
-    superseded: dict[str, str | None] = field(default_factory=dict)
-    """Superseded filename -> the memory that took its place (None when it names none)."""
-    near_duplicates: list[tuple[str, str]] = field(default_factory=list)
-    """Pairs of filenames that record the same lesson."""
-    neighbours: dict[str, tuple[str, ...]] = field(default_factory=dict)
-    """Filename -> the memories it links to or is linked from (``related:``, ``[[links]]``)."""
+    __slots__ = ("_find", "_lock", "_near", "neighbours", "superseded")
+
+    def __init__(
+        self,
+        superseded: dict[str, str | None] | None = None,
+        near_duplicates: list[tuple[str, str]] | Callable[[], list[tuple[str, str]]] | None = None,
+        neighbours: dict[str, tuple[str, ...]] | None = None,
+    ) -> None:
+        self.superseded: dict[str, str | None] = superseded if superseded is not None else {}
+        """Superseded filename -> the memory that took its place (None when it names none)."""
+        self.neighbours: dict[str, tuple[str, ...]] = neighbours if neighbours is not None else {}
+        """Filename -> the memories it links to or is linked from (``related:``, ``[[links]]``)."""
+        self._near: list[tuple[str, str]] | None = None
+        self._find: Callable[[], list[tuple[str, str]]] | None = None
+        if callable(near_duplicates):
+            self._find = near_duplicates
+        else:
+            self._near = near_duplicates or []
+        self._lock = threading.Lock()
+
+    @property
+    def found_near_duplicates(self) -> list[tuple[str, str]] | None:
+        """:attr:`near_duplicates` if they were found already, else None (nothing is found)."""
+        return self._near
+
+    @property
+    def near_duplicates(self) -> list[tuple[str, str]]:
+        """Pairs of filenames that record the same lesson."""
+        if self._near is None:
+            with self._lock:
+                if self._near is None and self._find is not None:
+                    # Then let the finder go, and what it reads from with it.
+                    self._near, self._find = self._find(), None
+        return self._near if self._near is not None else []
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Relations):
+            return NotImplemented
+        return (self.superseded, self.near_duplicates, self.neighbours) == (
+            other.superseded,
+            other.near_duplicates,
+            other.neighbours,
+        )
+
+    __hash__ = None  # type: ignore[assignment]  # mutable contents, as the dataclass had
+
+    @classmethod
+    def of_folder(
+        cls,
+        candidates: Sequence[Candidate],
+        analysed: Callable[[], Sequence[Candidate]],
+        superseded: dict[str, str | None],
+        twins: list[tuple[str, str]] | None = None,
+    ) -> Relations:
+        """:func:`compute_relations` of a folder's manifest, near-duplicates when first asked for.
+
+        Its supersession links are the caller's (a manifest reuses what its
+        unchanged memories said), and so are its near-duplicates when it knows
+        them (``twins``: the folder's headers and supersession did not change).
+        Otherwise they are found from ``analysed()`` (the same memories, in the
+        same order, with their analyses), so neither the candidates' bodies nor
+        their analyses are kept alive meanwhile.
+        """
+        return cls(
+            superseded=superseded,
+            near_duplicates=(
+                twins if twins is not None else lambda: _near_duplicates(analysed(), superseded)
+            ),
+            neighbours=neighbours(candidates),
+        )
+
+    def __repr__(self) -> str:
+        return (
+            f"Relations(superseded={self.superseded!r}, near_duplicates="
+            f"{self.near_duplicates!r}, neighbours={self.neighbours!r})"
+        )
 
 
 def compute_relations(

@@ -370,6 +370,8 @@ def _checked(
 
 
 def _twins_of(relations: Relations, shown: set[str]) -> set[str]:
+    if not shown:  # near-duplicates are found when first asked for: do not ask for nothing
+        return set()
     twins = {b for a, b in relations.near_duplicates if a in shown}
     twins |= {a for a, b in relations.near_duplicates if b in shown}
     return twins - shown

@@ -211,13 +211,15 @@ class _Titles:
         found += [m.group("file") for m in _FILENAME.finditer(text)]
         return [f for f in dict.fromkeys(found) if f in self.by_file]
 
-    def titled(self, subjects: Iterable[str], by: Candidate) -> list[str]:
+    def titled(self, subjects: Sequence[str], by: Candidate) -> list[str]:
         """Memories whose title holds every word of a subject ``by`` retires (any type).
 
         ``by`` itself is never one, nor is any memory when ``by``'s own title
         holds the subject (then it is about that subject, not its successor).
         """
         out: list[str] = []
+        if not subjects:  # most memories retire nothing: their titles need no terms
+            return out
         mine = _title_terms(by)
         for subject in subjects:
             words = _term_set(subject) - _MARK_WORDS
