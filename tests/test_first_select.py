@@ -17,8 +17,8 @@ from memoryd.select import relations as relations_mod
 from memoryd.select.candidates import Candidate
 from memoryd.select.manifest import ManifestCache
 from memoryd.select.selector import Selector
-from memoryd.select.service import select_unrecorded
 from memoryd.select.supersession import Signals, signals_of
+from memoryd.select.wiring import select_unrecorded
 
 Asker = Callable[[str, list[str]], SelectResult]
 TWINS = {

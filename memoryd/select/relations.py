@@ -255,7 +255,9 @@ class Relations:
         return cls(
             superseded=superseded,
             near_duplicates=(
-                twins if twins is not None else lambda: _near_duplicates(analysed(), superseded)
+                twins
+                if twins is not None
+                else lambda: _near_duplicates(analysed(), superseded, HeaderVectors())
             ),
             neighbours=neighbours(candidates),
         )
