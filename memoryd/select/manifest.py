@@ -88,8 +88,8 @@ REFERENCING = (
 """A large folder's memories that carry a supersession signal word.
 
 CROSS JOIN keeps SQLite from walking the folder's rows by directory and
-running the MATCH once per row (2 s at 10k files, most of a large folder's
-first select); the FTS5 hits are found once and then looked up by rowid.
+running the MATCH once per row (which made up most of a large folder's first
+select); the FTS5 hits are found once and then looked up by rowid.
 """
 CACHE_BYTES = 64 << 20
 """Memory the manifest cache may hold (bodies, headers and posting lists)."""

@@ -127,8 +127,8 @@ _TRIGGERS = (
 def _may_signal(c: Candidate) -> bool:
     """False when ``c``'s text holds none of ``_TRIGGERS``: it can carry no banner and no claim.
 
-    The patterns cost ~70 us per memory and almost none match, so a folder's
-    first query skips them for the rest. Only ASCII text is screened: there,
+    The patterns are costly next to this screen and almost never match, so a
+    folder's first query skips them for the rest. Only ASCII text is screened: there,
     lower case is exactly what the patterns' case-insensitive matching sees.
     """
     if c.header and any(key in c.header for key in _HEADER_KEYS):
@@ -194,7 +194,8 @@ class _Titles:
     @property
     def by_term(self) -> dict[str, list[int]]:
         """Term -> the memories whose title holds it, built when a reference is first
-        matched by words (a large folder's links often never are: 1 s at 50k files)."""
+        matched by words (a large folder's links often never are, and building it
+        walks every title)."""
         if self._by_term is None:
             self._by_term = {}
             # Each title's terms are needed only here: not kept, and not through the
