@@ -27,7 +27,6 @@ import re
 import sqlite3
 import threading
 import time
-import weakref
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
@@ -42,11 +41,11 @@ from memoryd.indexer import queries
 from memoryd.indexer.queries import IndexedFile
 from memoryd.indexer.records import INDEX_FILENAME, KIND_MEMORY
 from memoryd.select._text import STOPWORDS
-from memoryd.select.analysis import DocTerms, analyse, decode, encode, with_hook
+from memoryd.select.analysis import DESC, NAME, DocTerms, analyse, decode, encode, with_hook
 from memoryd.select.candidates import Candidate, effective_type
 from memoryd.select.folder_links import index_hooks
 from memoryd.select.postings import Postings
-from memoryd.select.relations import Relations
+from memoryd.select.relations import Header, Relations
 from memoryd.select.supersession import (
     NO_SIGNALS,
     SIGNAL_WORDS,
@@ -332,23 +331,14 @@ def _load(
         manifest.signals[f.filename] = entry
         if (said := entry[1]) is not NO_SIGNALS:
             signalled.append((c, said))
-    first = _Pool(zip(manifest.files, everyone, strict=True))
-    running = weakref.ref(first)
-    bare, packed = manifest._candidates, manifest._packed
-
-    def analysed() -> list[Candidate]:
-        # While the folder's first query runs, its candidates carry the analyses.
-        pool = running()
-        return [c for _, c in pool] if pool is not None else _analysed(bare, packed)
-
     stale = superseded_from(signalled, everyone, quoted_only=False)
     manifest.headers = hash(
         tuple((c.filename, c.type, c.name, c.description, c.hook) for c in everyone)
     )
-    manifest.relations = Relations.of_folder(
-        everyone, analysed, stale, _twins_as_before(previous, manifest.headers, stale)
-    )
-    manifest._fresh = first
+    twins = _twins_as_before(previous, manifest.headers, stale)
+    heads = [] if twins is not None else [_header(c) for c in everyone]
+    manifest.relations = Relations.of_folder(everyone, heads, stale, twins)
+    manifest._fresh = list(zip(manifest.files, everyone, strict=True))
     return manifest
 
 
@@ -367,8 +357,10 @@ def _twins_as_before(
     return before.found_near_duplicates if before and before.superseded == stale else None
 
 
-class _Pool(list[tuple[IndexedFile, Candidate]]):
-    """A folder's first pool: a list that can be referred to weakly."""
+def _header(c: Candidate) -> Header:
+    """What the folder's near-duplicate links read of ``c`` (which carries its analysis)."""
+    assert c.terms is not None
+    return c.filename, c.type, c.terms.fields[NAME], c.terms.fields[DESC]
 
 
 def _analyses(bare: Sequence[Candidate], packed: Sequence[bytes]) -> list[DocTerms]:
@@ -379,11 +371,6 @@ def _analyses(bare: Sequence[Candidate], packed: Sequence[bytes]) -> list[DocTer
         assert doc is not None  # decoded once already, or encoded from the text's analysis
         out.append(with_hook(doc, c.hook))
     return out
-
-
-def _analysed(bare: Sequence[Candidate], packed: Sequence[bytes]) -> list[Candidate]:
-    """``bare`` candidates carrying their analyses."""
-    return [replace(c, terms=doc) for c, doc in zip(bare, _analyses(bare, packed), strict=True)]
 
 
 def _index_text(conn: sqlite3.Connection, directory: str) -> str:

@@ -21,7 +21,7 @@ from __future__ import annotations
 import math
 import threading
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from itertools import combinations
 
 from memoryd._sized_cache import SizedCache
@@ -33,9 +33,11 @@ from memoryd.select.folder_links import neighbours
 from memoryd.select.supersession import superseded_by
 
 __all__ = [
+    "Header",
     "HeaderVectors",
     "Relations",
     "compute_relations",
+    "header_vector",
     "near_duplicate_pairs",
     "superseded_by",
 ]
@@ -72,9 +74,7 @@ class HeaderVectors:
 
     def of(self, c: Candidate) -> Counter[str]:
         if c.terms is not None:
-            counts = Counter(c.terms.fields[NAME])
-            counts.update(c.terms.fields[DESC])
-            return counts
+            return header_vector(c.terms.fields[NAME], c.terms.fields[DESC])
         key = (c.name, c.description)
         cached = self._cache.get(key)
         if cached is None:
@@ -86,6 +86,17 @@ class HeaderVectors:
             weight = 200 + len(c.name) + len(c.description) + 100 * len(cached)
             self._cache.put(key, cached, weight)
         return cached
+
+
+def header_vector(name: Mapping[str, int], description: Mapping[str, int]) -> Counter[str]:
+    """The header vector of a memory from its analysis's name and description counts."""
+    counts = Counter(name)
+    counts.update(description)
+    return counts
+
+
+Header = tuple[str, str | None, Mapping[str, int], Mapping[str, int]]
+"""A memory's filename, type, and its analysis's name and description term counts."""
 
 
 def _weighted(v: Counter[str], idf: dict[str, float]) -> tuple[dict[str, float], float]:
@@ -151,8 +162,15 @@ def near_duplicate_pairs(
 def _near_duplicates(
     candidates: Sequence[Candidate], stale: dict[str, str | None], header: HeaderVectors
 ) -> list[tuple[str, str]]:
-    vectors = [header.of(c) for c in candidates]
-    n = len(candidates)
+    return _near_duplicates_of([(c.filename, c.type, header.of(c)) for c in candidates], stale)
+
+
+def _near_duplicates_of(
+    memories: Sequence[tuple[str, str | None, Counter[str]]], stale: dict[str, str | None]
+) -> list[tuple[str, str]]:
+    """Near-duplicate pairs among ``memories`` (filename, type, header vector), in their order."""
+    vectors = [v for _, _, v in memories]
+    n = len(memories)
     df: Counter[str] = Counter()
     for v in vectors:
         df.update(v.keys())
@@ -161,18 +179,18 @@ def _near_duplicates(
     # Only same-type pairs can be twins: compare within each type, then restore
     # the candidates' pair order.
     by_type: dict[str, list[int]] = {}
-    for i, c in enumerate(candidates):
-        if c.type is not None and c.type != "user":
-            by_type.setdefault(c.type, []).append(i)
+    for i, (_, kind, _) in enumerate(memories):
+        if kind is not None and kind != "user":
+            by_type.setdefault(kind, []).append(i)
     found: list[tuple[int, int]] = []
     for members in by_type.values():
         for i, j in _pairs_to_compare(weighted, members):
-            a, b = candidates[i].filename, candidates[j].filename
+            a, b = memories[i][0], memories[j][0]
             if stale.get(a) == b or stale.get(b) == a:
                 continue
             if _cosine(weighted[i], weighted[j]) >= NEAR_DUPLICATE_MIN_SIMILARITY:
                 found.append((i, j))
-    return [(candidates[i].filename, candidates[j].filename) for i, j in sorted(found)]
+    return [(memories[i][0], memories[j][0]) for i, j in sorted(found)]
 
 
 class Relations:
@@ -239,7 +257,7 @@ class Relations:
     def of_folder(
         cls,
         candidates: Sequence[Candidate],
-        analysed: Callable[[], Sequence[Candidate]],
+        headers: Sequence[Header],
         superseded: dict[str, str | None],
         twins: list[tuple[str, str]] | None = None,
     ) -> Relations:
@@ -248,17 +266,20 @@ class Relations:
         Its supersession links are the caller's (a manifest reuses what its
         unchanged memories said), and so are its near-duplicates when it knows
         them (``twins``: the folder's headers and supersession did not change).
-        Otherwise they are found from ``analysed()`` (the same memories, in the
-        same order, with their analyses), so neither the candidates' bodies nor
-        their analyses are kept alive meanwhile.
+        Otherwise they are found from ``headers`` (the same memories, in the
+        same order, with the name and description counts of their analyses):
+        only those are kept until then, not the candidates' bodies nor the
+        rest of their analyses, and no analysis is decoded a second time.
         """
+
+        def find() -> list[tuple[str, str]]:
+            return _near_duplicates_of(
+                [(fn, kind, header_vector(n, d)) for fn, kind, n, d in headers], superseded
+            )
+
         return cls(
             superseded=superseded,
-            near_duplicates=(
-                twins
-                if twins is not None
-                else lambda: _near_duplicates(analysed(), superseded, HeaderVectors())
-            ),
+            near_duplicates=twins if twins is not None else find,
             neighbours=neighbours(candidates),
         )
 
