@@ -26,11 +26,12 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from itertools import chain
 
 from memoryd.select._text import terms
-from memoryd.select.analysis import TYPE_PREFIXES
+from memoryd.select.analysis import TYPE_PREFIXES, filename_text
 from memoryd.select.candidates import Candidate
-from memoryd.select.dated import ended_edges, newer_sibling_edges
+from memoryd.select.dated import FILE, NAME, ended_edges, newer_sibling_edges
 
 SUPERSEDE_MIN_OVERLAP = 0.5
 """Share of a reference's words that a memory's title must contain to be the one meant."""
@@ -174,6 +175,23 @@ def _title_terms(c: Candidate) -> frozenset[str]:
     return _term_set(_title_text(c))
 
 
+def _title_words(c: Candidate) -> set[str]:
+    """The terms of ``c``'s title (:func:`_title_text`), read from its analysis when it has one.
+
+    The analysis holds the name's terms and the filename's without a type
+    prefix (paraphrase concepts aside), so a folder's first query does not
+    tokenize its titles again; only the prefix, one of a few words, is.
+    """
+    if c.terms is None:
+        return set(terms(_title_text(c)))
+    fields = c.terms.fields
+    words = {t for t in chain(fields[FILE], fields[NAME]) if t[0] != "~"}
+    stem = c.filename.removesuffix(".md")
+    if filename_text(c.filename) != stem:
+        words |= _term_set(stem.partition("_")[0])
+    return words
+
+
 def _latest_date(c: Candidate) -> tuple[int, int, int, float]:
     """The latest date written in the memory (year, month, day), then its mtime."""
     found = [
@@ -202,7 +220,7 @@ class _Titles:
             # cache of _term_set, which a large folder's 10k titles would fill with
             # sets that outlive the call and pin the heap.
             for i, c in enumerate(self.everyone):
-                for t in set(terms(_title_text(c))):
+                for t in _title_words(c):
                     self._by_term.setdefault(t, []).append(i)
         return self._by_term
 
