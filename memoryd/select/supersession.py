@@ -75,12 +75,15 @@ _NEW_VERB = re.compile(
 _HEADER_KEYS = ("superseded_by", "replaced_by", "status", "supersedes", "replaces")
 """Header fields that can say a memory is stale or replaces another."""
 _HEADER_STATUS = re.compile(rf"{_WORD_STATUS}(?:\b.*)?", re.IGNORECASE)
+_RETIRED_MARK = r"\([ \t]*(?:superseded|obsolete|outdated|no longer used)[ \t]*\)"
 _SUBJECT_RETIRED = re.compile(
-    r"(?:`(?P<code>[^`\n]{2,80})`|(?P<word>[\w./-]{3,80}))[ \t]*"
-    r"\([ \t]*(?:superseded|obsolete|outdated|no longer used)[ \t]*\)",
+    rf"(?:`(?P<code>[^`\n]{{2,80}})`|(?P<word>[\w./-]{{3,80}}))[ \t]*{_RETIRED_MARK}",
     re.IGNORECASE,
 )
 """A subject followed by a parenthesised retirement mark, in another memory's text."""
+_RETIREMENT = re.compile(_RETIRED_MARK, re.IGNORECASE)
+"""The mark alone: looking for it is quick, and the subject is looked for only if it is there
+(trying a subject at every word of the text is what the full pattern costs)."""
 _LINK_TARGET = re.compile(r"\]\(\s*<?(?:[^()\s]*/)?(?P<file>[^()/\s]+\.md)>?\s*\)")
 _FILENAME = re.compile(r"(?<![\w/.-])(?P<file>[\w.-]+\.md)\b")
 _QUOTED = re.compile(r"[\"“](?P<title>[^\"”\n]{3,120})[\"”]")
@@ -325,6 +328,8 @@ def stale_banner(c: Candidate) -> str | None:
 def _retired(c: Candidate) -> tuple[str, ...]:
     """Subjects ``c`` marks "(superseded)", "(obsolete)", "(outdated)" or "(no longer used)"."""
     text = f"{c.description}\n{c.body}"
+    if _RETIREMENT.search(text) is None:
+        return ()
     return tuple(m.group("code") or m.group("word") for m in _SUBJECT_RETIRED.finditer(text))
 
 
