@@ -22,7 +22,7 @@ import math
 import threading
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
-from itertools import combinations
+from itertools import chain, combinations
 
 from memoryd._sized_cache import SizedCache
 from memoryd.select._lexicon import concepts_of
@@ -72,7 +72,7 @@ class HeaderVectors:
         """Headers worked out from text and still kept."""
         return len(self._cache)
 
-    def of(self, c: Candidate) -> Counter[str]:
+    def of(self, c: Candidate) -> Mapping[str, int]:
         if c.terms is not None:
             return header_vector(c.terms.fields[NAME], c.terms.fields[DESC])
         key = (c.name, c.description)
@@ -88,10 +88,11 @@ class HeaderVectors:
         return cached
 
 
-def header_vector(name: Mapping[str, int], description: Mapping[str, int]) -> Counter[str]:
+def header_vector(name: Mapping[str, int], description: Mapping[str, int]) -> dict[str, int]:
     """The header vector of a memory from its analysis's name and description counts."""
-    counts = Counter(name)
-    counts.update(description)
+    counts = dict(name)
+    for t, n in description.items():
+        counts[t] = counts.get(t, 0) + n
     return counts
 
 
@@ -99,7 +100,7 @@ Header = tuple[str, str | None, Mapping[str, int], Mapping[str, int]]
 """A memory's filename, type, and its analysis's name and description term counts."""
 
 
-def _weighted(v: Counter[str], idf: dict[str, float]) -> tuple[dict[str, float], float]:
+def _weighted(v: Mapping[str, int], idf: dict[str, float]) -> tuple[dict[str, float], float]:
     """IDF-weighted vector and its length."""
     w = {t: n * idf[t] for t, n in v.items()}
     return w, math.sqrt(sum(x * x for x in w.values()))
@@ -166,14 +167,12 @@ def _near_duplicates(
 
 
 def _near_duplicates_of(
-    memories: Sequence[tuple[str, str | None, Counter[str]]], stale: dict[str, str | None]
+    memories: Sequence[tuple[str, str | None, Mapping[str, int]]], stale: dict[str, str | None]
 ) -> list[tuple[str, str]]:
     """Near-duplicate pairs among ``memories`` (filename, type, header vector), in their order."""
     vectors = [v for _, _, v in memories]
     n = len(memories)
-    df: Counter[str] = Counter()
-    for v in vectors:
-        df.update(v.keys())
+    df = Counter(chain.from_iterable(vectors))
     idf = {t: math.log(1.0 + n / d) for t, d in df.items()}
     weighted = [_weighted(v, idf) for v in vectors]
     # Only same-type pairs can be twins: compare within each type, then restore
