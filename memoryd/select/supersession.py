@@ -72,6 +72,8 @@ _NEW_VERB = re.compile(
     r"|is the (?:current|new|updated|latest) version of)\b:?\s*(?P<rest>[^\n]{0,160})",
     re.IGNORECASE,
 )
+_VERBS = ("supersedes", "replaces", "obsoletes", "replaced", "migrated from", "version of")
+"""A piece of every statement :data:`_NEW_VERB` matches (lower case)."""
 _HEADER_KEYS = ("superseded_by", "replaced_by", "status", "supersedes", "replaces")
 """Header fields that can say a memory is stale or replaces another."""
 _HEADER_STATUS = re.compile(rf"{_WORD_STATUS}(?:\b.*)?", re.IGNORECASE)
@@ -335,7 +337,13 @@ def _retired(c: Candidate) -> tuple[str, ...]:
 
 def _claims(c: Candidate) -> list[str]:
     """Clauses in which ``c`` says it replaces something (the words after the verb)."""
-    said = [m.group("rest") for m in _NEW_VERB.finditer(f"{c.description}\n{c.body}")]
+    text = f"{c.description}\n{c.body}"
+    # The pattern tries every word of the text; most texts hold none of its verbs.
+    low = text.lower() if text.isascii() else None
+    if low is None or any(verb in low for verb in _VERBS):
+        said = [m.group("rest") for m in _NEW_VERB.finditer(text)]
+    else:
+        said = []
     return said + _header_values(c, ("supersedes", "replaces"))
 
 
