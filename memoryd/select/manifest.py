@@ -96,6 +96,8 @@ _FILE_OVERHEAD = 1200
 """Rough bytes of the per-file objects of a manifest besides its text."""
 _SIGNAL_OVERHEAD = 200
 """Rough bytes of one entry of a large folder's kept signals besides their text."""
+_TERM_OVERHEAD = 100
+"""Rough bytes of one entry of a term-count dict (as :attr:`DocTerms.weight` counts it)."""
 _WORD = re.compile(r"[A-Za-z0-9]+")
 log = structlog.get_logger("memoryd.selector")
 # The FTS table shares column names with ``files``, so qualify them in joins.
@@ -126,6 +128,8 @@ class Manifest:
     """A small folder's stored analyses (before hooks), until its posting lists are built."""
     headers: int = 0
     """A hash of a small folder's headers as near-duplicate links read them."""
+    held_headers: int = 0
+    """Rough bytes of the header term counts kept for near-duplicate links until they are found."""
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     @property
@@ -136,7 +140,7 @@ class Manifest:
     def weight(self) -> int:
         """Rough bytes held once the first query is answered, for the cache's memory budget."""
         text = sum(len(f.body) + len(f.description or "") + _FILE_OVERHEAD for f in self.files)
-        held = 4096 + text + _SIGNAL_OVERHEAD * len(self.signals)
+        held = 4096 + text + _SIGNAL_OVERHEAD * len(self.signals) + self.held_headers
         held += sum(
             len(said.banner or "") + sum(map(len, said.claims))
             for _, said in self.signals.values()
@@ -337,6 +341,7 @@ def _load(
     )
     twins = _twins_as_before(previous, manifest.headers, stale)
     heads = [] if twins is not None else [_header(c) for c in everyone]
+    manifest.held_headers = sum(_TERM_OVERHEAD * (len(n) + len(d)) for _, _, n, d in heads)
     manifest.relations = Relations.of_folder(everyone, heads, stale, twins)
     manifest._fresh = list(zip(manifest.files, everyone, strict=True))
     return manifest
