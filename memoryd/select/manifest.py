@@ -324,11 +324,24 @@ def _load(
     everyone, signalled = [], []
     for f, stored, _ in rows:
         hook = hooks.get(f.filename, "")
-        kept = replace(f, body="", content_hash=None, directory=directory, kind=KIND_MEMORY)
+        kept = _without_text(f, directory)
         manifest.files.append(kept)
         commands = commands_in(f.body)
-        manifest._candidates.append(to_candidate(kept, commands=commands, hook=hook))
         c = to_candidate(f, with_hook(stored, hook), commands=commands, hook=hook)
+        manifest._candidates.append(
+            Candidate(
+                c.filename,
+                c.name,
+                c.description,
+                c.type,
+                "",
+                c.mtime,
+                None,
+                commands,
+                c.header,
+                hook,
+            )
+        )
         everyone.append(c)
         stamp = _stamp(f.mtime_ns, f.size, f.content_hash)
         entry = _unchanged(known, f.filename, stamp) or (stamp, signals_of(c))
@@ -360,6 +373,34 @@ def _twins_as_before(
         return None
     before = previous.relations
     return before.found_near_duplicates if before and before.superseded == stale else None
+
+
+def _without_text(f: IndexedFile, directory: str) -> IndexedFile:
+    """What a cached folder keeps of ``f``: no body nor hash, and the folder's one directory string.
+
+    Field by field: :func:`dataclasses.replace` looks every field up again, for each of the
+    folder's memories.
+    """
+    return IndexedFile(
+        path=f.path,
+        directory=directory,
+        filename=f.filename,
+        kind=KIND_MEMORY,
+        name=f.name,
+        description=f.description,
+        type=f.type,
+        body="",
+        project=f.project,
+        session=f.session,
+        status=f.status,
+        meta=f.meta,
+        mtime_ns=f.mtime_ns,
+        size=f.size,
+        content_hash=None,
+        error=f.error,
+        warning=f.warning,
+        secrets=f.secrets,
+    )
 
 
 def _header(c: Candidate) -> Header:
