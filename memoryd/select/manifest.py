@@ -158,8 +158,9 @@ class Manifest:
         ranked straight from the analyses read to build the manifest, which go
         with it (a cache of many folders would hold them many times over the
         lists' size). The second query builds the lists from the packed
-        analyses, a fraction of that size, kept until then (and by the folder's
-        near-duplicate links until they are first asked for).
+        analyses, a fraction of that size, kept until then (the folder's
+        near-duplicate links keep only the name and description counts they
+        read, until they are first asked for).
         """
         with self._lock:
             fresh, self._fresh = self._fresh, None
