@@ -38,13 +38,13 @@ TWINS = {
 def searches(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """One entry per search of a folder for its near-duplicates."""
     found: list[int] = []
-    real = relations_mod._near_duplicates
+    real = relations_mod._near_duplicates_of
 
     def counted(*args: Any) -> list[tuple[str, str]]:
         found.append(1)
         return real(*args)
 
-    monkeypatch.setattr(relations_mod, "_near_duplicates", counted)
+    monkeypatch.setattr(relations_mod, "_near_duplicates_of", counted)
     return found
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -13,7 +14,7 @@ from memoryd.cli import main
 from memoryd.indexer.store import IndexStore
 from memoryd.indexer.sync import Syncer
 from memoryd.report import build_report
-from memoryd.select.analysis import TERM_ANALYSIS
+from memoryd.select.analysis import TERM_ANALYSIS, analyse
 from memoryd.select.candidates import Candidate
 from memoryd.select.local import LocalRanker
 from memoryd.select.manifest import LARGE_DIRECTORY, ManifestCache
@@ -59,15 +60,19 @@ def with_body(c: Candidate, body: str, description: str | None = None) -> Candid
         ("new", "Supersedes project_broker_redis.md."),
     ],
 )
-def test_either_memory_can_name_the_other(side: str, text: str) -> None:
+@pytest.mark.parametrize("analysed", [False, True])
+def test_either_memory_can_name_the_other(side: str, text: str, analysed: bool) -> None:
     old, new = BROKER_OLD, BROKER_NEW
     if side == "old":
         old = with_body(old, f"{text}\n\nUse the Redis broker with a 1 h visibility timeout.")
     else:
         new = with_body(new, f"{text}\n\nRouting keys per queue.")
-    assert superseded_by([old, new, OTHER]) == {
-        "project_broker_redis.md": "project_broker_rabbit.md"
-    }
+    folder = [old, new, OTHER]
+    if analysed:  # as the index hands them over: titles are matched from the stored terms
+        folder = [
+            replace(c, terms=analyse(c.filename, c.name, c.description, c.body)) for c in folder
+        ]
+    assert superseded_by(folder) == {"project_broker_redis.md": "project_broker_rabbit.md"}
 
 
 def test_stale_note_without_a_successor_still_marks_the_memory() -> None:

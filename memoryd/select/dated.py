@@ -164,7 +164,8 @@ def _subject_words(title: str) -> frozenset[str]:
 
 
 def _subject_of(words: Iterable[str]) -> frozenset[str]:
-    kept = {t for t in words if len(t) > 1 and not any(map(str.isdigit, t))}
+    # No letter is a digit: only the few terms that are not all letters are looked through.
+    kept = {t for t in words if len(t) > 1 and (t.isalpha() or not any(map(str.isdigit, t)))}
     return frozenset(kept - _NOT_SUBJECT)
 
 

@@ -27,7 +27,6 @@ import re
 import sqlite3
 import threading
 import time
-import weakref
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
@@ -42,11 +41,11 @@ from memoryd.indexer import queries
 from memoryd.indexer.queries import IndexedFile
 from memoryd.indexer.records import INDEX_FILENAME, KIND_MEMORY
 from memoryd.select._text import STOPWORDS
-from memoryd.select.analysis import DocTerms, analyse, decode, encode, with_hook
+from memoryd.select.analysis import DESC, NAME, DocTerms, analyse, decode, encode, with_hook
 from memoryd.select.candidates import Candidate, effective_type
 from memoryd.select.folder_links import index_hooks
 from memoryd.select.postings import Postings
-from memoryd.select.relations import Relations
+from memoryd.select.relations import Header, Relations
 from memoryd.select.supersession import (
     NO_SIGNALS,
     SIGNAL_WORDS,
@@ -97,6 +96,8 @@ _FILE_OVERHEAD = 1200
 """Rough bytes of the per-file objects of a manifest besides its text."""
 _SIGNAL_OVERHEAD = 200
 """Rough bytes of one entry of a large folder's kept signals besides their text."""
+_TERM_OVERHEAD = 100
+"""Rough bytes of one entry of a term-count dict (as :attr:`DocTerms.weight` counts it)."""
 _WORD = re.compile(r"[A-Za-z0-9]+")
 log = structlog.get_logger("memoryd.selector")
 # The FTS table shares column names with ``files``, so qualify them in joins.
@@ -127,6 +128,8 @@ class Manifest:
     """A small folder's stored analyses (before hooks), until its posting lists are built."""
     headers: int = 0
     """A hash of a small folder's headers as near-duplicate links read them."""
+    held_headers: int = 0
+    """Rough bytes of the header term counts kept for near-duplicate links until they are found."""
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     @property
@@ -137,7 +140,7 @@ class Manifest:
     def weight(self) -> int:
         """Rough bytes held once the first query is answered, for the cache's memory budget."""
         text = sum(len(f.body) + len(f.description or "") + _FILE_OVERHEAD for f in self.files)
-        held = 4096 + text + _SIGNAL_OVERHEAD * len(self.signals)
+        held = 4096 + text + _SIGNAL_OVERHEAD * len(self.signals) + self.held_headers
         held += sum(
             len(said.banner or "") + sum(map(len, said.claims))
             for _, said in self.signals.values()
@@ -155,8 +158,9 @@ class Manifest:
         ranked straight from the analyses read to build the manifest, which go
         with it (a cache of many folders would hold them many times over the
         lists' size). The second query builds the lists from the packed
-        analyses, a fraction of that size, kept until then (and by the folder's
-        near-duplicate links until they are first asked for).
+        analyses, a fraction of that size, kept until then (the folder's
+        near-duplicate links keep only the name and description counts they
+        read, until they are first asked for).
         """
         with self._lock:
             fresh, self._fresh = self._fresh, None
@@ -321,34 +325,39 @@ def _load(
     everyone, signalled = [], []
     for f, stored, _ in rows:
         hook = hooks.get(f.filename, "")
-        kept = replace(f, body="", content_hash=None, directory=directory, kind=KIND_MEMORY)
+        kept = _without_text(f, directory)
         manifest.files.append(kept)
         commands = commands_in(f.body)
-        manifest._candidates.append(to_candidate(kept, commands=commands, hook=hook))
         c = to_candidate(f, with_hook(stored, hook), commands=commands, hook=hook)
+        manifest._candidates.append(
+            Candidate(
+                c.filename,
+                c.name,
+                c.description,
+                c.type,
+                "",
+                c.mtime,
+                None,
+                commands,
+                c.header,
+                hook,
+            )
+        )
         everyone.append(c)
         stamp = _stamp(f.mtime_ns, f.size, f.content_hash)
         entry = _unchanged(known, f.filename, stamp) or (stamp, signals_of(c))
         manifest.signals[f.filename] = entry
         if (said := entry[1]) is not NO_SIGNALS:
             signalled.append((c, said))
-    first = _Pool(zip(manifest.files, everyone, strict=True))
-    running = weakref.ref(first)
-    bare, packed = manifest._candidates, manifest._packed
-
-    def analysed() -> list[Candidate]:
-        # While the folder's first query runs, its candidates carry the analyses.
-        pool = running()
-        return [c for _, c in pool] if pool is not None else _analysed(bare, packed)
-
     stale = superseded_from(signalled, everyone, quoted_only=False)
     manifest.headers = hash(
         tuple((c.filename, c.type, c.name, c.description, c.hook) for c in everyone)
     )
-    manifest.relations = Relations.of_folder(
-        everyone, analysed, stale, _twins_as_before(previous, manifest.headers, stale)
-    )
-    manifest._fresh = first
+    twins = _twins_as_before(previous, manifest.headers, stale)
+    heads = [] if twins is not None else [_header(c) for c in everyone]
+    manifest.held_headers = sum(_TERM_OVERHEAD * (len(n) + len(d)) for _, _, n, d in heads)
+    manifest.relations = Relations.of_folder(everyone, heads, stale, twins)
+    manifest._fresh = list(zip(manifest.files, everyone, strict=True))
     return manifest
 
 
@@ -367,8 +376,38 @@ def _twins_as_before(
     return before.found_near_duplicates if before and before.superseded == stale else None
 
 
-class _Pool(list[tuple[IndexedFile, Candidate]]):
-    """A folder's first pool: a list that can be referred to weakly."""
+def _without_text(f: IndexedFile, directory: str) -> IndexedFile:
+    """What a cached folder keeps of ``f``: no body nor hash, and the folder's one directory string.
+
+    Field by field: :func:`dataclasses.replace` looks every field up again, for each of the
+    folder's memories.
+    """
+    return IndexedFile(
+        path=f.path,
+        directory=directory,
+        filename=f.filename,
+        kind=KIND_MEMORY,
+        name=f.name,
+        description=f.description,
+        type=f.type,
+        body="",
+        project=f.project,
+        session=f.session,
+        status=f.status,
+        meta=f.meta,
+        mtime_ns=f.mtime_ns,
+        size=f.size,
+        content_hash=None,
+        error=f.error,
+        warning=f.warning,
+        secrets=f.secrets,
+    )
+
+
+def _header(c: Candidate) -> Header:
+    """What the folder's near-duplicate links read of ``c`` (which carries its analysis)."""
+    assert c.terms is not None
+    return c.filename, c.type, c.terms.fields[NAME], c.terms.fields[DESC]
 
 
 def _analyses(bare: Sequence[Candidate], packed: Sequence[bytes]) -> list[DocTerms]:
@@ -379,11 +418,6 @@ def _analyses(bare: Sequence[Candidate], packed: Sequence[bytes]) -> list[DocTer
         assert doc is not None  # decoded once already, or encoded from the text's analysis
         out.append(with_hook(doc, c.hook))
     return out
-
-
-def _analysed(bare: Sequence[Candidate], packed: Sequence[bytes]) -> list[Candidate]:
-    """``bare`` candidates carrying their analyses."""
-    return [replace(c, terms=doc) for c, doc in zip(bare, _analyses(bare, packed), strict=True)]
 
 
 def _index_text(conn: sqlite3.Connection, directory: str) -> str:

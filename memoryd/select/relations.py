@@ -21,8 +21,8 @@ from __future__ import annotations
 import math
 import threading
 from collections import Counter
-from collections.abc import Callable, Sequence
-from itertools import combinations
+from collections.abc import Callable, Mapping, Sequence
+from itertools import chain, combinations
 
 from memoryd._sized_cache import SizedCache
 from memoryd.select._lexicon import concepts_of
@@ -33,9 +33,11 @@ from memoryd.select.folder_links import neighbours
 from memoryd.select.supersession import superseded_by
 
 __all__ = [
+    "Header",
     "HeaderVectors",
     "Relations",
     "compute_relations",
+    "header_vector",
     "near_duplicate_pairs",
     "superseded_by",
 ]
@@ -70,11 +72,9 @@ class HeaderVectors:
         """Headers worked out from text and still kept."""
         return len(self._cache)
 
-    def of(self, c: Candidate) -> Counter[str]:
+    def of(self, c: Candidate) -> Mapping[str, int]:
         if c.terms is not None:
-            counts = Counter(c.terms.fields[NAME])
-            counts.update(c.terms.fields[DESC])
-            return counts
+            return header_vector(c.terms.fields[NAME], c.terms.fields[DESC])
         key = (c.name, c.description)
         cached = self._cache.get(key)
         if cached is None:
@@ -88,7 +88,19 @@ class HeaderVectors:
         return cached
 
 
-def _weighted(v: Counter[str], idf: dict[str, float]) -> tuple[dict[str, float], float]:
+def header_vector(name: Mapping[str, int], description: Mapping[str, int]) -> dict[str, int]:
+    """The header vector of a memory from its analysis's name and description counts."""
+    counts = dict(name)
+    for t, n in description.items():
+        counts[t] = counts.get(t, 0) + n
+    return counts
+
+
+Header = tuple[str, str | None, Mapping[str, int], Mapping[str, int]]
+"""A memory's filename, type, and its analysis's name and description term counts."""
+
+
+def _weighted(v: Mapping[str, int], idf: dict[str, float]) -> tuple[dict[str, float], float]:
     """IDF-weighted vector and its length."""
     w = {t: n * idf[t] for t, n in v.items()}
     return w, math.sqrt(sum(x * x for x in w.values()))
@@ -151,28 +163,33 @@ def near_duplicate_pairs(
 def _near_duplicates(
     candidates: Sequence[Candidate], stale: dict[str, str | None], header: HeaderVectors
 ) -> list[tuple[str, str]]:
-    vectors = [header.of(c) for c in candidates]
-    n = len(candidates)
-    df: Counter[str] = Counter()
-    for v in vectors:
-        df.update(v.keys())
+    return _near_duplicates_of([(c.filename, c.type, header.of(c)) for c in candidates], stale)
+
+
+def _near_duplicates_of(
+    memories: Sequence[tuple[str, str | None, Mapping[str, int]]], stale: dict[str, str | None]
+) -> list[tuple[str, str]]:
+    """Near-duplicate pairs among ``memories`` (filename, type, header vector), in their order."""
+    vectors = [v for _, _, v in memories]
+    n = len(memories)
+    df = Counter(chain.from_iterable(vectors))
     idf = {t: math.log(1.0 + n / d) for t, d in df.items()}
     weighted = [_weighted(v, idf) for v in vectors]
     # Only same-type pairs can be twins: compare within each type, then restore
     # the candidates' pair order.
     by_type: dict[str, list[int]] = {}
-    for i, c in enumerate(candidates):
-        if c.type is not None and c.type != "user":
-            by_type.setdefault(c.type, []).append(i)
+    for i, (_, kind, _) in enumerate(memories):
+        if kind is not None and kind != "user":
+            by_type.setdefault(kind, []).append(i)
     found: list[tuple[int, int]] = []
     for members in by_type.values():
         for i, j in _pairs_to_compare(weighted, members):
-            a, b = candidates[i].filename, candidates[j].filename
+            a, b = memories[i][0], memories[j][0]
             if stale.get(a) == b or stale.get(b) == a:
                 continue
             if _cosine(weighted[i], weighted[j]) >= NEAR_DUPLICATE_MIN_SIMILARITY:
                 found.append((i, j))
-    return [(candidates[i].filename, candidates[j].filename) for i, j in sorted(found)]
+    return [(memories[i][0], memories[j][0]) for i, j in sorted(found)]
 
 
 class Relations:
@@ -239,7 +256,7 @@ class Relations:
     def of_folder(
         cls,
         candidates: Sequence[Candidate],
-        analysed: Callable[[], Sequence[Candidate]],
+        headers: Sequence[Header],
         superseded: dict[str, str | None],
         twins: list[tuple[str, str]] | None = None,
     ) -> Relations:
@@ -248,17 +265,20 @@ class Relations:
         Its supersession links are the caller's (a manifest reuses what its
         unchanged memories said), and so are its near-duplicates when it knows
         them (``twins``: the folder's headers and supersession did not change).
-        Otherwise they are found from ``analysed()`` (the same memories, in the
-        same order, with their analyses), so neither the candidates' bodies nor
-        their analyses are kept alive meanwhile.
+        Otherwise they are found from ``headers`` (the same memories, in the
+        same order, with the name and description counts of their analyses):
+        only those are kept until then, not the candidates' bodies nor the
+        rest of their analyses, and no analysis is decoded a second time.
         """
+
+        def find() -> list[tuple[str, str]]:
+            return _near_duplicates_of(
+                [(fn, kind, header_vector(n, d)) for fn, kind, n, d in headers], superseded
+            )
+
         return cls(
             superseded=superseded,
-            near_duplicates=(
-                twins
-                if twins is not None
-                else lambda: _near_duplicates(analysed(), superseded, HeaderVectors())
-            ),
+            near_duplicates=twins if twins is not None else find,
             neighbours=neighbours(candidates),
         )
 

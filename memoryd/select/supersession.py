@@ -26,11 +26,12 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from itertools import chain
 
 from memoryd.select._text import terms
-from memoryd.select.analysis import TYPE_PREFIXES
+from memoryd.select.analysis import TYPE_PREFIXES, filename_text
 from memoryd.select.candidates import Candidate
-from memoryd.select.dated import ended_edges, newer_sibling_edges
+from memoryd.select.dated import FILE, NAME, ended_edges, newer_sibling_edges
 
 SUPERSEDE_MIN_OVERLAP = 0.5
 """Share of a reference's words that a memory's title must contain to be the one meant."""
@@ -71,15 +72,20 @@ _NEW_VERB = re.compile(
     r"|is the (?:current|new|updated|latest) version of)\b:?\s*(?P<rest>[^\n]{0,160})",
     re.IGNORECASE,
 )
+_VERBS = ("supersedes", "replaces", "obsoletes", "replaced", "migrated from", "version of")
+"""A piece of every statement :data:`_NEW_VERB` matches (lower case)."""
 _HEADER_KEYS = ("superseded_by", "replaced_by", "status", "supersedes", "replaces")
 """Header fields that can say a memory is stale or replaces another."""
 _HEADER_STATUS = re.compile(rf"{_WORD_STATUS}(?:\b.*)?", re.IGNORECASE)
+_RETIRED_MARK = r"\([ \t]*(?:superseded|obsolete|outdated|no longer used)[ \t]*\)"
 _SUBJECT_RETIRED = re.compile(
-    r"(?:`(?P<code>[^`\n]{2,80})`|(?P<word>[\w./-]{3,80}))[ \t]*"
-    r"\([ \t]*(?:superseded|obsolete|outdated|no longer used)[ \t]*\)",
+    rf"(?:`(?P<code>[^`\n]{{2,80}})`|(?P<word>[\w./-]{{3,80}}))[ \t]*{_RETIRED_MARK}",
     re.IGNORECASE,
 )
 """A subject followed by a parenthesised retirement mark, in another memory's text."""
+_RETIREMENT = re.compile(_RETIRED_MARK, re.IGNORECASE)
+"""The mark alone: looking for it is quick, and the subject is looked for only if it is there
+(trying a subject at every word of the text is what the full pattern costs)."""
 _LINK_TARGET = re.compile(r"\]\(\s*<?(?:[^()\s]*/)?(?P<file>[^()/\s]+\.md)>?\s*\)")
 _FILENAME = re.compile(r"(?<![\w/.-])(?P<file>[\w.-]+\.md)\b")
 _QUOTED = re.compile(r"[\"“](?P<title>[^\"”\n]{3,120})[\"”]")
@@ -174,6 +180,23 @@ def _title_terms(c: Candidate) -> frozenset[str]:
     return _term_set(_title_text(c))
 
 
+def _title_words(c: Candidate) -> set[str]:
+    """The terms of ``c``'s title (:func:`_title_text`), read from its analysis when it has one.
+
+    The analysis holds the name's terms and the filename's without a type
+    prefix (paraphrase concepts aside), so a folder's first query does not
+    tokenize its titles again; only the prefix, one of a few words, is.
+    """
+    if c.terms is None:
+        return set(terms(_title_text(c)))
+    fields = c.terms.fields
+    words = {t for t in chain(fields[FILE], fields[NAME]) if t[0] != "~"}
+    stem = c.filename.removesuffix(".md")
+    if filename_text(c.filename) != stem:
+        words |= _term_set(stem.partition("_")[0])
+    return words
+
+
 def _latest_date(c: Candidate) -> tuple[int, int, int, float]:
     """The latest date written in the memory (year, month, day), then its mtime."""
     found = [
@@ -202,7 +225,7 @@ class _Titles:
             # cache of _term_set, which a large folder's 10k titles would fill with
             # sets that outlive the call and pin the heap.
             for i, c in enumerate(self.everyone):
-                for t in set(terms(_title_text(c))):
+                for t in _title_words(c):
                     self._by_term.setdefault(t, []).append(i)
         return self._by_term
 
@@ -307,12 +330,20 @@ def stale_banner(c: Candidate) -> str | None:
 def _retired(c: Candidate) -> tuple[str, ...]:
     """Subjects ``c`` marks "(superseded)", "(obsolete)", "(outdated)" or "(no longer used)"."""
     text = f"{c.description}\n{c.body}"
+    if _RETIREMENT.search(text) is None:
+        return ()
     return tuple(m.group("code") or m.group("word") for m in _SUBJECT_RETIRED.finditer(text))
 
 
 def _claims(c: Candidate) -> list[str]:
     """Clauses in which ``c`` says it replaces something (the words after the verb)."""
-    said = [m.group("rest") for m in _NEW_VERB.finditer(f"{c.description}\n{c.body}")]
+    text = f"{c.description}\n{c.body}"
+    # The pattern tries every word of the text; most texts hold none of its verbs.
+    low = text.lower() if text.isascii() else None
+    if low is None or any(verb in low for verb in _VERBS):
+        said = [m.group("rest") for m in _NEW_VERB.finditer(text)]
+    else:
+        said = []
     return said + _header_values(c, ("supersedes", "replaces"))
 
 
