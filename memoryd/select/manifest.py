@@ -329,20 +329,7 @@ def _load(
         manifest.files.append(kept)
         commands = commands_in(f.body)
         c = to_candidate(f, with_hook(stored, hook), commands=commands, hook=hook)
-        manifest._candidates.append(
-            Candidate(
-                c.filename,
-                c.name,
-                c.description,
-                c.type,
-                "",
-                c.mtime,
-                None,
-                commands,
-                c.header,
-                hook,
-            )
-        )
+        manifest._candidates.append(to_candidate(kept, commands=commands, hook=hook))
         everyone.append(c)
         stamp = _stamp(f.mtime_ns, f.size, f.content_hash)
         entry = _unchanged(known, f.filename, stamp) or (stamp, signals_of(c))
