@@ -68,8 +68,6 @@ _STAT_COLUMNS = ", ".join(_STAT_FIELDS)
 class Upsert:
     stat: FileStat
     parsed: ParsedFile
-    terms: bytes | None = None
-    """The ranker's analysis when the caller worked it out already (else the store does)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -364,11 +362,7 @@ class IndexStore:
         if not changes:
             return 0
         now = time.time()
-        upserts = [
-            file_row(c.stat, c.parsed, self._terms(c), now)
-            for c in changes
-            if isinstance(c, Upsert)
-        ]
+        upserts = [self.row(c.stat, c.parsed, now) for c in changes if isinstance(c, Upsert)]
         touches = [
             (c.stat.mtime_ns, c.stat.size, c.stat.inode, now, c.stat.path)
             for c in changes
@@ -396,10 +390,10 @@ class IndexStore:
         self.generation += 1
         return self.conn.total_changes - before
 
-    def _terms(self, upsert: Upsert) -> bytes | None:
-        if upsert.terms is not None:
-            return upsert.terms
-        return memory_terms(upsert.stat.filename, upsert.parsed, self.analysis)
+    def row(self, st: FileStat, parsed: ParsedFile, now: float) -> Row:
+        """The row stored for a parsed file, with the ranker's term statistics for a usable
+        memory: the one place a row's terms are worked out (changes and a first index)."""
+        return file_row(st, parsed, memory_terms(st.filename, parsed, self.analysis), now)
 
     def is_empty(self) -> bool:
         return self.conn.execute("SELECT 1 FROM files LIMIT 1").fetchone() is None

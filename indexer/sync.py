@@ -26,17 +26,13 @@ from typing import Protocol
 
 from memoryd.indexer.parse import classify, parse_file
 from memoryd.indexer.records import ERROR_READ, FileStat, ParsedFile
-from memoryd.indexer.rows import Row, TermAnalysis, file_row, memory_terms
+from memoryd.indexer.rows import Row
 from memoryd.indexer.scanner import is_memory_filename, stat_entry, stat_path, walk_dirs
 from memoryd.indexer.store import Change, Delete, IndexStore, StoredStat, Touch, Upsert
 from memoryd.paths import escaped
 from memoryd.replies import ParseFailure, SyncCounts
 
 BATCH_SIZE = 500
-
-Analysed = tuple[FileStat, ParsedFile, bytes | None]
-"""A file's stat (taken after the read), its parse, and its stored term statistics
-(None unless it is a usable memory)."""
 
 _STABLE_READS = 3
 """How many times a file that changes while being read is read again."""
@@ -74,13 +70,6 @@ def _unchanged(st: FileStat) -> bool:
     except OSError:
         return False
     return (now.st_mtime_ns, now.st_size, now.st_ino) == st.signature and stat.S_ISREG(now.st_mode)
-
-
-def read_and_analyse(st: FileStat, analysis: TermAnalysis) -> Analysed:
-    """Every path that gets (re)indexed comes through here: read, parse, and the ranker's
-    term statistics for a usable memory, so the writer stores all of it in one row."""
-    st, parsed = read_file(st)
-    return st, parsed, memory_terms(st.filename, parsed, analysis)
 
 
 class Progress(Protocol):
@@ -263,7 +252,7 @@ class Syncer:
                 for st in disk.values():
                     self._result.added += 1
                     self._advance(1)
-                    yield file_row(*read_and_analyse(st, self.store.analysis), now)
+                    yield self.store.row(*read_file(st), now)
 
         pending = rows()
         first = next(pending, None)
@@ -297,16 +286,16 @@ class Syncer:
         if old is not None and not retry and st.signature == old.signature:
             res.unchanged += 1
             return
-        st, parsed, terms = read_and_analyse(st, self.store.analysis)
+        st, parsed = read_file(st)
         if old is None:
-            self._queue(Upsert(st, parsed, terms))
+            self._queue(Upsert(st, parsed))
             res.added += 1
         elif parsed.content_hash == old.content_hash and parsed.error == old.error:
             res.unchanged += 1
             if st.signature != old.signature:
                 self._queue(Touch(st))
         else:
-            self._queue(Upsert(st, parsed, terms))
+            self._queue(Upsert(st, parsed))
             res.updated += 1
 
     # -- writing ----------------------------------------------------------
