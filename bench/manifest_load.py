@@ -65,7 +65,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             rows = _timed(stages["rows"], manifest._with_terms, store.conn.execute(sql, (folder,)))
             files = [f for f, _, _ in rows]
             docs = [(f.filename, d) for f, d, _ in rows]
-            _timed(stages["postings"], Postings, lambda docs=docs: docs)
+            _timed(stages["postings"], Postings, docs)
             stored = [manifest.to_candidate(f, d) for f, d, _ in rows]
             stale = _timed(stages["supersession"], supersession.superseded_by, stored)
             vectors = relations.HeaderVectors()  # empty each round, as a first load's

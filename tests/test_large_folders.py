@@ -181,7 +181,7 @@ def test_lists_written_in_two_passes_hold_every_count(top_count: int) -> None:
     rng = random.Random(7)
     docs = [analyse(f"n{i}.md", "t", " ".join(rng.choices(WORDS, k=4)), "") for i in range(50)]
     docs[10] = DocTerms([{"deploy": top_count}, {}, {"cache": 2}, {}], [1, 0, 1, 0])
-    postings = Postings(lambda: ((f"n{i}.md", doc) for i, doc in enumerate(docs)))
+    postings = Postings([(f"n{i}.md", doc) for i, doc in enumerate(docs)])
     fresh = _naive_runs(docs)
     assert {t: list(postings.run(t)) for t in fresh} == fresh
     assert postings.positions == {f"n{i}.md": i for i in range(50)}

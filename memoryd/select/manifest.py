@@ -174,7 +174,7 @@ class Manifest:
     def _index(self, packed: list[bytes]) -> None:
         analyses = _analyses(self._candidates, packed)
         docs = [(c.filename, doc) for c, doc in zip(self._candidates, analyses, strict=True)]
-        self.postings = Postings(lambda: docs)
+        self.postings = Postings(docs)
 
 
 def to_candidate(

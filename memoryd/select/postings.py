@@ -15,15 +15,13 @@ from __future__ import annotations
 import sys
 from array import array
 from bisect import bisect_left
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from typing import Literal
 
 from memoryd.select.analysis import FIELDS, DocTerms
 
 _NF = len(FIELDS)
 _STRIDE = 1 + _NF
-DocSource = Callable[[], Iterable[tuple[str, DocTerms]]]
-"""Gives a folder's ``(filename, analysis)`` pairs in order, the same each time it is called."""
 
 
 class Postings:
@@ -45,20 +43,19 @@ class Postings:
     _totals: list[int]
     weight: int
 
-    def __init__(self, docs: DocSource) -> None:
-        """``docs()`` yields ``(filename, analysis)`` of each memory in manifest order.
+    def __init__(self, docs: Sequence[tuple[str, DocTerms]]) -> None:
+        """``docs`` are ``(filename, analysis)`` of each memory in manifest order.
 
-        It is called twice, and must yield the same memories both times: once to
-        size each term's list, once to write the entries straight into a buffer
-        of the final size. A caller can then decode the analyses as they come, and
-        the lists are never held twice or as one growing array per term (which
-        took about twice their final size and left the heap fragmented).
+        They are walked twice: once to size each term's list, once to write the
+        entries straight into a buffer of the final size, so the lists are never
+        held twice or as one growing array per term (which took about twice
+        their final size and left the heap fragmented).
         """
         self.positions: dict[str, int] = {}
         lengths = array("I")
         counts: dict[str, int] = {}
         widest = 0
-        for position, (filename, doc) in enumerate(docs()):
+        for position, (filename, doc) in enumerate(docs):
             self.positions[filename] = position
             lengths.extend(doc.lengths)
             widest = max(widest, position, *(max(c.values(), default=0) for c in doc.fields))
@@ -77,7 +74,7 @@ class Postings:
         del counts
         packed = memoryview(bytearray(end * array(typecode).itemsize)).cast(typecode)
         index = {term: i for i, term in enumerate(terms)}
-        _fill(docs(), index, array("I", offsets[:-1]), packed)
+        _fill(docs, index, array("I", offsets[:-1]), packed)
         self._terms = terms
         self._runs = packed
         self._offsets = offsets
