@@ -178,11 +178,11 @@ class Watcher:
     def mode_of(self, root: str) -> tuple[WatcherMode | None, str | None]:
         """How ``root`` is watched now (None: not at all) and why it is polled, if it is.
 
-        Read under the lock: a restart unschedules a root and schedules it again,
-        and ``status`` must not catch it in between.
+        Read without the lock, which a root's set-up holds through a walk of its
+        tree: ``status`` must answer at once. A restart keeps the root's mode
+        until the new one is known, so no reader sees it unwatched meanwhile.
         """
-        with self._lock:
-            return self.modes.get(root), self.notes.get(root)
+        return self.modes.get(root), self.notes.get(root)
 
     def reconfigure(self, cfg: Config) -> None:
         """SIGHUP: a new ``settle_ms`` applies from the next batch."""
@@ -224,6 +224,7 @@ class Watcher:
             mode = "polling"
             self.notes[root] = note
         else:
+            self.notes.pop(root, None)
             self._dirs[root] = needed
         self._watches[root] = (observer, watch)
         self.modes[root] = mode
@@ -263,12 +264,13 @@ class Watcher:
     def restart(self, root: str) -> WatcherMode:
         """Watch a root afresh; a root that cannot be watched is marked ``missing``."""
         with self._lock:
-            self._unschedule(root)
+            self._unschedule(root, keep_mode=True)
             try:
                 return self._add_root(root)
             except OSError as exc:
                 log.warning("watcher.root_unwatchable", root=root, reason=exc.strerror or str(exc))
                 self.modes[root] = "missing"
+                self.notes.pop(root, None)
                 return "missing"
 
     def remove_root(self, root: str) -> None:
@@ -276,9 +278,11 @@ class Watcher:
         with self._lock:
             self._unschedule(root)
 
-    def _unschedule(self, root: str) -> None:
-        self.modes.pop(root, None)
-        self.notes.pop(root, None)
+    def _unschedule(self, root: str, keep_mode: bool = False) -> None:
+        """Stop the root's watch; ``keep_mode``: it is set up again at once (a restart)."""
+        if not keep_mode:
+            self.modes.pop(root, None)
+            self.notes.pop(root, None)
         self._dirs.pop(root, None)
         entry = self._watches.pop(root, None)
         if entry is not None:
