@@ -33,11 +33,12 @@ if TYPE_CHECKING:
     from memoryd.daemon.maintenance import Maintenance, ReconcileInfo
     from memoryd.daemon.readers import Readers
     from memoryd.daemon.roots import Origin
-    from memoryd.daemon.staleness_handlers import CheckoutEntry, Staleness
+    from memoryd.daemon.staleness_handlers import Staleness
     from memoryd.daemon.watched_roots import WatchedRoots
     from memoryd.daemon.watcher import Watcher
     from memoryd.daemon.writer import Writer
     from memoryd.ipc.server import Server
+    from memoryd.replies import CheckoutFound
 
 COUNTS_MAX_AGE = 2.0
 """Seconds a root's file counts may be reused by ``status`` when nothing was written."""
@@ -45,7 +46,7 @@ COUNTS_MAX_AGE = 2.0
 
 @dataclass(frozen=True)
 class RootState:
-    """One root as ``status`` shows it; ``checkout`` is None when no checker runs."""
+    """One root as ``status`` shows it; ``checkout`` is None until a pass resolved one."""
 
     path: str
     origin: str
@@ -54,7 +55,7 @@ class RootState:
     watcher_note: str | None
     files: int
     errors: int
-    checkout: CheckoutEntry | None
+    checkout: CheckoutFound | None
 
 
 @dataclass(frozen=True)
@@ -146,7 +147,7 @@ class DaemonCore:
         writer: Writer,
         readers: Readers,
         maintenance: Maintenance,
-        staleness: Staleness | None,
+        staleness: Staleness,
         status_parts: Sequence[StatusPart],
     ) -> None:
         self._life = life
@@ -187,7 +188,6 @@ class DaemonCore:
             if entry is not None and origin == "request":
                 forget_at = entry.last_used + self._roots.idle_seconds
             files, errors = self._root_counts(root)
-            checker = self._staleness
             mode, note = self._watcher.mode_of(root)
             states.append(
                 RootState(
@@ -198,7 +198,7 @@ class DaemonCore:
                     watcher_note=note,
                     files=files,
                     errors=errors,
-                    checkout=checker.checkout_of(root) if checker else None,
+                    checkout=self._staleness.checkout_of(root),
                 )
             )
         return states

@@ -57,8 +57,7 @@ def _root_json(root: RootState) -> RootStatus:
     }
     if root.watcher_note is not None:
         entry["watcher_note"] = root.watcher_note
-    if root.checkout is not None:
-        entry["checkout"] = root.checkout["checkout"]
+    entry["checkout"] = root.checkout
     return entry
 
 

@@ -15,7 +15,7 @@ import sqlite3
 import threading
 import time
 from collections.abc import MutableMapping
-from typing import TYPE_CHECKING, Any, TypedDict
+from typing import TYPE_CHECKING, Any
 
 import structlog
 
@@ -34,12 +34,6 @@ RECHECK_S = 60.0
 MAX_CWD = 4096
 
 log = structlog.get_logger("memoryd.staleness")
-
-
-class CheckoutEntry(TypedDict):
-    """A root's ``checkout`` in ``status``: None until a pass resolved one."""
-
-    checkout: CheckoutFound | None
 
 
 class Staleness:
@@ -72,10 +66,10 @@ class Staleness:
         self.checker.configure(cfg.checkouts)
         self._poked.set()
 
-    def checkout_of(self, root: str) -> CheckoutEntry:
-        """``status``'s ``checkout`` entry for a root, as the last pass resolved it."""
+    def checkout_of(self, root: str) -> CheckoutFound | None:
+        """``status``'s ``checkout`` for a root, as the last pass resolved it (None until then)."""
         found = self.checker.resolutions.get(root)
-        return {"checkout": found.to_json() if found else None}
+        return found.to_json() if found else None
 
     def note_cwd(self, raw_dir: Any, cwd: str) -> None:
         """Remember the hook's ``cwd``; a new one makes the next tick re-resolve and check."""
