@@ -36,7 +36,7 @@ from memoryd.daemon.readers import Readers
 from memoryd.daemon.report_handlers import Reporter
 from memoryd.daemon.roots import RootSet
 from memoryd.daemon.staleness_handlers import Staleness
-from memoryd.daemon.watched_roots import WatchedRoots, queue_hints
+from memoryd.daemon.watched_roots import WatchedRoots
 from memoryd.daemon.watcher import Watcher
 from memoryd.daemon.writer import Writer
 from memoryd.indexer.store import IndexStore
@@ -111,8 +111,10 @@ def compose(
     readers = Readers(cfg.db_path)
     root_set = RootSet(clock)
     writer = Writer(store, on_fatal=life.fail)
+    # The watcher is built before the roots that own it, so its batches reach them
+    # through a lambda that looks `roots` up when a batch comes (after this returns).
     watcher = Watcher(
-        lambda paths, listed: queue_hints(writer, root_set.covering, paths, listed),
+        lambda paths, listed: roots.queue_hints(paths, listed),  # noqa: PLW0108
         settle=cfg.settle_ms / 1000,
     )
     roots = WatchedRoots(cfg, root_set, watcher, writer)

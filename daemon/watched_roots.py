@@ -12,7 +12,6 @@ is used) and ``watch``/``unwatch``; the SIGHUP reload through
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
 from typing import Any, cast
 
 import structlog
@@ -31,21 +30,6 @@ from memoryd.paths import escaped, name_problem
 from memoryd.replies import Watched
 
 log = structlog.get_logger("memoryd.daemon")
-
-
-def queue_hints(
-    writer: Writer, root_of: Callable[[str], str | None], paths: set[str], listed: set[str]
-) -> None:
-    """The watcher's batch as one writer job: each path re-stated, each listing compared."""
-
-    def job(store: IndexStore) -> None:
-        syncer = Syncer(store, root_of=root_of)
-        for path in sorted(paths):
-            syncer.sync_path(path)
-        for directory in sorted(listed):
-            syncer.sync_listing(directory)
-
-    writer.submit(job, hint=True)
 
 
 class WatchedRoots:
@@ -72,6 +56,18 @@ class WatchedRoots:
     def syncer(self, store: IndexStore, **options: Any) -> Syncer:
         """A :class:`Syncer` that follows symlinked files only within their own root."""
         return Syncer(store, root_of=self.root_for, **options)
+
+    def queue_hints(self, paths: set[str], listed: set[str]) -> None:
+        """The watcher's batch as one writer job: each path re-stated, each listing compared."""
+
+        def job(store: IndexStore) -> None:
+            syncer = self.syncer(store)
+            for path in sorted(paths):
+                syncer.sync_path(path)
+            for directory in sorted(listed):
+                syncer.sync_listing(directory)
+
+        self._writer.submit(job, hint=True)
 
     def restore(self, declared: list[tuple[str, Origin]]) -> None:
         """Declared roots, then the remembered ones that are still wanted (newest first)."""
