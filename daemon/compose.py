@@ -160,7 +160,7 @@ def compose(
     held = startup.gate(methods, life.ready, lambda: life.state == "ready")
     server = Server(
         listener,
-        health.guard(held, lambda: writer),
+        health.guard(held, writer),
         allowed_uid=os.getuid(),
         max_connections=cfg.max_connections,
         idle_timeout=cfg.idle_timeout,

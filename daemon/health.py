@@ -139,7 +139,7 @@ class _Writer(Protocol):
     def report_damage(self, store: IndexStore, reason: str) -> None: ...
 
 
-def guard(handlers: dict[str, Handler], writer: Callable[[], _Writer]) -> dict[str, Handler]:
+def guard(handlers: dict[str, Handler], writer: _Writer) -> dict[str, Handler]:
     """``handlers`` that answer storage trouble with ``index_unavailable``, never ``internal``.
 
     Damage a query runs into is reported to the writer, which sets the file
@@ -150,10 +150,10 @@ def guard(handlers: dict[str, Handler], writer: Callable[[], _Writer]) -> dict[s
     def guarded(name: str, handler: Handler) -> Handler:
         # dict[str, Any]: a request's params as decoded, unchecked (ipc.server.Handler).
         def answer(params: dict[str, Any]) -> Any:
-            health = writer().health
+            health = writer.health
             if name != "status" and health.state == REBUILDING:
                 _wait_rebuilt(health)
-            store = writer().store
+            store = writer.store  # read per request: a rebuild replaces it
             try:
                 return handler(params)
             except (sqlite3.Error, StoreError) as exc:
@@ -162,7 +162,7 @@ def guard(handlers: dict[str, Handler], writer: Callable[[], _Writer]) -> dict[s
                     raise
                 why = found[1] if found else str(exc)
                 if found is not None and found[0] == recovery.DAMAGED:
-                    writer().report_damage(store, why)
+                    writer.report_damage(store, why)
                     why = f"the index is damaged ({why}); it is being rebuilt from the files"
                 raise IndexUnavailable(f"{why}; retry in a few seconds", {"retry": True}) from None
 
