@@ -16,14 +16,12 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Literal, get_args
+from typing import Literal
 
 Origin = Literal["configured", "claude", "default", "serve", "watch", "request"]
 
 PERSISTED: tuple[Origin, ...] = ("request", "watch")
 """Origins stored in the index; the others come from the command line or config at start."""
-
-ORIGINS: tuple[Origin, ...] = get_args(Origin)
 
 TOUCH_RESOLUTION_S = 60.0
 """A request root's last use is recorded (and written to the index) at most this often."""
