@@ -30,9 +30,10 @@ import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from functools import lru_cache
+from itertools import chain
 
 from memoryd.select._text import terms
-from memoryd.select.analysis import FIELDS, TYPE_PREFIXES, filename_text
+from memoryd.select.analysis import FIELDS, TYPE_PREFIXES, DocTerms, filename_text
 from memoryd.select.candidates import Candidate
 
 Day = tuple[int, int, int]
@@ -177,9 +178,14 @@ def _subject(c: Candidate) -> frozenset[str]:
     its titles again.
     """
     if c.terms is not None:
-        fields = c.terms.fields[FILE], c.terms.fields[NAME]
-        return _subject_of(t for counts in fields for t in counts if t[0] != "~")
+        return _subject_of(stored_title_terms(c.terms))
     return _subject_words(f"{c.name} {filename_text(c.filename)}")
+
+
+def stored_title_terms(doc: DocTerms) -> set[str]:
+    """The terms of a memory's filename and name as its stored analysis holds them: the
+    filename's without a type prefix, and no paraphrase concepts (``~`` terms)."""
+    return {t for t in chain(doc.fields[FILE], doc.fields[NAME]) if t[0] != "~"}
 
 
 def _same_title(shared: int, a: int, b: int) -> bool:

@@ -26,12 +26,11 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from itertools import chain
 
 from memoryd.select._text import terms
 from memoryd.select.analysis import TYPE_PREFIXES, filename_text
 from memoryd.select.candidates import Candidate
-from memoryd.select.dated import FILE, NAME, ended_edges, newer_sibling_edges
+from memoryd.select.dated import ended_edges, newer_sibling_edges, stored_title_terms
 
 SUPERSEDE_MIN_OVERLAP = 0.5
 """Share of a reference's words that a memory's title must contain to be the one meant."""
@@ -189,8 +188,7 @@ def _title_words(c: Candidate) -> set[str]:
     """
     if c.terms is None:
         return set(terms(_title_text(c)))
-    fields = c.terms.fields
-    words = {t for t in chain(fields[FILE], fields[NAME]) if t[0] != "~"}
+    words = stored_title_terms(c.terms)
     stem = c.filename.removesuffix(".md")
     if filename_text(c.filename) != stem:
         words |= _term_set(stem.partition("_")[0])
