@@ -156,13 +156,15 @@ def near_duplicate_pairs(
 
     Pairs where one supersedes the other are not duplicates: the old one is stale.
     """
-    header = HeaderVectors() if vectors is None else vectors
-    return _near_duplicates(candidates, superseded_by(candidates), header)
+    return _near_duplicates(candidates, superseded_by(candidates), vectors)
 
 
 def _near_duplicates(
-    candidates: Sequence[Candidate], stale: dict[str, str | None], header: HeaderVectors
+    candidates: Sequence[Candidate], stale: dict[str, str | None], vectors: HeaderVectors | None
 ) -> list[tuple[str, str]]:
+    """:func:`_near_duplicates_of` candidates; header vectors worked out from text are kept
+    in ``vectors`` (a new, short-lived set when None)."""
+    header = HeaderVectors() if vectors is None else vectors
     return _near_duplicates_of([(c.filename, c.type, header.of(c)) for c in candidates], stale)
 
 
@@ -298,9 +300,8 @@ def compute_relations(
     set when None).
     """
     stale = superseded_by(candidates)
-    header = HeaderVectors() if vectors is None else vectors
     return Relations(
         superseded=stale,
-        near_duplicates=_near_duplicates(candidates, stale, header),
+        near_duplicates=_near_duplicates(candidates, stale, vectors),
         neighbours=neighbours(candidates),
     )
