@@ -37,9 +37,7 @@ def register(sub: Any) -> None:
         help="a tool the agent used recently (repeatable)",
     )
     s.add_argument("--limit", type=int, **described(methods.SELECT, "limit"))
-    s.add_argument(
-        "--ranker", choices=("auto", "local", "anthropic"), **described(methods.SELECT, "ranker")
-    )
+    s.add_argument("--ranker", choices=methods.RANKERS, **described(methods.SELECT, "ranker"))
     s.add_argument("--json", action="store_true")
     add_db_option(s)
     add_socket_options(s, fallback=True)

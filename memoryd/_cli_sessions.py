@@ -19,6 +19,7 @@ from memoryd._cli_common import (
 )
 from memoryd._cli_daemon import add_socket_options, daemon_or_local
 from memoryd.errors import ConfigError
+from memoryd.sessions._choices import MODES, STATUSES
 
 if TYPE_CHECKING:
     from memoryd.replies import Kept
@@ -64,8 +65,8 @@ def register(sub: Any) -> None:
     s.add_argument("--dir", required=True, **described(methods.SAVE, "dir"))
     s.add_argument("--project", type=project_slug, **described(methods.SAVE, "project"))
     s.add_argument("--session", **described(methods.SAVE, "session"))
-    s.add_argument("--mode", choices=("architect", "express"))
-    s.add_argument("--status", choices=("in-progress", "paused", "completed"))
+    s.add_argument("--mode", choices=MODES)
+    s.add_argument("--status", choices=STATUSES)
     s.add_argument(
         "--last-checkpoint", dest="last_checkpoint", **described(methods.SAVE, "last_checkpoint")
     )

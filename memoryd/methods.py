@@ -130,6 +130,9 @@ UNWATCH = Method(
     replies.UnwatchReply,
 )
 SHUTDOWN = Method("shutdown", (), replies.ShutdownReply, before_ready=True)
+RANKERS = ("auto", "local", "anthropic")
+"""The values ``select``'s ``ranker`` takes."""
+
 SELECT = Method(
     "select",
     (

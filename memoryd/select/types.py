@@ -18,13 +18,12 @@ from typing import Any
 
 from memoryd import requests as p
 from memoryd.durations import parse_duration
-from memoryd.methods import SELECT, STATS
+from memoryd.methods import RANKERS, SELECT, STATS
 from memoryd.operations import Request, directory_param
 from memoryd.replies import SelectResult
 
 MAX_QUERY = 20_000
 MAX_RESULTS = 5
-RANKERS = ("auto", "local", "anthropic")
 PARAMS = SELECT.accepts()
 MIN_TIMEOUT_MS = 1
 MAX_TIMEOUT_MS = 600_000
