@@ -86,8 +86,8 @@ class FeatureStatus(TypedDict, total=False):
     last_report: LastReport
 
 
-class StatusReply(TypedDict):
-    """What the daemon is doing; features add their entries (``report_schedule``, …)."""
+class StatusReply(FeatureStatus):
+    """What the daemon is doing; features add their entries (:class:`FeatureStatus`)."""
 
     protocol: int
     capabilities: list[str]
@@ -107,8 +107,6 @@ class StatusReply(TypedDict):
     index: IndexHealth
     connections: int
     connections_refused: int
-    report_schedule: NotRequired[ReportSchedule]
-    last_report: NotRequired[LastReport]
 
 
 class Size(TypedDict):
