@@ -63,9 +63,9 @@ class Param:
 
 
 class Method:
-    """A socket method: what it takes, what it answers, and who can answer it."""
+    """A socket method: what it takes, what it answers, and when it can be answered."""
 
-    __slots__ = ("before_ready", "capabilities", "in_process", "name", "params", "reply")
+    __slots__ = ("before_ready", "capabilities", "name", "params", "reply")
 
     def __init__(
         self,
@@ -74,7 +74,6 @@ class Method:
         reply: type,
         *,
         capabilities: tuple[str, ...] = (),
-        in_process: bool = False,
         before_ready: bool = False,
     ) -> None:
         self.name = name
@@ -82,8 +81,6 @@ class Method:
         self.reply = reply
         self.capabilities = (name, *capabilities)
         """What ``status`` announces for it: its name, then the features it brings."""
-        self.in_process = in_process
-        """Answered by the shared service, so the CLI can answer it without a daemon."""
         self.before_ready = before_ready
         """Answered during the first index; every other method waits for it to finish."""
 
@@ -112,7 +109,6 @@ LIST = Method(
     "list",
     (_dir(),),
     replies.ListReply,
-    in_process=True,
 )
 REINDEX = Method(
     "reindex",
@@ -154,13 +150,11 @@ SELECT = Method(
         "selector-telemetry",
         "select-staleness",
     ),
-    in_process=True,
 )
 STATS = Method(
     "stats",
     (Param("since", "duration", "the window, such as 7d or 24h", default="7d"),),
     replies.StatsReply,
-    in_process=True,
 )
 SAVE = Method(
     "save",
@@ -186,7 +180,6 @@ SAVE = Method(
     ),
     replies.SaveResult,
     capabilities=("session-schema-1.1", "project-case-notes"),
-    in_process=True,
 )
 LOAD_LAST = Method(
     "load_last",
@@ -196,7 +189,6 @@ LOAD_LAST = Method(
         Param("reveal_secrets", "boolean", "return credentials in the file unredacted"),
     ),
     replies.LoadLastReply,
-    in_process=True,
 )
 CONTEXT = Method(
     "context",
@@ -207,7 +199,6 @@ CONTEXT = Method(
         Param("budget_tokens", "integer", "the size limit of the brief", default=600),
     ),
     replies.ContextReply,
-    in_process=True,
 )
 REPORT = Method(
     "report",
@@ -217,13 +208,11 @@ REPORT = Method(
     ),
     replies.ReportResult,
     capabilities=("report-schedule",),
-    in_process=True,
 )
 CHECK = Method(
     "check",
     (_dir(),),
     replies.CheckResult,
-    in_process=True,
 )
 
 METHODS: dict[str, Method] = {

@@ -13,8 +13,8 @@ enters, into the typed requests of :mod:`memoryd.select.types` and
 Each method's entry from the wire is ``cmd_<method>`` (params in, reply out),
 found by name as dmypy's server finds its commands
 (:func:`memoryd.methods.handler`): the daemon's one method table takes these
-for every method :mod:`memoryd.methods` marks ``in_process``, and the CLI's
-fallback calls the same entries through :meth:`MemoryService.call`.
+for every method this service answers, and the CLI's fallback calls the same
+entries through :meth:`MemoryService.call`.
 """
 
 from __future__ import annotations

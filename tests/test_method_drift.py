@@ -174,10 +174,8 @@ def test_the_checked_session_has_every_field_a_save_sends() -> None:
 def test_one_method_table_answers_every_method_once() -> None:
     daemon_side = {n for n in methods.METHODS if methods.handler(DaemonMethods, n) is not None}
     service_side = {n for n in methods.METHODS if methods.handler(MemoryService, n) is not None}
-    in_process = {n for n, m in methods.METHODS.items() if m.in_process}
-    assert service_side == in_process
-    # The daemon answers the rest itself, and select to take the hook's cwd off.
-    assert daemon_side == (set(methods.METHODS) - in_process) | {"select"}
+    # The daemon answers what the service does not, and select to take the hook's cwd off.
+    assert service_side and daemon_side == (set(methods.METHODS) - service_side) | {"select"}
     entries = {
         n[4:] for owner in (DaemonMethods, MemoryService) for n in dir(owner) if n[:4] == "cmd_"
     }
