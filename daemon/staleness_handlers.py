@@ -72,8 +72,12 @@ class Staleness:
         return found.to_json() if found else None
 
     def note_cwd(self, raw_dir: Any, cwd: str) -> None:
-        """Remember the hook's ``cwd``; a new one makes the next tick re-resolve and check."""
-        if self.checker.note_cwd(self._roots.ensure_dir(raw_dir), cwd, self.write):
+        """Remember the hook's ``cwd``; a new one makes the next tick re-resolve and check.
+
+        The select it came with has just checked ``raw_dir`` and kept it watched:
+        only its resolution is needed here.
+        """
+        if self.checker.note_cwd(self._roots.resolve(raw_dir), cwd, self.write):
             self._poked.set()
 
     def run_pass(self, conn: sqlite3.Connection) -> None:

@@ -186,6 +186,10 @@ class WatchedRoots:
                 f"'{field}': cannot watch {raw}: {exc.strerror or exc}", {"field": field}
             ) from None
 
+    def resolve(self, raw: Any, field: str = "dir") -> str:
+        """``raw`` checked and resolved to a real directory (cached), nothing watched or touched."""
+        return self._resolved.directory(raw, field)
+
     def ensure_dir(self, raw: Any, field: str = "dir") -> str:
         """Validate a directory param; keep it watched while requests use it.
 
@@ -194,7 +198,7 @@ class WatchedRoots:
         checkout's top level are answered (with a note saying what was found)
         but not watched.
         """
-        path = self._resolved.directory(raw, field)
+        path = self.resolve(raw, field)
         root = self.root_for(path)
         if root is not None:
             touched = self._root_set.touch(root)
