@@ -10,26 +10,15 @@ BIN := $(VENV)/bin
 SUM := $(shell cksum < pyproject.toml | cut -d' ' -f1)
 RUNTIME := $(VENV)/.runtime-$(SUM)
 DEV := $(VENV)/.dev-$(SUM)
-PIP := $(BIN)/pip install --quiet --disable-pip-version-check
 
 .PHONY: serve test e2e lint typecheck pytest bench wheel-tour clean
 
-$(BIN)/python:
-	@echo "memoryd: creating the virtualenv $(VENV)"
-	@$(PYTHON) -m venv $(VENV)
+# tools/venv.sh does the set-up under one lock, so both may start at once.
+$(RUNTIME): pyproject.toml
+	@PYTHON=$(PYTHON) sh tools/venv.sh runtime $@
 
-$(RUNTIME): pyproject.toml | $(BIN)/python
-	@echo "memoryd: installing memoryd and its runtime dependencies into $(VENV)"
-	@echo "memoryd: (the first time this takes 20-90 s, depending on the network; pip is quiet until it is done)"
-	@$(PIP) -e .
-	@rm -f $(VENV)/.runtime-*
-	@touch $@
-
-$(DEV): pyproject.toml | $(BIN)/python
-	@echo "memoryd: installing memoryd with the dev tools (ruff, mypy, pytest, mcp) into $(VENV)"
-	@$(PIP) -e '.[dev]'
-	@rm -f $(VENV)/.dev-* $(VENV)/.runtime-*
-	@touch $@ $(RUNTIME)
+$(DEV): pyproject.toml
+	@PYTHON=$(PYTHON) sh tools/venv.sh dev $@
 
 serve: $(RUNTIME)
 	@echo "memoryd: starting the daemon on the default roots and examples/memory (Ctrl-C stops it)"
@@ -63,4 +52,4 @@ bench: $(DEV)
 	$(BIN)/python bench/index_bench.py
 
 clean:
-	rm -rf $(VENV) build *.egg-info .cache
+	rm -rf $(VENV) $(VENV).lock build *.egg-info .cache
