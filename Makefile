@@ -15,10 +15,10 @@ DEV := $(VENV)/.dev-$(SUM)
 
 # tools/venv.sh does the set-up under one lock, so both may start at once.
 $(RUNTIME): pyproject.toml
-	@PYTHON=$(PYTHON) sh tools/venv.sh runtime $@
+	@PYTHON=$(PYTHON) sh tools/venv.sh runtime $@ $(VENV)
 
 $(DEV): pyproject.toml
-	@PYTHON=$(PYTHON) sh tools/venv.sh dev $@
+	@PYTHON=$(PYTHON) sh tools/venv.sh dev $@ $(VENV)
 
 serve: $(RUNTIME)
 	@echo "memoryd: starting the daemon on the default roots and examples/memory (Ctrl-C stops it)"
