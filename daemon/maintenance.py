@@ -276,5 +276,6 @@ class Maintenance:
         elif watcher.returned_roots():
             self.reconcile_quietly("root-returned")
         for root in watcher.replaced_roots():
-            watcher.restart(root)
-            self.recrawl(root, "root-replaced")
+            if self._roots.get(root) is not None:  # not forgotten meanwhile
+                watcher.restart(root)
+                self.recrawl(root, "root-replaced")

@@ -78,6 +78,10 @@ def test_a_root_folder_swapped_under_the_daemon_is_watched_again(daemon: DaemonP
     root.mkdir()
     write_memory(root / "feedback_third.md", "in the third folder")
     wait_until(lambda: _listed(daemon, root) == {"feedback_third.md"}, 15, "the third folder")
+    # Moved away for good: the root is missing and empty, not watching the moved folder.
+    root.rename(root.with_name("memory.gone"))
+    wait_until(lambda: _root(daemon)["watcher"] == "missing", 15, "the root missing")
+    assert _root(daemon)["files"] == 0
 
 
 def test_a_reload_naming_slash_keeps_the_running_roots(
