@@ -8,6 +8,7 @@ every root and moves file by file.
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 from collections.abc import Callable
@@ -131,7 +132,8 @@ def test_indexing_progress_covers_every_root_file_by_file(
     # The second root's files were counted while they were indexed, not all at its end.
     assert any(3 < p["done"] < 4003 for p in during), during
     assert seen[-1] == {**seen[-1], "phase": "done", "done": 4003}
-    assert '"index.progress"' in d.log()
+    logged = [json.loads(line) for line in d.log().splitlines() if '"index.progress"' in line]
+    assert logged and {line["total"] for line in logged} == {4003}
 
 
 def _poll(d: DaemonProc, seen: list[dict[str, Any]]) -> bool:
