@@ -15,6 +15,7 @@ import os
 import signal
 import socket
 import threading
+import time
 from dataclasses import replace
 from pathlib import Path
 
@@ -25,7 +26,7 @@ from memoryd.config import Config
 from memoryd.daemon import runtime, startup, systemd
 from memoryd.daemon.compose import Parts, compose
 from memoryd.daemon.core import Where
-from memoryd.daemon.lifecycle import FATAL_EXIT, Lifecycle
+from memoryd.daemon.lifecycle import FATAL_EXIT, Lifecycle, Reload
 from memoryd.daemon.maintenance import WallClock
 from memoryd.daemon.roots import Origin
 from memoryd.indexer.recovery import open_or_recover
@@ -159,16 +160,23 @@ class Daemon:
     def reload(self) -> None:
         """SIGHUP: re-read the config file; every setting but the paths is applied.
 
-        The file is validated whole before anything changes, so a bad file
-        leaves the running configuration exactly as it was. Each part takes
+        The file is validated whole before anything changes, roots included
+        (one no folder may be, such as ``/``), so a refused file leaves the
+        running configuration and roots exactly as they were, and ``status``
+        says why it was refused. Each part takes
         its settings in its ``reconfigure``: roots added to the file are
         watched and indexed, roots taken out of it are unwatched and their
         rows dropped. ``socket`` and ``state_dir`` need a restart.
         """
         try:
             fresh = config_mod.load(self.cfg.source)
+            refused = None if self._parts is None else self._parts.roots.refused(fresh.roots)
         except Exception as exc:
-            log.error("daemon.reload_failed", error=str(exc))
+            refused = str(exc)
+        self.life.last_reload = Reload(time.time(), refused)
+        if refused is not None:
+            log.error("daemon.reload_failed", error=refused, kept="the running configuration")
+            systemd.notify("STATUS=configuration reload refused")
             return
         self.cfg = replace(
             self.cfg,

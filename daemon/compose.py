@@ -115,6 +115,7 @@ def compose(
     # through a lambda that looks `roots` up when a batch comes (after this returns).
     watcher = Watcher(
         lambda paths, listed: roots.queue_hints(paths, listed),  # noqa: PLW0108
+        on_lost=lambda root: maintenance.recrawl(root, "events-lost"),
         settle=cfg.settle_ms / 1000,
     )
     roots = WatchedRoots(cfg, root_set, watcher, writer)

@@ -29,7 +29,7 @@ from memoryd.replies import (
 )
 
 if TYPE_CHECKING:
-    from memoryd.daemon.lifecycle import DaemonState, Lifecycle
+    from memoryd.daemon.lifecycle import DaemonState, Lifecycle, Reload
     from memoryd.daemon.maintenance import Maintenance, ReconcileInfo
     from memoryd.daemon.readers import Readers
     from memoryd.daemon.roots import Origin
@@ -56,6 +56,8 @@ class RootState:
     files: int
     errors: int
     checkout: CheckoutFound | None
+    recrawls: int = 0
+    last_recrawl: ReconcileInfo | None = None
 
 
 @dataclass(frozen=True)
@@ -88,6 +90,7 @@ class Runtime:
     connections_refused: int
     index: IndexHealth
     extra: FeatureStatus
+    last_reload: Reload | None
 
 
 class Core(Protocol):
@@ -189,6 +192,7 @@ class DaemonCore:
                 forget_at = entry.last_used + self._roots.idle_seconds
             files, errors = self._root_counts(root)
             mode, note = self._watcher.mode_of(root)
+            recrawls = self._maintenance.recrawls.get(root)
             states.append(
                 RootState(
                     path=root,
@@ -199,6 +203,8 @@ class DaemonCore:
                     files=files,
                     errors=errors,
                     checkout=self._staleness.checkout_of(root),
+                    recrawls=recrawls.count if recrawls else 0,
+                    last_recrawl=recrawls.last if recrawls else None,
                 )
             )
         return states
@@ -223,6 +229,7 @@ class DaemonCore:
             connections_refused=server.refused if server else 0,
             index=self._writer.health.to_json(),
             extra=extra,
+            last_reload=self._life.last_reload,
         )
 
     def origin_of(self, root: str) -> Origin | None:

@@ -28,6 +28,7 @@ from memoryd.indexer.folders import empty_folder_note
 from memoryd.ipc.protocol import PROTOCOL_VERSION
 from memoryd.ipc.server import Handler
 from memoryd.replies import (
+    LastReconcile,
     ReindexReply,
     RootStatus,
     SelectResult,
@@ -38,12 +39,24 @@ from memoryd.replies import (
 )
 
 if TYPE_CHECKING:
+    from memoryd.daemon.maintenance import ReconcileInfo
     from memoryd.daemon.staleness_handlers import Staleness
     from memoryd.service import MemoryService
 
 
 def _iso(epoch: float | None) -> str | None:
     return None if epoch is None else queries.iso_utc(epoch)
+
+
+def _reconcile_json(rec: ReconcileInfo | None) -> LastReconcile | None:
+    if rec is None:
+        return None
+    return {
+        "at": queries.iso_utc(rec.at),
+        "reason": rec.reason,
+        "seconds": round(rec.seconds, 4),
+        "drift": rec.drift,
+    }
 
 
 def _root_json(root: RootState) -> RootStatus:
@@ -54,6 +67,8 @@ def _root_json(root: RootState) -> RootStatus:
         "watcher": root.watcher,
         "files": root.files,
         "errors": root.errors,
+        "recrawls": root.recrawls,
+        "last_recrawl": _reconcile_json(root.last_recrawl),
     }
     if root.watcher_note is not None:
         entry["watcher_note"] = root.watcher_note
@@ -84,7 +99,6 @@ class DaemonMethods:
         p.reject_unknown(params, methods.STATUS.accepts())
         core = self.core
         run = core.runtime()
-        rec = run.last_reconcile
         reply: StatusReply = {
             "protocol": PROTOCOL_VERSION,
             "capabilities": self.capabilities,
@@ -97,14 +111,7 @@ class DaemonMethods:
             "db": run.db,
             "roots": [_root_json(root) for root in core.root_states()],
             "last_event": _iso(run.last_event),
-            "last_reconcile": None
-            if rec is None
-            else {
-                "at": queries.iso_utc(rec.at),
-                "reason": rec.reason,
-                "seconds": round(rec.seconds, 4),
-                "drift": rec.drift,
-            },
+            "last_reconcile": _reconcile_json(run.last_reconcile),
             "drift_fixed_total": run.drift_fixed_total,
             "indexing": run.indexing,
             "writer_queue": run.writer_queue,
@@ -112,6 +119,13 @@ class DaemonMethods:
             "connections": run.connections,
             "connections_refused": run.connections_refused,
         }
+        if run.last_reload is not None:
+            reload = run.last_reload
+            reply["last_reload"] = {
+                "at": queries.iso_utc(reload.at),
+                "applied": reload.refused is None,
+                "reason": reload.refused,
+            }
         # Then the features' entries (report_schedule, last_report).
         return {**reply, **run.extra}
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import threading
 import time
+from dataclasses import dataclass
 from typing import Literal
 
 import structlog
@@ -21,6 +22,14 @@ DaemonState = Literal["starting", "ready", "stopping"]
 
 FATAL_EXIT = 70
 """Exit status after a fatal internal failure (EX_SOFTWARE): systemd restarts the unit."""
+
+
+@dataclass(frozen=True)
+class Reload:
+    """The last SIGHUP: when, and why its config was refused (None: applied)."""
+
+    at: float
+    refused: str | None
 
 
 class Lifecycle:
@@ -34,6 +43,7 @@ class Lifecycle:
         """Set once the first index is complete, or the daemon stops before that."""
         self.fatal: str | None = None
         """Why the daemon is stopping on its own (it then exits :data:`FATAL_EXIT`)."""
+        self.last_reload: Reload | None = None
 
     def fail(self, reason: str) -> None:
         """A part the daemon cannot run without has died: stop, and exit non-zero.

@@ -2,9 +2,12 @@
 
 A full reconcile is the same per-path decision as a watcher hint over a
 stat walk of every root, run on the writer thread (never on the main thread,
-which handles signals); it repairs whatever events were lost. The scheduler
-runs one every ``reconcile_interval``, an observer check every few seconds,
-and the systemd watchdog ping; :class:`WallClock` notices the clock being
+which handles signals); it repairs whatever events were lost. A *recrawl* is
+the same for one root, at once, when the watcher knows events were lost there
+(the kernel's queue overflowed) or its folder was replaced; ``status`` counts
+them per root. The scheduler runs a full reconcile every
+``reconcile_interval``, an observer check every second, and the systemd
+watchdog ping; :class:`WallClock` notices the clock being
 set back, after which every job is rescheduled from now.
 :meth:`Maintenance.repair` is what the writer runs after failed writes
 (daemon/health.py).
@@ -42,6 +45,14 @@ class ReconcileInfo:
     seconds: float
     drift: int
     reason: str
+
+
+@dataclass
+class Recrawls:
+    """One root's rescans since start: how many, and the last one (``drift`` once it ran)."""
+
+    count: int
+    last: ReconcileInfo
 
 
 class WallClock:
@@ -98,6 +109,8 @@ class Maintenance:
         self.drift_fixed_total = 0
         self.indexing: startup.IndexProgress | None = None
         """The first index's progress, once it has started."""
+        self.recrawls: dict[str, Recrawls] = {}
+        """Root -> its recrawls (events lost, folder replaced)."""
 
     def add_jobs(self) -> None:
         """The periodic jobs, each from a fresh trigger (so: from now)."""
@@ -221,9 +234,48 @@ class Maintenance:
         self._after_repair(store)
         log.info("daemon.repaired", drift=result.changed, seconds=round(result.seconds, 3))
 
+    def recrawl(self, root: str, reason: str) -> None:
+        """Rescan ``root`` through the writer now, without waiting (watchman's recrawl).
+
+        Called from the observer's thread when the kernel dropped events
+        (``events-lost``) and from the observer check when the root's folder
+        was replaced (``root-replaced``). Like a watcher hint, it is skipped
+        while the index cannot be written: the repair then rescans every root.
+        """
+        log.warning("watcher.recrawl", root=root, reason=reason)
+        info = ReconcileInfo(time.time(), 0.0, 0, reason)
+        previous = self.recrawls.get(root)
+        self.recrawls[root] = Recrawls((previous.count if previous else 0) + 1, info)
+
+        def job(store: IndexStore) -> None:
+            if self._roots.get(root) is None:  # forgotten meanwhile: its rows are gone
+                return
+            result = self._roots.syncer(store).sync_tree(root)
+            info.seconds, info.drift = result.seconds, result.changed
+            self.drift_fixed_total += result.changed
+            log.info(
+                "daemon.recrawled",
+                root=root,
+                reason=reason,
+                drift=result.changed,
+                seconds=round(result.seconds, 3),
+            )
+
+        self._writer.submit(job, hint=True)
+
     def check_observers(self) -> None:
-        """Every second: a dead observer, or a deleted root that exists again, recrawls."""
-        if self._watcher.dead_roots():
+        """Every second: a dead observer, or a deleted root that exists again, recrawls.
+
+        So does a root whose path names another folder than the one watched
+        (moved away, or deleted and made again): it is watched afresh (or
+        marked ``missing``) and rescanned.
+        """
+        watcher = self._watcher
+        if watcher.dead_roots():
             self.reconcile_quietly("observer-error")
-        elif self._watcher.returned_roots():
+        elif watcher.returned_roots():
             self.reconcile_quietly("root-returned")
+        for root in watcher.replaced_roots():
+            if self._roots.get(root) is not None:  # not forgotten meanwhile
+                watcher.restart(root)
+                self.recrawl(root, "root-replaced")

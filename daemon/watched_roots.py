@@ -32,6 +32,12 @@ from memoryd.replies import Watched
 log = structlog.get_logger("memoryd.daemon")
 
 
+def _refusal(root: str) -> str | None:
+    """Why ``root`` (resolved) can never be a root: a bad name, a system or too broad folder."""
+    problem = name_problem(root)
+    return f"the path {problem}" if problem else system_trees.refusal(root)
+
+
 class WatchedRoots:
     """Every root's watch, record and rows; the one place roots are added or forgotten."""
 
@@ -106,8 +112,7 @@ class WatchedRoots:
         index refuses now (full disk, held lock) leaves the root watched and
         to the writer's repair.
         """
-        problem = name_problem(root)
-        refused = f"the path {problem}" if problem else system_trees.refusal(root)
+        refused = _refusal(root)
         if refused is not None:
             log.warning("daemon.root_refused", root=escaped(root), reason=refused)
             return None
@@ -224,6 +229,19 @@ class WatchedRoots:
         entry = self._watch_new(path, raw, field, "watch")
         origin = entry.origin if entry else "none"
         return {"dir": path, "root": path, "added": covering != path, "origin": origin}
+
+    def refused(self, roots: tuple[str, ...]) -> str | None:
+        """Why a config naming ``roots`` must be refused whole (None: it may be applied).
+
+        Checked before the reload changes anything: a root no folder may be
+        (``/``, a system tree) would otherwise be skipped after the roots it
+        replaces were already forgotten, leaving nothing watched.
+        """
+        for root in roots:
+            reason = _refusal(os.path.realpath(root))
+            if reason is not None:
+                return f"roots: refusing {escaped(root)}: {reason}"
+        return None
 
     def reconfigure(self, cfg: Config) -> None:
         """SIGHUP: roots added to the config are watched and indexed, removed ones forgotten."""

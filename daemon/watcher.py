@@ -34,6 +34,7 @@ from watchdog.events import (
     DirDeletedEvent,
     DirModifiedEvent,
     DirMovedEvent,
+    EventsLostEvent,
     FileClosedEvent,
     FileCreatedEvent,
     FileDeletedEvent,
@@ -95,12 +96,15 @@ CONTENT_EVENTS: list[type[FileSystemEvent]] = [
     DirDeletedEvent,
     DirModifiedEvent,
     DirMovedEvent,
+    EventsLostEvent,
 ]
-"""The events that can change what is on disk (``FileClosedEvent`` is close-after-write).
+"""The events that can change what is on disk (``FileClosedEvent`` is close-after-write),
+and the one that says some were lost (the kernel's queue overflowed: the root is rescanned).
 
 watchdog turns this list into the inotify mask, so ``IN_OPEN`` and
 ``IN_CLOSE_NOWRITE`` are never subscribed: reading a watched folder costs the
-daemon nothing."""
+daemon nothing. ``IN_Q_OVERFLOW`` needs no subscription; a filter that did not
+list ``EventsLostEvent`` would drop it."""
 
 
 def split_batch(batch: dict[str, bool]) -> tuple[set[str], set[str]]:
@@ -117,12 +121,21 @@ def split_batch(batch: dict[str, bool]) -> tuple[set[str], set[str]]:
 
 
 class _Handler(FileSystemEventHandler):
-    def __init__(self, sink: Callable[[str, bool], None], counter: Callable[[], None]) -> None:
+    def __init__(
+        self,
+        sink: Callable[[str, bool], None],
+        counter: Callable[[], None],
+        lost: Callable[[], None],
+    ) -> None:
         self.sink = sink
         self.counter = counter
+        self.lost = lost
 
     def on_any_event(self, event: FileSystemEvent) -> None:
         self.counter()
+        if isinstance(event, EventsLostEvent):  # its path is the root's, not a change
+            self.lost()
+            return
         # "Directory modified" means the folder's entries changed; watchdog adds
         # one beside each file event, so it only asks for the names to be listed.
         listing = isinstance(event, DirModifiedEvent)
@@ -138,17 +151,21 @@ class Watcher:
     ``on_paths(paths, listed)`` gets the paths to reconcile (files, and
     directories created, moved or deleted) and, apart, the directories whose
     entries changed, whose names alone need comparing with the index.
+    ``on_lost(root)`` is called on the observer's thread when events under
+    ``root`` were lost (it must not block: it queues the root's rescan).
     """
 
     def __init__(
         self,
         on_paths: Callable[[set[str], set[str]], None],
         *,
+        on_lost: Callable[[str], None] = lambda root: None,
         settle: float = 0.05,
         polling_interval: float = 1.0,
         inotify_watches: int | None = None,
     ) -> None:
         self.on_paths = on_paths
+        self.on_lost = on_lost
         self.settle = settle
         self.polling_interval = polling_interval
         self.inotify_watches = inotify_budget() if inotify_watches is None else inotify_watches
@@ -164,6 +181,8 @@ class Watcher:
         """Mode -> the observer every root of that mode is scheduled on."""
         self._watches: dict[str, tuple[Any, Any]] = {}
         """Root -> (its observer, its watch)."""
+        self._identity: dict[str, tuple[int, int]] = {}
+        """Root -> (device, inode) of the directory its watch was set up on."""
         # Request threads add roots while scheduler jobs restart and list them;
         # every change to the watches and modes and every walk over them holds this.
         self._lock = threading.RLock()
@@ -196,7 +215,9 @@ class Watcher:
     def _add_root(self, root: str) -> WatcherMode:
         if root in self._watches:
             return self.modes[root]
-        handler = _Handler(self._hint, self._count)
+        # Taken first: a folder swapped in while the watch is set up is noticed as replaced.
+        st = os.stat(root)
+        handler = _Handler(self._hint, self._count, lambda: self.on_lost(root))
         in_use = sum(self._dirs.values())
         needed = directories_under(root)
         note = None
@@ -227,6 +248,7 @@ class Watcher:
             self.notes.pop(root, None)
             self._dirs[root] = needed
         self._watches[root] = (observer, watch)
+        self._identity[root] = (st.st_dev, st.st_ino)
         self.modes[root] = mode
         return mode
 
@@ -261,6 +283,26 @@ class Watcher:
             missing = [root for root, mode in self.modes.items() if mode == "missing"]
         return [root for root in missing if os.path.isdir(root)]
 
+    def replaced_roots(self) -> list[str]:
+        """Watched roots whose path now names another directory, or none (to watch afresh).
+
+        ``mv mem mem.bak; mkdir mem`` leaves inotify watching ``mem.bak`` under
+        the old name and nothing watching the new ``mem``; only the path's
+        device and inode say so.
+        """
+        with self._lock:
+            watched = list(self._identity.items())
+        replaced = []
+        for root, identity in watched:
+            try:
+                st = os.stat(root)
+            except OSError:
+                replaced.append(root)
+                continue
+            if (st.st_dev, st.st_ino) != identity:
+                replaced.append(root)
+        return replaced
+
     def restart(self, root: str) -> WatcherMode:
         """Watch a root afresh; a root that cannot be watched is marked ``missing``."""
         with self._lock:
@@ -284,6 +326,7 @@ class Watcher:
             self.modes.pop(root, None)
             self.notes.pop(root, None)
         self._dirs.pop(root, None)
+        self._identity.pop(root, None)
         entry = self._watches.pop(root, None)
         if entry is not None:
             observer, watch = entry

@@ -137,11 +137,16 @@ class Syncer:
         self._result = SyncResult()
 
     def sync_trees(self, roots: list[str]) -> SyncResult:
-        """Reconcile several roots; one result with the totals and the overall time."""
+        """Reconcile several roots; one result with the totals and the overall time.
+
+        Into an empty index every root is loaded (:meth:`_load_fresh`), not
+        only the first: the index stops being empty after it.
+        """
         started = time.perf_counter()
         total = SyncResult()
+        fresh = self.store.is_empty()
         for root in roots:
-            one = self.sync_tree(root)
+            one = self.sync_tree(root, fresh=fresh)
             total.added += one.added
             total.updated += one.updated
             total.removed += one.removed
@@ -153,21 +158,21 @@ class Syncer:
         total.seconds = time.perf_counter() - started
         return total
 
-    def sync_tree(self, root: str) -> SyncResult:
+    def sync_tree(self, root: str, *, fresh: bool | None = None) -> SyncResult:
         """Reconcile ``root`` and everything below it (full stat scan).
 
-        Into an empty index the tree is loaded instead (:meth:`_load_fresh`);
-        either way, a stop between directories keeps what was done so far.
+        Into an empty index (or with ``fresh``) the tree is loaded instead
+        (:meth:`_load_fresh`); either way, progress moves file by file, and a
+        stop between directories keeps what was done so far.
         """
         started = time.perf_counter()
         seen: set[str] = set()
         listed = self._listed(root, seen)
-        if self.store.is_empty():
+        if self.store.is_empty() if fresh is None else fresh:
             self._load_fresh(listed)
         else:
             for directory, disk in listed:
                 self._reconcile_dir(directory, disk)
-                self._advance(len(disk))
         if self._result.stopped:
             # Not every directory was seen: deleting the "unseen" ones' rows would be wrong.
             return self._finish(started)
@@ -269,6 +274,7 @@ class Syncer:
         stored = self.store.stats_in(directory)
         for path, st in disk.items():
             self._reconcile_one(st, path, stored.pop(path, None))
+            self._advance(1)
         for path in stored:
             self._drop(path)
 

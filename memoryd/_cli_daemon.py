@@ -238,6 +238,12 @@ def render_status(s: ShownStatus) -> str:
             f"  {r['path']}: {r['files']} files, {r['errors']} with errors, "
             f"{r['watcher']} ({origin})"
         )
+        recrawl = r.get("last_recrawl")
+        if recrawl:
+            lines.append(
+                f"    rescanned {r.get('recrawls', 0)} time(s), last {recrawl['at']} "
+                f"({recrawl['reason']}, drift {recrawl['drift']})"
+            )
     indexing = s.get("indexing")
     if indexing and indexing["phase"] == "indexing":
         lines.append(
@@ -251,6 +257,9 @@ def render_status(s: ShownStatus) -> str:
         f"last reconcile: {rec_text}; drift fixed since start: {s['drift_fixed_total']}",
         f"writer queue:   {s['writer_queue']}; connections: {s['connections']}",
     ]
+    reload = s.get("last_reload")
+    if reload and not reload["applied"]:
+        lines.append(f"last reload:    {reload['at']} refused, config kept: {reload['reason']}")
     report = s.get("last_report")
     if report:
         lines.append(f"last report:    {report.get('at')} {report.get('path')}")

@@ -25,17 +25,27 @@ class RootStatus(TypedDict):
     watcher: str
     files: int
     errors: int
+    recrawls: int
+    last_recrawl: LastReconcile | None
     watcher_note: NotRequired[str]
     checkout: NotRequired[CheckoutFound | None]
 
 
 class LastReconcile(TypedDict):
-    """The last full stat scan of every root: when, why, how long, how many files drifted."""
+    """A stat scan (of every root, or one root's recrawl): when, why, how long, files fixed."""
 
     at: str
     reason: str
     seconds: float
     drift: int
+
+
+class LastReload(TypedDict):
+    """The last SIGHUP: whether its config was applied, and why not when it was refused."""
+
+    at: str
+    applied: bool
+    reason: str | None
 
 
 class IndexingProgress(TypedDict):
@@ -107,6 +117,7 @@ class StatusReply(FeatureStatus):
     index: IndexHealth
     connections: int
     connections_refused: int
+    last_reload: NotRequired[LastReload]
 
 
 class Size(TypedDict):
