@@ -55,6 +55,17 @@ def add_settings_option(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def add_codex_config_option(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """``--config``: the Codex config file that install-mcp and uninstall-mcp edit."""
+    parser.add_argument(
+        "--config",
+        type=Path,
+        default=None,
+        help="Codex config file (default: $CODEX_HOME/config.toml or ~/.codex/config.toml)",
+    )
+    return parser
+
+
 def db_path(args: argparse.Namespace) -> Path:
     return Path(args.db) if args.db else paths.default_db()
 

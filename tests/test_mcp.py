@@ -176,8 +176,9 @@ def test_tools_answer_through_the_daemon_and_report_errors(seeded: DaemonProc) -
         assert bad.is_error and "invalid_params" in text_of(bad)
         typo = await session.call_tool("memory_select", {"query": "x", "dri": root})
         assert typo.is_error and "unknown argument(s): dri" in text_of(typo)
+        # No dir, no Claude Code, no roots: the working directory's folder, which has none.
         nodir = await session.call_tool("memory_select", {"query": "x"})
-        assert nodir.is_error and "CLAUDE_PROJECT_DIR" in text_of(nodir)
+        assert nodir.is_error and "memory directory not found" in text_of(nodir)
         seeded.stop()
         down = await session.call_tool("memory_status", {})
         assert down.is_error

@@ -135,15 +135,19 @@ def backup_copy(settings: Path) -> Path:
 
 
 def _write(settings: Path, doc: Mapping[str, object]) -> None:
-    settings.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{settings.name}.", dir=settings.parent)
+    write_text(settings, json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
+
+
+def write_text(path: Path, text: str) -> None:
+    """Replace ``path`` with ``text`` atomically, keeping its mode."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(doc, fh, indent=2, ensure_ascii=False)
-            fh.write("\n")
-        if settings.exists():
-            shutil.copymode(settings, tmp)
-        os.replace(tmp, settings)
+            fh.write(text)
+        if path.exists():
+            shutil.copymode(path, tmp)
+        os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise

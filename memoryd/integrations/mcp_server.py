@@ -24,21 +24,28 @@ the text. So both are written for the model: ``memory_select`` puts each
 memory's text in both, capped as the hook caps it (:mod:`._delivery`), and
 the daemon's bookkeeping (telemetry counts, capabilities) is left out.
 
-Under Claude Code the server knows the project (``$CLAUDE_PROJECT_DIR``) and
-the session (``$CLAUDE_CODE_SESSION_ID``): ``dir`` defaults to the project's
-memory folder as Claude Code names it, and what the session was shown is
-kept in the same record the hook keeps (:mod:`._hook_state`), so the hook
-and the tool never hand the model the same memory twice.
+Without ``dir`` a tool serves the memory folder Claude Code keeps for the
+project (:func:`memoryd.claude_folders.memory_folder`), the project being
+``$CLAUDE_PROJECT_DIR`` (set by Claude Code), else the client's first root
+(asked with ``roots/list`` when the client offers roots, again on
+``notifications/roots/list_changed``; a call waits for the answer), else the
+server's working directory (Codex starts servers in its own). Under Claude
+Code what the session (``$CLAUDE_CODE_SESSION_ID``) was shown is kept in the
+same record the hook keeps (:mod:`._hook_state`), so the hook and the tool
+never hand the model the same memory twice.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
+from collections import deque
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, NotRequired, TypedDict, cast
+from urllib.parse import unquote, urlparse
 
 from memoryd import __version__
 from memoryd._delivery import memory_block, memory_text
@@ -68,6 +75,9 @@ INSTRUCTIONS = (
     "comes with them), memory_load_last / memory_context at the start of a session to "
     "resume, and memory_save at checkpoints and at the end of a session."
 )
+
+ROOTS_CHANGED = ("notifications/initialized", "notifications/roots/list_changed")
+"""Notifications after which the client's roots are asked for (again)."""
 
 # JSON-RPC error codes.
 PARSE_ERROR = -32700
@@ -125,6 +135,7 @@ class MemoryTools:
         self._client = Client(socket, timeout=CALL_TIMEOUT_S)
         self._project = environ.get("CLAUDE_PROJECT_DIR") or None
         self._session = environ.get("CLAUDE_CODE_SESSION_ID") or None
+        self.roots: list[str] = []  # the client's file:// roots as paths, in its order
 
     def close(self) -> None:
         self._client.close()
@@ -154,12 +165,8 @@ class MemoryTools:
         given = args.get("dir")
         if isinstance(given, str) and given:
             return given
-        if self._project:
-            return str(memory_folder(self._project).directory)
-        raise ToolError(
-            "'dir' is required: this server was not started by Claude Code "
-            "($CLAUDE_PROJECT_DIR is not set), so it has no project folder to default to"
-        )
+        project = self._project or next(iter(self.roots), None) or os.getcwd()
+        return str(memory_folder(project).directory)
 
     # -- the tools ------------------------------------------------------------
 
@@ -268,16 +275,50 @@ class StdioServer:
         self.tools = tools
         self.reader = reader
         self.writer = writer
+        self._client_has_roots = False
+        self._roots_asked: str | None = None  # our roots/list's id while it is unanswered
+        self._asks = 0
+        self._held: deque[bytes] = deque()  # read while waiting for the roots; answered next
 
     def serve(self) -> None:
         """Answer messages until the client closes the stream."""
-        for line in self.reader:
+        while line := (self._held.popleft() if self._held else self.reader.readline()):
             if not line.strip():
                 continue
             reply = self.handle_line(line)
             if reply is not None:
-                self.writer.write(json.dumps(reply, ensure_ascii=False).encode("utf-8") + b"\n")
-                self.writer.flush()
+                self._send(reply)
+
+    def _send(self, message: Mapping[str, object]) -> None:
+        self.writer.write(json.dumps(message, ensure_ascii=False).encode("utf-8") + b"\n")
+        self.writer.flush()
+
+    def _ask_roots(self) -> None:
+        self._asks += 1
+        self._roots_asked = f"memoryd-roots-{self._asks}"
+        self._send({"jsonrpc": "2.0", "id": self._roots_asked, "method": "roots/list"})
+
+    def _take_roots(self, message: Mapping[str, object]) -> None:
+        """Our ``roots/list`` answered: keep its ``file://`` roots (an error leaves none)."""
+        self._roots_asked = None
+        result = message.get("result")
+        listed = result.get("roots") if isinstance(result, dict) else None
+        uris = [urlparse(str(r.get("uri"))) for r in listed or [] if isinstance(r, dict)]
+        self.tools.roots = [unquote(uri.path) for uri in uris if uri.scheme == "file"]
+
+    def _await_roots(self) -> None:
+        """Read until the roots arrive, holding back what else comes meanwhile."""
+        while self._roots_asked is not None:
+            line = self.reader.readline()
+            if not line:
+                return
+            with contextlib.suppress(ValueError):
+                message = json.loads(line)
+                answer = isinstance(message, dict) and "method" not in message
+                if answer and message.get("id") == self._roots_asked:
+                    self._take_roots(message)
+                    continue
+            self._held.append(line)
 
     def handle_line(self, line: bytes) -> RpcResult | RpcFailure | None:
         try:
@@ -287,10 +328,15 @@ class StdioServer:
         if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
             return _error(None, INVALID_REQUEST, "not a JSON-RPC 2.0 object (batches unsupported)")
         if "method" not in message:
-            return None  # a response to a request we never send
+            if self._roots_asked is not None and message.get("id") == self._roots_asked:
+                self._take_roots(message)
+            return None  # otherwise a response to a request we never sent
         method, params, msg_id = message["method"], message.get("params") or {}, message.get("id")
         if "id" not in message:
-            return None  # a notification: initialized, cancelled, ...
+            # A notification: initialized, cancelled, roots/list_changed, ...
+            if self._client_has_roots and method in ROOTS_CHANGED:
+                self._ask_roots()
+            return None
         if not isinstance(params, dict):
             return _error(msg_id, INVALID_PARAMS, "params must be an object")
         try:
@@ -302,6 +348,8 @@ class StdioServer:
         if method == "initialize":
             asked = params.get("protocolVersion")
             version = asked if asked in PROTOCOL_VERSIONS else PROTOCOL_VERSIONS[0]
+            offered = params.get("capabilities")
+            self._client_has_roots = isinstance(offered, dict) and "roots" in offered
             return {
                 "protocolVersion": version,
                 "capabilities": {"tools": {"listChanged": False}},
@@ -321,6 +369,7 @@ class StdioServer:
         if name not in BY_NAME:
             raise _RpcError(INVALID_PARAMS, f"unknown tool: {name!r}")
         args = params.get("arguments")
+        self._await_roots()
         try:
             structured, text = self.tools.call(str(name), {} if args is None else args)
         except ToolError as exc:

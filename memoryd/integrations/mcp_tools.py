@@ -49,8 +49,9 @@ _NULLABLE_STR = {"type": ["string", "null"]}
 DIR: dict[str, object] = {
     "type": "string",
     "description": (
-        "Absolute path of the memory folder. Optional under Claude Code: the project's "
-        "own folder (the one its system prompt names) is the default."
+        "Absolute path of the memory folder. Optional: the default is the folder Claude Code "
+        "keeps for the project (Claude Code's project, else the client's root, else the "
+        "server's working directory)."
     ),
 }
 PROJECT: dict[str, object] = {
