@@ -78,6 +78,8 @@ def cmd_install_claude_code(args: argparse.Namespace) -> int:
 
     settings = args.settings or install.default_settings()
     print(install.install_claude_code(settings).report(os.getcwd()))
+    if (split := install.hook_in_one_config_only()) is not None:
+        print(f"memoryd: warning: {split}", file=sys.stderr)
     return 0
 
 
