@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
@@ -29,7 +30,7 @@ from typing import Any
 
 import pytest
 from claude_cli import NEWEST, VERSION, Claude, installed
-from daemon_fixtures import DaemonProc, module_daemon, write_memory
+from daemon_fixtures import DaemonProc, module_daemon, scaled, write_memory
 from fake_messages_api import Dynamic, FakeMessagesAPI, RecordedRequest, TextAnswer, ToolUse
 from git_repo import Repo
 from hook_project import silent_daemon
@@ -293,8 +294,10 @@ def test_a_daemon_down_or_hung_adds_nothing_says_nothing_and_costs_at_most_the_b
                 attachment.get("command", "")
             ):
                 assert attachment.get("stderr", "") == "", attachment
-    # Both hooks of the run together stay within one budget of the run without them.
-    assert t_hook - t_plain <= DEFAULT_TIMEOUT, (t_hook, t_plain)
+    # Both hooks of the run together stay within one budget of the run without them (the
+    # budget stretched by the machine's load: two CLI runs' noise is not what this catches;
+    # a hook waiting out Claude Code's own timeout, or a budget per hook, is).
+    assert t_hook - t_plain <= scaled(DEFAULT_TIMEOUT), (t_hook, t_plain, os.getloadavg())
 
 
 def tool_results(request: RecordedRequest) -> list[str]:
