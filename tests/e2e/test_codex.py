@@ -10,6 +10,12 @@ the ``env_vars`` the installer wrote) asks the real daemon for the folder
 Claude Code keeps for that project; and the fake API receives the tool
 result holding the memory's text. ``uninstall-mcp codex`` then leaves the
 config byte for byte as it was.
+
+Codex's hooks take Claude Code's format: ``memoryd install-hook claude-code
+--settings $CODEX_HOME/hooks.json`` makes Codex run memoryd's hook, whose
+memory reaches the model after the prompt. (Codex runs a hook the user has
+not trusted in its ``/hooks`` screen only with ``--dangerously-bypass-hook-trust``,
+which the test passes.)
 """
 
 from __future__ import annotations
@@ -120,3 +126,44 @@ def test_a_memory_comes_back_through_codex_and_memoryds_mcp_server(
 
     assert "removed [mcp_servers.memoryd]" in memoryd(user, "uninstall-mcp", "codex")
     assert config.read_bytes() == before
+
+
+def test_memoryds_hook_in_codexs_hooks_json_adds_the_memory_after_the_prompt(
+    binary: Path, api: FakeResponsesAPI, daemon: DaemonProc, tmp_path: Path
+) -> None:
+    user = Codex(binary, tmp_path / "home", api.origin, daemon.socket)
+    user.codex_home.mkdir(parents=True)
+    (user.codex_home / "config.toml").write_text(offline_config(api.base_url))
+    hooks = user.codex_home / "hooks.json"
+    memoryd(user, "install-hook", "claude-code", "--settings", str(hooks))
+    checkout = user.home / "shop"
+    Repo(checkout)
+    memdir = memory_folder(str(checkout), user.env()).directory
+    write_memory(
+        memdir / "feedback_pytest_xdist_gotcha.md",
+        "Gotcha: pytest -n auto makes xdist workers share one test database",
+        body=f"Warning ({TOKEN}): give every xdist worker its own database suffix.",
+    )
+    api.respond(lambda body: [message("Give each worker its own database.")])
+    since = len(api.requests)
+    prompt = "Why do the pytest xdist workers clash on the test database?"
+    done, _ = user.run(
+        checkout,
+        "exec",
+        "--dangerously-bypass-hook-trust",
+        "--json",
+        "--skip-git-repo-check",
+        prompt,
+    )
+    assert done.returncode == 0, done.stderr + done.stdout
+    (request,) = api.requests[since:]
+    texts = [
+        (item.get("role"), part.get("text", ""))
+        for item in request["input"]
+        if item.get("type") == "message"
+        for part in item.get("content") or []
+    ]
+    asked = texts.index(("user", prompt))
+    added = [text for role, text in texts[asked + 1 :] if TOKEN in text]
+    assert added and f"{memdir}/feedback_pytest_xdist_gotcha.md" in added[0]
+    assert api.strays == []
