@@ -27,8 +27,9 @@ NODE_22 = "22.23.5"
 _OFFLINE_HINTS = ("ENOTFOUND", "EAI_AGAIN", "ECONNREFUSED", "ETIMEDOUT", "ECONNRESET", "network")
 
 
-def npm_install(spec: str, folder: Path, node_dir: Path | None = None) -> None:
-    """``npm install spec`` into ``folder`` (with ``node_dir``'s Node.js first on PATH)."""
+def npm_install(spec: str, folder: Path, node_dir: Path | None = None, why: str = "") -> None:
+    """``npm install spec`` into ``folder`` (with ``node_dir``'s Node.js first on PATH);
+    ``why`` says in a skip what the package was wanted for."""
     npm = shutil.which("npm")
     if npm is None:
         pytest.fail(f"npm is not on PATH: the end-to-end tests install {spec} with it")
@@ -47,7 +48,7 @@ def npm_install(spec: str, folder: Path, node_dir: Path | None = None) -> None:
     if done.returncode != 0:
         if any(hint in done.stderr for hint in _OFFLINE_HINTS):
             pytest.skip(
-                f"the npm registry cannot be reached, so {spec} is not installed:\n"
+                f"the npm registry cannot be reached, so {spec}{why} is not installed:\n"
                 f"{done.stderr.strip()[-600:]}"
             )
         pytest.fail(f"npm install {spec} failed:\n{done.stderr[-2000:]}")
@@ -104,7 +105,8 @@ def node_dir(major: int) -> Path:
     folder = CACHE / "node" / NODE_22
     found = folder / "node_modules" / package / "bin"
     if node_major(str(found / "node")) != major:
-        npm_install(f"{package}@{NODE_22}", folder)
+        wanted = f" (Node.js {major}, which a CLI under test declares; this machine has older)"
+        npm_install(f"{package}@{NODE_22}", folder, why=wanted)
     if node_major(str(found / "node")) != major:
         pytest.fail(f"{found / 'node'} from npm's {package}@{NODE_22} does not run")
     return found
