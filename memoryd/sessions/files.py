@@ -8,7 +8,8 @@ A second save of a session keeps what the first recorded and the second does
 not restate (``memoryd.sessions.merge``); ``replace`` overwrites instead.
 Writes are atomic: a temp file in the same directory, fsync, rename, fsync of
 the directory. A crash leaves either the old file or the new one, never half
-of one. Memory files are never deleted.
+of one. Saves into one folder take turns under its save lock, so a save always
+merges into the file the one before it wrote. Memory files are never deleted.
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ from memoryd.operations import (
     directory_param,
 )
 from memoryd.replies import ContextReply, Kept, LoadLastReply, SaveResult, SkippedSession
+from memoryd.sessions import _save_lock
 from memoryd.sessions.brief import ParsedSessions, SessionDoc, build_brief, unavailable_message
 from memoryd.sessions.format import (
     SCHEMA_VERSION,
@@ -184,7 +186,22 @@ def save(request: SaveRequest) -> SaveResult:
     directory, a device, a symbolic link) is ``not_a_file`` and is left as it
     is; a write the disk refuses (full, read-only) is ``unwritable``, and the
     temp file is removed, so nothing half-written remains.
+
+    Saves into one folder take turns (:mod:`memoryd.sessions._save_lock`), in
+    this process and across processes, so each merges into the file the one
+    before it wrote: no acknowledged save is lost to a concurrent one. The
+    file is on disk (fsync'd, renamed, the folder fsync'd) before this returns.
     """
+    try:
+        lock = _save_lock.acquire(request.dir)
+    except OSError as exc:
+        raise unwritable(_save_lock.lock_path(request.dir), exc, doing="lock") from None
+    with lock:
+        return _save_locked(request)
+
+
+def _save_locked(request: SaveRequest) -> SaveResult:
+    """:func:`save` with the folder's save lock held: read, merge, write, rename."""
     inp = request.session
     filename = session_filename(inp.project, inp.session)
     path = os.path.join(request.dir, filename)
