@@ -22,7 +22,8 @@ restarts), a create/delete burst (``burst``), ``rm -rf`` and recreate of a root
 (``rm-root``), hostile files and one save (``hostile``), ``--clients`` x
 ``--requests`` mixed requests (``flood``), three damaged indexes (``damaged``);
 the limits (bench/_limits.py): ``full-disk``, ``lock``, ``threads``,
-``descriptors``, ``request-roots``.
+``descriptors``, ``request-roots``; concurrent saves of one session
+(``same-session``, bench/_rel_saves.py).
 """
 
 from __future__ import annotations
@@ -47,6 +48,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import _limits
+import _rel_saves
 from _daemon import daemon_env
 
 from memoryd.errors import MemorydError
@@ -434,6 +436,7 @@ def finish(d: Daemon) -> None:
 SCENARIOS = (
     *("kill9", "burst", "rm-root", "hostile", "flood", "damaged"),
     *("full-disk", "lock", "threads", "descriptors", "request-roots"),
+    "same-session",
 )
 
 
@@ -469,6 +472,11 @@ def main(argv: list[str] | None = None) -> int:
             "threads": lambda: [_limits.thread_limit(new_daemon, workdir, limit_row)],
             "descriptors": lambda: [_limits.descriptor_limit(new_daemon, workdir, limit_row)],
             "request-roots": lambda: [_limits.request_roots(new_daemon, workdir, limit_row)],
+            "same-session": lambda: [
+                _rel_saves.same_session(
+                    new_daemon, workdir, limit_row, args.clients // 2, args.requests // 4
+                )
+            ],
         }
         chosen = args.only or SCENARIOS
         rows = [row for name in SCENARIOS if name in chosen for row in runs[name]()]
