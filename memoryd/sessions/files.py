@@ -31,6 +31,7 @@ from memoryd import requests as p
 from memoryd._sized_cache import SizedCache
 from memoryd.bounded_read import MAX_READ_BYTES, NotAFile, read_capped
 from memoryd.errors import InvalidParams, NotFound, NotRegularFile, Unwritable
+from memoryd.indexer import queries
 from memoryd.indexer.parse import content_hash, describe_os_error, parse_bytes
 from memoryd.indexer.records import KIND_SESSION
 from memoryd.indexer.secrets import redact, redact_value
@@ -43,7 +44,15 @@ from memoryd.operations import (
     SaveRequest,
     directory_param,
 )
-from memoryd.replies import ContextReply, Kept, LoadLastReply, SaveResult, SkippedSession
+from memoryd.paths import session_stamp_problem
+from memoryd.replies import (
+    CheckFinding,
+    ContextReply,
+    Kept,
+    LoadLastReply,
+    SaveResult,
+    SkippedSession,
+)
 from memoryd.sessions import _save_lock
 from memoryd.sessions.brief import ParsedSessions, SessionDoc, build_brief, unavailable_message
 from memoryd.sessions.format import (
@@ -275,16 +284,20 @@ def load_last(
 ) -> LoadLastReply:
     """The newest readable session memory for ``project`` in ``directory``, from the index.
 
+    A session stamped more than a day after ``now`` is skipped, said why, like
+    an unreadable one: it must not pass for the newest session.
     Credentials in the file are redacted in ``content`` and ``fields`` unless
     ``reveal_secrets`` asks for the file exactly as it is on disk.
     """
     rows = conn.execute(
-        "SELECT path, filename, error FROM files WHERE directory = ? AND kind = 'session' "
-        "AND project = ? ORDER BY session DESC, filename DESC",
+        "SELECT path, filename, session, error FROM files WHERE directory = ? "
+        "AND kind = 'session' AND project = ? ORDER BY session DESC, filename DESC",
         (directory, project),
     ).fetchall()
     skipped: list[SkippedSession] = []
-    for path, filename, error in rows:
+    current = now or dt.datetime.now().astimezone()
+    for path, filename, stamp, indexed_error in rows:
+        error = indexed_error or session_stamp_problem(stamp, current)
         if error is not None:
             skipped.append({"filename": filename, "reason": error})
             continue
@@ -297,9 +310,7 @@ def load_last(
         if parsed.error is not None:  # changed on disk since it was indexed
             skipped.append({"filename": filename, "reason": parsed.error})
             continue
-        line, hours = resume_line(
-            project, parsed.meta, now or dt.datetime.now().astimezone(), filename=filename
-        )
+        line, hours = resume_line(project, parsed.meta, current, filename=filename)
         # A file over the cap is answered with its first MiB (a character cut at the end dropped).
         content = data.decode("utf-8", errors="ignore" if truncated else "strict")
         fields = parsed.meta
@@ -374,7 +385,8 @@ def context(
             sql += " AND project = ?"
             args += (project,)
         rows = conn.execute(sql + " ORDER BY session", args)
-        for path, filename, proj, session, error, digest in rows:
+        for path, filename, proj, session, indexed_error, digest in rows:
+            error = indexed_error or session_stamp_problem(session)
             body, reason = caches.texts.read(path, digest) if error is None else (None, None)
             docs.append(
                 SessionDoc(
@@ -399,6 +411,18 @@ def context(
         )
         brief["projects"] = known
     return brief
+
+
+def stamp_findings(conn: sqlite3.Connection, directory: str) -> list[CheckFinding]:
+    """Session files in or below ``directory`` whose stamp is left out of "the newest session"."""
+    now = dt.datetime.now().astimezone()
+    found: list[CheckFinding] = []
+    for f in queries.files_under(conn, directory):
+        if f.kind == KIND_SESSION and f.session is not None:
+            problem = session_stamp_problem(f.session, now)
+            if problem is not None:
+                found.append({"filename": f.filename, "path": f.path, "problem": problem})
+    return found
 
 
 def _projects_in(conn: sqlite3.Connection, directories: Sequence[str]) -> list[str]:
