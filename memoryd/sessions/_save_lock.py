@@ -3,10 +3,10 @@
 A save reads the session file, merges the new save into it, writes a temp
 file and renames it over. Two saves doing that at once each merge into the
 file the other is about to replace, and the first rename's entries are lost.
-:func:`held` serialises them: an in-process lock per folder (striped), then
-``flock(LOCK_EX)`` on ``.memoryd-save.lock`` in the folder itself, so the
-daemon's request threads, an in-process ``memoryd save`` and a second
-daemon or state directory all agree, whatever their environment.
+:func:`acquire` serialises them: an in-process lock per folder (striped),
+then ``flock(LOCK_EX)`` on ``.memoryd-save.lock`` in the folder itself, so
+the daemon's request threads, an in-process ``memoryd save`` and another
+daemon (another state directory, another environment) all agree.
 
 The lock file is opened without following a symbolic link and must be a
 regular file; it is never removed (a holder may be using it), and a lock
@@ -90,6 +90,8 @@ def _locked(path: str, deadline: float, wait_s: float) -> int:
             os.close(fd)
             raise
         os.close(fd)  # replaced or removed while we waited: lock the file there now
+        if time.monotonic() > deadline:
+            raise _busy(path, wait_s)
 
 
 def _open(path: str) -> int:
@@ -104,8 +106,9 @@ def _open(path: str) -> int:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
             raise _not_a_file(path, "not a regular file")
-        if info.st_uid == os.getuid():
-            os.fchmod(fd, _mode_for(os.path.dirname(path)))
+        wanted = _mode_for(os.path.dirname(path))
+        if info.st_uid == os.getuid() and stat.S_IMODE(info.st_mode) != wanted:
+            os.fchmod(fd, wanted)
     except BaseException:
         os.close(fd)
         raise
