@@ -19,7 +19,8 @@ from pathlib import Path
 import pytest
 from daemon_fixtures import DaemonProc
 
-from memoryd.errors import Busy, NotRegularFile
+from memoryd.bounded_read import MAX_READ_BYTES
+from memoryd.errors import Busy, InvalidParams, NotRegularFile
 from memoryd.sessions import _save_lock
 from memoryd.sessions import files as session_io
 
@@ -157,3 +158,31 @@ def test_a_lock_held_elsewhere_is_busy_and_nothing_is_written(
     assert session_text(folder) == before
     session_io.save(session_io.parse_save(params(folder, "second")))
     assert missing(session_text(folder), ["first", "second"]) == []
+
+
+def test_a_save_that_would_outgrow_the_read_cap_is_refused_whole(tmp_path: Path) -> None:
+    """The merge reads the file it replaces; past the read cap it would drop the file's end."""
+    folder = tmp_path / "memory"
+    folder.mkdir()
+
+    def save(decision: str, **more: object) -> object:
+        return session_io.save(session_io.parse_save({**params(folder, decision), **more}))
+
+    first = "first " + "a" * 700_000
+    save(first)
+    before = session_text(folder)
+    big = "second " + "b" * 500_000
+    with pytest.raises(InvalidParams) as refused:
+        save(big)
+    assert "nothing was written" in refused.value.message
+    assert session_text(folder) == before  # an acknowledged save is never cut short
+    save("third")
+    assert missing(session_text(folder), [first, "third"]) == []
+
+    # A file already over the cap (written by hand): merging is refused, replacing is not.
+    path = folder / f"{SESSION}-{PROJECT}.md"
+    path.write_text(before + "- " + "c" * MAX_READ_BYTES + "\n", encoding="utf-8")
+    with pytest.raises(InvalidParams):
+        save("fourth")
+    save("fifth", replace=True)
+    assert missing(session_text(folder), ["fifth"]) == [] and first not in session_text(folder)

@@ -218,14 +218,17 @@ def _save_locked(request: SaveRequest) -> SaveResult:
     kept: Kept | None = None
     created = not os.path.lexists(path)
     if not created:
-        previous, data = _previous_session(path)
+        previous, data = _previous_session(path, merging=not request.replace)
         if previous is not None and not request.replace:
             earlier = session_input_from_file(
                 filename, previous, data.decode("utf-8", errors="replace")
             )
             inp, kept = merge(inp, earlier)
     text = render_session(inp, previous)
-    written = parse_bytes(text.encode(), KIND_SESSION)
+    encoded = text.encode()
+    if len(encoded) > MAX_READ_BYTES:
+        raise _over_read_cap(path, f"this save would make it {len(encoded):,} bytes, more than")
+    written = parse_bytes(encoded, KIND_SESSION)
     if written.error is not None:  # a bug in render_session, never user input
         raise RuntimeError(f"refusing to write an unreadable session file: {written.error}")
     try:
@@ -243,8 +246,12 @@ def _save_locked(request: SaveRequest) -> SaveResult:
     }
 
 
-def _previous_session(path: str) -> tuple[Mapping[str, object] | None, bytes]:
-    """The fields (None when they do not parse) and bytes of the session file ``save`` replaces."""
+def _previous_session(path: str, *, merging: bool) -> tuple[Mapping[str, object] | None, bytes]:
+    """The fields (None when they do not parse) and bytes of the session file ``save`` replaces.
+
+    A file over the read cap cannot be merged into without dropping its end:
+    that save is refused (``replace`` still overwrites it).
+    """
     try:
         data, truncated = read_capped(path, follow=False)
     except NotAFile as exc:
@@ -255,8 +262,21 @@ def _previous_session(path: str) -> tuple[Mapping[str, object] | None, bytes]:
         ) from None
     except OSError as exc:
         raise unwritable(path, exc, doing="read the session file it would replace") from None
+    if truncated and merging:
+        raise _over_read_cap(path, "it is already bigger than")
     old = parse_bytes(data, KIND_SESSION, truncated=truncated)
     return (old.meta if old.error is None else None), data
+
+
+def _over_read_cap(path: str, how: str) -> InvalidParams:
+    """A save that would leave a session file memoryd can only read the start of."""
+    cap = MAX_READ_BYTES // 1024
+    return InvalidParams(
+        f"cannot save into {path}: {how} the {cap} KiB memoryd reads of a session file, "
+        "and a later save would drop what lies past that; nothing was written "
+        "(save under a new session, or shorten this save)",
+        {"field": "session", "path": path, "limit_bytes": MAX_READ_BYTES},
+    )
 
 
 def unwritable(path: str, exc: OSError, *, doing: str = "write") -> Unwritable:
