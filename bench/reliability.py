@@ -23,7 +23,8 @@ restarts), a create/delete burst (``burst``), ``rm -rf`` and recreate of a root
 ``--requests`` mixed requests (``flood``), three damaged indexes (``damaged``);
 the limits (bench/_limits.py): ``full-disk``, ``lock``, ``threads``,
 ``descriptors``, ``request-roots``; the watcher (bench/_rel_watch.py):
-``overflow``, ``swap-root``.
+``overflow``, ``swap-root``; concurrent saves of one session (``same-session``,
+bench/_rel_saves.py).
 """
 
 from __future__ import annotations
@@ -49,6 +50,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import _limits
 import _rel_watch
+import _rel_saves
 from _daemon import daemon_env
 
 from memoryd.errors import MemorydError
@@ -437,6 +439,7 @@ SCENARIOS = (
     *("kill9", "burst", "rm-root", "hostile", "flood", "damaged"),
     *("full-disk", "lock", "threads", "descriptors", "request-roots"),
     *("overflow", "swap-root"),
+    "same-session",
 )
 
 
@@ -474,6 +477,11 @@ def main(argv: list[str] | None = None) -> int:
             "request-roots": lambda: [_limits.request_roots(new_daemon, workdir, limit_row)],
             "overflow": lambda: [_rel_watch.overflow(new_daemon, workdir, limit_row)],
             "swap-root": lambda: [_rel_watch.swap_root(new_daemon, workdir, limit_row)],
+            "same-session": lambda: [
+                _rel_saves.same_session(
+                    new_daemon, workdir, limit_row, args.clients // 2, args.requests // 4
+                )
+            ],
         }
         chosen = args.only or SCENARIOS
         rows = [row for name in SCENARIOS if name in chosen for row in runs[name]()]

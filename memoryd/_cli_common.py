@@ -41,7 +41,8 @@ def add_db_option(parser: argparse.ArgumentParser) -> None:
         "--db",
         type=Path,
         default=None,
-        help="index database (default: $MEMORYD_DB or $XDG_STATE_HOME/memoryd/index.db)",
+        help="run in-process on this index database, asking no daemon "
+        "(default: the daemon's; without one, $MEMORYD_DB or $XDG_STATE_HOME/memoryd/index.db)",
     )
 
 

@@ -431,11 +431,20 @@ class CheckedMemory(TypedDict):
     staleness: Verdict | None
 
 
+class CheckFinding(TypedDict):
+    """A file ``check`` found wrong in itself (not in what it cites), and what is wrong."""
+
+    filename: str
+    path: str
+    problem: str
+
+
 class CheckResult(TypedDict):
-    """Each citing memory's verdict under a folder, and how many are stale."""
+    """Each citing memory's verdict under a folder, how many are stale, and files found wrong."""
 
     dir: str
     folders: list[CheckedFolder]
     memories: list[CheckedMemory]
     citing: int
     stale: int
+    findings: NotRequired[list[CheckFinding]]

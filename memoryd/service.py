@@ -363,7 +363,12 @@ class MemoryService:
         return self.check(parse_folder(params, CheckRequest))
 
     def check(self, request: CheckRequest) -> CheckResult:
-        """Re-check every citing memory in or below ``dir`` against its checkout now."""
+        """Re-check every citing memory in or below ``dir`` against its checkout now.
+
+        Session files whose stamp is more than a day ahead come back as ``findings``.
+        """
         directory = self.index.directory(request.dir)
         write: Write = self.index.write
-        return check_tree(self.checker, self.index.reader(), directory, write)
+        result = check_tree(self.checker, self.index.reader(), directory, write)
+        findings = sessions.stamp_findings(self.index.reader(), directory)
+        return {**result, "findings": findings} if findings else result
