@@ -49,8 +49,8 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import _limits
-import _rel_watch
 import _rel_saves
+import _rel_watch
 from _daemon import daemon_env
 
 from memoryd.errors import MemorydError
