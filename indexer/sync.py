@@ -38,8 +38,8 @@ _STABLE_READS = 3
 """How many times a file that changes while being read is read again."""
 
 
-def read_file(st: FileStat) -> tuple[FileStat, ParsedFile]:
-    """Read and parse ``st.path``; the stat returned is one taken after the read.
+def read_file(st: FileStat, within: str | None = None) -> tuple[FileStat, ParsedFile]:
+    """Read and parse ``st.path`` (see :func:`parse_file`); the stat returned is taken after.
 
     A file still being written can grow between the stat and the read; storing
     the earlier stat would keep the size seen mid-write until the next
@@ -53,7 +53,7 @@ def read_file(st: FileStat) -> tuple[FileStat, ParsedFile]:
         )
         return st, error
     for _ in range(_STABLE_READS):
-        parsed = parse_file(st.path, st.filename, st.size)
+        parsed = parse_file(st.path, st.filename, st.size, within)
         if _unchanged(st):
             break
         after = stat_path(st.path)
@@ -161,24 +161,26 @@ class Syncer:
         """
         started = time.perf_counter()
         seen: set[str] = set()
-        listed = self._listed(root, seen)
+        boundary = self._boundary(root, root)
+        listed = self._listed(root, seen, boundary)
         if self.store.is_empty():
-            self._load_fresh(listed)
+            self._load_fresh(listed, boundary)
         else:
             for directory, disk in listed:
-                self._reconcile_dir(directory, disk)
+                self._reconcile_dir(directory, disk, boundary)
                 self._advance(len(disk))
         if self._result.stopped:
             # Not every directory was seen: deleting the "unseen" ones' rows would be wrong.
             return self._finish(started)
         for directory in self.store.directories_under(root):
             if directory not in seen:
-                self._reconcile_dir(directory, {})
+                self._reconcile_dir(directory, {}, boundary)
         return self._finish(started)
 
-    def _listed(self, root: str, seen: set[str]) -> Iterator[tuple[str, dict[str, FileStat]]]:
+    def _listed(
+        self, root: str, seen: set[str], boundary: str
+    ) -> Iterator[tuple[str, dict[str, FileStat]]]:
         """Each directory of the tree with its files' stats, until the caller is told to stop."""
-        boundary = self._boundary(root, root)
         for directory, entries in walk_dirs(root):
             if self.should_stop():
                 self._result.stopped = True
@@ -194,13 +196,14 @@ class Syncer:
             self._flush()
             return self.sync_tree(path)
         key = escaped(path)
+        boundary = self._boundary(path, os.path.dirname(path))
         if is_memory_filename(os.path.basename(path)):
-            st = stat_path(path, self._boundary(path, os.path.dirname(path)))
-            self._reconcile_one(st, key, self.store.stat_of(key))
+            st = stat_path(path, boundary)
+            self._reconcile_one(st, key, self.store.stat_of(key), boundary)
         # A vanished directory: drop everything that was indexed below it.
         if not os.path.lexists(path):
             for directory in self.store.directories_under(key):
-                self._reconcile_dir(directory, {})
+                self._reconcile_dir(directory, {}, boundary)
         return self._finish(started)
 
     def sync_listing(self, directory: str) -> SyncResult:
@@ -229,7 +232,7 @@ class Syncer:
         stored = self.store.paths_in(escaped(directory))
         boundary = self._boundary(directory, directory)
         for key in sorted(on_disk.keys() - stored):
-            self._reconcile_one(stat_path(on_disk[key], boundary), key, None)
+            self._reconcile_one(stat_path(on_disk[key], boundary), key, None, boundary)
         for path in stored - on_disk.keys():
             self._drop(path)
         return self._finish(started)
@@ -238,7 +241,7 @@ class Syncer:
         """The real path of the root ``path`` is under (``fallback`` when no root covers it)."""
         return os.path.realpath(self.root_of(path) or fallback)
 
-    def _load_fresh(self, listed: Iterable[tuple[str, dict[str, FileStat]]]) -> None:
+    def _load_fresh(self, listed: Iterable[tuple[str, dict[str, FileStat]]], within: str) -> None:
         """Index a tree into an empty index: no row to compare with, one full-text build.
 
         The rows are built as the store inserts them, inside its transaction,
@@ -252,7 +255,7 @@ class Syncer:
                 for st in disk.values():
                     self._result.added += 1
                     self._advance(1)
-                    yield self.store.row(*read_file(st), now)
+                    yield self.store.row(*read_file(st, within), now)
 
         pending = rows()
         first = next(pending, None)
@@ -265,10 +268,10 @@ class Syncer:
 
     # -- planning ---------------------------------------------------------
 
-    def _reconcile_dir(self, directory: str, disk: dict[str, FileStat]) -> None:
+    def _reconcile_dir(self, directory: str, disk: dict[str, FileStat], within: str) -> None:
         stored = self.store.stats_in(directory)
         for path, st in disk.items():
-            self._reconcile_one(st, path, stored.pop(path, None))
+            self._reconcile_one(st, path, stored.pop(path, None), within)
         for path in stored:
             self._drop(path)
 
@@ -276,7 +279,10 @@ class Syncer:
         self._queue(Delete(path))
         self._result.removed += 1
 
-    def _reconcile_one(self, st: FileStat | None, path: str, old: StoredStat | None) -> None:
+    def _reconcile_one(
+        self, st: FileStat | None, path: str, old: StoredStat | None, within: str
+    ) -> None:
+        """Bring one row in line with the disk; content is read only inside ``within``."""
         res = self._result
         if st is None:
             if old is not None:
@@ -286,7 +292,7 @@ class Syncer:
         if old is not None and not retry and st.signature == old.signature:
             res.unchanged += 1
             return
-        st, parsed = read_file(st)
+        st, parsed = read_file(st, within)
         if old is None:
             self._queue(Upsert(st, parsed))
             res.added += 1

@@ -193,7 +193,7 @@ class MemoryTools:
         shown: list[dict[str, object]] = []
         for entry in reply["selected"]:
             try:
-                memory: str | None = memory_text(entry["path"])
+                memory: str | None = memory_text(entry["path"], os.path.realpath(directory))
             except OSError:
                 memory = None
             shown.append({**entry, "text": memory})
