@@ -47,6 +47,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import _limits
+import _rel_symlink
 from _daemon import daemon_env
 
 from memoryd.errors import MemorydError
@@ -434,6 +435,7 @@ def finish(d: Daemon) -> None:
 SCENARIOS = (
     *("kill9", "burst", "rm-root", "hostile", "flood", "damaged"),
     *("full-disk", "lock", "threads", "descriptors", "request-roots"),
+    "symlink-race",
 )
 
 
@@ -469,6 +471,7 @@ def main(argv: list[str] | None = None) -> int:
             "threads": lambda: [_limits.thread_limit(new_daemon, workdir, limit_row)],
             "descriptors": lambda: [_limits.descriptor_limit(new_daemon, workdir, limit_row)],
             "request-roots": lambda: [_limits.request_roots(new_daemon, workdir, limit_row)],
+            "symlink-race": lambda: [_rel_symlink.symlink_race(new_daemon, workdir, limit_row)],
         }
         chosen = args.only or SCENARIOS
         rows = [row for name in SCENARIOS if name in chosen for row in runs[name]()]
