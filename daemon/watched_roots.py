@@ -23,7 +23,7 @@ from memoryd.daemon.watcher import Watcher
 from memoryd.daemon.writer import Writer
 from memoryd.errors import InvalidParams
 from memoryd.indexer import recovery
-from memoryd.indexer.folders import holds_memory_files
+from memoryd.indexer.folders import is_memory_folder
 from memoryd.indexer.store import IndexStore
 from memoryd.indexer.sync import Syncer
 from memoryd.paths import escaped, name_problem
@@ -194,9 +194,10 @@ class WatchedRoots:
         """Validate a directory param; keep it watched while requests use it.
 
         A folder outside every root becomes a ``request`` root only when it
-        holds memory files itself: an empty folder, a typo'd parent or a
-        checkout's top level are answered (with a note saying what was found)
-        but not watched.
+        is a memory folder itself (:func:`~memoryd.indexer.folders.is_memory_folder`):
+        an empty folder, a typo'd parent or a checkout's top level (a README is
+        no memory) are answered (with a note saying what was found) but not
+        watched.
         """
         path = self.resolve(raw, field)
         root = self.root_for(path)
@@ -209,7 +210,7 @@ class WatchedRoots:
                 )
             return path
         self.refuse_too_broad(path, field)
-        if holds_memory_files(path):
+        if is_memory_folder(path):
             self._watch_new(path, raw, field, "request")
         return path
 

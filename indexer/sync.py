@@ -27,7 +27,13 @@ from typing import Protocol
 from memoryd.indexer.parse import classify, parse_file
 from memoryd.indexer.records import ERROR_READ, FileStat, ParsedFile
 from memoryd.indexer.rows import Row
-from memoryd.indexer.scanner import is_memory_filename, stat_entry, stat_path, walk_dirs
+from memoryd.indexer.scanner import (
+    is_memory_filename,
+    skipped_below,
+    stat_entry,
+    stat_path,
+    walk_dirs,
+)
 from memoryd.indexer.store import Change, Delete, IndexStore, StoredStat, Touch, Upsert
 from memoryd.paths import escaped
 from memoryd.replies import ParseFailure, SyncCounts
@@ -190,18 +196,24 @@ class Syncer:
             yield key, {st.path: st for st in (stat_entry(e, directory, boundary) for e in entries)}
 
     def sync_path(self, path: str) -> SyncResult:
-        """Reconcile one path a watcher reported: a file, a directory, or nothing."""
+        """Reconcile one path a watcher reported: a file, a directory, or nothing.
+
+        A path in a directory the scan skips below its root (``node_modules``,
+        a virtualenv...) counts as nothing: it is neither walked nor indexed.
+        """
         started = time.perf_counter()
-        if os.path.isdir(path) and not os.path.islink(path):
+        root = self.root_of(path)
+        skipped = root is not None and skipped_below(root, path)
+        if not skipped and os.path.isdir(path) and not os.path.islink(path):
             self._flush()
             return self.sync_tree(path)
         key = escaped(path)
         boundary = self._boundary(path, os.path.dirname(path))
         if is_memory_filename(os.path.basename(path)):
-            st = stat_path(path, boundary)
+            st = None if skipped else stat_path(path, boundary)
             self._reconcile_one(st, key, self.store.stat_of(key), boundary)
-        # A vanished directory: drop everything that was indexed below it.
-        if not os.path.lexists(path):
+        # A vanished (or skipped) directory: drop everything that was indexed below it.
+        if skipped or not os.path.lexists(path):
             for directory in self.store.directories_under(key):
                 self._reconcile_dir(directory, {}, boundary)
         return self._finish(started)
@@ -220,6 +232,9 @@ class Syncer:
         the full treatment.
         """
         started = time.perf_counter()
+        root = self.root_of(directory)
+        if root is not None and skipped_below(root, directory):
+            return self.sync_path(directory)
         try:
             with os.scandir(directory) as it:
                 on_disk = {
