@@ -83,9 +83,10 @@ class WatchedRoots:
                 self.root_for(path) is None
                 and os.path.isdir(path)
                 and not (origin == "request" and now - last_used > self.idle_seconds)
+                and (origin != "request" or is_memory_folder(path))
             ):
                 self.add(path, origin, last_used=last_used, wait=False)
-            else:  # idle, gone, or now inside a declared root
+            else:  # idle, gone, now inside a declared root, or no memory folder (any more)
                 self.forget(path, reason="restart")
 
     def add(

@@ -10,12 +10,15 @@ the daemon's ``/proc/PID/fdinfo``.
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Callable
 from pathlib import Path
 
 from daemon_fixtures import DaemonProc, wait_until, write_memory
 
 from memoryd.indexer.folders import is_memory_folder
+from memoryd.indexer.store import IndexStore
+from memoryd.select.analysis import TERM_ANALYSIS
 
 PACKAGES = 40
 HEADER = "---\ntitle: a package doc\n---\nSee the API.\n"
@@ -124,3 +127,23 @@ def test_a_roots_dependency_trees_are_neither_indexed_nor_watched(
     # venv2 got its watch before pyvenv.cfg was there, as a new directory does; lib/ did not.
     assert inotify_watches(pid_of(d)) <= 3
     assert os.path.isdir(late)
+
+
+def test_a_checkout_top_remembered_as_a_request_root_is_dropped_at_start(
+    make_daemon: Callable[..., DaemonProc], tmp_path: Path
+) -> None:
+    """A root an older daemon stored for a checkout's top is not watched again."""
+    top = tmp_path / "checkout"
+    fake_checkout(top)
+    memories = tmp_path / "kept"
+    write_memory(memories / "feedback_kept.md", "a real request root")
+    d = make_daemon(start=False)
+    d.db.parent.mkdir(parents=True, exist_ok=True)
+    store = IndexStore(d.db, TERM_ANALYSIS)
+    try:
+        store.save_root(str(top), "request", time.time())
+        store.save_root(str(memories), "request", time.time())
+    finally:
+        store.close()
+    d.start()
+    assert {r["path"] for r in d.call("status")["roots"]} == {str(d.roots[0]), str(memories)}
