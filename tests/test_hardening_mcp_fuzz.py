@@ -116,6 +116,7 @@ def garbage(rng: random.Random) -> bytes:
             b'"just a string"',
             b"[]",
             b"null",
+            b'{"jsonrpc":"2.0","id":"huge","method":"ping","pad":"' + b"x" * 3_000_000 + b'"}',
         ]
     )
 
@@ -217,6 +218,7 @@ def test_the_reported_killers_are_answered(tmp_path: Path) -> None:
         ("memory_select", {"query": "x", "limit": 9}, "'limit' must be at most 5"),
     ]
     lines = [b"[" * 100_000, encoded({"jsonrpc": "2.0", "id": "\ud800", "method": "ping"})]
+    lines.append(b'{"jsonrpc":"2.0","id":9,"method":"ping","pad":"' + b"x" * 3_000_000 + b'"}')
     for n, (tool, args, _text) in enumerate(calls):
         params = {"name": tool, "arguments": args}
         lines.append(encoded({"jsonrpc": "2.0", "id": n, "method": "tools/call", "params": params}))
@@ -231,8 +233,9 @@ def test_the_reported_killers_are_answered(tmp_path: Path) -> None:
     )
     assert proc.returncode == 0 and proc.stderr == b""
     replies = [json.loads(line) for line in proc.stdout.splitlines()]
-    assert [r.get("error", {}).get("code") for r in replies[:2]] == [-32700, -32600]
-    assert [r["id"] for r in replies[:2]] == [None, None]
-    for reply, (_tool, _args, text) in zip(replies[2:], calls, strict=True):
+    assert [r.get("error", {}).get("code") for r in replies[:3]] == [-32700, -32600, -32600]
+    assert [r["id"] for r in replies[:3]] == [None, None, None]
+    assert "longer than" in replies[2]["error"]["message"]
+    for reply, (_tool, _args, text) in zip(replies[3:], calls, strict=True):
         assert reply["result"]["isError"] is True
         assert text in reply["result"]["content"][0]["text"], reply

@@ -36,7 +36,7 @@ from __future__ import annotations
 import json
 import os
 import sys
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, NotRequired, TypedDict, cast
 
@@ -48,7 +48,7 @@ from memoryd.integrations._hook_state import SessionState
 from memoryd.integrations.mcp_schema import ArgumentError, check
 from memoryd.integrations.mcp_tools import BY_NAME, TOOLS
 from memoryd.ipc.client import Client
-from memoryd.ipc.protocol import encode
+from memoryd.ipc.protocol import MAX_LINE_BYTES, encode
 
 if TYPE_CHECKING:
     from memoryd.replies import (
@@ -62,6 +62,8 @@ if TYPE_CHECKING:
 PROTOCOL_VERSIONS = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
 """The handshake-era versions this server speaks, newest first."""
 CALL_TIMEOUT_S = 60.0
+MAX_MESSAGE_BYTES = 2 * MAX_LINE_BYTES
+"""A longer message is refused unread: the daemon takes at most ``MAX_LINE_BYTES`` per request."""
 SELECT_BOOKKEEPING = ("excluded", "dropped_unknown", "latency_ms")
 """Fields of a ``select`` answer that are telemetry, not for the model (``memoryd stats``)."""
 INSTRUCTIONS = (
@@ -262,16 +264,31 @@ class StdioServer:
 
     def serve(self) -> None:
         """Answer messages until the client closes the stream; no message can end it."""
-        for line in self.reader:
-            if not line.strip():
+        for line in self._lines():
+            if line is None:
+                reply: RpcResult | RpcFailure | None = _error(
+                    None, INVALID_REQUEST, f"message longer than {MAX_MESSAGE_BYTES} bytes"
+                )
+            elif not line.strip():
                 continue
-            try:
-                reply = self.handle_line(line)
-            except Exception as exc:  # a defect here must cost one answer, not the session
-                reply = _error(None, INTERNAL_ERROR, f"memoryd mcp: internal error: {exc!r}")
+            else:
+                try:
+                    reply = self.handle_line(line)
+                except Exception as exc:  # a defect here must cost one answer, not the session
+                    reply = _error(None, INTERNAL_ERROR, f"memoryd mcp: internal error: {exc!r}")
             if reply is not None:
                 self.writer.write(encode(reply))
                 self.writer.flush()
+
+    def _lines(self) -> Iterator[bytes | None]:
+        """Each message line; None for one over :data:`MAX_MESSAGE_BYTES` (read past, not kept)."""
+        while line := self.reader.readline(MAX_MESSAGE_BYTES + 1):
+            if len(line) <= MAX_MESSAGE_BYTES or line.endswith(b"\n"):
+                yield line
+                continue
+            while line and not line.endswith(b"\n"):
+                line = self.reader.readline(MAX_MESSAGE_BYTES)
+            yield None
 
     def handle_line(self, line: bytes) -> RpcResult | RpcFailure | None:
         try:
