@@ -17,7 +17,10 @@ Every tool sends its request through one persistent
 :class:`memoryd.ipc.client.Client`, so the warm daemon does the work; this
 server never starts a daemon. A daemon that is not running, bad arguments and
 any error the daemon answers with come back as tool errors (``isError``)
-whose text tells the agent what happened. Each result carries the answer as
+whose text tells the agent what happened; arguments are checked against the
+tool's own input schema (:mod:`.mcp_schema`) before any is used. A message
+that is not valid JSON-RPC gets its JSON-RPC error (``id`` null when it has
+no usable id), and no message ends the session. Each result carries the answer as
 ``structuredContent`` and a short text summary. Claude Code (2.1) hands the
 model the structured result as JSON and drops the text; other clients show
 the text. So both are written for the model: ``memory_select`` puts each
