@@ -24,7 +24,7 @@ restarts), a create/delete burst (``burst``), ``rm -rf`` and recreate of a root
 the limits (bench/_limits.py): ``full-disk``, ``lock``, ``threads``,
 ``descriptors``, ``request-roots``; the watcher (bench/_rel_watch.py):
 ``overflow``, ``swap-root``; concurrent saves of one session (``same-session``,
-bench/_rel_saves.py).
+bench/_rel_saves.py); a memory swapped for an outside link (``symlink-race``).
 """
 
 from __future__ import annotations
@@ -50,6 +50,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import _limits
 import _rel_saves
+import _rel_symlink
 import _rel_watch
 from _daemon import daemon_env
 
@@ -440,6 +441,7 @@ SCENARIOS = (
     *("full-disk", "lock", "threads", "descriptors", "request-roots"),
     *("overflow", "swap-root"),
     "same-session",
+    "symlink-race",
 )
 
 
@@ -482,6 +484,7 @@ def main(argv: list[str] | None = None) -> int:
                     new_daemon, workdir, limit_row, args.clients // 2, args.requests // 4
                 )
             ],
+            "symlink-race": lambda: [_rel_symlink.symlink_race(new_daemon, workdir, limit_row)],
         }
         chosen = args.only or SCENARIOS
         rows = [row for name in SCENARIOS if name in chosen for row in runs[name]()]

@@ -23,7 +23,7 @@ from memoryd.daemon.watcher import Watcher
 from memoryd.daemon.writer import Writer
 from memoryd.errors import InvalidParams
 from memoryd.indexer import recovery
-from memoryd.indexer.folders import holds_memory_files
+from memoryd.indexer.folders import is_memory_folder
 from memoryd.indexer.store import IndexStore
 from memoryd.indexer.sync import Syncer
 from memoryd.paths import escaped, name_problem
@@ -89,9 +89,10 @@ class WatchedRoots:
                 self.root_for(path) is None
                 and os.path.isdir(path)
                 and not (origin == "request" and now - last_used > self.idle_seconds)
+                and (origin != "request" or is_memory_folder(path))
             ):
                 self.add(path, origin, last_used=last_used, wait=False)
-            else:  # idle, gone, or now inside a declared root
+            else:  # idle, gone, now inside a declared root, or no memory folder (any more)
                 self.forget(path, reason="restart")
 
     def add(
@@ -199,9 +200,10 @@ class WatchedRoots:
         """Validate a directory param; keep it watched while requests use it.
 
         A folder outside every root becomes a ``request`` root only when it
-        holds memory files itself: an empty folder, a typo'd parent or a
-        checkout's top level are answered (with a note saying what was found)
-        but not watched.
+        is a memory folder itself (:func:`~memoryd.indexer.folders.is_memory_folder`):
+        an empty folder, a typo'd parent or a checkout's top level (a README is
+        no memory) are answered (with a note saying what was found) but not
+        watched.
         """
         path = self.resolve(raw, field)
         root = self.root_for(path)
@@ -214,7 +216,7 @@ class WatchedRoots:
                 )
             return path
         self.refuse_too_broad(path, field)
-        if holds_memory_files(path):
+        if is_memory_folder(path):
             self._watch_new(path, raw, field, "request")
         return path
 

@@ -15,7 +15,7 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-from memoryd.bounded_read import MAX_READ_BYTES, NotAFile, open_regular
+from memoryd.bounded_read import MAX_READ_BYTES, NotAFile, OutsideFolder, open_memory
 from memoryd.indexer.frontmatter import FrontmatterError, load_mapping, split
 from memoryd.indexer.records import (
     ERROR_PARSE,
@@ -64,16 +64,17 @@ def content_hash(data: bytes) -> str:
     return hashlib.blake2b(data, digest_size=16).hexdigest()
 
 
-def read_head(path: str, size_hint: int) -> tuple[bytes, bool]:
+def read_head(path: str, size_hint: int, within: str | None = None) -> tuple[bytes, bool]:
     """Read the whole file, or only its head when it is over the cap.
 
     Returns ``(data, truncated)``. Raises OSError for unreadable files. Plain
     descriptor reads: a buffered file object costs more to set up than
-    reading a few-KiB memory does. Opened without blocking and checked to be
-    a regular file (:func:`~memoryd.bounded_read.open_regular`): a FIFO swapped
-    in after the stat must not hang the writer.
+    reading a few-KiB memory does. Opened without blocking, through a link
+    only to a file inside ``within`` (none without it), and checked to be a
+    regular file (:func:`~memoryd.bounded_read.open_memory`): a FIFO or a link
+    swapped in after the stat must neither hang the writer nor be read.
     """
-    fd = open_regular(path)
+    fd = open_memory(path, within)
     try:
         if size_hint > MAX_FILE_BYTES:
             return _read_up_to(fd, HEAD_BYTES), True
@@ -106,6 +107,10 @@ def _read_up_to(fd: int, count: int, expected: int | None = None) -> bytes:
 
 def describe_os_error(exc: OSError, path: str) -> str:
     """A one-line reason for a failed stat/open, naming symlink problems precisely."""
+    if isinstance(exc, OutsideFolder):
+        return f"not read: the file opened was {escaped(exc.opened)!r}, outside its root"
+    if isinstance(exc, NotAFile) and exc.errno == errno.ELOOP:
+        return _link_problem(path)
     if isinstance(exc, NotAFile):
         return f"not a regular file: it is {exc.what}"
     if exc.errno == errno.EACCES:
@@ -119,11 +124,29 @@ def describe_os_error(exc: OSError, path: str) -> str:
     return f"unreadable: {exc.strerror or exc}"
 
 
-def parse_file(path: str, filename: str, size_hint: int) -> ParsedFile:
-    """Read and parse ``path``; every failure becomes ``error`` on the record."""
+def _link_problem(path: str) -> str:
+    """Why a symbolic link at a memory's path was not read: broken, a loop, or a link at all."""
+    try:
+        os.stat(path)
+    except OSError as exc:
+        if exc.errno in (errno.ENOENT, errno.ELOOP):
+            return describe_os_error(exc, path)
+    try:
+        target = escaped(os.readlink(path))
+    except OSError:
+        target = "?"
+    return f"symlink (to {target!r}) not followed: no root to keep it inside"
+
+
+def parse_file(path: str, filename: str, size_hint: int, within: str | None = None) -> ParsedFile:
+    """Read and parse ``path``; every failure becomes ``error`` on the record.
+
+    ``within`` is the real path of the root: a symbolic link is followed only
+    to a file inside it, and not at all without it.
+    """
     kind = classify(filename)
     try:
-        data, truncated = read_head(path, size_hint)
+        data, truncated = read_head(path, size_hint, within)
     except OSError as exc:
         return ParsedFile(
             kind=kind, content_hash="", error=describe_os_error(exc, path), error_kind=ERROR_READ

@@ -17,7 +17,10 @@ Every tool sends its request through one persistent
 :class:`memoryd.ipc.client.Client`, so the warm daemon does the work; this
 server never starts a daemon. A daemon that is not running, bad arguments and
 any error the daemon answers with come back as tool errors (``isError``)
-whose text tells the agent what happened. Each result carries the answer as
+whose text tells the agent what happened; arguments are checked against the
+tool's own input schema (:mod:`.mcp_schema`) before any is used. A message
+that is not valid JSON-RPC gets its JSON-RPC error (``id`` null when it has
+no usable id), and no message ends the session. Each result carries the answer as
 ``structuredContent`` and a short text summary. Claude Code (2.1) hands the
 model the structured result as JSON and drops the text; other clients show
 the text. So both are written for the model: ``memory_select`` puts each
@@ -36,7 +39,7 @@ from __future__ import annotations
 import json
 import os
 import sys
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, NotRequired, TypedDict, cast
 
@@ -45,8 +48,10 @@ from memoryd._delivery import memory_block, memory_text
 from memoryd.claude_folders import memory_folder
 from memoryd.errors import START_HINT, DaemonUnavailable, MemorydError, RequestError
 from memoryd.integrations._hook_state import SessionState
-from memoryd.integrations.mcp_tools import BY_NAME, TOOLS, ObjectSchema
+from memoryd.integrations.mcp_schema import ArgumentError, check
+from memoryd.integrations.mcp_tools import BY_NAME, TOOLS
 from memoryd.ipc.client import Client
+from memoryd.ipc.protocol import MAX_LINE_BYTES, encode
 
 if TYPE_CHECKING:
     from memoryd.replies import (
@@ -60,6 +65,8 @@ if TYPE_CHECKING:
 PROTOCOL_VERSIONS = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
 """The handshake-era versions this server speaks, newest first."""
 CALL_TIMEOUT_S = 60.0
+MAX_MESSAGE_BYTES = 2 * MAX_LINE_BYTES
+"""A longer message is refused unread: the daemon takes at most ``MAX_LINE_BYTES`` per request."""
 SELECT_BOOKKEEPING = ("excluded", "dropped_unknown", "latency_ms")
 """Fields of a ``select`` answer that are telemetry, not for the model (``memoryd stats``)."""
 INSTRUCTIONS = (
@@ -74,6 +81,7 @@ PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
 METHOD_NOT_FOUND = -32601
 INVALID_PARAMS = -32602
+INTERNAL_ERROR = -32603
 
 
 class TextContent(TypedDict):
@@ -131,10 +139,14 @@ class MemoryTools:
 
     def call(self, name: str, args: object) -> ToolAnswer:
         """``(structured result, text for the model)``; raises :class:`ToolError`."""
-        tool = BY_NAME[name]
-        checked = _check(tool["inputSchema"], args)
+        if not isinstance(args, dict):
+            raise ToolError(f"arguments must be a JSON object, not {type(args).__name__}")
+        try:
+            check(BY_NAME[name]["inputSchema"], args)
+        except ArgumentError as exc:
+            raise ToolError(f"invalid arguments for {name}: {exc}") from None
         run: Callable[[Mapping[str, object]], ToolAnswer] = getattr(self, name)
-        return run(checked)
+        return run(args)
 
     def _ask(self, method: str, params: Mapping[str, object]) -> Any:
         """The daemon's answer to one request, every failure turned into a :class:`ToolError`."""
@@ -186,7 +198,7 @@ class MemoryTools:
         shown: list[dict[str, object]] = []
         for entry in reply["selected"]:
             try:
-                memory: str | None = memory_text(entry["path"])
+                memory: str | None = memory_text(entry["path"], os.path.realpath(directory))
             except OSError:
                 memory = None
             shown.append({**entry, "text": memory})
@@ -245,22 +257,6 @@ def _listed(value: object) -> list[object]:
     return list(cast("Iterable[object]", value or []))
 
 
-def _check(schema: ObjectSchema, args: object) -> Mapping[str, object]:
-    """The argument object's shape (required names, no unknown ones); the daemon checks values."""
-    if not isinstance(args, dict):
-        raise ToolError("arguments must be a JSON object")
-    known = schema["properties"]
-    unknown = sorted(set(args) - set(known))
-    if unknown:
-        raise ToolError(
-            f"unknown argument(s): {', '.join(unknown)} (known: {', '.join(sorted(known))})"
-        )
-    missing = [name for name in schema["required"] if args.get(name) is None]
-    if missing:
-        raise ToolError(f"missing required argument(s): {', '.join(missing)}")
-    return args
-
-
 class StdioServer:
     """One MCP session on a pair of byte streams, one message per line."""
 
@@ -270,27 +266,53 @@ class StdioServer:
         self.writer = writer
 
     def serve(self) -> None:
-        """Answer messages until the client closes the stream."""
-        for line in self.reader:
-            if not line.strip():
+        """Answer messages until the client closes the stream; no message can end it."""
+        for line in self._lines():
+            if line is None:
+                reply: RpcResult | RpcFailure | None = _error(
+                    None, INVALID_REQUEST, f"message longer than {MAX_MESSAGE_BYTES} bytes"
+                )
+            elif not line.strip():
                 continue
-            reply = self.handle_line(line)
+            else:
+                try:
+                    reply = self.handle_line(line)
+                except Exception as exc:  # a defect here must cost one answer, not the session
+                    reply = _error(None, INTERNAL_ERROR, f"memoryd mcp: internal error: {exc!r}")
             if reply is not None:
-                self.writer.write(json.dumps(reply, ensure_ascii=False).encode("utf-8") + b"\n")
+                self.writer.write(encode(reply))
                 self.writer.flush()
+
+    def _lines(self) -> Iterator[bytes | None]:
+        """Each message line; None for one over :data:`MAX_MESSAGE_BYTES` (read past, not kept)."""
+        while line := self.reader.readline(MAX_MESSAGE_BYTES + 1):
+            if len(line) <= MAX_MESSAGE_BYTES or line.endswith(b"\n"):
+                yield line
+                continue
+            while line and not line.endswith(b"\n"):
+                line = self.reader.readline(MAX_MESSAGE_BYTES)
+            yield None
 
     def handle_line(self, line: bytes) -> RpcResult | RpcFailure | None:
         try:
-            message = json.loads(line)
-        except ValueError as exc:
+            message = json.loads(line.decode("utf-8"), parse_constant=_no_constant)
+        except (ValueError, RecursionError) as exc:
             return _error(None, PARSE_ERROR, f"not valid JSON: {exc}")
-        if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
+        if not isinstance(message, dict):
             return _error(None, INVALID_REQUEST, "not a JSON-RPC 2.0 object (batches unsupported)")
-        if "method" not in message:
+        msg_id = message.get("id")
+        if not _valid_id(msg_id):
+            return _error(None, INVALID_REQUEST, "'id' must be a string, an integer or null")
+        if message.get("jsonrpc") != "2.0":
+            return _error(msg_id, INVALID_REQUEST, "not a JSON-RPC 2.0 object ('jsonrpc': '2.0')")
+        method = message.get("method")
+        if method is None and ("result" in message or "error" in message):
             return None  # a response to a request we never send
-        method, params, msg_id = message["method"], message.get("params") or {}, message.get("id")
+        if not isinstance(method, str) or not _valid_text(method):
+            return _error(msg_id, INVALID_REQUEST, "'method' must be a string")
         if "id" not in message:
             return None  # a notification: initialized, cancelled, ...
+        params = message.get("params") or {}
         if not isinstance(params, dict):
             return _error(msg_id, INVALID_PARAMS, "params must be an object")
         try:
@@ -318,13 +340,15 @@ class StdioServer:
 
     def call_tool(self, params: Mapping[str, object]) -> ToolCallResult:
         name = params.get("name")
-        if name not in BY_NAME:
+        if not isinstance(name, str) or name not in BY_NAME:
             raise _RpcError(INVALID_PARAMS, f"unknown tool: {name!r}")
         args = params.get("arguments")
         try:
-            structured, text = self.tools.call(str(name), {} if args is None else args)
+            structured, text = self.tools.call(name, {} if args is None else args)
         except ToolError as exc:
-            return {"content": [{"type": "text", "text": str(exc)}], "isError": True}
+            return _tool_error(str(exc))
+        except Exception as exc:  # a defect in one tool must not end the session
+            return _tool_error(f"memoryd mcp: {name} failed unexpectedly: {exc!r}")
         return {
             "content": [{"type": "text", "text": text}],
             "structuredContent": structured,
@@ -336,6 +360,30 @@ class _RpcError(Exception):
     def __init__(self, code: int, message: str) -> None:
         super().__init__(message)
         self.code, self.message = code, message
+
+
+def _tool_error(text: str) -> ToolCallResult:
+    """A tool result the agent reads (MCP: argument and execution errors are not protocol ones)."""
+    return {"content": [{"type": "text", "text": text}], "isError": True}
+
+
+def _no_constant(name: str) -> object:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _valid_text(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _valid_id(msg_id: object) -> bool:
+    """JSON-RPC ids are strings, integers or null (no booleans, fractions or lone surrogates)."""
+    if isinstance(msg_id, str):
+        return _valid_text(msg_id)
+    return msg_id is None or (isinstance(msg_id, int) and not isinstance(msg_id, bool))
 
 
 def _error(msg_id: object, code: int, message: str) -> RpcFailure:

@@ -38,6 +38,7 @@ from typing import Any
 
 import structlog
 
+from memoryd.bounded_read import readable
 from memoryd.errors import InvalidParams
 from memoryd.indexer.folders import empty_folder_note
 from memoryd.indexer.queries import IndexedFile, iso_utc
@@ -127,7 +128,7 @@ class Selector:
         manifest = self.manifests.get(conn, directory)
         pool = _Pool.of(conn, manifest, req, directory)
         ranked = self._ranked(req, manifest, pool, deadline)
-        selected, vanished = _checked(conn, ranked.picks, pool.files, req.limit)
+        selected, vanished = _checked(conn, ranked.picks, pool.files, req.limit, directory)
         result: SelectResult = {
             "run_id": run_id,
             "ranker": ranked.ranker,
@@ -354,15 +355,21 @@ def _checked(
     picks: list[tuple[str, float | None]],
     files: dict[str, IndexedFile],
     limit: int,
+    directory: str,
 ) -> tuple[list[SelectedMemory], int]:
-    """The first ``limit`` picks still readable, intact ones first; and how many had vanished."""
+    """The first ``limit`` picks still readable, intact ones first; and how many had vanished.
+
+    Readable as the hook will read it: a regular file inside ``directory``, a
+    link only to one there (a link swapped in since the index saw the file,
+    pointing elsewhere, is never offered).
+    """
     verdicts = verdicts_for(conn, [files[name].path for name, _ in picks])
     ordered = intact_first(picks, lambda name: verdicts.get(files[name].path))
     selected: list[SelectedMemory] = []
     vanished = 0
     for name, score in ordered[:limit]:
         f = files[name]
-        if not os.access(f.path, os.R_OK):  # gone, or locked since it was indexed
+        if not readable(f.path, within=directory):  # gone, locked or linked since indexed
             vanished += 1
             continue
         selected.append(_entry(f, score, verdicts.get(f.path)))
