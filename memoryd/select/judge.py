@@ -39,7 +39,9 @@ BODY_CHARS: Final = 1500
 DESCRIPTION_CHARS: Final = 300
 HOOK_CHARS: Final = 300
 NAME_CHARS: Final = 200
-"""Filename, type and date attributes each (a filename is at most 255 bytes on disk)."""
+"""A filename (at most 255 bytes on disk; longer ones are cut, and cannot be picked)."""
+TYPE_CHARS: Final = 40
+DATE_CHARS: Final = 10
 QUERY_CHARS: Final = 2000
 TOOLS_CHARS: Final = 400
 _MEMORY_FRAME: Final = 160
@@ -122,7 +124,9 @@ class Judge(Protocol):
 def request_chars(shortlist_size: int) -> int:
     """The most characters a request (system prompt and user message) can hold at a shortlist
     of ``shortlist_size``, whatever the query and the memories hold."""
-    per_memory = 3 * NAME_CHARS + DESCRIPTION_CHARS + HOOK_CHARS + BODY_CHARS + _MEMORY_FRAME
+    per_memory = (
+        NAME_CHARS + TYPE_CHARS + DATE_CHARS + DESCRIPTION_CHARS + HOOK_CHARS + BODY_CHARS + 4
+    ) + _MEMORY_FRAME
     fixed = len(SYSTEM_PROMPT) + _MESSAGE_FRAME + QUERY_CHARS + TOOLS_CHARS
     return fixed + shortlist_size * per_memory
 
@@ -171,8 +175,8 @@ def user_message(
 def _memory_block(m: Shortlisted) -> str:
     attrs = (
         f'file="{fenced(m.filename, NAME_CHARS, one_line=True)}" '
-        f'type="{fenced(m.type or "unknown", NAME_CHARS, one_line=True)}" '
-        f'date="{fenced(m.date, NAME_CHARS, one_line=True)}"'
+        f'type="{fenced(m.type or "unknown", TYPE_CHARS, one_line=True)}" '
+        f'date="{fenced(m.date, DATE_CHARS, one_line=True)}"'
     )
     return (
         f"<memory {attrs}>\n"
