@@ -98,11 +98,15 @@ def explain(cfg: config_mod.Config, given: set[str]) -> list[Setting]:
     add("openai.api_key", "<set>" if o.api_key else None, "sent as a bearer token when set")
     add("openai.timeout", o.timeout, "seconds the server gets per select")
     if a.api_key:
-        ranker = f"Claude ({a.model}) judges" + (" with --ranker anthropic" if o.base_url else "")
-    else:
+        ranker = f"select ranks with Claude ({a.model}) judging the shortlist" + (
+            " when asked by name (--ranker anthropic)"
+            if o.base_url
+            else ", the local ranker when Claude fails"
+        )
+    elif o.base_url:
         ranker = "no key: --ranker anthropic is refused"
-    if not (a.api_key or o.base_url):
-        ranker += "; no judge: select answers with the local ranker alone"
+    else:
+        ranker = "no key: select ranks with the local ranker; --ranker anthropic is refused"
     add("anthropic.api_key", "<set>" if a.api_key else None, ranker, "ANTHROPIC_API_KEY")
     add("anthropic.model", a.model)
     add("anthropic.base_url", a.base_url, "", "ANTHROPIC_BASE_URL")
