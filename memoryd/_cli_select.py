@@ -78,20 +78,6 @@ def render_stats(s: StatsReply) -> str:
     lat = s["latency_ms"]
     empty = "n/a" if s["empty_rate"] is None else f"{s['empty_rate']:.0%}"
     rows = [("ranker", name, str(n)) for name, n in sorted(s["ranker_runs"].items())]
-    for name, r in s.get("rankers", {}).items():
-        if r["shortlist_mean"] is None:
-            continue
-        wait = r["judge_ms"]
-        fell = ", ".join(f"{why} {n}" for why, n in r["fallbacks"].items()) or "none"
-        rows.append(
-            (
-                "judge",
-                name,
-                f"{r['runs']} runs, shortlist {r['shortlist_mean']}, p50 {wait['p50']} ms, "
-                f"p95 {wait['p95']} ms, tokens {r['tokens_in']}/{r['tokens_out']}, "
-                f"fallbacks {fell}",
-            )
-        )
     rows += [("fallback", why, f"{rate:.0%}") for why, rate in s["fallback_rate"].items()]
     rows += [("error", kind, str(n)) for kind, n in s["errors"].items()]
     lines = [
@@ -102,6 +88,15 @@ def render_stats(s: StatsReply) -> str:
         "",
         f"unknown names dropped: {s['dropped_unknown']}",
     ]
+    for name, r in s.get("rankers", {}).items():
+        if r["shortlist_mean"] is not None:
+            wait, fell = r["judge_ms"], r["fallbacks"]
+            lines.append(
+                f"judge {name}: {r['runs']} runs, shortlist {r['shortlist_mean']:g}, "
+                f"p50 {wait['p50']} ms, p95 {wait['p95']} ms, "
+                f"tokens {r['tokens_in']} in / {r['tokens_out']} out, fallbacks "
+                + (", ".join(f"{why} {n}" for why, n in fell.items()) or "none")
+            )
     if s["most_selected"]:
         lines.append("most selected:")
         lines += [f"  {m['count']:>4}  {m['filename']}" for m in s["most_selected"]]

@@ -261,7 +261,7 @@ def test_the_answer_is_applied_and_unknown_names_are_dropped(
 def test_dropped_unknown_is_capped_in_count_and_length(
     make_harness: Callable[..., Harness], backend: Backend
 ) -> None:
-    backend.answer(*[f"{i:03d}" + "x" * 5000 for i in range(200)])
+    backend.answer(*[f"{i:03d}" + "x" * 400 for i in range(40)])
     result = make_harness().select()
     assert result["selected"] == []
     assert len(result["dropped_unknown"]) == MAX_DROPPED
@@ -325,7 +325,7 @@ def test_the_deadline_ends_the_wait_and_the_late_answer_is_cached(
     fake_openai_api.respond(Slow(0.7, picks(*late)))
     first = harness.select(timeout_ms=700)
     assert (first["ranker"], first["fallback"]) == ("local", "deadline")
-    wait_until(lambda: bool(harness.service.selector._cache), 20, "the late answer")
+    wait_until(lambda: bool(harness.service.selector.judges._cache), 20, "the late answer")
     again = harness.select(timeout_ms=700)
     assert (again["ranker"], names(again)) == (backend.name, late)
     assert len(backend.sent()) == 1

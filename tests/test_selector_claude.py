@@ -118,7 +118,7 @@ def test_a_client_deadline_ends_the_wait_for_claude_and_its_late_answer_is_kept(
     assert first["ranker"] == "local" and first["fallback"] == "deadline"
     assert harness.records[-1]["fallback"] == "deadline"
     # The call went on in its worker; its answer is cached for the next ask.
-    wait_until(lambda: bool(harness.service.selector._cache), 20, "the late answer")
+    wait_until(lambda: bool(harness.service.selector.judges._cache), 20, "the late answer")
     again = harness.select(timeout_ms=1000)
     assert again["ranker"] == "anthropic" and again["fallback"] is None
     assert [s["filename"] for s in again["selected"]] == ["project_ledger.md"]

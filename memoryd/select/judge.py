@@ -10,20 +10,30 @@ This module builds the one request it gets and reads its answer:
   ``>`` (and ``"`` in attributes) are written as entities, so no memory can
   close or open a block of the request;
 * every field is capped, so a request is never larger than
-  :data:`MAX_REQUEST_CHARS` characters, whatever the folder holds;
+  :func:`request_chars` characters, whatever the folder holds;
 * the answer must be ``{"selected_memories": [...]}`` (:data:`OUTPUT_SCHEMA`);
   a backend that could not get one raises :class:`JudgeFailure` with a stable
-  ``reason`` code. Checking the names against the shortlist is the selector's.
+  ``reason`` code. Checking the names against the shortlist is the selector's;
+* :class:`Judges` asks a configured judge by a deadline and caches its answers.
 """
 
 from __future__ import annotations
 
+import concurrent.futures
+import hashlib
 import html
 import json
 import re
-from collections.abc import Sequence
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final, Protocol
+
+import structlog
+
+log = structlog.get_logger("memoryd.selector")
 
 OUTPUT_SCHEMA: Final[dict[str, object]] = {
     "type": "object",
@@ -131,6 +141,8 @@ def request_chars(shortlist_size: int) -> int:
     return fixed + shortlist_size * per_memory
 
 
+ANSWER_CHARS: Final = 20_000
+"""Of an answer's text, what is read (a good one is a few hundred characters)."""
 _PARTIAL_ENTITY = re.compile(r"&[a-z#0-9]*$")
 _WHITESPACE = re.compile(r"[ \t\r\f\v]+")
 
@@ -199,6 +211,7 @@ def parse_answer(text: str, *, lenient: bool = False) -> list[str]:
     ``lenient`` (a server that answered in prose): the first JSON object in the
     text that has a ``selected_memories`` field is the answer.
     """
+    text = text[:ANSWER_CHARS]
     data = _object_in(text) if lenient else _json(text)
     if not isinstance(data, dict):
         raise JudgeFailure("schema_mismatch", f"expected a JSON object, got {type(data).__name__}")
@@ -229,3 +242,106 @@ def _object_in(text: str) -> object:
         if isinstance(data, dict) and "selected_memories" in data:
             return data
     raise JudgeFailure("invalid_json", "the answer holds no JSON object with 'selected_memories'")
+
+
+LOCAL_RESERVE_S: Final = 0.3
+"""Of a request's ``timeout_ms``, what the local ranker (and the rest of the answer) keeps."""
+MIN_JUDGE_S: Final = 0.2
+"""A judge is not asked with less time than this left: it could not answer in it."""
+JUDGE_WORKERS: Final = 4
+JUDGE_CACHE: Final = 512
+
+
+@dataclass(frozen=True)
+class JudgeOutcome:
+    """One ask of a judge: its picks, or the failure code; tokens billed either way."""
+
+    names: list[str] | None
+    failure: str | None
+    tokens: tuple[int, int]
+    ms: float | None
+    """How long the judge took (None: answered from the cache)."""
+
+
+class Judges:
+    """The configured judges (the first is the one ``auto`` asks), their answers cached.
+
+    A judge is asked in a worker thread, so a request's deadline can end the
+    wait without ending the call; its answer is cached when it comes, keyed by
+    the judge and the exact message, so the next identical ask is answered at
+    once.
+    """
+
+    def __init__(self, factories: Mapping[str, Callable[[], Judge]]) -> None:
+        self._factories = dict(factories)
+        self._cache: OrderedDict[tuple[str, bytes], tuple[str, ...]] = OrderedDict()
+        self._lock = threading.Lock()
+        self._pool: concurrent.futures.ThreadPoolExecutor | None = None
+
+    @property
+    def names(self) -> list[str]:
+        return list(self._factories)
+
+    @property
+    def first(self) -> str | None:
+        return next(iter(self._factories), None)
+
+    def close(self) -> None:
+        """Let calls under way finish in their workers; start no new ones."""
+        if self._pool is not None:
+            self._pool.shutdown(wait=False)
+
+    def ask(self, name: str, message: str, deadline: float | None) -> JudgeOutcome:
+        """Judge ``name``'s picks for ``message``, by ``deadline`` (``time.monotonic()``) if set."""
+        key = (name, hashlib.sha256(message.encode()).digest())
+        with self._lock:
+            hit = self._cache.get(key)
+        if hit is not None:
+            return JudgeOutcome(list(hit), None, (0, 0), None)
+        judge = self._factories[name]()
+        started = time.perf_counter()
+
+        def ask() -> JudgeAnswer:
+            answer = judge.ask(message)
+            with self._lock:
+                self._cache[key] = tuple(answer.filenames)
+                while len(self._cache) > JUDGE_CACHE:
+                    self._cache.popitem(last=False)
+            return answer
+
+        try:
+            answer = ask() if deadline is None else self._by(deadline, ask)
+        except JudgeFailure as exc:  # a refusal or a malformed answer was still billed
+            tokens = (exc.input_tokens, exc.output_tokens)
+            return JudgeOutcome(None, exc.reason, tokens, _since(started))
+        if answer is None:
+            return JudgeOutcome(None, "deadline", (0, 0), _since(started))
+        tokens = (answer.input_tokens, answer.output_tokens)
+        return JudgeOutcome(list(answer.filenames), None, tokens, _since(started))
+
+    def _by(self, deadline: float, ask: Callable[[], JudgeAnswer]) -> JudgeAnswer | None:
+        """``ask()``'s answer if it comes :data:`LOCAL_RESERVE_S` before ``deadline``, else None.
+
+        The call goes on in its worker when the wait ends (bounded by the
+        judge's own timeout) and caches its answer.
+        """
+        wait = deadline - time.monotonic() - LOCAL_RESERVE_S
+        if wait < MIN_JUDGE_S:
+            log.info("judge_skipped", reason="deadline", left_ms=round(wait * 1000))
+            return None
+        with self._lock:
+            if self._pool is None:
+                self._pool = concurrent.futures.ThreadPoolExecutor(
+                    JUDGE_WORKERS, thread_name_prefix="judge"
+                )
+            pool = self._pool
+        future = pool.submit(ask)
+        try:
+            return future.result(timeout=wait)
+        except concurrent.futures.TimeoutError:
+            log.info("judge_deadline", waited_ms=round(wait * 1000))
+            return None
+
+
+def _since(started: float) -> float:
+    return (time.perf_counter() - started) * 1000

@@ -205,16 +205,7 @@ class LocalRanker:
         shown: Collection[str] = (),
         postings: Postings | None = None,
     ) -> list[Scored]:
-        """The up-to-``limit`` candidates that clearly help with ``query``, best first.
-
-        ``relations`` are the directory's supersession and near-duplicate links
-        (:func:`~memoryd.select.relations.compute_relations`); pass them when ranking
-        many queries against one directory. Without them they are worked out (and
-        cached) from ``candidates``. A superseded memory is never returned; its
-        replacement, when it is a candidate, inherits its relevance. Candidates
-        named in ``shown`` (already surfaced) set the bar but are never returned,
-        nor are their near-duplicates.
-        """
+        """The up-to-``limit`` candidates that clearly help with ``query``: see :meth:`ranked`."""
         return self.ranked(query, candidates, limit, relations, shown=shown, postings=postings)[0]
 
     def ranked(
@@ -228,12 +219,12 @@ class LocalRanker:
         postings: Postings | None = None,
         shortlist: int = 0,
     ) -> tuple[list[Scored], list[Scored]]:
-        """:meth:`rank`'s answer, and the ``shortlist`` best candidates before the cut-off.
-
-        The shortlist is every candidate not ``shown`` and not superseded (a
-        replacement carrying what it replaced), by score then filename: the
-        memories a judge reads. Both come from one scoring of the folder.
-        """
+        """The up-to-``limit`` candidates that clearly help, best first, and the ``shortlist``
+        best before the cut-off (what a judge reads). ``relations``: the directory's links
+        (:func:`~memoryd.select.relations.compute_relations`), else worked out and cached.
+        A superseded memory is neither; its replacement, when a candidate, inherits its
+        relevance. Those ``shown`` (surfaced) set the bar but are neither, nor are their
+        near-duplicates returned."""
         if limit <= 0 or not candidates:
             return [], []
         if relations is None:

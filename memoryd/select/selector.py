@@ -22,7 +22,7 @@ server, else Claude), it reads the shortlist, bodies included
 from disk), and its picks are the answer, checked against the shortlist; the
 local answer goes out whenever it cannot answer, with ``fallback`` saying
 why. A request's ``timeout_ms`` is the time its client waits: the judge gets
-what is left of it minus :data:`LOCAL_RESERVE_S`, and when it has not answered
+what is left of it minus :data:`~memoryd.select.judge.LOCAL_RESERVE_S`, and when it has not answered
 by then the local answer does (``fallback: deadline``); its late answer still
 fills the cache for the next ask. A judge named explicitly but not configured
 is refused (``invalid_params``) rather than answered locally.
@@ -30,18 +30,12 @@ is refused (``invalid_params``) rather than answered locally.
 
 from __future__ import annotations
 
-import concurrent.futures
-import hashlib
 import os
 import sqlite3
-import threading
 import time
-from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
-
-import structlog
 
 from memoryd.config import DEFAULT_SHORTLIST
 from memoryd.errors import InvalidParams
@@ -52,7 +46,7 @@ from memoryd.select.candidates import Candidate
 from memoryd.select.dated import own_date
 from memoryd.select.judge import (
     Judge,
-    JudgeFailure,
+    Judges,
     Shortlisted,
     as_written,
     body_excerpt,
@@ -65,18 +59,10 @@ from memoryd.select.tool_rules import tool_usage_docs
 from memoryd.select.types import Selection, SelectRequest
 from memoryd.staleness.results import intact_first, verdicts_for
 
-LOCAL_RESERVE_S = 0.3
-"""Of a request's ``timeout_ms``, what the local ranker (and the rest of the answer) keeps."""
-MIN_JUDGE_S = 0.2
-"""The judge is not asked with less time than this left: it could not answer in it."""
-JUDGE_WORKERS = 4
-JUDGE_CACHE = 512
 MAX_DROPPED = 10
 """Unknown names a reply lists (each cut to :data:`DROPPED_CHARS`): a judge's output is not echoed
 unbounded."""
 DROPPED_CHARS = 100
-
-log = structlog.get_logger("memoryd.selector")
 
 NOT_CONFIGURED = {
     "anthropic": "ranker 'anthropic' needs an Anthropic API key and none is configured "
@@ -85,17 +71,6 @@ NOT_CONFIGURED = {
     "(set openai.base_url and openai.model in config.yaml)",
 }
 """An explicit choice that cannot be honoured is refused, not answered by the local ranker."""
-
-
-@dataclass(frozen=True)
-class JudgeOutcome:
-    """One ask of a judge: its picks, or the failure code; tokens billed either way."""
-
-    names: list[str] | None
-    failure: str | None
-    tokens: tuple[int, int]
-    ms: float | None
-    """How long the judge took (None: answered from the cache)."""
 
 
 class Selector:
@@ -109,22 +84,18 @@ class Selector:
         shortlist: int = DEFAULT_SHORTLIST,
     ) -> None:
         self.log_queries = log_queries
-        self.judges = dict(judges or {})
+        self.judges = Judges(judges or {})
         self.shortlist = shortlist
         self.local = LocalRanker()
         self.manifests = ManifestCache()
-        self._cache: OrderedDict[tuple[str, bytes], tuple[str, ...]] = OrderedDict()
-        self._lock = threading.Lock()
-        # A judge is asked in a worker thread so a request's deadline can end the
-        # wait without ending the call, whose answer is cached when it comes.
-        self._pool: concurrent.futures.ThreadPoolExecutor | None = None
 
     def reconfigure(
         self, *, log_queries: bool, judges: Mapping[str, Callable[[], Judge]], shortlist: int
     ) -> None:
         """SIGHUP: query logging, the judges and the shortlist as the new config says."""
         self.log_queries = log_queries
-        self.judges = dict(judges)
+        self.judges.close()
+        self.judges = Judges(judges)
         self.shortlist = shortlist
 
     def index_replaced(self) -> None:
@@ -183,8 +154,8 @@ class Selector:
         if ranker == "local":
             return None
         if ranker == "auto":
-            return next(iter(self.judges), None)
-        if ranker not in self.judges:
+            return self.judges.first
+        if ranker not in self.judges.names:
             raise InvalidParams(
                 f"{NOT_CONFIGURED[ranker]}; use ranker 'auto' or 'local'", {"field": "ranker"}
             )
@@ -220,7 +191,8 @@ class Selector:
         shortlist = _shortlisted(conn, best, pool) if judge is not None else []
         if judge is None or not shortlist:
             return _Ranked("local", local, [], None, (0, 0), len(shortlist), None)
-        outcome = self._ask(judge, req, shortlist, deadline)
+        message = user_message(req.query, shortlist, req.recent_tools, req.limit)
+        outcome = self.judges.ask(judge, message, deadline)
         if outcome.names is None:
             return _Ranked(
                 "local", local, [], outcome.failure, outcome.tokens, len(shortlist), outcome.ms
@@ -237,64 +209,6 @@ class Selector:
                 )
         ranked: list[tuple[str, float | None]] = [(name, None) for name in picks]
         return _Ranked(judge, ranked, dropped, None, outcome.tokens, len(shortlist), outcome.ms)
-
-    def _ask(
-        self, name: str, req: SelectRequest, shortlist: list[Shortlisted], deadline: float | None
-    ) -> JudgeOutcome:
-        """The judge's picks (cached by the exact request it is sent), or why it gave none."""
-        message = user_message(req.query, shortlist, req.recent_tools, req.limit)
-        key = (name, hashlib.sha256(message.encode()).digest())
-        with self._lock:
-            hit = self._cache.get(key)
-        if hit is not None:
-            return JudgeOutcome(list(hit), None, (0, 0), None)
-        judge = self.judges[name]()
-        started = time.perf_counter()
-
-        def ask() -> Any:
-            answer = judge.ask(message)
-            with self._lock:
-                self._cache[key] = tuple(answer.filenames)
-                while len(self._cache) > JUDGE_CACHE:
-                    self._cache.popitem(last=False)
-            return answer
-
-        try:
-            answer = ask() if deadline is None else self._ask_by(deadline, ask)
-        except JudgeFailure as exc:
-            ms = (time.perf_counter() - started) * 1000
-            # A refusal or a malformed answer was still billed.
-            return JudgeOutcome(None, exc.reason, (exc.input_tokens, exc.output_tokens), ms)
-        ms = (time.perf_counter() - started) * 1000
-        if answer is None:
-            return JudgeOutcome(None, "deadline", (0, 0), ms)
-        return JudgeOutcome(
-            list(answer.filenames), None, (answer.input_tokens, answer.output_tokens), ms
-        )
-
-    def _ask_by(self, deadline: float, ask: Callable[[], Any]) -> Any:
-        """``ask()``'s answer if it comes :data:`LOCAL_RESERVE_S` before ``deadline``, else None.
-
-        The call goes on in its worker when the wait ends (bounded by the
-        judge's own timeout) and caches its answer, so the next ask with
-        the same inputs is answered at once.
-        """
-        wait = deadline - time.monotonic() - LOCAL_RESERVE_S
-        if wait < MIN_JUDGE_S:
-            log.info("judge_skipped", reason="deadline", left_ms=round(wait * 1000))
-            return None
-        with self._lock:
-            if self._pool is None:
-                self._pool = concurrent.futures.ThreadPoolExecutor(
-                    JUDGE_WORKERS, thread_name_prefix="judge"
-                )
-            pool = self._pool
-        future = pool.submit(ask)
-        try:
-            return future.result(timeout=wait)
-        except concurrent.futures.TimeoutError:
-            log.info("judge_deadline", waited_ms=round(wait * 1000))
-            return None
 
 
 def _shortlisted(conn: sqlite3.Connection, best: list[Scored], pool: _Pool) -> list[Shortlisted]:
