@@ -351,12 +351,12 @@ class _Values:
         ok_type = int if integer else (int, float)
         if isinstance(value, bool) or not isinstance(value, ok_type) or not math.isfinite(value):
             raise self._fail(key, expected, value)
-        if (value < minimum) if minimum is not None else (value <= 0):
+        low = (value < minimum) if minimum is not None else (value <= 0)
+        if low or (maximum is not None and value > maximum):
             bound = f"at least {minimum:g}" if minimum is not None else "positive"
+            if maximum is not None:
+                bound = f"from {minimum or 0:g} to {maximum:g}"
             raise ConfigError(f"{self.path}: '{key}' must be {bound}, got {value!r}")
-        if maximum is not None and value > maximum:
-            span = f"{minimum:g} to {maximum:g}" if minimum is not None else f"at most {maximum:g}"
-            raise ConfigError(f"{self.path}: '{key}' must be {span}, got {value!r}")
         return float(value)
 
     def text(self, section: Mapping[str, object], key: str, default: str | None) -> str | None:
