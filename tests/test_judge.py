@@ -167,7 +167,7 @@ def test_the_request_holds_the_shortlisted_bodies_and_nothing_outside_the_shortl
     [(system, text)] = backend.sent()
     assert system == SYSTEM_PROMPT
     offered = re.findall(r'<memory file="([^"]+)"', text)
-    assert 2 <= len(offered) <= 3 and text.count("<memory ") == len(offered)
+    assert len(offered) == 3 and text.count("<memory ") == len(offered)
     for name, marker in MARKERS.items():
         assert (name in offered) == (marker in text) == (f'file="{name}"' in text), name
     # The best matches are the ledger's; the others never leave the machine.

@@ -178,6 +178,8 @@ class Selector:
         shown, weaker ones do not stand in.
         """
         seen = [c for c in pool.surfaced if c.filename not in pool.stale]
+        # Files flagged for secrets (eligible when the caller allows them) never reach a judge.
+        flagged = sum(1 for f in pool.files.values() if f.secrets)
         answer, best = self.local.ranked(
             req.query,
             pool.cands + seen,
@@ -185,10 +187,10 @@ class Selector:
             manifest.relations,
             shown=pool.shown,
             postings=manifest.postings,
-            shortlist=self.shortlist if judge is not None else 0,
+            shortlist=self.shortlist + flagged if judge is not None else 0,
         )
         local: list[tuple[str, float | None]] = [(s.filename, s.score) for s in answer]
-        shortlist = _shortlisted(conn, best, pool) if judge is not None else []
+        shortlist = _shortlisted(conn, best, pool)[: self.shortlist] if judge is not None else []
         if judge is None or not shortlist:
             return _Ranked("local", local, [], None, (0, 0), len(shortlist), None)
         message = user_message(req.query, shortlist, req.recent_tools, req.limit)
