@@ -37,6 +37,8 @@ log = structlog.get_logger("memoryd.daemon")
 
 CLAUDE_MODULE = "memoryd.select.claude"
 """Imported during start-up when an API key is set (see :func:`startup.preload`)."""
+OPENAI_MODULE = "memoryd.select.openai_compat"
+"""Imported during start-up when an OpenAI-compatible judge is configured."""
 
 __all__ = ["FATAL_EXIT", "Daemon"]
 
@@ -88,7 +90,11 @@ class Daemon:
             if life.stop_requested.is_set():
                 return life.exit_code
             # Once compose has done the main thread's imports, so no module is shared.
-            preloads = [startup.preload(CLAUDE_MODULE)] if self.cfg.anthropic.api_key else []
+            judges = (
+                (CLAUDE_MODULE, self.cfg.anthropic.api_key),
+                (OPENAI_MODULE, self.cfg.openai.base_url),
+            )
+            preloads = [startup.preload(module) for module, wanted in judges if wanted]
             parts.server.start()
             roots = parts.roots.paths
             systemd.notify(f"STATUS=indexing {len(roots())} root(s)")

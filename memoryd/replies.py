@@ -276,6 +276,17 @@ class MostSelected(TypedDict):
     count: int
 
 
+class RankerStats(TypedDict):
+    """One ranker's runs: a judge's (asked, its answer used or not), or ``local`` alone."""
+
+    runs: int
+    shortlist_mean: float | None
+    judge_ms: dict[str, float | None]
+    tokens_in: int
+    tokens_out: int
+    fallbacks: dict[str, int]
+
+
 class StatsReply(TypedDict):
     """Selector telemetry over the window ``since`` names."""
 
@@ -291,6 +302,7 @@ class StatsReply(TypedDict):
     never_selected: dict[str, list[str]]
     answered_runs: int
     window_s: float
+    rankers: dict[str, RankerStats]
 
 
 class SaveResult(TypedDict):

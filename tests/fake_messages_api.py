@@ -154,6 +154,14 @@ class RecordedRequest:
         return token if scheme.lower() == "bearer" and token else None
 
     @property
+    def system(self) -> str:
+        """The system prompt's text (a string, or the text of its blocks)."""
+        system = self.body.get("system", "") if isinstance(self.body, dict) else ""
+        if isinstance(system, list):
+            return "\n".join(str(b.get("text", "")) for b in system if isinstance(b, dict))
+        return str(system)
+
+    @property
     def text(self) -> str:
         """The concatenated text of every user message, for prompt assertions."""
         parts: list[str] = []
