@@ -37,8 +37,6 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-import structlog
-
 from memoryd.bounded_read import readable
 from memoryd.config import DEFAULT_SHORTLIST
 from memoryd.errors import InvalidParams
