@@ -16,7 +16,9 @@ from typing import Any
 
 import pytest
 from daemon_fixtures import DaemonProc, composed, write_memory
+from hook_project import Project
 
+from memoryd.claude_folders import memory_folder
 from memoryd.config import Config
 
 
@@ -43,15 +45,13 @@ def test_claude_codes_folder_made_after_start_is_still_watched_after_a_restart(
     d = make_daemon(roots=[])  # the default roots: no Claude Code folder yet, the XDG one
     fallback = str(d.home / "data" / "memoryd" / "memory")
     assert {p: r["origin"] for p, r in roots(d).items()} == {fallback: "default"}
-    project = tmp_path / "shop"
-    project.mkdir()
-    folder = d.home / "claude" / "projects" / str(project).replace("/", "-") / "memory"
-    write_memory(folder / "reference_deploy.md", "How we deploy: the blue/green runbook")
-    # The hook's select names Claude Code's folder: a request root, remembered.
-    reply = d.call(
-        "select", {"query": "how do we deploy?", "dir": str(folder), "cwd": str(project)}
-    )
-    assert [s["filename"] for s in reply["selected"]] == ["reference_deploy.md"]
+    checkout = tmp_path / "shop"
+    checkout.mkdir()
+    folder = memory_folder(str(checkout), d.env).directory  # Claude Code makes it now
+    write_memory(folder / "feedback_xdist.md", "Gotcha: pytest xdist workers share a database")
+    project = Project(d, checkout, folder)
+    prompt = project.event("UserPromptSubmit", prompt="why do the pytest xdist workers clash?")
+    assert "feedback_xdist.md" in project.context(prompt)  # the hook named the folder
     assert roots(d)[str(folder)]["origin"] == "request"
     d.stop()
     d.start()  # now Claude Code's folder is declared at start as well
@@ -59,8 +59,7 @@ def test_claude_codes_folder_made_after_start_is_still_watched_after_a_restart(
     assert (state["origin"], state["watcher"], state["files"]) == ("claude", "inotify", 1)
     assert state["forget_after"] is None
     assert forgotten(d) == []
-    reply = d.call("select", {"query": "how do we deploy?", "dir": str(folder)})
-    assert [s["filename"] for s in reply["selected"]] == ["reference_deploy.md"]
+    assert "feedback_xdist.md" in project.context({**prompt, "session_id": "s2"})
     d.stop()
     d.start()  # and again: nothing stored turns it back into a request root
     assert roots(d)[str(folder)]["origin"] == "claude"
