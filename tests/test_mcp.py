@@ -11,6 +11,7 @@ from typing import Any
 import anyio
 import pytest
 from daemon_fixtures import DaemonProc, write_memory
+from isolation import skip_if_user_runtime
 from mcp import ClientSession, StdioServerParameters, stdio_client
 from mcp.types import CallToolResult, TextContent
 
@@ -237,6 +238,7 @@ def test_under_claude_code_the_project_folder_and_the_hooks_session_record_are_u
 
 def test_a_scrubbed_environment_still_says_which_socket_and_why(seeded: DaemonProc) -> None:
     """The SDK passes only HOME, PATH, SHELL, TERM, USER, LOGNAME to a stdio server."""
+    skip_if_user_runtime()
     scrubbed = {k: v for k, v in seeded.env.items() if k in ("HOME", "PATH")}
 
     async def body(session: ClientSession) -> None:

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from isolation import USER_ENV
 
 VERSION = "2.1.197"
 PACKAGE = "@anthropic-ai/claude-code"
@@ -74,6 +75,7 @@ def installed() -> Path:
         capture_output=True,
         text=True,
         timeout=INSTALL_TIMEOUT_S,
+        env=USER_ENV,  # npm's own config (registry, cache) is the user's; memoryd does not run here
     )
     if done.returncode != 0:
         if any(hint in done.stderr for hint in _OFFLINE_HINTS):
