@@ -15,8 +15,12 @@ Only wording patterns that any English-writing team uses are matched, never a
 project's vocabulary. A status word only counts where it is a statement about
 the memory itself (a banner line, the start of the name or description, "this
 note is ..."), so a memory that merely mentions a deprecated API stays live.
-Dates written in the text (else the file's mtime) break ties: when two memories
-claim to replace each other, the one with the later date wins.
+A date given with the status ("> Superseded (2025-04): ...", "Replaced [2024-11]
+by ...") is set aside before the statement is read. What the memories' words say
+outranks what markers and dates infer: the one said to be replaced is stale,
+whichever of the two says it and whatever their dates. Dates written in the text
+(else the file's mtime) break ties only when two memories claim to replace each
+other.
 """
 
 from __future__ import annotations
@@ -491,18 +495,11 @@ def superseded_from(
     if not quoted_only:
         said = dict(out)
         inferred = [*_sibling_edges(everyone), *newer_sibling_edges(everyone)]
-        # A marker or a date says which of two versions is current; a memory's own
-        # words saying it is stale outrank that, whatever its dates (a retirement
-        # banner's date is often the latest one in it).
-        _link(
-            out,
-            (
-                (old, new)
-                for old, new in [*inferred, *ended_edges(everyone)]
-                if new is None or new not in said or _live_end(said, new) not in (None, old)
-            ),
-            written,
-        )
+        inferred += ended_edges(everyone)
+        # A marker or a date says which of two versions is current; words saying that
+        # one is stale outrank it, whatever its dates (a banner's is often its latest).
+        kept = [(o, n) for o, n in inferred if n not in said or _live_end(said, n) not in (None, o)]
+        _link(out, kept, written)
     return {old: _live_end(out, old) for old in out}
 
 
