@@ -23,7 +23,10 @@ into a temporary SQLite file and every query goes through ``Selector.run``
 supersession, ranking, validation). Per corpus it also prints recall,
 precision and F1 per query kind for the shipped settings, and a plain BM25
 baseline over descriptions, given the same exclusions, as a fixed point of
-comparison.
+comparison. Last, the recall of the stage-1 shortlist: the share of gold
+memories among the local ranker's top 5 and top 8 eligible memories, held out
+and with the shipped settings (bench/_shortlist.py), which no judge given that
+shortlist can exceed.
 
 Usage: .venv/bin/python bench/select_quality.py [--corpus DIR] [--real-data DIR] [--no-real]
        [--json] [--no-lopo]
