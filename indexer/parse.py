@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from memoryd.bounded_read import MAX_READ_BYTES, NotAFile, open_regular
-from memoryd.indexer.frontmatter import FrontmatterError, load_mapping, split
+from memoryd.indexer.frontmatter import FrontmatterError, load_header, split
 from memoryd.indexer.records import (
     ERROR_PARSE,
     ERROR_READ,
@@ -26,6 +26,7 @@ from memoryd.indexer.records import (
     KIND_SESSION,
     MEMORY_TYPES,
     ParsedFile,
+    unexpected,
 )
 from memoryd.indexer.secrets import find_secrets
 from memoryd.paths import SESSION_FILENAME, escaped
@@ -132,8 +133,21 @@ def parse_file(path: str, filename: str, size_hint: int) -> ParsedFile:
 
 
 def parse_bytes(data: bytes, kind: str, *, truncated: bool = False, size: int = 0) -> ParsedFile:
-    """Parse file content already in memory (also used by ``save`` to validate output)."""
+    """Parse file content already in memory (also used by ``save`` to validate output).
+
+    Whatever goes wrong with one file becomes that file's error: an exception
+    no check foresaw is caught here, once, for every caller (the writer's
+    batches, the CLI, session load and save), so one file can never stop the
+    files after it.
+    """
     digest = content_hash(data)
+    try:
+        return _parse_data(data, kind, digest, truncated=truncated, size=size)
+    except Exception as exc:  # a bug's or a library's surprise: this file's error, not ours
+        return _failed(kind, digest, unexpected("could not parse the file", exc))
+
+
+def _parse_data(data: bytes, kind: str, digest: str, *, truncated: bool, size: int) -> ParsedFile:
     nul = data.find(b"\x00")
     if nul >= 0:
         return _failed(kind, digest, f"binary file: contains a NUL byte at offset {nul}")
@@ -153,10 +167,11 @@ def parse_bytes(data: bytes, kind: str, *, truncated: bool = False, size: int = 
     record = _parse_text(text, kind, digest)
     record.secrets = find_secrets(text)
     if truncated and record.error is None:
-        record.warning = (
+        cut = (
             f"file is {size:,} bytes, over the {MAX_FILE_BYTES // 1024} KiB cap: "
             f"only its first {HEAD_BYTES // 1024} KiB were read"
         )
+        record.warning = cut if record.warning is None else f"{cut}; {record.warning}"
     return record
 
 
@@ -175,12 +190,13 @@ def _parse_text(text: str, kind: str, digest: str) -> ParsedFile:
         )
     try:
         yaml_text, body = split(text)
-        fields = load_mapping(yaml_text)
+        fields, lenient = load_header(yaml_text)
     except FrontmatterError as exc:
         return _failed(kind, digest, str(exc))
-    if kind == KIND_SESSION:
-        return _session(fields, body, digest)
-    return _memory(fields, body, digest)
+    record = (_session if kind == KIND_SESSION else _memory)(fields, body, digest)
+    if record.error is None:
+        record.warning = lenient
+    return record
 
 
 def _memory(fields: Mapping[str, object], body: str, digest: str) -> ParsedFile:
