@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from typing import Any, ClassVar
+from typing import Any
 
 import yaml
 
@@ -34,18 +34,16 @@ class _Loader(_SafeLoader):
     header is JSON as it is.
     """
 
-    yaml_implicit_resolvers: ClassVar[dict[Any, list[tuple[str, re.Pattern[str]]]]] = {
+    yaml_implicit_resolvers = {  # noqa: RUF012 - a class-wide table, as in PyYAML
         first: [(tag, regexp) for tag, regexp in resolvers if not tag.endswith(":timestamp")]
         for first, resolvers in _SafeLoader.yaml_implicit_resolvers.items()
     }
 
 
-def _total(
-    construct: Callable[[Any, yaml.ScalarNode], object],
-) -> Callable[[Any, yaml.Node], object]:
+def _total(construct: Callable[[Any, Any], object]) -> Callable[[Any, Any], object]:
     """``construct``, or the node's plain text when it cannot make the tag's type of it."""
 
-    def constructor(loader: Any, node: yaml.Node) -> object:
+    def constructor(loader: Any, node: Any) -> object:
         if not isinstance(node, yaml.ScalarNode):
             return construct(loader, node)  # the base reports a non-scalar with its position
         try:
@@ -66,10 +64,13 @@ for _tag in ("null", "bool", "int", "float"):
     )
 for _tag in ("timestamp", "binary"):
     _Loader.add_constructor(f"tag:yaml.org,2002:{_tag}", _SafeLoader.yaml_constructors[_STR])
-_Loader.add_constructor(
-    "tag:yaml.org,2002:set",
-    lambda loader, node: sorted(str(k) for k in loader.construct_mapping(node)),
-)
+
+
+def _set(loader: Any, node: Any) -> list[str]:
+    return sorted(str(k) for k in loader.construct_mapping(node))
+
+
+_Loader.add_constructor("tag:yaml.org,2002:set", _set)
 
 
 _DELIM = re.compile(r"^---[ \t]*$", re.MULTILINE)

@@ -251,6 +251,9 @@ def render_status(s: ShownStatus) -> str:
         f"last reconcile: {rec_text}; drift fixed since start: {s['drift_fixed_total']}",
         f"writer queue:   {s['writer_queue']}; connections: {s['connections']}",
     ]
+    failed = s.get("last_reconcile_error")
+    if failed:
+        lines.append(f"reconcile failed: {failed['at']} ({failed['reason']}): {failed['error']}")
     report = s.get("last_report")
     if report:
         lines.append(f"last report:    {report.get('at')} {report.get('path')}")

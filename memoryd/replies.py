@@ -79,11 +79,20 @@ class LastReport(TypedDict):
     seconds: float
 
 
+class ReconcileFailure(TypedDict):
+    """The last full stat scan that failed: when, why it ran, and the error."""
+
+    at: str
+    reason: str
+    error: str
+
+
 class FeatureStatus(TypedDict, total=False):
-    """The entries features add to ``status`` (the daemon's reporter)."""
+    """The entries features add to ``status`` (the daemon's reporter and upkeep)."""
 
     report_schedule: ReportSchedule
     last_report: LastReport
+    last_reconcile_error: ReconcileFailure
 
 
 class StatusReply(FeatureStatus):
@@ -139,6 +148,13 @@ class ParseFailure(TypedDict):
 
     path: str
     error: str
+
+
+class FileWarning(TypedDict):
+    """A file that is indexed and used, with a problem its author should fix."""
+
+    path: str
+    warning: str
 
 
 class ListReply(TypedDict):
@@ -428,3 +444,4 @@ class CheckResult(TypedDict):
     memories: list[CheckedMemory]
     citing: int
     stale: int
+    warnings: list[FileWarning]

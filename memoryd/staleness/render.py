@@ -81,4 +81,5 @@ def render_check(result: CheckResult) -> str:
                 f"  {memory['filename']}: {problem}" for problem in problems(memory["staleness"])
             ]
     lines.append(f"{result['stale']} of {result['citing']} memories citing code are stale.")
+    lines += [f"warning: {w['path']}: {w['warning']}" for w in result.get("warnings", [])]
     return "\n".join(lines)
