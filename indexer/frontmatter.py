@@ -168,9 +168,7 @@ def load_mapping(yaml_text: str) -> dict[str, Any]:
     return {str(k): v for k, v in data.items()}
 
 
-_PLAIN_LINE = re.compile(
-    r"(?P<indent>[ \t]*)(?P<key>[A-Za-z_][\w.-]*):(?:[ \t]+(?P<value>.*?))?[ \t]*"
-)
+_PLAIN_LINE = re.compile(r"(?P<indent>[ \t]*)(?P<key>[A-Za-z_][\w.-]*):(?:[ \t]+(?P<value>.*))?")
 
 _YAML_SYNTAX = frozenset("\"'[{|>&*!%@`")
 """Characters a plain value cannot start with: the author wrote YAML syntax there."""
@@ -210,7 +208,7 @@ def _plain_lines(yaml_text: str) -> dict[str, Any] | None:
         found = _PLAIN_LINE.fullmatch(line)
         if found is None:
             return None
-        key, value = found["key"], found["value"] or None
+        key, value = found["key"], (found["value"] or "").strip() or None
         if value is not None and value[0] in _YAML_SYNTAX:
             return None  # meant as YAML (a quote, a list, a block): its error stands
         if found["indent"]:

@@ -92,7 +92,8 @@ class FeatureStatus(TypedDict, total=False):
 
     report_schedule: ReportSchedule
     last_report: LastReport
-    last_reconcile_error: ReconcileFailure
+    last_reconcile_error: NotRequired[ReconcileFailure]
+    """Absent until a full reconcile failed."""
 
 
 class StatusReply(FeatureStatus):
