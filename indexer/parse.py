@@ -28,7 +28,7 @@ from memoryd.indexer.records import (
     ParsedFile,
     unexpected,
 )
-from memoryd.indexer.secrets import find_secrets
+from memoryd.indexer.secrets import find_secrets, redact
 from memoryd.paths import SESSION_FILENAME, escaped
 
 MAX_FILE_BYTES = MAX_READ_BYTES
@@ -166,13 +166,53 @@ def _parse_data(data: bytes, kind: str, digest: str, *, truncated: bool, size: i
         text = text.replace("\r\n", "\n")
     record = _parse_text(text, kind, digest)
     record.secrets = find_secrets(text)
+    _cap_fields(record)
     if truncated and record.error is None:
-        cut = (
+        _warn(
+            record,
             f"file is {size:,} bytes, over the {MAX_FILE_BYTES // 1024} KiB cap: "
-            f"only its first {HEAD_BYTES // 1024} KiB were read"
+            f"only its first {HEAD_BYTES // 1024} KiB were read",
         )
-        record.warning = cut if record.warning is None else f"{cut}; {record.warning}"
     return record
+
+
+MAX_FIELD_CHARS = 1000
+"""The longest ``name`` or ``description`` kept; the rest is cut, with a marker."""
+
+
+def _cap_fields(record: ParsedFile) -> None:
+    """Cut a ``name`` or ``description`` over :data:`MAX_FIELD_CHARS`, visibly.
+
+    Cut here, once, when the file is parsed, rather than in each reply: the
+    index, the rankers (their term counts, the Claude ranker's prompt) and
+    every reply (``list``, ``select``, the hook, reports) then see one same
+    bounded value, and a megabyte written into a header cannot ride along in
+    every answer. The value ends in ``… [cut: N characters]`` so nobody takes
+    it for the whole text, and the file carries a warning (``list``,
+    ``check``) saying so. A file holding a credential is redacted before the
+    cut, so the cut cannot leave part of a value that no pattern then finds.
+    """
+    for field in ("name", "description"):
+        value = getattr(record, field)
+        if value is None or len(value) <= MAX_FIELD_CHARS:
+            continue
+        if record.secrets:
+            value = redact(value)
+            if len(value) <= MAX_FIELD_CHARS:
+                setattr(record, field, value)
+                continue
+        setattr(record, field, f"{value[:MAX_FIELD_CHARS]}… [cut: {len(value):,} characters]")
+        _warn(
+            record,
+            f"the {field} is {len(value):,} characters: only its first "
+            f"{MAX_FIELD_CHARS:,} are kept (put the detail in the body)",
+        )
+
+
+def _warn(record: ParsedFile, warning: str) -> None:
+    """Add ``warning`` to a usable record's warnings (an error says enough)."""
+    if record.error is None:
+        record.warning = warning if record.warning is None else f"{warning}; {record.warning}"
 
 
 def _failed(kind: str, digest: str, message: str) -> ParsedFile:
