@@ -22,6 +22,7 @@ import pytest
 from daemon_fixtures import DaemonProc, composed, daemon_env
 
 from memoryd.config import Config
+from memoryd.errors import InvalidParams
 from memoryd.indexer import parse as parse_mod
 from memoryd.indexer.parse import MEMORY_HEADER_KEYS, parse_bytes
 from memoryd.indexer.records import KIND_MEMORY, KIND_SESSION
@@ -29,6 +30,9 @@ from memoryd.indexer.rows import TermAnalysis
 from memoryd.indexer.store import IndexStore
 from memoryd.indexer.sync import Syncer
 from memoryd.select.analysis import TERM_ANALYSIS
+from memoryd.sessions import brief as brief_mod
+from memoryd.sessions import files as files_mod
+from memoryd.sessions.files import load_last
 
 BAD_VALUES = {
     "feb30": "created: 2025-02-30",
@@ -311,3 +315,59 @@ def test_the_cli_in_process_prints_no_traceback(tmp_path: Path, argv: list[str])
         assert "    warning: header read as plain 'key: value' lines" in done.stdout
     if argv[0] == "select":
         assert "z_good_" in done.stdout
+
+
+# -- sessions in process ------------------------------------------------------------------
+
+
+def indexed_sessions(tmp_path: Path, texts: dict[str, str]) -> tuple[IndexStore, Path]:
+    folder = tmp_path / "sessions"
+    folder.mkdir()
+    for name, text in texts.items():
+        (folder / name).write_text(text)
+    store = IndexStore(tmp_path / "index.db", TERM_ANALYSIS)
+    Syncer(store).sync_tree(str(folder))
+    return store, folder
+
+
+def test_a_session_time_local_time_cannot_show_is_unknown_not_a_crash(tmp_path: Path) -> None:
+    store, folder = indexed_sessions(
+        tmp_path, {SESSION_NAME: session_text("last_session_at: 0001-01-01T00:00:00")}
+    )
+    try:
+        found = load_last(store.conn, str(folder), "proj")
+    finally:
+        store.close()
+    assert found["found"] is True and "Resuming `proj`" in found["resume_line"]
+
+
+def test_one_session_that_fails_is_skipped_and_the_next_one_used(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    newer = "2025-06-02-10-00-proj.md"
+    store, folder = indexed_sessions(
+        tmp_path, {SESSION_NAME: session_text(""), newer: session_text("")}
+    )
+    real = files_mod.resume_line
+
+    def failing(project: str, meta: Any, now: Any, *, filename: str | None = None) -> Any:
+        if filename == newer:
+            raise RuntimeError("a resume bug")
+        return real(project, meta, now, filename=filename)
+
+    monkeypatch.setattr(files_mod, "resume_line", failing)
+    monkeypatch.setattr(brief_mod, "parse_sections", lambda text: 1 / 0)  # every brief doc fails
+    try:
+        found = load_last(store.conn, str(folder), "proj")
+        brief = files_mod.context(store.conn, [str(folder)], "deploys", "proj", 300)
+    finally:
+        store.close()
+    assert found["found"] is True and found["filename"] == SESSION_NAME
+    assert "RuntimeError: a resume bug" in found["skipped"][0]["reason"]
+    assert {s["filename"] for s in brief["skipped"]} == {SESSION_NAME, newer}
+    assert "ZeroDivisionError" in brief["skipped"][0]["error"]
+
+
+def test_a_save_with_a_session_local_time_cannot_show_is_refused_as_invalid() -> None:
+    with pytest.raises(InvalidParams, match="not a real date and time"):
+        files_mod.parse_save({"dir": "/tmp", "project": "proj", "session": "0001-01-01-00-00"})
