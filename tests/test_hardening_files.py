@@ -32,6 +32,7 @@ from memoryd.indexer.sync import Syncer
 from memoryd.select.analysis import TERM_ANALYSIS
 from memoryd.sessions import brief as brief_mod
 from memoryd.sessions import files as files_mod
+from memoryd.sessions import format as format_mod
 from memoryd.sessions.files import load_last
 
 BAD_VALUES = {
@@ -215,7 +216,7 @@ def test_a_session_with_bad_dates_loads_briefs_and_is_saved_over(
 
 def cfg_for(tmp_path: Path, root: Path) -> Config:
     return Config(
-        socket=tmp_path / "s.sock", state_dir=tmp_path, db=tmp_path / "index.db", roots=[root]
+        socket=tmp_path / "s.sock", state_dir=tmp_path, db=tmp_path / "index.db", roots=(str(root),)
     )
 
 
@@ -348,7 +349,7 @@ def test_one_session_that_fails_is_skipped_and_the_next_one_used(
     store, folder = indexed_sessions(
         tmp_path, {SESSION_NAME: session_text(""), newer: session_text("")}
     )
-    real = files_mod.resume_line
+    real = format_mod.resume_line
 
     def failing(project: str, meta: Any, now: Any, *, filename: str | None = None) -> Any:
         if filename == newer:
