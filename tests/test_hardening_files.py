@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 from daemon_fixtures import DaemonProc, composed, daemon_env
 
+from memoryd._cli_daemon import render_status
 from memoryd.config import Config
 from memoryd.errors import InvalidParams
 from memoryd.indexer import parse as parse_mod
@@ -34,6 +35,7 @@ from memoryd.sessions import brief as brief_mod
 from memoryd.sessions import files as files_mod
 from memoryd.sessions import format as format_mod
 from memoryd.sessions.files import load_last
+from memoryd.staleness.render import render_check
 
 BAD_VALUES = {
     "feb30": "created: 2025-02-30",
@@ -178,6 +180,7 @@ def test_a_daemon_on_bad_files_starts_serves_and_lists_them(
     assert "plain 'key: value' lines" in files["c_lenient.md"]["warning"]
     check = d.call("check", {"dir": str(root)})
     assert [Path(w["path"]).name for w in check["warnings"]] == ["c_lenient.md"]
+    assert f"warning: {root / 'c_lenient.md'}: header read as plain" in render_check(check)
     reindexed = d.call("reindex", {})  # answered `internal` when one file raised
     assert {Path(e["path"]).name for e in reindexed["errors"]} == {"b_type_tag.md", "b_broken.md"}
     picked = d.call("select", {"dir": str(root), "query": "blue-green deploy script"})
@@ -278,9 +281,12 @@ def test_a_failed_reconcile_shows_in_status_and_does_not_raise(
         assert "last_reconcile_error" not in status({})
         monkeypatch.setattr(Syncer, "sync_trees", broken)
         assert parts.maintenance.reconcile_quietly("scheduled") is None
-        failed = status({})["last_reconcile_error"]
+        reply = status({})
+    failed = reply["last_reconcile_error"]
     assert failed["reason"] == "scheduled" and "RuntimeError: a reconcile bug" in failed["error"]
     assert failed["at"].endswith("Z")
+    shown = render_status(reply)  # `memoryd status`
+    assert f"reconcile failed: {failed['at']} (scheduled): RuntimeError: a reconcile bug" in shown
 
 
 # -- the CLI in-process -------------------------------------------------------------------
