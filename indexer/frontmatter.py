@@ -7,6 +7,7 @@ message is what a person reads in ``memoryd list`` to fix the file.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable
 from typing import Any
@@ -52,6 +53,8 @@ def _total(construct: Callable[[Any, Any], object]) -> Callable[[Any, Any], obje
             return str(node.value)
         if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 64:
             return str(node.value)  # a number no reader needs, that str() may refuse to print
+        if isinstance(value, float) and not math.isfinite(value):
+            return str(node.value)  # .inf and .nan are not JSON
         return value
 
     return constructor

@@ -25,6 +25,7 @@ from memoryd._cli_daemon import render_status
 from memoryd.config import Config
 from memoryd.errors import InvalidParams
 from memoryd.indexer import parse as parse_mod
+from memoryd.indexer.frontmatter import load_mapping
 from memoryd.indexer.parse import MEMORY_HEADER_KEYS, parse_bytes
 from memoryd.indexer.records import KIND_MEMORY, KIND_SESSION
 from memoryd.indexer.rows import TermAnalysis
@@ -89,6 +90,16 @@ def test_a_value_yaml_cannot_build_stays_text(line: str, kind: str) -> None:
     if kind == KIND_MEMORY and key in MEMORY_HEADER_KEYS:
         text = value.split(" ", 1)[1] if value.startswith("!!") else value
         assert parsed.meta["header"][key] == text  # the text, without the tag
+
+
+def test_a_header_loads_as_strict_json_values() -> None:
+    header = (
+        "a: .inf\nb: -.nan\nc: !!set {x: 1}\nd: !!binary aGk=\ne: !!omap [k: 1]\n"
+        "f: 2025-01-02\ng: 2025-01-02 10:00:00+02:00\nh: 12\ni: yes"
+    )
+    fields = load_mapping(header)
+    json.dumps(fields, allow_nan=False)  # no datetime, set, bytes, tuple, inf or nan
+    assert (fields["a"], fields["f"], fields["h"], fields["i"]) == (".inf", "2025-01-02", 12, True)
 
 
 def test_any_exception_parsing_a_file_is_its_error(monkeypatch: pytest.MonkeyPatch) -> None:
