@@ -2,7 +2,10 @@
 
 Frontmatter is the YAML between a first line ``---`` and the next line ``---``.
 Every way this can go wrong in real folders gets its own message, because the
-message is what a person reads in ``memoryd list`` to fix the file.
+message is what a person reads in ``memoryd list`` to fix the file. Loading
+gives JSON values only and never raises anything but :class:`FrontmatterError`
+(a value YAML cannot build stays text); :func:`load_header` also reads a
+header of plain ``key: value`` lines that is not YAML, with a warning.
 """
 
 from __future__ import annotations
