@@ -153,7 +153,7 @@ def compose(
         readers=readers,
         maintenance=maintenance,
         staleness=staleness,
-        status_parts=[reporter],
+        status_parts=[reporter, maintenance],
     )
     methods = DaemonMethods(core, service, staleness).table()
     # `status` answers (with progress) during the first reconcile; the

@@ -66,12 +66,22 @@ class WatchedRoots:
     def queue_hints(self, paths: set[str], listed: set[str]) -> None:
         """The watcher's batch as one writer job: each path re-stated, each listing compared."""
 
+        steps = [("sync_path", p) for p in sorted(paths)]
+        steps += [("sync_listing", d) for d in sorted(listed)]
+
         def job(store: IndexStore) -> None:
+            # Each path on its own: one that fails (a bug, since a bad file is an
+            # error row) is logged and the rest of the batch still goes in. A
+            # storage failure stops the job: the writer's repair redoes it all.
             syncer = self.syncer(store)
-            for path in sorted(paths):
-                syncer.sync_path(path)
-            for directory in sorted(listed):
-                syncer.sync_listing(directory)
+            for step, path in steps:
+                try:
+                    getattr(syncer, step)(path)
+                except Exception as exc:
+                    if recovery.trouble(exc) is not None:
+                        raise
+                    log.exception("watcher.path_failed", path=path)
+                    syncer = self.syncer(store)  # nothing half-done carried on
 
         self._writer.submit(job, hint=True)
 

@@ -220,6 +220,15 @@ def _m_judge_telemetry(db: sqlite_utils.Database) -> None:
     runs.add_column("judge_ms", float)
 
 
+def _m_reread_after_parse_hardening(db: sqlite_utils.Database) -> None:
+    # Every file is parsed again once: headers YAML cannot build (bad dates,
+    # tags) and plain `key: value` headers are now read, names and descriptions
+    # are capped, and more credential shapes are flagged and redacted (rows
+    # written before held them raw). Forgetting stat and hash makes the next
+    # scan read each file and write its row anew.
+    db.execute("UPDATE files SET mtime_ns = -1, content_hash = ''")
+
+
 MIGRATIONS: list[tuple[str, Migration]] = [
     ("001_files_fts_directories_roots", _m001_files),
     ("002_secret_flags", _m002_secrets),
@@ -233,6 +242,7 @@ MIGRATIONS: list[tuple[str, Migration]] = [
     ("010_reread_nested_metadata_headers", _m_reread_nested_headers),
     ("011_unspaced_script_bigrams", _m_unspaced_grams),
     ("012_selector_runs_judge", _m_judge_telemetry),
+    ("013_reread_after_parse_hardening", _m_reread_after_parse_hardening),
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)
