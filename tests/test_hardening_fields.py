@@ -85,6 +85,6 @@ def test_an_index_from_before_parses_every_file_again(tmp_path: Path) -> None:
     assert synced() == {"reference_lap.md": None}
     with sqlite3.connect(db) as conn:  # what the old parser stored, before migration 012
         conn.execute("UPDATE files SET error = 'YAML syntax error', error_kind = 'parse'")
-        conn.execute("DELETE FROM _migrations WHERE name = '012_reread_after_parse_hardening'")
+        conn.execute("DELETE FROM _migrations WHERE name = '013_reread_after_parse_hardening'")
     conn.close()
     assert synced() == {"reference_lap.md": None}
