@@ -180,6 +180,7 @@ _YAML_SYNTAX = frozenset("\"'[{|>&*!%@`")
 """Characters a plain value cannot start with: the author wrote YAML syntax there."""
 
 
+# dict[str, Any]: a YAML mapping, any JSON-shaped values.
 def load_header(yaml_text: str) -> tuple[dict[str, Any], str | None]:
     """The header's mapping, and a warning when it had to be read leniently.
 
@@ -204,6 +205,7 @@ def load_header(yaml_text: str) -> tuple[dict[str, Any], str | None]:
         )
 
 
+# dict[str, Any]: string values, and one nested mapping level.
 def _plain_lines(yaml_text: str) -> dict[str, Any] | None:
     """``yaml_text`` as ``key: value`` lines (see :func:`load_header`), or None if it is not."""
     fields: dict[str, Any] = {}
