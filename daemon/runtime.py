@@ -4,6 +4,8 @@ The order is watchman's: check the directory is ours, lock the pidfile (a
 second daemon stops here, naming the first one's pid), then remove a socket
 only if nothing answers on it, then bind. A live socket is never removed, even
 by a daemon given a different state directory and so a different pidfile.
+The one exception to "a second daemon stops": a first one that answers on no
+socket, even when asked to bind it again, is asked to stop (:func:`claim`).
 """
 
 from __future__ import annotations
@@ -12,11 +14,23 @@ import contextlib
 import errno
 import fcntl
 import os
+import signal
 import socket
 import stat
+import time
+from collections.abc import Callable
 from pathlib import Path
 
+import structlog
+
 from memoryd.errors import AlreadyRunning, DaemonError, UnsafeRuntimeDir
+
+log = structlog.get_logger("memoryd.daemon")
+
+TAKEOVER_WAIT_S = 5.0
+"""How long a new ``serve`` waits for an unreachable daemon to bind its socket again."""
+STOP_WAIT_S = 20.0
+"""How long it then waits for that daemon to stop (it finishes in-flight requests first)."""
 
 
 def ensure_private_dir(path: Path, *, tighten: bool = False) -> None:
@@ -74,7 +88,7 @@ class PidFile:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError as exc:
-            other = os.read(fd, 32).decode(errors="replace").strip() or "unknown"
+            other = os.read(fd, 32).decode(errors="replace").partition("\n")[0] or "unknown"
             os.close(fd)
             if exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN):
                 raise AlreadyRunning(
@@ -85,6 +99,21 @@ class PidFile:
         os.write(fd, f"{os.getpid()}\n".encode())
         self._fd = fd
 
+    def note_socket(self, path: Path) -> None:
+        """Add where this daemon listens, for a later ``serve`` that finds the lock held."""
+        if self._fd is not None:
+            os.ftruncate(self._fd, 0)
+            os.pwrite(self._fd, f"{os.getpid()}\n{path}\n".encode(), 0)
+
+    def holder(self) -> tuple[int | None, Path | None]:
+        """The pid and socket another daemon wrote in the file (None for what is missing)."""
+        try:
+            lines = self.path.read_text(errors="replace").splitlines()
+        except OSError:
+            return None, None
+        pid = int(lines[0]) if lines and lines[0].strip().isdigit() else None
+        return pid, Path(lines[1]) if len(lines) > 1 and lines[1] else None
+
     def release(self) -> None:
         """Remove the file (if it is still ours) and drop the lock; idempotent."""
         if self._fd is None:
@@ -94,6 +123,79 @@ class PidFile:
                 self.path.unlink()
         os.close(self._fd)
         self._fd = None
+
+
+def claim(pidfile: PidFile, socket_path: Path) -> None:
+    """Lock ``pidfile``; a holder that answers on no socket is asked to rebind, then to stop.
+
+    A daemon whose socket file was deleted binds it again by itself within a
+    second (and at once on SIGHUP): this ``serve`` then says it is already
+    running, and where. One that still answers nowhere after
+    :data:`TAKEOVER_WAIT_S` is stopped with SIGTERM, and this one takes its
+    place once it has let go of the lock. Only a process of this user that is
+    a ``memoryd serve`` is ever signalled.
+    """
+    try:
+        pidfile.acquire()
+        return
+    except AlreadyRunning as exc:
+        refused = exc
+    pid, noted = pidfile.holder()
+    where = noted or socket_path
+    if pid is None or socket_answers(where) or not is_memoryd_daemon(pid):
+        raise refused
+    os.kill(pid, signal.SIGHUP)
+    if _within(TAKEOVER_WAIT_S, lambda: socket_answers(where)):
+        raise AlreadyRunning(
+            f"memoryd is already running (pid {pid}) and answers on {where}"
+            " (it re-created its socket file)"
+        )
+    log.warning("daemon.taking_over", pid=pid, socket=str(where))
+    os.kill(pid, signal.SIGTERM)
+    if not _within(STOP_WAIT_S, lambda: _acquired(pidfile)):
+        raise AlreadyRunning(
+            f"memoryd pid {pid} holds {pidfile.path}, answers on no socket and did not stop"
+            f" within {STOP_WAIT_S:.0f} s of SIGTERM; stop it (kill {pid}) and start again"
+        )
+    log.warning("daemon.took_over", pid=pid)
+
+
+def is_memoryd_daemon(pid: int) -> bool:
+    """Whether ``pid`` is a ``memoryd serve`` of this user (Linux's /proc; False elsewhere)."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+        argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+    except OSError:
+        return False
+    uid = next((line.split()[1] for line in status.splitlines() if line.startswith("Uid:")), "")
+    named = any(b"memoryd" in arg for arg in argv[:3])
+    return uid == str(os.getuid()) and named and b"serve" in argv
+
+
+def _acquired(pidfile: PidFile) -> bool:
+    try:
+        pidfile.acquire()
+    except AlreadyRunning:
+        return False
+    return True
+
+
+def _within(seconds: float, done: Callable[[], bool]) -> bool:
+    deadline = time.monotonic() + seconds
+    while not done():
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.1)
+    return True
+
+
+def socket_is(path: Path, inode: int) -> bool:
+    """Whether ``path`` still is the socket file of that inode (not deleted, not replaced)."""
+    try:
+        st = path.lstat()
+    except OSError:
+        return False
+    return stat.S_ISSOCK(st.st_mode) and st.st_ino == inode
 
 
 def socket_answers(path: Path, timeout: float = 1.0) -> bool:

@@ -17,9 +17,11 @@ closed; so is a connection for which no thread can be started (a thread
 limit) or that arrives when the process is out of descriptors (a spare
 descriptor is kept for that answer, so the backlog never turns into a busy
 loop of failed accepts). A connection idle for ``idle_timeout`` seconds is
-closed. The accept loop never dies of a bad connection; if it fails for
-any other reason, ``on_fatal`` tells the daemon, which exits non-zero so that
-systemd restarts it.
+closed. The daemon may hand the accept thread a new listening socket
+(:attr:`Server.rebind`), when the file of the one it serves was deleted.
+The accept loop never dies of a bad connection; if it fails for any other
+reason, ``on_fatal`` tells the daemon, which exits non-zero so that systemd
+restarts it.
 """
 
 from __future__ import annotations
@@ -55,6 +57,8 @@ MAX_CONNECTIONS = 128
 """Connections served at once (one thread each); more get a ``busy`` answer."""
 IDLE_TIMEOUT_S = 60.0
 """A connection that sends nothing (and reads nothing) for this long is closed."""
+LISTENER_CHECK_S = 1.0
+"""How often the accept thread asks whether its socket must be bound again."""
 _OUT_OF_DESCRIPTORS = frozenset({errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM})
 _SHED_LOG_EVERY_S = 10.0
 
@@ -123,8 +127,12 @@ class Server:
         self.on_fatal = on_fatal
         self.refused = 0
         """Connections answered ``busy`` (at the cap, no thread, no descriptor)."""
+        self.rebind: Callable[[], socket.socket | None] = lambda: None
+        """Asked every :data:`LISTENER_CHECK_S` by the accept thread: a new listening
+        socket when the one served can no longer be reached (its file deleted), else None."""
         self._spare: int | None = _spare_fd()
         self._shed_logged = 0.0
+        self._check_at = time.monotonic() + LISTENER_CHECK_S
         self._stopping = threading.Event()
         self._clients: set[socket.socket] = set()
         self._lock = threading.Lock()
@@ -162,9 +170,16 @@ class Server:
 
     # -- connections ----------------------------------------------------------
 
+    def check_listener(self) -> None:
+        """Ask :attr:`rebind` at the accept thread's next turn (SIGHUP), not in a second."""
+        self._check_at = 0.0
+
     def _accept_loop(self) -> None:
         try:
             while not self._stopping.is_set():
+                if time.monotonic() >= self._check_at:
+                    self._check_at = time.monotonic() + LISTENER_CHECK_S
+                    self._listen_again()
                 try:
                     sock, _ = self.listener.accept()
                 except TimeoutError:
@@ -181,6 +196,14 @@ class Server:
         except BaseException as exc:  # a bug: nothing answers any more, so say so and exit
             log.exception("ipc.accept_failed")
             self.on_fatal(f"the accept loop failed: {exc!r}")
+
+    def _listen_again(self) -> None:
+        """Serve a new listening socket if :attr:`rebind` hands one (on this thread only)."""
+        fresh = self.rebind()
+        if fresh is not None:
+            fresh.settimeout(0.2)
+            old, self.listener = self.listener, fresh
+            old.close()
 
     def _admit(self, sock: socket.socket) -> None:
         """Serve ``sock`` on a thread of its own, or answer ``busy`` (or refuse the peer)."""
