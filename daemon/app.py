@@ -136,11 +136,9 @@ class Daemon:
                 bound = passed[0].getsockname()
                 if isinstance(bound, str) and bound:
                     self.cfg = replace(self.cfg, socket=Path(bound))
-                self.pidfile.note_socket(self.cfg.socket)
                 return passed[0]
             runtime.ensure_private_dir(self.cfg.socket.parent)
             sock, self._socket_inode = runtime.bind_socket(self.cfg.socket)
-            self.pidfile.note_socket(self.cfg.socket)
             return sock
         except BaseException:
             self.pidfile.release()
@@ -175,7 +173,6 @@ class Daemon:
                     log.error("daemon.socket_rebind_failed", socket=str(path), error=str(exc))
                 return None
             self._socket_trouble = None
-            self.pidfile.note_socket(path)
             log.warning("daemon.socket_rebound", socket=str(path))
             return sock
 

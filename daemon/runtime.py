@@ -88,7 +88,7 @@ class PidFile:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError as exc:
-            other = os.read(fd, 32).decode(errors="replace").partition("\n")[0] or "unknown"
+            other = os.read(fd, 32).decode(errors="replace").strip() or "unknown"
             os.close(fd)
             if exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN):
                 raise AlreadyRunning(
@@ -99,20 +99,13 @@ class PidFile:
         os.write(fd, f"{os.getpid()}\n".encode())
         self._fd = fd
 
-    def note_socket(self, path: Path) -> None:
-        """Add where this daemon listens, for a later ``serve`` that finds the lock held."""
-        if self._fd is not None:
-            os.ftruncate(self._fd, 0)
-            os.pwrite(self._fd, f"{os.getpid()}\n{path}\n".encode(), 0)
-
-    def holder(self) -> tuple[int | None, Path | None]:
-        """The pid and socket another daemon wrote in the file (None for what is missing)."""
+    def holder(self) -> int | None:
+        """The pid another daemon wrote in the file, if it is one."""
         try:
-            lines = self.path.read_text(errors="replace").splitlines()
+            first = self.path.read_text(errors="replace").strip()
         except OSError:
-            return None, None
-        pid = int(lines[0]) if lines and lines[0].strip().isdigit() else None
-        return pid, Path(lines[1]) if len(lines) > 1 and lines[1] else None
+            return None
+        return int(first) if first.isdigit() else None
 
     def release(self) -> None:
         """Remove the file (if it is still ours) and drop the lock; idempotent."""
@@ -140,17 +133,23 @@ def claim(pidfile: PidFile, socket_path: Path) -> None:
         return
     except AlreadyRunning as exc:
         refused = exc
-    pid, noted = pidfile.holder()
-    where = noted or socket_path
-    if pid is None or socket_answers(where) or not is_memoryd_daemon(pid):
+    pid = pidfile.holder()
+    if pid is None or not is_memoryd_daemon(pid):
+        raise refused
+
+    def reachable() -> Path | None:
+        # Where it listens (it may have been given another --socket), else where we would.
+        return next((p for p in listening_paths(pid) or [socket_path] if socket_answers(p)), None)
+
+    if reachable() is not None:
         raise refused
     os.kill(pid, signal.SIGHUP)
-    if _within(TAKEOVER_WAIT_S, lambda: socket_answers(where)):
+    if _within(TAKEOVER_WAIT_S, lambda: reachable() is not None):
         raise AlreadyRunning(
-            f"memoryd is already running (pid {pid}) and answers on {where}"
+            f"memoryd is already running (pid {pid}) and answers on {reachable()}"
             " (it re-created its socket file)"
         )
-    log.warning("daemon.taking_over", pid=pid, socket=str(where))
+    log.warning("daemon.taking_over", pid=pid, socket=str(socket_path))
     os.kill(pid, signal.SIGTERM)
     if not _within(STOP_WAIT_S, lambda: _acquired(pidfile)):
         raise AlreadyRunning(
@@ -170,6 +169,22 @@ def is_memoryd_daemon(pid: int) -> bool:
     uid = next((line.split()[1] for line in status.splitlines() if line.startswith("Uid:")), "")
     named = any(b"memoryd" in arg for arg in argv[:3])
     return uid == str(os.getuid()) and named and b"serve" in argv
+
+
+def listening_paths(pid: int) -> list[Path]:
+    """The paths the process ``pid`` listens on, deleted or not (Linux's /proc; else none)."""
+    links = []
+    try:
+        for fd in os.listdir(f"/proc/{pid}/fd"):
+            with contextlib.suppress(OSError):  # closed meanwhile
+                links.append(os.readlink(f"/proc/{pid}/fd/{fd}"))
+        table = Path("/proc/net/unix").read_text().splitlines()[1:]
+    except OSError:
+        return []
+    inodes = {link[8:-1] for link in links if link.startswith("socket:[")}
+    # Num RefCount Protocol Flags Type St Inode Path; flag 0x10000: listening.
+    rows = [line.split() for line in table]
+    return [Path(r[7]) for r in rows if len(r) >= 8 and r[6] in inodes and int(r[3], 16) & 0x10000]
 
 
 def _acquired(pidfile: PidFile) -> bool:

@@ -80,3 +80,14 @@ def test_a_second_serve_takes_over_from_a_daemon_nobody_can_reach(
     finally:
         old.proc.send_signal(signal.SIGCONT)
         new.stop()
+
+
+def test_a_second_serve_on_another_socket_leaves_a_reachable_daemon_alone(
+    make_daemon: Callable[..., DaemonProc],
+) -> None:
+    """Same state dir (so the same pidfile), another ``--socket``: the first answers on its own."""
+    d = make_daemon()
+    other = dataclasses.replace(d, socket=d.socket.with_name("other.sock"))
+    second = subprocess.run(other.argv(), env=d.env, capture_output=True, timeout=scaled(60))
+    assert second.returncode != 0 and b"already running" in second.stderr, second.stderr
+    assert _answers(d) and "daemon.taking_over" not in d.log()
