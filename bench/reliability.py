@@ -467,7 +467,12 @@ def main(argv: list[str] | None = None) -> int:
             "full-disk": lambda: [_limits.full_disk(new_daemon, workdir, limit_row)],
             "lock": lambda: [_limits.held_lock(new_daemon, workdir, limit_row, args.lock_seconds)],
             "threads": lambda: [_limits.thread_limit(new_daemon, workdir, limit_row)],
-            "descriptors": lambda: [_limits.descriptor_limit(new_daemon, workdir, limit_row)],
+            "descriptors": lambda: [
+                _limits.descriptor_limit(new_daemon, workdir, limit_row),
+                _limits.descriptor_limit(
+                    new_daemon, workdir, limit_row, fds=256, clients=300, config=""
+                ),
+            ],
             "request-roots": lambda: [_limits.request_roots(new_daemon, workdir, limit_row)],
         }
         chosen = args.only or SCENARIOS
