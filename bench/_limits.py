@@ -318,8 +318,13 @@ def descriptor_limit(
         for s in idle:
             s.close()
     try:
-        after: list[str] = []
-        served = _wait(lambda: _hammer(d.socket, str(d.root), 1, after) or after[-1] == "ok", 30)
+
+        def served_now() -> bool:
+            after: list[str] = []
+            _hammer(d.socket, str(d.root), 1, after)
+            return after == ["ok"]
+
+        served = _wait(served_now, 30)
         held = answer == ["ok"] and first < 5.0 and spin < 0.05 and served is not None
         note = (
             f"{clients:,} idle connections under {fds:,} fds: daemon CPU {spin:.3f} core while "

@@ -15,7 +15,6 @@ import contextlib
 import sqlite3
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
 from daemon_fixtures import DaemonProc, scaled, wait_until, write_memory
@@ -63,13 +62,12 @@ def test_a_lost_index_file_is_rebuilt_from_the_files(
     lose(d.db)
     # Written while the index is gone: the files are the truth, nothing is lost.
     write_memory(d.roots[0] / "feedback_tests.md", "run the test suite before pushing")
-    seen: list[Any] = []
 
     def both_found() -> bool:
-        seen.append((_names(d, "linter"), _names(d, "test suite")))
-        return seen[-1] == (["feedback_lint.md"], ["feedback_tests.md"])
+        found = (_names(d, "linter"), _names(d, "test suite"))
+        return found == (["feedback_lint.md"], ["feedback_tests.md"])
 
-    wait_until(both_found, scaled(15), f"the rebuilt index to answer (seen: {seen[-3:]})")
+    wait_until(both_found, scaled(15), "the rebuilt index to answer with both memories")
     index = d.call("status")["index"]
     assert index["state"] == "ok", index
     assert "index.file_lost" in d.log()
