@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import dataclasses
 import signal
+import socket
 import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -91,3 +93,30 @@ def test_a_second_serve_on_another_socket_leaves_a_reachable_daemon_alone(
     second = subprocess.run(other.argv(), env=d.env, capture_output=True, timeout=scaled(60))
     assert second.returncode != 0 and b"already running" in second.stderr, second.stderr
     assert _answers(d) and "daemon.taking_over" not in d.log()
+
+
+LAUNCHER = (  # plays systemd: the listener becomes fd 3, LISTEN_PID the pid that execs memoryd
+    "import os, sys; os.dup2(int(sys.argv[1]), 3); "
+    "os.environ.update(LISTEN_FDS='1', LISTEN_PID=str(os.getpid())); "
+    "os.execv(sys.executable, [sys.executable, *sys.argv[2:]])"
+)
+
+
+def test_an_activated_socket_deleted_is_logged_not_bound_by_path(
+    make_daemon: Callable[..., DaemonProc], tmp_path: Path
+) -> None:
+    """systemd's socket is not ours to bind: the loss is logged once, nothing is bound."""
+    d = make_daemon(start=False)
+    activated = tmp_path / "run" / "activated.sock"
+    activated.parent.mkdir(mode=0o700, parents=True)
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(str(activated))
+    listener.listen(16)
+    argv = [sys.executable, "-c", LAUNCHER, str(listener.fileno()), *d.argv()[1:]]
+    configured, d.socket = d.socket, activated
+    d.start(argv=argv, pass_fds=(listener.fileno(),))
+    listener.close()
+    activated.unlink()
+    wait_until(lambda: "daemon.socket_lost" in d.log(), scaled(10), "the loss to be logged")
+    assert not activated.exists() and not configured.exists()
+    assert d.log().count("daemon.socket_lost") == 1
