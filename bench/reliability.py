@@ -22,7 +22,8 @@ restarts), a create/delete burst (``burst``), ``rm -rf`` and recreate of a root
 (``rm-root``), hostile files and one save (``hostile``), ``--clients`` x
 ``--requests`` mixed requests (``flood``), three damaged indexes (``damaged``);
 the limits (bench/_limits.py): ``full-disk``, ``lock``, ``threads``,
-``descriptors``, ``request-roots``.
+``descriptors``, ``request-roots``; the daemon's own files deleted
+(bench/_rel_lost_files.py): ``lost-files``.
 """
 
 from __future__ import annotations
@@ -47,6 +48,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import _limits
+import _rel_lost_files
 from _daemon import daemon_env
 
 from memoryd.errors import MemorydError
@@ -434,6 +436,7 @@ def finish(d: Daemon) -> None:
 SCENARIOS = (
     *("kill9", "burst", "rm-root", "hostile", "flood", "damaged"),
     *("full-disk", "lock", "threads", "descriptors", "request-roots"),
+    "lost-files",
 )
 
 
@@ -474,6 +477,7 @@ def main(argv: list[str] | None = None) -> int:
                 ),
             ],
             "request-roots": lambda: [_limits.request_roots(new_daemon, workdir, limit_row)],
+            "lost-files": lambda: [f(new_daemon, workdir, limit_row) for f in _rel_lost_files.RUNS],
         }
         chosen = args.only or SCENARIOS
         rows = [row for name in SCENARIOS if name in chosen for row in runs[name]()]
