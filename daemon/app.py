@@ -167,7 +167,7 @@ class Daemon:
             try:
                 runtime.ensure_private_dir(path.parent)
                 sock, self._socket_inode = runtime.bind_socket(path)
-            except DaemonError as exc:
+            except (DaemonError, OSError) as exc:
                 if self._socket_trouble != str(exc):
                     self._socket_trouble = str(exc)
                     log.error("daemon.socket_rebind_failed", socket=str(path), error=str(exc))

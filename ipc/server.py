@@ -19,8 +19,9 @@ out); when none is idle, it is answered with a ``busy`` error line and
 closed (a spare descriptor is kept for that answer, so the backlog never
 turns into a busy loop of failed accepts), as is a connection for which no
 thread can be started (a thread limit). A connection idle for
-``idle_timeout`` seconds is closed. The daemon may hand the accept thread a new listening socket
-(:attr:`Server.rebind`), when the file of the one it serves was deleted.
+``idle_timeout`` seconds is closed. The daemon may hand the accept thread a
+new listening socket (:attr:`Server.rebind`), when the file of the one it
+serves was deleted.
 The accept loop never dies of a bad connection; if it fails for any other
 reason, ``on_fatal`` tells the daemon, which exits non-zero so that systemd
 restarts it.
