@@ -166,6 +166,7 @@ def compose(
         max_connections=cfg.max_connections,
         idle_timeout=cfg.idle_timeout,
         on_fatal=life.fail,
+        on_disconnect=readers.release,
     )
     core.server = server
     return Parts(

@@ -132,6 +132,19 @@ def _connect(path: Path, *, readonly: bool) -> sqlite3.Connection:
     return conn
 
 
+SIDE_FILES = ("-wal", "-shm")
+"""What SQLite keeps beside the database file in WAL mode, by suffix."""
+
+
+def _identities(path: Path) -> dict[str, tuple[int, int]]:
+    found = {}
+    for suffix in ("", *SIDE_FILES):
+        with contextlib.suppress(OSError):
+            st = os.stat(f"{path}{suffix}")
+            found[suffix] = (st.st_dev, st.st_ino)
+    return found
+
+
 def process_alive(pid: int) -> bool:
     """Whether another process with this pid runs (ours counts as not: it is the caller)."""
     if pid == os.getpid():
@@ -172,6 +185,9 @@ class IndexStore:
         self.path = path
         self.analysis = analysis
         self.conn = _connect(path, readonly=False)
+        self.files = _identities(path)
+        """(device, inode) of the database and its ``-wal``/``-shm`` as opened, by suffix:
+        whether the path still names them (:func:`memoryd.indexer.recovery.replaced`)."""
         # Bumped after every apply() commits: readers in this process key caches on it.
         self.generation = 0
         self.db = sqlite_utils.Database(self.conn)
