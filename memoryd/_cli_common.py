@@ -24,7 +24,10 @@ def memory_dir(value: str, *, must_read: bool = True) -> str:
     ``must_read=False`` leaves an unreadable directory to the command, for
     ``context``, which reports it as "session history unavailable".
     """
-    path = os.path.realpath(os.path.expanduser(value))
+    try:
+        path = os.path.realpath(os.path.expanduser(value))
+    except OSError as exc:  # a link on the way that may not be read
+        raise DirectoryError(f"cannot resolve {value}: {exc.strerror or exc}") from None
     if not os.path.exists(path):
         near = near_folder(value)
         hint = f"; did you mean {near}?" if near else ""
@@ -41,7 +44,8 @@ def add_db_option(parser: argparse.ArgumentParser) -> None:
         "--db",
         type=Path,
         default=None,
-        help="index database (default: $MEMORYD_DB or $XDG_STATE_HOME/memoryd/index.db)",
+        help="run in-process on this index database, asking no daemon "
+        "(default: the daemon's; without one, $MEMORYD_DB or $XDG_STATE_HOME/memoryd/index.db)",
     )
 
 

@@ -6,6 +6,8 @@ The commands that can answer without a daemon (``list``, ``select``,
 to one run the same work in-process against the same index, saying so on
 stderr (``--require-daemon`` makes that an error). Once a request was sent,
 a missing answer is an error, never a reason to do the work a second time.
+Given ``--db``, a command runs in-process on that index and asks no daemon
+(with ``--socket`` or ``--require-daemon`` it is refused as a contradiction).
 """
 
 from __future__ import annotations
@@ -69,22 +71,42 @@ def client(args: argparse.Namespace, timeout: float = 60.0) -> Client:
 def daemon_or_local(args: argparse.Namespace, method: str, params: Mapping[str, Any]) -> Any:
     """``method``'s answer from the daemon, or from an in-process service when none answers.
 
+    With ``--db`` it is the in-process service's answer on that index, always.
     Both sides answer through the same :class:`~memoryd.service.MemoryService`
     method, so the reply is the same either way. Params that are None are
     left out, as the client leaves them out of a request.
     """
     given = {k: v for k, v in params.items() if v is not None}
-    try:
-        with client(args) as c:
-            return c.call(method, given)
-    except DaemonUnavailable:
-        if getattr(args, "require_daemon", False):
-            raise
-        note("no daemon answered; running in-process on the same index")
-        logs.ensure_configured()
-        from memoryd import _cli_local  # noqa: PLC0415 - the heavy side, loaded only here
+    if getattr(args, "db", None) is None:
+        try:
+            with client(args) as c:
+                return c.call(method, given)
+        except DaemonUnavailable:
+            if getattr(args, "require_daemon", False):
+                raise
+            note("no daemon answered; running in-process on the same index")
+    else:
+        _refuse_daemon_flags(args)
+    logs.ensure_configured()
+    from memoryd import _cli_local  # noqa: PLC0415 - the heavy side, loaded only here
 
-        return _cli_local.call(args, method, given)
+    return _cli_local.call(args, method, given)
+
+
+def _refuse_daemon_flags(args: argparse.Namespace) -> None:
+    """``--db`` with a flag that names a daemon: say they contradict (exit 2), as argparse does.
+
+    The daemon answers from its own index, so ``--db`` means the command runs
+    in-process on that file and asks no daemon; a flag that asks for one
+    cannot be honoured beside it.
+    """
+    flag = "--require-daemon" if getattr(args, "require_daemon", False) else None
+    flag = "--socket" if getattr(args, "socket", None) is not None else flag
+    if flag is not None:
+        args.command_parser.error(
+            f"--db runs the command in-process on {args.db} without asking a daemon "
+            f"(a daemon answers from its own index), so {flag} cannot apply: give one of them"
+        )
 
 
 def register(sub: Any) -> None:
@@ -260,6 +282,9 @@ def render_status(s: ShownStatus) -> str:
     reload = s.get("last_reload")
     if reload and not reload["applied"]:
         lines.append(f"last reload:    {reload['at']} refused, config kept: {reload['reason']}")
+    failed = s.get("last_reconcile_error")
+    if failed:
+        lines.append(f"reconcile failed: {failed['at']} ({failed['reason']}): {failed['error']}")
     report = s.get("last_report")
     if report:
         lines.append(f"last report:    {report.get('at')} {report.get('path')}")

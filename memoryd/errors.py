@@ -150,7 +150,7 @@ class IndexUnavailable(RequestError):
 
 
 class Busy(RequestError):
-    """The daemon cannot take another connection now (its limit, threads, descriptors)."""
+    """Not now: no room for another connection (limit, threads, descriptors), or a held lock."""
 
     code = "busy"
 

@@ -7,6 +7,7 @@ module is light (no third-party imports) because the client path uses it.
 
 from __future__ import annotations
 
+import datetime as dt
 import os
 import re
 import stat
@@ -15,6 +16,33 @@ from typing import NamedTuple
 
 SESSION_FILENAME = re.compile(r"^(\d{4}-\d{2}-\d{2}-\d{2}-\d{2})-(.+)\.md$")
 """A session memory's name: ``YYYY-MM-DD-HH-MM-<project>.md`` (groups: time, project)."""
+SESSION_STAMP_FORMAT = "%Y-%m-%d-%H-%M"
+"""A session's stamp (the start of its file name), in local time."""
+FUTURE_SLACK = dt.timedelta(days=1)
+"""How far after now a session's stamp may be and still count (clocks and time zones differ)."""
+
+
+def session_stamp_problem(stamp: str, now: dt.datetime | None = None) -> str | None:
+    """Why a session stamp cannot take part in "which session is newest", or None when it can.
+
+    A stamp more than :data:`FUTURE_SLACK` after ``now`` (a planted file, a
+    clock gone wrong) would be the newest session for years, and one that is
+    no real time sorts nowhere meaningful: both are left out of ``load_last``,
+    the resume hook and ``context``, and ``check`` reports them.
+    """
+    try:
+        when = dt.datetime.strptime(stamp, SESSION_STAMP_FORMAT)
+    except ValueError:
+        return f"its time {stamp} is not a real date and time"
+    current = dt.datetime.now() if now is None else now
+    if current.tzinfo is not None:
+        current = current.astimezone().replace(tzinfo=None)  # stamps are local time
+    if when - current > FUTURE_SLACK:
+        return (
+            f"dated {when:%Y-%m-%d %H:%M}, more than a day after now: left out of the "
+            "newest session (a planted file or a wrong clock)"
+        )
+    return None
 
 
 def _xdg(var: str, fallback: str) -> Path:

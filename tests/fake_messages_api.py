@@ -173,6 +173,14 @@ class RecordedRequest:
         return {t["name"] for t in tools if not t.get("defer_loading") or t["name"] in loaded}
 
     @property
+    def system(self) -> str:
+        """The system prompt's text (a string, or the text of its blocks)."""
+        system = self.body.get("system", "") if isinstance(self.body, dict) else ""
+        if isinstance(system, list):
+            return "\n".join(str(b.get("text", "")) for b in system if isinstance(b, dict))
+        return str(system)
+
+    @property
     def text(self) -> str:
         """The concatenated text of every user message, for prompt assertions."""
         parts: list[str] = []

@@ -23,7 +23,13 @@ from mcp.client.session import ClientRequestContext
 from mcp.types import ListRootsResult, Root
 
 from memoryd.claude_folders import memory_folder
-from memoryd.integrations.mcp_server import MemoryTools, StdioServer
+from memoryd.integrations.mcp_calls import MemoryTools
+from memoryd.integrations.mcp_server import (
+    INVALID_REQUEST,
+    MAX_MESSAGE_BYTES,
+    PARSE_ERROR,
+    StdioServer,
+)
 
 
 def project_with_memory(d: DaemonProc, name: str) -> Path:
@@ -94,35 +100,74 @@ def test_the_clients_first_root_wins_over_the_working_directory(daemon: DaemonPr
     assert "not found" in error and "elsewhere" in error
 
 
+def message(**fields: object) -> bytes:
+    return json.dumps({"jsonrpc": "2.0", **fields}).encode() + b"\n"
+
+
+CALL = {"name": "memory_select", "arguments": {"query": "when does the ledger run"}}
+OPENING = (
+    message(id=1, method="initialize", params={"capabilities": {"roots": {}}})
+    + message(method="notifications/initialized")
+    + message(id=2, method="tools/call", params=CALL)
+)
+
+
+def served(
+    d: DaemonProc, monkeypatch: pytest.MonkeyPatch, incoming: bytes
+) -> tuple[list[dict[str, Any]], MemoryTools]:
+    """What an in-process server (no ``$CLAUDE_PROJECT_DIR``) sends for ``incoming``."""
+    for name in ("HOME", "CLAUDE_CONFIG_DIR", "XDG_STATE_HOME"):  # in-process: the daemon's world
+        monkeypatch.setenv(name, d.env[name])
+    monkeypatch.delenv("CLAUDE_PROJECT_DIR", raising=False)
+    outgoing = io.BytesIO()
+    tools = MemoryTools(d.socket, {})
+    try:
+        StdioServer(tools, io.BytesIO(incoming), outgoing).serve()
+    finally:
+        tools.close()
+    return [json.loads(line) for line in outgoing.getvalue().splitlines()], tools
+
+
+def selected(answer: dict[str, Any]) -> list[str]:
+    return [m["filename"] for m in answer["result"]["structuredContent"]["selected"]]
+
+
 def test_a_call_before_the_roots_answer_waits_for_it(
     daemon: DaemonProc, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     project = project_with_memory(daemon, "ledger_app")
-    for name in ("HOME", "CLAUDE_CONFIG_DIR", "XDG_STATE_HOME"):  # in-process: the daemon's world
-        monkeypatch.setenv(name, daemon.env[name])
-    monkeypatch.delenv("CLAUDE_PROJECT_DIR", raising=False)
-
-    def message(**fields: object) -> bytes:
-        return json.dumps({"jsonrpc": "2.0", **fields}).encode() + b"\n"
-
-    call = {"name": "memory_select", "arguments": {"query": "when does the ledger run"}}
-    incoming = io.BytesIO(
-        message(id=1, method="initialize", params={"capabilities": {"roots": {}}})
-        + message(method="notifications/initialized")
-        + message(id=2, method="tools/call", params=call)
+    sent, tools = served(
+        daemon,
+        monkeypatch,
+        OPENING
         + message(id="memoryd-roots-1", result={"roots": [{"uri": project.as_uri()}]})
         + message(method="notifications/roots/list_changed")
-        + message(id="memoryd-roots-2", result={"roots": []})
+        + message(id="memoryd-roots-2", result={"roots": []}),
     )
-    outgoing = io.BytesIO()
-    tools = MemoryTools(daemon.socket, {})
-    try:
-        StdioServer(tools, incoming, outgoing).serve()
-    finally:
-        tools.close()
-    sent = [json.loads(line) for line in outgoing.getvalue().splitlines()]
     assert [m.get("method") or m["id"] for m in sent] == [1, "roots/list", 2, "roots/list"]
-    assert [m["filename"] for m in sent[2]["result"]["structuredContent"]["selected"]] == [
-        "project_ledger.md"
-    ]
+    assert selected(sent[2]) == ["project_ledger.md"]
     assert tools.roots == []  # the second answer replaced the first
+
+
+def test_what_arrives_before_the_roots_is_answered_after_the_call_as_always(
+    daemon: DaemonProc, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Held messages go through the same checks: over-long, not JSON, nested too deep;
+    a root no path can be is skipped, and nothing ends the session."""
+    project = project_with_memory(daemon, "ledger_app")
+    roots = [{"uri": "file://[::1"}, {"uri": "file:///a\u0000b"}, {"uri": project.as_uri()}]
+    sent, tools = served(
+        daemon,
+        monkeypatch,
+        OPENING
+        + b"x" * (MAX_MESSAGE_BYTES + 10)
+        + b"\n{not json\n"
+        + b"[" * 100_000
+        + b"\n"
+        + message(id="memoryd-roots-1", result={"roots": roots})
+        + message(id=3, method="ping"),
+    )
+    assert [m.get("method") or m["id"] for m in sent] == [1, "roots/list", 2, None, None, None, 3]
+    assert selected(sent[2]) == ["project_ledger.md"]
+    assert [m["error"]["code"] for m in sent[3:6]] == [INVALID_REQUEST, PARSE_ERROR, PARSE_ERROR]
+    assert tools.roots == [str(project)]

@@ -55,7 +55,7 @@ from memoryd.integrations._hook_state import (
 )
 from memoryd.integrations._transcript import scan
 from memoryd.ipc.client import Client
-from memoryd.paths import SESSION_FILENAME
+from memoryd.paths import SESSION_FILENAME, session_stamp_problem
 
 if TYPE_CHECKING:
     from memoryd.replies import SelectResult
@@ -138,15 +138,16 @@ def newest_session_project(directory: str) -> str | None:
 
     Session filenames start with their time, so the greatest name is the newest
     session; a folder Claude Code keeps for one checkout holds that project's
-    sessions under whatever slug the agent saved them with.
+    sessions under whatever slug the agent saved them with. A name whose time
+    is more than a day ahead (or no real time) is not a candidate.
     """
     try:
-        names = [n for n in os.listdir(directory) if SESSION_FILENAME.match(n)]
+        found = [m for n in os.listdir(directory) if (m := SESSION_FILENAME.match(n))]
     except OSError:
         return None
-    newest = max(names, default=None)
-    match = SESSION_FILENAME.match(newest) if newest else None
-    return match.group(2) if match else None
+    usable = [m for m in found if session_stamp_problem(m.group(1)) is None]
+    newest = max(usable, key=lambda m: m.group(0), default=None)
+    return newest.group(2) if newest else None
 
 
 class _Budget:
@@ -231,8 +232,9 @@ def _on_prompt(event: _Event) -> Answer | None:
     if not budget.take(header):
         return None
     parts, shown = [header], []
+    within = os.path.realpath(directory)
     for entry in result["selected"]:
-        block = _memory_block(entry, log)
+        block = _memory_block(entry, within, log)
         if block is None:
             continue
         pointer = f"\n- {entry['path']} (not shown: this session's 60 KB memory budget is spent)\n"
@@ -265,9 +267,10 @@ def _select(ask: Callable[..., SelectResult], params: Mapping[str, object]) -> S
         return ask(**{k: v for k, v in params.items() if k not in fields})
 
 
-def _memory_block(entry: Mapping[str, Any], log: HookLog) -> str | None:
+def _memory_block(entry: Mapping[str, Any], within: str, log: HookLog) -> str | None:
     try:
-        content = memory_text(entry["path"])  # redacted: a prompt never holds a credential
+        # Redacted: a prompt never holds a credential; never through a link, nor outside the folder.
+        content = memory_text(entry["path"], within)
     except OSError as exc:
         log.info("memory_unreadable", path=entry["path"], error=str(exc))
         return None

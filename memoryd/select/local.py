@@ -23,6 +23,7 @@ against those term statistics, walking a folder's posting lists
 
 from __future__ import annotations
 
+import heapq
 import math
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
@@ -204,18 +205,28 @@ class LocalRanker:
         shown: Collection[str] = (),
         postings: Postings | None = None,
     ) -> list[Scored]:
-        """The up-to-``limit`` candidates that clearly help with ``query``, best first.
+        """The up-to-``limit`` candidates that clearly help with ``query``: see :meth:`ranked`."""
+        return self.ranked(query, candidates, limit, relations, shown=shown, postings=postings)[0]
 
-        ``relations`` are the directory's supersession and near-duplicate links
-        (:func:`~memoryd.select.relations.compute_relations`); pass them when ranking
-        many queries against one directory. Without them they are worked out (and
-        cached) from ``candidates``. A superseded memory is never returned; its
-        replacement, when it is a candidate, inherits its relevance. Candidates
-        named in ``shown`` (already surfaced) set the bar but are never returned,
-        nor are their near-duplicates.
-        """
+    def ranked(
+        self,
+        query: str,
+        candidates: Sequence[Candidate],
+        limit: int = 5,
+        relations: Relations | None = None,
+        *,
+        shown: Collection[str] = (),
+        postings: Postings | None = None,
+        shortlist: int = 0,
+    ) -> tuple[list[Scored], list[Scored]]:
+        """The up-to-``limit`` candidates that clearly help, best first, and the ``shortlist``
+        best before the cut-off (what a judge reads). ``relations``: the directory's links
+        (:func:`~memoryd.select.relations.compute_relations`), else worked out and cached.
+        A superseded memory is neither; its replacement, when a candidate, inherits its
+        relevance. Those ``shown`` (surfaced) set the bar but are neither, nor are their
+        near-duplicates returned."""
         if limit <= 0 or not candidates:
-            return []
+            return [], []
         if relations is None:
             relations = self._related(candidates)
         parts = self.contributions(query, candidates, postings)
@@ -230,8 +241,14 @@ class LocalRanker:
                 parts[new] = stale
         # Only memories the query reaches have a score; the rest count as zeros.
         scores = {fn: sum(p.values()) for fn, p in parts.items() if p}
+        best = heapq.nsmallest(
+            shortlist,
+            (fn for fn in parts if fn not in shown),
+            key=lambda fn: (-scores.get(fn, 0), fn),
+        )
+        short = [Scored(fn, round(scores.get(fn, 0.0), 6)) for fn in best]
         if max(scores.values(), default=0.0) < self.tuning.absolute_floor:
-            return []  # most prompts: nothing to calibrate
+            return [], short  # most prompts: nothing to calibrate
         words = {t for t in self._weights(query) if t[0] != "~" and t not in WEAK_TERMS}
         whole = {fn for fn in scores if words and words <= parts[fn].keys()}
         if relations.near_duplicates:  # twins count once, zeros included
@@ -240,7 +257,7 @@ class LocalRanker:
             population = [*scores.values(), *[0.0] * (len(parts) - len(scores))]
         chosen = cut(scores, shown, self.tuning, population, whole)
         if not chosen:
-            return []
+            return [], short
         for a, b in relations.near_duplicates:
             for have, twin in ((a, b), (b, a)):
                 if have in chosen and twin not in chosen and twin in parts and twin not in shown:
@@ -248,7 +265,7 @@ class LocalRanker:
                     scores.setdefault(twin, 0.0)
         chosen += self._linked(chosen, scores, relations, shown)
         chosen.sort(key=lambda fn: (-scores[fn], fn))
-        return [Scored(fn, round(scores[fn], 6)) for fn in chosen[:limit]]
+        return [Scored(fn, round(scores[fn], 6)) for fn in chosen[:limit]], short
 
     def _linked(
         self,

@@ -8,7 +8,8 @@ A second save of a session keeps what the first recorded and the second does
 not restate (``memoryd.sessions.merge``); ``replace`` overwrites instead.
 Writes are atomic: a temp file in the same directory, fsync, rename, fsync of
 the directory. A crash leaves either the old file or the new one, never half
-of one. Memory files are never deleted.
+of one. Saves into one folder take turns under its save lock, so a save always
+merges into the file the one before it wrote. Memory files are never deleted.
 """
 
 from __future__ import annotations
@@ -30,8 +31,9 @@ from memoryd import requests as p
 from memoryd._sized_cache import SizedCache
 from memoryd.bounded_read import MAX_READ_BYTES, NotAFile, read_capped
 from memoryd.errors import InvalidParams, NotFound, NotRegularFile, Unwritable
+from memoryd.indexer import queries
 from memoryd.indexer.parse import content_hash, describe_os_error, parse_bytes
-from memoryd.indexer.records import KIND_SESSION
+from memoryd.indexer.records import KIND_SESSION, unexpected
 from memoryd.indexer.secrets import redact, redact_value
 from memoryd.indexer.store import process_alive
 from memoryd.methods import CONTEXT, LOAD_LAST
@@ -42,7 +44,16 @@ from memoryd.operations import (
     SaveRequest,
     directory_param,
 )
-from memoryd.replies import ContextReply, Kept, LoadLastReply, SaveResult, SkippedSession
+from memoryd.paths import session_stamp_problem
+from memoryd.replies import (
+    CheckFinding,
+    ContextReply,
+    Kept,
+    LoadLastReply,
+    SaveResult,
+    SkippedSession,
+)
+from memoryd.sessions import _save_lock
 from memoryd.sessions.brief import ParsedSessions, SessionDoc, build_brief, unavailable_message
 from memoryd.sessions.format import (
     SCHEMA_VERSION,
@@ -184,7 +195,22 @@ def save(request: SaveRequest) -> SaveResult:
     directory, a device, a symbolic link) is ``not_a_file`` and is left as it
     is; a write the disk refuses (full, read-only) is ``unwritable``, and the
     temp file is removed, so nothing half-written remains.
+
+    Saves into one folder take turns (:mod:`memoryd.sessions._save_lock`), in
+    this process and across processes, so each merges into the file the one
+    before it wrote: no acknowledged save is lost to a concurrent one. The
+    file is on disk (fsync'd, renamed, the folder fsync'd) before this returns.
     """
+    try:
+        lock = _save_lock.acquire(request.dir)
+    except OSError as exc:
+        raise unwritable(_save_lock.lock_path(request.dir), exc, doing="lock") from None
+    with lock:
+        return _save_locked(request)
+
+
+def _save_locked(request: SaveRequest) -> SaveResult:
+    """:func:`save` with the folder's save lock held: read, merge, write, rename."""
     inp = request.session
     filename = session_filename(inp.project, inp.session)
     path = os.path.join(request.dir, filename)
@@ -192,14 +218,17 @@ def save(request: SaveRequest) -> SaveResult:
     kept: Kept | None = None
     created = not os.path.lexists(path)
     if not created:
-        previous, data = _previous_session(path)
+        previous, data = _previous_session(path, merging=not request.replace)
         if previous is not None and not request.replace:
             earlier = session_input_from_file(
                 filename, previous, data.decode("utf-8", errors="replace")
             )
             inp, kept = merge(inp, earlier)
     text = render_session(inp, previous)
-    written = parse_bytes(text.encode(), KIND_SESSION)
+    encoded = text.encode()
+    if len(encoded) > MAX_READ_BYTES:
+        raise _over_read_cap(path, f"this save would make it {len(encoded):,} bytes, more than")
+    written = parse_bytes(encoded, KIND_SESSION)
     if written.error is not None:  # a bug in render_session, never user input
         raise RuntimeError(f"refusing to write an unreadable session file: {written.error}")
     try:
@@ -217,8 +246,12 @@ def save(request: SaveRequest) -> SaveResult:
     }
 
 
-def _previous_session(path: str) -> tuple[Mapping[str, object] | None, bytes]:
-    """The fields (None when they do not parse) and bytes of the session file ``save`` replaces."""
+def _previous_session(path: str, *, merging: bool) -> tuple[Mapping[str, object] | None, bytes]:
+    """The fields (None when they do not parse) and bytes of the session file ``save`` replaces.
+
+    A file over the read cap cannot be merged into without dropping its end:
+    that save is refused (``replace`` still overwrites it).
+    """
     try:
         data, truncated = read_capped(path, follow=False)
     except NotAFile as exc:
@@ -229,8 +262,21 @@ def _previous_session(path: str) -> tuple[Mapping[str, object] | None, bytes]:
         ) from None
     except OSError as exc:
         raise unwritable(path, exc, doing="read the session file it would replace") from None
+    if truncated and merging:
+        raise _over_read_cap(path, "it is already bigger than")
     old = parse_bytes(data, KIND_SESSION, truncated=truncated)
     return (old.meta if old.error is None else None), data
+
+
+def _over_read_cap(path: str, how: str) -> InvalidParams:
+    """A save that would leave a session file memoryd can only read the start of."""
+    cap = MAX_READ_BYTES // 1024
+    return InvalidParams(
+        f"cannot save into {path}: {how} the {cap} KiB memoryd reads of a session file, "
+        "and a later save would drop what lies past that; nothing was written "
+        "(save under a new session, or shorten this save)",
+        {"field": "session", "path": path, "limit_bytes": MAX_READ_BYTES},
+    )
 
 
 def unwritable(path: str, exc: OSError, *, doing: str = "write") -> Unwritable:
@@ -258,16 +304,20 @@ def load_last(
 ) -> LoadLastReply:
     """The newest readable session memory for ``project`` in ``directory``, from the index.
 
+    A session stamped more than a day after ``now`` is skipped, said why, like
+    an unreadable one: it must not pass for the newest session.
     Credentials in the file are redacted in ``content`` and ``fields`` unless
     ``reveal_secrets`` asks for the file exactly as it is on disk.
     """
     rows = conn.execute(
-        "SELECT path, filename, error FROM files WHERE directory = ? AND kind = 'session' "
-        "AND project = ? ORDER BY session DESC, filename DESC",
+        "SELECT path, filename, session, error FROM files WHERE directory = ? "
+        "AND kind = 'session' AND project = ? ORDER BY session DESC, filename DESC",
         (directory, project),
     ).fetchall()
     skipped: list[SkippedSession] = []
-    for path, filename, error in rows:
+    current = now or dt.datetime.now().astimezone()
+    for path, filename, stamp, indexed_error in rows:
+        error = indexed_error or session_stamp_problem(stamp, current)
         if error is not None:
             skipped.append({"filename": filename, "reason": error})
             continue
@@ -280,9 +330,11 @@ def load_last(
         if parsed.error is not None:  # changed on disk since it was indexed
             skipped.append({"filename": filename, "reason": parsed.error})
             continue
-        line, hours = resume_line(
-            project, parsed.meta, now or dt.datetime.now().astimezone(), filename=filename
-        )
+        try:
+            line, hours = resume_line(project, parsed.meta, current, filename=filename)
+        except Exception as exc:  # one file nothing foresaw: the next one is tried
+            skipped.append({"filename": filename, "reason": unexpected("cannot resume", exc)})
+            continue
         # A file over the cap is answered with its first MiB (a character cut at the end dropped).
         content = data.decode("utf-8", errors="ignore" if truncated else "strict")
         fields = parsed.meta
@@ -357,7 +409,8 @@ def context(
             sql += " AND project = ?"
             args += (project,)
         rows = conn.execute(sql + " ORDER BY session", args)
-        for path, filename, proj, session, error, digest in rows:
+        for path, filename, proj, session, indexed_error, digest in rows:
+            error = indexed_error or session_stamp_problem(session)
             body, reason = caches.texts.read(path, digest) if error is None else (None, None)
             docs.append(
                 SessionDoc(
@@ -382,6 +435,18 @@ def context(
         )
         brief["projects"] = known
     return brief
+
+
+def stamp_findings(conn: sqlite3.Connection, directory: str) -> list[CheckFinding]:
+    """Session files in or below ``directory`` whose stamp is left out of "the newest session"."""
+    now = dt.datetime.now().astimezone()
+    found: list[CheckFinding] = []
+    for f in queries.files_under(conn, directory):
+        if f.kind == KIND_SESSION and f.session is not None:
+            problem = session_stamp_problem(f.session, now)
+            if problem is not None:
+                found.append({"filename": f.filename, "path": f.path, "problem": problem})
+    return found
 
 
 def _projects_in(conn: sqlite3.Connection, directories: Sequence[str]) -> list[str]:

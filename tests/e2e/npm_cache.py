@@ -19,6 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from isolation import USER_ENV
 
 CACHE = Path(__file__).resolve().parents[2] / ".cache"
 INSTALL_TIMEOUT_S = 900
@@ -34,7 +35,7 @@ def npm_install(spec: str, folder: Path, node_dir: Path | None = None, why: str 
     if npm is None:
         pytest.fail(f"npm is not on PATH: the end-to-end tests install {spec} with it")
     folder.mkdir(parents=True, exist_ok=True)
-    env = dict(os.environ)
+    env = dict(USER_ENV)  # npm's own config (registry, cache) is the user's; memoryd is not run
     if node_dir is not None:
         env["PATH"] = f"{node_dir}{os.pathsep}{env.get('PATH', '')}"
     flags = ["--no-audit", "--no-fund", "--no-save", "--loglevel=error"]
