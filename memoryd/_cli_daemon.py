@@ -241,10 +241,21 @@ def _claude_folder(status: StatusReply) -> ClaudeFolder:
     }
 
 
+def _alarm_lines(s: ShownStatus) -> list[str]:
+    """What quietly stopped working, first, so it is not missed (a daemon too old says nothing)."""
+    alarms = s.get("alarms")
+    if alarms is None:
+        return []
+    if not alarms:
+        return ["alarms:  none"]
+    return ["alarms:", *(f"  ! {a['kind']}: {a['message']}" for a in alarms)]
+
+
 def render_status(s: ShownStatus) -> str:
     up = int(s["uptime_s"])
     uptime = f"{up // 3600}h{up // 60 % 60:02d}m{up % 60:02d}s"
     lines = [f"memoryd {s['version']} (pid {s['pid']}) {s['state']}, up {uptime}"]
+    lines += _alarm_lines(s)
     client = s.get("client_socket")
     activated = " (passed by systemd)" if s.get("activated") else ""
     if client:

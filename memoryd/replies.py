@@ -89,11 +89,19 @@ class LastReport(TypedDict):
     seconds: float
 
 
+class Alarm(TypedDict):
+    """Something that quietly stopped working (``hook``, ``selection``, ``watcher``, ``index``)."""
+
+    kind: str
+    message: str
+
+
 class FeatureStatus(TypedDict, total=False):
-    """The entries features add to ``status`` (the daemon's reporter)."""
+    """The entries features add to ``status`` (the daemon's reporter, its alarms)."""
 
     report_schedule: ReportSchedule
     last_report: LastReport
+    alarms: list[Alarm]
 
 
 class StatusReply(FeatureStatus):
