@@ -123,7 +123,9 @@ def register(sub: Any) -> None:
         action="store_true",
         help="also watch the configured roots (or Claude Code's memory folders) with --root",
     )
-    p.add_argument("--socket", type=Path, default=None)
+    p.add_argument(
+        "--socket", type=Path, default=None, help="listen here (default: as clients choose it)"
+    )
     p.add_argument(
         "--state-dir",
         type=Path,
@@ -136,7 +138,7 @@ def register(sub: Any) -> None:
 
     p = sub.add_parser("status", help="what the daemon is doing")
     add_socket_options(p)
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.set_defaults(handler=cmd_status)
 
     p = sub.add_parser("stop", help="stop the daemon")
@@ -144,21 +146,23 @@ def register(sub: Any) -> None:
     p.set_defaults(handler=cmd_stop)
 
     p = sub.add_parser("reindex", help="full rescan of one directory or of every root")
-    p.add_argument("dir", nargs="?", metavar="DIR")
+    p.add_argument(
+        "dir", nargs="?", metavar="DIR", help="the directory to rescan (default: every root)"
+    )
     add_socket_options(p)
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.set_defaults(handler=cmd_reindex)
 
     p = sub.add_parser("watch", help="keep watching a memory directory, across restarts")
-    p.add_argument("dir", metavar="DIR")
+    p.add_argument("dir", metavar="DIR", help="a folder with memory files of its own")
     add_socket_options(p)
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.set_defaults(handler=cmd_watch)
 
     p = sub.add_parser("unwatch", help="stop watching a root and drop it from the index")
-    p.add_argument("dir", metavar="DIR")
+    p.add_argument("dir", metavar="DIR", help="the root to stop watching")
     add_socket_options(p)
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.set_defaults(handler=cmd_unwatch)
 
     p = sub.add_parser("install-service", help="install the systemd user units")
