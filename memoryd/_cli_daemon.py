@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from memoryd import logs
 from memoryd._cli_common import memory_dir, note, print_json
+from memoryd._cli_wait import told_while_starting
 from memoryd.errors import START_HINT, DaemonUnavailable, UnsafeDaemon
 from memoryd.ipc.client import Client
 
@@ -79,7 +80,7 @@ def daemon_or_local(args: argparse.Namespace, method: str, params: Mapping[str, 
     given = {k: v for k, v in params.items() if v is not None}
     if getattr(args, "db", None) is None:
         try:
-            with client(args) as c:
+            with client(args) as c, told_while_starting(c):
                 return c.call(method, given)
         except DaemonUnavailable:
             if getattr(args, "require_daemon", False):
@@ -368,7 +369,7 @@ def _exited(pid: int) -> bool:
 
 def cmd_reindex(args: argparse.Namespace) -> int:
     target = memory_dir(args.dir) if args.dir else None
-    with client(args, timeout=600) as c:
+    with client(args, timeout=600) as c, told_while_starting(c):
         result = c.reindex(target)
     if args.json:
         print_json(result)
@@ -383,7 +384,7 @@ def cmd_reindex(args: argparse.Namespace) -> int:
 
 
 def cmd_watch(args: argparse.Namespace) -> int:
-    with client(args, timeout=600) as c:
+    with client(args, timeout=600) as c, told_while_starting(c):
         reply = c.watch(memory_dir(args.dir))
     if args.json:
         print_json(reply)
@@ -395,7 +396,7 @@ def cmd_watch(args: argparse.Namespace) -> int:
 
 
 def cmd_unwatch(args: argparse.Namespace) -> int:
-    with client(args, timeout=600) as c:
+    with client(args, timeout=600) as c, told_while_starting(c):
         reply = c.unwatch(args.dir)
     if args.json:
         print_json(reply)

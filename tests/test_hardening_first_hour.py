@@ -3,13 +3,20 @@
 from __future__ import annotations
 
 import argparse
+import json
+import shutil
+import socket
 import subprocess
 import sys
+import tempfile
+import threading
 from pathlib import Path
+from typing import Any
 
+import pytest
 from daemon_fixtures import DaemonProc, write_memory
 
-from memoryd.cli import build_parser
+from memoryd.cli import build_parser, main
 
 
 def cli(d: DaemonProc, *argv: str) -> subprocess.CompletedProcess[str]:
@@ -59,3 +66,64 @@ def test_every_flag_and_argument_has_help() -> None:
         and not action.help
     ]
     assert missing == []
+
+
+class StartingDaemon:
+    """A socket that answers like a daemon building its first index.
+
+    ``status`` says ``starting``; any other request is held until a ``status``
+    has come in on another connection (the CLI's probe), or 10 s have passed.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.probed = threading.Event()
+        self.listener = socket.socket(socket.AF_UNIX)
+        self.listener.bind(str(path))
+        self.listener.listen()
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                conn, _ = self.listener.accept()
+            except OSError:
+                return
+            threading.Thread(target=self._serve, args=(conn,), daemon=True).start()
+
+    def _serve(self, conn: socket.socket) -> None:
+        with conn, conn.makefile("rb") as lines:
+            for line in lines:
+                request = json.loads(line)
+                if request["method"] == "status":
+                    result: dict[str, Any] = {
+                        "state": "starting",
+                        "indexing": {"phase": "indexing", "done": 1200, "total": 5000},
+                    }
+                    self.probed.set()
+                else:
+                    self.probed.wait(10)
+                    result = {"selected": [], "run_id": "r", "fallback": None}
+                reply = {"id": request["id"], "result": result}
+                conn.sendall(json.dumps(reply).encode() + b"\n")
+
+
+def test_a_command_held_by_a_first_index_says_so(
+    tmp_path: Path, memdir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write_memory(memdir / "feedback_a.md", "a memory")
+    run_dir = Path(tempfile.mkdtemp(prefix="md-", dir="/tmp"))
+    try:
+        fake = StartingDaemon(run_dir / "d.sock")
+        code = main(
+            ["select", "anything", "--dir", str(memdir), "--socket", str(run_dir / "d.sock")]
+        )
+        fake.listener.close()
+    finally:
+        shutil.rmtree(run_dir, ignore_errors=True)
+    out, err = capsys.readouterr()
+    assert (code, out) == (0, "(no memory clearly helps with this query)\n")
+    assert fake.probed.is_set()
+    assert err == (
+        "memoryd: waiting for the daemon to finish its first index "
+        "(1,200 of 5,000 files so far); this answers after it\n"
+    )
