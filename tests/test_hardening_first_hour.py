@@ -127,3 +127,16 @@ def test_a_command_held_by_a_first_index_says_so(
         "memoryd: waiting for the daemon to finish its first index "
         "(1,200 of 5,000 files so far); this answers after it\n"
     )
+
+
+def test_the_mcp_extra_is_described_as_what_it_is() -> None:
+    """The extra installs nothing, so no install text may say it adds the MCP server."""
+    import tomllib  # noqa: PLC0415
+
+    root = Path(__file__).resolve().parents[1]
+    with (root / "pyproject.toml").open("rb") as fh:
+        assert tomllib.load(fh)["project"]["optional-dependencies"]["mcp"] == []
+    for doc in ("README.md", "docs/package.md"):
+        text = " ".join((root / doc).read_text(encoding="utf-8").split())
+        assert "extra adds" not in text, doc
+        assert "The `mcp` extra is empty" in text, doc
