@@ -33,6 +33,7 @@ def told_while_starting(client: Client) -> Iterator[Client]:
         yield client
     finally:
         timer.cancel()
+        timer.join()  # a probe under way finishes its line before the command goes on
 
 
 def say_if_starting(socket: Path) -> None:

@@ -140,3 +140,14 @@ def test_the_mcp_extra_is_described_as_what_it_is() -> None:
         text = " ".join((root / doc).read_text(encoding="utf-8").split())
         assert "extra adds" not in text, doc
         assert "The `mcp` extra is empty" in text, doc
+
+
+def test_the_readme_config_example_is_a_valid_config(tmp_path: Path) -> None:
+    from memoryd import config  # noqa: PLC0415
+
+    root = Path(__file__).resolve().parents[1]
+    text = (root / "README.md").read_text(encoding="utf-8").split("### Configuration", 1)[1]
+    example = text.split("```yaml\n", 1)[1].split("```", 1)[0]
+    path = tmp_path / "config.yaml"
+    path.write_text(example.replace("sk-ant-…", "sk-ant-example"), encoding="utf-8")
+    assert config.load(path).telemetry_keep_runs == 100_000
