@@ -41,8 +41,8 @@ def test_check_and_show_cover_every_key(
     assert set(settings) == {key.key for key in KEYS} | {"db"}
     assert all(s["meaning"] for s in settings.values())
     code, out, _ = run(capsys, "config", "check")
-    for key in ("max_request_roots", "max_connections", "idle_timeout", "telemetry.keep_days"):
-        assert f"  {key} = " in out
+    for name in ("max_request_roots", "max_connections", "idle_timeout", "telemetry.keep_days"):
+        assert f"  {name} = " in out
     code, out, _ = run(capsys, "config", "show", "--json")
     shown = json.loads(out)
     for key in KEYS:
