@@ -20,6 +20,7 @@ so ``status`` stays cheap; an alarm that cannot be worked out is left out.
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import sqlite3
@@ -189,20 +190,21 @@ def _disk_vs_index(conn: sqlite3.Connection, root: str) -> tuple[int, int, int] 
     cutoff = time.time() - GRACE_S
     try:
         folder_settled = os.stat(root).st_mtime < cutoff
-        entries = [e for e in os.scandir(root) if is_memory_filename(e.name)][:SAMPLE_FILES]
+        with os.scandir(root) as listing:
+            names = (e for e in listing if is_memory_filename(e.name))
+            entries = list(itertools.islice(names, SAMPLE_FILES + 1))
         on_disk = {
             e.name: e.stat(follow_symlinks=False)
-            for e in entries
+            for e in entries[:SAMPLE_FILES]
             if e.is_file(follow_symlinks=False)
         }
     except OSError:
         return None
+    marks = ",".join("?" * len(on_disk))
+    query = "SELECT filename, mtime_ns, size FROM files WHERE directory = ? AND filename IN "
     indexed = {
         name: (mtime_ns, size)
-        for name, mtime_ns, size in conn.execute(
-            "SELECT filename, mtime_ns, size FROM files WHERE directory = ? LIMIT ?",
-            (root, 4 * SAMPLE_FILES),
-        )
+        for name, mtime_ns, size in conn.execute(f"{query}({marks})", (root, *on_disk))
     }
     new = changed = 0
     for name, st in on_disk.items():
@@ -214,7 +216,10 @@ def _disk_vs_index(conn: sqlite3.Connection, root: str) -> tuple[int, int, int] 
         elif row != (st.st_mtime_ns, st.st_size):
             changed += 1
     gone = 0
-    if folder_settled and len(entries) < SAMPLE_FILES:
+    if folder_settled and len(entries) <= SAMPLE_FILES:  # the whole folder was listed
         listed = {e.name for e in entries}
-        gone = sum(1 for name in indexed if name not in listed)
+        rows = conn.execute(
+            "SELECT filename FROM files WHERE directory = ? LIMIT ?", (root, 2 * SAMPLE_FILES)
+        )
+        gone = sum(1 for (name,) in rows if name not in listed)
     return new, changed, gone
