@@ -113,6 +113,8 @@ class Maintenance:
         self.last_failure: ReconcileFailure | None = None
         """The last full reconcile that raised (shown in ``status`` from then on)."""
         self.drift_fixed_total = 0
+        self.watcher_deaths: dict[str, tuple[int, float]] = {}
+        """Root -> how many times its watcher died, and when it last did (``status``'s alarms)."""
         self.indexing: startup.IndexProgress | None = None
         """The first index's progress, once it has started."""
         self.recrawls: dict[str, Recrawls] = {}
@@ -175,7 +177,9 @@ class Maintenance:
         watcher = self._watcher
         for root in watcher.dead_roots():
             log.warning("watcher.observer_died", root=root)
-            watcher.restart(root)
+            if watcher.restart(root) != "missing":  # a deleted root's watch ends, not dies
+                count = self.watcher_deaths.get(root, (0, 0.0))[0]
+                self.watcher_deaths[root] = (count + 1, time.time())
             reason = "observer-error"
         for root in watcher.returned_roots():  # a deleted root has come back
             log.info("watcher.root_returned", root=root)

@@ -22,7 +22,7 @@ def register(sub: Any) -> None:
     p.set_defaults(handler=cmd_index)
 
     p = sub.add_parser("list", help="show a directory's manifest and its parse errors")
-    p.add_argument("dir", metavar="DIR")
+    p.add_argument("dir", metavar="DIR", help="the memory directory")
     add_db_option(p)
     add_socket_options(p, fallback=True)
     p.add_argument("--json", action="store_true", help="print JSON")

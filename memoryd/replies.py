@@ -97,13 +97,21 @@ class ReconcileFailure(TypedDict):
     error: str
 
 
+class Alarm(TypedDict):
+    """Something that quietly stopped working (``hook``, ``selection``, ``watcher``, ``index``)."""
+
+    kind: str
+    message: str
+
+
 class FeatureStatus(TypedDict, total=False):
-    """The entries features add to ``status`` (the daemon's reporter and upkeep)."""
+    """The entries features add to ``status`` (the reporter, upkeep and alarms)."""
 
     report_schedule: ReportSchedule
     last_report: LastReport
     last_reconcile_error: NotRequired[ReconcileFailure]
     """Absent until a full reconcile failed."""
+    alarms: list[Alarm]
 
 
 class StatusReply(FeatureStatus):
