@@ -211,6 +211,15 @@ def _m_unspaced_grams(db: sqlite_utils.Database) -> None:
     db.execute("UPDATE files SET mtime_ns = -1, content_hash = '' WHERE kind = 'memory'")
 
 
+def _m_runs_session_detail(db: sqlite_utils.Database) -> None:
+    # `memoryd why` explains a session's runs: each row keeps the client's
+    # session label and, per run, the picks' ranks and what each rule left out
+    # (memoryd.select.telemetry.make_record writes both).
+    db.table("selector_runs").add_column("session_id", str)
+    db.table("selector_runs").add_column("detail_json", str)
+    db.execute("CREATE INDEX idx_selector_runs_session ON selector_runs(session_id, at)")
+
+
 MIGRATIONS: list[tuple[str, Migration]] = [
     ("001_files_fts_directories_roots", _m001_files),
     ("002_secret_flags", _m002_secrets),
@@ -223,6 +232,7 @@ MIGRATIONS: list[tuple[str, Migration]] = [
     ("009_packed_term_stats", _m_terms_packed),
     ("010_reread_nested_metadata_headers", _m_reread_nested_headers),
     ("011_unspaced_script_bigrams", _m_unspaced_grams),
+    ("012_selector_runs_session_detail", _m_runs_session_detail),
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -250,9 +250,10 @@ class MemoryService:
                 query=query,
                 log_queries=self.selector.log_queries,
                 latency_ms=(time.perf_counter() - started) * 1000,
+                session_id=session if isinstance(session, str) else None,
                 **fields,
             )
-            telemetry.emit(run, session if isinstance(session, str) else None)
+            telemetry.emit(run)
             self.index.record_run(run)
 
         arrived = time.monotonic()
@@ -281,6 +282,8 @@ class MemoryService:
             dropped_unknown=result["dropped_unknown"],
             tokens_in=selection.tokens[0],
             tokens_out=selection.tokens[1],
+            scores=[s["score"] for s in result["selected"]],
+            left=selection.left_out,
         )
         return result
 

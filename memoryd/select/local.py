@@ -23,6 +23,7 @@ against those term statistics, walking a folder's posting lists
 
 from __future__ import annotations
 
+import heapq
 import math
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
@@ -203,6 +204,7 @@ class LocalRanker:
         *,
         shown: Collection[str] = (),
         postings: Postings | None = None,
+        below: list[Scored] | None = None,
     ) -> list[Scored]:
         """The up-to-``limit`` candidates that clearly help with ``query``, best first.
 
@@ -212,10 +214,28 @@ class LocalRanker:
         cached) from ``candidates``. A superseded memory is never returned; its
         replacement, when it is a candidate, inherits its relevance. Candidates
         named in ``shown`` (already surfaced) set the bar but are never returned,
-        nor are their near-duplicates.
+        nor are their near-duplicates. ``below`` gets the up-to-``limit`` best
+        memories the query reached that were not returned (below the cut).
         """
         if limit <= 0 or not candidates:
             return []
+        chosen, scores = self._rank(query, candidates, relations, shown, postings)
+        picked = chosen[:limit]
+        if below is not None:
+            out = {s.filename for s in picked} | set(shown)
+            rest = heapq.nlargest(limit, ((v, fn) for fn, v in scores.items() if fn not in out))
+            below.extend(Scored(fn, round(v, 6)) for v, fn in rest if v > 0)
+        return picked
+
+    def _rank(
+        self,
+        query: str,
+        candidates: Sequence[Candidate],
+        relations: Relations | None,
+        shown: Collection[str],
+        postings: Postings | None,
+    ) -> tuple[list[Scored], dict[str, float]]:
+        """Every memory past the cut, best first, and the scores of all the query reached."""
         if relations is None:
             relations = self._related(candidates)
         parts = self.contributions(query, candidates, postings)
@@ -231,7 +251,7 @@ class LocalRanker:
         # Only memories the query reaches have a score; the rest count as zeros.
         scores = {fn: sum(p.values()) for fn, p in parts.items() if p}
         if max(scores.values(), default=0.0) < self.tuning.absolute_floor:
-            return []  # most prompts: nothing to calibrate
+            return [], scores  # most prompts: nothing to calibrate
         words = {t for t in self._weights(query) if t[0] != "~" and t not in WEAK_TERMS}
         whole = {fn for fn in scores if words and words <= parts[fn].keys()}
         if relations.near_duplicates:  # twins count once, zeros included
@@ -240,7 +260,7 @@ class LocalRanker:
             population = [*scores.values(), *[0.0] * (len(parts) - len(scores))]
         chosen = cut(scores, shown, self.tuning, population, whole)
         if not chosen:
-            return []
+            return [], scores
         for a, b in relations.near_duplicates:
             for have, twin in ((a, b), (b, a)):
                 if have in chosen and twin not in chosen and twin in parts and twin not in shown:
@@ -248,7 +268,7 @@ class LocalRanker:
                     scores.setdefault(twin, 0.0)
         chosen += self._linked(chosen, scores, relations, shown)
         chosen.sort(key=lambda fn: (-scores[fn], fn))
-        return [Scored(fn, round(scores[fn], 6)) for fn in chosen[:limit]]
+        return [Scored(fn, round(scores[fn], 6)) for fn in chosen], scores
 
     def _linked(
         self,

@@ -33,7 +33,7 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import structlog
@@ -43,10 +43,11 @@ from memoryd.indexer.folders import empty_folder_note
 from memoryd.indexer.queries import IndexedFile, iso_utc
 from memoryd.replies import SelectedMemory, SelectResult
 from memoryd.select.candidates import Candidate
-from memoryd.select.local import LocalRanker
+from memoryd.select.local import LocalRanker, Scored
 from memoryd.select.manifest import Manifest, ManifestCache, candidates_for
 from memoryd.select.postings import Postings
 from memoryd.select.relations import Relations
+from memoryd.select.telemetry import left_out
 from memoryd.select.tool_rules import tool_usage_docs
 from memoryd.select.types import Selection, SelectRequest
 from memoryd.staleness.results import intact_first, verdicts_for
@@ -148,7 +149,10 @@ class Selector:
             "note": None if manifest.total else empty_folder_note(directory),
             "latency_ms": 0.0,
         }
-        return Selection(result, ranked.tokens)
+        rules = {"surfaced": pool.shown, "secrets": pool.secrets, "tool_docs": pool.tool_docs}
+        rules |= {"superseded": pool.stale, "duplicates_of_surfaced": pool.twins}
+        unpicked = len(pool.cands) - len(ranked.picks)
+        return Selection(result, ranked.tokens, left_out(rules, ranked.below, unpicked))
 
     def _ranked(
         self, req: SelectRequest, manifest: Manifest, pool: _Pool, deadline: float | None
@@ -167,19 +171,21 @@ class Selector:
                     elif name not in (n for n, _ in picks):
                         picks.append((name, None))
                 return _Ranked("anthropic", picks, dropped, None, outcome.tokens)
-            local = self._local_picks(req, manifest, pool)
-            return _Ranked("local", local, [], outcome.failure, outcome.tokens)
-        return _Ranked("local", self._local_picks(req, manifest, pool), [], None, (0, 0))
+            local, below = self._local_picks(req, manifest, pool)
+            return _Ranked("local", local, [], outcome.failure, outcome.tokens, below)
+        local, below = self._local_picks(req, manifest, pool)
+        return _Ranked("local", local, [], None, (0, 0), below)
 
     def _local_picks(
         self, req: SelectRequest, manifest: Manifest, pool: _Pool
-    ) -> list[tuple[str, float | None]]:
-        """The local ranker's picks with their scores.
+    ) -> tuple[list[tuple[str, float | None]], list[Scored]]:
+        """The local ranker's picks with their scores, and its best misses.
 
         Surfaced memories compete (they set the bar) but are never returned:
         when the best matches were already shown, weaker ones do not stand in.
         """
         seen = [c for c in pool.surfaced if c.filename not in pool.stale]
+        below: list[Scored] = []
         ranked = self.local.rank(
             req.query,
             pool.cands + seen,
@@ -187,8 +193,9 @@ class Selector:
             manifest.relations,
             shown=pool.shown,
             postings=manifest.postings,
+            below=below,
         )
-        return [(s.filename, s.score) for s in ranked]
+        return [(s.filename, s.score) for s in ranked], below
 
     def _ask_claude(
         self,
@@ -347,6 +354,8 @@ class _Ranked:
     """Names Claude gave that are not eligible candidates."""
     fallback: str | None
     tokens: tuple[int, int]
+    below: list[Scored] = field(default_factory=list)
+    """The local ranker's best misses (Claude's unpicked are only counted)."""
 
 
 def _checked(

@@ -104,3 +104,5 @@ class Selection:
 
     result: SelectResult
     tokens: tuple[int, int] = (0, 0)
+    left_out: Mapping[str, object] | None = None
+    """Per rule, the file names it kept out (for telemetry, :func:`.selector.left_out`)."""
