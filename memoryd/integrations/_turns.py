@@ -1,0 +1,132 @@
+"""A whole Claude Code transcript as turns: each user prompt and what the agent did after it.
+
+``memoryd why`` and ``memoryd eval`` read past sessions after the fact, so
+they read a transcript from its start (up to :data:`MAX_BYTES`; the hook
+reads only its tail). A *turn* starts at a user record that carries text
+the user typed (not a tool result, not a meta record or a compaction
+summary) and runs to the next one. For each turn it gives: the prompt, the
+files the agent ``Read`` in it, the memories Claude Code's own recall
+attached to it (``relevant_memories``), the assistant's text, and what the
+hook would have seen just before the prompt (:class:`._transcript.Tracker`:
+recent tools, files already seen). Transcripts live in
+``<claude base>/projects/<start folder>/<session id>.jsonl``
+(:func:`memoryd.claude_folders.claude_base`, which honours
+``$CLAUDE_CONFIG_DIR``). Unreadable or garbled lines are skipped.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import NamedTuple
+
+from memoryd.bounded_read import open_regular, read_fd
+from memoryd.claude_folders import Environ, claude_base
+from memoryd.integrations._transcript import Seen, Tracker
+
+MAX_BYTES = 64 * 1024 * 1024
+"""A transcript is read up to this size (its first part): a session's history, bounded."""
+
+
+class Turn(NamedTuple):
+    prompt: str
+    cwd: str | None
+    read: list[str]
+    """Absolute paths the agent ``Read`` in this turn, in order."""
+    recalled: list[str]
+    """Paths Claude Code's own recall attached in this turn."""
+    answer: str
+    """The assistant's text in this turn (tool calls left out)."""
+    before: Seen
+    """Recent tools and files seen just before the prompt, as the hook saw them."""
+
+
+def read_transcript(path: Path) -> list[Mapping[str, object]]:
+    """The JSON object records of a transcript; [] when it cannot be read."""
+    try:
+        fd = open_regular(str(path))
+    except OSError:
+        return []
+    try:
+        data, _more = read_fd(fd, MAX_BYTES)
+    except OSError:
+        return []
+    finally:
+        os.close(fd)
+    records: list[Mapping[str, object]] = []
+    for line in data.split(b"\n"):
+        try:
+            entry = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(entry, dict):
+            records.append(entry)
+    return records
+
+
+def prompt_text(entry: Mapping[str, object]) -> str | None:
+    """The text a user typed, when ``entry`` is such a record; None for anything else."""
+    if entry.get("type") != "user" or entry.get("isMeta") or entry.get("isCompactSummary"):
+        return None
+    message = entry.get("message")
+    content = message.get("content") if isinstance(message, dict) else None
+    if isinstance(content, str):
+        return content if content.strip() else None
+    if not isinstance(content, list):
+        return None
+    blocks = [b for b in content if isinstance(b, dict)]
+    if any(b.get("type") == "tool_result" for b in blocks):
+        return None
+    text = "\n".join(b["text"] for b in blocks if isinstance(b.get("text"), str))
+    return text if text.strip() else None
+
+
+def _answer_text(entry: Mapping[str, object]) -> str:
+    message = entry.get("message")
+    content = message.get("content") if isinstance(message, dict) else None
+    if entry.get("type") != "assistant" or not isinstance(content, list):
+        return ""
+    return "\n".join(
+        b["text"]
+        for b in content
+        if isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str)
+    )
+
+
+def turns(path: Path) -> list[Turn]:
+    """The transcript's turns, oldest first."""
+    tracker = Tracker()
+    out: list[Turn] = []
+    for entry in read_transcript(path):
+        prompt = prompt_text(entry)
+        if prompt is not None:
+            cwd = entry.get("cwd")
+            out.append(
+                Turn(prompt, cwd if isinstance(cwd, str) else None, [], [], "", tracker.seen())
+            )
+            continue
+        recalled, read = tracker.add(entry)
+        if out:
+            out[-1].recalled.extend(recalled)
+            out[-1].read.extend(read)
+            answer = _answer_text(entry)
+            if answer:
+                out[-1] = out[-1]._replace(answer=f"{out[-1].answer}\n{answer}".lstrip("\n"))
+    return out
+
+
+def transcript_of(session_id: str, environ: Environ | None = None) -> Path | None:
+    """The transcript of ``session_id`` under Claude Code's ``projects/``, if there is one."""
+    if not session_id or "/" in session_id or session_id.startswith("."):
+        return None
+    found = sorted((claude_base(environ) / "projects").glob(f"*/{session_id}.jsonl"))
+    return found[0] if found else None
+
+
+def transcripts_in(folder: Path) -> list[Path]:
+    """The ``*.jsonl`` transcripts in ``folder`` and its direct subfolders (a ``projects/``)."""
+    found = [p for p in folder.glob("*.jsonl") if p.is_file()]
+    found += [p for p in folder.glob("*/*.jsonl") if p.is_file()]
+    return sorted(found)
