@@ -239,7 +239,6 @@ class MemoryTools:
         )
         return result, text
 
-
     def memory_why(self, args: Mapping[str, object]) -> ToolAnswer:
         """Read the daemon's index read-only (its path from ``status``) and the transcript."""
         from memoryd.indexer.store import open_reader  # noqa: PLC0415 - this tool only

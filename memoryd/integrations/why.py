@@ -201,7 +201,8 @@ def render(report: Mapping[str, Any]) -> str:
             lines.append(f"  failed: {p['error']}")
             continue
         how = f" (local answered: {p['fallback']})" if p["fallback"] else ""
-        lines.append(f"  ranker {p['ranker']}{how}: {len(p['injected'])} of {p['candidates']}")
+        chosen = f"{len(p['injected'])} of {p['candidates']} candidates"
+        lines.append(f"  ranker {p['ranker']}{how}: {chosen}")
         for m in p["injected"]:
             why = f"score {m['score']:.3f}" if m["score"] is not None else f"picked by {m['judge']}"
             cost = "?" if m["tokens"] is None else f"~{m['tokens']}"
@@ -209,11 +210,10 @@ def render(report: Mapping[str, Any]) -> str:
         lines += [
             f"  left out, {_RULES.get(k, k)}: {', '.join(v)}" for k, v in p["left_out"].items()
         ]
-        if p["below_cut"] or p["below_cut_count"]:
+        if p["below_cut_count"]:
             near = ", ".join(f"{b['filename']} ({b['score']:.3f})" for b in p["below_cut"])
-            lines.append(
-                f"  below the cut: {p['below_cut_count']} memories{': ' if near else ''}{near}"
-            )
+            near = f"; closest: {near}" if near else ""
+            lines.append(f"  below the cut: {p['below_cut_count']} other candidates{near}")
     if not report["prompts"]:
         lines.append("(no selects recorded for this session)")
     lines += ["", report["tokens_note"]]
