@@ -26,6 +26,7 @@ from memoryd.integrations.why import quotes
 XDIST = "feedback_pytest_xdist_gotcha.md"
 USAGE = "reference_pytest_usage.md"
 LEDGER = "project_billing_ledger.md"
+CI = "feedback_ci_cache.md"
 PROMPT = "pytest -n auto: xdist workers share one test database, how do I fix that?"
 
 
@@ -51,6 +52,12 @@ def tool_result() -> dict[str, Any]:
 def recalled(path: Path) -> dict[str, Any]:
     memories = [{"path": str(path), "content": "...", "mtimeMs": 1, "header": "x"}]
     return {"type": "attachment", "attachment": {"type": "relevant_memories", "memories": memories}}
+
+
+def hook_context(text: str) -> dict[str, Any]:
+    """How Claude Code records what a UserPromptSubmit hook added."""
+    attachment = {"type": "hook_additional_context", "hookEvent": "UserPromptSubmit"}
+    return {"type": "attachment", "attachment": {**attachment, "content": [text]}}
 
 
 def append(path: Path, *records: dict[str, Any]) -> None:
@@ -85,10 +92,12 @@ def test_why_tells_what_the_hook_injected_what_was_left_out_and_what_the_agent_u
     append(log, tool_result(), user(PROMPT, project.cwd))
     event = project.event("UserPromptSubmit", session="why1", prompt=PROMPT)
     event["transcript_path"] = str(log)
-    assert XDIST in project.context(event)
+    context = project.context(event)
+    assert XDIST in context
     gotcha = project.memdir / XDIST
     append(
         log,
+        hook_context(context),
         tool("Read", file_path=str(gotcha)),
         tool_result(),
         said("Per the note: with xdist every worker needs its own database suffix, so add one."),
@@ -108,7 +117,7 @@ def test_why_tells_what_the_hook_injected_what_was_left_out_and_what_the_agent_u
     assert first["filename"] == XDIST and first["rank"] == 1
     assert isinstance(first["score"], float) and first["judge"] is None
     assert first["tokens"] > 20
-    assert first["read"] is True and first["quoted"] is True
+    assert (first["delivered"], first["read"], first["quoted"]) == (True, True, True)
     assert prompt["left_out"]["tool_docs"] == [USAGE]
 
     text = memoryd(env, project.cwd, "why", "--dir", str(project.memdir), "--last", "3")
@@ -154,6 +163,7 @@ def test_eval_scores_select_against_what_the_agent_read_on_a_hand_worked_case(
     cwd.mkdir()
     memdir = memory_folder(str(cwd), env).directory
     seed(memdir)
+    write_memory(memdir / CI, "CI cache: stale wheels come from the pip cache key", body="x")
     log = transcript_path(env, cwd, "s1")
     append(
         log,
@@ -164,8 +174,13 @@ def test_eval_scores_select_against_what_the_agent_read_on_a_hand_worked_case(
         # 2: Claude Code's recall attaches the ledger memory: label {LEDGER}.
         user("the billing rewrite: do invoices come from the ledger service now?", cwd),
         recalled(memdir / LEDGER),
-        # 3: nothing read: not labelled.
+        # 3: nothing read: not labelled. memoryd's hook gave the CI memory here.
         user("rename the variable total to amount", cwd),
+        hook_context(f"memoryd: memories from {memdir} ...\n\n## ci ({memdir / CI})\nbody\n"),
+        # Not prompts: a subagent's task, a slash command's echo, a notice.
+        {**user("search the ledger docs", cwd), "isSidechain": True},
+        user("<command-name>/model</command-name>", cwd),
+        {**user("Caveat: local commands below", cwd), "isMeta": True},
         # 4: the gotcha again, seen in turn 1: not a label, so not labelled.
         user("and the database suffix, where is it set?", cwd),
         tool("Read", file_path=str(memdir / XDIST)),
@@ -174,13 +189,17 @@ def test_eval_scores_select_against_what_the_agent_read_on_a_hand_worked_case(
         user("rename the variable total to amount, then check it", cwd),
         tool("Read", file_path=str(memdir / USAGE)),
         tool_result(),
+        # 6: the CI memory, given by the hook in turn 3: not a label, so not labelled.
+        user("the CI cache keeps stale wheels again", cwd),
+        tool("Read", file_path=str(memdir / CI)),
+        tool_result(),
     )
     done = memoryd(env, tmp_path, "eval", "--json")
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout)
     [project] = report["projects"]
     assert project["dir"] == str(memdir)
-    assert (project["prompts"], project["labelled_prompts"], project["labels"]) == (5, 3, 3)
+    assert (project["prompts"], project["labelled_prompts"], project["labels"]) == (6, 3, 3)
     # By hand: select picks XDIST for 1 and LEDGER for 2 (hits), nothing for 5 (a miss):
     # precision 2/2, recall 2/3, F1 2 * 1 * 2/3 / (1 + 2/3) = 0.8.
     local = project["rankers"]["local"]
@@ -190,7 +209,7 @@ def test_eval_scores_select_against_what_the_agent_read_on_a_hand_worked_case(
 
     text = memoryd(env, tmp_path, "eval", "--transcripts", str(log.parent))
     assert text.returncode == 0, text.stderr
-    assert "5 prompts in 1 sessions, 3 labelled (3 labels)" in text.stdout
+    assert "6 prompts in 1 sessions, 3 labelled (3 labels)" in text.stdout
     assert "nothing was sent anywhere" in text.stdout
     refused = memoryd(env, tmp_path, "eval", "--ranker", "anthropic")
     assert refused.returncode == 1 and "API key" in refused.stderr

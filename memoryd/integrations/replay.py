@@ -139,8 +139,16 @@ def evaluate(
     factory = claude_factory(cfg)
     if "anthropic" in rankers and factory is None:
         raise InvalidParams(NO_CLAUDE, {"field": "ranker"})
+    if factory is not None and "anthropic" not in rankers:
+        notes = [
+            "a Claude ranker is configured: --ranker anthropic scores it too "
+            "(it sends each labelled prompt to Anthropic's API)"
+        ]
+    else:
+        notes = []
     env = os.environ if environ is None else environ
-    projects, notes = group(transcripts, env, directory)
+    projects, skipped = group(transcripts, env, directory)
+    notes += skipped
     selector = Selector(claude_factory=factory)
     out = []
     for project in projects.values():

@@ -12,6 +12,8 @@ whether the agent then read the file or quoted it in that turn's answer.
   :mod:`memoryd._delivery`), measured on the file as it is now, divided by
   :data:`BYTES_PER_TOKEN`. The hook may still have dropped a memory past the
   session's 60 KB budget.
+* **Delivered**: the path is in that turn's hook context in the transcript
+  (what Claude Code recorded the hook gave).
 * **Used**: ``read`` when the agent ``Read`` the file in that turn;
   ``quoted`` when the turn's answer holds the file name or a run of
   :data:`QUOTE_WORDS` words of the memory's text. A turn is matched by the
@@ -162,8 +164,9 @@ def _memory(
         if text is None
         else math.ceil(len(memory_block(entry, text).encode()) / BYTES_PER_TOKEN)
     )
-    read = quoted = None
+    read = quoted = delivered = None
     if turn is not None:
+        delivered = any(os.path.realpath(p) == path for p in turn.injected)
         read = any(os.path.realpath(p) == path for p in turn.read)
         quoted = name in turn.answer or (text is not None and quotes(turn.answer, text))
     return {
@@ -173,6 +176,7 @@ def _memory(
         "score": score,
         "judge": None if score is not None else row["ranker"],
         "tokens": tokens,
+        "delivered": delivered,
         "read": read,
         "quoted": quoted,
     }
@@ -224,7 +228,8 @@ def _used(m: Mapping[str, Any]) -> str:
     if m["read"] is None:
         return "(use unknown: no transcript turn)"
     said = [w for w, on in (("read the file", m["read"]), ("quoted it", m["quoted"])) if on]
-    return ", ".join(said) if said else "not used"
+    used = ", ".join(said) if said else "not used"
+    return used if m["delivered"] else f"{used} (not in the transcript's hook context)"
 
 
 def db_of(path: Path | None, status_db: str | None) -> Path:
