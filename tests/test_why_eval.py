@@ -22,6 +22,8 @@ from test_mcp import payload, with_mcp
 
 from memoryd.claude_folders import folder_name, memory_folder
 from memoryd.integrations.why import quotes
+from memoryd.select.candidates import Candidate
+from memoryd.select.local import LocalRanker, Scored
 
 XDIST = "feedback_pytest_xdist_gotcha.md"
 USAGE = "reference_pytest_usage.md"
@@ -213,3 +215,20 @@ def test_eval_scores_select_against_what_the_agent_read_on_a_hand_worked_case(
     assert "nothing was sent anywhere" in text.stdout
     refused = memoryd(env, tmp_path, "eval", "--ranker", "anthropic")
     assert refused.returncode == 1 and "API key" in refused.stderr
+
+
+def test_the_local_ranker_hands_back_its_best_misses_below_the_cut() -> None:
+    def mem(filename: str, description: str) -> Candidate:
+        return Candidate(filename, filename[:-3], description, "feedback", description, 0.0)
+
+    cands = [
+        mem("a.md", "xdist workers share one test database"),
+        mem("b.md", "xdist workers need a database suffix each"),
+        mem("c.md", "the billing ledger runs nightly"),
+    ]
+    below: list[Scored] = []
+    picked = LocalRanker().rank("xdist workers test database", cands, 1, below=below)
+    assert [s.filename for s in picked] == ["a.md"]
+    # b reached the query but fell past the limit; c was never reached, so it is not a miss.
+    assert [s.filename for s in below] == ["b.md"]
+    assert 0 < below[0].score <= picked[0].score
