@@ -73,15 +73,13 @@ def _daemon_db() -> str | None:
 
 
 def cmd_why(args: argparse.Namespace) -> int:
-    from memoryd import paths  # noqa: PLC0415
     from memoryd.claude_folders import memory_folder  # noqa: PLC0415
     from memoryd.indexer.store import open_reader  # noqa: PLC0415
     from memoryd.integrations import why  # noqa: PLC0415
 
     folder = args.dir or str(memory_folder(os.getcwd()).directory)
     directory = memory_dir(folder)
-    db = args.db or Path(_daemon_db() or paths.default_db())
-    conn = open_reader(db)
+    conn = open_reader(why.db_of(args.db, None if args.db else _daemon_db()))
     try:
         report = why.explain(conn, directory, session=args.session, last=args.last)
     finally:

@@ -23,7 +23,7 @@ import os
 import re
 from collections.abc import Mapping
 from pathlib import Path
-from typing import NamedTuple, cast
+from typing import NamedTuple
 
 from memoryd.bounded_read import open_regular, read_fd
 from memoryd.claude_folders import Environ, claude_base
@@ -31,6 +31,8 @@ from memoryd.integrations._transcript import Seen, Tracker
 
 MAX_BYTES = 64 * 1024 * 1024
 """A transcript is read up to this size (its first part): a session's history, bounded."""
+HEAD_BYTES = 1024 * 1024
+"""Where a transcript's first prompt is looked for."""
 _NOT_TYPED = ("isMeta", "isCompactSummary", "isSidechain")
 """Flags of user records the user did not type: notices, summaries, a subagent's task."""
 _COMMAND_ECHOES = ("<command-", "<local-command-")
@@ -44,7 +46,6 @@ _POINTER = re.compile(r"^- (/.+?\.md) \(not shown", re.MULTILINE)
 
 class Turn(NamedTuple):
     prompt: str
-    cwd: str | None
     read: list[str]
     """Absolute paths the agent ``Read`` in this turn, in order."""
     recalled: list[str]
@@ -57,14 +58,14 @@ class Turn(NamedTuple):
     """Recent tools and files seen just before the prompt, as the hook saw them."""
 
 
-def read_transcript(path: Path) -> list[Mapping[str, object]]:
-    """The JSON object records of a transcript; [] when it cannot be read."""
+def read_transcript(path: Path, limit: int = MAX_BYTES) -> list[Mapping[str, object]]:
+    """The JSON object records in a transcript's first ``limit`` bytes; [] when unreadable."""
     try:
         fd = open_regular(str(path))
     except OSError:
         return []
     try:
-        data, _more = read_fd(fd, MAX_BYTES)
+        data, _more = read_fd(fd, limit)
     except OSError:
         return []
     finally:
@@ -131,10 +132,9 @@ def turns(path: Path) -> list[Turn]:
     for entry in read_transcript(path):
         prompt = prompt_text(entry)
         if prompt is not None:
-            cwd = entry.get("cwd") if isinstance(entry.get("cwd"), str) else None
             seen = tracker.seen()
             before = Seen(seen.tools, list(dict.fromkeys(seen.files + given)))
-            out.append(Turn(prompt, cast("str | None", cwd), [], [], [], "", before))
+            out.append(Turn(prompt, [], [], [], "", before))
             continue
         recalled, read = tracker.add(entry)
         gave = hook_gave(entry)
@@ -147,6 +147,15 @@ def turns(path: Path) -> list[Turn]:
             if answer:
                 out[-1] = out[-1]._replace(answer=f"{out[-1].answer}\n{answer}".lstrip("\n"))
     return out
+
+
+def first_cwd(path: Path) -> str | None:
+    """The working directory of the transcript's first prompt that names one (from its head)."""
+    for entry in read_transcript(path, HEAD_BYTES):
+        cwd = entry.get("cwd")
+        if prompt_text(entry) is not None and isinstance(cwd, str) and cwd:
+            return cwd
+    return None
 
 
 def transcript_of(session_id: str, environ: Environ | None = None) -> Path | None:

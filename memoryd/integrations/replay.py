@@ -34,7 +34,7 @@ from memoryd.indexer.queries import memories_in
 from memoryd.indexer.store import IndexStore
 from memoryd.indexer.sync import Syncer
 from memoryd.integrations._hook_state import in_directory
-from memoryd.integrations._turns import Turn, turns
+from memoryd.integrations._turns import Turn, first_cwd, turns
 from memoryd.integrations.claude_code import MAX_QUERY_CHARS
 from memoryd.replies import SelectResult
 from memoryd.select.analysis import TERM_ANALYSIS
@@ -110,7 +110,7 @@ def group(
     for path in transcripts:
         folder = directory
         if folder is None:
-            cwd = next((t.cwd for t in turns(path) if t.cwd), None)
+            cwd = first_cwd(path)
             if cwd is None:
                 notes.append(f"{path}: no prompt with a working directory; skipped")
                 continue

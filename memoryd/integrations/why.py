@@ -25,7 +25,6 @@ whether the agent then read the file or quoted it in that turn's answer.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 import os
@@ -35,12 +34,14 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from memoryd import paths
 from memoryd._delivery import memory_block, memory_text
 from memoryd.claude_folders import Environ
 from memoryd.errors import InvalidParams
 from memoryd.indexer.queries import iso_utc
 from memoryd.integrations._turns import Turn, transcript_of, turns
 from memoryd.integrations.claude_code import MAX_QUERY_CHARS
+from memoryd.select.telemetry import query_hash
 
 BYTES_PER_TOKEN = 4
 QUOTE_WORDS = 8
@@ -98,10 +99,6 @@ def explain(
     }
 
 
-def _hash(text: str) -> str:
-    return hashlib.sha256(text.encode()).hexdigest()[:16]
-
-
 def _match(rows: list[sqlite3.Row], found: list[Turn]) -> list[Turn | None]:
     """For each row (newest first), the latest turn not yet taken whose prompt it was."""
     left = list(found)
@@ -111,7 +108,7 @@ def _match(rows: list[sqlite3.Row], found: list[Turn]) -> list[Turn | None]:
             (
                 i
                 for i in range(len(left) - 1, -1, -1)
-                if _hash(left[i].prompt[:MAX_QUERY_CHARS]) == row["query_hash"]
+                if query_hash(left[i].prompt[:MAX_QUERY_CHARS]) == row["query_hash"]
             ),
             None,
         )
@@ -234,6 +231,4 @@ def _used(m: Mapping[str, Any]) -> str:
 
 def db_of(path: Path | None, status_db: str | None) -> Path:
     """The index to read: the one given, else the running daemon's, else the default."""
-    from memoryd import paths  # noqa: PLC0415
-
     return path or (Path(status_db) if status_db else paths.default_db())
