@@ -38,9 +38,13 @@ from memoryd.integrations._turns import Turn, first_cwd, turns
 from memoryd.integrations.claude_code import MAX_QUERY_CHARS
 from memoryd.replies import SelectResult
 from memoryd.select.analysis import TERM_ANALYSIS
-from memoryd.select.selector import NO_CLAUDE, Selector
+from memoryd.select.selector import Selector
 from memoryd.select.wiring import claude_factory, select_unrecorded
 
+NO_JUDGE = (
+    "--ranker anthropic needs an Anthropic API key and none is configured "
+    "(anthropic.api_key in config.yaml, or ANTHROPIC_API_KEY); the local ranker needs none"
+)
 BIAS = (
     "The labels are implicit and lean one way: they are the memories the agent opened "
     "itself (or Claude Code's recall attached) in the same turn. A memory that helped "
@@ -138,7 +142,7 @@ def evaluate(
     """The figures per project and ranker, as ``memoryd eval --json`` prints them."""
     factory = claude_factory(cfg)
     if "anthropic" in rankers and factory is None:
-        raise InvalidParams(NO_CLAUDE, {"field": "ranker"})
+        raise InvalidParams(NO_JUDGE, {"field": "ranker"})
     if factory is not None and "anthropic" not in rankers:
         notes = [
             "a Claude ranker is configured: --ranker anthropic scores it too "
