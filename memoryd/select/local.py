@@ -220,12 +220,11 @@ class LocalRanker:
         if limit <= 0 or not candidates:
             return []
         chosen, scores = self._rank(query, candidates, relations, shown, postings)
-        picked = chosen[:limit]
         if below is not None:
-            out = {s.filename for s in picked} | set(shown)
+            out = {s.filename for s in chosen[:limit]} | set(shown)
             rest = heapq.nlargest(limit, ((v, fn) for fn, v in scores.items() if fn not in out))
             below.extend(Scored(fn, round(v, 6)) for v, fn in rest if v > 0)
-        return picked
+        return chosen[:limit]
 
     def _rank(
         self,

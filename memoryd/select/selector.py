@@ -354,8 +354,7 @@ class _Ranked:
     """Names Claude gave that are not eligible candidates."""
     fallback: str | None
     tokens: tuple[int, int]
-    below: list[Scored] = field(default_factory=list)
-    """The local ranker's best misses (Claude's unpicked are only counted)."""
+    below: list[Scored] = field(default_factory=list)  # the local ranker's best misses
 
 
 def _checked(
