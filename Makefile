@@ -1,6 +1,7 @@
 # Two entry points: `make serve` and `make test`. Both create .venv on first use.
-# `make e2e` drives the real Claude Code CLI (pinned, from the npm registry,
-# cached in .cache/) offline against a local fake API; CI runs it after `test`.
+# `make e2e` drives the real Claude Code CLI (pinned and newest) and Codex CLI
+# (pinned), from the npm registry and cached in .cache/, offline against local
+# fake APIs; CI runs it after `test`.
 # `serve` installs memoryd with its runtime dependencies only; `test` (and lint,
 # typecheck, bench) add the dev tools. Each install is redone when pyproject.toml
 # changes (the stamp names carry its checksum) and prints one line saying so.
@@ -39,7 +40,7 @@ pytest: $(DEV)
 test: lint typecheck pytest
 
 e2e: $(DEV)
-	@echo "memoryd: end-to-end tests with the real Claude Code CLI (installed into .cache/ on first use)"
+	@echo "memoryd: end-to-end tests with the real Claude Code and Codex CLIs (installed into .cache/ on first use)"
 	@MEMORYD_E2E=1 $(BIN)/pytest -q tests/e2e
 
 # Installing without cloning: build the wheel, install it with its [mcp] extra

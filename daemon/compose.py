@@ -153,7 +153,7 @@ def compose(
         readers=readers,
         maintenance=maintenance,
         staleness=staleness,
-        status_parts=[reporter],
+        status_parts=[reporter, maintenance],
     )
     methods = DaemonMethods(core, service, staleness).table()
     # `status` answers (with progress) during the first reconcile; the
@@ -166,6 +166,7 @@ def compose(
         max_connections=cfg.max_connections,
         idle_timeout=cfg.idle_timeout,
         on_fatal=life.fail,
+        on_disconnect=readers.release,
     )
     core.server = server
     return Parts(

@@ -7,7 +7,10 @@ config file, Claude Code's folders, ``serve --root``) or asked for it with
 time, so a typo or a parent folder given as ``--dir`` does not stay watched
 (and counted in ``status``) forever. Only ``request`` and ``watch`` roots are
 written to the index's ``roots`` table; the others are declared again at every
-start. ``unwatch`` removes any root.
+start. A root holds every origin it was given (a Claude Code folder that a
+request also named, a ``watch`` root later put in the config): dropping one
+origin (idle, out of the config) keeps the root while another holds it.
+``unwatch`` drops them all.
 """
 
 from __future__ import annotations
@@ -20,8 +23,11 @@ from typing import Literal
 
 Origin = Literal["configured", "claude", "default", "serve", "watch", "request"]
 
-PERSISTED: tuple[Origin, ...] = ("request", "watch")
-"""Origins stored in the index; the others come from the command line or config at start."""
+RANK: tuple[Origin, ...] = ("configured", "claude", "default", "serve", "watch", "request")
+"""Origins, strongest first: a root with several is shown with the first it holds."""
+
+PERSISTED: tuple[Origin, ...] = ("watch", "request")
+"""Origins stored in the index, strongest first; the others come from the command line or config."""
 
 TOUCH_RESOLUTION_S = 60.0
 """A request root's last use is recorded (and written to the index) at most this often."""
@@ -30,8 +36,18 @@ TOUCH_RESOLUTION_S = 60.0
 @dataclass(frozen=True)
 class Root:
     path: str
-    origin: Origin
+    origins: frozenset[Origin]
     last_used: float
+
+    @property
+    def origin(self) -> Origin:
+        """The strongest reason it is watched (what ``status`` shows)."""
+        return next(o for o in RANK if o in self.origins)
+
+    @property
+    def stored(self) -> Origin | None:
+        """The origin its ``roots`` row records, or None: it is declared again at start only."""
+        return next((o for o in PERSISTED if o in self.origins), None)
 
 
 def under(directory: str, root: str) -> bool:
@@ -39,7 +55,7 @@ def under(directory: str, root: str) -> bool:
 
 
 class RootSet:
-    """Thread-safe map of root path -> origin and, for request roots, when last used.
+    """Thread-safe map of root path -> origins and, for request roots, when last used.
 
     ``clock`` (wall-clock seconds) says when a root is used; tests pass their own.
     """
@@ -63,45 +79,50 @@ class RootSet:
             return next((r for r in self._roots if under(directory, r)), None)
 
     def add(self, path: str, origin: Origin, last_used: float | None = None) -> Root:
-        """Record ``path``; a permanent origin wins over ``request`` for a known root."""
+        """Record ``path`` with ``origin`` besides any origins it already has."""
         with self._lock:
             known = self._roots.get(path)
-            if known is not None and (origin == "request" or known.origin != "request"):
-                return known
-            root = Root(path, origin, self.clock() if last_used is None else last_used)
-            self._roots[path] = root
+            if last_used is None:
+                last_used = self.clock() if known is None else known.last_used
+            origins = frozenset({origin}) | (known.origins if known else frozenset())
+            root = self._roots[path] = Root(path, origins, last_used)
             return root
 
-    def remove(self, path: str) -> Root | None:
+    def remove(self, path: str, origin: Origin | None = None) -> Root | None:
+        """Drop ``origin`` from ``path`` (None: all); the root if another origin still holds it."""
         with self._lock:
-            return self._roots.pop(path, None)
+            known = self._roots.pop(path, None)
+            if known is None or origin is None or known.origins == {origin}:
+                return None
+            root = self._roots[path] = Root(path, known.origins - {origin}, known.last_used)
+            return root
 
     def touch(self, path: str) -> Root | None:
         """Note that a request used ``path`` now; returns the root when that is worth saving."""
         now = self.clock()
         with self._lock:
             root = self._roots.get(path)
-            if root is None or root.origin != "request":
+            if root is None or "request" not in root.origins:
                 return None
             if now - root.last_used < TOUCH_RESOLUTION_S:
                 return None
-            self._roots[path] = Root(path, root.origin, now)
+            self._roots[path] = Root(path, root.origins, now)
             return self._roots[path]
 
     def over_limit(self, origin: Origin, limit: int, keep: str) -> list[str]:
-        """The least recently used roots of ``origin`` past ``limit`` (never ``keep``)."""
+        """The least recently used roots holding ``origin`` past ``limit`` (never ``keep``)."""
         with self._lock:
             ranked = sorted(
-                (r for r in self._roots.values() if r.origin == origin and r.path != keep),
+                (r for r in self._roots.values() if origin in r.origins and r.path != keep),
                 key=lambda r: r.last_used,
             )
         return [r.path for r in ranked[: max(0, len(ranked) + 1 - limit)]]
 
     def idle(self, idle_seconds: float, now: float) -> list[str]:
-        """Request roots not used for ``idle_seconds``."""
+        """Roots held by a request origin not used for ``idle_seconds``."""
         with self._lock:
             return [
                 r.path
                 for r in self._roots.values()
-                if r.origin == "request" and now - r.last_used > idle_seconds
+                if "request" in r.origins and now - r.last_used > idle_seconds
             ]

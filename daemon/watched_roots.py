@@ -18,12 +18,12 @@ import structlog
 
 from memoryd import requests, system_trees
 from memoryd.config import Config
-from memoryd.daemon.roots import PERSISTED, Origin, Root, RootSet
+from memoryd.daemon.roots import Origin, Root, RootSet
 from memoryd.daemon.watcher import Watcher
 from memoryd.daemon.writer import Writer
 from memoryd.errors import InvalidParams
 from memoryd.indexer import recovery
-from memoryd.indexer.folders import holds_memory_files
+from memoryd.indexer.folders import is_memory_folder
 from memoryd.indexer.store import IndexStore
 from memoryd.indexer.sync import Syncer
 from memoryd.paths import escaped, name_problem
@@ -66,17 +66,31 @@ class WatchedRoots:
     def queue_hints(self, paths: set[str], listed: set[str]) -> None:
         """The watcher's batch as one writer job: each path re-stated, each listing compared."""
 
+        steps = [("sync_path", p) for p in sorted(paths)]
+        steps += [("sync_listing", d) for d in sorted(listed)]
+
         def job(store: IndexStore) -> None:
+            # Each path on its own: one that fails (a bug, since a bad file is an
+            # error row) is logged and the rest of the batch still goes in. A
+            # storage failure stops the job: the writer's repair redoes it all.
             syncer = self.syncer(store)
-            for path in sorted(paths):
-                syncer.sync_path(path)
-            for directory in sorted(listed):
-                syncer.sync_listing(directory)
+            for step, path in steps:
+                try:
+                    getattr(syncer, step)(path)
+                except Exception as exc:
+                    if recovery.trouble(exc) is not None:
+                        raise
+                    log.exception("watcher.path_failed", path=path)
+                    syncer = self.syncer(store)  # nothing half-done carried on
 
         self._writer.submit(job, hint=True)
 
     def restore(self, declared: list[tuple[str, Origin]]) -> None:
-        """Declared roots, then the remembered ones that are still wanted (newest first)."""
+        """Declared roots, then the remembered ones that are still wanted (newest first).
+
+        A remembered root that is declared too keeps both origins; one inside
+        a declared root is dropped (its rows stay, under that root).
+        """
         for root, origin in declared:
             self.add(root, origin, wait=False)
         now = self._root_set.clock()
@@ -86,13 +100,14 @@ class WatchedRoots:
             if origin == "watch" and not os.path.isdir(path):
                 log.warning("daemon.root_missing", root=path, origin=origin)
             elif (
-                self.root_for(path) is None
+                self.root_for(path) in (None, path)
                 and os.path.isdir(path)
                 and not (origin == "request" and now - last_used > self.idle_seconds)
+                and (origin != "request" or is_memory_folder(path))
             ):
                 self.add(path, origin, last_used=last_used, wait=False)
-            else:  # idle, gone, or now inside a declared root
-                self.forget(path, reason="restart")
+            else:  # idle, gone, now inside a declared root, or no memory folder (any more)
+                self.forget(path, reason="restart", origin=origin)
 
     def add(
         self,
@@ -126,8 +141,8 @@ class WatchedRoots:
         def record(store: IndexStore) -> None:
             mode = self._watcher.add_root(root)
             log.info("daemon.watching", root=root, mode=mode, origin=entry.origin)
-            if entry.origin in PERSISTED:
-                store.save_root(root, entry.origin, entry.last_used)
+            if entry.stored is not None:
+                store.save_root(root, entry.stored, entry.last_used)
             if index:
                 self.syncer(store).sync_tree(root)
 
@@ -149,11 +164,27 @@ class WatchedRoots:
         inotify instances, rows). One that is named again is watched again.
         """
         for root in self._root_set.over_limit("request", self._max_request_roots, keep):
-            self.forget(root, reason="over max_request_roots (least recently used)")
+            self.forget(root, "over max_request_roots (least recently used)", origin="request")
 
-    def forget(self, root: str, reason: str) -> int:
-        """Stop watching ``root`` and drop its rows (those under another root stay)."""
-        self._root_set.remove(root)
+    def forget(self, root: str, reason: str, origin: Origin | None = None) -> int:
+        """Drop ``origin`` from ``root`` (None: all); with none left, stop watching it.
+
+        A root another origin still holds stays watched with its rows; only its
+        stored record follows what is left. Otherwise its rows go (those under
+        another root stay).
+        """
+        left = self._root_set.remove(root, origin)
+        if left is not None:
+            stored = left.stored
+            self._writer.call(
+                lambda s: (
+                    s.save_root(root, stored, left.last_used)
+                    if stored is not None
+                    else s.forget_root(root, keep=[root])
+                )
+            )
+            log.info("daemon.root_kept", root=root, dropped=origin, kept=left.origin, reason=reason)
+            return 0
         self._watcher.remove_root(root)
         keep = self._root_set.paths()
         dropped = self._writer.call(lambda s: s.forget_root(root, keep))
@@ -162,14 +193,14 @@ class WatchedRoots:
 
     def forget_idle(self) -> None:
         for root in self._root_set.idle(self.idle_seconds, self._root_set.clock()):
-            self.forget(root, reason="idle")
+            self.forget(root, reason="idle", origin="request")
 
     def save_persisted(self, store: IndexStore) -> None:
         """Write the remembered roots again (the writer's repair: a save may have added one)."""
         for root in self._root_set.paths():
             entry = self._root_set.get(root)
-            if entry is not None and entry.origin in PERSISTED:
-                store.save_root(entry.path, entry.origin, entry.last_used)
+            if entry is not None and entry.stored is not None:
+                store.save_root(entry.path, entry.stored, entry.last_used)
 
     def refuse_too_broad(self, path: str, field: str = "dir") -> None:
         """Raise for a directory no request may watch or save into (system_trees.py).
@@ -199,9 +230,10 @@ class WatchedRoots:
         """Validate a directory param; keep it watched while requests use it.
 
         A folder outside every root becomes a ``request`` root only when it
-        holds memory files itself: an empty folder, a typo'd parent or a
-        checkout's top level are answered (with a note saying what was found)
-        but not watched.
+        is a memory folder itself (:func:`~memoryd.indexer.folders.is_memory_folder`):
+        an empty folder, a typo'd parent or a checkout's top level (a README is
+        no memory) are answered (with a note saying what was found) but not
+        watched.
         """
         path = self.resolve(raw, field)
         root = self.root_for(path)
@@ -209,12 +241,14 @@ class WatchedRoots:
             touched = self._root_set.touch(root)
             if touched is not None:
                 self._writer.submit(
-                    lambda s: s.save_root(touched.path, touched.origin, touched.last_used),
+                    lambda s: s.save_root(
+                        touched.path, touched.stored or "request", touched.last_used
+                    ),
                     keep=True,
                 )
             return path
         self.refuse_too_broad(path, field)
-        if holds_memory_files(path):
+        if is_memory_folder(path):
             self._watch_new(path, raw, field, "request")
         return path
 
@@ -253,9 +287,9 @@ class WatchedRoots:
         self.idle_seconds = cfg.request_root_idle_days * 86400
         for root in sorted(removed):
             entry = self._root_set.get(root)
-            if entry is not None and entry.origin == "configured":
-                self.forget(root, reason="removed from the config")
+            if entry is not None and "configured" in entry.origins:
+                self.forget(root, reason="removed from the config", origin="configured")
         for root in cfg.roots:
             real = os.path.realpath(root)
-            if self.root_for(real) is None:
-                self.add(real, "configured", index=True, wait=False)
+            if self.root_for(real) in (None, real):
+                self.add(real, "configured", index=self.get(real) is None, wait=False)

@@ -43,9 +43,8 @@ from watchdog.events import (
     FileSystemEvent,
     FileSystemEventHandler,
 )
-from watchdog.observers import Observer
-from watchdog.observers.polling import PollingObserver
 
+from memoryd.daemon.pruned_watch import inotify_observer, polling_observer, watched_directories
 from memoryd.indexer.scanner import is_memory_filename
 
 if TYPE_CHECKING:
@@ -71,19 +70,6 @@ def inotify_budget(limits: str = _WATCHES) -> int:
     except (OSError, ValueError):
         watches = 8192  # the kernel's old default
     return max(1, watches // 2)
-
-
-def directories_under(root: str) -> int:
-    """The directories inotify would watch for ``root`` (itself included; links not followed)."""
-    count, stack = 0, [root]
-    while stack:
-        count += 1
-        try:
-            with os.scandir(stack.pop()) as entries:
-                stack.extend(e.path for e in entries if e.is_dir(follow_symlinks=False))
-        except OSError:
-            continue
-    return count
 
 
 CONTENT_EVENTS: list[type[FileSystemEvent]] = [
@@ -219,7 +205,7 @@ class Watcher:
         st = os.stat(root)
         handler = _Handler(self._hint, self._count, lambda: self.on_lost(root))
         in_use = sum(self._dirs.values())
-        needed = directories_under(root)
+        needed = watched_directories(root)
         note = None
         if in_use + needed <= self.inotify_watches:
             try:
@@ -257,7 +243,7 @@ class Watcher:
         observer: Any = self._shared.get(mode)
         if observer is None or not observer.is_alive():
             observer = (
-                Observer() if mode == "inotify" else PollingObserver(timeout=self.polling_interval)
+                inotify_observer() if mode == "inotify" else polling_observer(self.polling_interval)
             )
             observer.start()
             self._shared[mode] = observer

@@ -1,8 +1,10 @@
 """Find memory files on disk and stat them, without reading them.
 
-Only ``*.md`` files count. Hidden entries, editor backups and the usual
-version-control and dependency folders are skipped, and symlinked directories
-are not followed (as watchman does), so a link loop cannot trap a scan.
+Only ``*.md`` files count. Hidden entries, editor backups and the folders
+that hold other people's files (version control, dependencies, caches,
+virtualenvs: :func:`is_skipped_dir`) are skipped, below a root, by the scan
+and the watcher alike; symlinked directories are not followed (as watchman
+does), so a link loop cannot trap a scan.
 """
 
 from __future__ import annotations
@@ -14,7 +16,39 @@ from memoryd.indexer.parse import describe_os_error
 from memoryd.indexer.records import FileStat
 from memoryd.paths import escaped, name_problem
 
-SKIP_DIRS = frozenset({".git", ".hg", ".svn", "node_modules", "__pycache__", ".venv", "venv"})
+SKIP_DIRS = frozenset(
+    {
+        *("node_modules", "bower_components", "__pycache__"),
+        *("venv", "site-packages", "dist-packages", "CVS"),
+    }
+)
+"""Directory names never walked or watched below a root (hidden ones are not either)."""
+VENV_MARKER = "pyvenv.cfg"
+"""A directory holding this file is a Python virtualenv, whatever its name."""
+
+
+def is_skipped_dir(name: str, path: str) -> bool:
+    """True for a directory below a root that is never walked or watched.
+
+    Hidden (``.git``, ``.venv``...), a dependency or cache folder by name, or
+    a virtualenv (it holds ``pyvenv.cfg``: one stat).
+    """
+    if name in SKIP_DIRS or name.startswith("."):
+        return True
+    return os.path.isfile(os.path.join(path, VENV_MARKER))
+
+
+def skipped_below(root: str, path: str) -> bool:
+    """True when ``path`` lies in (or is) a skipped directory below ``root``."""
+    if path == root or not path.startswith(root.rstrip("/") + "/"):
+        return False
+    parts = os.path.relpath(path, root).split(os.sep)
+    directory = root
+    for name in parts:
+        directory = os.path.join(directory, name)
+        if is_skipped_dir(name, directory):
+            return True
+    return False
 
 
 def is_memory_filename(name: str) -> bool:
@@ -41,7 +75,7 @@ def walk_dirs(root: str) -> Iterator[tuple[str, list[os.DirEntry[str]]]]:
             name = entry.name
             try:
                 if entry.is_dir(follow_symlinks=False):
-                    if name not in SKIP_DIRS and not name.startswith("."):
+                    if not is_skipped_dir(name, entry.path):
                         stack.append(entry.path)
                     continue
             except OSError:

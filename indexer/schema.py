@@ -211,6 +211,24 @@ def _m_unspaced_grams(db: sqlite_utils.Database) -> None:
     db.execute("UPDATE files SET mtime_ns = -1, content_hash = '' WHERE kind = 'memory'")
 
 
+def _m_judge_telemetry(db: sqlite_utils.Database) -> None:
+    # Which judge a run asked (its answer used or not), how many memories it
+    # was shown and how long it took.
+    runs = db.table("selector_runs")
+    runs.add_column("judge", str)
+    runs.add_column("shortlist", int)
+    runs.add_column("judge_ms", float)
+
+
+def _m_reread_after_parse_hardening(db: sqlite_utils.Database) -> None:
+    # Every file is parsed again once: headers YAML cannot build (bad dates,
+    # tags) and plain `key: value` headers are now read, names and descriptions
+    # are capped, and more credential shapes are flagged and redacted (rows
+    # written before held them raw). Forgetting stat and hash makes the next
+    # scan read each file and write its row anew.
+    db.execute("UPDATE files SET mtime_ns = -1, content_hash = ''")
+
+
 def _m_runs_session_detail(db: sqlite_utils.Database) -> None:
     # `memoryd why` explains a session's runs: each row keeps the client's
     # session label and, per run, the picks' ranks and what each rule left out
@@ -232,7 +250,9 @@ MIGRATIONS: list[tuple[str, Migration]] = [
     ("009_packed_term_stats", _m_terms_packed),
     ("010_reread_nested_metadata_headers", _m_reread_nested_headers),
     ("011_unspaced_script_bigrams", _m_unspaced_grams),
-    ("012_selector_runs_session_detail", _m_runs_session_detail),
+    ("012_selector_runs_judge", _m_judge_telemetry),
+    ("013_reread_after_parse_hardening", _m_reread_after_parse_hardening),
+    ("014_selector_runs_session_detail", _m_runs_session_detail),
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

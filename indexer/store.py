@@ -24,7 +24,7 @@ import sqlite_utils
 from memoryd._unicode_words import unspaced_grams
 from memoryd.errors import StoreError
 from memoryd.indexer.citations import add_citations, replace_citations
-from memoryd.indexer.records import KIND_MEMORY, FileStat, ParsedFile
+from memoryd.indexer.records import ERROR_PARSE, KIND_MEMORY, FileStat, ParsedFile, unexpected
 from memoryd.indexer.rows import (
     DIRECTORY,
     INSERT_SQL,
@@ -132,6 +132,19 @@ def _connect(path: Path, *, readonly: bool) -> sqlite3.Connection:
     return conn
 
 
+SIDE_FILES = ("-wal", "-shm")
+"""What SQLite keeps beside the database file in WAL mode, by suffix."""
+
+
+def _identities(path: Path) -> dict[str, tuple[int, int]]:
+    found = {}
+    for suffix in ("", *SIDE_FILES):
+        with contextlib.suppress(OSError):
+            st = os.stat(f"{path}{suffix}")
+            found[suffix] = (st.st_dev, st.st_ino)
+    return found
+
+
 def process_alive(pid: int) -> bool:
     """Whether another process with this pid runs (ours counts as not: it is the caller)."""
     if pid == os.getpid():
@@ -172,6 +185,9 @@ class IndexStore:
         self.path = path
         self.analysis = analysis
         self.conn = _connect(path, readonly=False)
+        self.files = _identities(path)
+        """(device, inode) of the database and its ``-wal``/``-shm`` as opened, by suffix:
+        whether the path still names them (:func:`memoryd.indexer.recovery.replaced`)."""
         # Bumped after every apply() commits: readers in this process key caches on it.
         self.generation = 0
         self.db = sqlite_utils.Database(self.conn)
@@ -392,8 +408,17 @@ class IndexStore:
 
     def row(self, st: FileStat, parsed: ParsedFile, now: float) -> Row:
         """The row stored for a parsed file, with the ranker's term statistics for a usable
-        memory: the one place a row's terms are worked out (changes and a first index)."""
-        return file_row(st, parsed, memory_terms(st.filename, parsed, self.analysis), now)
+        memory: the one place a row's terms are worked out (changes and a first index).
+
+        A file whose row cannot be worked out is stored as that file's error, so
+        it cannot fail the batch it is in.
+        """
+        try:
+            return file_row(st, parsed, memory_terms(st.filename, parsed, self.analysis), now)
+        except Exception as exc:
+            why = unexpected("could not index the file", exc)
+            failed = ParsedFile(parsed.kind, parsed.content_hash, error=why, error_kind=ERROR_PARSE)
+            return file_row(st, failed, None, now)
 
     def is_empty(self) -> bool:
         return self.conn.execute("SELECT 1 FROM files LIMIT 1").fetchone() is None

@@ -27,7 +27,13 @@ from typing import Protocol
 from memoryd.indexer.parse import classify, parse_file
 from memoryd.indexer.records import ERROR_READ, FileStat, ParsedFile
 from memoryd.indexer.rows import Row
-from memoryd.indexer.scanner import is_memory_filename, stat_entry, stat_path, walk_dirs
+from memoryd.indexer.scanner import (
+    is_memory_filename,
+    skipped_below,
+    stat_entry,
+    stat_path,
+    walk_dirs,
+)
 from memoryd.indexer.store import Change, Delete, IndexStore, StoredStat, Touch, Upsert
 from memoryd.paths import escaped
 from memoryd.replies import ParseFailure, SyncCounts
@@ -38,8 +44,8 @@ _STABLE_READS = 3
 """How many times a file that changes while being read is read again."""
 
 
-def read_file(st: FileStat) -> tuple[FileStat, ParsedFile]:
-    """Read and parse ``st.path``; the stat returned is one taken after the read.
+def read_file(st: FileStat, within: str | None = None) -> tuple[FileStat, ParsedFile]:
+    """Read and parse ``st.path`` (see :func:`parse_file`); the stat returned is taken after.
 
     A file still being written can grow between the stat and the read; storing
     the earlier stat would keep the size seen mid-write until the next
@@ -53,7 +59,7 @@ def read_file(st: FileStat) -> tuple[FileStat, ParsedFile]:
         )
         return st, error
     for _ in range(_STABLE_READS):
-        parsed = parse_file(st.path, st.filename, st.size)
+        parsed = parse_file(st.path, st.filename, st.size, within)
         if _unchanged(st):
             break
         after = stat_path(st.path)
@@ -167,23 +173,25 @@ class Syncer:
         """
         started = time.perf_counter()
         seen: set[str] = set()
-        listed = self._listed(root, seen)
+        boundary = self._boundary(root, root)
+        listed = self._listed(root, seen, boundary)
         if self.store.is_empty() if fresh is None else fresh:
-            self._load_fresh(listed)
+            self._load_fresh(listed, boundary)
         else:
             for directory, disk in listed:
-                self._reconcile_dir(directory, disk)
+                self._reconcile_dir(directory, disk, boundary)
         if self._result.stopped:
             # Not every directory was seen: deleting the "unseen" ones' rows would be wrong.
             return self._finish(started)
         for directory in self.store.directories_under(root):
             if directory not in seen:
-                self._reconcile_dir(directory, {})
+                self._reconcile_dir(directory, {}, boundary)
         return self._finish(started)
 
-    def _listed(self, root: str, seen: set[str]) -> Iterator[tuple[str, dict[str, FileStat]]]:
+    def _listed(
+        self, root: str, seen: set[str], boundary: str
+    ) -> Iterator[tuple[str, dict[str, FileStat]]]:
         """Each directory of the tree with its files' stats, until the caller is told to stop."""
-        boundary = self._boundary(root, root)
         for directory, entries in walk_dirs(root):
             if self.should_stop():
                 self._result.stopped = True
@@ -193,19 +201,26 @@ class Syncer:
             yield key, {st.path: st for st in (stat_entry(e, directory, boundary) for e in entries)}
 
     def sync_path(self, path: str) -> SyncResult:
-        """Reconcile one path a watcher reported: a file, a directory, or nothing."""
+        """Reconcile one path a watcher reported: a file, a directory, or nothing.
+
+        A path in a directory the scan skips below its root (``node_modules``,
+        a virtualenv...) counts as nothing: it is neither walked nor indexed.
+        """
         started = time.perf_counter()
-        if os.path.isdir(path) and not os.path.islink(path):
+        root = self.root_of(path)
+        skipped = root is not None and skipped_below(root, path)
+        if not skipped and os.path.isdir(path) and not os.path.islink(path):
             self._flush()
             return self.sync_tree(path)
         key = escaped(path)
+        boundary = self._boundary(path, os.path.dirname(path))
         if is_memory_filename(os.path.basename(path)):
-            st = stat_path(path, self._boundary(path, os.path.dirname(path)))
-            self._reconcile_one(st, key, self.store.stat_of(key))
-        # A vanished directory: drop everything that was indexed below it.
-        if not os.path.lexists(path):
+            st = None if skipped else stat_path(path, boundary)
+            self._reconcile_one(st, key, self.store.stat_of(key), boundary)
+        # A vanished (or skipped) directory: drop everything that was indexed below it.
+        if skipped or not os.path.lexists(path):
             for directory in self.store.directories_under(key):
-                self._reconcile_dir(directory, {})
+                self._reconcile_dir(directory, {}, boundary)
         return self._finish(started)
 
     def sync_listing(self, directory: str) -> SyncResult:
@@ -222,6 +237,9 @@ class Syncer:
         the full treatment.
         """
         started = time.perf_counter()
+        root = self.root_of(directory)
+        if root is not None and skipped_below(root, directory):
+            return self.sync_path(directory)
         try:
             with os.scandir(directory) as it:
                 on_disk = {
@@ -234,7 +252,7 @@ class Syncer:
         stored = self.store.paths_in(escaped(directory))
         boundary = self._boundary(directory, directory)
         for key in sorted(on_disk.keys() - stored):
-            self._reconcile_one(stat_path(on_disk[key], boundary), key, None)
+            self._reconcile_one(stat_path(on_disk[key], boundary), key, None, boundary)
         for path in stored - on_disk.keys():
             self._drop(path)
         return self._finish(started)
@@ -243,7 +261,7 @@ class Syncer:
         """The real path of the root ``path`` is under (``fallback`` when no root covers it)."""
         return os.path.realpath(self.root_of(path) or fallback)
 
-    def _load_fresh(self, listed: Iterable[tuple[str, dict[str, FileStat]]]) -> None:
+    def _load_fresh(self, listed: Iterable[tuple[str, dict[str, FileStat]]], within: str) -> None:
         """Index a tree into an empty index: no row to compare with, one full-text build.
 
         The rows are built as the store inserts them, inside its transaction,
@@ -257,7 +275,7 @@ class Syncer:
                 for st in disk.values():
                     self._result.added += 1
                     self._advance(1)
-                    yield self.store.row(*read_file(st), now)
+                    yield self.store.row(*read_file(st, within), now)
 
         pending = rows()
         first = next(pending, None)
@@ -270,10 +288,10 @@ class Syncer:
 
     # -- planning ---------------------------------------------------------
 
-    def _reconcile_dir(self, directory: str, disk: dict[str, FileStat]) -> None:
+    def _reconcile_dir(self, directory: str, disk: dict[str, FileStat], within: str) -> None:
         stored = self.store.stats_in(directory)
         for path, st in disk.items():
-            self._reconcile_one(st, path, stored.pop(path, None))
+            self._reconcile_one(st, path, stored.pop(path, None), within)
             self._advance(1)
         for path in stored:
             self._drop(path)
@@ -282,7 +300,10 @@ class Syncer:
         self._queue(Delete(path))
         self._result.removed += 1
 
-    def _reconcile_one(self, st: FileStat | None, path: str, old: StoredStat | None) -> None:
+    def _reconcile_one(
+        self, st: FileStat | None, path: str, old: StoredStat | None, within: str
+    ) -> None:
+        """Bring one row in line with the disk; content is read only inside ``within``."""
         res = self._result
         if st is None:
             if old is not None:
@@ -292,7 +313,7 @@ class Syncer:
         if old is not None and not retry and st.signature == old.signature:
             res.unchanged += 1
             return
-        st, parsed = read_file(st)
+        st, parsed = read_file(st, within)
         if old is None:
             self._queue(Upsert(st, parsed))
             res.added += 1

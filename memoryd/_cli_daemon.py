@@ -282,6 +282,9 @@ def render_status(s: ShownStatus) -> str:
     reload = s.get("last_reload")
     if reload and not reload["applied"]:
         lines.append(f"last reload:    {reload['at']} refused, config kept: {reload['reason']}")
+    failed = s.get("last_reconcile_error")
+    if failed:
+        lines.append(f"reconcile failed: {failed['at']} ({failed['reason']}): {failed['error']}")
     report = s.get("last_report")
     if report:
         lines.append(f"last report:    {report.get('at')} {report.get('path')}")

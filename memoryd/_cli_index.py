@@ -60,6 +60,8 @@ def render_list(payload: ListReply) -> str:
                 f"only its first {MAX_FILE_BYTES // 1024} KB / {MAX_FILE_LINES} lines: condense it]"
             )
         lines.append(line)
+        if f.get("warning"):
+            lines.append(f"    warning: {f['warning']}")
     if payload["errors"]:
         lines.append(f"{len(payload['errors'])} file(s) could not be parsed:")
         lines.extend(f"  ! {e['path']}: {e['error']}" for e in payload["errors"])

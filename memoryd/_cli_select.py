@@ -88,6 +88,15 @@ def render_stats(s: StatsReply) -> str:
         "",
         f"unknown names dropped: {s['dropped_unknown']}",
     ]
+    for name, r in s.get("rankers", {}).items():
+        if r["shortlist_mean"] is not None:
+            wait, fell = r["judge_ms"], r["fallbacks"]
+            lines.append(
+                f"judge {name}: {r['runs']} runs, shortlist {r['shortlist_mean']:g}, "
+                f"p50 {wait['p50']} ms, p95 {wait['p95']} ms, "
+                f"tokens {r['tokens_in']} in / {r['tokens_out']} out, fallbacks "
+                + (", ".join(f"{why} {n}" for why, n in fell.items()) or "none")
+            )
     if s["most_selected"]:
         lines.append("most selected:")
         lines += [f"  {m['count']:>4}  {m['filename']}" for m in s["most_selected"]]

@@ -51,10 +51,10 @@ def register(sub: Any) -> None:
     e.add_argument(
         "--ranker",
         action="append",
-        choices=("local", "anthropic"),
+        choices=("local", "anthropic", "openai"),
         dest="rankers",
-        help="a ranker to score (repeatable; default: local). anthropic sends each labelled "
-        "prompt to Anthropic's API and needs a configured key",
+        help="a ranker to score (repeatable; default: local). A judge (anthropic, openai) is "
+        "sent each labelled prompt with the local shortlist and must be configured",
     )
     e.add_argument("--json", action="store_true", help="print the answer as JSON")
     e.set_defaults(handler=cmd_eval)

@@ -14,7 +14,7 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-from memoryd.bounded_read import open_regular, read_fd
+from memoryd.bounded_read import open_memory, read_fd
 
 MAX_FILE_BYTES = 4 * 1024
 MAX_FILE_LINES = 200
@@ -49,9 +49,14 @@ def cap_text(
     return f"{kept}\n[... {dropped} more bytes cut by memoryd; read the file for the rest]"
 
 
-def memory_text(path: str) -> str:
-    """The file's text, redacted and capped; raises OSError when it cannot be read."""
-    fd = open_regular(path)  # never blocks: a FIFO or a device is refused
+def memory_text(path: str, within: str | None = None) -> str:
+    """The file's text, redacted and capped; raises OSError when it cannot be read.
+
+    ``within`` is the real path of the folder asked about: a link is followed
+    only to a file inside it (none without it), so a memory swapped for a link
+    to a file elsewhere after the index saw it is refused, not shown.
+    """
+    fd = open_memory(path, within)  # a FIFO or a device is refused too
     try:
         size = os.fstat(fd).st_size
         head, _more = read_fd(fd, READ_BYTES)

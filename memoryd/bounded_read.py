@@ -7,8 +7,14 @@ Whatever sits at a memory or session path is read through :func:`read_capped`:
 * opened ``O_NONBLOCK``, so a FIFO planted at the path cannot hang the thread
   that opens it, and checked with ``fstat`` after the open, so a FIFO, a
   directory or a device is refused by what was opened, not by an earlier stat;
-* with ``follow=False``, opened ``O_NOFOLLOW``, for paths where memoryd writes
-  the files itself (session memories) and a symbolic link is not expected.
+* with ``follow=False``, opened ``O_NOFOLLOW`` (session files, which memoryd
+  writes itself and where a link is not expected);
+* with ``within`` (a real directory path), the file opened must lie inside it,
+  as the kernel names the open descriptor: what was *opened* is checked, not
+  an earlier stat, so a memory swapped for a link to a file elsewhere (or a
+  directory swapped for a link on the way) is refused however the swap is
+  timed. Memory files are read through :func:`open_memory`: through a link
+  only to a file inside their root, and never through one without a root.
 
 Failures are :class:`NotAFile` (an ``OSError``, so callers that catch
 ``OSError`` keep working) with a message naming what was found. Light on
@@ -33,6 +39,14 @@ _KINDS = (
 )
 
 
+class OutsideFolder(OSError):
+    """The file opened lies outside the folder it was read for (a directory link on the way)."""
+
+    def __init__(self, path: str, opened: str) -> None:
+        super().__init__(errno.EXDEV, f"opened {opened!r}, outside the folder", path)
+        self.opened = opened
+
+
 class NotAFile(OSError):
     """The path holds something other than a regular file (or a link where none may be)."""
 
@@ -49,10 +63,11 @@ def kind_of(mode: int) -> str | None:
     return None if stat.S_ISREG(mode) else "not a regular file"
 
 
-def open_regular(path: str, *, follow: bool = True) -> int:
+def open_regular(path: str, *, follow: bool = True, within: str | None = None) -> int:
     """A descriptor of the regular file at ``path``; :class:`NotAFile` for anything else.
 
-    Never blocks: a FIFO is opened non-blocking and refused.
+    Never blocks: a FIFO is opened non-blocking and refused. With ``within``,
+    :class:`OutsideFolder` when what was opened is not inside that real path.
     """
     flags = os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK | (0 if follow else os.O_NOFOLLOW)
     try:
@@ -67,6 +82,8 @@ def open_regular(path: str, *, follow: bool = True) -> int:
         if what is not None:
             code = next((c for test, _w, c in _KINDS if test(mode)), errno.EINVAL)
             raise NotAFile(code, what, path)
+        if within is not None:
+            _check_within(fd, path, within)
         os.set_blocking(fd, True)
     except BaseException:
         os.close(fd)
@@ -74,11 +91,43 @@ def open_regular(path: str, *, follow: bool = True) -> int:
     return fd
 
 
+def open_memory(path: str, within: str | None) -> int:
+    """A memory file's descriptor: a link is followed only to a file inside ``within``.
+
+    Without ``within``, or where the kernel cannot name an open descriptor (no
+    ``/proc``), a link is not followed at all (``O_NOFOLLOW``).
+    """
+    inside = within if _PROC_FD else None
+    return open_regular(path, follow=inside is not None, within=inside)
+
+
+def readable(path: str, within: str | None) -> bool:
+    """Whether the memory file at ``path`` could be read now (:func:`open_memory`)."""
+    try:
+        os.close(open_memory(path, within))
+    except OSError:
+        return False
+    return True
+
+
+def _check_within(fd: int, path: str, within: str) -> None:
+    """Raise :class:`OutsideFolder` unless the open file's real path is inside ``within``.
+
+    A descriptor the kernel cannot name is refused as well.
+    """
+    try:
+        opened = os.readlink(f"/proc/self/fd/{fd}")
+    except OSError:
+        opened = "(a descriptor /proc cannot name)"
+    if opened != within and not opened.startswith(within.rstrip("/") + "/"):
+        raise OutsideFolder(path, opened)
+
+
 def read_capped(
-    path: str, *, limit: int = MAX_READ_BYTES, follow: bool = True
+    path: str, *, limit: int = MAX_READ_BYTES, follow: bool = True, within: str | None = None
 ) -> tuple[bytes, bool]:
     """``(the first limit bytes, whether the file holds more)``; raises OSError / NotAFile."""
-    fd = open_regular(path, follow=follow)
+    fd = open_regular(path, follow=follow, within=within)
     try:
         return read_fd(fd, limit)
     finally:
@@ -112,3 +161,4 @@ def read_fd(fd: int, limit: int) -> tuple[bytes, bool]:
 
 
 _CHUNK = 64 * 1024
+_PROC_FD = os.path.isdir("/proc/self/fd")

@@ -19,9 +19,15 @@ Example::
     max_request_roots: 64            # folders requests alone keep watched (least recently used go)
     max_connections: 128             # clients served at once; more are answered "busy"
     idle_timeout: 60                 # seconds before a silent connection is closed
-    anthropic:
+    shortlist: 8                     # memories the local ranker hands the judge (1-20)
+    anthropic:                       # the judge on Anthropic's API
       api_key: sk-...                # or ANTHROPIC_API_KEY
       model: claude-sonnet-5-5
+      timeout: 5
+    openai:                          # or on any OpenAI-compatible server (wins when set)
+      base_url: http://127.0.0.1:11434/v1
+      model: qwen3:8b
+      api_key: null                  # local servers need none
       timeout: 5
     telemetry:
       log_queries: false
@@ -74,6 +80,22 @@ class AnthropicConfig:
 
 
 @dataclass(frozen=True)
+class OpenAIConfig:
+    base_url: str | None = None
+    model: str | None = None
+    api_key: str | None = None
+    timeout: float = 5.0
+
+    def __repr__(self) -> str:  # never print the key
+        key = "set" if self.api_key else "unset"
+        return f"OpenAIConfig(base_url={self.base_url!r}, model={self.model!r}, api_key=<{key}>)"
+
+
+DEFAULT_SHORTLIST = 8
+MAX_SHORTLIST = 20
+
+
+@dataclass(frozen=True)
 class Config:
     roots: tuple[str, ...] = ()
     socket: Path = field(default_factory=paths.default_socket)
@@ -85,7 +107,9 @@ class Config:
     max_connections: int = 128
     idle_timeout: float = 60.0
     settle_ms: int = 50
+    shortlist: int = DEFAULT_SHORTLIST
     anthropic: AnthropicConfig = field(default_factory=AnthropicConfig)
+    openai: OpenAIConfig = field(default_factory=OpenAIConfig)
     log_queries: bool = False
     telemetry_keep_days: float = 90.0
     telemetry_keep_runs: int = 100_000
@@ -123,12 +147,15 @@ _TOP = {
     "max_connections",
     "idle_timeout",
     "settle_ms",
+    "shortlist",
     "anthropic",
+    "openai",
     "telemetry",
     "reports",
     "checkouts",
 }
 _ANTHROPIC = {"api_key", "model", "base_url", "timeout"}
+_OPENAI = {"base_url", "model", "api_key", "timeout"}
 _TELEMETRY = {"log_queries", "keep_days", "keep_runs"}
 _REPORTS = {"cron", "older_than_days", "keep", "max_age_days"}
 
@@ -213,6 +240,7 @@ def _from_mapping(data: Mapping[str, object], path: Path) -> Config:
     if not isinstance(roots, list) or not all(isinstance(r, str) for r in roots):
         raise ConfigError(f"{path}: 'roots' must be a list of directory paths")
     anth = _section(data, "anthropic", _ANTHROPIC, path)
+    oai = _section(data, "openai", _OPENAI, path)
     tele = _section(data, "telemetry", _TELEMETRY, path)
     reports = _section(data, "reports", _REPORTS, path)
     checkouts = data.get("checkouts") or {}
@@ -231,12 +259,18 @@ def _from_mapping(data: Mapping[str, object], path: Path) -> Config:
         max_connections=int(values.number(data, "max_connections", 128, integer=True, minimum=1)),
         idle_timeout=values.number(data, "idle_timeout", 60.0),
         settle_ms=int(values.number(data, "settle_ms", 50, integer=True, minimum=0)),
+        shortlist=int(
+            values.number(
+                data, "shortlist", DEFAULT_SHORTLIST, integer=True, minimum=1, maximum=MAX_SHORTLIST
+            )
+        ),
         anthropic=AnthropicConfig(
             api_key=values.text(anth, "anthropic.api_key", None),
             model=values.text(anth, "anthropic.model", DEFAULT_MODEL) or DEFAULT_MODEL,
             base_url=values.text(anth, "anthropic.base_url", None),
             timeout=values.number(anth, "anthropic.timeout", 5.0),
         ),
+        openai=_openai(oai, values),
         log_queries=values.boolean(tele, "telemetry.log_queries", False),
         telemetry_keep_days=values.number(tele, "telemetry.keep_days", 90.0),
         telemetry_keep_runs=int(
@@ -257,6 +291,27 @@ def _from_mapping(data: Mapping[str, object], path: Path) -> Config:
     if "state_dir" in data:
         state = values.text(data, "state_dir", None) or ""
         cfg = replace(cfg, state_dir=Path(os.path.expanduser(state)))
+    return cfg
+
+
+def _openai(section: Mapping[str, object], values: _Values) -> OpenAIConfig:
+    """The ``openai`` judge: a server needs a model name to be asked with."""
+    cfg = OpenAIConfig(
+        base_url=values.text(section, "openai.base_url", None) or None,
+        model=values.text(section, "openai.model", None) or None,
+        api_key=values.text(section, "openai.api_key", None) or None,
+        timeout=values.number(section, "openai.timeout", 5.0),
+    )
+    if cfg.base_url and not cfg.model:
+        raise ConfigError(
+            f"{values.path}: 'openai.model' is required with 'openai.base_url' "
+            "(the model the server should run, e.g. qwen3:8b)"
+        )
+    if cfg.base_url and not cfg.base_url.startswith(("http://", "https://")):
+        raise ConfigError(
+            f"{values.path}: 'openai.base_url' must start with http:// or https://, "
+            f"got {cfg.base_url!r}"
+        )
     return cfg
 
 
@@ -289,14 +344,18 @@ class _Values:
         *,
         integer: bool = False,
         minimum: float | None = None,
+        maximum: float | None = None,
     ) -> float:
         value = section.get(key.rpartition(".")[2], default)
         expected = "a whole number" if integer else "a positive number"
         ok_type = int if integer else (int, float)
         if isinstance(value, bool) or not isinstance(value, ok_type) or not math.isfinite(value):
             raise self._fail(key, expected, value)
-        if (value < minimum) if minimum is not None else (value <= 0):
+        low = (value < minimum) if minimum is not None else (value <= 0)
+        if low or (maximum is not None and value > maximum):
             bound = f"at least {minimum:g}" if minimum is not None else "positive"
+            if maximum is not None:
+                bound = f"from {minimum or 0:g} to {maximum:g}"
             raise ConfigError(f"{self.path}: '{key}' must be {bound}, got {value!r}")
         return float(value)
 

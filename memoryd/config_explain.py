@@ -87,8 +87,24 @@ def explain(cfg: config_mod.Config, given: set[str]) -> list[Setting]:
         f"a folder only requests named: forgotten {idle:g} days after its last use",
     )
     add("settle_ms", cfg.settle_ms, "file events are gathered this long before indexing")
+    o = cfg.openai
+    add("shortlist", cfg.shortlist, "memories the local ranker hands the judge")
+    if o.base_url:
+        judge = f"the judge: {o.model} at {o.base_url} (ranker auto), local when it fails"
+    else:
+        judge = "no server: --ranker openai is refused"
+    add("openai.base_url", o.base_url, judge)
+    add("openai.model", o.model)
+    add("openai.api_key", "<set>" if o.api_key else None, "sent as a bearer token when set")
+    add("openai.timeout", o.timeout, "seconds the server gets per select")
     if a.api_key:
-        ranker = f"select ranks with Claude ({a.model}), the local ranker when Claude fails"
+        ranker = f"select ranks with Claude ({a.model}) judging the shortlist" + (
+            " when asked by name (--ranker anthropic)"
+            if o.base_url
+            else ", the local ranker when Claude fails"
+        )
+    elif o.base_url:
+        ranker = "no key: --ranker anthropic is refused"
     else:
         ranker = "no key: select ranks with the local ranker; --ranker anthropic is refused"
     add("anthropic.api_key", "<set>" if a.api_key else None, ranker, "ANTHROPIC_API_KEY")

@@ -126,7 +126,7 @@ UNWATCH = Method(
     replies.UnwatchReply,
 )
 SHUTDOWN = Method("shutdown", (), replies.ShutdownReply, before_ready=True)
-RANKERS = ("auto", "local", "anthropic")
+RANKERS = ("auto", "local", "anthropic", "openai")
 """The values ``select``'s ``ranker`` takes."""
 
 SELECT = Method(
@@ -137,7 +137,7 @@ SELECT = Method(
         Param("surfaced", "strings", "memories already shown this session (names or paths)"),
         Param("recent_tools", "strings", "tools used recently: their usage docs are skipped"),
         Param("limit", "integer", "the most memories to return", default=5),
-        Param("ranker", "string", "auto: Claude with an API key, else local", default="auto"),
+        Param("ranker", "string", "auto: the configured judge, else local", default="auto"),
         Param("allow_secrets", "boolean", "let files holding credentials be selected"),
         Param("session_id", "string", "a label for the log and the run's telemetry row"),
         Param("timeout_ms", "integer", "how long the client will wait"),
@@ -147,6 +147,7 @@ SELECT = Method(
     capabilities=(
         "select-ranker-local",
         "select-ranker-anthropic",
+        "select-ranker-openai",
         "selector-telemetry",
         "select-staleness",
     ),

@@ -89,11 +89,21 @@ class LastReport(TypedDict):
     seconds: float
 
 
+class ReconcileFailure(TypedDict):
+    """The last full stat scan that failed: when, why it ran, and the error."""
+
+    at: str
+    reason: str
+    error: str
+
+
 class FeatureStatus(TypedDict, total=False):
-    """The entries features add to ``status`` (the daemon's reporter)."""
+    """The entries features add to ``status`` (the daemon's reporter and upkeep)."""
 
     report_schedule: ReportSchedule
     last_report: LastReport
+    last_reconcile_error: NotRequired[ReconcileFailure]
+    """Absent until a full reconcile failed."""
 
 
 class StatusReply(FeatureStatus):
@@ -150,6 +160,13 @@ class ParseFailure(TypedDict):
 
     path: str
     error: str
+
+
+class FileWarning(TypedDict):
+    """A file that is indexed and used, with a problem its author should fix."""
+
+    path: str
+    warning: str
 
 
 class ListReply(TypedDict):
@@ -276,6 +293,17 @@ class MostSelected(TypedDict):
     count: int
 
 
+class RankerStats(TypedDict):
+    """One ranker's runs: a judge's (asked, its answer used or not), or ``local`` alone."""
+
+    runs: int
+    shortlist_mean: float | None
+    judge_ms: dict[str, float | None]
+    tokens_in: int
+    tokens_out: int
+    fallbacks: dict[str, int]
+
+
 class StatsReply(TypedDict):
     """Selector telemetry over the window ``since`` names."""
 
@@ -291,6 +319,7 @@ class StatsReply(TypedDict):
     never_selected: dict[str, list[str]]
     answered_runs: int
     window_s: float
+    rankers: dict[str, RankerStats]
 
 
 class SaveResult(TypedDict):
@@ -448,3 +477,4 @@ class CheckResult(TypedDict):
     citing: int
     stale: int
     findings: NotRequired[list[CheckFinding]]
+    warnings: list[FileWarning]

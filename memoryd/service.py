@@ -62,7 +62,7 @@ from memoryd.select import telemetry
 from memoryd.select.manifest import superseded_in
 from memoryd.select.selector import Selector
 from memoryd.select.types import StatsRequest, parse_select, parse_stats
-from memoryd.select.wiring import claude_factory, record_runs, retention_of, run_stats
+from memoryd.select.wiring import record_runs, retention_of, run_stats, selector_settings
 from memoryd.sessions import files as sessions
 from memoryd.sessions.format import project_case_note
 from memoryd.staleness.checks import Checker, Write, check_tree
@@ -215,8 +215,8 @@ class MemoryService:
         self.session_caches = sessions.SessionCaches()
 
     def reconfigure(self, cfg: Config) -> None:
-        """SIGHUP: the selector takes the new query logging and Claude settings."""
-        self.selector.reconfigure(log_queries=cfg.log_queries, claude_factory=claude_factory(cfg))
+        """SIGHUP: the selector takes the new query logging, judges and shortlist."""
+        self.selector.reconfigure(**selector_settings(cfg))
 
     def index_replaced(self) -> None:
         """The index was rebuilt (after damage): what was cached from the old one goes."""
@@ -282,6 +282,9 @@ class MemoryService:
             dropped_unknown=result["dropped_unknown"],
             tokens_in=selection.tokens[0],
             tokens_out=selection.tokens[1],
+            judge=selection.judge,
+            shortlist=selection.shortlist,
+            judge_ms=selection.judge_ms,
             scores=[s["score"] for s in result["selected"]],
             left=selection.left_out,
         )

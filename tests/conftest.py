@@ -15,9 +15,11 @@ import pytest
 from memoryd.indexer.store import IndexStore
 from memoryd.select.analysis import TERM_ANALYSIS
 
+# isolation: HOME, XDG_* and MEMORYD_* point into a folder of the run's own before
+# any test runs, so no test reaches the user's daemon, config or ~/.claude.
 # Real servers as fixtures: a memoryd daemon subprocess on a temp socket, and a
 # local HTTP server speaking the Anthropic Messages API.
-pytest_plugins = ["daemon_fixtures", "fake_messages_api", "hook_project"]
+pytest_plugins = ["isolation", "daemon_fixtures", "fake_messages_api", "hook_project"]
 
 # The end-to-end tests drive the real Claude Code CLI: `make e2e` runs them
 # (with MEMORYD_E2E=1), `make test` does not collect them.

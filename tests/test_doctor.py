@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 from daemon_fixtures import DaemonProc, write_memory
+from isolation import skip_if_user_runtime
 
 from memoryd import __version__
 from memoryd.cli import main
@@ -50,6 +51,7 @@ def test_a_healthy_setup_is_all_ok(make_daemon: Callable[..., DaemonProc], tmp_p
 
 
 def test_doctor_names_what_is_wrong(tmp_path: Path) -> None:
+    skip_if_user_runtime()  # its environment has no XDG_RUNTIME_DIR
     home = tmp_path / "home"
     env = {k: v for k, v in os.environ.items() if not k.startswith(("MEMORYD_", "XDG_"))}
     env.update(HOME=str(home), CLAUDE_CONFIG_DIR=str(home / "claude"))

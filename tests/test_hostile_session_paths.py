@@ -9,7 +9,6 @@ instead of a hang, ``internal`` or a gigabyte of memory.
 from __future__ import annotations
 
 import os
-import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -38,10 +37,8 @@ def session_text(summary: str = "worked on the cart") -> str:
 def test_read_capped_refuses_what_is_not_a_regular_file(tmp_path: Path) -> None:
     fifo = tmp_path / "pipe.md"
     os.mkfifo(fifo)
-    started = time.monotonic()
     with pytest.raises(NotAFile, match="FIFO"):
         read_capped(str(fifo))  # a blocking open would wait here for a writer forever
-    assert time.monotonic() - started < 30
     with pytest.raises(NotAFile, match="directory"):
         read_capped(str(tmp_path))
     with pytest.raises(NotAFile, match="character device"):

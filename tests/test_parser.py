@@ -54,7 +54,8 @@ def test_good_memory(tmp_path: Path) -> None:
         ("---\ndescription: never closed\nbody\n", "unterminated frontmatter"),
         ("---", "unterminated frontmatter"),
         (
-            "---\nname: x\ndescription: has: colon\n---\n",
+            # Not plain "key: value" lines either (the list item), so not read leniently.
+            "---\nname: x\ndescription: has: colon\n- item\n---\n",
             "YAML syntax error in frontmatter at line 3",
         ),
         ('---\ndescription: "unclosed\ntype: user\n---\n', "YAML syntax error in frontmatter"),
@@ -188,11 +189,15 @@ def test_symlink_loop(tmp_path: Path) -> None:
         assert rec.error is not None and rec.error.startswith("symlink loop")
 
 
-def test_symlink_to_good_file_parses(tmp_path: Path) -> None:
+def test_symlink_to_good_file_parses_only_inside_its_root(tmp_path: Path) -> None:
     target = write(tmp_path, GOOD, "real.md")
     link = tmp_path / "link.md"
     os.symlink(target.name, link)
-    assert parse(link).error is None
+    root = os.path.realpath(tmp_path)
+    assert parse_file(str(link), link.name, 0, within=root).error is None
+    outside = parse_file(str(link), link.name, 0, within=os.path.join(root, "sub"))
+    assert outside.error is not None and "outside its root" in outside.error
+    assert "not followed" in str(parse(link).error)  # no root: a link is never followed
 
 
 # -- sessions and MEMORY.md ------------------------------------------------

@@ -55,6 +55,7 @@ TEXT_MODULES = (
     "memoryd.select._text",
     "memoryd.select.manifest",
     "memoryd.select.claude",
+    "memoryd.select.judge",
     "memoryd.sessions._sections",
     "memoryd.sessions._findings",
     "memoryd.sessions._reading",

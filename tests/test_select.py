@@ -210,7 +210,7 @@ def test_claude_answers_when_configured_and_unknown_names_are_dropped(
     assert request.body["max_tokens"] == 256
     assert "reference_pytest_usage.md" not in request.text  # tool doc never offered
     assert "reference_ci_bot.md" not in request.text  # secret never offered
-    assert "- [project] project_billing_rewrite.md (" in request.text
+    assert 'file="project_billing_rewrite.md"' in request.text
     row = runs(claude_daemon)[-1]
     assert row["ranker"] == "anthropic" and row["tokens_in"] > 0
     assert json.loads(row["dropped_unknown_json"]) == ["invented.md", "MEMORY.md"]

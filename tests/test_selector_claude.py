@@ -1,4 +1,4 @@
-"""The selector with the Claude ranker, in-process: a real index, the real SDK, a local API.
+"""The selector with the Anthropic judge, in-process: a real index, the real SDK, a local API.
 
 No daemon here: a :class:`MemoryService` runs the :class:`Selector` against a real
 SQLite index in a temp dir, its telemetry records land in a list, and the ranker talks HTTP to
@@ -19,7 +19,7 @@ from fake_messages_api import Delay, FakeMessagesAPI, JsonAnswer, TextAnswer
 
 from memoryd.errors import InvalidParams
 from memoryd.indexer.store import IndexStore
-from memoryd.select.claude import ClaudeRanker, ClaudeSettings
+from memoryd.select.claude import ClaudeJudge, ClaudeSettings
 from memoryd.select.selector import Selector
 from memoryd.select.telemetry import RunRecord
 from memoryd.service import MemoryService, StoreIndex
@@ -34,8 +34,8 @@ class Harness(StoreIndex):
         super().__init__(store)
         self.folder = str(directory)
         self.records: list[RunRecord] = []
-        self.ranker = ClaudeRanker(ClaudeSettings(api_key="sk-test", base_url=api.base_url))
-        self.service = MemoryService(self, Selector(claude_factory=lambda: self.ranker))
+        self.ranker = ClaudeJudge(ClaudeSettings(api_key="sk-test", base_url=api.base_url))
+        self.service = MemoryService(self, Selector(judges={"anthropic": lambda: self.ranker}))
 
     def record_run(self, record: RunRecord) -> None:
         self.records.append(record)
@@ -59,7 +59,9 @@ def harness(
 def offered(api: FakeMessagesAPI, index: int = -1) -> list[str]:
     """The filenames the ranker offered to Claude in one request."""
     text = api.requests[index].text
-    return [name for name in ("project_ledger.md", "project_currency.md") if f" {name} (" in text]
+    return [
+        name for name in ("project_ledger.md", "project_currency.md") if f'file="{name}"' in text
+    ]
 
 
 def test_same_question_in_a_session_asks_about_the_remaining_candidates(
@@ -116,7 +118,7 @@ def test_a_client_deadline_ends_the_wait_for_claude_and_its_late_answer_is_kept(
     assert first["ranker"] == "local" and first["fallback"] == "deadline"
     assert harness.records[-1]["fallback"] == "deadline"
     # The call went on in its worker; its answer is cached for the next ask.
-    wait_until(lambda: bool(harness.service.selector._claude_cache), 20, "the late answer")
+    wait_until(lambda: bool(harness.service.selector.judges._cache), 20, "the late answer")
     again = harness.select(timeout_ms=1000)
     assert again["ranker"] == "anthropic" and again["fallback"] is None
     assert [s["filename"] for s in again["selected"]] == ["project_ledger.md"]

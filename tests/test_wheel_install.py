@@ -15,6 +15,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from isolation import USER_ENV
 from test_newcomer import REPO, run_tour
 
 pytestmark = [pytest.mark.wheel, pytest.mark.timeout(1800)]
@@ -30,6 +31,7 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
         check=True,
         capture_output=True,
         timeout=900,
+        env=USER_ENV,  # pip's own config (index, cache) is the user's; memoryd does not run here
     )
     (wheel,) = dist.glob("memoryd-*.whl")
     subprocess.run([sys.executable, "-m", "venv", str(work / "venv")], check=True, timeout=300)
@@ -39,6 +41,7 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
         check=True,
         timeout=1200,
         cwd=work,
+        env=USER_ENV,
     )
     return wheel, python
 

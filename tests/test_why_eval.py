@@ -215,6 +215,8 @@ def test_eval_scores_select_against_what_the_agent_read_on_a_hand_worked_case(
     assert "nothing was sent anywhere" in text.stdout
     refused = memoryd(env, tmp_path, "eval", "--ranker", "anthropic")
     assert refused.returncode == 1 and "API key" in refused.stderr
+    refused = memoryd(env, tmp_path, "eval", "--ranker", "openai")
+    assert refused.returncode == 1 and "openai.base_url" in refused.stderr
 
 
 def test_the_local_ranker_hands_back_its_best_misses_below_the_cut() -> None:

@@ -232,8 +232,9 @@ def _on_prompt(event: _Event) -> Answer | None:
     if not budget.take(header):
         return None
     parts, shown = [header], []
+    within = os.path.realpath(directory)
     for entry in result["selected"]:
-        block = _memory_block(entry, log)
+        block = _memory_block(entry, within, log)
         if block is None:
             continue
         pointer = f"\n- {entry['path']} (not shown: this session's 60 KB memory budget is spent)\n"
@@ -266,9 +267,10 @@ def _select(ask: Callable[..., SelectResult], params: Mapping[str, object]) -> S
         return ask(**{k: v for k, v in params.items() if k not in fields})
 
 
-def _memory_block(entry: Mapping[str, Any], log: HookLog) -> str | None:
+def _memory_block(entry: Mapping[str, Any], within: str, log: HookLog) -> str | None:
     try:
-        content = memory_text(entry["path"])  # redacted: a prompt never holds a credential
+        # Redacted: a prompt never holds a credential; never through a link, nor outside the folder.
+        content = memory_text(entry["path"], within)
     except OSError as exc:
         log.info("memory_unreadable", path=entry["path"], error=str(exc))
         return None

@@ -45,12 +45,15 @@ class Tool(TypedDict):
 _STR = {"type": "string"}
 _STRS = {"type": "array", "items": {"type": "string"}}
 _NULLABLE_STR = {"type": ["string", "null"]}
+_PATH = {"type": "string", "pattern": "^[^\\x00]*$"}
+"""A file system path: any text but NUL, which no path can hold."""
 
 DIR: dict[str, object] = {
-    "type": "string",
+    **_PATH,
     "description": (
-        "Absolute path of the memory folder. Optional under Claude Code: the project's "
-        "own folder (the one its system prompt names) is the default."
+        "Absolute path of the memory folder. Optional: the default is the folder Claude Code "
+        "keeps for the project (Claude Code's project, else the client's root, else the "
+        "server's working directory)."
     ),
 }
 PROJECT: dict[str, object] = {
@@ -208,7 +211,7 @@ TOOLS: list[Tool] = [
                 "status": {"type": "string", "enum": list(STATUSES)},
                 "mode": {"type": "string", "enum": list(MODES)},
                 "last_checkpoint": _STR,
-                "target_dir": _STR,
+                "target_dir": _PATH,
                 "steps_completed": {
                     "type": "object",
                     "additionalProperties": {"type": "string"},
@@ -274,7 +277,11 @@ TOOLS: list[Tool] = [
                     "description": "The task you are about to do",
                 },
                 "dir": DIR,
-                "more_dirs": {**_STRS, "description": "Other memory folders to read too"},
+                "more_dirs": {
+                    "type": "array",
+                    "items": _PATH,
+                    "description": "Other memory folders to read too",
+                },
                 "project": {**PROJECT, "description": "Limit to one project slug"},
                 "budget_tokens": {
                     "type": "integer",

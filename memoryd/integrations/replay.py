@@ -14,8 +14,8 @@ over the folder's labelled prompts (micro-averaged); F1 their harmonic mean.
 
 Each folder is indexed afresh into a temporary index that is deleted after,
 so the daemon's index and its telemetry are untouched. Nothing is sent
-anywhere unless the ``anthropic`` ranker is asked for, which sends each
-labelled prompt to Anthropic's API as ``select`` does.
+anywhere unless a judge (``anthropic``, ``openai``) is asked for, which is
+sent each labelled prompt with the local ranker's shortlist as ``select`` does.
 """
 
 from __future__ import annotations
@@ -39,12 +39,15 @@ from memoryd.integrations.claude_code import MAX_QUERY_CHARS
 from memoryd.replies import SelectResult
 from memoryd.select.analysis import TERM_ANALYSIS
 from memoryd.select.selector import Selector
-from memoryd.select.wiring import claude_factory, select_unrecorded
+from memoryd.select.wiring import judge_factories, select_unrecorded
 
-NO_JUDGE = (
-    "--ranker anthropic needs an Anthropic API key and none is configured "
-    "(anthropic.api_key in config.yaml, or ANTHROPIC_API_KEY); the local ranker needs none"
-)
+NO_JUDGE = {
+    "anthropic": "--ranker anthropic needs an Anthropic API key and none is configured "
+    "(anthropic.api_key in config.yaml, or ANTHROPIC_API_KEY)",
+    "openai": "--ranker openai needs an OpenAI-compatible server and none is configured "
+    "(openai.base_url and openai.model in config.yaml)",
+}
+SENT_TO = {"anthropic": "Anthropic's API", "openai": "the configured OpenAI-compatible server"}
 BIAS = (
     "The labels are implicit and lean one way: they are the memories the agent opened "
     "itself (or Claude Code's recall attached) in the same turn. A memory that helped "
@@ -70,6 +73,7 @@ class Tally:
         self.labels += len(labels)
         self.fallbacks += 1 if result["fallback"] else 0
 
+    # dict[str, Any]: JSON for `memoryd eval --json` (counts and ratios, None when undefined).
     def figures(self) -> dict[str, Any]:
         precision = self.hits / self.picked if self.picked else None
         recall = self.hits / self.labels if self.labels else None
@@ -131,6 +135,7 @@ def labels_of(turn: Turn, directory: str, memories: set[str]) -> tuple[set[str],
     return (set(opened) & memories) - set(seen), sorted(set(seen))
 
 
+# dict[str, Any]: the report is JSON for `memoryd eval --json`, read back by render().
 def evaluate(
     transcripts: Sequence[Path],
     cfg: Config,
@@ -140,20 +145,22 @@ def evaluate(
     environ: Environ | None = None,
 ) -> dict[str, Any]:
     """The figures per project and ranker, as ``memoryd eval --json`` prints them."""
-    factory = claude_factory(cfg)
-    if "anthropic" in rankers and factory is None:
-        raise InvalidParams(NO_JUDGE, {"field": "ranker"})
-    if factory is not None and "anthropic" not in rankers:
-        notes = [
-            "a Claude ranker is configured: --ranker anthropic scores it too "
-            "(it sends each labelled prompt to Anthropic's API)"
-        ]
-    else:
-        notes = []
+    judges = judge_factories(cfg)
+    for name in rankers:
+        if name != "local" and name not in judges:
+            raise InvalidParams(
+                f"{NO_JUDGE[name]}; the local ranker needs none", {"field": "ranker"}
+            )
+    notes = [
+        f"a judge is configured: --ranker {name} scores it too "
+        f"(it sends each labelled prompt to {SENT_TO[name]})"
+        for name in judges
+        if name not in rankers
+    ]
     env = os.environ if environ is None else environ
     projects, skipped = group(transcripts, env, directory)
     notes += skipped
-    selector = Selector(claude_factory=factory)
+    selector = Selector(judges=judges, shortlist=cfg.shortlist)
     out = []
     for project in projects.values():
         if not os.path.isdir(project.directory):
@@ -172,7 +179,8 @@ def evaluate(
         )
     if not transcripts:
         notes.append("no transcripts found")
-    return {"projects": out, "bias": BIAS, "notes": notes, "sent": "anthropic" in rankers}
+    asked = [name for name in rankers if name != "local"]
+    return {"projects": out, "bias": BIAS, "notes": notes, "sent": bool(asked), "judges": asked}
 
 
 def _replay(project: Project, selector: Selector, rankers: Sequence[str]) -> dict[str, Tally]:
@@ -225,8 +233,9 @@ def render(report: Mapping[str, Any]) -> str:
     if not report["projects"]:
         lines.append("no project with a memory folder and a transcript to replay")
     lines += ["", report["bias"], *report["notes"]]
+    asked = report["judges"]
     sent = (
-        "prompts were sent to Anthropic's API (ranker anthropic)"
+        f"prompts were sent to {', '.join(SENT_TO[n] for n in asked)} (ranker {', '.join(asked)})"
         if report["sent"]
         else "nothing was sent anywhere"
     )

@@ -4,8 +4,8 @@ It reads the ``selector_runs`` rows the daemon keeps per select (on a
 read-only connection; :mod:`memoryd.select.telemetry` writes them) and the
 session's Claude Code transcript (:mod:`._turns`). Per prompt: each memory
 chosen, with its rank and score (the local ranker) or the judge that picked
-it (``anthropic``), its estimated token cost, what each rule left out, and
-whether the agent then read the file or quoted it in that turn's answer.
+it (``anthropic``, ``openai``), its estimated token cost, what each rule left
+out, and whether the agent then read the file or quoted it in that turn's answer.
 
 * **Tokens** are estimated as the UTF-8 bytes of the block the hook injects
   for the memory (heading and text capped at 200 lines / 4 KB,
@@ -65,6 +65,7 @@ def latest_session(conn: sqlite3.Connection, directory: str) -> str | None:
     return None if row is None else str(row[0])
 
 
+# dict[str, Any]: the report is JSON for `memoryd why --json` and MCP's memory_why.
 def explain(
     conn: sqlite3.Connection,
     directory: str,
@@ -118,6 +119,7 @@ def _match(rows: list[sqlite3.Row], found: list[Turn]) -> list[Turn | None]:
     return out
 
 
+# dict[str, Any]: one prompt of explain()'s JSON report.
 def _prompt(row: sqlite3.Row, turn: Turn | None) -> dict[str, Any]:
     detail = json.loads(row["detail_json"] or "{}")
     names = json.loads(row["selected_json"] or "[]")
@@ -147,6 +149,7 @@ def _prompt(row: sqlite3.Row, turn: Turn | None) -> dict[str, Any]:
     }
 
 
+# dict[str, Any]: one memory of explain()'s JSON report.
 def _memory(
     rank: int, name: str, score: float | None, row: sqlite3.Row, turn: Turn | None
 ) -> dict[str, Any]:

@@ -2,8 +2,8 @@
 
 Public surface: :class:`Selector` (rules + rankers + telemetry, as ``select``
 runs them), :class:`LocalRanker` (the embedded default), :class:`Candidate`
-and :func:`tool_usage_docs`. The Claude ranker lives in
-:mod:`memoryd.select.claude` and is imported only when an API key is set.
+and :func:`tool_usage_docs`. The judges live in :mod:`memoryd.select.claude` and
+:mod:`memoryd.select.openai_compat`, imported only when one is configured.
 
 The names are imported on first use (PEP 562): whoever opens the store
 imports :mod:`memoryd.select.analysis` for its term analysis, which runs this

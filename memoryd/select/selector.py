@@ -5,7 +5,7 @@ The rules live here, outside the rankers, so no ranker can break them:
 * the manifest is the directory's parsed memory files minus ``MEMORY.md``,
   minus files already ``surfaced``, minus files flagged as holding secrets
   (unless the caller opts in), minus usage/API docs for tools in
-  ``recent_tools`` (their gotchas stay eligible);
+  ``recent_tools`` (their gotchas stay eligible), minus superseded memories;
 * every returned filename is in that manifest and still on disk; anything a
   ranker invents is dropped and counted;
 * at most ``limit`` (≤ 5) results, and an empty answer is a fine answer;
@@ -14,90 +14,91 @@ The rules live here, outside the rankers, so no ranker can break them:
   before it came), so the client passes ``surfaced`` and owns that record
   (docs/claude-code.md, "Shown means delivered").
 
-The Claude ranker answers when configured (``auto``) and the local ranker
-whenever Claude cannot, with ``fallback`` saying why. A request's
-``timeout_ms`` is the time its client waits: Claude gets what is left of it
-minus :data:`LOCAL_RESERVE_S` (the local ranker's share), and when it has not
-answered by then the local ranker does (``fallback: deadline``); Claude's late
-answer still fills the cache for the next ask. Every call ends in exactly one
-telemetry record, errors included. ``anthropic`` without a configured
-key is refused (``invalid_params``) rather than answered locally.
+Selection has two stages. The local ranker scores the manifest and gives its
+cut-off's answer and its ``shortlist`` best memories. When a judge is
+configured and asked (``auto`` asks the configured one: an OpenAI-compatible
+server, else Claude), it reads the shortlist, bodies included
+(:mod:`memoryd.select.judge`; never a file flagged for secrets, nor one gone
+from disk), and its picks are the answer, checked against the shortlist; the
+local answer goes out whenever it cannot answer, with ``fallback`` saying
+why. A request's ``timeout_ms`` is the time its client waits: the judge gets
+what is left of it minus :data:`~memoryd.select.judge.LOCAL_RESERVE_S`, and when it has not answered
+by then the local answer does (``fallback: deadline``); its late answer still
+fills the cache for the next ask. A judge named explicitly but not configured
+is refused (``invalid_params``) rather than answered locally.
 """
 
 from __future__ import annotations
 
-import concurrent.futures
 import os
 import sqlite3
-import threading
 import time
-from collections import OrderedDict
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
-import structlog
-
+from memoryd.bounded_read import readable
+from memoryd.config import DEFAULT_SHORTLIST
 from memoryd.errors import InvalidParams
 from memoryd.indexer.folders import empty_folder_note
 from memoryd.indexer.queries import IndexedFile, iso_utc
 from memoryd.replies import SelectedMemory, SelectResult
 from memoryd.select.candidates import Candidate
+from memoryd.select.dated import own_date
+from memoryd.select.judge import (
+    Judge,
+    Judges,
+    Shortlisted,
+    as_written,
+    body_excerpt,
+    user_message,
+)
 from memoryd.select.local import LocalRanker, Scored
 from memoryd.select.manifest import Manifest, ManifestCache, candidates_for
-from memoryd.select.postings import Postings
 from memoryd.select.relations import Relations
 from memoryd.select.telemetry import left_out
 from memoryd.select.tool_rules import tool_usage_docs
 from memoryd.select.types import Selection, SelectRequest
 from memoryd.staleness.results import intact_first, verdicts_for
 
-CLAUDE_MANIFEST_LIMIT = 200
-LOCAL_RESERVE_S = 0.3
-"""Of a request's ``timeout_ms``, what the local ranker (and the rest of the answer) keeps."""
-MIN_CLAUDE_S = 0.2
-"""Claude is not asked with less time than this left: it could not answer in it."""
-CLAUDE_WORKERS = 4
+MAX_DROPPED = 10
+"""Unknown names a reply lists (each cut to :data:`DROPPED_CHARS`): a judge's output is not echoed
+unbounded."""
+DROPPED_CHARS = 100
 
-log = structlog.get_logger("memoryd.selector")
-
-NO_CLAUDE = (
-    "ranker 'anthropic' needs an Anthropic API key and none is configured "
-    "(set anthropic.api_key in config.yaml, or ANTHROPIC_API_KEY for memoryd serve); "
-    "use ranker 'auto' or 'local'"
-)
+NOT_CONFIGURED = {
+    "anthropic": "ranker 'anthropic' needs an Anthropic API key and none is configured "
+    "(set anthropic.api_key in config.yaml, or ANTHROPIC_API_KEY for memoryd serve)",
+    "openai": "ranker 'openai' needs an OpenAI-compatible server and none is configured "
+    "(set openai.base_url and openai.model in config.yaml)",
+}
 """An explicit choice that cannot be honoured is refused, not answered by the local ranker."""
 
 
-@dataclass(frozen=True)
-class ClaudeOutcome:
-    """One ask of the Claude ranker: its picks, or the failure code; tokens billed either way."""
-
-    names: list[str] | None
-    failure: str | None
-    tokens: tuple[int, int]
-
-
 class Selector:
-    """Shared by every request thread: rankers, manifest cache, Claude answer cache."""
+    """Shared by every request thread: rankers, manifest cache, judges' answer cache."""
 
     def __init__(
-        self, *, log_queries: bool = False, claude_factory: Callable[[], Any] | None = None
+        self,
+        *,
+        log_queries: bool = False,
+        judges: Mapping[str, Callable[[], Judge]] | None = None,
+        shortlist: int = DEFAULT_SHORTLIST,
     ) -> None:
         self.log_queries = log_queries
-        self.claude_factory = claude_factory
+        self.judges = Judges(judges or {})
+        self.shortlist = shortlist
         self.local = LocalRanker()
         self.manifests = ManifestCache()
-        self._claude_cache: OrderedDict[tuple[Any, ...], tuple[str, ...]] = OrderedDict()
-        self._lock = threading.Lock()
-        # Claude is asked in a worker thread so a request's deadline can end the
-        # wait without ending the call, whose answer is cached when it comes.
-        self._claude_pool: concurrent.futures.ThreadPoolExecutor | None = None
 
-    def reconfigure(self, *, log_queries: bool, claude_factory: Callable[[], Any] | None) -> None:
-        """SIGHUP: query logging and the Claude ranker as the new config says, from the next run."""
+    def reconfigure(
+        self, *, log_queries: bool, judges: Mapping[str, Callable[[], Judge]], shortlist: int
+    ) -> None:
+        """SIGHUP: query logging, the judges and the shortlist as the new config says."""
         self.log_queries = log_queries
-        self.claude_factory = claude_factory
+        self.judges.close()
+        self.judges = Judges(judges)
+        self.shortlist = shortlist
 
     def index_replaced(self) -> None:
         """A rebuilt index numbers its folders' versions from 1 again: drop what was cached."""
@@ -121,14 +122,13 @@ class Selector:
         Telemetry is the caller's: :meth:`memoryd.service.MemoryService.cmd_select`
         records every run, failed ones included.
         """
-        if req.ranker == "anthropic" and self.claude_factory is None:
-            raise InvalidParams(NO_CLAUDE, {"field": "ranker"})
+        judge = self._judge_for(req.ranker)
         if deadline is None and req.timeout_ms is not None:
             deadline = time.monotonic() + req.timeout_ms / 1000
         manifest = self.manifests.get(conn, directory)
         pool = _Pool.of(conn, manifest, req, directory)
-        ranked = self._ranked(req, manifest, pool, deadline)
-        selected, vanished = _checked(conn, ranked.picks, pool.files, req.limit)
+        ranked = self._ranked(conn, req, manifest, pool, judge, deadline=deadline)
+        selected, vanished = _checked(conn, ranked.picks, pool.files, req.limit, directory)
         result: SelectResult = {
             "run_id": run_id,
             "ranker": ranked.ranker,
@@ -151,126 +151,110 @@ class Selector:
         }
         rules = {"surfaced": pool.shown, "secrets": pool.secrets, "tool_docs": pool.tool_docs}
         rules |= {"superseded": pool.stale, "duplicates_of_surfaced": pool.twins}
-        unpicked = len(pool.cands) - len(ranked.picks)
-        return Selection(result, ranked.tokens, left_out(rules, ranked.below, unpicked))
+        picked = {name for name, _ in ranked.picks}
+        below = [s for s in ranked.below if s.filename not in picked]
+        left = left_out(rules, below, len(pool.cands) - len(picked))
+        return Selection(result, ranked.tokens, judge, ranked.shortlist, ranked.judge_ms, left)
+
+    def _judge_for(self, ranker: str) -> str | None:
+        """The judge a request's ``ranker`` asks for: none, the configured one, or the one named."""
+        if ranker == "local":
+            return None
+        if ranker == "auto":
+            return self.judges.first
+        if ranker not in self.judges.names:
+            raise InvalidParams(
+                f"{NOT_CONFIGURED[ranker]}; use ranker 'auto' or 'local'", {"field": "ranker"}
+            )
+        return ranker
 
     def _ranked(
-        self, req: SelectRequest, manifest: Manifest, pool: _Pool, deadline: float | None
+        self,
+        conn: sqlite3.Connection,
+        req: SelectRequest,
+        manifest: Manifest,
+        pool: _Pool,
+        judge: str | None,
+        *,
+        deadline: float | None,
     ) -> _Ranked:
-        """Claude's picks when it is configured, asked and answers; the local ranker's otherwise."""
-        if self.claude_factory is not None and req.ranker != "local" and pool.cands:
-            outcome = self._ask_claude(
-                req, pool.cands, manifest.relations, postings=manifest.postings, deadline=deadline
-            )
-            if outcome.names is not None:
-                picks: list[tuple[str, float | None]] = []
-                dropped: list[str] = []
-                for name in outcome.names:
-                    if name not in pool.files:
-                        dropped.append(name)
-                    elif name not in (n for n, _ in picks):
-                        picks.append((name, None))
-                return _Ranked("anthropic", picks, dropped, None, outcome.tokens)
-            local, below = self._local_picks(req, manifest, pool)
-            return _Ranked("local", local, [], outcome.failure, outcome.tokens, below)
-        local, below = self._local_picks(req, manifest, pool)
-        return _Ranked("local", local, [], None, (0, 0), below)
+        """The judge's picks among the shortlist when it is asked and answers; else the local ones.
 
-    def _local_picks(
-        self, req: SelectRequest, manifest: Manifest, pool: _Pool
-    ) -> tuple[list[tuple[str, float | None]], list[Scored]]:
-        """The local ranker's picks with their scores, and its best misses.
-
-        Surfaced memories compete (they set the bar) but are never returned:
-        when the best matches were already shown, weaker ones do not stand in.
+        Surfaced memories compete in the local cut-off (they set the bar) but
+        are never returned nor shortlisted: when the best matches were already
+        shown, weaker ones do not stand in.
         """
         seen = [c for c in pool.surfaced if c.filename not in pool.stale]
-        below: list[Scored] = []
-        ranked = self.local.rank(
+        # Files flagged for secrets (eligible when the caller allows them) never reach a judge.
+        flagged = sum(1 for f in pool.files.values() if f.secrets)
+        below: list[Scored] = []  # the local ranker's best misses, from the same scores
+        answer, best = self.local.ranked(
             req.query,
             pool.cands + seen,
             req.limit,
             manifest.relations,
             shown=pool.shown,
             postings=manifest.postings,
+            shortlist=self.shortlist + flagged if judge is not None else 0,
             below=below,
         )
-        return [(s.filename, s.score) for s in ranked], below
-
-    def _ask_claude(
-        self,
-        req: SelectRequest,
-        cands: list[Candidate],
-        relations: Relations | None,
-        *,
-        postings: Postings | None,
-        deadline: float | None = None,
-    ) -> ClaudeOutcome:
-        """Claude's picks (cached by the exact prompt inputs), or why it gave none.
-
-        The cache key is what Claude is shown (query, manifest lines, recent
-        tools), not the request: the same question with different candidates
-        (e.g. once a session has seen the first picks) is a different question.
-        """
-        from memoryd.select.claude import ManifestEntry, RankerFailure  # noqa: PLC0415
-
-        if len(cands) > CLAUDE_MANIFEST_LIMIT:
-            scores = self.local.scores(req.query, cands, postings)
-            cands = sorted(cands, key=lambda c: (-scores[c.filename], c.filename))
-            cands = cands[:CLAUDE_MANIFEST_LIMIT]
-        if relations is not None:
-            cands = [c for c in cands if c.filename not in relations.superseded]
-        entries = tuple(ManifestEntry(c.filename, c.type, c.mtime, c.description) for c in cands)
-        key = (req.query, entries, req.recent_tools)
-        with self._lock:
-            hit = self._claude_cache.get(key)
-        if hit is not None:
-            return ClaudeOutcome(list(hit), None, (0, 0))
-        ranker = self.claude_factory()  # type: ignore[misc]
-
-        def ask() -> Any:
-            pick = ranker.rank(req.query, entries, req.recent_tools)
-            with self._lock:
-                self._claude_cache[key] = tuple(pick.filenames)
-                while len(self._claude_cache) > 512:
-                    self._claude_cache.popitem(last=False)
-            return pick
-
-        try:
-            if deadline is None:
-                pick = ask()
-            else:
-                pick = self._ask_by(deadline, ask)
-                if pick is None:
-                    return ClaudeOutcome(None, "deadline", (0, 0))
-        except RankerFailure as exc:
-            # A refusal or a malformed answer was still billed.
-            return ClaudeOutcome(None, exc.reason, (exc.input_tokens, exc.output_tokens))
-        return ClaudeOutcome(list(pick.filenames), None, (pick.input_tokens, pick.output_tokens))
-
-    def _ask_by(self, deadline: float, ask: Callable[[], Any]) -> Any:
-        """``ask()``'s answer if it comes :data:`LOCAL_RESERVE_S` before ``deadline``, else None.
-
-        The call goes on in its worker when the wait ends (bounded by the
-        ranker's own timeout) and caches its answer, so the next ask with
-        the same inputs is answered at once.
-        """
-        wait = deadline - time.monotonic() - LOCAL_RESERVE_S
-        if wait < MIN_CLAUDE_S:
-            log.info("claude_ranker_skipped", reason="deadline", left_ms=round(wait * 1000))
-            return None
-        with self._lock:
-            if self._claude_pool is None:
-                self._claude_pool = concurrent.futures.ThreadPoolExecutor(
-                    CLAUDE_WORKERS, thread_name_prefix="claude-ranker"
+        local: list[tuple[str, float | None]] = [(s.filename, s.score) for s in answer]
+        shortlist = _shortlisted(conn, best, pool)[: self.shortlist] if judge is not None else []
+        if judge is None or not shortlist:
+            return _Ranked("local", local, [], None, (0, 0), len(shortlist), None, below)
+        message = user_message(req.query, shortlist, req.recent_tools, req.limit)
+        outcome = self.judges.ask(judge, message, deadline)
+        if outcome.names is None:
+            return _Ranked(
+                "local",
+                local,
+                [],
+                outcome.failure,
+                outcome.tokens,
+                len(shortlist),
+                outcome.ms,
+                below,
+            )
+        known = as_written(shortlist)
+        picks: dict[str, None] = {}
+        dropped: list[str] = []
+        for name in outcome.names:
+            if name in known:
+                picks.setdefault(known[name], None)
+            elif len(dropped) < MAX_DROPPED:
+                dropped.append(
+                    name if len(name) <= DROPPED_CHARS else name[: DROPPED_CHARS - 1] + "…"
                 )
-            pool = self._claude_pool
-        future = pool.submit(ask)
-        try:
-            return future.result(timeout=wait)
-        except concurrent.futures.TimeoutError:
-            log.info("claude_ranker_deadline", waited_ms=round(wait * 1000))
-            return None
+        ranked: list[tuple[str, float | None]] = [(name, None) for name in picks]
+        return _Ranked(
+            judge, ranked, dropped, None, outcome.tokens, len(shortlist), outcome.ms, below
+        )
+
+
+def _shortlisted(conn: sqlite3.Connection, best: list[Scored], pool: _Pool) -> list[Shortlisted]:
+    """The judge's view of the shortlist, best first: never a file flagged for secrets (even
+    when the caller allows them: the judge may be a remote service), nor one gone from disk."""
+    files = [pool.files[s.filename] for s in best]
+    files = [f for f in files if not f.secrets and os.access(f.path, os.R_OK)]
+    if not files:
+        return []
+    marks = ",".join("?" * len(files))
+    bodies = dict(
+        conn.execute(
+            f"SELECT filename, substr(body, 1, 4000) FROM files WHERE directory = ? "
+            f"AND filename IN ({marks})",
+            (files[0].directory, *(f.filename for f in files)),
+        ).fetchall()
+    )
+    cands = {c.filename: c for c in pool.cands}
+    out = []
+    for f in files:
+        c = cands[f.filename]
+        day = own_date(c)
+        date = "%04d-%02d-%02d" % day if day else iso_utc(f.mtime)[:10]  # noqa: UP031
+        body = body_excerpt(str(bodies.get(f.filename) or ""))
+        out.append(Shortlisted(f.filename, c.type, date, c.description, c.hook, body))
+    return out
 
 
 def surfaced_names(entries: tuple[str, ...], directory: str) -> set[str]:
@@ -351,10 +335,13 @@ class _Ranked:
     ranker: str
     picks: list[tuple[str, float | None]]
     dropped: list[str]
-    """Names Claude gave that are not eligible candidates."""
+    """Names the judge gave that are not in the shortlist (at most :data:`MAX_DROPPED`)."""
     fallback: str | None
     tokens: tuple[int, int]
-    below: list[Scored] = field(default_factory=list)  # the local ranker's best misses
+    shortlist: int
+    judge_ms: float | None
+    below: list[Scored]
+    """The local ranker's best misses (below its cut), whoever picked."""
 
 
 def _checked(
@@ -362,15 +349,21 @@ def _checked(
     picks: list[tuple[str, float | None]],
     files: dict[str, IndexedFile],
     limit: int,
+    directory: str,
 ) -> tuple[list[SelectedMemory], int]:
-    """The first ``limit`` picks still readable, intact ones first; and how many had vanished."""
+    """The first ``limit`` picks still readable, intact ones first; and how many had vanished.
+
+    Readable as the hook will read it: a regular file inside ``directory``, a
+    link only to one there (a link swapped in since the index saw the file,
+    pointing elsewhere, is never offered).
+    """
     verdicts = verdicts_for(conn, [files[name].path for name, _ in picks])
     ordered = intact_first(picks, lambda name: verdicts.get(files[name].path))
     selected: list[SelectedMemory] = []
     vanished = 0
     for name, score in ordered[:limit]:
         f = files[name]
-        if not os.access(f.path, os.R_OK):  # gone, or locked since it was indexed
+        if not readable(f.path, within=directory):  # gone, locked or linked since indexed
             vanished += 1
             continue
         selected.append(_entry(f, score, verdicts.get(f.path)))

@@ -18,14 +18,14 @@ import sqlite3
 import time
 from collections import Counter
 from collections.abc import Collection, Mapping, Sequence
-from typing import TYPE_CHECKING, TypedDict
+from typing import TYPE_CHECKING, Any, TypedDict
 
 import structlog
 
 from memoryd import logs
 from memoryd.indexer.queries import iso_utc
 from memoryd.indexer.secrets import redact
-from memoryd.replies import StatsReply
+from memoryd.replies import RankerStats, StatsReply
 
 if TYPE_CHECKING:
     from memoryd.select.local import Scored
@@ -35,10 +35,10 @@ log = structlog.get_logger("memoryd.selector")
 _INSERT = (
     "INSERT INTO selector_runs (run_id, at, dir, ranker, fallback, error, candidates, "
     "excluded_json, selected_json, dropped_unknown_json, latency_ms, tokens_in, tokens_out, "
-    "query_hash, query_len, query, session_id, detail_json) VALUES "
+    "query_hash, query_len, query, judge, shortlist, judge_ms, session_id, detail_json) VALUES "
     "(:run_id, :at, :dir, :ranker, :fallback, :error, :candidates, :excluded_json, "
     ":selected_json, :dropped_unknown_json, :latency_ms, :tokens_in, :tokens_out, "
-    ":query_hash, :query_len, :query, :session_id, :detail_json)"
+    ":query_hash, :query_len, :query, :judge, :shortlist, :judge_ms, :session_id, :detail_json)"
 )
 
 
@@ -61,6 +61,9 @@ class RunRecord(TypedDict):
     query_hash: str
     query_len: int
     query: str | None
+    judge: str | None
+    shortlist: int
+    judge_ms: float | None
     session_id: str | None
     detail_json: str
 
@@ -103,6 +106,9 @@ def make_record(
     latency_ms: float = 0.0,
     tokens_in: int = 0,
     tokens_out: int = 0,
+    judge: str | None = None,
+    shortlist: int = 0,
+    judge_ms: float | None = None,
     session_id: str | None = None,
     scores: list[float | None] | None = None,
     left: Mapping[str, object] | None = None,
@@ -129,6 +135,9 @@ def make_record(
         "query_hash": query_hash(query),
         "query_len": len(query),
         "query": redact(query) if log_queries else None,
+        "judge": judge,
+        "shortlist": shortlist,
+        "judge_ms": None if judge_ms is None else round(judge_ms, 3),
         "session_id": session_id,
         "detail_json": json.dumps({"scores": scores or [], "left_out": left or {}}),
     }
@@ -214,6 +223,11 @@ def stats(
         "FROM selector_runs WHERE at >= ? ORDER BY at",
         (since,),
     ).fetchall()
+    judged = conn.execute(
+        "SELECT coalesce(judge, ranker), shortlist, judge_ms, tokens_in, tokens_out, fallback "
+        "FROM selector_runs WHERE at >= ? AND ranker IS NOT NULL",
+        (since,),
+    ).fetchall()
     runs = len(rows)
     latencies = [r[6] for r in rows if r[6] is not None]
     fallbacks: Counter[str] = Counter(r[2] for r in rows if r[2])
@@ -245,4 +259,25 @@ def stats(
         "never_selected": never,
         "answered_runs": ok_runs,
         "window_s": window_s,
+        "rankers": _per_ranker(judged),
     }
+
+
+def _per_ranker(rows: list[tuple[Any, ...]]) -> dict[str, RankerStats]:
+    """Per ranker asked (a judge whether or not its answer was used, else ``local``)."""
+    grouped: dict[str, list[tuple[Any, ...]]] = {}
+    for row in rows:
+        grouped.setdefault(row[0], []).append(row)
+    out: dict[str, RankerStats] = {}
+    for name, runs in sorted(grouped.items()):
+        sizes = [r[1] for r in runs if r[1]]
+        waits = [r[2] for r in runs if r[2] is not None]
+        out[name] = {
+            "runs": len(runs),
+            "shortlist_mean": round(sum(sizes) / len(sizes), 2) if sizes else None,
+            "judge_ms": {"p50": _percentile(waits, 50), "p95": _percentile(waits, 95)},
+            "tokens_in": sum(r[3] or 0 for r in runs),
+            "tokens_out": sum(r[4] or 0 for r in runs),
+            "fallbacks": dict(sorted(Counter(r[5] for r in runs if r[5]).items())),
+        }
+    return out

@@ -100,9 +100,14 @@ def parse_stats(params: Mapping[str, Any]) -> StatsRequest:
 
 @dataclass(frozen=True)
 class Selection:
-    """What one selector run found, and the tokens a Claude ranker billed for it."""
+    """What one selector run found, and what its judge (if one was asked) cost."""
 
     result: SelectResult
     tokens: tuple[int, int] = (0, 0)
+    judge: str | None = None
+    """The judge asked (whether or not its answer was used)."""
+    shortlist: int = 0
+    """Memories the judge was shown."""
+    judge_ms: float | None = None
     left_out: Mapping[str, object] | None = None
-    """Per rule, the file names it kept out (for telemetry, :func:`.selector.left_out`)."""
+    """Per rule, the file names it kept out (for telemetry, :func:`.telemetry.left_out`)."""

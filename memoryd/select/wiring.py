@@ -1,6 +1,6 @@
 """The selector's wiring: one :class:`~memoryd.select.selector.Selector` per process.
 
-It gets the configured Claude ranker (if any); its runs are recorded by
+It gets the configured judges (if any); its runs are recorded by
 :meth:`memoryd.service.MemoryService.select` through :func:`record_runs` on
 whichever side owns the index's write connection, and ``stats`` summarises
 them (:func:`run_stats`).
@@ -9,6 +9,7 @@ them (:func:`run_stats`).
 from __future__ import annotations
 
 import sqlite3
+import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -18,31 +19,46 @@ from memoryd.indexer import queries
 from memoryd.indexer.store import IndexStore
 from memoryd.replies import SelectResult, StatsReply
 from memoryd.select import telemetry
+from memoryd.select.judge import Judge
 from memoryd.select.selector import Selector
 from memoryd.select.types import StatsRequest, parse_select
 
 
-def claude_factory(cfg: Config) -> Callable[[], Any] | None:
-    """A lazy, shared ClaudeRanker when an API key is configured; None otherwise."""
-    settings = cfg.anthropic
-    if not settings.api_key:
-        return None
-    ranker: Any = None
+def judge_factories(cfg: Config) -> dict[str, Callable[[], Judge]]:
+    """The configured judges, each built on first use and then shared; the one ``auto`` asks
+    first: an OpenAI-compatible server is configured on purpose, a key may be in the environment."""
+    judges: dict[str, Callable[[], Judge]] = {}
+    oai, anth = cfg.openai, cfg.anthropic
+    if oai.base_url and oai.model:
+        base_url, model = oai.base_url, oai.model
 
-    def get() -> Any:
-        nonlocal ranker
-        if ranker is None:
-            from memoryd.select.claude import ClaudeRanker, ClaudeSettings  # noqa: PLC0415
+        def openai() -> Judge:
+            from memoryd.select.openai_compat import OpenAIJudge, OpenAISettings  # noqa: PLC0415
 
-            ranker = ClaudeRanker(
-                ClaudeSettings(
-                    api_key=settings.api_key or "",
-                    model=settings.model,
-                    base_url=settings.base_url,
-                    timeout_s=settings.timeout,
-                )
-            )
-        return ranker
+            return OpenAIJudge(OpenAISettings(base_url, model, oai.api_key, oai.timeout))
+
+        judges["openai"] = _once(openai)
+    if anth.api_key:
+        key = anth.api_key
+
+        def claude() -> Judge:
+            from memoryd.select.claude import ClaudeJudge, ClaudeSettings  # noqa: PLC0415
+
+            return ClaudeJudge(ClaudeSettings(key, anth.model, anth.base_url, anth.timeout))
+
+        judges["anthropic"] = _once(claude)
+    return judges
+
+
+def _once(make: Callable[[], Judge]) -> Callable[[], Judge]:
+    made: list[Judge] = []
+    lock = threading.Lock()
+
+    def get() -> Judge:
+        with lock:
+            if not made:
+                made.append(make())
+            return made[0]
 
     return get
 
@@ -62,7 +78,17 @@ def retention_of(cfg: Config) -> telemetry.Retention:
 
 
 def make_selector(cfg: Config) -> Selector:
-    return Selector(log_queries=cfg.log_queries, claude_factory=claude_factory(cfg))
+    return Selector(**selector_settings(cfg))
+
+
+# dict[str, Any]: keyword arguments for Selector.reconfigure, of several types.
+def selector_settings(cfg: Config) -> dict[str, Any]:
+    """What :class:`Selector` takes from the config (at start and at every SIGHUP)."""
+    return {
+        "log_queries": cfg.log_queries,
+        "judges": judge_factories(cfg),
+        "shortlist": cfg.shortlist,
+    }
 
 
 def select_unrecorded(

@@ -1,0 +1,112 @@
+"""Observers that never watch a skipped directory below a root (``node_modules``, ``.git``, venvs).
+
+inotify takes one watch per directory, and watchdog's recursive schedule adds
+one for every directory under a root: a checkout's dependency tree alone can
+take thousands of the user's watches for files memoryd never reads. Here the
+inotify observer walks a root itself, pruned by
+:func:`~memoryd.indexer.scanner.is_skipped_dir` (the scan's own rule), when
+the root is set up and when a directory appears in it; the polling observer
+lists directories through the same rule. :func:`watched_directories` counts
+what either will watch.
+
+The inotify side replaces two steps of watchdog's watch group (its tree walk
+and the events it makes up for a new directory's contents); where the
+installed watchdog has no such group, :data:`PRUNES_INOTIFY` is False and the
+plain observer is used, which watches every directory as before.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from typing import Any
+
+from watchdog.observers.polling import PollingObserverVFS
+
+from memoryd.indexer.scanner import is_skipped_dir, skipped_below
+
+try:
+    from watchdog.observers.inotify import InotifyEmitter, InotifyObserver, InotifyWatchGroup
+except ImportError:  # an older watchdog: no watch groups to prune
+    PRUNES_INOTIFY = False
+else:
+    PRUNES_INOTIFY = True
+
+
+def kept_subdirectories(root: str, prune: bool = True) -> Iterator[str]:
+    """Every real directory below ``root`` that is neither skipped nor under a skipped one."""
+    stack = [root]
+    while stack:
+        try:
+            with os.scandir(stack.pop()) as entries:
+                found = [e for e in entries if _is_real_dir(e)]
+        except OSError:
+            continue
+        for entry in found:
+            if not (prune and is_skipped_dir(entry.name, entry.path)):
+                stack.append(entry.path)
+                yield entry.path
+
+
+def watched_directories(root: str) -> int:
+    """The inotify watches a root takes: itself and its kept directories (all, unpruned)."""
+    return 1 + sum(1 for _ in kept_subdirectories(root, prune=PRUNES_INOTIFY))
+
+
+def _is_real_dir(entry: os.DirEntry[str]) -> bool:
+    try:
+        return entry.is_dir(follow_symlinks=False)
+    except OSError:
+        return False
+
+
+def _scandir_pruned(path: str | None) -> Iterator[os.DirEntry[str]]:
+    """``os.scandir`` without the skipped directories (the polling observer's listing)."""
+    with os.scandir(path) as entries:
+        for entry in entries:
+            if not (_is_real_dir(entry) and is_skipped_dir(entry.name, entry.path)):
+                yield entry
+
+
+def polling_observer(interval: float) -> Any:
+    return PollingObserverVFS(os.stat, _scandir_pruned, polling_interval=interval)
+
+
+def inotify_observer() -> Any:
+    if not PRUNES_INOTIFY:
+        from watchdog.observers import Observer  # noqa: PLC0415
+
+        return Observer()
+    observer = InotifyObserver()
+    observer._emitter_class = _PrunedEmitter  # the one class its schedule() builds
+    return observer
+
+
+if PRUNES_INOTIFY:
+
+    class _PrunedGroup(InotifyWatchGroup):
+        """watchdog's watch group, walking only the directories the scan walks."""
+
+        def _add_all_callbacks(self, path: bytes) -> None:
+            text = os.fsdecode(path)
+            if skipped_below(os.fsdecode(self.path), text):  # a new directory in a skipped one
+                return
+            self._add_callback(path)
+            if self.is_recursive and os.path.isdir(path):
+                for directory in kept_subdirectories(text):
+                    self._add_callback(os.fsencode(directory))
+
+        def _recursive_simulate(self, src_path: bytes) -> list[Any]:
+            if skipped_below(os.fsdecode(self.path), os.fsdecode(src_path)):
+                return []
+            return super()._recursive_simulate(src_path)
+
+    class _PrunedEmitter(InotifyEmitter):
+        def on_thread_start(self) -> None:
+            self._inotify = _PrunedGroup(
+                self._inotify_fd,
+                os.fsencode(self.watch.path),
+                is_recursive=self.watch.is_recursive,
+                event_mask=self.get_event_mask_from_filter(),
+                follow_symlink=self.watch.follow_symlink,
+            )
