@@ -229,6 +229,15 @@ def _m_reread_after_parse_hardening(db: sqlite_utils.Database) -> None:
     db.execute("UPDATE files SET mtime_ns = -1, content_hash = ''")
 
 
+def _m_runs_session_detail(db: sqlite_utils.Database) -> None:
+    # `memoryd why` explains a session's runs: each row keeps the client's
+    # session label and, per run, the picks' ranks and what each rule left out
+    # (memoryd.select.telemetry.make_record writes both).
+    db.table("selector_runs").add_column("session_id", str)
+    db.table("selector_runs").add_column("detail_json", str)
+    db.execute("CREATE INDEX idx_selector_runs_session ON selector_runs(session_id, at)")
+
+
 MIGRATIONS: list[tuple[str, Migration]] = [
     ("001_files_fts_directories_roots", _m001_files),
     ("002_secret_flags", _m002_secrets),
@@ -243,6 +252,7 @@ MIGRATIONS: list[tuple[str, Migration]] = [
     ("011_unspaced_script_bigrams", _m_unspaced_grams),
     ("012_selector_runs_judge", _m_judge_telemetry),
     ("013_reread_after_parse_hardening", _m_reread_after_parse_hardening),
+    ("014_selector_runs_session_detail", _m_runs_session_detail),
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -49,6 +49,8 @@ COMMANDS = {
     "uninstall-service": "_cli_uninstall",
     "completion": "_cli_completion",
     "doctor": "_cli_doctor",
+    "why": "_cli_why",
+    "eval": "_cli_why",
 }
 
 

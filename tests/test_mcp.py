@@ -19,8 +19,15 @@ from memoryd._delivery import MAX_FILE_BYTES
 from memoryd.claude_folders import memory_folder
 from memoryd.integrations._hook_state import SessionState
 
-TOOLS = {"memory_select", "memory_load_last", "memory_save", "memory_context", "memory_status"}
-READ_ONLY = {"memory_select", "memory_load_last", "memory_context", "memory_status"}
+TOOLS = {
+    "memory_select",
+    "memory_load_last",
+    "memory_save",
+    "memory_context",
+    "memory_status",
+    "memory_why",
+}
+READ_ONLY = TOOLS - {"memory_save"}
 
 Session = Callable[[ClientSession], Awaitable[None]]
 

@@ -1,4 +1,4 @@
-"""The five memory tools of ``memoryd mcp``, over one connection to the warm daemon.
+"""The memory tools of ``memoryd mcp``, over one connection to the warm daemon.
 
 Every tool sends its request through one persistent
 :class:`memoryd.ipc.client.Client`, so the warm daemon does the work; no tool
@@ -60,7 +60,7 @@ class ToolError(Exception):
 
 
 class MemoryTools:
-    """The five tools, over one daemon connection; ``environ`` says who started us."""
+    """The tools, over one daemon connection; ``environ`` says who started us."""
 
     def __init__(self, socket: Path | None, environ: Mapping[str, str]) -> None:
         self._client = Client(socket, timeout=CALL_TIMEOUT_S)
@@ -180,6 +180,29 @@ class MemoryTools:
             f"socket {self._client.socket_path} (chosen by {self._client.socket_reason})"
         )
         return result, text
+
+    def memory_why(self, args: Mapping[str, object]) -> ToolAnswer:
+        """Read the daemon's index read-only (its path from ``status``) and the transcript."""
+        from memoryd.indexer.store import open_reader  # noqa: PLC0415 - this tool only
+        from memoryd.integrations import why  # noqa: PLC0415
+
+        directory = os.path.realpath(self._dir(args))
+        try:
+            db = self._ask("status", {}).get("db")
+        except ToolError:
+            db = None
+        session = cast("str | None", args.get("session_id")) or self._session
+        try:
+            conn = open_reader(why.db_of(None, db))
+            try:
+                report = why.explain(
+                    conn, directory, session=session, last=cast("int", args.get("last") or 5)
+                )
+            finally:
+                conn.close()
+        except MemorydError as exc:
+            raise ToolError(f"memory_why: {exc}") from None
+        return report, why.render(report)
 
 
 def _listed(value: object) -> list[object]:

@@ -344,6 +344,41 @@ TOOLS: list[Tool] = [
         ),
         "annotations": {"title": "Daemon status", **READ_ONLY, "idempotentHint": True},
     },
+    {
+        "name": "memory_why",
+        "title": "Why these memories",
+        "description": (
+            "For the last prompts of a session (default: this one), what memoryd injected and "
+            "why: each memory's rank and score (or the judge that picked it), its estimated "
+            "token cost, what was left out and why (already shown, a tool's usage doc, "
+            "superseded, a secret, below the cut), and whether you then read or quoted it. "
+            "Call it when the user asks why a memory was (or was not) shown."
+        ),
+        "inputSchema": _object(
+            {
+                "session_id": {**SESSION_ID, "description": "Session id (default: Claude Code's)"},
+                "last": {
+                    "type": "integer",
+                    "minimum": 1,
+                    "maximum": 50,
+                    "default": 5,
+                    "description": "How many prompts, newest last",
+                },
+                "dir": DIR,
+            },
+            [],
+        ),
+        "outputSchema": _open(
+            {
+                "session_id": _STR,
+                "dir": _STR,
+                "transcript": _NULLABLE_STR,
+                "prompts": {"type": "array", "items": {"type": "object"}},
+            },
+            ["session_id", "dir", "transcript", "prompts"],
+        ),
+        "annotations": {"title": "Why these memories", **READ_ONLY, "idempotentHint": True},
+    },
 ]
 
 BY_NAME = {tool["name"]: tool for tool in TOOLS}
