@@ -181,6 +181,14 @@ def _empty(selected_json: str) -> bool:
         return False
 
 
+def _utf8(name: str) -> bool:
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def _disk_vs_index(conn: sqlite3.Connection, root: str) -> tuple[int, int, int] | None:
     """Files of ``root``'s own folder: (not in the index, changed since, deleted but indexed).
 
@@ -191,7 +199,8 @@ def _disk_vs_index(conn: sqlite3.Connection, root: str) -> tuple[int, int, int] 
     try:
         folder_settled = os.stat(root).st_mtime < cutoff
         with os.scandir(root) as listing:
-            names = (e for e in listing if is_memory_filename(e.name))
+            # a name that is not UTF-8 is indexed under its escaped form: not sampled
+            names = (e for e in listing if is_memory_filename(e.name) and _utf8(e.name))
             entries = list(itertools.islice(names, SAMPLE_FILES + 1))
         on_disk = {
             e.name: e.stat(follow_symlinks=False)

@@ -160,7 +160,9 @@ def guard(handlers: dict[str, Handler], writer: _Writer) -> dict[str, Handler]:
             except (sqlite3.Error, StoreError) as exc:
                 found = recovery.trouble(exc)
                 lost = recovery.replaced(store)  # the writer starts over within a second
-                if found is None and lost is None and not isinstance(exc, StoreError):
+                # a reader that met the rebuilt file before its tables: the rebuild, not a defect
+                rebuilding = health.state == REBUILDING or "no such table" in str(exc)
+                if not (found or lost or rebuilding or isinstance(exc, StoreError)):
                     raise
                 why = found[1] if found else str(exc)
                 if lost is not None:

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from memoryd import methods
 from memoryd._cli_common import add_db_option, described, memory_dir, print_json, wire_params
 from memoryd._cli_daemon import add_socket_options, daemon_or_local
+from memoryd.indexer.folders import is_memory_folder
 from memoryd.staleness.render import caution
 
 if TYPE_CHECKING:
@@ -60,7 +61,10 @@ def surfaced_entry(value: str) -> str:
 def cmd_select(args: argparse.Namespace) -> int:
     directory = memory_dir(args.dir)
     result = daemon_or_local(args, "select", wire_params(args, methods.SELECT, dir=directory))
-    wrong = result.get("note")  # the folder holds no memories: say what it holds, and fail
+    note = result.get("note")
+    # Not a memory folder at all (a typo, the checkout's top): say what it holds, and fail.
+    # A memory folder whose files all have errors is the right folder: its note is shown.
+    wrong = note if note and not is_memory_folder(directory) else None
     if args.json:
         print_json(result)
         return 1 if wrong else 0
@@ -73,7 +77,7 @@ def cmd_select(args: argparse.Namespace) -> int:
         if warning:
             print(f"    {warning}")
     if not result["selected"]:
-        print("(no memory clearly helps with this query)")
+        print(f"({note or 'no memory clearly helps with this query'})")
     if result.get("fallback"):
         print(f"(local ranker answered: {result['fallback']})")
     return 0
