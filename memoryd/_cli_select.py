@@ -10,7 +10,6 @@ from typing import TYPE_CHECKING, Any
 from memoryd import methods
 from memoryd._cli_common import add_db_option, described, memory_dir, print_json, wire_params
 from memoryd._cli_daemon import add_socket_options, daemon_or_local
-from memoryd.indexer.folders import is_memory_folder
 from memoryd.staleness.render import caution
 
 if TYPE_CHECKING:
@@ -64,7 +63,8 @@ def cmd_select(args: argparse.Namespace) -> int:
     note = result.get("note")
     # Not a memory folder at all (a typo, the checkout's top): say what it holds, and fail.
     # A memory folder whose files all have errors is the right folder: its note is shown.
-    wrong = note if note and not is_memory_folder(directory) else None
+    # (indexer.folders.empty_folder_note words the second case "no valid memories in ...")
+    wrong = note if note and not note.startswith("no valid memories") else None
     if args.json:
         print_json(result)
         return 1 if wrong else 0
