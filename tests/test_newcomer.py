@@ -81,6 +81,8 @@ def newcomer(tmp_path: Path, python: str) -> tuple[Path, dict[str, str]]:
     shutil.copytree(REPO / "examples", checkout / "examples")
     env = daemon_env(home)
     env.pop("MEMORYD_LOG_LEVEL")
+    # A login session's runtime folder: private (the tour's `doctor` checks it).
+    Path(env["XDG_RUNTIME_DIR"]).mkdir(mode=0o700)
     env["PATH"] = f"{os.path.dirname(python)}:{env.get('PATH', '')}"
     return checkout, env
 
