@@ -81,6 +81,9 @@ def newcomer(tmp_path: Path, python: str) -> tuple[Path, dict[str, str]]:
     shutil.copytree(REPO / "examples", checkout / "examples")
     env = daemon_env(home)
     env.pop("MEMORYD_LOG_LEVEL")
+    # A login session's runtime folder: private (the tour's `doctor` checks it).
+    Path(env["XDG_RUNTIME_DIR"]).mkdir(mode=0o700)
+    env["TMPDIR"] = str(tmp_path)  # the Codex step's scratch config (mktemp -d) lands here
     env["PATH"] = f"{os.path.dirname(python)}:{env.get('PATH', '')}"
     return checkout, env
 
