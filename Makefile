@@ -34,11 +34,11 @@ lint: $(DEV)
 typecheck: $(DEV)
 	$(BIN)/python tools/typecheck.py
 
-# Three workers (the tests mostly wait on daemons and sockets), then the few
-# tests that take a machine-wide resource, alone.
+# Three workers (the tests mostly wait on daemons and sockets), then the
+# tests that take a machine-wide resource (tests/serial/), alone.
 pytest: $(DEV)
-	$(BIN)/pytest -q -n 3 -m "not wheel and not serial"
-	$(BIN)/pytest -q -m serial
+	$(BIN)/pytest -q -n 3 --ignore=tests/serial
+	$(BIN)/pytest -q tests/serial
 
 test: lint typecheck pytest
 
