@@ -41,7 +41,6 @@ from memoryd.indexer.parse import parse_file
 from memoryd.indexer.scanner import is_memory_filename
 from memoryd.indexer.store import IndexStore
 from memoryd.indexer.sync import Syncer
-from memoryd.select.analysis import TERM_ANALYSIS
 from memoryd.select.selector import Selector
 from memoryd.select.wiring import select_unrecorded
 
@@ -76,7 +75,7 @@ def one_run(
     # titles' terms in the process's caches, which a daemon's first load does not.
     make_tree(root, size, per_dir=size, vocab=vocab, seed=seed)
     folder = root / "project-0000" / "memory"
-    store = IndexStore(workdir / f"index-{size}.db", TERM_ANALYSIS)
+    store = IndexStore(workdir / f"index-{size}.db")
     try:
         syncer = Syncer(store)
         syncer.sync_tree(str(root))

@@ -75,7 +75,6 @@ from memoryd import logs
 from memoryd.indexer.store import IndexStore
 from memoryd.indexer.sync import Syncer
 from memoryd.select._text import terms
-from memoryd.select.analysis import TERM_ANALYSIS
 from memoryd.select.candidates import Candidate, load_directory
 from memoryd.select.local import LocalRanker
 from memoryd.select.relations import Relations, compute_relations
@@ -115,7 +114,7 @@ def shipped_selector(
     trees: Path | Sequence[Path], workdir: Path, ranker: LocalRanker | None = None
 ) -> Answer:
     """Answers from the real Selector over one real index of ``trees`` (``ranker`` swapped in)."""
-    store = IndexStore(workdir / "index.db", TERM_ANALYSIS)
+    store = IndexStore(workdir / "index.db")
     syncer = Syncer(store)
     for tree in [trees] if isinstance(trees, Path) else trees:
         syncer.sync_tree(str(tree))

@@ -211,7 +211,7 @@ class Writer:
         old = self.store
         old.close()
         try:
-            store, moved = recovery.open_or_recover(old.path, old.analysis, found=reason)
+            store, moved = recovery.open_or_recover(old.path, found=reason)
         except Exception as exc:  # cannot even start over (no space for a new file)
             self.on_fatal(f"the index is damaged and cannot be rebuilt: {exc}")
             raise

@@ -220,6 +220,13 @@ def _m_judge_telemetry(db: sqlite_utils.Database) -> None:
     runs.add_column("judge_ms", float)
 
 
+def _m_drop_term_stats(db: sqlite_utils.Database) -> None:
+    # The ranker works out a folder's term statistics in memory from the stored
+    # text: the stored per-memory terms and their analysis stamp go.
+    db.execute("ALTER TABLE files DROP COLUMN terms")
+    db.execute("DELETE FROM meta WHERE key = 'analysis_version'")
+
+
 MIGRATIONS: list[tuple[str, Migration]] = [
     ("001_files_fts_directories_roots", _m001_files),
     ("002_secret_flags", _m002_secrets),
@@ -233,6 +240,7 @@ MIGRATIONS: list[tuple[str, Migration]] = [
     ("010_reread_nested_metadata_headers", _m_reread_nested_headers),
     ("011_unspaced_script_bigrams", _m_unspaced_grams),
     ("012_selector_runs_judge", _m_judge_telemetry),
+    ("013_drop_term_stats", _m_drop_term_stats),
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

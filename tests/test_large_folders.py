@@ -1,4 +1,4 @@
-"""Large folders: candidates picked by FTS5, ranked from their stored terms like from text."""
+"""Large folders: candidates picked by FTS5, ranked from their kept analyses like from text."""
 
 from __future__ import annotations
 
@@ -13,10 +13,8 @@ from conftest import MakeMemory
 from memoryd.indexer.store import IndexStore
 from memoryd.indexer.sync import Syncer
 from memoryd.select import manifest as manifest_mod
-from memoryd.select.analysis import DocTerms, analyse
 from memoryd.select.local import LocalRanker
 from memoryd.select.manifest import LARGE_DIRECTORY, PREFILTER_LIMIT, Manifest, candidates_for
-from memoryd.select.postings import Postings
 from memoryd.select.selector import Selector
 from memoryd.select.wiring import select_unrecorded
 
@@ -61,7 +59,7 @@ def large(tmp_path: Path, store: IndexStore, make_memory: MakeMemory) -> tuple[I
     return store, folder
 
 
-def test_large_folder_ranks_its_slice_from_stored_terms_as_from_text(
+def test_large_folder_ranks_its_slice_from_its_analyses_as_from_text(
     large: tuple[IndexStore, Path],
 ) -> None:
     store, folder = large
@@ -78,20 +76,6 @@ def test_large_folder_ranks_its_slice_from_stored_terms_as_from_text(
 
 def test_prefilter_offers_the_memory_a_rare_word_names(large: tuple[IndexStore, Path]) -> None:
     store, folder = large
-    params = {"query": "zebracrossing failed again", "dir": str(folder), "ranker": "local"}
-    result = select_unrecorded(Selector(), store.conn, params)
-    assert [s["filename"] for s in result["selected"]] == ["feedback_zebra_crossing.md"]
-
-
-def test_damaged_stored_terms_of_a_large_folder_fall_back_to_the_text(
-    large: tuple[IndexStore, Path],
-) -> None:
-    store, folder = large
-    with store.transaction() as conn:
-        conn.execute(
-            "UPDATE files SET terms = '[not json' WHERE filename = ?",
-            ("feedback_zebra_crossing.md",),
-        )
     params = {"query": "zebracrossing failed again", "dir": str(folder), "ranker": "local"}
     result = select_unrecorded(Selector(), store.conn, params)
     assert [s["filename"] for s in result["selected"]] == ["feedback_zebra_crossing.md"]
@@ -166,25 +150,6 @@ def test_a_write_that_touches_no_memory_keeps_the_links(warmed: Warmed) -> None:
     assert again.version != after.version
     assert again.relations is after.relations
     _same_answers(store, folder, selector)
-
-
-def _naive_runs(docs: list[DocTerms]) -> dict[str, list[int]]:
-    runs: dict[str, list[int]] = {}
-    for position, doc in enumerate(docs):
-        for term in sorted(set().union(*doc.fields)):
-            runs.setdefault(term, []).extend([position, *(f.get(term, 0) for f in doc.fields)])
-    return runs
-
-
-@pytest.mark.parametrize("top_count", [3, 70_000])  # 2-byte lists, and one past 65,535
-def test_lists_written_in_two_passes_hold_every_count(top_count: int) -> None:
-    rng = random.Random(7)
-    docs = [analyse(f"n{i}.md", "t", " ".join(rng.choices(WORDS, k=4)), "") for i in range(50)]
-    docs[10] = DocTerms([{"deploy": top_count}, {}, {"cache": 2}, {}], [1, 0, 1, 0])
-    postings = Postings([(f"n{i}.md", doc) for i, doc in enumerate(docs)])
-    fresh = _naive_runs(docs)
-    assert {t: list(postings.run(t)) for t in fresh} == fresh
-    assert postings.positions == {f"n{i}.md": i for i in range(50)}
 
 
 def test_signal_word_search_starts_from_the_full_text_hits(large: tuple[IndexStore, Path]) -> None:

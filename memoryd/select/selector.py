@@ -187,7 +187,6 @@ class Selector:
             req.limit,
             manifest.relations,
             shown=pool.shown,
-            postings=manifest.postings,
             shortlist=self.shortlist + flagged if judge is not None else 0,
         )
         local: list[tuple[str, float | None]] = [(s.filename, s.score) for s in answer]
