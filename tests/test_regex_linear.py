@@ -122,7 +122,6 @@ KNOWN_SHAPES: list[tuple[str, Callable[[int], str], int]] = [
     ("supersession._FILENAME", lambda k: "a." * k + "md", 200),
     ("frontmatter._DELIM", lambda k: ("---" + " " * 20 + "x\n") * k, 20),
     ("_relevance._WORD", lambda k: "a" + "-" * k, 400),
-    ("_relevance._CAMEL", lambda k: "A" * k, 400),
 ]
 
 
