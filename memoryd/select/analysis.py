@@ -48,7 +48,7 @@ class DocTerms:
     @property
     def weight(self) -> int:
         """Rough bytes this record holds in memory, for caches sized by memory."""
-        return 64 + sum(100 * len(counts) for counts in self.fields)
+        return 400 + sum(30 * len(counts) for counts in self.fields)
 
 
 def filename_text(filename: str) -> str:

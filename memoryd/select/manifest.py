@@ -62,8 +62,8 @@ wider than the five the ranker may return: wide enough that the memories it
 would pick from the whole folder are nearly always in it, narrow enough that
 ranking the slice stays a few milliseconds.
 """
-LARGE_ANALYSES = 2_000
-"""Analyses a large folder keeps for its slices; past it they are forgotten at once."""
+LARGE_ANALYSES = 5_000
+"""Analyses a large folder keeps for its slices, the least recently used going first."""
 _MEMORY_STATE = (
     "SELECT filename, content_hash, size, mtime_ns FROM files "
     "WHERE directory = ? AND kind = 'memory' AND error IS NULL ORDER BY filename"
@@ -153,12 +153,15 @@ class Manifest:
         stamp = _stamp(f.mtime_ns, f.size, f.content_hash)
         kept = (self.analyses if known is None else known).get(f.filename)
         if kept is not None and kept[0] == stamp and kept[1] == hook:
+            self.analyses.pop(f.filename, None)  # to the end: the most recently used
             self.analyses[f.filename] = kept
             return kept[2]
         doc = with_hook(analyse(f.filename, f.name, f.description, f.body), hook)
-        if self.large and len(self.analyses) >= LARGE_ANALYSES:
-            self.analyses = {}
+        self.analyses.pop(f.filename, None)
         self.analyses[f.filename] = (stamp, hook, doc)
+        if self.large and len(self.analyses) > LARGE_ANALYSES:
+            with contextlib.suppress(StopIteration, KeyError, RuntimeError):
+                del self.analyses[next(iter(self.analyses))]
         return doc
 
 
