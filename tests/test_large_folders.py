@@ -130,6 +130,25 @@ def test_a_changed_large_folder_answers_as_if_loaded_afresh(
     _same_answers(store, folder, selector)
 
 
+def test_a_changed_large_folder_reads_only_the_changed_rows(
+    warmed: Warmed, make_memory: MakeMemory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store, folder, selector, _ = warmed
+    read: list[list[str]] = []
+    real = manifest_mod._rows_named
+
+    def watched(conn: sqlite3.Connection, directory: str, names: Any, *rest: Any, **kw: Any) -> Any:
+        read.append(sorted(names))
+        return real(conn, directory, names, *rest, **kw)
+
+    monkeypatch.setattr(manifest_mod, "_rows_named", watched)
+    make_memory("feedback_okapi.md", "okapi replaces the old dashboard", directory=folder)
+    after = _resynced(store, folder, selector)
+    assert after.large
+    assert read == [["feedback_okapi.md"], ["feedback_okapi.md"]]  # its header, then its text
+    _same_answers(store, folder, selector)
+
+
 def test_a_large_folder_with_many_changes_answers_as_if_loaded_afresh(warmed: Warmed) -> None:
     store, folder, selector, _ = warmed
     for i in range(18):  # many at once, and the folder stays large
@@ -167,9 +186,9 @@ def test_a_large_folder_is_loaded_in_one_read_transaction(
     seen: list[bool] = []
     real = manifest_mod._large_relations
 
-    def watched(conn: sqlite3.Connection, manifest: Manifest, previous: Manifest | None) -> Any:
+    def watched(conn: sqlite3.Connection, *args: Any) -> Any:
         seen.append(conn.in_transaction)  # its reads and the version's see one snapshot
-        return real(conn, manifest, previous)
+        return real(conn, *args)
 
     monkeypatch.setattr(manifest_mod, "_large_relations", watched)
     after: list[bool] = []

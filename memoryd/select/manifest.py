@@ -75,8 +75,7 @@ session saved, MEMORY.md edited, a file only touched), its cached manifest
 still holds, and the next select does not rebuild it.
 """
 REFERENCING = (
-    "SELECT files.filename, files.name, files.description, files.type, files.body, "
-    "files.mtime_ns, files.size, files.content_hash "
+    "SELECT files.filename, files.mtime_ns, files.size, files.content_hash "
     "FROM files_fts CROSS JOIN files ON files.rowid = files_fts.rowid "
     "WHERE files_fts MATCH :match AND files.directory = :dir "
     "AND files.kind = 'memory' AND files.error IS NULL ORDER BY files.filename"
@@ -93,6 +92,8 @@ _FILE_OVERHEAD = 1200
 """Rough bytes of the per-file objects of a manifest besides its text."""
 _SIGNAL_OVERHEAD = 200
 """Rough bytes of one entry of a large folder's kept signals besides their text."""
+_HEAD_OVERHEAD = 500
+"""Rough bytes of one of a large folder's kept headers, its text included."""
 _WORD = re.compile(r"[A-Za-z0-9]+")
 log = structlog.get_logger("memoryd.selector")
 # The FTS table shares column names with ``files``, so qualify them in joins.
@@ -124,6 +125,9 @@ class Manifest:
     whose row did not change, so an edit costs the patterns of the edited file."""
     headers: int = 0
     """A hash of a small folder's headers as near-duplicate links read them."""
+    heads: dict[str, tuple[int, Candidate]] = field(default_factory=dict)
+    """A large folder's memories as its supersession links read them (no body), each
+    with its stamp: the next version reads again only the rows that changed."""
 
     @property
     def large(self) -> bool:
@@ -134,6 +138,7 @@ class Manifest:
         """Rough bytes held, for the cache's memory budget."""
         text = sum(len(f.description or "") + _FILE_OVERHEAD for f in self.files)
         held = 4096 + text + _SIGNAL_OVERHEAD * len(self.signals)
+        held += _HEAD_OVERHEAD * len(self.heads)
         held += sum(
             len(said.banner or "") + sum(map(len, said.claims))
             for _, said in self.signals.values()
@@ -261,7 +266,8 @@ def _load(
     ).fetchone()
     # A small folder reads MEMORY.md's hooks into its analyses (a large one does not).
     index_text = _index_text(conn, directory) if has_index and total <= LARGE_DIRECTORY else ""
-    state = hash((tuple(conn.execute(_MEMORY_STATE, (directory,))), index_text))
+    stamps = conn.execute(_MEMORY_STATE, (directory,)).fetchall()
+    state = hash((tuple(map(tuple, stamps)), index_text))
     if (
         previous is not None
         and previous.state == state
@@ -271,7 +277,7 @@ def _load(
     manifest = Manifest(directory, version, [], bool(has_index), int(total), state=state)
     if manifest.large:
         started = time.perf_counter()
-        manifest.relations = _large_relations(conn, manifest, previous)
+        manifest.relations = _large_relations(conn, manifest, previous, stamps)
         if previous is not None and previous.large:
             manifest.analyses = previous.analyses
         # A large folder's load is what its next select waits for: say what it cost.
@@ -393,7 +399,10 @@ def _unchanged(
 
 
 def _large_relations(
-    conn: sqlite3.Connection, manifest: Manifest, previous: Manifest | None
+    conn: sqlite3.Connection,
+    manifest: Manifest,
+    previous: Manifest | None,
+    stamps: Sequence[sqlite3.Row],
 ) -> Relations:
     """Supersession for a large directory, from headers plus the few files that cite one.
 
@@ -401,31 +410,79 @@ def _large_relations(
     them; supersession needs only the files whose text carries one of the
     signal words (found through FTS5) and everyone's title. Plain words after
     "replaces" do not count here (only filenames, links and quoted titles), and
-    "(current)" markers are not compared pairwise. What each of those files
-    says is kept in ``manifest.signals`` for the folder's next version.
+    "(current)" markers are not compared pairwise. The headers and what each of
+    those files says are kept for the folder's next version, which reads again
+    only the rows whose stamp (``stamps``: :data:`_MEMORY_STATE`) changed.
     """
-    headers = [
-        _candidate(row)
-        for row in conn.execute(
-            "SELECT filename, name, description, type, NULL, mtime_ns FROM files "
-            "WHERE directory = ? AND kind = 'memory' AND error IS NULL ORDER BY filename",
-            (manifest.directory,),
-        )
-    ]
+    directory = manifest.directory
+    before = previous.heads if previous is not None and previous.large else {}
     known = previous.signals if previous is not None else {}
-    found = manifest.signals
-    # Streamed: one body at a time, not a third of a large folder's text at once.
-    for row in conn.execute(
-        REFERENCING,
-        {"match": " OR ".join(SIGNAL_WORDS) + ' OR "no longer"', "dir": manifest.directory},
-    ):
-        fn, mtime_ns, size, content_hash = row[0], row[5], row[6], row[7]
+    heads = manifest.heads
+    changed = []
+    for fn, content_hash, size, mtime_ns in stamps:
         stamp = _stamp(mtime_ns, size, content_hash)
-        found[fn] = _unchanged(known, fn, stamp) or (stamp, signals_of(_candidate(row[:6])))
-    by_file = {c.filename: c for c in headers}
-    signalled = [(by_file[fn], said) for fn, (_, said) in found.items() if said is not NO_SIGNALS]
+        kept = before.get(fn)
+        if kept is not None and kept[0] == stamp:
+            heads[fn] = kept
+        else:
+            heads[fn] = (stamp, _NOT_READ)
+            changed.append(fn)
+    for row in _rows_named(conn, directory, changed, len(stamps)):
+        heads[row[0]] = (heads[row[0]][0], _candidate(row))
+    # Only the stamps first: a file whose row did not change keeps what it said.
+    hits = conn.execute(
+        REFERENCING,
+        {"match": " OR ".join(SIGNAL_WORDS) + ' OR "no longer"', "dir": directory},
+    ).fetchall()
+    said: dict[str, tuple[int, Signals] | None] = {
+        fn: _unchanged(known, fn, _stamp(mtime_ns, size, content_hash))
+        for fn, mtime_ns, size, content_hash in hits
+    }
+    again = [fn for fn, kept in said.items() if kept is None]
+    for row in _rows_named(conn, directory, again, len(stamps), body=True):
+        said[row[0]] = (heads[row[0]][0], signals_of(_candidate(row)))
+    found = manifest.signals
+    for fn, kept in said.items():  # in filename order, as the links are worked out
+        if kept is not None:
+            found[fn] = kept
+    headers = [c for _, c in heads.values() if c is not _NOT_READ]
+    signalled = [(heads[fn][1], s) for fn, (_, s) in found.items() if s is not NO_SIGNALS]
     superseded = superseded_from(signalled, headers, quoted_only=True)
     return Relations(superseded=superseded, near_duplicates=[])
+
+
+_HEADER_COLUMNS = "filename, name, description, type, {body}, mtime_ns"
+_NOT_READ = Candidate("", "", "", None, "", 0.0)
+"""Stands for a header not read yet (its row changed, or is read below)."""
+
+
+def _rows_named(
+    conn: sqlite3.Connection,
+    directory: str,
+    filenames: Sequence[str],
+    total: int,
+    *,
+    body: bool = False,
+) -> Iterator[sqlite3.Row]:
+    """The header rows (with the body if ``body``) of ``filenames`` in ``directory``,
+    the folder's whole list in one pass when they are most of its ``total`` memories."""
+    columns = _HEADER_COLUMNS.format(body="body" if body else "NULL")
+    where = "directory = ? AND kind = 'memory' AND error IS NULL"
+    if not filenames:
+        return
+    if len(filenames) * 2 > total:
+        wanted = set(filenames)
+        for row in conn.execute(f"SELECT {columns} FROM files WHERE {where}", (directory,)):
+            if row[0] in wanted:
+                yield row
+        return
+    for start in range(0, len(filenames), 500):
+        chunk = filenames[start : start + 500]
+        marks = ", ".join("?" for _ in chunk)
+        yield from conn.execute(
+            f"SELECT {columns} FROM files WHERE {where} AND filename IN ({marks})",
+            (directory, *chunk),
+        )
 
 
 def _candidate(row: tuple[str, str | None, str | None, str | None, str | None, int]) -> Candidate:
