@@ -20,8 +20,8 @@ from memoryd.indexer.store import IndexStore, Upsert
 from memoryd.select._text import split_words, terms
 from memoryd.select.analysis import _words
 from memoryd.select.candidates import Candidate
+from memoryd.select.large import fts_query
 from memoryd.select.local import LocalRanker
-from memoryd.select.manifest import fts_query
 
 
 def mem(filename: str, name: str, description: str, body: str = "") -> Candidate:

@@ -12,9 +12,11 @@ from conftest import MakeMemory
 
 from memoryd.indexer.store import IndexStore
 from memoryd.indexer.sync import Syncer
+from memoryd.select import large as large_mod
 from memoryd.select import manifest as manifest_mod
+from memoryd.select.large import LARGE_DIRECTORY, PREFILTER_LIMIT
 from memoryd.select.local import LocalRanker
-from memoryd.select.manifest import LARGE_DIRECTORY, PREFILTER_LIMIT, Manifest, candidates_for
+from memoryd.select.manifest import Manifest, candidates_for
 from memoryd.select.selector import Selector
 from memoryd.select.wiring import select_unrecorded
 
@@ -135,13 +137,13 @@ def test_a_changed_large_folder_reads_only_the_changed_rows(
 ) -> None:
     store, folder, selector, _ = warmed
     read: list[list[str]] = []
-    real = manifest_mod._rows_named
+    real = large_mod._rows_named
 
     def watched(conn: sqlite3.Connection, directory: str, names: Any, *rest: Any, **kw: Any) -> Any:
         read.append(sorted(names))
         return real(conn, directory, names, *rest, **kw)
 
-    monkeypatch.setattr(manifest_mod, "_rows_named", watched)
+    monkeypatch.setattr(large_mod, "_rows_named", watched)
     make_memory("feedback_okapi.md", "okapi replaces the old dashboard", directory=folder)
     after = _resynced(store, folder, selector)
     assert after.large
@@ -174,7 +176,7 @@ def test_a_write_that_touches_no_memory_keeps_the_links(warmed: Warmed) -> None:
 def test_signal_word_search_starts_from_the_full_text_hits(large: tuple[IndexStore, Path]) -> None:
     store, folder = large
     args = {"match": "replaces", "dir": str(folder)}
-    plan = store.conn.execute(f"EXPLAIN QUERY PLAN {manifest_mod.REFERENCING}", args).fetchall()
+    plan = store.conn.execute(f"EXPLAIN QUERY PLAN {large_mod.REFERENCING}", args).fetchall()
     # Walking the folder by directory first runs the MATCH once per row: seconds at 10k files.
     assert plan[0]["detail"].startswith("SCAN files_fts"), [row["detail"] for row in plan]
 
@@ -184,13 +186,13 @@ def test_a_large_folder_is_loaded_in_one_read_transaction(
 ) -> None:
     store, folder = large
     seen: list[bool] = []
-    real = manifest_mod._large_relations
+    real = large_mod.relations
 
     def watched(conn: sqlite3.Connection, *args: Any) -> Any:
         seen.append(conn.in_transaction)  # its reads and the version's see one snapshot
         return real(conn, *args)
 
-    monkeypatch.setattr(manifest_mod, "_large_relations", watched)
+    monkeypatch.setattr(large_mod, "relations", watched)
     after: list[bool] = []
     for begin in (False, True):  # a caller's own transaction is left to it
         if begin:

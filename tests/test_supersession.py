@@ -16,8 +16,9 @@ from memoryd.indexer.sync import Syncer
 from memoryd.report import build_report
 from memoryd.select.analysis import analyse
 from memoryd.select.candidates import Candidate
+from memoryd.select.large import LARGE_DIRECTORY
 from memoryd.select.local import LocalRanker
-from memoryd.select.manifest import LARGE_DIRECTORY, ManifestCache
+from memoryd.select.manifest import ManifestCache
 from memoryd.select.supersession import _claims, _may_signal, stale_banner, superseded_by
 
 

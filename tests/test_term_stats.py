@@ -14,8 +14,9 @@ from memoryd.select import relations as relations_mod
 from memoryd.select._text import terms
 from memoryd.select.analysis import analyse
 from memoryd.select.candidates import load_directory
+from memoryd.select.large import LARGE_DIRECTORY
 from memoryd.select.local import LocalRanker
-from memoryd.select.manifest import LARGE_DIRECTORY, ManifestCache, candidates_for
+from memoryd.select.manifest import ManifestCache, candidates_for
 from memoryd.select.relations import HeaderVectors, compute_relations
 from memoryd.select.selector import Selector
 from memoryd.select.wiring import select_unrecorded

@@ -9,18 +9,14 @@ supersession, so an edit costs the analysis of the edited file. Manifests are
 kept in a cache bounded by the memory they hold, so many folders cost what
 they weigh, not a fixed count.
 
-Large ones are cut down per query to the ``PREFILTER_LIMIT`` memories FTS5's
-BM25 ranks best (``rank``, which migration 005 weights towards filename, name
-and description), analysed when first met and kept while unchanged: FTS5
-already is the folder's inverted index, on disk, so the daemon holds no second
-one in memory. Their supersession links are computed once per version, from
-headers and the few files that carry a signal word (near-duplicates are not).
+Large ones are cut down per query to FTS5's best slice
+(:mod:`memoryd.select.large`), each memory of it analysed when first met and
+kept while unchanged; they have supersession links but no near-duplicates.
 """
 
 from __future__ import annotations
 
 import contextlib
-import re
 import sqlite3
 import time
 from collections import defaultdict
@@ -31,37 +27,23 @@ from pathlib import PurePath
 import structlog
 
 from memoryd._sized_cache import SizedCache
-from memoryd._unicode_words import is_gram
-from memoryd._unicode_words import words as unicode_words
 from memoryd.indexer import queries
 from memoryd.indexer.queries import IndexedFile
 from memoryd.indexer.records import INDEX_FILENAME, KIND_MEMORY
-from memoryd.select._text import STOPWORDS
+from memoryd.select import large
 from memoryd.select.analysis import DESC, NAME, DocTerms, analyse, with_hook
 from memoryd.select.candidates import Candidate, effective_type
 from memoryd.select.folder_links import index_hooks
+from memoryd.select.large import LARGE_DIRECTORY, Head, Said, stamp_of, unchanged
 from memoryd.select.relations import Header, Relations
 from memoryd.select.supersession import (
     NO_SIGNALS,
-    SIGNAL_WORDS,
-    Signals,
     signals_of,
     superseded_by,
     superseded_from,
 )
 from memoryd.select.tool_rules import commands_in
 
-LARGE_DIRECTORY = 300
-"""Above this many memory files, candidates come from the FTS5 prefilter."""
-PREFILTER_LIMIT = 150
-"""Candidates a large folder's query is ranked over.
-
-FTS5's BM25 (porter stems of the raw words) orders memories otherwise than the
-ranker (its own terms, paraphrase concepts, field weights), so the slice is
-wider than the five the ranker may return: wide enough that the memories it
-would pick from the whole folder are nearly always in it, narrow enough that
-ranking the slice stays a few milliseconds.
-"""
 LARGE_ANALYSES = 5_000
 """Analyses a large folder keeps for its slices, the least recently used going first."""
 _MEMORY_STATE = (
@@ -74,18 +56,6 @@ The folder's version moves on any change in it; when none of these did (a
 session saved, MEMORY.md edited, a file only touched), its cached manifest
 still holds, and the next select does not rebuild it.
 """
-REFERENCING = (
-    "SELECT files.filename, files.mtime_ns, files.size, files.content_hash "
-    "FROM files_fts CROSS JOIN files ON files.rowid = files_fts.rowid "
-    "WHERE files_fts MATCH :match AND files.directory = :dir "
-    "AND files.kind = 'memory' AND files.error IS NULL ORDER BY files.filename"
-)
-"""A large folder's memories that carry a supersession signal word.
-
-CROSS JOIN keeps SQLite from walking the folder's rows by directory and
-running the MATCH once per row (which made up most of a large folder's first
-select); the FTS5 hits are found once and then looked up by rowid.
-"""
 CACHE_BYTES = 64 << 20
 """Memory the manifest cache may hold (headers and analyses)."""
 _FILE_OVERHEAD = 1200
@@ -94,13 +64,12 @@ _SIGNAL_OVERHEAD = 200
 """Rough bytes of one entry of a large folder's kept signals besides their text."""
 _HEAD_OVERHEAD = 500
 """Rough bytes of one of a large folder's kept headers, its text included."""
-_WORD = re.compile(r"[A-Za-z0-9]+")
 log = structlog.get_logger("memoryd.selector")
 # The FTS table shares column names with ``files``, so qualify them in joins.
 _COLUMNS = ", ".join(f"files.{c}" for c in queries.FILE_FIELDS.values())
 
 Analysed = tuple[int, str, DocTerms]
-"""A memory's stamp (see :func:`_stamp`), the ``MEMORY.md`` line read into it, its analysis."""
+"""A memory's stamp (:func:`~memoryd.select.large.stamp_of`), MEMORY.md line and analysis."""
 
 
 @dataclass
@@ -118,14 +87,14 @@ class Manifest:
     analyses: dict[str, Analysed] = field(default_factory=dict)
     """Each memory's analysis (a large folder's: those of the slices met so far), for the
     folder's next version to keep when the memory's row and hook did not change."""
-    signals: dict[str, tuple[int, Signals]] = field(default_factory=dict)
+    signals: dict[str, Said] = field(default_factory=dict)
     """The folder's memories (a large folder's: those with a signal word in their
-    text), each with its stamp (see :func:`_stamp`) and what it says about
+    text), each with its stamp and what it says about
     supersession: the next version of the folder reuses it for every memory
     whose row did not change, so an edit costs the patterns of the edited file."""
     headers: int = 0
     """A hash of a small folder's headers as near-duplicate links read them."""
-    heads: dict[str, tuple[int, Candidate]] = field(default_factory=dict)
+    heads: dict[str, Head] = field(default_factory=dict)
     """A large folder's memories as its supersession links read them (no body), each
     with its stamp: the next version reads again only the rows that changed."""
 
@@ -155,7 +124,7 @@ class Manifest:
     ) -> DocTerms:
         """The analysis of ``f`` (with ``hook``), kept from before (in ``known``, else this
         folder's own) when its row did not change."""
-        stamp = _stamp(f.mtime_ns, f.size, f.content_hash)
+        stamp = stamp_of(f.mtime_ns, f.size, f.content_hash)
         kept = (self.analyses if known is None else known).get(f.filename)
         if kept is not None and kept[0] == stamp and kept[1] == hook:
             self.analyses.pop(f.filename, None)  # to the end: the most recently used
@@ -206,18 +175,6 @@ def superseded_in(files: Sequence[IndexedFile]) -> dict[str, str | None]:
         for old, new in superseded_by([to_candidate(f) for f in memories]).items():
             out[paths[old]] = new
     return out
-
-
-def fts_query(text: str) -> str | None:
-    """An OR of the query's distinctive words, quoted so FTS5 syntax cannot leak in.
-
-    Words of any script count; a run of Chinese or Japanese gives its bigrams,
-    which the index's ``grams`` column holds (migration 011).
-    """
-    found = _WORD.findall(text) if text.isascii() else unicode_words(text)
-    words = dict.fromkeys(w.lower() for w in found)
-    terms = [w for w in words if w not in STOPWORDS and (len(w) > 1 or is_gram(w))]
-    return " OR ".join(f'"{t}"' for t in terms[:64]) or None
 
 
 class ManifestCache:
@@ -277,7 +234,14 @@ def _load(
     manifest = Manifest(directory, version, [], bool(has_index), int(total), state=state)
     if manifest.large:
         started = time.perf_counter()
-        manifest.relations = _large_relations(conn, manifest, previous, stamps)
+        before = previous if previous is not None and previous.large else None
+        manifest.relations = large.relations(
+            conn,
+            directory,
+            stamps,
+            (manifest.heads, before.heads if before is not None else {}),
+            (manifest.signals, previous.signals if previous is not None else {}),
+        )
         if previous is not None and previous.large:
             manifest.analyses = previous.analyses
         # A large folder's load is what its next select waits for: say what it cost.
@@ -308,12 +272,12 @@ def _load(
         kept = _without_text(f, directory)
         manifest.files.append(kept)
         commands = commands_in(f.body)
-        stamp = _stamp(f.mtime_ns, f.size, f.content_hash)
+        stamp = stamp_of(f.mtime_ns, f.size, f.content_hash)
         doc = manifest.analysed(f, hook, analysed)
         c = to_candidate(f, doc, commands=commands, hook=hook)
         manifest.candidates.append(to_candidate(kept, doc, commands=commands, hook=hook))
         everyone.append(c)
-        entry = _unchanged(known, f.filename, stamp) or (stamp, signals_of(c))
+        entry = unchanged(known, f.filename, stamp) or (stamp, signals_of(c))
         manifest.signals[f.filename] = entry
         if (said := entry[1]) is not NO_SIGNALS:
             signalled.append((c, said))
@@ -385,129 +349,11 @@ def _index_text(conn: sqlite3.Connection, directory: str) -> str:
     return str(row[0] or "") if row is not None else ""
 
 
-def _stamp(mtime_ns: int, size: int, content_hash: str | None) -> int:
-    """What tells an indexed memory's row from its earlier versions."""
-    return hash((mtime_ns, size, content_hash))
-
-
-def _unchanged(
-    known: dict[str, tuple[int, Signals]], filename: str, stamp: int
-) -> tuple[int, Signals] | None:
-    """What ``filename`` said in the folder's previous version, if its row is the same."""
-    kept = known.get(filename)
-    return kept if kept is not None and kept[0] == stamp else None
-
-
-def _large_relations(
-    conn: sqlite3.Connection,
-    manifest: Manifest,
-    previous: Manifest | None,
-    stamps: Sequence[sqlite3.Row],
-) -> Relations:
-    """Supersession for a large directory, from headers plus the few files that cite one.
-
-    Near-duplicate links compare every pair, so large directories go without
-    them; supersession needs only the files whose text carries one of the
-    signal words (found through FTS5) and everyone's title. Plain words after
-    "replaces" do not count here (only filenames, links and quoted titles), and
-    "(current)" markers are not compared pairwise. The headers and what each of
-    those files says are kept for the folder's next version, which reads again
-    only the rows whose stamp (``stamps``: :data:`_MEMORY_STATE`) changed.
-    """
-    directory = manifest.directory
-    before = previous.heads if previous is not None and previous.large else {}
-    known = previous.signals if previous is not None else {}
-    heads = manifest.heads
-    changed = []
-    for fn, content_hash, size, mtime_ns in stamps:
-        stamp = _stamp(mtime_ns, size, content_hash)
-        kept = before.get(fn)
-        if kept is not None and kept[0] == stamp:
-            heads[fn] = kept
-        else:
-            heads[fn] = (stamp, _NOT_READ)
-            changed.append(fn)
-    for row in _rows_named(conn, directory, changed, len(stamps)):
-        heads[row[0]] = (heads[row[0]][0], _candidate(row))
-    # Only the stamps first: a file whose row did not change keeps what it said.
-    hits = conn.execute(
-        REFERENCING,
-        {"match": " OR ".join(SIGNAL_WORDS) + ' OR "no longer"', "dir": directory},
-    ).fetchall()
-    said: dict[str, tuple[int, Signals] | None] = {
-        fn: _unchanged(known, fn, _stamp(mtime_ns, size, content_hash))
-        for fn, mtime_ns, size, content_hash in hits
-    }
-    again = [fn for fn, kept in said.items() if kept is None]
-    for row in _rows_named(conn, directory, again, len(stamps), body=True):
-        said[row[0]] = (heads[row[0]][0], signals_of(_candidate(row)))
-    found = manifest.signals
-    for fn, kept in said.items():  # in filename order, as the links are worked out
-        if kept is not None:
-            found[fn] = kept
-    headers = [c for _, c in heads.values() if c is not _NOT_READ]
-    signalled = [(heads[fn][1], s) for fn, (_, s) in found.items() if s is not NO_SIGNALS]
-    superseded = superseded_from(signalled, headers, quoted_only=True)
-    return Relations(superseded=superseded, near_duplicates=[])
-
-
-_HEADER_COLUMNS = "filename, name, description, type, {body}, mtime_ns"
-_NOT_READ = Candidate("", "", "", None, "", 0.0)
-"""Stands for a header not read yet (its row changed, or is read below)."""
-
-
-def _rows_named(
-    conn: sqlite3.Connection,
-    directory: str,
-    filenames: Sequence[str],
-    total: int,
-    *,
-    body: bool = False,
-) -> Iterator[sqlite3.Row]:
-    """The header rows (with the body if ``body``) of ``filenames`` in ``directory``,
-    the folder's whole list in one pass when they are most of its ``total`` memories."""
-    columns = _HEADER_COLUMNS.format(body="body" if body else "NULL")
-    where = "directory = ? AND kind = 'memory' AND error IS NULL"
-    if not filenames:
-        return
-    if len(filenames) * 2 > total:
-        wanted = set(filenames)
-        for row in conn.execute(f"SELECT {columns} FROM files WHERE {where}", (directory,)):
-            if row[0] in wanted:
-                yield row
-        return
-    for start in range(0, len(filenames), 500):
-        chunk = filenames[start : start + 500]
-        marks = ", ".join("?" for _ in chunk)
-        yield from conn.execute(
-            f"SELECT {columns} FROM files WHERE {where} AND filename IN ({marks})",
-            (directory, *chunk),
-        )
-
-
-def _candidate(row: tuple[str, str | None, str | None, str | None, str | None, int]) -> Candidate:
-    """A candidate from ``filename, name, description, type, body, mtime_ns`` values.
-
-    Missing headers read as the rankers see them (the filename's stem, empty text).
-    """
-    fn, name, desc, mtype, body, mtime_ns = row
-    return Candidate(fn, name or PurePath(fn).stem, desc or "", mtype, body or "", mtime_ns / 1e9)
-
-
 def candidates_for(
     conn: sqlite3.Connection, manifest: Manifest, query: str
 ) -> list[tuple[IndexedFile, Candidate]]:
     """The files a query is ranked over: all of a small directory, a BM25 slice of a big one."""
     if not manifest.large:
         return manifest.pool()
-    match = fts_query(query)
-    if match is None:
-        return []
-    rows = conn.execute(
-        f"SELECT {_COLUMNS} FROM files_fts CROSS JOIN files ON files.rowid = files_fts.rowid "
-        "WHERE files_fts MATCH ? AND files.directory = ? AND files.kind = 'memory' "
-        "AND files.error IS NULL ORDER BY rank LIMIT ?",
-        (match, manifest.directory, PREFILTER_LIMIT),
-    )
-    files = [queries.row_to_file(row) for row in rows]
+    files = [queries.row_to_file(row) for row in large.prefiltered(conn, manifest.directory, query)]
     return [(f, to_candidate(f, manifest.analysed(f))) for f in files]
