@@ -216,14 +216,14 @@ def _load(
     """The manifest of ``directory`` at ``version``, from ``previous`` (the same folder's
     older manifest) when no memory changed; a large folder reuses what its unchanged
     memories said about supersession."""
-    total, has_index = conn.execute(
-        "SELECT count(*) FILTER (WHERE kind = 'memory' AND error IS NULL), "
-        "count(*) FILTER (WHERE filename = 'MEMORY.md') FROM files WHERE directory = ?",
-        (directory,),
+    stamps = conn.execute(_MEMORY_STATE, (directory,)).fetchall()
+    total = len(stamps)
+    (has_index,) = conn.execute(
+        "SELECT count(*) FROM files WHERE directory = ? AND filename = ?",
+        (directory, INDEX_FILENAME),
     ).fetchone()
     # A small folder reads MEMORY.md's hooks into its analyses (a large one does not).
     index_text = _index_text(conn, directory) if has_index and total <= LARGE_DIRECTORY else ""
-    stamps = conn.execute(_MEMORY_STATE, (directory,)).fetchall()
     state = hash((tuple(map(tuple, stamps)), index_text))
     if (
         previous is not None
