@@ -96,7 +96,7 @@ class LocalRanker:
         self._last_vocabulary: tuple[tuple[int, ...], list[str], list[DocTerms]] | None = None
 
     def _doc(self, c: Candidate) -> DocTerms:
-        """The candidate's stored analysis, or one worked out now (and cached)."""
+        """The candidate's analysis (its manifest's), or one worked out now (and cached)."""
         if c.terms is not None:
             return c.terms
         key = (c.filename, c.name, c.description, c.body, c.hook)
