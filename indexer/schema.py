@@ -7,6 +7,7 @@ memoryd is upgraded in place and a newer one is refused rather than misread.
 
 from __future__ import annotations
 
+import sqlite3
 import time
 from collections.abc import Callable
 
@@ -222,8 +223,12 @@ def _m_judge_telemetry(db: sqlite_utils.Database) -> None:
 
 def _m_drop_term_stats(db: sqlite_utils.Database) -> None:
     # The ranker works out a folder's term statistics in memory from the stored
-    # text: the stored per-memory terms and their analysis stamp go.
-    db.execute("ALTER TABLE files DROP COLUMN terms")
+    # text: the stored per-memory terms and their analysis stamp go. An SQLite
+    # older than 3.35 cannot drop a column: the values go, the empty column stays.
+    try:
+        db.execute("ALTER TABLE files DROP COLUMN terms")
+    except sqlite3.OperationalError:
+        db.execute("UPDATE files SET terms = NULL")
     db.execute("DELETE FROM meta WHERE key = 'analysis_version'")
 
 
