@@ -1,6 +1,7 @@
 # Two entry points: `make serve` and `make test`. Both create .venv on first use.
-# `make e2e` drives the real Claude Code CLI (pinned, from the npm registry,
-# cached in .cache/) offline against a local fake API; CI runs it after `test`.
+# `make e2e` drives the real Claude Code CLI (pinned and newest) and Codex CLI
+# (pinned), from the npm registry and cached in .cache/, offline against local
+# fake APIs; CI runs it after `test`.
 # `serve` installs memoryd with its runtime dependencies only; `test` (and lint,
 # typecheck, bench) add the dev tools. Each install is redone when pyproject.toml
 # changes (the stamp names carry its checksum) and prints one line saying so.
@@ -33,13 +34,16 @@ lint: $(DEV)
 typecheck: $(DEV)
 	$(BIN)/python tools/typecheck.py
 
+# Three workers (the tests mostly wait on daemons and sockets), then the few
+# tests that take a machine-wide resource, alone.
 pytest: $(DEV)
-	$(BIN)/pytest -q
+	$(BIN)/pytest -q -n 3 -m "not wheel and not serial"
+	$(BIN)/pytest -q -m serial
 
 test: lint typecheck pytest
 
 e2e: $(DEV)
-	@echo "memoryd: end-to-end tests with the real Claude Code CLI (installed into .cache/ on first use)"
+	@echo "memoryd: end-to-end tests with the real Claude Code and Codex CLIs (installed into .cache/ on first use)"
 	@MEMORYD_E2E=1 $(BIN)/pytest -q tests/e2e
 
 # Installing without cloning: build the wheel, install it with its [mcp] extra

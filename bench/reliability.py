@@ -24,7 +24,8 @@ restarts), a create/delete burst (``burst``), ``rm -rf`` and recreate of a root
 the limits (bench/_limits.py): ``full-disk``, ``lock``, ``threads``,
 ``descriptors``, ``request-roots``; the watcher (bench/_rel_watch.py):
 ``overflow``, ``swap-root``; concurrent saves of one session (``same-session``,
-bench/_rel_saves.py); a memory swapped for an outside link (``symlink-race``).
+bench/_rel_saves.py); a memory swapped for an outside link (``symlink-race``);
+the daemon's own files deleted (``lost-files``, bench/_rel_lost_files.py).
 """
 
 from __future__ import annotations
@@ -49,6 +50,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import _limits
+import _rel_lost_files
 import _rel_saves
 import _rel_symlink
 import _rel_watch
@@ -442,6 +444,7 @@ SCENARIOS = (
     *("overflow", "swap-root"),
     "same-session",
     "symlink-race",
+    "lost-files",
 )
 
 
@@ -475,7 +478,12 @@ def main(argv: list[str] | None = None) -> int:
             "full-disk": lambda: [_limits.full_disk(new_daemon, workdir, limit_row)],
             "lock": lambda: [_limits.held_lock(new_daemon, workdir, limit_row, args.lock_seconds)],
             "threads": lambda: [_limits.thread_limit(new_daemon, workdir, limit_row)],
-            "descriptors": lambda: [_limits.descriptor_limit(new_daemon, workdir, limit_row)],
+            "descriptors": lambda: [
+                _limits.descriptor_limit(new_daemon, workdir, limit_row),
+                _limits.descriptor_limit(
+                    new_daemon, workdir, limit_row, fds=256, clients=300, config=""
+                ),
+            ],
             "request-roots": lambda: [_limits.request_roots(new_daemon, workdir, limit_row)],
             "overflow": lambda: [_rel_watch.overflow(new_daemon, workdir, limit_row)],
             "swap-root": lambda: [_rel_watch.swap_root(new_daemon, workdir, limit_row)],
@@ -485,6 +493,7 @@ def main(argv: list[str] | None = None) -> int:
                 )
             ],
             "symlink-race": lambda: [_rel_symlink.symlink_race(new_daemon, workdir, limit_row)],
+            "lost-files": lambda: [f(new_daemon, workdir, limit_row) for f in _rel_lost_files.RUNS],
         }
         chosen = args.only or SCENARIOS
         rows = [row for name in SCENARIOS if name in chosen for row in runs[name]()]

@@ -23,7 +23,10 @@ into a temporary SQLite file and every query goes through ``Selector.run``
 supersession, ranking, validation). Per corpus it also prints recall,
 precision and F1 per query kind for the shipped settings, and a plain BM25
 baseline over descriptions, given the same exclusions, as a fixed point of
-comparison.
+comparison. Last, the recall of the stage-1 shortlist: the share of gold
+memories among the local ranker's top 5 and top 8 eligible memories, held out
+and with the shipped settings (bench/_shortlist.py), which no judge given that
+shortlist can exceed.
 
 Usage: .venv/bin/python bench/select_quality.py [--corpus DIR] [--real-data DIR] [--no-real]
        [--json] [--no-lopo]
@@ -35,13 +38,14 @@ import argparse
 import dataclasses
 import json
 import math
+import sqlite3
 import sys
 import tempfile
 import time
 from collections import Counter, defaultdict
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from _corpora import (
     DEV_CORPUS,
@@ -70,10 +74,9 @@ from _select_grid import (
     lexicon_stage,
     scoring_stage,
 )
+from _shortlist import NOTHING, Reach, as_json, indexed, reach, render_reach
 
 from memoryd import logs
-from memoryd.indexer.store import IndexStore
-from memoryd.indexer.sync import Syncer
 from memoryd.select._text import terms
 from memoryd.select.candidates import Candidate, load_directory
 from memoryd.select.local import LocalRanker
@@ -114,13 +117,12 @@ def shipped_selector(
     trees: Path | Sequence[Path], workdir: Path, ranker: LocalRanker | None = None
 ) -> Answer:
     """Answers from the real Selector over one real index of ``trees`` (``ranker`` swapped in)."""
-    store = IndexStore(workdir / "index.db")
-    syncer = Syncer(store)
-    for tree in [trees] if isinstance(trees, Path) else trees:
-        syncer.sync_tree(str(tree))
-    selector = Selector()
-    if ranker is not None:
-        selector.local = ranker
+    store, selector = indexed([trees] if isinstance(trees, Path) else trees, workdir, ranker)
+    return answers_of(selector, store.conn)
+
+
+def answers_of(selector: Selector, conn: sqlite3.Connection) -> Answer:
+    """Each query's answer from ``selector`` over the index open on ``conn``."""
 
     def answer(q: dict[str, Any], folder: Path) -> list[str]:
         params = {
@@ -130,7 +132,7 @@ def shipped_selector(
             "recent_tools": q["recent_tools"],
             "ranker": "local",
         }
-        result = select_unrecorded(selector, store.conn, params)
+        result = select_unrecorded(selector, conn, params)
         return [s["filename"] for s in result["selected"]]
 
     return answer
@@ -262,7 +264,8 @@ def lopo(corpora: Sequence[Corpus], workdir: Path) -> dict[str, Any]:
     and fit on all of them."""
     owners = union(corpora)
     grid = GridRanker()
-    answer = shipped_selector(trees(corpora), workdir, grid)
+    store, selector = indexed(trees(corpora), workdir, grid)
+    answer = answers_of(selector, store.conn)
 
     def run(tuning: Tuning) -> list[Outcome]:
         grid.tuning = tuning
@@ -277,7 +280,38 @@ def lopo(corpora: Sequence[Corpus], workdir: Path) -> dict[str, Any]:
 
     search = Search(run)
     folds, fitted = leave_one_out(search, SEARCH_START, sorted(owners), stages)
-    return {"folds": folds, "fitted": fitted, "fitted_rows": search.outcomes(fitted)}
+    # Each held-out project's shortlist, ranked with the settings fitted without it.
+    held_reach: dict[str, Reach] = {}
+    for fold in folds:
+        grid.tuning = cast(Tuning, fold.config)
+        corpus = owners[fold.held_out]
+        mine = [q for q in corpus.queries if q["project"] == fold.held_out]
+        held_reach[fold.held_out] = reach(selector, store.conn, mine, corpus.folder)
+    return {
+        "folds": folds,
+        "fitted": fitted,
+        "fitted_rows": search.outcomes(fitted),
+        "shortlist": held_reach,
+    }
+
+
+def shortlist_reaches(
+    corpora: Sequence[Corpus],
+    fit: dict[str, Any] | None,
+    selector: Selector,
+    conn: sqlite3.Connection,
+) -> list[tuple[str, Reach]]:
+    """Shortlist recall held out (pooled, then per corpus) and with the shipped settings."""
+    rows: list[tuple[str, Reach]] = []
+    if fit is not None:
+        held: dict[str, Reach] = fit["shortlist"]
+        rows.append(("held-out, pooled", sum(held.values(), NOTHING)))
+        for c in corpora:
+            mine = {q["project"] for q in c.queries}
+            rows.append((f"  {c.name}", sum((held[p] for p in sorted(mine)), NOTHING)))
+    for c in corpora:
+        rows.append((f"shipped settings, {c.name}", reach(selector, conn, c.queries, c.folder)))
+    return rows
 
 
 def load_corpora(args: argparse.Namespace) -> list[Corpus]:
@@ -326,7 +360,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         (Path(tmp) / "lopo").mkdir()
         (Path(tmp) / "shipped").mkdir()
         fit = None if args.no_lopo else lopo(corpora, Path(tmp) / "lopo")
-        shipped = shipped_selector(trees(corpora), Path(tmp) / "shipped")
+        store, selector = indexed(trees(corpora), Path(tmp) / "shipped")
+        shipped = answers_of(selector, store.conn)
         results = {
             c.name: {
                 "local": evaluate(c, shipped),
@@ -334,6 +369,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             }
             for c in corpora
         }
+        reaches = shortlist_reaches(corpora, fit, selector, store.conn)
     if args.json:
         out: dict[str, Any] = {}
         for name, pair in results.items():
@@ -342,10 +378,13 @@ def main(argv: Sequence[str] | None = None) -> int:
                 out[name][key] = {**result, "summary": summary(result.pop("rows"), langs)}
         if fit is not None:
             out["lopo"] = lopo_summary(fit, owners, langs)
+        out["shortlist"] = {label: as_json(r) for label, r in reaches}
         print(json.dumps(out, indent=2, default=_plain))
         return 0
     if fit is not None:
         print(render_lopo(fit, owners, langs))
+    print()
+    print(render_reach(reaches))
     for name, pair in results.items():
         print()
         print(render(f"[{name}] local ranker as shipped (not held-out)", pair["local"]))

@@ -29,6 +29,7 @@ from memoryd.daemon.core import Where
 from memoryd.daemon.lifecycle import FATAL_EXIT, Lifecycle, Reload
 from memoryd.daemon.maintenance import WallClock
 from memoryd.daemon.roots import Origin
+from memoryd.errors import DaemonError
 from memoryd.indexer.recovery import open_or_recover
 from memoryd.sessions.files import remove_stale_temp_files
 
@@ -53,6 +54,9 @@ class Daemon:
         self._declared = roots
         self.pidfile = runtime.PidFile(cfg.pidfile)
         self._socket_inode: int | None = None
+        """The socket file we bound (None: systemd's, or removed at shutdown)."""
+        self._socket_lock = threading.Lock()
+        self._socket_trouble: str | None = None
         self._activated = False
         self._clock = WallClock()
         self._parts: Parts | None = None
@@ -82,6 +86,7 @@ class Daemon:
                 release=self.release_paths,
             )
             parts = self._parts = compose(self.cfg, store, listener, life, where)
+            parts.server.rebind = self._rebound
             parts.roots.restore(self._declared)
             restored = parts.roots.paths()
             parts.writer.call(lambda _store: self._remove_stale_temp_files(restored))  # a walk
@@ -127,7 +132,7 @@ class Daemon:
     def _claim(self) -> socket.socket:
         """Pidfile, then socket (activated or bound), in watchman's order."""
         runtime.ensure_private_dir(self.cfg.state_dir, tighten=True)
-        self.pidfile.acquire()
+        runtime.claim(self.pidfile, self.cfg.socket)
         try:
             passed = systemd.listen_fds()
             if passed:
@@ -145,16 +150,54 @@ class Daemon:
             self.pidfile.release()
             raise
 
+    def _rebound(self) -> socket.socket | None:
+        """Every second on the accept thread: a new socket if our socket file is gone.
+
+        Deleted or replaced by something that does not answer, it is bound
+        again (a live socket of another daemon, or a file that is not a socket,
+        is left alone and logged). systemd's socket (activation) is not ours to
+        bind: its loss is logged once, and ``systemctl --user restart
+        memoryd.socket`` makes a new one.
+        """
+        with self._socket_lock:
+            inode, path = self._socket_inode, self.cfg.socket
+            if self.life.stop_requested.is_set() or self.life.state == "stopping":
+                return None
+            if self._activated:
+                if not path.exists() and self._socket_trouble is None:
+                    self._socket_trouble = "deleted"
+                    log.error("daemon.socket_lost", socket=str(path), activated=True)
+                return None
+            if inode is None or runtime.socket_is(path, inode):
+                return None
+            try:
+                runtime.ensure_private_dir(path.parent)
+                sock, self._socket_inode = runtime.bind_socket(path)
+            except (DaemonError, OSError) as exc:
+                if self._socket_trouble != str(exc):
+                    self._socket_trouble = str(exc)
+                    log.error("daemon.socket_rebind_failed", socket=str(path), error=str(exc))
+                return None
+            self._socket_trouble = None
+            log.warning("daemon.socket_rebound", socket=str(path))
+            return sock
+
     def _install_signals(self) -> None:
         stop = self.life.stop_requested
         signal.signal(signal.SIGTERM, lambda *_: stop.set())
         signal.signal(signal.SIGINT, lambda *_: stop.set())
         # The main loop runs the reload: one at a time, and a burst of signals
         # while one runs becomes one more reload, not overlapping threads.
-        signal.signal(signal.SIGHUP, lambda *_: self._reload_requested.set())
+        signal.signal(signal.SIGHUP, self._hangup)
         # A file-size limit (RLIMIT_FSIZE) must fail the write (EFBIG, a full disk to
         # the index), not kill the daemon, which is SIGXFSZ's default.
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+
+    def _hangup(self, *_: object) -> None:
+        """SIGHUP: a reload, and a deleted socket file bound again at once (even while indexing)."""
+        self._reload_requested.set()
+        if self._parts is not None:
+            self._parts.server.check_listener()
 
     def _remove_stale_temp_files(self, roots: list[str]) -> None:
         """Delete temp files a killed writer left in the roots and the reports dir."""
@@ -211,9 +254,10 @@ class Daemon:
 
     def release_paths(self) -> None:
         """Remove our socket file and pidfile: the daemon no longer takes new clients."""
-        if self._socket_inode is not None:
-            runtime.remove_socket(self.cfg.socket, self._socket_inode)
-            self._socket_inode = None
+        with self._socket_lock:
+            if self._socket_inode is not None:
+                runtime.remove_socket(self.cfg.socket, self._socket_inode)
+                self._socket_inode = None
         self.pidfile.release()
 
     def _shutdown(self) -> None:

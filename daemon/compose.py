@@ -27,6 +27,7 @@ from apscheduler.schedulers.background import BackgroundScheduler
 
 from memoryd.config import Config
 from memoryd.daemon import health, startup
+from memoryd.daemon.alarms import Alarms
 from memoryd.daemon.core import DaemonCore, Where
 from memoryd.daemon.daemon_index import DaemonIndex
 from memoryd.daemon.handlers import DaemonMethods
@@ -153,7 +154,11 @@ def compose(
         readers=readers,
         maintenance=maintenance,
         staleness=staleness,
-        status_parts=[reporter],
+        status_parts=[
+            reporter,
+            maintenance,
+            Alarms(roots.paths, watcher, maintenance, readers, lambda: life.state == "ready"),
+        ],
     )
     methods = DaemonMethods(core, service, staleness).table()
     # `status` answers (with progress) during the first reconcile; the
@@ -166,6 +171,7 @@ def compose(
         max_connections=cfg.max_connections,
         idle_timeout=cfg.idle_timeout,
         on_fatal=life.fail,
+        on_disconnect=readers.release,
     )
     core.server = server
     return Parts(

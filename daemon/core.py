@@ -18,6 +18,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
+import structlog
+
 from memoryd.indexer import queries
 from memoryd.indexer.sync import SyncResult
 from memoryd.replies import (
@@ -27,6 +29,8 @@ from memoryd.replies import (
     ParseFailure,
     WatchReply,
 )
+
+log = structlog.get_logger(__name__)
 
 if TYPE_CHECKING:
     from memoryd.daemon.lifecycle import DaemonState, Lifecycle, Reload
@@ -213,7 +217,10 @@ class DaemonCore:
         maintenance, server = self._maintenance, self.server
         extra: FeatureStatus = {}
         for part in self._status_parts:
-            extra.update(part.status())
+            try:
+                extra.update(part.status())
+            except Exception:  # one part's defect must not cost the whole status answer
+                log.exception("status.part_failed", part=type(part).__name__)
         return Runtime(
             state=self._life.state,
             started=self._life.started,

@@ -155,7 +155,7 @@ class DaemonMethods:
         raw = params.get("dir")
         if not isinstance(raw, str) or not raw:
             raise InvalidParams("'dir' must be a directory path", {"field": "dir"})
-        path = os.path.realpath(os.path.expanduser(raw))
+        path = p.real_path(raw)
         origin = core.origin_of(path)
         if origin is None:
             roots = core.roots()

@@ -143,8 +143,9 @@ def guard(handlers: dict[str, Handler], writer: _Writer) -> dict[str, Handler]:
     """``handlers`` that answer storage trouble with ``index_unavailable``, never ``internal``.
 
     Damage a query runs into is reported to the writer, which sets the file
-    aside and rebuilds the index; while that runs, requests wait a little for
-    it and are then told to retry. ``status`` is never held.
+    aside and rebuilds the index (as it does by itself for a file deleted or
+    replaced); while that runs, requests wait a little for it and are then
+    told to retry. ``status`` is never held.
     """
 
     def guarded(name: str, handler: Handler) -> Handler:
@@ -158,10 +159,15 @@ def guard(handlers: dict[str, Handler], writer: _Writer) -> dict[str, Handler]:
                 return handler(params)
             except (sqlite3.Error, StoreError) as exc:
                 found = recovery.trouble(exc)
-                if found is None and not isinstance(exc, StoreError):
+                lost = recovery.replaced(store)  # the writer starts over within a second
+                # a reader that met the rebuilt file before its tables: the rebuild, not a defect
+                rebuilding = health.state == REBUILDING or "no such table" in str(exc)
+                if not (found or lost or rebuilding or isinstance(exc, StoreError)):
                     raise
                 why = found[1] if found else str(exc)
-                if found is not None and found[0] == recovery.DAMAGED:
+                if lost is not None:
+                    why = f"{lost}; it is being rebuilt from the files"
+                elif found is not None and found[0] == recovery.DAMAGED:
                     writer.report_damage(store, why)
                     why = f"the index is damaged ({why}); it is being rebuilt from the files"
                 raise IndexUnavailable(f"{why}; retry in a few seconds", {"retry": True}) from None

@@ -28,15 +28,19 @@ from memoryd.daemon import startup, systemd
 from memoryd.daemon.watched_roots import WatchedRoots
 from memoryd.daemon.watcher import Watcher
 from memoryd.daemon.writer import Writer
-from memoryd.indexer import recovery
+from memoryd.indexer import queries, recovery
 from memoryd.indexer.store import IndexStore
 from memoryd.indexer.sync import SyncResult
+from memoryd.replies import FeatureStatus, ReconcileFailure
 
 log = structlog.get_logger("memoryd.daemon")
 
 OBSERVER_CHECK_S = 1.0
 """How often the daemon checks that every root's observer thread is alive (and that a
 deleted root has come back): a loop over the roots, cheap enough to run every second."""
+
+_ERROR_KEPT = 300
+"""How much of a failed reconcile's error ``status`` shows."""
 
 
 @dataclass
@@ -106,7 +110,11 @@ class Maintenance:
         self._rescheduled = rescheduled
         self._interval = cfg.reconcile_interval
         self.last_reconcile: ReconcileInfo | None = None
+        self.last_failure: ReconcileFailure | None = None
+        """The last full reconcile that raised (shown in ``status`` from then on)."""
         self.drift_fixed_total = 0
+        self.watcher_deaths: dict[str, tuple[int, float]] = {}
+        """Root -> how many times its watcher died, and when it last did (``status``'s alarms)."""
         self.indexing: startup.IndexProgress | None = None
         """The first index's progress, once it has started."""
         self.recrawls: dict[str, Recrawls] = {}
@@ -169,7 +177,9 @@ class Maintenance:
         watcher = self._watcher
         for root in watcher.dead_roots():
             log.warning("watcher.observer_died", root=root)
-            watcher.restart(root)
+            if watcher.restart(root) != "missing":  # a deleted root's watch ends, not dies
+                count = self.watcher_deaths.get(root, (0, 0.0))[0]
+                self.watcher_deaths[root] = (count + 1, time.time())
             reason = "observer-error"
         for root in watcher.returned_roots():  # a deleted root has come back
             log.info("watcher.root_returned", root=root)
@@ -189,7 +199,15 @@ class Maintenance:
                 progress.finish()
             return result
 
-        result = self._writer.call(job)
+        try:
+            result = self._writer.call(job)
+        except Exception as exc:
+            self.last_failure = {
+                "at": queries.iso_utc(time.time()),
+                "reason": reason,
+                "error": " ".join(f"{type(exc).__name__}: {exc}".split())[:_ERROR_KEPT],
+            }
+            raise
         back = watcher.returned_roots()  # recreated while this pass ran: watch them now
         for root in back:
             watcher.restart(root)
@@ -209,18 +227,27 @@ class Maintenance:
         return result
 
     def reconcile_quietly(self, reason: str) -> SyncResult | None:
-        """:meth:`reconcile` for the scheduler and start-up: a storage failure is not a bug.
+        """:meth:`reconcile` for the scheduler and start-up, which must go on whatever it meets.
 
-        The writer is then degraded and repairs on its own; None says so.
+        A storage failure leaves the writer degraded, and it repairs on its
+        own; anything else is logged with its traceback and shown in
+        ``status`` (:meth:`status`), and the next reconcile tries again. A
+        start-up must not exit over it: under systemd that is a restart loop.
+        None says the pass did not complete.
         """
         try:
             return self.reconcile(reason)
         except Exception as exc:
             found = recovery.trouble(exc)
             if found is None:
-                raise
-            log.warning("daemon.reconcile_deferred", reason=reason, cause=found[1])
+                log.exception("daemon.reconcile_failed", reason=reason)
+            else:
+                log.warning("daemon.reconcile_deferred", reason=reason, cause=found[1])
             return None
+
+    def status(self) -> FeatureStatus:
+        """``last_reconcile_error`` once a full reconcile has failed (compare its ``at``)."""
+        return {} if self.last_failure is None else {"last_reconcile_error": self.last_failure}
 
     def repair(self, store: IndexStore) -> None:
         """The writer's catch-up after failed writes (run on its thread): what they missed.

@@ -2,7 +2,8 @@
 
 Readers never share the writer's connection: each thread lazily opens its own
 ``mode=ro`` connection and keeps it for its life, so concurrent requests read
-in parallel under WAL while the writer commits.
+in parallel under WAL while the writer commits. A connection's thread closes
+it as it ends (:meth:`Readers.release`), so its descriptors are free at once.
 """
 
 from __future__ import annotations
@@ -23,6 +24,13 @@ class Readers:
     def reset(self) -> None:
         """The database file was replaced (rebuilt after damage): every thread reopens."""
         self._epoch += 1
+
+    def release(self) -> None:
+        """This thread is ending: its connection is closed now, not when it is collected."""
+        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
+        if conn is not None:
+            self._local.conn = None
+            conn.close()
 
     def conn(self) -> sqlite3.Connection:
         conn: sqlite3.Connection | None = getattr(self._local, "conn", None)

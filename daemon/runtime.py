@@ -4,6 +4,8 @@ The order is watchman's: check the directory is ours, lock the pidfile (a
 second daemon stops here, naming the first one's pid), then remove a socket
 only if nothing answers on it, then bind. A live socket is never removed, even
 by a daemon given a different state directory and so a different pidfile.
+The one exception to "a second daemon stops": a first one that answers on no
+socket, even when asked to bind it again, is asked to stop (:func:`claim`).
 """
 
 from __future__ import annotations
@@ -12,11 +14,23 @@ import contextlib
 import errno
 import fcntl
 import os
+import signal
 import socket
 import stat
+import time
+from collections.abc import Callable
 from pathlib import Path
 
+import structlog
+
 from memoryd.errors import AlreadyRunning, DaemonError, UnsafeRuntimeDir
+
+log = structlog.get_logger("memoryd.daemon")
+
+TAKEOVER_WAIT_S = 5.0
+"""How long a new ``serve`` waits for an unreachable daemon to bind its socket again."""
+STOP_WAIT_S = 20.0
+"""How long it then waits for that daemon to stop (it finishes in-flight requests first)."""
 
 
 def ensure_private_dir(path: Path, *, tighten: bool = False) -> None:
@@ -85,6 +99,14 @@ class PidFile:
         os.write(fd, f"{os.getpid()}\n".encode())
         self._fd = fd
 
+    def holder(self) -> int | None:
+        """The pid another daemon wrote in the file, if it is one."""
+        try:
+            first = self.path.read_text(errors="replace").strip()
+        except OSError:
+            return None
+        return int(first) if first.isdigit() else None
+
     def release(self) -> None:
         """Remove the file (if it is still ours) and drop the lock; idempotent."""
         if self._fd is None:
@@ -94,6 +116,101 @@ class PidFile:
                 self.path.unlink()
         os.close(self._fd)
         self._fd = None
+
+
+def claim(pidfile: PidFile, socket_path: Path) -> None:
+    """Lock ``pidfile``; a holder that answers on no socket is asked to rebind, then to stop.
+
+    A daemon whose socket file was deleted binds it again by itself within a
+    second (and at once on SIGHUP): this ``serve`` then says it is already
+    running, and where. One that still answers nowhere after
+    :data:`TAKEOVER_WAIT_S` is stopped with SIGTERM, and this one takes its
+    place once it has let go of the lock. Only a process of this user that is
+    a ``memoryd serve`` is ever signalled.
+    """
+    try:
+        pidfile.acquire()
+        return
+    except AlreadyRunning as exc:
+        refused = exc
+    pid = pidfile.holder()
+    if pid is None or not is_memoryd_daemon(pid):
+        raise refused
+
+    def reachable() -> Path | None:
+        # Where it listens (it may have been given another --socket), else where we would.
+        return next((p for p in listening_paths(pid) or [socket_path] if socket_answers(p)), None)
+
+    if reachable() is not None:
+        raise refused
+    os.kill(pid, signal.SIGHUP)
+    if _within(TAKEOVER_WAIT_S, lambda: reachable() is not None):
+        raise AlreadyRunning(
+            f"memoryd is already running (pid {pid}) and answers on {reachable()}"
+            " (it re-created its socket file)"
+        )
+    log.warning("daemon.taking_over", pid=pid, socket=str(socket_path))
+    os.kill(pid, signal.SIGTERM)
+    if not _within(STOP_WAIT_S, lambda: _acquired(pidfile)):
+        raise AlreadyRunning(
+            f"memoryd pid {pid} holds {pidfile.path}, answers on no socket and did not stop"
+            f" within {STOP_WAIT_S:.0f} s of SIGTERM; stop it (kill {pid}) and start again"
+        )
+    log.warning("daemon.took_over", pid=pid)
+
+
+def is_memoryd_daemon(pid: int) -> bool:
+    """Whether ``pid`` is a ``memoryd serve`` of this user (Linux's /proc; False elsewhere)."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+        argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+    except OSError:
+        return False
+    uid = next((line.split()[1] for line in status.splitlines() if line.startswith("Uid:")), "")
+    named = any(b"memoryd" in arg for arg in argv[:3])
+    return uid == str(os.getuid()) and named and b"serve" in argv
+
+
+def listening_paths(pid: int) -> list[Path]:
+    """The paths the process ``pid`` listens on, deleted or not (Linux's /proc; else none)."""
+    links = []
+    try:
+        for fd in os.listdir(f"/proc/{pid}/fd"):
+            with contextlib.suppress(OSError):  # closed meanwhile
+                links.append(os.readlink(f"/proc/{pid}/fd/{fd}"))
+        table = Path("/proc/net/unix").read_text().splitlines()[1:]
+    except OSError:
+        return []
+    inodes = {link[8:-1] for link in links if link.startswith("socket:[")}
+    # Num RefCount Protocol Flags Type St Inode Path; flag 0x10000: listening.
+    rows = [line.split() for line in table]
+    return [Path(r[7]) for r in rows if len(r) >= 8 and r[6] in inodes and int(r[3], 16) & 0x10000]
+
+
+def _acquired(pidfile: PidFile) -> bool:
+    try:
+        pidfile.acquire()
+    except AlreadyRunning:
+        return False
+    return True
+
+
+def _within(seconds: float, done: Callable[[], bool]) -> bool:
+    deadline = time.monotonic() + seconds
+    while not done():
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.1)
+    return True
+
+
+def socket_is(path: Path, inode: int) -> bool:
+    """Whether ``path`` still is the socket file of that inode (not deleted, not replaced)."""
+    try:
+        st = path.lstat()
+    except OSError:
+        return False
+    return stat.S_ISSOCK(st.st_mode) and st.st_ino == inode
 
 
 def socket_answers(path: Path, timeout: float = 1.0) -> bool:

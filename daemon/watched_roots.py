@@ -23,7 +23,7 @@ from memoryd.daemon.watcher import Watcher
 from memoryd.daemon.writer import Writer
 from memoryd.errors import InvalidParams
 from memoryd.indexer import recovery
-from memoryd.indexer.folders import is_memory_folder
+from memoryd.indexer.folders import empty_folder_note, is_memory_folder
 from memoryd.indexer.store import IndexStore
 from memoryd.indexer.sync import Syncer
 from memoryd.paths import escaped, name_problem
@@ -66,12 +66,22 @@ class WatchedRoots:
     def queue_hints(self, paths: set[str], listed: set[str]) -> None:
         """The watcher's batch as one writer job: each path re-stated, each listing compared."""
 
+        steps = [("sync_path", p) for p in sorted(paths)]
+        steps += [("sync_listing", d) for d in sorted(listed)]
+
         def job(store: IndexStore) -> None:
+            # Each path on its own: one that fails (a bug, since a bad file is an
+            # error row) is logged and the rest of the batch still goes in. A
+            # storage failure stops the job: the writer's repair redoes it all.
             syncer = self.syncer(store)
-            for path in sorted(paths):
-                syncer.sync_path(path)
-            for directory in sorted(listed):
-                syncer.sync_listing(directory)
+            for step, path in steps:
+                try:
+                    getattr(syncer, step)(path)
+                except Exception as exc:
+                    if recovery.trouble(exc) is not None:
+                        raise
+                    log.exception("watcher.path_failed", path=path)
+                    syncer = self.syncer(store)  # nothing half-done carried on
 
         self._writer.submit(job, hint=True)
 
@@ -243,13 +253,21 @@ class WatchedRoots:
         return path
 
     def watch_dir(self, raw: Any, field: str = "dir") -> Watched:
-        """``watch``: make ``raw`` a permanent root, remembered across restarts."""
+        """``watch``: make ``raw`` a permanent root, remembered across restarts.
+
+        A folder with no memories of its own is refused, with what it holds
+        (``did you mean DIR/memory?``), as it would not be watched for a request.
+        """
         path = requests.directory(raw, field)
         covering = self.root_for(path)
         known = self._root_set.get(covering) if covering else None
         if known is not None and known.origin != "request":
             return {"dir": path, "root": covering, "added": False, "origin": known.origin}
         self.refuse_too_broad(path, field)
+        if not is_memory_folder(path):  # as requests do: only memory folders are watched
+            raise InvalidParams(
+                f"'{field}': not watched: {empty_folder_note(path)}", {"field": field}
+            )
         entry = self._watch_new(path, raw, field, "watch")
         origin = entry.origin if entry else "none"
         return {"dir": path, "root": path, "added": covering != path, "origin": origin}

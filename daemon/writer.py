@@ -11,7 +11,9 @@ held by another process) makes the writer ``degraded``
 hints, and runs the daemon's *repair* (a full reconcile) on its own thread,
 with backoff, until one succeeds. A job that finds the database damaged has
 it set aside and a new one opened (:func:`memoryd.indexer.recovery.open_or_recover`),
-which the repair then fills from the files, as a start-up would.
+which the repair then fills from the files, as a start-up would. So does an
+index file deleted or replaced under the daemon, which the writer checks
+before each job and every :data:`FILE_CHECK_S` while idle.
 """
 
 from __future__ import annotations
@@ -32,6 +34,8 @@ from memoryd.indexer.store import IndexStore
 
 T = TypeVar("T")
 
+FILE_CHECK_S = 1.0
+"""How often an idle writer checks that the index file is still the one it writes."""
 WAL_RESTART_BYTES = 4 * 1024 * 1024
 """Past this, the writer waits for the readers of older snapshots and starts the WAL over."""
 Job = tuple[Callable[[IndexStore], Any], Future[Any], bool, bool]
@@ -137,10 +141,14 @@ class Writer:
 
     def _loop(self) -> None:
         while True:
+            self._check_file()
+            due = self.health.wait_s()
+            wait = FILE_CHECK_S if due is None else min(due, FILE_CHECK_S)
             try:
-                item = self._jobs.get(timeout=self.health.wait_s())
-            except queue.Empty:  # a repair is due
-                self._repair()
+                item = self._jobs.get(timeout=wait)
+            except queue.Empty:
+                if self.health.wait_s() == 0.0:  # a repair is due
+                    self._repair()
                 continue
             if item is None:
                 break
@@ -204,14 +212,24 @@ class Writer:
         self.health.recovered()
         self.store.set_busy_timeout(BUSY_MS)
 
-    def _rebuild(self, reason: str) -> None:
-        """Set the damaged database aside, open a new one; the repair fills it from the files."""
-        log.error("index.damaged_while_running", reason=reason)
+    def _check_file(self) -> None:
+        """Start over if the index file was deleted or replaced (before each job, every second)."""
+        why = recovery.replaced(self.store)
+        if why is not None:
+            self._rebuild(why, damaged=False)
+
+    def _rebuild(self, reason: str, *, damaged: bool = True) -> None:
+        """Set the damaged database aside (or let go of a deleted or replaced one), open a
+        new one; the repair fills it from the files."""
+        log.error("index.damaged_while_running" if damaged else "index.file_lost", reason=reason)
         self.health.rebuilding(reason)
         old = self.store
         old.close()
         try:
-            store, moved = recovery.open_or_recover(old.path, found=reason)
+            if damaged:
+                store, moved = recovery.open_or_recover(old.path, found=reason)
+            else:
+                store, moved = recovery.reopen(old, reason)
         except Exception as exc:  # cannot even start over (no space for a new file)
             self.on_fatal(f"the index is damaged and cannot be rebuilt: {exc}")
             raise

@@ -2,20 +2,81 @@
 
 Frontmatter is the YAML between a first line ``---`` and the next line ``---``.
 Every way this can go wrong in real folders gets its own message, because the
-message is what a person reads in ``memoryd list`` to fix the file.
+message is what a person reads in ``memoryd list`` to fix the file. Loading
+gives JSON values only and never raises anything but :class:`FrontmatterError`
+(a value YAML cannot build stays text); :func:`load_header` also reads a
+header of plain ``key: value`` lines that is not YAML, with a warning.
 """
 
 from __future__ import annotations
 
+import math
 import re
+from collections.abc import Callable
 from typing import Any
 
 import yaml
 
 try:  # LibYAML (C) parses far faster than the pure-Python loader.
-    from yaml import CSafeLoader as _Loader
+    from yaml import CSafeLoader as _SafeLoader
 except ImportError:  # pragma: no cover - depends on how PyYAML was built
-    from yaml import SafeLoader as _Loader  # type: ignore[assignment]
+    from yaml import SafeLoader as _SafeLoader  # type: ignore[assignment]
+
+_STR = "tag:yaml.org,2002:str"
+
+
+class _Loader(_SafeLoader):
+    """The safe loader with constructors that cannot raise and build only JSON values.
+
+    A header is data a person wrote, not a program: a scalar YAML cannot turn
+    into its tag's type (``created: 2025-02-30``, ``!!int abc``, ``!!bool maybe``,
+    an integer of thousands of digits) stays the text it is, instead of raising
+    out of the parser. Dates are never built at all (no implicit timestamp
+    resolver; ``!!timestamp`` gives the text): readers match dates in text, and
+    a ``datetime`` would only have to be turned back into a string. Binary,
+    sets and ordered maps give text, a list and a list of pairs, so every
+    header is JSON as it is.
+    """
+
+    yaml_implicit_resolvers = {  # noqa: RUF012 - a class-wide table, as in PyYAML
+        first: [(tag, regexp) for tag, regexp in resolvers if not tag.endswith(":timestamp")]
+        for first, resolvers in _SafeLoader.yaml_implicit_resolvers.items()
+    }
+
+
+def _total(construct: Callable[[Any, Any], object]) -> Callable[[Any, Any], object]:
+    """``construct``, or the node's plain text when it cannot make the tag's type of it."""
+
+    def constructor(loader: Any, node: Any) -> object:
+        if not isinstance(node, yaml.ScalarNode):
+            return construct(loader, node)  # the base reports a non-scalar with its position
+        try:
+            value = construct(loader, node)
+        except Exception:
+            return str(node.value)
+        if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 64:
+            return str(node.value)  # a number no reader needs, that str() may refuse to print
+        if isinstance(value, float) and not math.isfinite(value):
+            return str(node.value)  # .inf and .nan are not JSON
+        return value
+
+    return constructor
+
+
+for _tag in ("null", "bool", "int", "float"):
+    _Loader.add_constructor(
+        f"tag:yaml.org,2002:{_tag}",
+        _total(_SafeLoader.yaml_constructors[f"tag:yaml.org,2002:{_tag}"]),
+    )
+for _tag in ("timestamp", "binary"):
+    _Loader.add_constructor(f"tag:yaml.org,2002:{_tag}", _SafeLoader.yaml_constructors[_STR])
+
+
+def _set(loader: Any, node: Any) -> list[str]:
+    return sorted(str(k) for k in loader.construct_mapping(node))
+
+
+_Loader.add_constructor("tag:yaml.org,2002:set", _set)
 
 
 _DELIM = re.compile(r"^---[ \t]*$", re.MULTILINE)
@@ -23,6 +84,10 @@ _DELIM = re.compile(r"^---[ \t]*$", re.MULTILINE)
 
 class FrontmatterError(ValueError):
     """The frontmatter is missing or malformed; the message says how."""
+
+
+class YamlSyntaxError(FrontmatterError):
+    """The frontmatter is not YAML at all (as opposed to YAML of the wrong shape)."""
 
 
 def split(text: str) -> tuple[str, str]:
@@ -95,11 +160,11 @@ def load_mapping(yaml_text: str) -> dict[str, Any]:
     """Parse frontmatter YAML; it must be a mapping with string keys."""
     reject_aliases(yaml_text)
     try:
-        data = yaml.load(yaml_text, Loader=_Loader)
+        data = yaml.load(yaml_text, Loader=_Loader)  # noqa: S506 - the safe loader, subclassed
     except yaml.MarkedYAMLError as exc:
-        raise FrontmatterError(_describe_yaml_error(exc)) from None
+        raise YamlSyntaxError(_describe_yaml_error(exc)) from None
     except yaml.YAMLError as exc:
-        raise FrontmatterError(f"YAML error in frontmatter: {exc}") from None
+        raise YamlSyntaxError(f"YAML error in frontmatter: {exc}") from None
     if data is None:
         raise FrontmatterError("frontmatter is empty")
     if not isinstance(data, dict):
@@ -107,6 +172,63 @@ def load_mapping(yaml_text: str) -> dict[str, Any]:
             f"frontmatter is a YAML {_yaml_type(data)}, not a mapping of keys to values"
         )
     return {str(k): v for k, v in data.items()}
+
+
+_PLAIN_LINE = re.compile(r"(?P<indent>[ \t]*)(?P<key>[A-Za-z_][\w.-]*):(?:[ \t]+(?P<value>.*))?")
+
+_YAML_SYNTAX = frozenset("\"'[{|>&*!%@`")
+"""Characters a plain value cannot start with: the author wrote YAML syntax there."""
+
+
+# dict[str, Any]: a YAML mapping, any JSON-shaped values.
+def load_header(yaml_text: str) -> tuple[dict[str, Any], str | None]:
+    """The header's mapping, and a warning when it had to be read leniently.
+
+    Strict YAML first (:func:`load_mapping`). A header that is not YAML but is
+    made only of plain ``key: value`` lines (what people and agents write:
+    ``description: Fixed: the lap view`` with an unquoted ``": "``) is read
+    line by line instead: the key is up to the first ``:``, the value is the
+    rest of the line, as text (a value that opens with YAML syntax, a quote or
+    a bracket, keeps the strict error). One level of indented ``key: value`` lines under
+    a key with no value (Claude Code's ``metadata:``) is a nested mapping.
+    Anything else raises the strict error.
+    """
+    try:
+        return load_mapping(yaml_text), None
+    except YamlSyntaxError as exc:
+        fields = _plain_lines(yaml_text)
+        if fields is None:
+            raise
+        return fields, (
+            f"header read as plain 'key: value' lines, since it is not valid YAML ({exc}); "
+            "quote values that hold ': '"
+        )
+
+
+# dict[str, Any]: string values, and one nested mapping level.
+def _plain_lines(yaml_text: str) -> dict[str, Any] | None:
+    """``yaml_text`` as ``key: value`` lines (see :func:`load_header`), or None if it is not."""
+    fields: dict[str, Any] = {}
+    nested: dict[str, Any] | None = None
+    for line in yaml_text.split("\n"):
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        found = _PLAIN_LINE.fullmatch(line)
+        if found is None:
+            return None
+        key, value = found["key"], (found["value"] or "").strip() or None
+        if value is not None and value[0] in _YAML_SYNTAX:
+            return None  # meant as YAML (a quote, a list, a block): its error stands
+        if found["indent"]:
+            if nested is None:
+                return None
+            nested[key] = value
+        elif value is None:
+            fields[key] = nested = {}
+        else:
+            fields[key], nested = value, None
+    # A key with nothing under it is an empty value, as in YAML.
+    return {k: v if v != {} else None for k, v in fields.items()} or None
 
 
 def _describe_yaml_error(exc: yaml.MarkedYAMLError) -> str:

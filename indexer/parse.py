@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from memoryd.bounded_read import MAX_READ_BYTES, NotAFile, OutsideFolder, open_memory
-from memoryd.indexer.frontmatter import FrontmatterError, load_mapping, split
+from memoryd.indexer.frontmatter import FrontmatterError, load_header, split
 from memoryd.indexer.records import (
     ERROR_PARSE,
     ERROR_READ,
@@ -26,8 +26,9 @@ from memoryd.indexer.records import (
     KIND_SESSION,
     MEMORY_TYPES,
     ParsedFile,
+    unexpected,
 )
-from memoryd.indexer.secrets import find_secrets
+from memoryd.indexer.secrets import find_secrets, redact
 from memoryd.paths import SESSION_FILENAME, escaped
 
 MAX_FILE_BYTES = MAX_READ_BYTES
@@ -155,8 +156,21 @@ def parse_file(path: str, filename: str, size_hint: int, within: str | None = No
 
 
 def parse_bytes(data: bytes, kind: str, *, truncated: bool = False, size: int = 0) -> ParsedFile:
-    """Parse file content already in memory (also used by ``save`` to validate output)."""
+    """Parse file content already in memory (also used by ``save`` to validate output).
+
+    Whatever goes wrong with one file becomes that file's error: an exception
+    no check foresaw is caught here, once, for every caller (the writer's
+    batches, the CLI, session load and save), so one file can never stop the
+    files after it.
+    """
     digest = content_hash(data)
+    try:
+        return _parse_data(data, kind, digest, truncated=truncated, size=size)
+    except Exception as exc:  # a bug's or a library's surprise: this file's error, not ours
+        return _failed(kind, digest, unexpected("could not parse the file", exc))
+
+
+def _parse_data(data: bytes, kind: str, digest: str, *, truncated: bool, size: int) -> ParsedFile:
     nul = data.find(b"\x00")
     if nul >= 0:
         return _failed(kind, digest, f"binary file: contains a NUL byte at offset {nul}")
@@ -175,12 +189,53 @@ def parse_bytes(data: bytes, kind: str, *, truncated: bool = False, size: int = 
         text = text.replace("\r\n", "\n")
     record = _parse_text(text, kind, digest)
     record.secrets = find_secrets(text)
+    _cap_fields(record)
     if truncated and record.error is None:
-        record.warning = (
+        _warn(
+            record,
             f"file is {size:,} bytes, over the {MAX_FILE_BYTES // 1024} KiB cap: "
-            f"only its first {HEAD_BYTES // 1024} KiB were read"
+            f"only its first {HEAD_BYTES // 1024} KiB were read",
         )
     return record
+
+
+MAX_FIELD_CHARS = 1000
+"""The longest ``name`` or ``description`` kept; the rest is cut, with a marker."""
+
+
+def _cap_fields(record: ParsedFile) -> None:
+    """Cut a ``name`` or ``description`` over :data:`MAX_FIELD_CHARS`, visibly.
+
+    Cut here, once, when the file is parsed, rather than in each reply: the
+    index, the rankers (their term counts, the Claude ranker's prompt) and
+    every reply (``list``, ``select``, the hook, reports) then see one same
+    bounded value, and a megabyte written into a header cannot ride along in
+    every answer. The value ends in ``… [cut: N characters]`` so nobody takes
+    it for the whole text, and the file carries a warning (``list``,
+    ``check``) saying so. A file holding a credential is redacted before the
+    cut, so the cut cannot leave part of a value that no pattern then finds.
+    """
+    for field in ("name", "description"):
+        value = getattr(record, field)
+        if value is None or len(value) <= MAX_FIELD_CHARS:
+            continue
+        if record.secrets:
+            value = redact(value)
+            if len(value) <= MAX_FIELD_CHARS:
+                setattr(record, field, value)
+                continue
+        setattr(record, field, f"{value[:MAX_FIELD_CHARS]}… [cut: {len(value):,} characters]")
+        _warn(
+            record,
+            f"the {field} is {len(value):,} characters: only its first "
+            f"{MAX_FIELD_CHARS:,} are kept (put the detail in the body)",
+        )
+
+
+def _warn(record: ParsedFile, warning: str) -> None:
+    """Add ``warning`` to a usable record's warnings (an error says enough)."""
+    if record.error is None:
+        record.warning = warning if record.warning is None else f"{warning}; {record.warning}"
 
 
 def _failed(kind: str, digest: str, message: str) -> ParsedFile:
@@ -198,12 +253,13 @@ def _parse_text(text: str, kind: str, digest: str) -> ParsedFile:
         )
     try:
         yaml_text, body = split(text)
-        fields = load_mapping(yaml_text)
+        fields, lenient = load_header(yaml_text)
     except FrontmatterError as exc:
         return _failed(kind, digest, str(exc))
-    if kind == KIND_SESSION:
-        return _session(fields, body, digest)
-    return _memory(fields, body, digest)
+    record = (_session if kind == KIND_SESSION else _memory)(fields, body, digest)
+    if record.error is None:
+        record.warning = lenient
+    return record
 
 
 def _memory(fields: Mapping[str, object], body: str, digest: str) -> ParsedFile:

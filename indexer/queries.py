@@ -13,7 +13,7 @@ import sqlite3
 from dataclasses import dataclass, fields
 from typing import Any
 
-from memoryd.replies import FileSummary, ListReply, ParseFailure
+from memoryd.replies import FileSummary, FileWarning, ListReply, ParseFailure
 
 FILES_TABLE = (
     "path",
@@ -165,6 +165,16 @@ def errors_under(conn: sqlite3.Connection, directory: str) -> list[ParseFailure]
         _under_args(directory),
     )
     return [{"path": r["path"], "error": r["error"]} for r in rows]
+
+
+def warnings_under(conn: sqlite3.Connection, directory: str) -> list[FileWarning]:
+    """Files in or below ``directory`` indexed with a warning (read in part, or leniently)."""
+    rows = conn.execute(
+        f"SELECT path, warning FROM files WHERE warning IS NOT NULL AND {_under('directory')} "
+        "ORDER BY path",
+        _under_args(directory),
+    )
+    return [{"path": r["path"], "warning": r["warning"]} for r in rows]
 
 
 def counts_under(conn: sqlite3.Connection, directory: str) -> tuple[int, int]:

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from memoryd.indexer.secrets import redact
+
 MEMORY_TYPES = ("user", "feedback", "project", "reference")
 KIND_MEMORY = "memory"
 KIND_INDEX = "index"
@@ -53,3 +55,16 @@ class ParsedFile:
     warning: str | None = None
     # Lines that look like credentials: ``[{"line": n, "kind": "..."}]``.
     secrets: list[dict[str, Any]] = field(default_factory=list)
+
+
+_CAUSE_KEPT = 300
+"""How much of an unexpected exception's text a file's error keeps."""
+
+
+def unexpected(doing: str, exc: Exception) -> str:
+    """A file's error for an exception nothing foresaw: what failed and why, on one line.
+
+    Bounded and redacted: the exception's text may quote the file.
+    """
+    why = " ".join(f"{type(exc).__name__}: {exc}".split())[:_CAUSE_KEPT]
+    return f"{doing} ({redact(why)})"

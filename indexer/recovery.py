@@ -13,13 +13,16 @@ Only the daemon does this, while it holds the pidfile lock: a second process
 moving the file away under a running daemon would be worse than the damage.
 The same happens when damage shows up while the daemon runs (a query or a
 write answered ``SQLITE_CORRUPT``): :func:`trouble` tells that apart from a
-full disk or a held lock, which only need the write retried later.
+full disk or a held lock, which only need the write retried later. A file
+deleted or replaced under the daemon (:func:`replaced`) is started over the
+same way (:func:`reopen`).
 """
 
 from __future__ import annotations
 
 import contextlib
 import errno
+import os
 import sqlite3
 import time
 from dataclasses import dataclass
@@ -27,7 +30,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 from memoryd.errors import StoreError
-from memoryd.indexer.store import IndexStore
+from memoryd.indexer.store import SIDE_FILES, IndexStore
 
 _CORRUPT_CODES = frozenset({11, 26})  # SQLITE_CORRUPT, SQLITE_NOTADB
 _TRANSIENT_CODES = frozenset({5, 6, 10, 13})  # SQLITE_BUSY, LOCKED, IOERR, FULL
@@ -60,6 +63,41 @@ def trouble(exc: BaseException) -> tuple[str, str] | None:
             return UNWRITABLE, seen.strerror or str(seen)
         seen = seen.__cause__ or seen.__context__
     return None
+
+
+def replaced(store: IndexStore) -> str | None:
+    """Why ``store``'s path no longer names its database (deleted, or another file), else None.
+
+    Writes to a deleted file still succeed, and each reader keeps the file it
+    opened, so nothing fails to say so: the path's inode is compared instead.
+    """
+    try:
+        st = os.stat(store.path)
+    except FileNotFoundError:
+        return "the index file was deleted"
+    except OSError:  # cannot tell (its directory made unreadable): not a reason to start over
+        return None
+    if (st.st_dev, st.st_ino) != store.files.get(""):
+        return "the index file was replaced by another file"
+    return None
+
+
+def reopen(store: IndexStore, reason: str) -> tuple[IndexStore, Recovery | None]:
+    """A new store at the path of ``store`` (closed), whose file was deleted or replaced.
+
+    Its own ``-wal``/``-shm`` still at the path are removed first: SQLite would
+    read them as the new file's. A replacement is set aside as damage is (kept,
+    what can be read of its telemetry and roots copied): it may be anything,
+    and another process may still hold it open.
+    """
+    for suffix in SIDE_FILES:
+        side = f"{store.path}{suffix}"
+        with contextlib.suppress(OSError):
+            st = os.stat(side)
+            if (st.st_dev, st.st_ino) == store.files.get(suffix):
+                os.unlink(side)
+    there = os.path.lexists(store.path)
+    return open_or_recover(store.path, found=reason if there else None)
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,7 +146,7 @@ def open_or_recover(path: Path, found: str | None = None) -> tuple[IndexStore, R
         raise StoreError(
             f"index at {path} is damaged ({reason}) and cannot be moved aside: {exc.strerror}"
         ) from None
-    for suffix in ("-wal", "-shm"):  # they belong to the damaged file, not to the new one
+    for suffix in SIDE_FILES:  # they belong to the damaged file, not to the new one
         side = Path(f"{path}{suffix}")
         with contextlib.suppress(OSError):
             side.rename(Path(f"{moved}{suffix}"))

@@ -221,6 +221,24 @@ def _m_judge_telemetry(db: sqlite_utils.Database) -> None:
     runs.add_column("judge_ms", float)
 
 
+def _m_reread_after_parse_hardening(db: sqlite_utils.Database) -> None:
+    # Every file is parsed again once: headers YAML cannot build (bad dates,
+    # tags) and plain `key: value` headers are now read, names and descriptions
+    # are capped, and more credential shapes are flagged and redacted (rows
+    # written before held them raw). Forgetting stat and hash makes the next
+    # scan read each file and write its row anew.
+    db.execute("UPDATE files SET mtime_ns = -1, content_hash = ''")
+
+
+def _m_runs_session_detail(db: sqlite_utils.Database) -> None:
+    # `memoryd why` explains a session's runs: each row keeps the client's
+    # session label and, per run, the picks' ranks and what each rule left out
+    # (memoryd.select.telemetry.make_record writes both).
+    db.table("selector_runs").add_column("session_id", str)
+    db.table("selector_runs").add_column("detail_json", str)
+    db.execute("CREATE INDEX idx_selector_runs_session ON selector_runs(session_id, at)")
+
+
 def _m_drop_term_stats(db: sqlite_utils.Database) -> None:
     # The ranker works out a folder's term statistics in memory from the stored
     # text: the stored per-memory terms and their analysis stamp go. An SQLite
@@ -245,7 +263,9 @@ MIGRATIONS: list[tuple[str, Migration]] = [
     ("010_reread_nested_metadata_headers", _m_reread_nested_headers),
     ("011_unspaced_script_bigrams", _m_unspaced_grams),
     ("012_selector_runs_judge", _m_judge_telemetry),
-    ("013_drop_term_stats", _m_drop_term_stats),
+    ("013_reread_after_parse_hardening", _m_reread_after_parse_hardening),
+    ("014_selector_runs_session_detail", _m_runs_session_detail),
+    ("015_drop_term_stats", _m_drop_term_stats),
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -25,7 +25,33 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("Slack token", re.compile(r"\bxox[abposr]-[A-Za-z0-9-]{10,}")),
     ("Google API key", re.compile(r"\bAIza[0-9A-Za-z_-]{35}\b")),
     ("Stripe secret key", re.compile(r"\b[rs]k_live_[0-9A-Za-z]{16,}")),
-    ("private key", re.compile(r"-----BEGIN (?:[A-Z]+ )?PRIVATE KEY-----")),
+    ("GitLab token", re.compile(r"\bglpat-[A-Za-z0-9_-]{20,}")),
+    ("npm token", re.compile(r"\bnpm_[A-Za-z0-9]{36,}")),
+    ("Hugging Face token", re.compile(r"\bhf_[A-Za-z0-9]{30,}")),
+    # Header and payload are base64url JSON objects ('{"' encodes as eyJ).
+    (
+        "JSON web token",
+        re.compile(r"\beyJ[A-Za-z0-9_-]{8,}+\.eyJ[A-Za-z0-9_-]{8,}+\.[A-Za-z0-9_-]{16,}"),
+    ),
+    (
+        "bearer token",
+        re.compile(
+            r"(?i:authorization)[\"']?[ \t]*+[:=][ \t]*+[\"']?(?i:bearer)[ \t]++"
+            r"(?![$<{\[*])[A-Za-z0-9._~+/-]{16,}"
+        ),
+    ),
+    (
+        "password assignment",
+        # A value of 6+ characters holding a digit or a symbol: prose ("the
+        # password field"), placeholders (<redacted>, ${VAR}, ****, your_password)
+        # and code (password=settings.db_password, os.environ[...]) are left alone.
+        re.compile(
+            r"(?<![A-Za-z])(?i:passw(?:or)?d)[\"']?[ \t]*+[:=][ \t]*+[\"']?"
+            r"(?![$<{\[*%(]|[A-Za-z_]\w*+\.[A-Za-z_])"
+            r"(?=[^\s\"'<>(),;:`]*?[0-9!@#$%^&*+=~?])[^\s\"'<>(),;:`]{6,}"
+        ),
+    ),
+    ("private key", re.compile(r"-----BEGIN (?:[A-Z]+ ){0,3}PRIVATE KEY(?: BLOCK)?-----")),
     (
         "password in a connection URI",
         # Possessive runs and a start only at the beginning of a scheme-like
@@ -58,6 +84,12 @@ _MARKERS = (
     "k_live_",
     "private key",
     "://",
+    "glpat-",
+    "npm_",
+    "hf_",
+    "eyj",
+    "bearer",
+    "passw",
 )
 
 
@@ -133,8 +165,8 @@ def redact_value(value: Any) -> Any:
     return value
 
 
-_KEY_BEGIN = re.compile(r"-----BEGIN (?:[A-Z]+ )?PRIVATE KEY-----")
-_KEY_END = re.compile(r"-----END (?:[A-Z]+ )?PRIVATE KEY-----")
+_KEY_BEGIN = re.compile(r"-----BEGIN (?:[A-Z]+ ){0,3}PRIVATE KEY(?: BLOCK)?-----")
+_KEY_END = re.compile(r"-----END (?:[A-Z]+ ){0,3}PRIVATE KEY(?: BLOCK)?-----")
 
 
 def _redact_key_blocks(text: str) -> str:

@@ -23,7 +23,7 @@ import sqlite_utils
 
 from memoryd.errors import StoreError
 from memoryd.indexer.citations import add_citations, replace_citations
-from memoryd.indexer.records import KIND_MEMORY, FileStat, ParsedFile
+from memoryd.indexer.records import ERROR_PARSE, KIND_MEMORY, FileStat, ParsedFile, unexpected
 from memoryd.indexer.rows import (
     DIRECTORY,
     INSERT_SQL,
@@ -129,6 +129,19 @@ def _connect(path: Path, *, readonly: bool) -> sqlite3.Connection:
     return conn
 
 
+SIDE_FILES = ("-wal", "-shm")
+"""What SQLite keeps beside the database file in WAL mode, by suffix."""
+
+
+def _identities(path: Path) -> dict[str, tuple[int, int]]:
+    found = {}
+    for suffix in ("", *SIDE_FILES):
+        with contextlib.suppress(OSError):
+            st = os.stat(f"{path}{suffix}")
+            found[suffix] = (st.st_dev, st.st_ino)
+    return found
+
+
 def process_alive(pid: int) -> bool:
     """Whether another process with this pid runs (ours counts as not: it is the caller)."""
     if pid == os.getpid():
@@ -161,6 +174,9 @@ class IndexStore:
     def __init__(self, path: Path) -> None:
         self.path = path
         self.conn = _connect(path, readonly=False)
+        self.files = _identities(path)
+        """(device, inode) of the database and its ``-wal``/``-shm`` as opened, by suffix:
+        whether the path still names them (:func:`memoryd.indexer.recovery.replaced`)."""
         # Bumped after every apply() commits: readers in this process key caches on it.
         self.generation = 0
         self.db = sqlite_utils.Database(self.conn)
@@ -334,8 +350,17 @@ class IndexStore:
         return self.conn.total_changes - before
 
     def row(self, st: FileStat, parsed: ParsedFile, now: float) -> Row:
-        """The row stored for a parsed file (changes and a first index)."""
-        return file_row(st, parsed, now)
+        """The row stored for a parsed file (changes and a first index).
+
+        A file whose row cannot be worked out is stored as that file's error, so
+        it cannot fail the batch it is in.
+        """
+        try:
+            return file_row(st, parsed, now)
+        except Exception as exc:
+            why = unexpected("could not index the file", exc)
+            failed = ParsedFile(parsed.kind, parsed.content_hash, error=why, error_kind=ERROR_PARSE)
+            return file_row(st, failed, now)
 
     def is_empty(self) -> bool:
         return self.conn.execute("SELECT 1 FROM files LIMIT 1").fetchone() is None

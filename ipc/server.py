@@ -12,14 +12,19 @@ Handlers are plain callables ``params -> result``; any
 becomes ``internal`` and is logged with its traceback.
 
 What a crowd of clients can do is bounded: at most ``max_connections`` are
-served at once, and one more is answered with a ``busy`` error line and
-closed; so is a connection for which no thread can be started (a thread
-limit) or that arrives when the process is out of descriptors (a spare
-descriptor is kept for that answer, so the backlog never turns into a busy
-loop of failed accepts). A connection idle for ``idle_timeout`` seconds is
-closed. The accept loop never dies of a bad connection; if it fails for
-any other reason, ``on_fatal`` tells the daemon, which exits non-zero so that
-systemd restarts it.
+served at once. A new connection beyond that, or one that arrives when the
+process is out of descriptors, takes the place of the connection that has
+waited longest for its next request (idle connections cannot lock clients
+out); when none is idle, it is answered with a ``busy`` error line and
+closed (a spare descriptor is kept for that answer, so the backlog never
+turns into a busy loop of failed accepts), as is a connection for which no
+thread can be started (a thread limit). A connection idle for
+``idle_timeout`` seconds is closed. The daemon may hand the accept thread a
+new listening socket (:attr:`Server.rebind`), when the file of the one it
+serves was deleted.
+The accept loop never dies of a bad connection; if it fails for any other
+reason, ``on_fatal`` tells the daemon, which exits non-zero so that systemd
+restarts it.
 """
 
 from __future__ import annotations
@@ -55,6 +60,10 @@ MAX_CONNECTIONS = 128
 """Connections served at once (one thread each); more get a ``busy`` answer."""
 IDLE_TIMEOUT_S = 60.0
 """A connection that sends nothing (and reads nothing) for this long is closed."""
+IDLE_EVICT_S = 1.0
+"""At the cap or out of descriptors, a connection silent this long is closed for a new one."""
+LISTENER_CHECK_S = 1.0
+"""How often the accept thread asks whether its socket must be bound again."""
 _OUT_OF_DESCRIPTORS = frozenset({errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM})
 _SHED_LOG_EVERY_S = 10.0
 
@@ -113,20 +122,31 @@ class Server:
         allowed_uid: int,
         max_connections: int = MAX_CONNECTIONS,
         idle_timeout: float = IDLE_TIMEOUT_S,
+        evict_after: float = IDLE_EVICT_S,
         on_fatal: Callable[[str], None] = lambda reason: None,
+        on_disconnect: Callable[[], None] = lambda: None,
     ) -> None:
         self.listener = listener
         self.handlers = handlers
         self.allowed_uid = allowed_uid
         self.max_connections = max_connections
         self.idle_timeout = idle_timeout
+        self.evict_after = evict_after
         self.on_fatal = on_fatal
+        self.on_disconnect = on_disconnect
+        """Run on a connection's thread as it ends: what the thread held goes with it."""
         self.refused = 0
         """Connections answered ``busy`` (at the cap, no thread, no descriptor)."""
+        self.rebind: Callable[[], socket.socket | None] = lambda: None
+        """Asked every :data:`LISTENER_CHECK_S` by the accept thread: a new listening
+        socket when the one served can no longer be reached (its file deleted), else None."""
         self._spare: int | None = _spare_fd()
         self._shed_logged = 0.0
+        self._check_at = time.monotonic() + LISTENER_CHECK_S
         self._stopping = threading.Event()
         self._clients: set[socket.socket] = set()
+        self._waiting: dict[socket.socket, tuple[float, threading.Thread]] = {}
+        """Connections waiting for their next request: since when (monotonic), whose thread."""
         self._lock = threading.Lock()
         self._in_flight = 0
         self._idle = threading.Condition(self._lock)
@@ -162,9 +182,16 @@ class Server:
 
     # -- connections ----------------------------------------------------------
 
+    def check_listener(self) -> None:
+        """Ask :attr:`rebind` at the accept thread's next turn (SIGHUP), not in a second."""
+        self._check_at = 0.0
+
     def _accept_loop(self) -> None:
         try:
             while not self._stopping.is_set():
+                if time.monotonic() >= self._check_at:
+                    self._check_at = time.monotonic() + LISTENER_CHECK_S
+                    self._listen_again()
                 try:
                     sock, _ = self.listener.accept()
                 except TimeoutError:
@@ -182,6 +209,14 @@ class Server:
             log.exception("ipc.accept_failed")
             self.on_fatal(f"the accept loop failed: {exc!r}")
 
+    def _listen_again(self) -> None:
+        """Serve a new listening socket if :attr:`rebind` hands one (on this thread only)."""
+        fresh = self.rebind()
+        if fresh is not None:
+            fresh.settimeout(0.2)
+            old, self.listener = self.listener, fresh
+            old.close()
+
     def _admit(self, sock: socket.socket) -> None:
         """Serve ``sock`` on a thread of its own, or answer ``busy`` (or refuse the peer)."""
         try:
@@ -196,11 +231,11 @@ class Server:
             return
         with self._lock:
             full = len(self._clients) >= self.max_connections
-            if not full:
-                self._clients.add(sock)
-        if full:
+        if full and self._close_idlest() is None:
             self._refuse(sock, _busy(f"{self.max_connections} connections are open (the limit)"))
             return
+        with self._lock:  # only this thread adds: there is room now
+            self._clients.add(sock)
         sock.settimeout(self.idle_timeout)
         try:
             threading.Thread(
@@ -222,16 +257,41 @@ class Server:
             sock.shutdown(socket.SHUT_WR)
         sock.close()
 
-    def _shed(self, exc: OSError) -> None:
-        """Out of descriptors: use the spare one to answer the waiting client ``busy``.
+    def _close_idlest(self) -> threading.Thread | None:
+        """Make room: close the connection waiting longest (at least ``evict_after`` seconds).
 
-        Without it the connection stays in the backlog, every accept fails at
-        once and the loop spins; with it each waiting client learns why.
+        Its thread sees the end of the stream, closes it and ends (returned, to
+        wait for); the client sees what an ``idle_timeout`` shows it. None when
+        every connection is busy or has just spoken.
+        """
+        with self._lock:
+            idlest = min(self._waiting.items(), key=lambda item: item[1][0], default=None)
+            if idlest is None or time.monotonic() - idlest[1][0] < self.evict_after:
+                return None
+            sock, (_since, thread) = idlest
+            del self._waiting[sock]
+            self._clients.discard(sock)
+        with contextlib.suppress(OSError):
+            sock.shutdown(socket.SHUT_RDWR)
+        return thread
+
+    def _shed(self, exc: OSError) -> None:
+        """Out of descriptors: close an idle connection, or answer the waiting client ``busy``.
+
+        An idle connection's descriptors (its socket, its thread's database
+        connection) are freed for the new client, once its thread has let go
+        of them. Without one, the spare descriptor answers ``busy``: otherwise
+        the connection stays in the backlog, every accept fails at once and
+        the loop spins.
         """
         now = time.monotonic()
         if now - self._shed_logged > _SHED_LOG_EVERY_S:
             self._shed_logged = now
             log.warning("ipc.out_of_descriptors", error=exc.strerror, connections=self.connections)
+        closed = self._close_idlest()
+        if closed is not None:
+            closed.join(1.0)  # it wakes at once; its database connection goes with it
+            return
         if self._spare is None:
             time.sleep(0.05)
             self._spare = _spare_fd()
@@ -250,6 +310,8 @@ class Server:
         reader = LineReader(sock)
         try:
             while not self._stopping.is_set():
+                with self._lock:
+                    self._waiting[sock] = (time.monotonic(), threading.current_thread())
                 try:
                     line = reader.readline()
                 except LineTooLong:
@@ -265,6 +327,7 @@ class Server:
                     continue
                 # In flight until the answer is sent: stop() waits for both.
                 with self._idle:
+                    self._waiting.pop(sock, None)
                     self._in_flight += 1
                 try:
                     sent = self._send(sock, self._answer(line))
@@ -279,8 +342,10 @@ class Server:
         finally:
             with self._lock:
                 self._clients.discard(sock)
+                self._waiting.pop(sock, None)
             with contextlib.suppress(OSError):
                 sock.close()
+            self.on_disconnect()
 
     def _answer(self, line: bytes) -> bytes:
         req_id: Any = None

@@ -24,7 +24,10 @@ def memory_dir(value: str, *, must_read: bool = True) -> str:
     ``must_read=False`` leaves an unreadable directory to the command, for
     ``context``, which reports it as "session history unavailable".
     """
-    path = os.path.realpath(os.path.expanduser(value))
+    try:
+        path = os.path.realpath(os.path.expanduser(value))
+    except OSError as exc:  # a link on the way that may not be read
+        raise DirectoryError(f"cannot resolve {value}: {exc.strerror or exc}") from None
     if not os.path.exists(path):
         near = near_folder(value)
         hint = f"; did you mean {near}?" if near else ""
@@ -54,6 +57,17 @@ def add_settings_option(parser: argparse.ArgumentParser) -> None:
         default=None,
         help="settings file (default: $CLAUDE_CONFIG_DIR/settings.json or ~/.claude/settings.json)",
     )
+
+
+def add_codex_config_option(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """``--config``: the Codex config file that install-mcp and uninstall-mcp edit."""
+    parser.add_argument(
+        "--config",
+        type=Path,
+        default=None,
+        help="Codex config file (default: $CODEX_HOME/config.toml or ~/.codex/config.toml)",
+    )
+    return parser
 
 
 def db_path(args: argparse.Namespace) -> Path:

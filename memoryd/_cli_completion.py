@@ -20,7 +20,7 @@ def register(sub: Any) -> None:
         description=__doc__.split("\n\n", 1)[1] if __doc__ else None,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    c.add_argument("shell", choices=SHELLS)
+    c.add_argument("shell", choices=SHELLS, help="the shell to print the script for")
     c.set_defaults(handler=cmd_completion)
 
 

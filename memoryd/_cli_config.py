@@ -30,7 +30,7 @@ def register(sub: Any) -> None:
             default=None,
             help="config file (default $XDG_CONFIG_HOME/memoryd/config.yaml)",
         )
-        a.add_argument("--json", action="store_true")
+        a.add_argument("--json", action="store_true", help="print the result as JSON")
         a.set_defaults(handler=handler)
 
 

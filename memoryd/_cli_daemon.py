@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from memoryd import logs
 from memoryd._cli_common import memory_dir, note, print_json
+from memoryd._cli_wait import told_while_starting
 from memoryd.errors import START_HINT, DaemonUnavailable, UnsafeDaemon
 from memoryd.ipc.client import Client
 
@@ -79,7 +80,7 @@ def daemon_or_local(args: argparse.Namespace, method: str, params: Mapping[str, 
     given = {k: v for k, v in params.items() if v is not None}
     if getattr(args, "db", None) is None:
         try:
-            with client(args) as c:
+            with client(args) as c, told_while_starting(c):
                 return c.call(method, given)
         except DaemonUnavailable:
             if getattr(args, "require_daemon", False):
@@ -123,7 +124,9 @@ def register(sub: Any) -> None:
         action="store_true",
         help="also watch the configured roots (or Claude Code's memory folders) with --root",
     )
-    p.add_argument("--socket", type=Path, default=None)
+    p.add_argument(
+        "--socket", type=Path, default=None, help="listen here (default: as clients choose it)"
+    )
     p.add_argument(
         "--state-dir",
         type=Path,
@@ -136,7 +139,7 @@ def register(sub: Any) -> None:
 
     p = sub.add_parser("status", help="what the daemon is doing")
     add_socket_options(p)
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.set_defaults(handler=cmd_status)
 
     p = sub.add_parser("stop", help="stop the daemon")
@@ -144,21 +147,23 @@ def register(sub: Any) -> None:
     p.set_defaults(handler=cmd_stop)
 
     p = sub.add_parser("reindex", help="full rescan of one directory or of every root")
-    p.add_argument("dir", nargs="?", metavar="DIR")
+    p.add_argument(
+        "dir", nargs="?", metavar="DIR", help="the directory to rescan (default: every root)"
+    )
     add_socket_options(p)
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.set_defaults(handler=cmd_reindex)
 
     p = sub.add_parser("watch", help="keep watching a memory directory, across restarts")
-    p.add_argument("dir", metavar="DIR")
+    p.add_argument("dir", metavar="DIR", help="a folder with memory files of its own")
     add_socket_options(p)
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.set_defaults(handler=cmd_watch)
 
     p = sub.add_parser("unwatch", help="stop watching a root and drop it from the index")
-    p.add_argument("dir", metavar="DIR")
+    p.add_argument("dir", metavar="DIR", help="the root to stop watching")
     add_socket_options(p)
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.set_defaults(handler=cmd_unwatch)
 
     p = sub.add_parser("install-service", help="install the systemd user units")
@@ -241,10 +246,21 @@ def _claude_folder(status: StatusReply) -> ClaudeFolder:
     }
 
 
+def _alarm_lines(s: ShownStatus) -> list[str]:
+    """What quietly stopped working, first, so it is not missed (a daemon too old says nothing)."""
+    alarms = s.get("alarms")
+    if alarms is None:
+        return []
+    if not alarms:
+        return ["alarms:  none"]
+    return ["alarms:", *(f"  ! {a['kind']}: {a['message']}" for a in alarms)]
+
+
 def render_status(s: ShownStatus) -> str:
     up = int(s["uptime_s"])
     uptime = f"{up // 3600}h{up // 60 % 60:02d}m{up % 60:02d}s"
     lines = [f"memoryd {s['version']} (pid {s['pid']}) {s['state']}, up {uptime}"]
+    lines += _alarm_lines(s)
     client = s.get("client_socket")
     activated = " (passed by systemd)" if s.get("activated") else ""
     if client:
@@ -282,6 +298,9 @@ def render_status(s: ShownStatus) -> str:
     reload = s.get("last_reload")
     if reload and not reload["applied"]:
         lines.append(f"last reload:    {reload['at']} refused, config kept: {reload['reason']}")
+    failed = s.get("last_reconcile_error")
+    if failed:
+        lines.append(f"reconcile failed: {failed['at']} ({failed['reason']}): {failed['error']}")
     report = s.get("last_report")
     if report:
         lines.append(f"last report:    {report.get('at')} {report.get('path')}")
@@ -353,7 +372,7 @@ def _exited(pid: int) -> bool:
 
 def cmd_reindex(args: argparse.Namespace) -> int:
     target = memory_dir(args.dir) if args.dir else None
-    with client(args, timeout=600) as c:
+    with client(args, timeout=600) as c, told_while_starting(c):
         result = c.reindex(target)
     if args.json:
         print_json(result)
@@ -368,7 +387,7 @@ def cmd_reindex(args: argparse.Namespace) -> int:
 
 
 def cmd_watch(args: argparse.Namespace) -> int:
-    with client(args, timeout=600) as c:
+    with client(args, timeout=600) as c, told_while_starting(c):
         reply = c.watch(memory_dir(args.dir))
     if args.json:
         print_json(reply)
@@ -380,7 +399,7 @@ def cmd_watch(args: argparse.Namespace) -> int:
 
 
 def cmd_unwatch(args: argparse.Namespace) -> int:
-    with client(args, timeout=600) as c:
+    with client(args, timeout=600) as c, told_while_starting(c):
         reply = c.unwatch(args.dir)
     if args.json:
         print_json(reply)

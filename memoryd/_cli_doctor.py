@@ -19,7 +19,7 @@ LABELS = {"ok": "ok  ", "warn": "warn", "fail": "FAIL"}
 def register(sub: Any) -> None:
     d = sub.add_parser("doctor", help="check this installation: daemon, socket, index, hook, units")
     d.add_argument("--socket", type=Path, default=None, help="daemon socket to check")
-    d.add_argument("--json", action="store_true")
+    d.add_argument("--json", action="store_true", help="print the result as JSON")
     d.set_defaults(handler=cmd_doctor)
 
 

@@ -22,7 +22,7 @@ def register(sub: Any) -> None:
     p.set_defaults(handler=cmd_index)
 
     p = sub.add_parser("list", help="show a directory's manifest and its parse errors")
-    p.add_argument("dir", metavar="DIR")
+    p.add_argument("dir", metavar="DIR", help="the memory directory")
     add_db_option(p)
     add_socket_options(p, fallback=True)
     p.add_argument("--json", action="store_true", help="print JSON")
@@ -60,6 +60,8 @@ def render_list(payload: ListReply) -> str:
                 f"only its first {MAX_FILE_BYTES // 1024} KB / {MAX_FILE_LINES} lines: condense it]"
             )
         lines.append(line)
+        if f.get("warning"):
+            lines.append(f"    warning: {f['warning']}")
     if payload["errors"]:
         lines.append(f"{len(payload['errors'])} file(s) could not be parsed:")
         lines.extend(f"  ! {e['path']}: {e['error']}" for e in payload["errors"])

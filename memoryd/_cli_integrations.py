@@ -1,4 +1,4 @@
-"""``memoryd hook``, ``memoryd install-hook`` and ``memoryd mcp``: agent integrations.
+"""``memoryd hook``, ``install-hook``, ``install-mcp`` and ``mcp``: agent integrations.
 
 The hook's handler is the one place in the CLI that swallows every error: a
 Claude Code hook must exit 0 and stay silent (stderr included) when it has
@@ -12,7 +12,7 @@ import os
 import sys
 from typing import Any
 
-from memoryd._cli_common import add_settings_option
+from memoryd._cli_common import add_codex_config_option, add_settings_option
 from memoryd._cli_daemon import add_socket_options
 
 
@@ -40,6 +40,12 @@ def register(sub: Any) -> None:
     ic = targets.add_parser("claude-code", help="merge into Claude Code's settings.json")
     add_settings_option(ic)
     ic.set_defaults(handler=cmd_install_claude_code)
+
+    im = sub.add_parser("install-mcp", help="add memoryd's MCP server to an agent's config")
+    mcp_targets = im.add_subparsers(dest="agent", required=True, metavar="AGENT")
+    add_codex_config_option(
+        mcp_targets.add_parser("codex", help="add [mcp_servers.memoryd] to Codex's config.toml")
+    ).set_defaults(handler=cmd_install_mcp_codex)
 
     m = sub.add_parser("mcp", help="serve the memory tools over MCP on stdin/stdout")
     add_socket_options(m)
@@ -72,6 +78,15 @@ def cmd_install_claude_code(args: argparse.Namespace) -> int:
 
     settings = args.settings or install.default_settings()
     print(install.install_claude_code(settings).report(os.getcwd()))
+    if (split := install.hook_in_one_config_only()) is not None:
+        print(f"memoryd: warning: {split}", file=sys.stderr)
+    return 0
+
+
+def cmd_install_mcp_codex(args: argparse.Namespace) -> int:
+    from memoryd.integrations import codex  # noqa: PLC0415
+
+    print(codex.install(args.config or codex.default_config()).report())
     return 0
 
 

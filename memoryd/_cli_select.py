@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 from typing import TYPE_CHECKING, Any
 
 from memoryd import methods
@@ -38,14 +39,14 @@ def register(sub: Any) -> None:
     )
     s.add_argument("--limit", type=int, **described(methods.SELECT, "limit"))
     s.add_argument("--ranker", choices=methods.RANKERS, **described(methods.SELECT, "ranker"))
-    s.add_argument("--json", action="store_true")
+    s.add_argument("--json", action="store_true", help="print the result as JSON")
     add_db_option(s)
     add_socket_options(s, fallback=True)
     s.set_defaults(handler=cmd_select)
 
     t = sub.add_parser("stats", help="selector telemetry: runs, latency, fallbacks, usage")
     t.add_argument("--since", **described(methods.STATS, "since"))
-    t.add_argument("--json", action="store_true")
+    t.add_argument("--json", action="store_true", help="print the result as JSON")
     add_db_option(t)
     add_socket_options(t, fallback=True)
     t.set_defaults(handler=cmd_stats)
@@ -59,16 +60,24 @@ def surfaced_entry(value: str) -> str:
 def cmd_select(args: argparse.Namespace) -> int:
     directory = memory_dir(args.dir)
     result = daemon_or_local(args, "select", wire_params(args, methods.SELECT, dir=directory))
+    note = result.get("note")
+    # Not a memory folder at all (a typo, the checkout's top): say what it holds, and fail.
+    # A memory folder whose files all have errors is the right folder: its note is shown.
+    # (indexer.folders.empty_folder_note words the second case "no valid memories in ...")
+    wrong = note if note and not note.startswith("no valid memories") else None
     if args.json:
         print_json(result)
-        return 0
+        return 1 if wrong else 0
+    if wrong:
+        print(f"memoryd: error: {wrong}", file=sys.stderr)
+        return 1
     for s in result["selected"]:
         print(f"{s['path']}\n    [{s['type']}] {s['description']}")
         warning = caution(s.get("staleness"))
         if warning:
             print(f"    {warning}")
     if not result["selected"]:
-        print(f"({result.get('note') or 'no memory clearly helps with this query'})")
+        print(f"({note or 'no memory clearly helps with this query'})")
     if result.get("fallback"):
         print(f"(local ranker answered: {result['fallback']})")
     return 0

@@ -65,8 +65,8 @@ def register(sub: Any) -> None:
     s.add_argument("--dir", required=True, **described(methods.SAVE, "dir"))
     s.add_argument("--project", type=project_slug, **described(methods.SAVE, "project"))
     s.add_argument("--session", **described(methods.SAVE, "session"))
-    s.add_argument("--mode", choices=MODES)
-    s.add_argument("--status", choices=STATUSES)
+    s.add_argument("--mode", choices=MODES, **described(methods.SAVE, "mode"))
+    s.add_argument("--status", choices=STATUSES, **described(methods.SAVE, "status"))
     s.add_argument(
         "--last-checkpoint", dest="last_checkpoint", **described(methods.SAVE, "last_checkpoint")
     )
@@ -118,7 +118,7 @@ def register(sub: Any) -> None:
         action="store_true",
         help="read the params as a JSON or YAML mapping from standard input",
     )
-    s.add_argument("--json", action="store_true")
+    s.add_argument("--json", action="store_true", help="print the result as JSON")
     add_db_option(s)
     add_socket_options(s, fallback=True)
     s.set_defaults(handler=cmd_save)
@@ -128,7 +128,7 @@ def register(sub: Any) -> None:
     ll.add_argument(
         "--project", required=True, type=project_slug, **described(methods.LOAD_LAST, "project")
     )
-    ll.add_argument("--json", action="store_true")
+    ll.add_argument("--json", action="store_true", help="print the result as JSON")
     add_db_option(ll)
     add_socket_options(ll, fallback=True)
     ll.set_defaults(handler=cmd_load_last)
@@ -140,7 +140,7 @@ def register(sub: Any) -> None:
     c.add_argument(
         "--budget", type=int, dest="budget_tokens", **described(methods.CONTEXT, "budget_tokens")
     )
-    c.add_argument("--json", action="store_true")
+    c.add_argument("--json", action="store_true", help="print the result as JSON")
     add_db_option(c)
     add_socket_options(c, fallback=True)
     c.set_defaults(handler=cmd_context)

@@ -1,4 +1,4 @@
-"""``memoryd uninstall-hook claude-code`` and ``memoryd uninstall-service``.
+"""``memoryd uninstall-hook claude-code``, ``uninstall-mcp codex`` and ``uninstall-service``.
 
 Each undoes its installer and puts back what the installer had kept aside
 (``*.bak-<time>``); see :mod:`memoryd.integrations.uninstall` and
@@ -11,7 +11,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from memoryd._cli_common import add_settings_option
+from memoryd._cli_common import add_codex_config_option, add_settings_option
 
 
 def register(sub: Any) -> None:
@@ -20,6 +20,12 @@ def register(sub: Any) -> None:
     cc = agents.add_parser("claude-code", help="Claude Code's settings.json")
     add_settings_option(cc)
     cc.set_defaults(handler=cmd_uninstall_claude_code)
+
+    m = sub.add_parser("uninstall-mcp", help="take memoryd's MCP server out of an agent's config")
+    mcp_targets = m.add_subparsers(dest="agent", required=True, metavar="AGENT")
+    add_codex_config_option(
+        mcp_targets.add_parser("codex", help="remove [mcp_servers.memoryd] from Codex's config")
+    ).set_defaults(handler=cmd_uninstall_mcp_codex)
 
     s = sub.add_parser("uninstall-service", help="remove the systemd user units")
     s.add_argument("--unit-dir", type=Path, default=None, help="default ~/.config/systemd/user")
@@ -31,6 +37,13 @@ def cmd_uninstall_claude_code(args: argparse.Namespace) -> int:
 
     settings = args.settings or install.default_settings()
     print(uninstall.uninstall_claude_code(settings).report())
+    return 0
+
+
+def cmd_uninstall_mcp_codex(args: argparse.Namespace) -> int:
+    from memoryd.integrations import codex  # noqa: PLC0415
+
+    print(codex.uninstall(args.config or codex.default_config()).report())
     return 0
 
 

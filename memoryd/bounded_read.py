@@ -113,12 +113,15 @@ def readable(path: str, within: str | None) -> bool:
 def _check_within(fd: int, path: str, within: str) -> None:
     """Raise :class:`OutsideFolder` unless the open file's real path is inside ``within``.
 
-    A descriptor the kernel cannot name is refused as well.
+    ``within`` is compared by its real path too (a memory folder reached through a
+    linked parent, as a dotfiles ``~/.claude`` is, holds its own files). A descriptor
+    the kernel cannot name is refused as well.
     """
     try:
         opened = os.readlink(f"/proc/self/fd/{fd}")
     except OSError:
         opened = "(a descriptor /proc cannot name)"
+    within = os.path.realpath(within)
     if opened != within and not opened.startswith(within.rstrip("/") + "/"):
         raise OutsideFolder(path, opened)
 

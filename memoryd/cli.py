@@ -39,14 +39,18 @@ COMMANDS = {
     "context": "_cli_sessions",
     "hook": "_cli_integrations",
     "install-hook": "_cli_integrations",
+    "install-mcp": "_cli_integrations",
     "mcp": "_cli_integrations",
     "report": "_cli_report",
     "check": "_cli_check",
     "config": "_cli_config",
     "uninstall-hook": "_cli_uninstall",
+    "uninstall-mcp": "_cli_uninstall",
     "uninstall-service": "_cli_uninstall",
     "completion": "_cli_completion",
     "doctor": "_cli_doctor",
+    "why": "_cli_why",
+    "eval": "_cli_why",
 }
 
 

@@ -8,43 +8,16 @@ leaves unset (the file's ``anthropic`` section wins over them).
 The file lives at ``$XDG_CONFIG_HOME/memoryd/config.yaml``; every key is
 optional and every mistake is an error that stops ``memoryd serve``: an
 unknown key, a value of the wrong type, a cron that does not parse (a typo
-should not silently do nothing, nor be found at 03:00 by a log line).
-``SIGHUP`` makes the daemon read it again.
+should not silently do nothing, nor be found at 03:00 by a log line). All
+the mistakes of a file are reported together. ``SIGHUP`` makes the daemon
+read it again.
 
-Example::
-
-    roots: [~/notes/memory]
-    reconcile_interval: 300          # seconds between full stat scans
-    request_root_idle_days: 3        # forget a folder only requests named, once unused this long
-    max_request_roots: 64            # folders requests alone keep watched (least recently used go)
-    max_connections: 128             # clients served at once; more are answered "busy"
-    idle_timeout: 60                 # seconds before a silent connection is closed
-    shortlist: 8                     # memories the local ranker hands the judge (1-20)
-    anthropic:                       # the judge on Anthropic's API
-      api_key: sk-...                # or ANTHROPIC_API_KEY
-      model: claude-sonnet-5-5
-      timeout: 5
-    openai:                          # or on any OpenAI-compatible server (wins when set)
-      base_url: http://127.0.0.1:11434/v1
-      model: qwen3:8b
-      api_key: null                  # local servers need none
-      timeout: 5
-    telemetry:
-      log_queries: false
-      keep_days: 90                  # selector_runs rows older than this are deleted
-      keep_runs: 100000              # and no more rows than this are kept (~30 MB)
-    reports:
-      cron: "0 3 * * *"
-      older_than_days: 30
-      keep: 30                       # report pairs kept (newest first)
-      max_age_days: 90               # and none older than this
-    checkouts:                       # memory folder -> the code it describes
-      ~/.claude/projects/-home-me-app/memory: ~/src/app
+``memoryd config show`` prints every key, defaults included, in the file's
+shape; ``config check`` says what each does (both from :data:`KEYS`).
 """
 
 from __future__ import annotations
 
-import math
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
@@ -54,6 +27,7 @@ import yaml
 
 from memoryd import paths
 from memoryd.bounded_read import MAX_READ_BYTES, read_capped
+from memoryd.config_values import Values as _Values
 from memoryd.errors import ConfigError
 from memoryd.indexer.frontmatter import FrontmatterError, reject_aliases
 
@@ -137,27 +111,83 @@ class Config:
         return self.state_dir / "reports"
 
 
-_TOP = {
-    "roots",
-    "socket",
-    "state_dir",
-    "reconcile_interval",
-    "request_root_idle_days",
-    "max_request_roots",
-    "max_connections",
-    "idle_timeout",
-    "settle_ms",
-    "shortlist",
-    "anthropic",
-    "openai",
-    "telemetry",
-    "reports",
-    "checkouts",
-}
-_ANTHROPIC = {"api_key", "model", "base_url", "timeout"}
-_OPENAI = {"base_url", "model", "api_key", "timeout"}
-_TELEMETRY = {"log_queries", "keep_days", "keep_runs"}
-_REPORTS = {"cron", "older_than_days", "keep", "max_age_days"}
+@dataclass(frozen=True)
+class Key:
+    """A key the file may hold: dotted as written (``reports.cron``), the :class:`Config`
+    attribute that keeps its value (dotted for a judge's section), and what it does."""
+
+    key: str
+    attr: str
+    meaning: str
+
+
+KEYS: tuple[Key, ...] = (
+    Key("roots", "roots", "the folders serve watches (default: Claude Code's memory folders)"),
+    Key("socket", "socket", "where clients and the daemon meet"),
+    Key("state_dir", "state_dir", "the pidfile, the index and the reports below it"),
+    Key("reconcile_interval", "reconcile_interval", "seconds between full stat scans"),
+    Key(
+        "request_root_idle_days",
+        "request_root_idle_days",
+        "a folder only requests named is forgotten this many days after its last use",
+    ),
+    Key(
+        "max_request_roots",
+        "max_request_roots",
+        "folders requests alone keep watched; the least recently used go first",
+    ),
+    Key("max_connections", "max_connections", "clients served at once; more are answered busy"),
+    Key("idle_timeout", "idle_timeout", "seconds before a silent connection is closed"),
+    Key("settle_ms", "settle_ms", "file events are gathered this long before indexing"),
+    Key("shortlist", "shortlist", "memories the local ranker hands the judge (1-20)"),
+    Key(
+        "openai.base_url", "openai.base_url", "an OpenAI-compatible judge's server (wins when set)"
+    ),
+    Key("openai.model", "openai.model", "the model that server runs (needed with base_url)"),
+    Key("openai.api_key", "openai.api_key", "sent as a bearer token when set"),
+    Key("openai.timeout", "openai.timeout", "seconds the server gets per select"),
+    Key("anthropic.api_key", "anthropic.api_key", "Claude as the judge (or ANTHROPIC_API_KEY)"),
+    Key("anthropic.model", "anthropic.model", "the Claude model that judges"),
+    Key("anthropic.base_url", "anthropic.base_url", "another address for Anthropic's API"),
+    Key("anthropic.timeout", "anthropic.timeout", "seconds Claude gets per select"),
+    Key(
+        "telemetry.log_queries",
+        "log_queries",
+        "selector telemetry stores the query text, not only a hash and its length",
+    ),
+    Key(
+        "telemetry.keep_days",
+        "telemetry_keep_days",
+        "selector telemetry rows older than this many days are deleted",
+    ),
+    Key(
+        "telemetry.keep_runs",
+        "telemetry_keep_runs",
+        "and no more rows than this are kept (about 300 bytes each)",
+    ),
+    Key("reports.cron", "report_cron", "when the compaction report is written"),
+    Key("reports.older_than_days", "report_older_than_days", "sessions older than this are old"),
+    Key("reports.keep", "report_keep", "report pairs kept, newest first"),
+    Key("reports.max_age_days", "report_max_age_days", "and none older than this many days"),
+    Key("checkouts", "checkouts", "memory folder -> the checkout of the code it describes"),
+)
+"""Every key of the config file, in the order ``config show`` prints them: the one list
+that validation, ``config check`` and ``config show`` all read."""
+
+
+def _keys_in(section: str) -> set[str]:
+    """The keys allowed in ``section`` ("" for the top level)."""
+    if not section:
+        return {k.key.partition(".")[0] for k in KEYS}
+    return {k.key.partition(".")[2] for k in KEYS if k.key.startswith(section + ".")}
+
+
+def value_of(cfg: Config, key: Key) -> object:
+    """``cfg``'s value for ``key``."""
+    value: object = cfg
+    for part in key.attr.split("."):
+        value = getattr(value, part)
+    return value
 
 
 def load(path: Path | None = None) -> Config:
@@ -197,7 +227,7 @@ def _where(exc: yaml.YAMLError) -> str:
     return f"{at}: {problem}"
 
 
-def _cron(value: str | None, path: Path) -> str:
+def _cron(value: str | None, values: _Values) -> str:
     """``reports.cron`` checked as the scheduler will read it: a bad one stops the start.
 
     ``cron:`` with no value means the default; an empty string is a mistake.
@@ -209,46 +239,49 @@ def _cron(value: str | None, path: Path) -> str:
     try:
         CronTrigger.from_crontab(value)
     except ValueError as exc:
-        raise ConfigError(
-            f"{path}: 'reports.cron' is not a cron expression ({exc}), got {value!r}; "
+        values.problem(
+            f"'reports.cron' is not a cron expression ({exc}), got {value!r}; "
             'five fields: minute hour day month weekday, e.g. "0 3 * * *"'
-        ) from None
+        )
+        return DEFAULT_CRON
     return value
 
 
-def _section(
-    data: Mapping[str, object], key: str, allowed: set[str], path: Path
-) -> Mapping[str, object]:
+def _section(data: Mapping[str, object], key: str, values: _Values) -> Mapping[str, object]:
     value = data.get(key) or {}
     if not isinstance(value, dict):
-        raise ConfigError(f"{path}: '{key}' must be a mapping")
-    _no_unknown(value, allowed, path, prefix=f"{key}.")
+        values.problem(f"'{key}' must be a mapping")
+        return {}
+    _no_unknown(value, _keys_in(key), values, prefix=f"{key}.")
     return value
 
 
 def _no_unknown(
-    data: Mapping[str, object], allowed: set[str], path: Path, prefix: str = ""
+    data: Mapping[str, object], allowed: set[str], values: _Values, prefix: str = ""
 ) -> None:
     unknown = sorted(set(map(str, data)) - allowed)
     if unknown:
-        raise ConfigError(f"{path}: unknown key(s): {', '.join(prefix + k for k in unknown)}")
+        values.problem(f"unknown key(s): {', '.join(prefix + k for k in unknown)}")
 
 
 def _from_mapping(data: Mapping[str, object], path: Path) -> Config:
-    _no_unknown(data, _TOP, path)
+    """The config ``data`` sets; every mistake in it is reported at once, in one ConfigError."""
+    values = _Values(path)
+    _no_unknown(data, _keys_in(""), values)
     roots = data.get("roots") or []
     if not isinstance(roots, list) or not all(isinstance(r, str) for r in roots):
-        raise ConfigError(f"{path}: 'roots' must be a list of directory paths")
-    anth = _section(data, "anthropic", _ANTHROPIC, path)
-    oai = _section(data, "openai", _OPENAI, path)
-    tele = _section(data, "telemetry", _TELEMETRY, path)
-    reports = _section(data, "reports", _REPORTS, path)
+        values.problem("'roots' must be a list of directory paths")
+        roots = []
+    anth = _section(data, "anthropic", values)
+    oai = _section(data, "openai", values)
+    tele = _section(data, "telemetry", values)
+    reports = _section(data, "reports", values)
     checkouts = data.get("checkouts") or {}
     if not isinstance(checkouts, dict) or not all(
         isinstance(k, str) and isinstance(v, str) for k, v in checkouts.items()
     ):
-        raise ConfigError(f"{path}: 'checkouts' must map memory directories to checkout paths")
-    values = _Values(path)
+        values.problem("'checkouts' must map memory directories to checkout paths")
+        checkouts = {}
     cfg = Config(
         roots=tuple(os.path.expanduser(r) for r in roots),
         reconcile_interval=values.number(data, "reconcile_interval", 300.0),
@@ -276,7 +309,7 @@ def _from_mapping(data: Mapping[str, object], path: Path) -> Config:
         telemetry_keep_runs=int(
             values.number(tele, "telemetry.keep_runs", 100_000, integer=True, minimum=1)
         ),
-        report_cron=_cron(values.text(reports, "reports.cron", DEFAULT_CRON), path),
+        report_cron=_cron(values.text(reports, "reports.cron", DEFAULT_CRON), values),
         report_older_than_days=int(
             values.number(reports, "reports.older_than_days", 30, integer=True)
         ),
@@ -291,6 +324,7 @@ def _from_mapping(data: Mapping[str, object], path: Path) -> Config:
     if "state_dir" in data:
         state = values.text(data, "state_dir", None) or ""
         cfg = replace(cfg, state_dir=Path(os.path.expanduser(state)))
+    values.raise_any()
     return cfg
 
 
@@ -303,67 +337,15 @@ def _openai(section: Mapping[str, object], values: _Values) -> OpenAIConfig:
         timeout=values.number(section, "openai.timeout", 5.0),
     )
     if cfg.base_url and not cfg.model:
-        raise ConfigError(
-            f"{values.path}: 'openai.model' is required with 'openai.base_url' "
+        values.problem(
+            "'openai.model' is required with 'openai.base_url' "
             "(the model the server should run, e.g. qwen3:8b)"
         )
     if cfg.base_url and not cfg.base_url.startswith(("http://", "https://")):
-        raise ConfigError(
-            f"{values.path}: 'openai.base_url' must start with http:// or https://, "
-            f"got {cfg.base_url!r}"
+        values.problem(
+            f"'openai.base_url' must start with http:// or https://, got {cfg.base_url!r}"
         )
     return cfg
-
-
-class _Values:
-    """Typed reads of config values: a wrong type is a ConfigError naming the key.
-
-    YAML reads ``"false"`` as a string and ``.inf``/``.nan`` as floats; coercing
-    them (``bool("false")`` is True) would silently turn settings on, so each
-    value must already have the type its key needs.
-    """
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-
-    def _fail(self, key: str, expected: str, value: object) -> ConfigError:
-        got = f"{type(value).__name__} {value!r}"
-        return ConfigError(f"{self.path}: '{key}' must be {expected}, got {got}")
-
-    def boolean(self, section: Mapping[str, object], key: str, default: bool) -> bool:
-        value = section.get(key.rpartition(".")[2], default)
-        if not isinstance(value, bool):
-            raise self._fail(key, "true or false (unquoted)", value)
-        return value
-
-    def number(
-        self,
-        section: Mapping[str, object],
-        key: str,
-        default: float,
-        *,
-        integer: bool = False,
-        minimum: float | None = None,
-        maximum: float | None = None,
-    ) -> float:
-        value = section.get(key.rpartition(".")[2], default)
-        expected = "a whole number" if integer else "a positive number"
-        ok_type = int if integer else (int, float)
-        if isinstance(value, bool) or not isinstance(value, ok_type) or not math.isfinite(value):
-            raise self._fail(key, expected, value)
-        low = (value < minimum) if minimum is not None else (value <= 0)
-        if low or (maximum is not None and value > maximum):
-            bound = f"at least {minimum:g}" if minimum is not None else "positive"
-            if maximum is not None:
-                bound = f"from {minimum or 0:g} to {maximum:g}"
-            raise ConfigError(f"{self.path}: '{key}' must be {bound}, got {value!r}")
-        return float(value)
-
-    def text(self, section: Mapping[str, object], key: str, default: str | None) -> str | None:
-        value = section.get(key.rpartition(".")[2], default)
-        if value is not None and not isinstance(value, str):
-            raise self._fail(key, "a string", value)
-        return value
 
 
 def _with_env(cfg: Config) -> Config:

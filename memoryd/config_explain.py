@@ -62,41 +62,63 @@ def file_keys(path: Path | None) -> set[str]:
     return keys
 
 
+SECRETS = frozenset({"anthropic.api_key", "openai.api_key"})
+"""Keys whose value is shown only as ``<set>``."""
+ENV_VARS = {
+    "socket": "MEMORYD_SOCKET",
+    "anthropic.api_key": "ANTHROPIC_API_KEY",
+    "anthropic.base_url": "ANTHROPIC_BASE_URL",
+}
+"""Keys the environment can set: ``MEMORYD_*`` win over the file, the others fill it in."""
+
+
 def explain(cfg: config_mod.Config, given: set[str]) -> list[Setting]:
-    """Every setting of ``cfg``; ``given`` is what the file set (see :func:`file_keys`)."""
+    """Every setting of ``cfg`` (each key of :data:`memoryd.config.KEYS`, and the index).
+
+    ``given`` is what the file set (see :func:`file_keys`). A key's meaning is
+    the one :data:`~memoryd.config.KEYS` gives, or, for a few, what its value
+    does here (the next report, the ranker the keys choose).
+    """
+    told = _meanings(cfg)
     out: list[Setting] = []
+    for key in config_mod.KEYS:
+        value = _plain(config_mod.value_of(cfg, key))
+        if key.key in SECRETS:
+            value = "<set>" if value else None
+        source = _source(key.key, given, ENV_VARS.get(key.key))
+        out.append(Setting(key.key, value, source, told.get(key.key, key.meaning)))
+        if key.key == "state_dir":
+            db = "the index (not a file key: MEMORYD_DB or --db)"
+            out.append(Setting("db", str(cfg.db_path), _source("db", given, "MEMORYD_DB"), db))
+    return out
 
-    def add(key: str, value: Any, meaning: str = "", env: str | None = None) -> None:
-        # MEMORYD_* win over the file; ANTHROPIC_* only fill in what it leaves unset.
-        from_env = bool(env and os.environ.get(env)) and (
-            key not in given or str(env).startswith("MEMORYD_")
-        )
-        source = ENV if from_env else FILE if key in given else DEFAULT
-        out.append(Setting(key, value, source, meaning))
 
-    a = cfg.anthropic
-    add("roots", list(cfg.roots), _roots_meaning(cfg))
-    add("socket", str(cfg.socket), "where clients and the daemon meet", "MEMORYD_SOCKET")
-    add("state_dir", str(cfg.state_dir), "the pidfile, and reports below it")
-    add("db", str(cfg.db_path), "the index (not a file key: MEMORYD_DB or --db)", "MEMORYD_DB")
-    add("reconcile_interval", cfg.reconcile_interval, "seconds between full stat scans")
-    idle = cfg.request_root_idle_days
-    add(
-        "request_root_idle_days",
-        idle,
-        f"a folder only requests named: forgotten {idle:g} days after its last use",
+def _source(key: str, given: set[str], env: str | None) -> str:
+    # MEMORYD_* win over the file; ANTHROPIC_* only fill in what it leaves unset.
+    from_env = bool(env and os.environ.get(env)) and (
+        key not in given or str(env).startswith("MEMORYD_")
     )
-    add("settle_ms", cfg.settle_ms, "file events are gathered this long before indexing")
-    o = cfg.openai
-    add("shortlist", cfg.shortlist, "memories the local ranker hands the judge")
+    return ENV if from_env else FILE if key in given else DEFAULT
+
+
+def _plain(value: object) -> object:
+    """A value as JSON and YAML print it: paths as text, tuples as lists."""
+    if isinstance(value, Path):
+        return str(value)
+    if isinstance(value, tuple):
+        return list(value)
+    if isinstance(value, dict):
+        return dict(value)
+    return value
+
+
+def _meanings(cfg: config_mod.Config) -> dict[str, str]:
+    """What the keys whose effect depends on their value (or on others) do with ``cfg``."""
+    a, o = cfg.anthropic, cfg.openai
     if o.base_url:
         judge = f"the judge: {o.model} at {o.base_url} (ranker auto), local when it fails"
     else:
         judge = "no server: --ranker openai is refused"
-    add("openai.base_url", o.base_url, judge)
-    add("openai.model", o.model)
-    add("openai.api_key", "<set>" if o.api_key else None, "sent as a bearer token when set")
-    add("openai.timeout", o.timeout, "seconds the server gets per select")
     if a.api_key:
         ranker = f"select ranks with Claude ({a.model}) judging the shortlist" + (
             " when asked by name (--ranker anthropic)"
@@ -107,18 +129,19 @@ def explain(cfg: config_mod.Config, given: set[str]) -> list[Setting]:
         ranker = "no key: --ranker anthropic is refused"
     else:
         ranker = "no key: select ranks with the local ranker; --ranker anthropic is refused"
-    add("anthropic.api_key", "<set>" if a.api_key else None, ranker, "ANTHROPIC_API_KEY")
-    add("anthropic.model", a.model)
-    add("anthropic.base_url", a.base_url, "", "ANTHROPIC_BASE_URL")
-    add("anthropic.timeout", a.timeout, "seconds Claude gets per select")
     stored = "the query text" if cfg.log_queries else "a hash and the length of each query"
-    add("telemetry.log_queries", cfg.log_queries, f"selector telemetry stores {stored}")
-    add("reports.cron", cfg.report_cron, _next_report(cfg.report_cron))
-    add("reports.older_than_days", cfg.report_older_than_days, "sessions older than this are old")
-    add("reports.keep", cfg.report_keep, "report pairs kept, newest first")
-    add("reports.max_age_days", cfg.report_max_age_days, "and none older than this")
-    add("checkouts", dict(cfg.checkouts), _checkouts_meaning(cfg))
-    return out
+    idle = cfg.request_root_idle_days
+    return {
+        "roots": _roots_meaning(cfg),
+        "request_root_idle_days": (
+            f"a folder only requests named: forgotten {idle:g} days after its last use"
+        ),
+        "openai.base_url": judge,
+        "anthropic.api_key": ranker,
+        "telemetry.log_queries": f"selector telemetry stores {stored}",
+        "reports.cron": _next_report(cfg.report_cron),
+        "checkouts": _checkouts_meaning(cfg),
+    }
 
 
 def _roots_meaning(cfg: config_mod.Config) -> str:

@@ -68,6 +68,7 @@ def gather(socket: Path | None) -> Facts:
 
 
 def run_checks(facts: Facts) -> list[Check]:
+    from memoryd.doctor_alarms import alarm_checks  # noqa: PLC0415
     from memoryd.doctor_installs import check_hook, check_units  # noqa: PLC0415
 
     checks: list[Callable[[Facts], Check]] = [
@@ -80,7 +81,7 @@ def run_checks(facts: Facts) -> list[Check]:
         check_hook,
         check_units,
     ]
-    return [check(facts) for check in checks]
+    return [check(facts) for check in checks] + alarm_checks(facts)
 
 
 def check_versions(facts: Facts) -> Check:

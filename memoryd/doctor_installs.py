@@ -57,21 +57,24 @@ def check_hook(facts: Facts) -> Check:
 
     settings = install.default_settings()
     todo = "`memoryd install-hook claude-code`"
+    split = install.hook_in_one_config_only()
     try:
         doc = json.loads(settings.read_text(encoding="utf-8") or "{}")
     except FileNotFoundError:
-        return Check(HOOK, WARN, f"not installed (no {settings}); {todo}")
+        return Check(HOOK, WARN, split or f"not installed (no {settings}); {todo}")
     except (OSError, ValueError) as exc:
         return Check(HOOK, FAIL, f"{settings} cannot be read as JSON: {exc}")
     commands = _hook_commands(doc, install.EVENTS, install.HOOK_MARKER)
     missing = [event for event, found in commands.items() if not found]
     if len(missing) == len(commands):
-        return Check(HOOK, WARN, f"not in {settings}; {todo}")
+        return Check(HOOK, WARN, split or f"not in {settings}; {todo}")
     others = sorted({c for found in commands.values() for c in found if not _runs_this(c)})
     if others:
         return Check(HOOK, WARN, f"in {settings} but runs {others[0]}, not this one; {todo}")
     if missing:
         return Check(HOOK, WARN, f"in {settings} without {', '.join(missing)}; {todo}")
+    if split is not None:
+        return Check(HOOK, WARN, split)
     return Check(HOOK, OK, f"in {settings} ({', '.join(commands)}), running this installation")
 
 

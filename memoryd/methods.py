@@ -139,7 +139,7 @@ SELECT = Method(
         Param("limit", "integer", "the most memories to return", default=5),
         Param("ranker", "string", "auto: the configured judge, else local", default="auto"),
         Param("allow_secrets", "boolean", "let files holding credentials be selected"),
-        Param("session_id", "string", "a label for the log"),
+        Param("session_id", "string", "a label for the log and the run's telemetry row"),
         Param("timeout_ms", "integer", "how long the client will wait"),
         Param("cwd", "string", "the agent's working directory", daemon_only=True),
     ),

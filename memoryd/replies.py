@@ -89,11 +89,29 @@ class LastReport(TypedDict):
     seconds: float
 
 
+class ReconcileFailure(TypedDict):
+    """The last full stat scan that failed: when, why it ran, and the error."""
+
+    at: str
+    reason: str
+    error: str
+
+
+class Alarm(TypedDict):
+    """Something that quietly stopped working (``hook``, ``selection``, ``watcher``, ``index``)."""
+
+    kind: str
+    message: str
+
+
 class FeatureStatus(TypedDict, total=False):
-    """The entries features add to ``status`` (the daemon's reporter)."""
+    """The entries features add to ``status`` (the reporter, upkeep and alarms)."""
 
     report_schedule: ReportSchedule
     last_report: LastReport
+    last_reconcile_error: NotRequired[ReconcileFailure]
+    """Absent until a full reconcile failed."""
+    alarms: list[Alarm]
 
 
 class StatusReply(FeatureStatus):
@@ -150,6 +168,13 @@ class ParseFailure(TypedDict):
 
     path: str
     error: str
+
+
+class FileWarning(TypedDict):
+    """A file that is indexed and used, with a problem its author should fix."""
+
+    path: str
+    warning: str
 
 
 class ListReply(TypedDict):
@@ -460,3 +485,4 @@ class CheckResult(TypedDict):
     citing: int
     stale: int
     findings: NotRequired[list[CheckFinding]]
+    warnings: list[FileWarning]

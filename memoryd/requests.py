@@ -99,9 +99,7 @@ def directory(
     """
     if not isinstance(raw, str) or not raw:
         raise InvalidParams(f"'{key}' must be a directory path", {"field": key})
-    if "\x00" in raw:
-        raise InvalidParams(f"'{key}' must not contain a NUL byte", {"field": key})
-    path = os.path.realpath(os.path.expanduser(raw))
+    path = real_path(raw, key)
     problem = name_problem(path)
     if problem is not None:
         raise InvalidParams(
@@ -115,6 +113,23 @@ def directory(
     if not os.path.isdir(path):
         raise InvalidParams(f"'{key}': not a directory: {raw}", {"field": key})
     return path
+
+
+def real_path(raw: str, key: str = "dir") -> str:
+    """``raw`` (``~`` expanded) with every symlink resolved; ``invalid_params`` if it cannot be.
+
+    Resolving reads each link on the way: a link the daemon may not read
+    (another user's ``/proc/<pid>/cwd``) raises there, which names the field
+    and the reason instead of becoming ``internal``.
+    """
+    if "\x00" in raw:
+        raise InvalidParams(f"'{key}' must not contain a NUL byte", {"field": key})
+    try:
+        return os.path.realpath(os.path.expanduser(raw))
+    except OSError as exc:
+        raise InvalidParams(
+            f"'{key}': cannot resolve {escaped(raw)}: {exc.strerror or exc}", {"field": key}
+        ) from None
 
 
 RESOLVED_TTL_S = 1.0

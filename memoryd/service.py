@@ -250,9 +250,10 @@ class MemoryService:
                 query=query,
                 log_queries=self.selector.log_queries,
                 latency_ms=(time.perf_counter() - started) * 1000,
+                session_id=session if isinstance(session, str) else None,
                 **fields,
             )
-            telemetry.emit(run, session if isinstance(session, str) else None)
+            telemetry.emit(run)
             self.index.record_run(run)
 
         arrived = time.monotonic()
@@ -284,6 +285,8 @@ class MemoryService:
             judge=selection.judge,
             shortlist=selection.shortlist,
             judge_ms=selection.judge_ms,
+            scores=[s["score"] for s in result["selected"]],
+            left=selection.left_out,
         )
         return result
 

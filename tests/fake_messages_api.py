@@ -10,9 +10,12 @@ The server listens on 127.0.0.1 with an ephemeral port, answers
 ``POST /v1/messages`` (as JSON, or as a stream of server-sent events when the
 request asks for ``stream``, as Claude Code does) and
 ``POST /v1/messages/count_tokens``, and records every request (headers and JSON
-body).  Each incoming messages request consumes the next scripted
-:data:`Behaviour`; once the script runs out, the last behaviour keeps
-repeating, so ``respond(ErrorStatus(429))`` means "always 429";
+body).  A scripted tool call is answered only when the request makes that
+tool callable: listed and, when deferred (``defer_loading``), loaded by a
+tool search's ``tool_reference`` (else 400, as the API does).  Each
+incoming messages request consumes the next scripted :data:`Behaviour`;
+once the script runs out, the last behaviour keeps repeating, so
+``respond(ErrorStatus(429))`` means "always 429";
 :class:`Dynamic` decides from the request itself.  Pointed at as an HTTP(S)
 proxy, it refuses every ``CONNECT`` and records the host in :attr:`connects`,
 so a test can prove nothing tried to leave the machine.
@@ -152,6 +155,22 @@ class RecordedRequest:
             return key
         scheme, _, token = self.headers.get("authorization", "").partition(" ")
         return token if scheme.lower() == "bearer" and token else None
+
+    @property
+    def callable_tools(self) -> set[str]:
+        """The tools the model may call: those listed, less deferred ones (``defer_loading``)
+        that no tool search has loaded yet (a ``tool_reference`` in a tool result)."""
+        tools = self.body.get("tools") or [] if isinstance(self.body, dict) else []
+        loaded = {
+            ref.get("tool_name")
+            for message in self.body.get("messages", [])
+            if isinstance(message.get("content"), list)
+            for block in message["content"]
+            if isinstance(block, dict) and isinstance(block.get("content"), list)
+            for ref in block["content"]
+            if isinstance(ref, dict) and ref.get("type") == "tool_reference"
+        }
+        return {t["name"] for t in tools if not t.get("defer_loading") or t["name"] in loaded}
 
     @property
     def system(self) -> str:
@@ -336,6 +355,10 @@ def _make_handler(api: FakeMessagesAPI) -> type[BaseHTTPRequestHandler]:
             elif isinstance(behaviour, TextAnswer):
                 self._send_message(request, behaviour)
             elif isinstance(behaviour, ToolUse):
+                if behaviour.name not in request.callable_tools:
+                    # As the API: a deferred tool is callable once a tool search loaded it.
+                    self._send_error(ErrorStatus(400, f"tool {behaviour.name} is not loaded"))
+                    return
                 self._send_message(request, TextAnswer(behaviour.text, "tool_use"), tool=behaviour)
 
         def _send_message(

@@ -94,12 +94,14 @@ def test_select_on_a_wrong_folder_says_what_was_searched(
     project = tmp_path / "project"
     shutil.copytree(EXAMPLES, project / "memory")
     (tmp_path / "empty").mkdir()
-    code, out, _ = run(capsys, "select", "run the tests", "--dir", str(tmp_path / "empty"))
-    assert (code, out) == (0, f"(no memories in {tmp_path / 'empty'} (0 files))\n")
-    code, out, _ = run(capsys, "select", "run the tests", "--dir", str(project))
-    assert out == (
-        f"({project} holds no memory files; did you mean {project / 'memory'}? "
-        "(subfolders with memory files: memory))\n"
+    code, out, err = run(capsys, "select", "run the tests", "--dir", str(tmp_path / "empty"))
+    assert (code, out) == (1, "")
+    assert err.endswith(f"memoryd: error: no memories in {tmp_path / 'empty'} (0 files)\n")
+    code, out, err = run(capsys, "select", "run the tests", "--dir", str(project))
+    assert (code, out) == (1, "")
+    assert err.endswith(
+        f"memoryd: error: {project} holds no memory files; did you mean {project / 'memory'}? "
+        "(subfolders with memory files: memory)\n"
     )
     code, out, _ = run(capsys, "select", "marketing footer copy", "--dir", str(project / "memory"))
     assert out == "(no memory clearly helps with this query)\n"
@@ -176,7 +178,7 @@ def test_a_misspelt_option_suggests_the_right_one(
     code, _, err = run(capsys, "--verison")
     assert code == 2 and "did you mean --version?" in err
     # A prefix argparse accepts is not a mistake.
-    assert run(capsys, "select", "q", "--di", str(memdir))[0] == 0
+    assert run(capsys, "select", "q", "--di", str(memdir))[0] != 2  # the empty folder is the error
 
 
 def test_a_missing_dir_with_a_near_miss_suggests_it(

@@ -72,7 +72,7 @@ def test_bash_completes_commands_options_values_and_folders(tmp_path: Path) -> N
         "serve select",
         "--dir --db",
         "memory",  # --dir takes a folder: the file beside it is not offered
-        "auto local anthropic",
+        "auto local anthropic openai",
         "--timeout",
         "check show",
         "--version",
@@ -93,7 +93,7 @@ def test_zsh_script_parses_and_completes(tmp_path: Path) -> None:
     )
     out = subprocess.run(["zsh", "-c", driver], capture_output=True, text=True, timeout=30)
     assert out.stderr == ""
-    assert out.stdout.splitlines() == ["auto local anthropic", "_files -/", "check show"]
+    assert out.stdout.splitlines() == ["auto local anthropic openai", "_files -/", "check show"]
 
 
 @pytest.mark.skipif(shutil.which("fish") is None, reason="fish is not installed")

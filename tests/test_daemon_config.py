@@ -95,6 +95,7 @@ def inotify_exhausted() -> Iterator[int]:
             os.close(fd)
 
 
+@pytest.mark.serial  # exhausts the user's inotify instances: no other daemon may start
 def test_inotify_limit_falls_back_to_polling(make_daemon: Callable[..., DaemonProc]) -> None:
     limit = int(Path("/proc/sys/fs/inotify/max_user_instances").read_text())
     if limit > 4096:

@@ -78,6 +78,7 @@ def test_doctor_names_what_is_wrong(tmp_path: Path) -> None:
         "config": "fail",
         "claude-code hook": "warn",
         "systemd units": "warn",
+        "hook reach": "ok",
     }
     assert "no daemon answers" in checks["versions"]["detail"]
     assert "$XDG_RUNTIME_DIR is unset and there is no /run/user/" in checks["socket"]["detail"]

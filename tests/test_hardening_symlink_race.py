@@ -107,3 +107,17 @@ def test_swapped_after_indexing_it_is_neither_selected_nor_shown(
         assert SECRET not in repr([tuple(r) for r in rows])
     finally:
         store.close()
+
+
+def test_a_folder_reached_through_a_linked_parent_still_serves_its_files(
+    world: tuple[Path, Path], tmp_path: Path
+) -> None:
+    """A dotfiles setup: ``~/.claude`` is a link; the hook names the folder through it."""
+    root, _outside = world
+    linked = tmp_path / "dotfiles-link"
+    os.symlink(root.parent, linked)
+    through_link = linked / root.name
+    memory = root / "feedback_deploy.md"
+    assert readable(str(through_link / memory.name), str(through_link))
+    assert readable(str(memory), str(through_link))  # the daemon answers real paths
+    assert "Use make." in memory_text(str(memory), str(through_link))

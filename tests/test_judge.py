@@ -243,7 +243,7 @@ def test_the_answer_is_applied_and_unknown_names_are_dropped(
         "project_ledger_evil.md",
         "project_deploy.md",
     )
-    result = harness.select(surfaced=["project_ledger.md"], limit=2)
+    result = harness.select(surfaced=["project_ledger.md"], limit=2, session_id="s-judge")
     assert result["ranker"] == backend.name and result["fallback"] is None
     assert names(result) == ["project_currency.md", "project_deploy.md"]
     assert [s["score"] for s in result["selected"]] == [None, None]
@@ -256,6 +256,13 @@ def test_the_answer_is_applied_and_unknown_names_are_dropped(
     record = harness.records[-1]
     assert record["judge"] == backend.name and record["shortlist"] == 6
     assert record["judge_ms"] is not None and record["tokens_in"] > 0
+    # The same row keeps the session and what was left out (memoryd why): the judge's picks
+    # are unscored and none of them is listed among the local ranker's misses.
+    detail = json.loads(record["detail_json"])
+    assert record["session_id"] == "s-judge" and detail["scores"] == [None, None]
+    left = detail["left_out"]
+    assert left["surfaced"] == ["project_ledger.md"] and left["below_cut"]
+    assert not {name for name, _ in left["below_cut"]} & set(names(result))
 
 
 def test_dropped_unknown_is_capped_in_count_and_length(

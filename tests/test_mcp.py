@@ -19,8 +19,15 @@ from memoryd._delivery import MAX_FILE_BYTES
 from memoryd.claude_folders import memory_folder
 from memoryd.integrations._hook_state import SessionState
 
-TOOLS = {"memory_select", "memory_load_last", "memory_save", "memory_context", "memory_status"}
-READ_ONLY = {"memory_select", "memory_load_last", "memory_context", "memory_status"}
+TOOLS = {
+    "memory_select",
+    "memory_load_last",
+    "memory_save",
+    "memory_context",
+    "memory_status",
+    "memory_why",
+}
+READ_ONLY = TOOLS - {"memory_save"}
 
 Session = Callable[[ClientSession], Awaitable[None]]
 
@@ -177,8 +184,9 @@ def test_tools_answer_through_the_daemon_and_report_errors(seeded: DaemonProc) -
         assert bad.is_error and "'project' does not match" in text_of(bad)
         typo = await session.call_tool("memory_select", {"query": "x", "dri": root})
         assert typo.is_error and "unknown argument(s): dri" in text_of(typo)
+        # No dir, no Claude Code, no roots: the working directory's folder, which has none.
         nodir = await session.call_tool("memory_select", {"query": "x"})
-        assert nodir.is_error and "CLAUDE_PROJECT_DIR" in text_of(nodir)
+        assert nodir.is_error and "memory directory not found" in text_of(nodir)
         seeded.stop()
         down = await session.call_tool("memory_status", {})
         assert down.is_error

@@ -118,8 +118,10 @@ def run_tour(tmp_path: Path, python: str) -> None:
                     text=True,
                     timeout=60,
                 )
-                assert proc.returncode == 0, (command, proc.stderr)
-                lines = proc.stdout.splitlines()
+                # A step shown failing shows its error line: stderr, and exit 1.
+                failing = any(line.startswith("memoryd: error: ") for line in expected)
+                assert proc.returncode == (1 if failing else 0), (command, proc.stderr)
+                lines = (proc.stderr if failing else proc.stdout).splitlines()
                 # The watcher needs a moment to see `touch`; nothing else is retried.
                 if matches(expected, lines) or "touch" not in command:
                     break
@@ -134,6 +136,7 @@ def run_tour(tmp_path: Path, python: str) -> None:
                 if flag in command:
                     assert absent not in proc.stdout, command
         raw_protocol_example_answers(checkout, env)
+        python_example_answers(checkout, env, python)
     finally:
         daemon.stop()
     assert "Traceback" not in daemon.log()
@@ -156,3 +159,15 @@ def raw_protocol_example_answers(checkout: Path, env: dict[str, str]) -> None:
     assert proc.returncode == 0, proc.stderr
     reply = json.loads(proc.stdout)
     assert reply["id"] == 1 and reply["result"]["state"] == "ready"
+
+
+def python_example_answers(checkout: Path, env: dict[str, str], python: str) -> None:
+    """The README's Python example runs as written with ``python`` (the wheel's, in the wheel
+    tour), from the tour's folder, and prints the memory it selects."""
+    text = (REPO / "README.md").read_text(encoding="utf-8")
+    example = text.split("### Python", 1)[1].split("```python\n", 1)[1].split("```", 1)[0]
+    proc = subprocess.run(
+        [python, "-c", example], cwd=checkout, env=env, capture_output=True, text=True, timeout=60
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert f"{checkout}/examples/memory/feedback_pytest_xdist_gotcha.md " in proc.stdout

@@ -104,7 +104,7 @@ def test_the_package_description_has_no_relative_links_and_the_license_ships() -
     description = (ROOT / project["readme"]).read_text(encoding="utf-8")
     # On a package index a relative link is dead: every link must be absolute.
     assert re.findall(r"\]\((?!https?://)[^)]*\)", description) == []
-    assert "pipx install 'memoryd[mcp]'" in description
+    assert "pipx install memoryd" in description
     assert project["license"] == "MIT" and project["license-files"] == ["LICENSE"]
     assert "MIT License" in (ROOT / "LICENSE").read_text(encoding="utf-8")
 

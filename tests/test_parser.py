@@ -54,7 +54,8 @@ def test_good_memory(tmp_path: Path) -> None:
         ("---\ndescription: never closed\nbody\n", "unterminated frontmatter"),
         ("---", "unterminated frontmatter"),
         (
-            "---\nname: x\ndescription: has: colon\n---\n",
+            # Not plain "key: value" lines either (the list item), so not read leniently.
+            "---\nname: x\ndescription: has: colon\n- item\n---\n",
             "YAML syntax error in frontmatter at line 3",
         ),
         ('---\ndescription: "unclosed\ntype: user\n---\n', "YAML syntax error in frontmatter"),

@@ -90,7 +90,7 @@ def test_a_failed_thread_start_is_answered_busy_and_the_server_goes_on(
 def test_connections_over_the_cap_are_busy_and_idle_ones_are_closed(
     serve: Callable[..., tuple[Path, Server]],
 ) -> None:
-    path, _srv = serve(max_connections=2, idle_timeout=scaled(1.0))
+    path, _srv = serve(max_connections=2, idle_timeout=scaled(1.0), evict_after=scaled(60))
     idle = [socket.socket(socket.AF_UNIX) for _ in range(2)]
     for sock in idle:
         sock.connect(str(path))

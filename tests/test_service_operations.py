@@ -217,7 +217,7 @@ def test_check_writes_its_verdicts_through_the_index(
     index = WatchfulIndex(store)
     service = MemoryService(index, Selector(), Checker({str(memdir): str(checkout)}))
     result = service.call("check", {"dir": str(memdir)})
-    assert list(result) == ["dir", "folders", "memories", "citing", "stale"]
+    assert list(result) == ["dir", "folders", "memories", "citing", "stale", "warnings"]
     (memory,) = result["memories"]
     assert memory["staleness"]["missing"] == ["src/gone.py"]
     assert index.asked == ["write"]

@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -24,14 +26,17 @@ from memoryd.ipc.client import Client
 
 
 @pytest.fixture
-def run_user(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A stand-in for /run/user; the environment cleared of every socket hint."""
-    base = tmp_path / "run-user"
-    base.mkdir()
+def run_user(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """A stand-in for /run/user; the environment cleared of every socket hint.
+
+    A short folder of its own in /tmp: socket paths below it must fit AF_UNIX's 107 bytes.
+    """
+    base = Path(tempfile.mkdtemp(prefix="md-ru-", dir="/tmp"))
     monkeypatch.setattr(paths, "RUN_USER", base)
     monkeypatch.delenv("MEMORYD_SOCKET", raising=False)
     monkeypatch.delenv("XDG_RUNTIME_DIR", raising=False)
-    return base
+    yield base
+    shutil.rmtree(base, ignore_errors=True)
 
 
 def test_the_rules_in_order(run_user: Path, monkeypatch: pytest.MonkeyPatch) -> None:

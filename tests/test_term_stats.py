@@ -123,7 +123,7 @@ def test_an_index_with_stored_term_stats_opens_without_them(
         conn.execute("ALTER TABLE files ADD COLUMN terms BLOB")
         conn.execute("UPDATE files SET terms = x'00' WHERE kind = 'memory'")
         conn.execute("INSERT INTO meta(key, value) VALUES ('analysis_version', 'old')")
-        conn.execute("DELETE FROM _migrations WHERE name = '013_drop_term_stats'")
+        conn.execute("DELETE FROM _migrations WHERE name = '015_drop_term_stats'")
     store.close()
     reopened = IndexStore(store.path)
     try:

@@ -132,6 +132,66 @@ class DaemonStall:
             os.unlink(self.path)
 
 
+class HookFailures:
+    """How many of the hook's requests in a row the daemon failed or never answered, and why.
+
+    Written by the hook only when a request fails and removed on the next one
+    that is answered (one ``unlink`` on the hot path), so ``status`` and
+    ``doctor`` can say that memories stopped reaching the agent, and why. The
+    file lies beside the session records, not among them (their sweep would
+    drop it after a week of failures).
+    """
+
+    def __init__(self) -> None:
+        self.path = paths.state_dir() / "hook-failures.json"
+
+    def read(self) -> dict[str, object] | None:
+        """``{failures, first_at, last_at, error, socket}``; None once a request worked."""
+        try:
+            data = json.loads(self.path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+        if not isinstance(data, dict) or not isinstance(data.get("failures"), int):
+            return None
+        return data
+
+    def message(self) -> str | None:
+        """The record in words for ``status`` and ``doctor``; None when there is none."""
+        data = self.read()
+        if data is None:
+            return None
+
+        def when(key: str) -> str:
+            at = data.get(key)
+            if not isinstance(at, (int, float)):
+                return "?"
+            return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(at))
+
+        return (
+            f"the Claude Code hook's last {data['failures']} request(s) to the daemon failed, "
+            f"from {when('first_at')} to {when('last_at')}: no memories reached the agent "
+            f"meanwhile (last error: {data.get('error')}; socket {data.get('socket')})"
+        )
+
+    def failed(self, socket: str, error: str) -> None:
+        old = self.read() or {}
+        now = time.time()
+        count = old.get("failures", 0)
+        body = {
+            "failures": (count if isinstance(count, int) else 0) + 1,
+            "first_at": old.get("first_at", now),
+            "last_at": now,
+            "error": error[:500],
+            "socket": socket,
+        }
+        with contextlib.suppress(OSError):
+            _write_atomic(self.path, json.dumps(body))
+
+    def answered(self) -> None:
+        with contextlib.suppress(OSError):
+            os.unlink(self.path)
+
+
 _SAFE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,99}")
 
 

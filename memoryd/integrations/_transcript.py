@@ -75,12 +75,43 @@ def read_tail(path: str, limit: int = TAIL_BYTES) -> bytes:
     return data.split(b"\n", 1)[1] if start and b"\n" in data else data
 
 
+class Tracker:
+    """What a transcript has shown so far, fed one record at a time (oldest first)."""
+
+    def __init__(self) -> None:
+        self.calls: list[ToolCall] = []
+        self.files: list[str] = []
+
+    def add(self, entry: Mapping[str, object]) -> tuple[list[str], list[str]]:
+        """Take one record; the memories it recalled and the files the agent ``Read`` in it."""
+        recalled = _recalled(entry)
+        self.files += recalled
+        read: list[str] = []
+        for call in _tool_uses(entry):
+            self.calls.append(call)
+            seen = _file_of(call)
+            if seen:
+                self.files.append(seen)
+                if call.name == "Read":
+                    read.append(seen)
+        return recalled, read
+
+    def seen(self, last_calls: int = LAST_CALLS) -> Seen:
+        """The recent tools (newest first, no repeats) and the files shown seen so far."""
+        names: list[str] = []
+        for call in reversed(self.calls[-last_calls:]):
+            names.append(call.name)
+            program = _bash_program(call)
+            if program:
+                names.append(program)
+        return Seen(list(dict.fromkeys(names)), list(dict.fromkeys(self.files)))
+
+
 def scan(path: str | None, *, last_calls: int = LAST_CALLS) -> Seen:
     """The transcript's recent tools (newest first, no repeats) and the files it shows seen."""
     if not path:
         return Seen([], [])
-    calls: list[ToolCall] = []
-    files: list[str] = []
+    tracker = Tracker()
     for line in read_tail(path).split(b"\n"):
         if not any(marker in line for marker in _MARKERS):
             continue
@@ -88,21 +119,9 @@ def scan(path: str | None, *, last_calls: int = LAST_CALLS) -> Seen:
             entry = json.loads(line)
         except ValueError:
             continue
-        if not isinstance(entry, dict):
-            continue
-        files.extend(_recalled(entry))
-        for call in _tool_uses(entry):
-            calls.append(call)
-            seen = _file_of(call)
-            if seen:
-                files.append(seen)
-    names: list[str] = []
-    for call in reversed(calls[-last_calls:]):
-        names.append(call.name)
-        program = _bash_program(call)
-        if program:
-            names.append(program)
-    return Seen(list(dict.fromkeys(names)), list(dict.fromkeys(files)))
+        if isinstance(entry, dict):
+            tracker.add(entry)
+    return tracker.seen(last_calls)
 
 
 def recent_tools(path: str | None, *, last_calls: int = LAST_CALLS) -> list[str]:

@@ -28,7 +28,9 @@ SessionStart waits at most half of it; a daemon that took a request and hung
 is given 0.2 s by the hooks of the next minute (:class:`._hook_state.DaemonStall`).
 Every failure (daemon down or hung, slow ranker, folder missing, bad or huge input,
 a bug) ends the same way: nothing on stdout or stderr, exit 0, and a line in
-the hook log when one is configured (:mod:`._hook_runtime`). What was shown
+the hook log when one is configured (:mod:`._hook_runtime`); a request the
+daemon did not answer is also counted where ``status`` and ``doctor`` read it
+(:class:`._hook_state.HookFailures`). What was shown
 is recorded only once the answer is complete, just before it is written.
 """
 
@@ -45,11 +47,12 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from memoryd._delivery import cap_text, memory_block, memory_text
 from memoryd.claude_folders import memory_folder, project_dir
-from memoryd.errors import DaemonTimeout, InvalidParams
+from memoryd.errors import DaemonTimeout, InvalidParams, RequestError
 from memoryd.integrations._hook_runtime import HookLog, HookTimeout, started_ago, time_budget
 from memoryd.integrations._hook_state import (
     STALLED_WAIT_S,
     DaemonStall,
+    HookFailures,
     SessionState,
     in_directory,
 )
@@ -68,6 +71,9 @@ OUTPUT_RESERVE_S = 0.1
 """Of the budget, what is kept for after the daemon's answer: reading the memories, writing."""
 SESSION_START_SHARE = 0.5
 """Of the budget, what SessionStart may wait: Claude Code runs the prompt's hook next."""
+ANSWERED_CODES = frozenset({"not_found", "invalid_params", "not_a_file"})
+"""Error replies that are answers about the request (no last session, a bad folder), not
+the daemon failing it: they do not count as the hook's failures."""
 HINT_PARAMS = frozenset({"cwd", "timeout_ms"})
 """Params a daemon older than this hook may not know; it is asked again without them."""
 
@@ -115,12 +121,21 @@ class _Event(NamedTuple):
         stall = DaemonStall(str(client.socket_path))
         if stall.recent:
             client.timeout = min(left, STALLED_WAIT_S)
+        failures = HookFailures()
         try:
             with client:
                 yield client
         except (DaemonTimeout, HookTimeout):
             stall.mark()
+            failures.failed(str(client.socket_path), "the daemon did not answer in time")
             raise
+        except Exception as exc:
+            if isinstance(exc, RequestError) and exc.code in ANSWERED_CODES:
+                failures.answered()
+            else:
+                failures.failed(str(client.socket_path), f"{type(exc).__name__}: {exc}")
+            raise
+        failures.answered()
         if stall.recent:
             stall.clear()
 

@@ -93,6 +93,41 @@ def install_claude_code(settings: Path, command: str | None = None) -> InstallRe
     return result
 
 
+def hook_in_one_config_only() -> str | None:
+    """A warning when memoryd's hook is in only one of ``~/.claude`` and ``$CLAUDE_CONFIG_DIR``.
+
+    Claude Code reads ``$CLAUDE_CONFIG_DIR`` when it is set and ``~/.claude``
+    otherwise; with both folders there and the hook in one, every session
+    started the other way gets no memories. None when the two are one
+    folder, one is missing, or both (or neither) run the hook.
+    """
+    given = os.environ.get("CLAUDE_CONFIG_DIR")
+    default = Path.home() / ".claude"
+    if not given or not default.is_dir() or not Path(given).is_dir():
+        return None
+    if os.path.samefile(given, default):
+        return None
+    with_hook = {folder: _has_hook(folder / "settings.json") for folder in (Path(given), default)}
+    if len(set(with_hook.values())) == 1:
+        return None
+    has, lacks = sorted(with_hook, key=lambda folder: not with_hook[folder])
+    who = "without CLAUDE_CONFIG_DIR" if lacks == default else f"with CLAUDE_CONFIG_DIR={given}"
+    return (
+        f"the hook is in {has / 'settings.json'} but not in {lacks / 'settings.json'}: "
+        f"Claude Code started {who} gets no memories; to cover both run "
+        f"`memoryd install-hook claude-code --settings {lacks / 'settings.json'}`"
+    )
+
+
+def _has_hook(settings: Path) -> bool:
+    try:
+        hooks = _read(settings).get("hooks")
+    except ConfigError:
+        return False
+    groups = hooks.values() if isinstance(hooks, dict) else []
+    return any(_runs_memoryd(g) for listed in groups if isinstance(listed, list) for g in listed)
+
+
 # dict[str, Any]: Claude Code's settings file, any JSON object of another program's; the
 # installer edits only its ``hooks`` and writes the rest back as it found it.
 def _read(settings: Path) -> dict[str, Any]:
@@ -135,15 +170,19 @@ def backup_copy(settings: Path) -> Path:
 
 
 def _write(settings: Path, doc: Mapping[str, object]) -> None:
-    settings.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{settings.name}.", dir=settings.parent)
+    write_text(settings, json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
+
+
+def write_text(path: Path, text: str) -> None:
+    """Replace ``path`` with ``text`` atomically, keeping its mode."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(doc, fh, indent=2, ensure_ascii=False)
-            fh.write("\n")
-        if settings.exists():
-            shutil.copymode(settings, tmp)
-        os.replace(tmp, settings)
+            fh.write(text)
+        if path.exists():
+            shutil.copymode(path, tmp)
+        os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise

@@ -13,68 +13,49 @@ interpreter is up and adds little per call over the daemon's own time
 (the stateless 2026 era) is answered "method not found", which makes such
 clients fall back to the handshake.
 
-Every tool sends its request through one persistent
-:class:`memoryd.ipc.client.Client`, so the warm daemon does the work; this
-server never starts a daemon. A daemon that is not running, bad arguments and
-any error the daemon answers with come back as tool errors (``isError``)
-whose text tells the agent what happened; arguments are checked against the
-tool's own input schema (:mod:`.mcp_schema`) before any is used. A message
-that is not valid JSON-RPC gets its JSON-RPC error (``id`` null when it has
-no usable id), and no message ends the session. Each result carries the answer as
-``structuredContent`` and a short text summary. Claude Code (2.1) hands the
-model the structured result as JSON and drops the text; other clients show
-the text. So both are written for the model: ``memory_select`` puts each
-memory's text in both, capped as the hook caps it (:mod:`._delivery`), and
-the daemon's bookkeeping (telemetry counts, capabilities) is left out.
-
-Under Claude Code the server knows the project (``$CLAUDE_PROJECT_DIR``) and
-the session (``$CLAUDE_CODE_SESSION_ID``): ``dir`` defaults to the project's
-memory folder as Claude Code names it, and what the session was shown is
-kept in the same record the hook keeps (:mod:`._hook_state`), so the hook
-and the tool never hand the model the same memory twice.
+The tools themselves are :mod:`.mcp_calls`; a tool's failure comes back
+as a tool error (``isError``) whose text tells the agent what happened. A
+message that is not valid JSON-RPC gets its JSON-RPC error (``id`` null when
+it has no usable id), a message over :data:`MAX_MESSAGE_BYTES` is refused
+unread, and no message ends the session. When the client offers roots they
+are asked for with ``roots/list`` (again on
+``notifications/roots/list_changed``), and a tool call waits for the answer,
+holding back what else arrives meanwhile, because a tool without ``dir``
+serves the first root's memory folder.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections import deque
+from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any, NotRequired, TypedDict, cast
+from typing import IO, NotRequired, TypedDict, cast
+from urllib.parse import unquote, urlparse
 
 from memoryd import __version__
-from memoryd._delivery import memory_block, memory_text
-from memoryd.claude_folders import memory_folder
-from memoryd.errors import START_HINT, DaemonUnavailable, MemorydError, RequestError
-from memoryd.integrations._hook_state import SessionState
-from memoryd.integrations.mcp_schema import ArgumentError, check
+from memoryd.integrations.mcp_calls import MemoryTools, ToolError
 from memoryd.integrations.mcp_tools import BY_NAME, TOOLS
-from memoryd.ipc.client import Client
 from memoryd.ipc.protocol import MAX_LINE_BYTES, encode
-
-if TYPE_CHECKING:
-    from memoryd.replies import (
-        ContextReply,
-        LoadLastReply,
-        SaveResult,
-        SelectResult,
-        StatusReply,
-    )
 
 PROTOCOL_VERSIONS = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
 """The handshake-era versions this server speaks, newest first."""
-CALL_TIMEOUT_S = 60.0
 MAX_MESSAGE_BYTES = 2 * MAX_LINE_BYTES
 """A longer message is refused unread: the daemon takes at most ``MAX_LINE_BYTES`` per request."""
-SELECT_BOOKKEEPING = ("excluded", "dropped_unknown", "latency_ms")
-"""Fields of a ``select`` answer that are telemetry, not for the model (``memoryd stats``)."""
 INSTRUCTIONS = (
     "Tools over the user's AI-agent memory folders, indexed by a local daemon. "
     "Use memory_select before a task to pull in the few memories that matter (their text "
     "comes with them), memory_load_last / memory_context at the start of a session to "
     "resume, and memory_save at checkpoints and at the end of a session."
 )
+
+MAX_HELD = 100
+"""Messages held back while waiting for the client's roots; past that a call waits no longer."""
+ROOTS_CHANGED = ("notifications/initialized", "notifications/roots/list_changed")
+"""Notifications after which the client's roots are asked for (again)."""
 
 # JSON-RPC error codes.
 PARSE_ERROR = -32700
@@ -118,145 +99,6 @@ class RpcFailure(TypedDict):
     error: ErrorObject
 
 
-ToolAnswer = tuple[Mapping[str, object], str]
-"""A tool's ``(structured result, text for the model)``."""
-
-
-class ToolError(Exception):
-    """A tool call that failed in a way the agent should read (sent with ``isError``)."""
-
-
-class MemoryTools:
-    """The five tools, over one daemon connection; ``environ`` says who started us."""
-
-    def __init__(self, socket: Path | None, environ: Mapping[str, str]) -> None:
-        self._client = Client(socket, timeout=CALL_TIMEOUT_S)
-        self._project = environ.get("CLAUDE_PROJECT_DIR") or None
-        self._session = environ.get("CLAUDE_CODE_SESSION_ID") or None
-
-    def close(self) -> None:
-        self._client.close()
-
-    def call(self, name: str, args: object) -> ToolAnswer:
-        """``(structured result, text for the model)``; raises :class:`ToolError`."""
-        if not isinstance(args, dict):
-            raise ToolError(f"arguments must be a JSON object, not {type(args).__name__}")
-        try:
-            check(BY_NAME[name]["inputSchema"], args)
-        except ArgumentError as exc:
-            raise ToolError(f"invalid arguments for {name}: {exc}") from None
-        run: Callable[[Mapping[str, object]], ToolAnswer] = getattr(self, name)
-        return run(args)
-
-    def _ask(self, method: str, params: Mapping[str, object]) -> Any:
-        """The daemon's answer to one request, every failure turned into a :class:`ToolError`."""
-        try:
-            return self._client.call(method, params)
-        except DaemonUnavailable as exc:
-            raise ToolError(
-                f"the memoryd daemon is not running ({exc}); {START_HINT} and retry "
-                "(this server never starts one)"
-            ) from None
-        except RequestError as exc:
-            raise ToolError(f"memoryd {method} failed [{exc.code}]: {exc.message}") from None
-        except MemorydError as exc:  # sent, but no (valid) answer: do not retry blindly
-            raise ToolError(f"memoryd {method} failed: {exc}") from None
-
-    def _dir(self, args: Mapping[str, object]) -> str:
-        given = args.get("dir")
-        if isinstance(given, str) and given:
-            return given
-        if self._project:
-            return str(memory_folder(self._project).directory)
-        raise ToolError(
-            "'dir' is required: this server was not started by Claude Code "
-            "($CLAUDE_PROJECT_DIR is not set), so it has no project folder to default to"
-        )
-
-    # -- the tools ------------------------------------------------------------
-
-    def memory_select(self, args: Mapping[str, object]) -> ToolAnswer:
-        directory = self._dir(args)
-        session = cast("str | None", args.get("session_id")) or self._session
-        state = SessionState.load(session) if session else None
-        surfaced = _listed(args.get("surfaced"))
-        if state is not None:
-            surfaced += state.surfaced_in(os.path.realpath(directory))
-        params = {
-            "query": args["query"],
-            "dir": directory,
-            "surfaced": surfaced,
-            "recent_tools": args.get("recent_tools"),
-            "limit": args.get("limit"),
-            "session_id": session,
-        }
-        reply: SelectResult = self._ask("select", params)
-        result = dict(reply)
-        for noise in SELECT_BOOKKEEPING:
-            result.pop(noise, None)
-        blocks = []
-        shown: list[dict[str, object]] = []
-        for entry in reply["selected"]:
-            try:
-                memory: str | None = memory_text(entry["path"], os.path.realpath(directory))
-            except OSError:
-                memory = None
-            shown.append({**entry, "text": memory})
-            blocks.append(memory_block(entry, memory or "(unreadable now)"))
-        result["selected"] = shown
-        if not blocks:
-            text = reply.get("note") or "No memory clearly helps with this; do not ask again."
-        else:
-            text = f"{len(blocks)} memor{'y' if len(blocks) == 1 else 'ies'}:\n" + "".join(blocks)
-        if state is not None and reply["selected"]:
-            # Recorded as it goes out: the next ask (hook or tool) does not repeat it.
-            state.record([e["path"] for e in reply["selected"]])
-        return result, text
-
-    def memory_load_last(self, args: Mapping[str, object]) -> ToolAnswer:
-        result: LoadLastReply = self._ask(
-            "load_last", {"dir": self._dir(args), "project": args["project"]}
-        )
-        if not result.get("found"):
-            return result, str(result.get("message") or "no session memory found")
-        return result, f"{result['resume_line']}\nFile: {result['path']}\n\n{result['content']}"
-
-    def memory_save(self, args: Mapping[str, object]) -> ToolAnswer:
-        result: SaveResult = self._ask("save", {**args, "dir": self._dir(args)})
-        how = "new file" if result.get("created") else "updated"
-        return result, f"Saved {result['path']} ({how})."
-
-    def memory_context(self, args: Mapping[str, object]) -> ToolAnswer:
-        dirs = [self._dir(args), *_listed(args.get("more_dirs"))]
-        params = {
-            "task": args["task"],
-            "dir": dirs,
-            "project": args.get("project"),
-            "budget_tokens": args.get("budget_tokens"),
-        }
-        result: ContextReply = self._ask("context", params)
-        return result, str(result["text"])
-
-    def memory_status(self, args: Mapping[str, object]) -> ToolAnswer:
-        reply: StatusReply = self._ask("status", {})
-        result = dict(reply)
-        result.pop("capabilities", None)  # for programs that talk to the socket, not the model
-        result["client_socket"] = self._client.describe()
-        roots = reply.get("roots") or []
-        files = sum(int(r.get("files") or 0) for r in roots)
-        text = (
-            f"memoryd {reply.get('version')} {reply.get('state')} (pid {reply.get('pid')}): "
-            f"{len(roots)} watched folder{'' if len(roots) == 1 else 's'}, {files} files; "
-            f"socket {self._client.socket_path} (chosen by {self._client.socket_reason})"
-        )
-        return result, text
-
-
-def _listed(value: object) -> list[object]:
-    """An optional list argument (its items are the daemon's to check)."""
-    return list(cast("Iterable[object]", value or []))
-
-
 class StdioServer:
     """One MCP session on a pair of byte streams, one message per line."""
 
@@ -264,6 +106,10 @@ class StdioServer:
         self.tools = tools
         self.reader = reader
         self.writer = writer
+        self._client_has_roots = False
+        self._roots_asked: str | None = None  # our roots/list's id while it is unanswered
+        self._asks = 0
+        self._held: deque[bytes | None] = deque()  # read while waiting for the roots; answered next
 
     def serve(self) -> None:
         """Answer messages until the client closes the stream; no message can end it."""
@@ -280,22 +126,66 @@ class StdioServer:
                 except Exception as exc:  # a defect here must cost one answer, not the session
                     reply = _error(None, INTERNAL_ERROR, f"memoryd mcp: internal error: {exc!r}")
             if reply is not None:
-                self.writer.write(encode(reply))
-                self.writer.flush()
+                self._send(reply)
+
+    def _send(self, message: Mapping[str, object]) -> None:
+        self.writer.write(encode(message))
+        self.writer.flush()
 
     def _lines(self) -> Iterator[bytes | None]:
-        """Each message line; None for one over :data:`MAX_MESSAGE_BYTES` (read past, not kept)."""
-        while line := self.reader.readline(MAX_MESSAGE_BYTES + 1):
-            if len(line) <= MAX_MESSAGE_BYTES or line.endswith(b"\n"):
+        """Each message line, those held back first; None for one too long (see :meth:`_read`)."""
+        while True:
+            if self._held:
+                yield self._held.popleft()
+            elif (line := self._read()) != b"":
                 yield line
-                continue
-            while line and not line.endswith(b"\n"):
-                line = self.reader.readline(MAX_MESSAGE_BYTES)
-            yield None
+            else:
+                return
+
+    def _read(self) -> bytes | None:
+        """The next line (``b""`` at the end); None for one over :data:`MAX_MESSAGE_BYTES`.
+
+        A line too long is read past, not kept.
+        """
+        line = self.reader.readline(MAX_MESSAGE_BYTES + 1)
+        if len(line) <= MAX_MESSAGE_BYTES or line.endswith(b"\n"):
+            return line
+        while line and not line.endswith(b"\n"):
+            line = self.reader.readline(MAX_MESSAGE_BYTES)
+        return None
+
+    def _ask_roots(self) -> None:
+        self._asks += 1
+        self._roots_asked = f"memoryd-roots-{self._asks}"
+        self._send({"jsonrpc": "2.0", "id": self._roots_asked, "method": "roots/list"})
+
+    def _take_roots(self, message: Mapping[str, object]) -> None:
+        """Our ``roots/list`` answered: keep its ``file://`` roots (an error leaves none)."""
+        self._roots_asked = None
+        result = message.get("result")
+        listed = result.get("roots") if isinstance(result, dict) else None
+        uris = [r.get("uri") for r in listed or [] if isinstance(r, dict)]
+        self.tools.roots = [p for u in uris if isinstance(u, str) and (p := _file_path(u))]
+
+    def _await_roots(self) -> None:
+        """Read until the roots arrive, holding back what else comes meanwhile (up to
+        :data:`MAX_HELD` messages; past that the call goes on with the roots known)."""
+        while self._roots_asked is not None and len(self._held) < MAX_HELD:
+            line = self._read()
+            if line == b"":
+                return
+            message: object = None
+            with contextlib.suppress(ValueError, RecursionError):
+                message = _decode(line) if line is not None else None
+            answer = isinstance(message, dict) and "method" not in message
+            if answer and cast("dict[str, object]", message).get("id") == self._roots_asked:
+                self._take_roots(cast("dict[str, object]", message))
+            else:
+                self._held.append(line)
 
     def handle_line(self, line: bytes) -> RpcResult | RpcFailure | None:
         try:
-            message = json.loads(line.decode("utf-8"), parse_constant=_no_constant)
+            message = _decode(line)
         except (ValueError, RecursionError) as exc:
             return _error(None, PARSE_ERROR, f"not valid JSON: {exc}")
         if not isinstance(message, dict):
@@ -307,11 +197,16 @@ class StdioServer:
             return _error(msg_id, INVALID_REQUEST, "not a JSON-RPC 2.0 object ('jsonrpc': '2.0')")
         method = message.get("method")
         if method is None and ("result" in message or "error" in message):
-            return None  # a response to a request we never send
+            if self._roots_asked is not None and msg_id == self._roots_asked:
+                self._take_roots(message)
+            return None  # otherwise a response to a request we never sent
         if not isinstance(method, str) or not _valid_text(method):
             return _error(msg_id, INVALID_REQUEST, "'method' must be a string")
         if "id" not in message:
-            return None  # a notification: initialized, cancelled, ...
+            # A notification: initialized, cancelled, roots/list_changed, ...
+            if self._client_has_roots and method in ROOTS_CHANGED:
+                self._ask_roots()
+            return None
         params = message.get("params") or {}
         if not isinstance(params, dict):
             return _error(msg_id, INVALID_PARAMS, "params must be an object")
@@ -324,6 +219,8 @@ class StdioServer:
         if method == "initialize":
             asked = params.get("protocolVersion")
             version = asked if asked in PROTOCOL_VERSIONS else PROTOCOL_VERSIONS[0]
+            offered = params.get("capabilities")
+            self._client_has_roots = isinstance(offered, dict) and "roots" in offered
             return {
                 "protocolVersion": version,
                 "capabilities": {"tools": {"listChanged": False}},
@@ -343,6 +240,7 @@ class StdioServer:
         if not isinstance(name, str) or name not in BY_NAME:
             raise _RpcError(INVALID_PARAMS, f"unknown tool: {name!r}")
         args = params.get("arguments")
+        self._await_roots()
         try:
             structured, text = self.tools.call(name, {} if args is None else args)
         except ToolError as exc:
@@ -367,8 +265,24 @@ def _tool_error(text: str) -> ToolCallResult:
     return {"content": [{"type": "text", "text": text}], "isError": True}
 
 
+def _decode(line: bytes) -> object:
+    """One message as JSON; raises ValueError (or RecursionError, nested too deep)."""
+    return json.loads(line.decode("utf-8"), parse_constant=_no_constant)
+
+
 def _no_constant(name: str) -> object:
     raise ValueError(f"{name} is not JSON")
+
+
+def _file_path(uri: str) -> str | None:
+    """The path a ``file://`` URI names; None for another scheme or one no path can be."""
+    try:
+        parsed = urlparse(uri)
+    except ValueError:
+        return None
+    path = unquote(parsed.path)
+    usable = parsed.scheme == "file" and path and "\0" not in path and _valid_text(path)
+    return path if usable else None
 
 
 def _valid_text(text: str) -> bool:

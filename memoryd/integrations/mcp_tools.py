@@ -51,8 +51,9 @@ _PATH = {"type": "string", "pattern": "^[^\\x00]*$"}
 DIR: dict[str, object] = {
     **_PATH,
     "description": (
-        "Absolute path of the memory folder. Optional under Claude Code: the project's "
-        "own folder (the one its system prompt names) is the default."
+        "Absolute path of the memory folder. Optional: the default is the folder Claude Code "
+        "keeps for the project (Claude Code's project, else the client's root, else the "
+        "server's working directory)."
     ),
 }
 PROJECT: dict[str, object] = {
@@ -342,6 +343,41 @@ TOOLS: list[Tool] = [
             ["version", "pid", "state", "roots", "last_event", "client_socket"],
         ),
         "annotations": {"title": "Daemon status", **READ_ONLY, "idempotentHint": True},
+    },
+    {
+        "name": "memory_why",
+        "title": "Why these memories",
+        "description": (
+            "For the last prompts of a session (default: this one), what memoryd injected and "
+            "why: each memory's rank and score (or the judge that picked it), its estimated "
+            "token cost, what was left out and why (already shown, a tool's usage doc, "
+            "superseded, a secret, below the cut), and whether you then read or quoted it. "
+            "Call it when the user asks why a memory was (or was not) shown."
+        ),
+        "inputSchema": _object(
+            {
+                "session_id": {**SESSION_ID, "description": "Session id (default: Claude Code's)"},
+                "last": {
+                    "type": "integer",
+                    "minimum": 1,
+                    "maximum": 50,
+                    "default": 5,
+                    "description": "How many prompts, newest last",
+                },
+                "dir": DIR,
+            },
+            [],
+        ),
+        "outputSchema": _open(
+            {
+                "session_id": _STR,
+                "dir": _STR,
+                "transcript": _NULLABLE_STR,
+                "prompts": {"type": "array", "items": {"type": "object"}},
+            },
+            ["session_id", "dir", "transcript", "prompts"],
+        ),
+        "annotations": {"title": "Why these memories", **READ_ONLY, "idempotentHint": True},
     },
 ]
 

@@ -77,6 +77,9 @@ _DATE = re.compile(
     r"(?:\s+(?P<d2>[12]\d|3[01]|0?[1-9])(?:st|nd|rd|th)?,?)?\s+(?P<my>20\d\d)\b",
     re.IGNORECASE,
 )
+DATE_FORMS = re.sub(r"\(\?P<\w+>", "(?:", _DATE.pattern)
+"""Every form of a written date :func:`dates_in` reads, as a pattern without named groups
+(to match ignoring case)."""
 _VALID_UNTIL = re.compile(
     r"\b(?:valid|effective|good|applies|in (?:effect|force))?\s*(?:until|till|through|thru)\b"
     r"|\bexpir(?:es|ed|y)\b|\bends? on\b",

@@ -4,8 +4,9 @@ It runs with no network and no model, so it is the default and the one CI
 exercises. The contract it serves is "return only memories that clearly help,
 or nothing", which shapes the design:
 
-* BM25F over filename, name, description and body, because the header fields
-  are written to say what a memory is for while bodies are long and noisy.
+* BM25F (:mod:`memoryd.select.bm25`) over filename, name, description and
+  body, because the header fields are written to say what a memory is for
+  while bodies are long and noisy.
 * Query words also match through general paraphrase groups (``_lexicon``), at
   a discount, since prompts seldom reuse the memory's wording.
 * Scores are normalised by how much of the query's information the best
@@ -23,7 +24,6 @@ scored against those term statistics.
 from __future__ import annotations
 
 import heapq
-import math
 from bisect import bisect_left
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
@@ -33,28 +33,19 @@ from memoryd._unicode_words import is_gram
 from memoryd.select._lexicon import concepts_of
 from memoryd.select._text import WEAK_TERMS, terms
 from memoryd.select.analysis import DocTerms, analyse, with_hook
+from memoryd.select.bm25 import FIELD_B, Lengths, score
 from memoryd.select.candidates import Candidate
 from memoryd.select.relations import HeaderVectors, Relations, compute_relations
 from memoryd.select.tuning import DEFAULT, Tuning, cut, one_per_lesson
 
-K1 = 1.2
-FIELD_B = (0.3, 0.5, 0.6, 0.75)
-"""BM25 length normalisation per field, in ``analysis.FIELDS`` order."""
 WEAK_WEIGHT = 0.3
 TYPE_PRIOR = {"user": 0.75, "feedback": 1.0, "project": 1.0, "reference": 1.0}
 
 PREFIX = 6
 """Letters a query word and a folder word must share at the start to match by prefix."""
-NORM_POWER = 0.5
-"""Scores are divided by the square root of the query's total IDF mass: long prompts
-should not need proportionally more matches, but short ones should not pass on one word."""
-MIN_FOLDER_SIZE = 30
 DOC_CACHE_BYTES = 16 << 20
 """Memory for analyses of candidates that carry none (built from disk, not the index)."""
 _RELATIONS_CACHE_LIMIT = 64
-
-Hits = dict[str, list[tuple[int, Sequence[int]]]]
-"""Per query token: ``(candidate index, per-field counts)`` of every candidate holding it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -185,9 +176,10 @@ class LocalRanker:
         relations: Relations | None = None,
         *,
         shown: Collection[str] = (),
+        below: list[Scored] | None = None,
     ) -> list[Scored]:
         """The up-to-``limit`` candidates that clearly help with ``query``: see :meth:`ranked`."""
-        return self.ranked(query, candidates, limit, relations, shown=shown)[0]
+        return self.ranked(query, candidates, limit, relations, shown=shown, below=below)[0]
 
     def ranked(
         self,
@@ -198,15 +190,42 @@ class LocalRanker:
         *,
         shown: Collection[str] = (),
         shortlist: int = 0,
+        below: list[Scored] | None = None,
     ) -> tuple[list[Scored], list[Scored]]:
         """The up-to-``limit`` candidates that clearly help, best first, and the ``shortlist``
         best before the cut-off (what a judge reads). ``relations``: the directory's links
         (:func:`~memoryd.select.relations.compute_relations`), else worked out and cached.
         A superseded memory is neither; its replacement, when a candidate, inherits its
         relevance. Those ``shown`` (surfaced) set the bar but are neither, nor are their
-        near-duplicates returned."""
+        near-duplicates returned. ``below`` gets the up-to-``limit`` best memories the query
+        reached that were not returned (below the cut), from the same scores."""
         if limit <= 0 or not candidates:
             return [], []
+        answer, scores, short = self._cut(
+            query,
+            candidates,
+            limit,
+            relations=relations,
+            shown=shown,
+            shortlist=shortlist,
+        )
+        if below is not None:
+            out = {s.filename for s in answer} | set(shown)
+            rest = heapq.nlargest(limit, ((v, fn) for fn, v in scores.items() if fn not in out))
+            below.extend(Scored(fn, round(v, 6)) for v, fn in rest if v > 0)
+        return answer, short
+
+    def _cut(
+        self,
+        query: str,
+        candidates: Sequence[Candidate],
+        limit: int,
+        *,
+        relations: Relations | None,
+        shown: Collection[str],
+        shortlist: int,
+    ) -> tuple[list[Scored], dict[str, float], list[Scored]]:
+        """:meth:`ranked`'s answer and shortlist, with the scores of all the query reached."""
         if relations is None:
             relations = self._related(candidates)
         parts = self.contributions(query, candidates)
@@ -228,7 +247,7 @@ class LocalRanker:
         )
         short = [Scored(fn, round(scores.get(fn, 0.0), 6)) for fn in best]
         if max(scores.values(), default=0.0) < self.tuning.absolute_floor:
-            return [], short  # most prompts: nothing to calibrate
+            return [], scores, short  # most prompts: nothing to calibrate
         words = {t for t in self._weights(query) if t[0] != "~" and t not in WEAK_TERMS}
         whole = {fn for fn in scores if words and words <= parts[fn].keys()}
         if relations.near_duplicates:  # twins count once, zeros included
@@ -237,7 +256,7 @@ class LocalRanker:
             population = [*scores.values(), *[0.0] * (len(parts) - len(scores))]
         chosen = cut(scores, shown, self.tuning, population, whole)
         if not chosen:
-            return [], short
+            return [], scores, short
         for a, b in relations.near_duplicates:
             for have, twin in ((a, b), (b, a)):
                 if have in chosen and twin not in chosen and twin in parts and twin not in shown:
@@ -245,7 +264,7 @@ class LocalRanker:
                     scores.setdefault(twin, 0.0)
         chosen += self._linked(chosen, scores, relations, shown)
         chosen.sort(key=lambda fn: (-scores[fn], fn))
-        return [Scored(fn, round(scores[fn], 6)) for fn in chosen[:limit]], short
+        return [Scored(fn, round(scores[fn], 6)) for fn in chosen[:limit]], scores, short
 
     def _linked(
         self,
@@ -302,78 +321,4 @@ def _doc_hits(term: str, docs: Sequence[DocTerms]) -> list[tuple[int, Sequence[i
         counts = [field_counts.get(term, 0) for field_counts in doc.fields]
         if any(counts):
             out.append((index, counts))
-    return out
-
-
-@dataclass(frozen=True, slots=True)
-class Lengths:
-    """Field lengths of the candidates: their count, per-field totals, and each one's."""
-
-    n: int
-    totals: Sequence[int]
-    of: Callable[[int], Sequence[int]]
-
-
-def score(
-    qw: dict[str, float],
-    hits: Hits,
-    lengths: Lengths,
-    prior: Callable[[int], float],
-    tuning: Tuning,
-    *,
-    expanded: Collection[str] = (),
-) -> list[dict[str, float]]:
-    """Field-weighted BM25 of every candidate (index order) from term statistics alone.
-
-    Statistics are over the candidates themselves: their count, their average
-    field lengths and, per token, how many of them hold it (``len(hits[t])``).
-    Work is per hit: a candidate no query token reaches costs nothing here.
-    ``expanded`` are tokens added by prefix matching, which stay out of the yardstick.
-    """
-    n = lengths.n
-    field_weights = tuning.field_weights
-    fields = range(len(field_weights))
-    avg = [max(1.0, lengths.totals[f] / n) for f in fields]
-    # Small candidate lists (tiny folders, or a prefiltered slice of a big one)
-    # would give every word a low IDF and silence everything; score them as
-    # if they came from a folder of typical size.
-    n_idf = max(n, MIN_FOLDER_SIZE)
-    idf = {t: math.log(1.0 + (n_idf - len(h) + 0.5) / (len(h) + 0.5)) for t, h in hits.items()}
-    # What a document matching every word (and no concept) would score: the
-    # yardstick that makes scores comparable across folders and queries.
-    ideal = sum(
-        idf[t] * w * (tuning.unseen_gram_share if not hits[t] and is_gram(t) else 1.0)
-        for t, w in qw.items()
-        if not t.startswith("~") and t not in expanded
-    )
-    scale = (K1 + 1.0) * max(ideal, 1e-9) ** NORM_POWER
-    out: list[dict[str, float]] = [{} for _ in range(n)]
-    fw0, fw1, fw2, fw3 = field_weights  # analysis.FIELDS
-    b0, b1, b2, b3 = FIELD_B
-    a0, a1, a2, a3 = avg
-    seen: dict[int, tuple[float, float, float, float, float]] = {}
-    for t, w in qw.items():
-        for index, (c0, c1, c2, c3) in hits[t]:
-            known = seen.get(index)
-            if known is None:
-                d0, d1, d2, d3 = lengths.of(index)
-                known = seen[index] = (
-                    prior(index),
-                    1.0 - b0 + b0 * d0 / a0,
-                    1.0 - b1 + b1 * d1 / a1,
-                    1.0 - b2 + b2 * d2 / a2,
-                    1.0 - b3 + b3 * d3 / a3,
-                )
-            p, n0, n1, n2, n3 = known
-            tf = 0.0
-            if c0:
-                tf += fw0 * c0 / n0
-            if c1:
-                tf += fw1 * c1 / n1
-            if c2:
-                tf += fw2 * c2 / n2
-            if c3:
-                tf += fw3 * c3 / n3
-            if tf:
-                out[index][t] = p * w * idf[t] * tf * (K1 + 1.0) / (tf + K1) / scale
     return out

@@ -100,6 +100,7 @@ class OpenAIJudge:
             raise self._failure("invalid_json", "the server's reply is not JSON") from None
         return _answer_of(reply)
 
+    # dict[str, Any]: a JSON request body, built by _request.
     def _post(self, body: dict[str, Any]) -> httpx.Response:
         try:
             return self._client.post(self._url, json=body)

@@ -56,6 +56,7 @@ from memoryd.select.judge import (
 from memoryd.select.local import LocalRanker, Scored
 from memoryd.select.manifest import Manifest, ManifestCache, candidates_for
 from memoryd.select.relations import Relations
+from memoryd.select.telemetry import left_out
 from memoryd.select.tool_rules import tool_usage_docs
 from memoryd.select.types import Selection, SelectRequest
 from memoryd.staleness.results import intact_first, verdicts_for
@@ -148,7 +149,12 @@ class Selector:
             "note": None if manifest.total else empty_folder_note(directory),
             "latency_ms": 0.0,
         }
-        return Selection(result, ranked.tokens, judge, ranked.shortlist, ranked.judge_ms)
+        rules = {"surfaced": pool.shown, "secrets": pool.secrets, "tool_docs": pool.tool_docs}
+        rules |= {"superseded": pool.stale, "duplicates_of_surfaced": pool.twins}
+        picked = {name for name, _ in ranked.picks}
+        below = [s for s in ranked.below if s.filename not in picked]
+        left = left_out(rules, below, len(pool.cands) - len(picked))
+        return Selection(result, ranked.tokens, judge, ranked.shortlist, ranked.judge_ms, left)
 
     def _judge_for(self, ranker: str) -> str | None:
         """The judge a request's ``ranker`` asks for: none, the configured one, or the one named."""
@@ -181,6 +187,7 @@ class Selector:
         seen = [c for c in pool.surfaced if c.filename not in pool.stale]
         # Files flagged for secrets (eligible when the caller allows them) never reach a judge.
         flagged = sum(1 for f in pool.files.values() if f.secrets)
+        below: list[Scored] = []  # the local ranker's best misses, from the same scores
         answer, best = self.local.ranked(
             req.query,
             pool.cands + seen,
@@ -188,16 +195,24 @@ class Selector:
             manifest.relations,
             shown=pool.shown,
             shortlist=self.shortlist + flagged if judge is not None else 0,
+            below=below,
         )
         local: list[tuple[str, float | None]] = [(s.filename, s.score) for s in answer]
         shortlist = _shortlisted(conn, best, pool)[: self.shortlist] if judge is not None else []
         if judge is None or not shortlist:
-            return _Ranked("local", local, [], None, (0, 0), len(shortlist), None)
+            return _Ranked("local", local, [], None, (0, 0), len(shortlist), None, below)
         message = user_message(req.query, shortlist, req.recent_tools, req.limit)
         outcome = self.judges.ask(judge, message, deadline)
         if outcome.names is None:
             return _Ranked(
-                "local", local, [], outcome.failure, outcome.tokens, len(shortlist), outcome.ms
+                "local",
+                local,
+                [],
+                outcome.failure,
+                outcome.tokens,
+                len(shortlist),
+                outcome.ms,
+                below,
             )
         known = as_written(shortlist)
         picks: dict[str, None] = {}
@@ -210,7 +225,9 @@ class Selector:
                     name if len(name) <= DROPPED_CHARS else name[: DROPPED_CHARS - 1] + "…"
                 )
         ranked: list[tuple[str, float | None]] = [(name, None) for name in picks]
-        return _Ranked(judge, ranked, dropped, None, outcome.tokens, len(shortlist), outcome.ms)
+        return _Ranked(
+            judge, ranked, dropped, None, outcome.tokens, len(shortlist), outcome.ms, below
+        )
 
 
 def _shortlisted(conn: sqlite3.Connection, best: list[Scored], pool: _Pool) -> list[Shortlisted]:
@@ -322,6 +339,8 @@ class _Ranked:
     tokens: tuple[int, int]
     shortlist: int
     judge_ms: float | None
+    below: list[Scored]
+    """The local ranker's best misses (below its cut), whoever picked."""
 
 
 def _checked(

@@ -15,22 +15,31 @@ Only wording patterns that any English-writing team uses are matched, never a
 project's vocabulary. A status word only counts where it is a statement about
 the memory itself (a banner line, the start of the name or description, "this
 note is ..."), so a memory that merely mentions a deprecated API stays live.
-Dates written in the text (else the file's mtime) break ties: when two memories
-claim to replace each other, the one with the later date wins.
+A date given with the status ("> Superseded (2025-04): ...", "Replaced [2024-11]
+by ...") is set aside before the statement is read. What the memories' words say
+outranks what markers and dates infer: the one said to be replaced is stale,
+whichever of the two says it and whatever their dates. Dates written in the text
+(else the file's mtime) break ties only when two memories claim to replace each
+other.
 """
 
 from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
 from memoryd.select._text import terms
 from memoryd.select.analysis import TYPE_PREFIXES, filename_text
 from memoryd.select.candidates import Candidate
-from memoryd.select.dated import ended_edges, newer_sibling_edges, stored_title_terms
+from memoryd.select.dated import (
+    DATE_FORMS,
+    ended_edges,
+    newer_sibling_edges,
+    stored_title_terms,
+)
 
 SUPERSEDE_MIN_OVERLAP = 0.5
 """Share of a reference's words that a memory's title must contain to be the one meant."""
@@ -42,8 +51,8 @@ _WORD_STATUS = (
 )
 _PHRASE_STATUS = (
     r"(?:no longer (?:true|used|valid|accurate|current|relevant|applies|applicable|in use|the case)"
-    r"|replaced (?:by|with)|moved (?:to|into)|kept (?:only )?(?:as|for) (?:a )?(?:history|"
-    r"historical|reference|the record))"
+    r"|replaced(?:[ \t]*[-–—:])? (?:by|with)|moved (?:to|into)"
+    r"|kept (?:only )?(?:as|for) (?:a )?(?:history|historical|reference|the record))"
 )
 _STATUS = rf"(?:{_WORD_STATUS}|{_PHRASE_STATUS})"
 _STATEMENT_END = r"(?=\s*(?:$|[:.;,!)\]*_—–-]|(?:by|with|in favou?r of|since|as of|see)\b))"
@@ -57,6 +66,14 @@ _BANNER_LINE = re.compile(
     rf"(?P<status>{_WORD_STATUS}\b{_STATEMENT_END}|{_PHRASE_STATUS}\b)(?P<rest>.*)$",
     re.IGNORECASE,
 )
+_STATUS_WHEN = re.compile(
+    rf"\b(?P<said>{_WORD_STATUS}|replaced)(?:[ \t]*+[(\[][ \t]*+(?:(?:on|in|since|as of)[ \t]++)?"
+    rf"(?:{DATE_FORMS})[ \t]*+[)\]]|[ \t]*+(?:[-–—,:][ \t]*+)?(?:(?:on|in)[ \t]++)?"
+    rf"(?:{DATE_FORMS})(?![\w/-]|\.\w))",
+    re.IGNORECASE,
+)
+"""A status word and the date it took effect ("Superseded (2025-04)", "Replaced [2024-11-03]",
+"Deprecated on 12 May 2025 —"): the date is set aside before the statement is read."""
 _BULLET = re.compile(r"^\s*(?:[-+]|\*(?!\*)|\d+[.)])\s")
 _SELF_STATEMENT = re.compile(
     rf"\bthis {_SELF}\s+(?:is|was|has been)\s+(?:now\s+)?(?P<status>{_STATUS})\b(?P<rest>[^\n]*)",
@@ -67,7 +84,7 @@ _KEPT_AS_HISTORY = re.compile(
     re.IGNORECASE,
 )
 _NEW_VERB = re.compile(
-    r"\b(?:supersedes|replaces|obsoletes|replaced(?! by| with)|migrated from"
+    r"\b(?:supersedes|replaces|obsoletes|replaced(?![ \t]*[-–—:]? (?:by|with)\b)|migrated from"
     r"|is the (?:current|new|updated|latest) version of)\b:?\s*(?P<rest>[^\n]{0,160})",
     re.IGNORECASE,
 )
@@ -281,29 +298,37 @@ def _phrase_refs(text: str, quoted_only: bool) -> list[str]:
     return [words] if words else []
 
 
+def _undated(text: str) -> str:
+    """``text`` with the date a status took effect set aside ("Superseded (2025-04): ..." reads
+    as "Superseded: ..."); every date form holds a year "20xx", so most texts are returned as
+    they are."""
+    return _STATUS_WHEN.sub(r"\g<said>", text) if "20" in text else text
+
+
 def stale_banner(c: Candidate) -> str | None:
     """The text after a status note by which ``c`` says it is stale, or None if it does not.
 
     Looked for in the name, at the start of the description, on the first three
     lines of the body, on any quote/heading/label line, and in "this note is ..."
-    sentences anywhere.
+    sentences anywhere. A date given with the status is no part of the statement.
     """
     from_header = _header_banner(c)
     if from_header is not None:
         return from_header
-    for text in (c.name, c.description):
+    name, description, body = _undated(c.name), _undated(c.description), _undated(c.body)
+    for text, is_name in ((name, True), (description, False)):
         # "(deprecated)" labels the memory where it opens its name or description or
         # closes its name; elsewhere ("the repo's own (stale) docs", "not `.x/`
         # (superseded)") it labels a noun.
         marked = _STATUS_MARK.search(text)
         if marked is not None and (
             not text[: marked.start()].strip(" \t*_-—–:")
-            or (text is c.name and not text[marked.end() :].strip(" \t.*_"))
+            or (is_name and not text[marked.end() :].strip(" \t.*_"))
         ):
             after = text[marked.end() :]
-            return f"{after}\n{c.description}" if text is c.name else after
-    lines = [c.name, c.description]
-    body_lines = [ln for ln in c.body.splitlines() if ln.strip()]
+            return f"{after}\n{description}" if is_name else after
+    lines = [name, description]
+    body_lines = [ln for ln in body.splitlines() if ln.strip()]
     for n, line in enumerate(body_lines):
         if n < 3 or line.lstrip().startswith((">", "#", "**", "__", "[!")) or ":" in line[:30]:
             lines.append(line)
@@ -317,7 +342,7 @@ def stale_banner(c: Candidate) -> str | None:
             m.group("status").lower().startswith("moved") and ".md" not in line
         ):
             return m.group("rest")
-    text = f"{c.description}\n{c.body}"
+    text = f"{description}\n{body}"
     m = _SELF_STATEMENT.search(text)
     if m is not None:
         return m.group("rest")
@@ -327,7 +352,7 @@ def stale_banner(c: Candidate) -> str | None:
 
 def _retired(c: Candidate) -> tuple[str, ...]:
     """Subjects ``c`` marks "(superseded)", "(obsolete)", "(outdated)" or "(no longer used)"."""
-    text = f"{c.description}\n{c.body}"
+    text = _undated(f"{c.description}\n{c.body}")
     if _RETIREMENT.search(text) is None:
         return ()
     return tuple(m.group("code") or m.group("word") for m in _SUBJECT_RETIRED.finditer(text))
@@ -335,7 +360,7 @@ def _retired(c: Candidate) -> tuple[str, ...]:
 
 def _claims(c: Candidate) -> list[str]:
     """Clauses in which ``c`` says it replaces something (the words after the verb)."""
-    text = f"{c.description}\n{c.body}"
+    text = _undated(f"{c.description}\n{c.body}")
     # The pattern tries every word of the text; most texts hold none of its verbs.
     low = text.lower() if text.isascii() else None
     if low is None or any(verb in low for verb in _VERBS):
@@ -459,12 +484,6 @@ def superseded_from(
     quoted_only: bool,
 ) -> dict[str, str | None]:
     """:func:`superseded_among` from signals already found (each with its memory's header)."""
-    titles = _Titles(everyone)
-    edges = _edges(signalled, titles, quoted_only)
-    if not quoted_only:
-        edges += _sibling_edges(everyone)
-        edges += newer_sibling_edges(everyone)
-        edges += ended_edges(everyone)
     by_file = {c.filename: c for c in everyone}
 
     def written(filename: str) -> tuple[int, int, int, float]:
@@ -472,6 +491,25 @@ def superseded_from(
         return _NO_DATE if c is None else _latest_date(c)
 
     out: dict[str, str | None] = {}
+    _link(out, _edges(signalled, _Titles(everyone), quoted_only), written)
+    if not quoted_only:
+        said = dict(out)
+        inferred = [*_sibling_edges(everyone), *newer_sibling_edges(everyone)]
+        inferred += ended_edges(everyone)
+        # A marker or a date says which of two versions is current; words saying that
+        # one is stale outrank it, whatever its dates (a banner's is often its latest).
+        kept = [(o, n) for o, n in inferred if n not in said or _live_end(said, n) not in (None, o)]
+        _link(out, kept, written)
+    return {old: _live_end(out, old) for old in out}
+
+
+def _link(
+    out: dict[str, str | None],
+    edges: Iterable[tuple[str, str | None]],
+    written: Callable[[str], tuple[int, int, int, float]],
+) -> None:
+    """Add (old, new) ``edges`` to ``out``; of two memories said to replace each other
+    the one written later (its latest date, else its mtime) is current."""
     for old, new in edges:
         if new is not None and out.get(new) == old:
             if written(new) <= written(old):
@@ -479,7 +517,6 @@ def superseded_from(
             del out[new]
         if out.get(old) is None:
             out[old] = new
-    return {old: _live_end(out, old) for old in out}
 
 
 def _live_end(links: dict[str, str | None], start: str) -> str | None:

@@ -4,7 +4,9 @@ The seed contract insists that a run which picked nothing is still recorded,
 so "ran, chose nothing" and "never ran" can be told apart. Every run through
 :meth:`memoryd.select.selector.Selector.run` — empty answers, fallbacks
 and errors included — ends here exactly once. Queries are stored as a hash and a
-length unless the config opts in to keeping their text.
+length unless the config opts in to keeping their text. A row also keeps
+the client's session label and, in ``detail_json``, the picks' scores and
+what each rule left out by name (:func:`left_out`), which ``memoryd why`` reads.
 """
 
 from __future__ import annotations
@@ -15,8 +17,8 @@ import math
 import sqlite3
 import time
 from collections import Counter
-from collections.abc import Mapping
-from typing import Any, TypedDict
+from collections.abc import Collection, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, TypedDict
 
 import structlog
 
@@ -25,15 +27,18 @@ from memoryd.indexer.queries import iso_utc
 from memoryd.indexer.secrets import redact
 from memoryd.replies import RankerStats, StatsReply
 
+if TYPE_CHECKING:
+    from memoryd.select.local import Scored
+
 log = structlog.get_logger("memoryd.selector")
 
 _INSERT = (
     "INSERT INTO selector_runs (run_id, at, dir, ranker, fallback, error, candidates, "
     "excluded_json, selected_json, dropped_unknown_json, latency_ms, tokens_in, tokens_out, "
-    "query_hash, query_len, query, judge, shortlist, judge_ms) VALUES "
+    "query_hash, query_len, query, judge, shortlist, judge_ms, session_id, detail_json) VALUES "
     "(:run_id, :at, :dir, :ranker, :fallback, :error, :candidates, :excluded_json, "
     ":selected_json, :dropped_unknown_json, :latency_ms, :tokens_in, :tokens_out, "
-    ":query_hash, :query_len, :query, :judge, :shortlist, :judge_ms)"
+    ":query_hash, :query_len, :query, :judge, :shortlist, :judge_ms, :session_id, :detail_json)"
 )
 
 
@@ -59,6 +64,26 @@ class RunRecord(TypedDict):
     judge: str | None
     shortlist: int
     judge_ms: float | None
+    session_id: str | None
+    detail_json: str
+
+
+NAMES_KEPT = 20
+"""Per rule, how many of the file names it left out a row keeps (the count is in ``excluded``)."""
+
+
+def left_out(
+    rules: Mapping[str, Collection[str]], below: Sequence[Scored], unpicked: int
+) -> dict[str, object]:
+    """What each rule kept out of a run (names), and what the ranker left below its cut.
+
+    ``below`` is the local ranker's best misses with their scores; ``unpicked``
+    counts every eligible memory not picked (all a judge's misses).
+    """
+    out: dict[str, object] = {k: sorted(v)[:NAMES_KEPT] for k, v in rules.items() if v}
+    out["below_cut"] = [[s.filename, s.score] for s in below]
+    out["below_cut_count"] = unpicked
+    return out
 
 
 def query_hash(query: str) -> str:
@@ -84,8 +109,15 @@ def make_record(
     judge: str | None = None,
     shortlist: int = 0,
     judge_ms: float | None = None,
+    session_id: str | None = None,
+    scores: list[float | None] | None = None,
+    left: Mapping[str, object] | None = None,
 ) -> RunRecord:
-    """The row for ``selector_runs`` (JSON columns already encoded)."""
+    """The row for ``selector_runs`` (JSON columns already encoded).
+
+    ``scores`` go with ``selected`` in order (None: a judge's pick, unscored);
+    ``left`` is :func:`left_out`'s record of the run.
+    """
     return {
         "run_id": run_id,
         "at": time.time(),
@@ -106,23 +138,24 @@ def make_record(
         "judge": judge,
         "shortlist": shortlist,
         "judge_ms": None if judge_ms is None else round(judge_ms, 3),
+        "session_id": session_id,
+        "detail_json": json.dumps({"scores": scores or [], "left_out": left or {}}),
     }
 
 
-def emit(record: RunRecord, session_id: str | None = None) -> None:
+def emit(record: RunRecord) -> None:
     """The ``selector.run`` log event (the row is written by the caller's writer).
 
-    ``session_id`` (the client's label, if it sent one) is in the log line,
-    not in the row. Below INFO nothing is built: at a thousand selects a
-    second the fields alone cost a few percent of the daemon's time.
+    Below INFO nothing is built: at a thousand selects a second the fields
+    alone cost a few percent of the daemon's time.
     """
     if not logs.enabled("info"):
         return
     fields: dict[str, object] = {
         k: v for k, v in record.items() if not k.endswith("_json") and k != "at"
     }
-    if session_id is not None:
-        fields["session_id"] = session_id
+    if fields.get("session_id") is None:
+        fields.pop("session_id", None)
     fields["selected"] = json.loads(record["selected_json"])
     fields["excluded"] = json.loads(record["excluded_json"])
     fields["dropped_unknown"] = json.loads(record["dropped_unknown_json"])

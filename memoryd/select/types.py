@@ -109,3 +109,5 @@ class Selection:
     shortlist: int = 0
     """Memories the judge was shown."""
     judge_ms: float | None = None
+    left_out: Mapping[str, object] | None = None
+    """Per rule, the file names it kept out (for telemetry, :func:`.telemetry.left_out`)."""

@@ -81,6 +81,7 @@ def make_selector(cfg: Config) -> Selector:
     return Selector(**selector_settings(cfg))
 
 
+# dict[str, Any]: keyword arguments for Selector.reconfigure, of several types.
 def selector_settings(cfg: Config) -> dict[str, Any]:
     """What :class:`Selector` takes from the config (at start and at every SIGHUP)."""
     return {

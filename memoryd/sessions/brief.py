@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 from memoryd._sized_cache import SizedCache
 from memoryd.indexer.parse import parse_bytes
-from memoryd.indexer.records import KIND_SESSION
+from memoryd.indexer.records import KIND_SESSION, unexpected
 from memoryd.replies import ContextReply, UnreadSession
 from memoryd.sessions import _findings as fx
 from memoryd.sessions import _reading as reading
@@ -137,7 +137,15 @@ def build_brief(
         for d in docs
         if d.text is None or d.error
     ]
-    sessions = [_index(d, parsed) for d in docs if d.text is not None and not d.error]
+    sessions = []
+    for doc in docs:
+        if doc.text is None or doc.error:
+            continue
+        try:
+            sessions.append(_index(doc, parsed))
+        except Exception as exc:  # one session nothing foresaw: skipped, the brief goes on
+            reason = unexpected("could not read the session", exc)
+            skipped.append({"filename": doc.filename, "error": reason})
     idf, size = rel.idf_table(s.terms for s in sessions)
     words = rel.tokens(task)
     query = set(words)

@@ -33,7 +33,7 @@ from memoryd.bounded_read import MAX_READ_BYTES, NotAFile, read_capped
 from memoryd.errors import InvalidParams, NotFound, NotRegularFile, Unwritable
 from memoryd.indexer import queries
 from memoryd.indexer.parse import content_hash, describe_os_error, parse_bytes
-from memoryd.indexer.records import KIND_SESSION
+from memoryd.indexer.records import KIND_SESSION, unexpected
 from memoryd.indexer.secrets import redact, redact_value
 from memoryd.indexer.store import process_alive
 from memoryd.methods import CONTEXT, LOAD_LAST
@@ -330,7 +330,11 @@ def load_last(
         if parsed.error is not None:  # changed on disk since it was indexed
             skipped.append({"filename": filename, "reason": parsed.error})
             continue
-        line, hours = resume_line(project, parsed.meta, current, filename=filename)
+        try:
+            line, hours = resume_line(project, parsed.meta, current, filename=filename)
+        except Exception as exc:  # one file nothing foresaw: the next one is tried
+            skipped.append({"filename": filename, "reason": unexpected("cannot resume", exc)})
+            continue
         # A file over the cap is answered with its first MiB (a character cut at the end dropped).
         content = data.decode("utf-8", errors="ignore" if truncated else "strict")
         fields = parsed.meta

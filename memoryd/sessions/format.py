@@ -145,8 +145,8 @@ def _session(value: object, now: dt.datetime | None) -> str:
     if not isinstance(value, str) or not _SESSION.fullmatch(value):
         raise _invalid("session", f"must be a YYYY-MM-DD-HH-MM timestamp, got {value!r}")
     try:
-        dt.datetime.strptime(value, SESSION_FORMAT)
-    except ValueError:
+        session_started(value)  # local time: year 1 has none in a zone east of UTC
+    except (ValueError, OverflowError):
         raise _invalid("session", f"is not a real date and time: {value!r}") from None
     if session_stamp_problem(value, now) is not None:  # a real time, so one too far ahead
         raise _invalid(
@@ -381,16 +381,15 @@ def last_session_time(
     if isinstance(raw, str):
         try:
             when = dt.datetime.fromisoformat(raw)
-        except ValueError:
-            when = None
-        if when is not None:
             return when if when.tzinfo else when.astimezone()
+        except (ValueError, OverflowError):  # not a time, or one local time cannot show
+            pass
     for candidate in (filename or "", str(meta.get("session", ""))):
         match = _SESSION.match(candidate)
         if match:
             try:
                 return session_started(match.group(0))
-            except ValueError:
+            except (ValueError, OverflowError):
                 continue
     return None
 

@@ -21,7 +21,7 @@ import threading
 from collections.abc import Callable, Mapping
 from typing import NotRequired
 
-from memoryd.indexer.queries import directory_version
+from memoryd.indexer.queries import directory_version, warnings_under
 from memoryd.replies import CheckedFolder, CheckedMemory, CheckResult, Verdict
 from memoryd.staleness import results
 from memoryd.staleness.checkout import SOURCE_FOLDER_NAME, Resolution, resolve
@@ -205,6 +205,7 @@ def check_tree(
         "memories": memories,
         "citing": len(memories),
         "stale": sum(1 for m in memories if m["staleness"] and m["staleness"]["stale"]),
+        "warnings": warnings_under(conn, directory),
     }
 
 

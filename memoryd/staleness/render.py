@@ -82,4 +82,5 @@ def render_check(result: CheckResult) -> str:
             ]
     lines.append(f"{result['stale']} of {result['citing']} memories citing code are stale.")
     lines += [f"{f['path']}: {f['problem']}" for f in result.get("findings", [])]
+    lines += [f"warning: {w['path']}: {w['warning']}" for w in result.get("warnings", [])]
     return "\n".join(lines)

@@ -11,7 +11,10 @@ dir's, so nothing touches the real user's settings.
 and later want Node 22); from 2.1.113 on the package ships a native binary
 per platform, which npm installs as an optional dependency, and a postinstall
 script that copies it into place (run here, because npm 11 holds install
-scripts back until they are approved).
+scripts back until they are approved). :data:`NEWEST` is the newest release
+when this was written; its package declares Node 22+, which
+:func:`npm_cache.node_dir` brings from the npm registry when the machine's
+Node.js is older.
 """
 
 from __future__ import annotations
@@ -23,76 +26,45 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-import pytest
-from isolation import USER_ENV
+from npm_cache import cached_binary, node_dir
 
 VERSION = "2.1.197"
+NEWEST = "2.1.332"
 PACKAGE = "@anthropic-ai/claude-code"
-CACHE = Path(__file__).resolve().parents[2] / ".cache" / "claude-code" / VERSION
-INSTALL_TIMEOUT_S = 900
-_OFFLINE_HINTS = ("ENOTFOUND", "EAI_AGAIN", "ECONNREFUSED", "ETIMEDOUT", "ECONNRESET", "network")
+NODE_MAJOR = {NEWEST: 22}
+"""The Node.js major version a release's package declares, where the machine's may be older."""
 
 
-def _binary() -> Path:
-    return CACHE / "node_modules" / ".bin" / "claude"
-
-
-def _works(binary: Path) -> bool:
-    try:
-        out = subprocess.run(
-            [str(binary), "--version"], capture_output=True, text=True, timeout=60
-        ).stdout
-    except (OSError, subprocess.TimeoutExpired):
-        return False
-    return out.startswith(VERSION)
-
-
-def installed() -> Path:
-    """The ``claude`` binary of the pinned version, installed now if the cache lacks it.
+def installed(version: str = VERSION) -> tuple[Path, Path | None]:
+    """The ``claude`` binary of ``version`` (installed now if the cache lacks it), and the
+    folder of the Node.js it wants when that is not the machine's (else None).
 
     Skips (with the reason) only when the npm registry cannot be reached;
     any other failure to install fails the run.
     """
-    binary = _binary()
-    if _works(binary):
-        return binary
-    npm = shutil.which("npm")
-    if npm is None:
-        pytest.fail("npm is not on PATH: the end-to-end tests install Claude Code with it")
-    CACHE.mkdir(parents=True, exist_ok=True)
-    done = subprocess.run(
-        [
-            npm,
-            "install",
-            "--prefix",
-            str(CACHE),
-            "--no-audit",
-            "--no-fund",
-            "--no-save",
-            "--loglevel=error",
-            f"{PACKAGE}@{VERSION}",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=INSTALL_TIMEOUT_S,
-        env=USER_ENV,  # npm's own config (registry, cache) is the user's; memoryd does not run here
-    )
-    if done.returncode != 0:
-        if any(hint in done.stderr for hint in _OFFLINE_HINTS):
-            pytest.skip(
-                f"the npm registry cannot be reached, so {PACKAGE} is not installed:\n"
-                f"{done.stderr.strip()[-600:]}"
-            )
-        pytest.fail(f"npm install {PACKAGE}@{VERSION} failed:\n{done.stderr[-2000:]}")
-    package = CACHE / "node_modules" / PACKAGE
-    if not _works(binary):
-        # The package's postinstall (which npm may have held back) puts the native binary in place.
+    node = node_dir(NODE_MAJOR[version]) if version in NODE_MAJOR else None
+
+    def works(binary: Path) -> bool:
+        try:
+            out = subprocess.run(
+                [str(binary), "--version"], capture_output=True, text=True, timeout=60
+            ).stdout
+        except (OSError, subprocess.TimeoutExpired):
+            return False
+        return out.startswith(version)
+
+    def postinstall(package: Path) -> None:
+        """The package's postinstall (npm may hold it back) puts the native binary in place."""
         setup = subprocess.run(
-            ["node", "install.cjs"], cwd=package, capture_output=True, text=True, timeout=300
+            [str(node / "node") if node else "node", "install.cjs"],
+            cwd=package,
+            capture_output=True,
+            text=True,
+            timeout=300,
         )
         assert setup.returncode == 0, setup.stderr
-    assert _works(binary), f"{binary} --version does not say {VERSION}"
-    return binary
+
+    return cached_binary(PACKAGE, version, "claude", works, node, postinstall), node
 
 
 @dataclass
@@ -103,10 +75,12 @@ class Claude:
     home: Path
     api_url: str
     socket: Path
+    node: Path | None = None
+    """The folder of the Node.js to put first on PATH (None: the machine's)."""
 
     def env(self, **extra: str) -> dict[str, str]:
         home = str(self.home)
-        node = os.path.dirname(shutil.which("node") or "/usr/bin/node")
+        node = str(self.node or os.path.dirname(shutil.which("node") or "/usr/bin/node"))
         env = {
             "HOME": home,
             "USER": os.environ.get("USER", "e2e"),

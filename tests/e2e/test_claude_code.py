@@ -1,4 +1,4 @@
-"""memoryd with the real Claude Code CLI (pinned), offline, against the fake Messages API.
+"""memoryd with the real Claude Code CLI (pinned, and newest), offline, against a fake API.
 
 ``make e2e`` runs this (``make test`` does not collect it). Each check reads
 what reached the model from the requests the fake API received:
@@ -10,9 +10,12 @@ what reached the model from the requests the fake API received:
     (d) daemon down and (e) daemon hung: nothing added, nothing on stderr or
     in the transcript, every hook giving up by itself within its budget, and
     the median hooked run within the budget (plus a slack that holds under
-    load) of a run without the hook; (f) memoryd's MCP tools are on the first request with default
-    settings and a ``tool_use`` round trip returns memoryd's answer;
-    (g) a memory in the nested ``metadata:`` format arrives with its type.
+    load) of a run without the hook; (f) memoryd's MCP tools are on the first
+    request with default settings (listed, or with the newest CLI named for its
+    tool search) and a ``tool_use`` round trip returns memoryd's answer; (g) a
+    memory in the nested ``metadata:`` format arrives with its type.
+
+Every check runs twice: with the pinned CLI and with the newest one.
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 import pytest
-from claude_cli import Claude, installed
+from claude_cli import NEWEST, VERSION, Claude, installed
 from daemon_fixtures import DaemonProc, module_daemon, write_memory
 from fake_messages_api import Dynamic, FakeMessagesAPI, RecordedRequest, TextAnswer, ToolUse
 from git_repo import Repo
@@ -44,9 +47,10 @@ TOKEN = "ZEBRA-7731"
 HOOKED = "UserPromptSubmit hook additional context"
 
 
-@pytest.fixture(scope="module")
-def binary() -> Path:
-    return installed()
+@pytest.fixture(scope="module", params=[VERSION, NEWEST])
+def binary(request: pytest.FixtureRequest) -> tuple[Path, Path | None]:
+    """Each check runs with the pinned CLI and with the newest (with the Node.js it wants)."""
+    return installed(request.param)
 
 
 @pytest.fixture(scope="module")
@@ -62,9 +66,15 @@ def daemon(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DaemonProc]:
 
 
 def make_user(
-    binary: Path, api: FakeMessagesAPI, daemon: DaemonProc, home: Path, *, hook: bool, mcp: bool
+    binary: tuple[Path, Path | None],
+    api: FakeMessagesAPI,
+    daemon: DaemonProc,
+    home: Path,
+    *,
+    hook: bool,
+    mcp: bool,
 ) -> Claude:
-    user = Claude(binary, home, api.base_url, daemon.socket)
+    user = Claude(binary[0], home, api.base_url, daemon.socket, node=binary[1])
     if hook:
         done = subprocess.run(
             [sys.executable, "-m", "memoryd", "install-hook", "claude-code"],
@@ -124,7 +134,10 @@ USERS = {
 
 @pytest.fixture(scope="module")
 def users(
-    binary: Path, api: FakeMessagesAPI, daemon: DaemonProc, tmp_path_factory: pytest.TempPathFactory
+    binary: tuple[Path, Path | None],
+    api: FakeMessagesAPI,
+    daemon: DaemonProc,
+    tmp_path_factory: pytest.TempPathFactory,
 ) -> Callable[[str], Claude]:
     """``users(kind)``: one isolated user of each kind, made on first use."""
     made: dict[str, Claude] = {}
@@ -342,13 +355,33 @@ def tool_results(request: RecordedRequest) -> list[str]:
     return out
 
 
+SELECT = "mcp__memoryd__memory_select"
+
+
+def called(request: RecordedRequest) -> list[str]:
+    """The tools the model called so far in the conversation, in order."""
+    return [
+        block["name"]
+        for message in request.body["messages"]
+        if message["role"] == "assistant" and isinstance(message["content"], list)
+        for block in message["content"]
+        if isinstance(block, dict) and block.get("type") == "tool_use"
+    ]
+
+
 def ask_with_the_tool(user: Claude, api: FakeMessagesAPI, cwd: Path) -> list[RecordedRequest]:
-    """One prompt whose model answer is a ``memory_select`` call, then text."""
+    """One prompt whose model answer is a ``memory_select`` call, then text.
+
+    The newest CLI lists MCP tools as deferred: the model loads the tool with
+    a ``ToolSearch`` call first (the fake refuses a call to an unloaded one).
+    """
 
     def choose(request: RecordedRequest) -> Any:
-        if tool_results(request):
+        if SELECT in called(request):
             return TextAnswer("The ledger job runs nightly.")
-        return ToolUse("mcp__memoryd__memory_select", {"query": "when does the ledger job run?"})
+        if SELECT in request.callable_tools:
+            return ToolUse(SELECT, {"query": "when does the ledger job run?"})
+        return ToolUse("ToolSearch", {"query": f"select:{SELECT}"})
 
     api.respond(Dynamic(choose))
     try:
@@ -386,9 +419,16 @@ def test_mcp_tools_are_there_on_the_first_prompt_and_answer(
 ) -> None:
     user = users("mcp")
     requests = ask_with_the_tool(user, api, seed_ledger(user, "mcp"))
-    first_tools = {t["name"] for t in requests[0].body["tools"]}
-    assert {"mcp__memoryd__memory_select", "mcp__memoryd__memory_status"} <= first_tools
-    (result,) = tool_results(requests[-1])
+    wanted = {SELECT, "mcp__memoryd__memory_status"}
+    first = requests[0]
+    if wanted <= first.callable_tools:  # listed with their schemas (2.1.197)
+        assert called(requests[-1]) == [SELECT]
+    else:  # named for ToolSearch, loaded by it, then called (the newest CLI)
+        listed = {t["name"] for t in first.body["tools"]}
+        assert "ToolSearch" in listed
+        assert all(name in json.dumps(first.body) for name in wanted)
+        assert called(requests[-1]) == ["ToolSearch", SELECT]
+    result = tool_results(requests[-1])[-1]
     # memoryd's answer, with the memory's text: the model need not read the file. (Claude
     # Code hands the model a tool's structuredContent as JSON when there is one.)
     (memory,) = json.loads(result)["selected"]
@@ -402,7 +442,7 @@ def test_the_tool_does_not_repeat_what_the_hook_gave(
     user = users("full")
     requests = ask_with_the_tool(user, api, seed_ledger(user, "both"))
     assert any(HOOKED in t and TOKEN in t for t in texts(requests[0]))
-    (result,) = tool_results(requests[-1])
+    result = tool_results(requests[-1])[-1]
     assert json.loads(result)["selected"] == [] and TOKEN not in result
 
 

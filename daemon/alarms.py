@@ -1,0 +1,234 @@
+"""What quietly stopped working, in words: ``status``'s ``alarms``, which ``doctor`` repeats.
+
+Four things fail without an error anyone sees, and each is an alarm here
+(``kind``, then a ``message`` that says what is wrong and what it cost):
+
+* ``hook``: the Claude Code hook's last requests to the daemon failed (the
+  hook counts them in a small file, :class:`~memoryd.integrations._hook_state.HookFailures`);
+* ``selection``: a folder with memories had nothing selected for its last
+  :data:`NOTHING_RUNS` selects (``selector_runs``);
+* ``watcher``: a root is polled instead of watched with inotify, its folder
+  is gone, its watcher died, or the kernel dropped its events;
+* ``index``: the index is behind the disk: the last reconcile found files the
+  watcher had not reported, or a stat of each root's own files (at most
+  :data:`SAMPLE_FILES`) disagrees with the index for files changed more than
+  :data:`GRACE_S` ago.
+
+Every check is bounded (a few hundred rows, one directory listing per root),
+so ``status`` stays cheap; an alarm that cannot be worked out is left out.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import sqlite3
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from memoryd.indexer.queries import iso_utc
+from memoryd.indexer.scanner import is_memory_filename
+from memoryd.integrations._hook_state import HookFailures
+from memoryd.replies import Alarm, FeatureStatus
+
+if TYPE_CHECKING:
+    from memoryd.daemon.maintenance import Maintenance
+    from memoryd.daemon.readers import Readers
+    from memoryd.daemon.watcher import Watcher
+
+NOTHING_RUNS = 20
+"""A folder whose last this many selects all chose nothing (with memories to choose from)."""
+RECENT_RUNS = 2000
+"""How many of the newest ``selector_runs`` rows the selection alarm looks at."""
+SAMPLE_FILES = 200
+"""Files of one root's own folder compared with the index, at most."""
+GRACE_S = 10.0
+"""A file changed more recently than this may still be on its way into the index."""
+
+
+class Alarms:
+    """``status``'s ``alarms``, worked out from the daemon's parts on each call."""
+
+    def __init__(
+        self,
+        roots: Callable[[], list[str]],
+        watcher: Watcher,
+        maintenance: Maintenance,
+        readers: Readers,
+        ready: Callable[[], bool],
+    ) -> None:
+        self._roots = roots
+        self._watcher = watcher
+        self._maintenance = maintenance
+        self._readers = readers
+        self._ready = ready
+
+    def status(self) -> FeatureStatus:
+        return {"alarms": self.find()}
+
+    def find(self) -> list[Alarm]:
+        found: list[Alarm] = []
+        hook = HookFailures().message()
+        if hook is not None:
+            found.append({"kind": "hook", "message": hook})
+        found += self._watchers()
+        if self._ready():
+            try:
+                conn = self._readers.conn()
+                found += _nothing_selected(conn)
+                found += self._index_behind(conn)
+            except sqlite3.Error:
+                pass  # the index's own trouble is in status's `index`
+        return found
+
+    def _watchers(self) -> list[Alarm]:
+        out: list[Alarm] = []
+        deaths = self._maintenance.watcher_deaths
+        for root in self._roots():
+            mode, note = self._watcher.mode_of(root)
+            if mode == "polling":
+                out.append(_alarm("watcher", f"{root} is polled, not watched with inotify: {note}"))
+            elif mode == "missing":
+                gone = f"{root} does not exist: nothing is watched there until it does"
+                out.append(_alarm("watcher", gone))
+            if root in deaths:
+                count, at = deaths[root]
+                out.append(
+                    _alarm(
+                        "watcher",
+                        f"the watcher of {root} died {count} time(s), last at {iso_utc(at)}; "
+                        "it was restarted and the folder rescanned",
+                    )
+                )
+            recrawls = self._maintenance.recrawls.get(root)
+            if recrawls is not None and recrawls.last.reason == "events-lost":
+                out.append(
+                    _alarm(
+                        "watcher",
+                        f"the kernel dropped file events for {root} ({recrawls.count} time(s), "
+                        f"last at {iso_utc(recrawls.last.at)}); it was rescanned",
+                    )
+                )
+        return out
+
+    def _index_behind(self, conn: sqlite3.Connection) -> list[Alarm]:
+        out: list[Alarm] = []
+        last = self._maintenance.last_reconcile
+        if last is not None and last.reason not in ("startup", "reindex") and last.drift:
+            out.append(
+                _alarm(
+                    "index",
+                    f"the last reconcile ({last.reason}, {iso_utc(last.at)}) found {last.drift} "
+                    "file(s) that differed from the index: the watcher had missed them",
+                )
+            )
+        for root in self._roots():
+            counts = _disk_vs_index(conn, root)
+            if counts is None or not any(counts):
+                continue
+            new, changed, gone = counts
+            out.append(
+                _alarm(
+                    "index",
+                    f"the index is behind the disk in {root}: {new} file(s) not indexed, "
+                    f"{changed} changed since indexed, {gone} deleted but still indexed "
+                    f"(of its own files, changed over {GRACE_S:g} s ago); "
+                    "`memoryd reindex` catches up",
+                )
+            )
+        return out
+
+
+def _alarm(kind: str, message: str) -> Alarm:
+    return {"kind": kind, "message": message}
+
+
+def _nothing_selected(conn: sqlite3.Connection) -> list[Alarm]:
+    rows = conn.execute(
+        "SELECT dir, at, selected_json, candidates, error FROM selector_runs "
+        "WHERE dir IS NOT NULL ORDER BY at DESC LIMIT ?",
+        (RECENT_RUNS,),
+    ).fetchall()
+    runs: dict[str, list[tuple[float, str, int, str | None]]] = {}
+    for directory, at, selected, candidates, error in rows:
+        kept = runs.setdefault(directory, [])
+        if len(kept) < NOTHING_RUNS:
+            kept.append((at, selected, candidates or 0, error))
+    out: list[Alarm] = []
+    for directory, kept in runs.items():
+        if len(kept) < NOTHING_RUNS or not all(_empty(r[1]) and r[2] > 0 for r in kept):
+            continue
+        errors = [r[3] for r in kept if r[3]]
+        why = f"; {len(errors)} of them failed (latest: {errors[0]})" if errors else ""
+        out.append(
+            _alarm(
+                "selection",
+                f"nothing was selected for the last {NOTHING_RUNS} prompts in {directory}, "
+                f"which had up to {max(r[2] for r in kept)} memories to choose from "
+                f"(from {iso_utc(kept[-1][0])} to {iso_utc(kept[0][0])}){why}: check that the "
+                "memories' descriptions say when they apply, and the ranker in `memoryd status`",
+            )
+        )
+    return out
+
+
+def _empty(selected_json: str) -> bool:
+    try:
+        return not json.loads(selected_json or "[]")
+    except ValueError:
+        return False
+
+
+def _utf8(name: str) -> bool:
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _disk_vs_index(conn: sqlite3.Connection, root: str) -> tuple[int, int, int] | None:
+    """Files of ``root``'s own folder: (not in the index, changed since, deleted but indexed).
+
+    Only files last changed more than :data:`GRACE_S` ago count (for a deleted
+    file, its folder's change); None when the folder cannot be listed.
+    """
+    cutoff = time.time() - GRACE_S
+    try:
+        folder_settled = os.stat(root).st_mtime < cutoff
+        with os.scandir(root) as listing:
+            # a name that is not UTF-8 is indexed under its escaped form: not sampled
+            names = (e for e in listing if is_memory_filename(e.name) and _utf8(e.name))
+            entries = list(itertools.islice(names, SAMPLE_FILES + 1))
+        on_disk = {
+            e.name: e.stat(follow_symlinks=False)
+            for e in entries[:SAMPLE_FILES]
+            if e.is_file(follow_symlinks=False)
+        }
+    except OSError:
+        return None
+    marks = ",".join("?" * len(on_disk))
+    query = "SELECT filename, mtime_ns, size FROM files WHERE directory = ? AND filename IN "
+    indexed = {
+        name: (mtime_ns, size)
+        for name, mtime_ns, size in conn.execute(f"{query}({marks})", (root, *on_disk))
+    }
+    new = changed = 0
+    for name, st in on_disk.items():
+        if st.st_mtime >= cutoff:
+            continue
+        row = indexed.get(name)
+        if row is None:
+            new += 1
+        elif row != (st.st_mtime_ns, st.st_size):
+            changed += 1
+    gone = 0
+    if folder_settled and len(entries) <= SAMPLE_FILES:  # the whole folder was listed
+        listed = {e.name for e in entries}
+        rows = conn.execute(
+            "SELECT filename FROM files WHERE directory = ? LIMIT ?", (root, 2 * SAMPLE_FILES)
+        )
+        gone = sum(1 for (name,) in rows if name not in listed)
+    return new, changed, gone

@@ -1,0 +1,210 @@
+"""The memory tools of ``memoryd mcp``, over one connection to the warm daemon.
+
+Every tool sends its request through one persistent
+:class:`memoryd.ipc.client.Client`, so the warm daemon does the work; no tool
+starts a daemon. A daemon that is not running, bad arguments and any error
+the daemon answers with are raised as :class:`ToolError`, whose text tells
+the agent what happened; arguments are checked against the tool's own input
+schema (:mod:`.mcp_schema`) before any is used. Each tool answers
+``(structured result, text)``: Claude Code (2.1) hands the model the
+structured result as JSON and drops the text; other clients show the text.
+So both are written for the model: ``memory_select`` puts each memory's text
+in both, capped as the hook caps it (:mod:`._delivery`), and the daemon's
+bookkeeping (telemetry counts, capabilities) is left out.
+
+Without ``dir`` a tool serves the memory folder Claude Code keeps for the
+project (:func:`memoryd.claude_folders.memory_folder`), the project being
+``$CLAUDE_PROJECT_DIR`` (set by Claude Code), else the client's first root
+(:attr:`MemoryTools.roots`, which the session fills in), else the server's
+working directory (Codex starts servers in its own). Under Claude Code what
+the session (``$CLAUDE_CODE_SESSION_ID``) was shown is kept in the same
+record the hook keeps (:mod:`._hook_state`), so the hook and the tool never
+hand the model the same memory twice.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, cast
+
+from memoryd._delivery import memory_block, memory_text
+from memoryd.claude_folders import memory_folder
+from memoryd.errors import START_HINT, DaemonUnavailable, MemorydError, RequestError
+from memoryd.integrations._hook_state import SessionState
+from memoryd.integrations.mcp_schema import ArgumentError, check
+from memoryd.integrations.mcp_tools import BY_NAME
+from memoryd.ipc.client import Client
+
+if TYPE_CHECKING:
+    from memoryd.replies import (
+        ContextReply,
+        LoadLastReply,
+        SaveResult,
+        SelectResult,
+        StatusReply,
+    )
+
+CALL_TIMEOUT_S = 60.0
+SELECT_BOOKKEEPING = ("excluded", "dropped_unknown", "latency_ms")
+"""Fields of a ``select`` answer that are telemetry, not for the model (``memoryd stats``)."""
+
+
+ToolAnswer = tuple[Mapping[str, object], str]
+"""A tool's ``(structured result, text for the model)``."""
+
+
+class ToolError(Exception):
+    """A tool call that failed in a way the agent should read (sent with ``isError``)."""
+
+
+class MemoryTools:
+    """The tools, over one daemon connection; ``environ`` says who started us."""
+
+    def __init__(self, socket: Path | None, environ: Mapping[str, str]) -> None:
+        self._client = Client(socket, timeout=CALL_TIMEOUT_S)
+        self._project = environ.get("CLAUDE_PROJECT_DIR") or None
+        self._session = environ.get("CLAUDE_CODE_SESSION_ID") or None
+        self.roots: list[str] = []  # the client's file:// roots as paths, in its order
+
+    def close(self) -> None:
+        self._client.close()
+
+    def call(self, name: str, args: object) -> ToolAnswer:
+        """``(structured result, text for the model)``; raises :class:`ToolError`."""
+        if not isinstance(args, dict):
+            raise ToolError(f"arguments must be a JSON object, not {type(args).__name__}")
+        try:
+            check(BY_NAME[name]["inputSchema"], args)
+        except ArgumentError as exc:
+            raise ToolError(f"invalid arguments for {name}: {exc}") from None
+        run: Callable[[Mapping[str, object]], ToolAnswer] = getattr(self, name)
+        return run(args)
+
+    def _ask(self, method: str, params: Mapping[str, object]) -> Any:
+        """The daemon's answer to one request, every failure turned into a :class:`ToolError`."""
+        try:
+            return self._client.call(method, params)
+        except DaemonUnavailable as exc:
+            raise ToolError(
+                f"the memoryd daemon is not running ({exc}); {START_HINT} and retry "
+                "(this server never starts one)"
+            ) from None
+        except RequestError as exc:
+            raise ToolError(f"memoryd {method} failed [{exc.code}]: {exc.message}") from None
+        except MemorydError as exc:  # sent, but no (valid) answer: do not retry blindly
+            raise ToolError(f"memoryd {method} failed: {exc}") from None
+
+    def _dir(self, args: Mapping[str, object]) -> str:
+        given = args.get("dir")
+        if isinstance(given, str) and given:
+            return given
+        project = self._project or next(iter(self.roots), None) or os.getcwd()
+        return str(memory_folder(project).directory)
+
+    # -- the tools ------------------------------------------------------------
+
+    def memory_select(self, args: Mapping[str, object]) -> ToolAnswer:
+        directory = self._dir(args)
+        session = cast("str | None", args.get("session_id")) or self._session
+        state = SessionState.load(session) if session else None
+        surfaced = _listed(args.get("surfaced"))
+        if state is not None:
+            surfaced += state.surfaced_in(os.path.realpath(directory))
+        params = {
+            "query": args["query"],
+            "dir": directory,
+            "surfaced": surfaced,
+            "recent_tools": args.get("recent_tools"),
+            "limit": args.get("limit"),
+            "session_id": session,
+        }
+        reply: SelectResult = self._ask("select", params)
+        result = dict(reply)
+        for noise in SELECT_BOOKKEEPING:
+            result.pop(noise, None)
+        blocks = []
+        shown: list[dict[str, object]] = []
+        for entry in reply["selected"]:
+            try:
+                memory: str | None = memory_text(entry["path"], os.path.realpath(directory))
+            except OSError:
+                memory = None
+            shown.append({**entry, "text": memory})
+            blocks.append(memory_block(entry, memory or "(unreadable now)"))
+        result["selected"] = shown
+        if not blocks:
+            text = reply.get("note") or "No memory clearly helps with this; do not ask again."
+        else:
+            text = f"{len(blocks)} memor{'y' if len(blocks) == 1 else 'ies'}:\n" + "".join(blocks)
+        if state is not None and reply["selected"]:
+            # Recorded as it goes out: the next ask (hook or tool) does not repeat it.
+            state.record([e["path"] for e in reply["selected"]])
+        return result, text
+
+    def memory_load_last(self, args: Mapping[str, object]) -> ToolAnswer:
+        result: LoadLastReply = self._ask(
+            "load_last", {"dir": self._dir(args), "project": args["project"]}
+        )
+        if not result.get("found"):
+            return result, str(result.get("message") or "no session memory found")
+        return result, f"{result['resume_line']}\nFile: {result['path']}\n\n{result['content']}"
+
+    def memory_save(self, args: Mapping[str, object]) -> ToolAnswer:
+        result: SaveResult = self._ask("save", {**args, "dir": self._dir(args)})
+        how = "new file" if result.get("created") else "updated"
+        return result, f"Saved {result['path']} ({how})."
+
+    def memory_context(self, args: Mapping[str, object]) -> ToolAnswer:
+        dirs = [self._dir(args), *_listed(args.get("more_dirs"))]
+        params = {
+            "task": args["task"],
+            "dir": dirs,
+            "project": args.get("project"),
+            "budget_tokens": args.get("budget_tokens"),
+        }
+        result: ContextReply = self._ask("context", params)
+        return result, str(result["text"])
+
+    def memory_status(self, args: Mapping[str, object]) -> ToolAnswer:
+        reply: StatusReply = self._ask("status", {})
+        result = dict(reply)
+        result.pop("capabilities", None)  # for programs that talk to the socket, not the model
+        result["client_socket"] = self._client.describe()
+        roots = reply.get("roots") or []
+        files = sum(int(r.get("files") or 0) for r in roots)
+        text = (
+            f"memoryd {reply.get('version')} {reply.get('state')} (pid {reply.get('pid')}): "
+            f"{len(roots)} watched folder{'' if len(roots) == 1 else 's'}, {files} files; "
+            f"socket {self._client.socket_path} (chosen by {self._client.socket_reason})"
+        )
+        return result, text
+
+    def memory_why(self, args: Mapping[str, object]) -> ToolAnswer:
+        """Read the daemon's index read-only (its path from ``status``) and the transcript."""
+        from memoryd.indexer.store import open_reader  # noqa: PLC0415 - this tool only
+        from memoryd.integrations import why  # noqa: PLC0415
+
+        directory = os.path.realpath(self._dir(args))
+        try:
+            db = self._ask("status", {}).get("db")
+        except ToolError:
+            db = None
+        session = cast("str | None", args.get("session_id")) or self._session
+        try:
+            conn = open_reader(why.db_of(None, db))
+            try:
+                report = why.explain(
+                    conn, directory, session=session, last=cast("int", args.get("last") or 5)
+                )
+            finally:
+                conn.close()
+        except MemorydError as exc:
+            raise ToolError(f"memory_why: {exc}") from None
+        return report, why.render(report)
+
+
+def _listed(value: object) -> list[object]:
+    """An optional list argument (its items are the daemon's to check)."""
+    return list(cast("Iterable[object]", value or []))

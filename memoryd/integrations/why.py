@@ -1,0 +1,237 @@
+"""``memoryd why``: what memoryd gave a session's last prompts, why, and whether the agent used it.
+
+It reads the ``selector_runs`` rows the daemon keeps per select (on a
+read-only connection; :mod:`memoryd.select.telemetry` writes them) and the
+session's Claude Code transcript (:mod:`._turns`). Per prompt: each memory
+chosen, with its rank and score (the local ranker) or the judge that picked
+it (``anthropic``, ``openai``), its estimated token cost, what each rule left
+out, and whether the agent then read the file or quoted it in that turn's answer.
+
+* **Tokens** are estimated as the UTF-8 bytes of the block the hook injects
+  for the memory (heading and text capped at 200 lines / 4 KB,
+  :mod:`memoryd._delivery`), measured on the file as it is now, divided by
+  :data:`BYTES_PER_TOKEN`. The hook may still have dropped a memory past the
+  session's 60 KB budget.
+* **Delivered**: the path is in that turn's hook context in the transcript
+  (what Claude Code recorded the hook gave).
+* **Used**: ``read`` when the agent ``Read`` the file in that turn;
+  ``quoted`` when the turn's answer holds the file name or a run of
+  :data:`QUOTE_WORDS` words of the memory's text. A turn is matched by the
+  hash of its prompt; None means no turn matched (no transcript, or a query
+  that was not a prompt, e.g. the MCP tool's).
+* The query's text is shown only when the row kept it
+  (``telemetry.log_queries``); otherwise its hash and length.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+import sqlite3
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from memoryd import paths
+from memoryd._delivery import memory_block, memory_text
+from memoryd.claude_folders import Environ
+from memoryd.errors import InvalidParams
+from memoryd.indexer.queries import iso_utc
+from memoryd.integrations._turns import Turn, transcript_of, turns
+from memoryd.integrations.claude_code import MAX_QUERY_CHARS
+from memoryd.select.telemetry import query_hash
+
+BYTES_PER_TOKEN = 4
+QUOTE_WORDS = 8
+_WORD = re.compile(r"\w+")
+_RULES = {
+    "surfaced": "already shown",
+    "tool_docs": "usage doc of a tool in use",
+    "superseded": "superseded",
+    "secrets": "holds a secret",
+    "duplicates_of_surfaced": "near-duplicate of one shown",
+}
+
+
+def latest_session(conn: sqlite3.Connection, directory: str) -> str | None:
+    """The session label of the newest recorded select on ``directory``."""
+    row = conn.execute(
+        "SELECT session_id FROM selector_runs WHERE dir = ? AND session_id IS NOT NULL "
+        "ORDER BY at DESC LIMIT 1",
+        (directory,),
+    ).fetchone()
+    return None if row is None else str(row[0])
+
+
+# dict[str, Any]: the report is JSON for `memoryd why --json` and MCP's memory_why.
+def explain(
+    conn: sqlite3.Connection,
+    directory: str,
+    *,
+    session: str | None = None,
+    last: int = 5,
+    environ: Environ | None = None,
+) -> dict[str, Any]:
+    """The report for the last ``last`` prompts of ``session`` (default: the folder's latest)."""
+    if last < 1:
+        raise InvalidParams("'last' must be at least 1", {"field": "last"})
+    session = session or latest_session(conn, directory)
+    if session is None:
+        raise InvalidParams(
+            f"no select with a session is recorded for {directory}: the Claude Code hook "
+            "records one per prompt (see `memoryd install-hook`)",
+            {"field": "session"},
+        )
+    rows = conn.execute(
+        "SELECT * FROM selector_runs WHERE session_id = ? ORDER BY at DESC LIMIT ?",
+        (session, last),
+    ).fetchall()
+    transcript = transcript_of(session, environ)
+    matched = _match(rows, turns(transcript) if transcript else [])
+    prompts = [_prompt(row, turn) for row, turn in zip(rows, matched, strict=True)]
+    return {
+        "session_id": session,
+        "dir": directory,
+        "transcript": None if transcript is None else str(transcript),
+        "prompts": prompts[::-1],
+        "tokens_note": f"tokens ~ UTF-8 bytes of the injected block / {BYTES_PER_TOKEN}",
+    }
+
+
+def _match(rows: list[sqlite3.Row], found: list[Turn]) -> list[Turn | None]:
+    """For each row (newest first), the latest turn not yet taken whose prompt it was."""
+    left = list(found)
+    out: list[Turn | None] = []
+    for row in rows:
+        hit = next(
+            (
+                i
+                for i in range(len(left) - 1, -1, -1)
+                if query_hash(left[i].prompt[:MAX_QUERY_CHARS]) == row["query_hash"]
+            ),
+            None,
+        )
+        out.append(None if hit is None else left[hit])
+        if hit is not None:
+            del left[hit:]
+    return out
+
+
+# dict[str, Any]: one prompt of explain()'s JSON report.
+def _prompt(row: sqlite3.Row, turn: Turn | None) -> dict[str, Any]:
+    detail = json.loads(row["detail_json"] or "{}")
+    names = json.loads(row["selected_json"] or "[]")
+    scores = detail.get("scores") or [None] * len(names)
+    left = dict(detail.get("left_out") or {})
+    below = left.pop("below_cut", [])
+    count = left.pop("below_cut_count", None)
+    injected = [
+        _memory(rank, name, score, row, turn)
+        for rank, (name, score) in enumerate(zip(names, scores, strict=False), 1)
+    ]
+    return {
+        "at": iso_utc(row["at"]),
+        "run_id": row["run_id"],
+        "query": row["query"],
+        "query_hash": row["query_hash"],
+        "query_len": row["query_len"],
+        "ranker": row["ranker"],
+        "fallback": row["fallback"],
+        "error": row["error"],
+        "candidates": row["candidates"],
+        "injected": injected,
+        "left_out": left,
+        "below_cut": [{"filename": n, "score": s} for n, s in below],
+        "below_cut_count": count,
+        "turn_found": turn is not None,
+    }
+
+
+# dict[str, Any]: one memory of explain()'s JSON report.
+def _memory(
+    rank: int, name: str, score: float | None, row: sqlite3.Row, turn: Turn | None
+) -> dict[str, Any]:
+    path = os.path.join(row["dir"] or "", name)
+    try:
+        text: str | None = memory_text(path)
+    except OSError:
+        text = None
+    entry = {"filename": name, "path": path, "age_days": 0.0}
+    tokens = (
+        None
+        if text is None
+        else math.ceil(len(memory_block(entry, text).encode()) / BYTES_PER_TOKEN)
+    )
+    read = quoted = delivered = None
+    if turn is not None:
+        delivered = any(os.path.realpath(p) == path for p in turn.injected)
+        read = any(os.path.realpath(p) == path for p in turn.read)
+        quoted = name in turn.answer or (text is not None and quotes(turn.answer, text))
+    return {
+        "rank": rank,
+        "filename": name,
+        "path": path,
+        "score": score,
+        "judge": None if score is not None else row["ranker"],
+        "tokens": tokens,
+        "delivered": delivered,
+        "read": read,
+        "quoted": quoted,
+    }
+
+
+def quotes(answer: str, text: str, words: int = QUOTE_WORDS) -> bool:
+    """Whether ``answer`` holds a run of ``words`` consecutive words of ``text`` (case folded)."""
+    ours = _WORD.findall(text.lower())
+    grams = {tuple(ours[i : i + words]) for i in range(len(ours) - words + 1)}
+    theirs = _WORD.findall(answer.lower())
+    return any(tuple(theirs[i : i + words]) in grams for i in range(len(theirs) - words + 1))
+
+
+def render(report: Mapping[str, Any]) -> str:
+    """The report as lines for a terminal."""
+    where = report["transcript"] or "no transcript found"
+    lines = [f"session {report['session_id']} in {report['dir']} ({where})"]
+    for n, p in enumerate(report["prompts"], 1):
+        query = (
+            f'"{p["query"]}"'
+            if p["query"] is not None
+            else f"sha256:{p['query_hash']} ({p['query_len']} chars; query logging is off)"
+        )
+        lines += ["", f"prompt {n} at {p['at']}: {query}"]
+        if p["error"]:
+            lines.append(f"  failed: {p['error']}")
+            continue
+        how = f" (local answered: {p['fallback']})" if p["fallback"] else ""
+        chosen = f"{len(p['injected'])} of {p['candidates']} candidates"
+        lines.append(f"  ranker {p['ranker']}{how}: {chosen}")
+        for m in p["injected"]:
+            why = f"score {m['score']:.3f}" if m["score"] is not None else f"picked by {m['judge']}"
+            cost = "?" if m["tokens"] is None else f"~{m['tokens']}"
+            lines.append(f"  {m['rank']}. {m['filename']}  {why}  {cost} tokens  {_used(m)}")
+        lines += [
+            f"  left out, {_RULES.get(k, k)}: {', '.join(v)}" for k, v in p["left_out"].items()
+        ]
+        if p["below_cut_count"]:
+            near = ", ".join(f"{b['filename']} ({b['score']:.3f})" for b in p["below_cut"])
+            near = f"; closest: {near}" if near else ""
+            lines.append(f"  below the cut: {p['below_cut_count']} other candidates{near}")
+    if not report["prompts"]:
+        lines.append("(no selects recorded for this session)")
+    lines += ["", report["tokens_note"]]
+    return "\n".join(lines)
+
+
+def _used(m: Mapping[str, Any]) -> str:
+    if m["read"] is None:
+        return "(use unknown: no transcript turn)"
+    said = [w for w, on in (("read the file", m["read"]), ("quoted it", m["quoted"])) if on]
+    used = ", ".join(said) if said else "not used"
+    return used if m["delivered"] else f"{used} (not in the transcript's hook context)"
+
+
+def db_of(path: Path | None, status_db: str | None) -> Path:
+    """The index to read: the one given, else the running daemon's, else the default."""
+    return path or (Path(status_db) if status_db else paths.default_db())
