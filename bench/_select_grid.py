@@ -27,7 +27,6 @@ from memoryd.select._lexicon import CONCEPTS, GROUP_LABELS
 from memoryd.select._text import terms
 from memoryd.select.candidates import Candidate
 from memoryd.select.local import LocalRanker
-from memoryd.select.postings import Postings
 from memoryd.select.tuning import Tuning
 
 CONCEPT_WEIGHTS = (0.3, 0.45, 0.6)
@@ -51,7 +50,7 @@ class GridRanker(LocalRanker):
         self._memo: dict[tuple[object, ...], dict[str, dict[str, float]]] = {}
 
     def contributions(
-        self, query: str, candidates: Sequence[Candidate], postings: Postings | None = None
+        self, query: str, candidates: Sequence[Candidate]
     ) -> dict[str, dict[str, float]]:
         t = self.tuning
         key = (
@@ -65,8 +64,7 @@ class GridRanker(LocalRanker):
             t.prefix_weight,
         )
         if key not in self._memo:
-            # Posting lists and stored counts give the same figures as the text.
-            self._memo[key] = super().contributions(query, candidates, postings)
+            self._memo[key] = super().contributions(query, candidates)
         return self._memo[key]
 
 

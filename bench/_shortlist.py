@@ -18,7 +18,6 @@ from typing import Any
 
 from memoryd.indexer.store import IndexStore
 from memoryd.indexer.sync import Syncer
-from memoryd.select.analysis import TERM_ANALYSIS
 from memoryd.select.local import LocalRanker
 from memoryd.select.selector import Selector, _Pool
 from memoryd.select.types import parse_select
@@ -31,7 +30,7 @@ def indexed(
     trees: Sequence[Path], workdir: Path, ranker: LocalRanker | None = None
 ) -> tuple[IndexStore, Selector]:
     """One real index of ``trees`` in ``workdir`` and a Selector over it (``ranker`` swapped in)."""
-    store = IndexStore(workdir / "index.db", TERM_ANALYSIS)
+    store = IndexStore(workdir / "index.db")
     syncer = Syncer(store)
     for tree in trees:
         syncer.sync_tree(str(tree))
@@ -58,7 +57,7 @@ def shortlist(
     pool = _Pool.of(conn, manifest, req, req.dir)
     # Scored as the ranker scores them for an answer: shown memories count in the statistics.
     seen = [c for c in pool.surfaced if c.filename not in pool.stale]
-    scores = selector.local.scores(req.query, pool.cands + seen, manifest.postings)
+    scores = selector.local.scores(req.query, pool.cands + seen)
     return sorted(pool.files, key=lambda fn: (-scores.get(fn, 0.0), fn))[:k]
 
 

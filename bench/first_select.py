@@ -2,10 +2,11 @@
 
 A folder's first ``select`` builds its manifest from the index; so does the
 first after any change to one of its memories. Neither may cost more than 2x
-what an agent without an index pays for every prompt: reading and parsing
-every file's frontmatter once (the baseline, :func:`header_scan`, page cache
-warm, its best case). This bench measures both against that scan of the same
-folder in the same run, in-process on a real index (no daemon, no socket):
+what an agent without an index pays for every prompt: reading every file and
+parsing its frontmatter with libyaml's ``CSafeLoader`` once (the baseline,
+:func:`_yardstick.header_scan`, page cache warm, its best case). This bench
+measures both against that scan of the same folder in the same run,
+in-process on a real index (no daemon, no socket):
 
 * ``1st``: a fresh selector's first ``select`` of the folder;
 * ``added``: the first ``select`` after one new memory was written and indexed;
@@ -34,31 +35,18 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _corpus import make_tree, zipf_vocabulary
+from _yardstick import header_scan
 from select_latency import make_queries
 
 from memoryd import logs
-from memoryd.indexer.parse import parse_file
-from memoryd.indexer.scanner import is_memory_filename
 from memoryd.indexer.store import IndexStore
 from memoryd.indexer.sync import Syncer
-from memoryd.select.analysis import TERM_ANALYSIS
 from memoryd.select.selector import Selector
 from memoryd.select.wiring import select_unrecorded
 
 SCANS = 3
 """Header scans timed per run (the median is the baseline)."""
 WARM = 20
-
-
-def header_scan(directory: Path) -> int:
-    """What an agent without an index does: read and parse every memory file's header."""
-    found = 0
-    with os.scandir(directory) as it:
-        for entry in it:
-            if entry.is_file() and is_memory_filename(entry.name):
-                parsed = parse_file(entry.path, entry.name, entry.stat().st_size)
-                found += parsed.error is None
-    return found
 
 
 def _ms(fn: Any, *args: Any) -> float:
@@ -76,7 +64,7 @@ def one_run(
     # titles' terms in the process's caches, which a daemon's first load does not.
     make_tree(root, size, per_dir=size, vocab=vocab, seed=seed)
     folder = root / "project-0000" / "memory"
-    store = IndexStore(workdir / f"index-{size}.db", TERM_ANALYSIS)
+    store = IndexStore(workdir / f"index-{size}.db")
     try:
         syncer = Syncer(store)
         syncer.sync_tree(str(root))

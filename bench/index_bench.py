@@ -11,7 +11,7 @@ file changed each run in a child process, so peak RSS comes from the kernel.
 ``--repeat`` runs the scan and the first index that many times, interleaved;
 figures are given as ranges over the runs. ``--phases`` adds, per size, the
 CPU time of each step of a first index done by hand in one process (walk,
-read + parse, analysis, row building, inserts, FTS5 build, citations), to
+read + parse, row building, inserts, FTS5 build, citations), to
 show where the time goes.
 
 The budgets: a first index of 10k files within 5 s with its progress counted
@@ -45,7 +45,6 @@ import json, resource, sys, time
 from pathlib import Path
 from memoryd.indexer.store import IndexStore
 from memoryd.indexer.sync import Syncer
-from memoryd.select.analysis import TERM_ANALYSIS
 db, root, touch = sys.argv[1], sys.argv[2], sys.argv[3]
 if touch:
     p = Path(touch); p.write_text(p.read_text() + "\nedited\n")
@@ -54,7 +53,7 @@ class Progress:
     def advance(self, files):
         self.done += files
 progress = Progress()
-store = IndexStore(Path(db), TERM_ANALYSIS)
+store = IndexStore(Path(db))
 t = time.perf_counter()
 res = Syncer(store, progress=progress).sync_tree(root)
 secs = time.perf_counter() - t
@@ -67,12 +66,11 @@ print(json.dumps({"seconds": secs, "added": res.added, "updated": res.updated,
 PHASES = r"""
 import json, sys, time
 from pathlib import Path
-from memoryd.indexer.rows import INSERT_SQL, file_row, memory_terms
+from memoryd.indexer.rows import INSERT_SQL, file_row
 from memoryd.indexer.scanner import stat_entry, walk_dirs
 from memoryd.indexer.store import IndexStore
 from memoryd.indexer.sync import read_file
 from memoryd.indexer.citations import replace_citations
-from memoryd.select.analysis import TERM_ANALYSIS
 db, root = sys.argv[1], sys.argv[2]
 out, clock = {}, [time.process_time()]
 def phase(name):
@@ -81,11 +79,9 @@ stats = [st for d, es in walk_dirs(root) for st in (stat_entry(e, d) for e in es
 phase("walk")
 parsed = [read_file(st) for st in stats]
 phase("read+parse")
-terms = [memory_terms(st.filename, p, TERM_ANALYSIS) for st, p in parsed]
-phase("analysis")
-rows = [file_row(st, p, t, 0.0) for (st, p), t in zip(parsed, terms)]
+rows = [file_row(st, p, 0.0) for st, p in parsed]
 phase("rows")
-store = IndexStore(Path(db), TERM_ANALYSIS); conn = store.conn
+store = IndexStore(Path(db)); conn = store.conn
 phase("open")
 conn.execute("BEGIN IMMEDIATE"); conn.execute('DROP TRIGGER "files_ai"')
 conn.executemany(INSERT_SQL, rows)

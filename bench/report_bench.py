@@ -30,7 +30,6 @@ from _corpus import make_tree
 from memoryd.indexer.store import IndexStore
 from memoryd.indexer.sync import Syncer
 from memoryd.report import build_report, write_report
-from memoryd.select.analysis import TERM_ANALYSIS
 
 TARGET_S = 5.0
 COUNTED = ("broken_files", "memory_index_issues", "duplicates", "secret_files", "old_sessions")
@@ -49,7 +48,7 @@ def bench(size: int, workdir: Path) -> dict[str, float]:
     root = workdir / f"tree-{size}"
     make_tree(root, size)
     bare = min(bare_read(root) for _ in range(3))
-    store = IndexStore(workdir / f"index-{size}.db", TERM_ANALYSIS)
+    store = IndexStore(workdir / f"index-{size}.db")
     try:
         started = time.perf_counter()
         Syncer(store).sync_tree(str(root))

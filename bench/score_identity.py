@@ -25,7 +25,6 @@ from typing import Any
 from memoryd import logs
 from memoryd.indexer.store import IndexStore
 from memoryd.indexer.sync import Syncer
-from memoryd.select.analysis import TERM_ANALYSIS
 from memoryd.select.manifest import candidates_for
 from memoryd.select.selector import Selector
 from memoryd.select.wiring import select_unrecorded
@@ -34,7 +33,7 @@ DEFAULT_CORPUS = Path(__file__).resolve().parents[1].parent / "shared/bench/codi
 
 
 def answers(corpus: Path, workdir: Path) -> list[dict[str, Any]]:
-    store = IndexStore(workdir / "index.db", TERM_ANALYSIS)
+    store = IndexStore(workdir / "index.db")
     Syncer(store).sync_tree(str(corpus / "projects"))
     selector = Selector()
     out = []
@@ -51,9 +50,7 @@ def answers(corpus: Path, workdir: Path) -> list[dict[str, Any]]:
         result = select_unrecorded(selector, store.conn, params)
         manifest = selector.manifests.get(store.conn, folder)
         cands = [c for _, c in candidates_for(store.conn, manifest, q["query"])]
-        postings = getattr(manifest, "postings", None)
-        extra = (postings,) if postings is not None else ()
-        scores = selector.local.scores(q["query"], cands, *extra)
+        scores = selector.local.scores(q["query"], cands)
         out.append(
             {
                 "n": n,

@@ -13,8 +13,9 @@ Unix socket):
 
 * sizes: one folder of N files. Warm p50/p99 over ``--queries`` varied
   prompts, against two baselines on the same files in the same run: scanning
-  (what an agent does today per query: read and parse every header, build the
-  manifest lines, rank trivially; page cache warm, its best case) and
+  (what an agent does today per query: read every header and parse it with
+  libyaml's ``CSafeLoader``, build the manifest lines, rank trivially; page
+  cache warm, its best case) and
   ``rg -l -i`` for the query's words (skipped with a note when ripgrep is not
   installed). Peak daemon RSS.
 * concurrent: ``--clients`` threads, each with its own connection, on a
@@ -52,10 +53,9 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _corpus import make_tree, zipf_vocabulary
 from _daemon import BenchDaemon, running_daemon
+from _yardstick import headers
 
-from memoryd.indexer.parse import parse_file
 from memoryd.indexer.queries import iso_utc
-from memoryd.indexer.scanner import is_memory_filename
 from memoryd.select._text import STOPWORDS
 
 WARMUP = 5
@@ -101,21 +101,15 @@ def make_queries(count: int, vocab: list[str], seed: int = 11) -> list[str]:
 
 
 def scan_per_query(directory: Path, query: str) -> list[str]:
-    """The agent's way: read every header from disk, build the manifest, rank trivially."""
+    """The agent's way: read every header from disk (libyaml's ``CSafeLoader``), build the
+    manifest lines, rank trivially."""
     words = set(_WORD.findall(query.lower()))
     lines: list[tuple[int, str]] = []
-    with os.scandir(directory) as it:
-        for entry in it:
-            if not entry.is_file() or not is_memory_filename(entry.name):
-                continue
-            st = entry.stat()
-            parsed = parse_file(entry.path, entry.name, st.st_size)
-            if parsed.error is not None or parsed.kind != "memory":
-                continue
-            desc = parsed.description or ""
-            line = f"- [{parsed.type}] {entry.name} ({iso_utc(st.st_mtime)}): {desc}"
-            hits = len(words & set(_WORD.findall(desc.lower())))
-            lines.append((hits, line))
+    for entry, meta in headers(directory):
+        desc = str(meta.get("description") or "")
+        line = f"- [{meta.get('type')}] {entry.name} ({iso_utc(entry.stat().st_mtime)}): {desc}"
+        hits = len(words & set(_WORD.findall(desc.lower())))
+        lines.append((hits, line))
     lines.sort(key=lambda t: -t[0])
     return [line for hits, line in lines[:5] if hits]
 

@@ -46,7 +46,6 @@ from memoryd import logs
 from memoryd.config import Config
 from memoryd.indexer.store import IndexStore, open_reader
 from memoryd.indexer.sync import Syncer
-from memoryd.select.analysis import TERM_ANALYSIS
 from memoryd.select.wiring import make_selector, select_unrecorded
 from memoryd.staleness.checks import Checker, FolderCheck
 
@@ -92,7 +91,7 @@ class Bench:
         self.repo = generate(work / "checkout", args.files, args.commits)
         self.folder = work / "memory"
         write_memories(self.folder, self.repo, args.memories)
-        self.store = IndexStore(work / "index.db", TERM_ANALYSIS)
+        self.store = IndexStore(work / "index.db")
         Syncer(self.store).sync_tree(str(self.folder))
         self.reader = open_reader(work / "index.db")
 

@@ -42,7 +42,6 @@ from memoryd.indexer.citations import KIND_DIR, KIND_NAME
 from memoryd.indexer.store import IndexStore
 from memoryd.indexer.sync import Syncer
 from memoryd.replies import Verdict
-from memoryd.select.analysis import TERM_ANALYSIS
 from memoryd.staleness.checks import Checker
 
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "bench" / "coding-memories"
@@ -165,7 +164,7 @@ def run(project: str, seed: int, work: Path) -> dict[str, Any]:
     shutil.copytree(CORPUS / "projects" / project, memdir)
     for f in memdir.iterdir():
         os.utime(f, (WRITTEN, WRITTEN))
-    store = IndexStore(work / "index.db", TERM_ANALYSIS)
+    store = IndexStore(work / "index.db")
     try:
         Syncer(store).sync_tree(str(memdir))
         targets = cited_paths(store.conn)

@@ -35,7 +35,6 @@ from _daemon import BenchDaemon, running_daemon
 from memoryd import logs
 from memoryd.indexer.store import IndexStore
 from memoryd.indexer.sync import Syncer
-from memoryd.select.analysis import TERM_ANALYSIS
 
 SETTLE_S = 0.6
 """After an edit is indexed, how long the bench waits before reading the daemon's CPU."""
@@ -86,7 +85,7 @@ def full_restat_ms(db: Path, folder: Path, tmp: Path, runs: int = 5) -> list[flo
     copy = tmp / "baseline.db"
     with sqlite3.connect(db) as src, sqlite3.connect(copy) as dst:
         src.backup(dst)
-    store = IndexStore(copy, TERM_ANALYSIS)
+    store = IndexStore(copy)
     try:
         times = []
         for _ in range(runs):

@@ -31,7 +31,6 @@ from memoryd.daemon.maintenance import WallClock
 from memoryd.daemon.roots import Origin
 from memoryd.errors import DaemonError
 from memoryd.indexer.recovery import open_or_recover
-from memoryd.select.analysis import TERM_ANALYSIS
 from memoryd.sessions.files import remove_stale_temp_files
 
 log = structlog.get_logger("memoryd.daemon")
@@ -72,7 +71,7 @@ class Daemon:
         life = self.life
         listener = self._claim()
         try:
-            store, recovery = open_or_recover(self.cfg.db_path, TERM_ANALYSIS)
+            store, recovery = open_or_recover(self.cfg.db_path)
             if recovery is not None:
                 log.error(
                     "index.recovered_from_damage",

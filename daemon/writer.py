@@ -227,7 +227,7 @@ class Writer:
         old.close()
         try:
             if damaged:
-                store, moved = recovery.open_or_recover(old.path, old.analysis, found=reason)
+                store, moved = recovery.open_or_recover(old.path, found=reason)
             else:
                 store, moved = recovery.reopen(old, reason)
         except Exception as exc:  # cannot even start over (no space for a new file)

@@ -37,7 +37,6 @@ FILES_TABLE = (
     "warning",
     "indexed_at",
     "secrets_json",
-    "terms",
     "grams",
 )
 """Every column of the ``files`` table, as the migrations leave it.

@@ -30,7 +30,6 @@ from pathlib import Path
 from urllib.parse import quote
 
 from memoryd.errors import StoreError
-from memoryd.indexer.rows import TermAnalysis
 from memoryd.indexer.store import SIDE_FILES, IndexStore
 
 _CORRUPT_CODES = frozenset({11, 26})  # SQLITE_CORRUPT, SQLITE_NOTADB
@@ -98,7 +97,7 @@ def reopen(store: IndexStore, reason: str) -> tuple[IndexStore, Recovery | None]
             if (st.st_dev, st.st_ino) == store.files.get(suffix):
                 os.unlink(side)
     there = os.path.lexists(store.path)
-    return open_or_recover(store.path, store.analysis, found=reason if there else None)
+    return open_or_recover(store.path, found=reason if there else None)
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,17 +129,15 @@ def damage(path: Path) -> str | None:
     return None if rows == ["ok"] else "; ".join(rows)
 
 
-def open_or_recover(
-    path: Path, analysis: TermAnalysis, found: str | None = None
-) -> tuple[IndexStore, Recovery | None]:
-    """An :class:`IndexStore` at ``path`` (with ``analysis``); a damaged file is set aside first.
+def open_or_recover(path: Path, found: str | None = None) -> tuple[IndexStore, Recovery | None]:
+    """An :class:`IndexStore` at ``path``; a damaged file is set aside first.
 
     ``found`` is damage already seen (a query answered ``SQLITE_CORRUPT``):
     the file is set aside even if a quick check would pass it.
     """
     reason = damage(path) or found
     if reason is None:
-        return IndexStore(path, analysis), None
+        return IndexStore(path), None
     rows = _salvage(path)
     moved = path.with_name(f"{path.name}.corrupt-{time.strftime('%Y%m%dT%H%M%S')}")
     try:
@@ -153,7 +150,7 @@ def open_or_recover(
         side = Path(f"{path}{suffix}")
         with contextlib.suppress(OSError):
             side.rename(Path(f"{moved}{suffix}"))
-    store = IndexStore(path, analysis)
+    store = IndexStore(path)
     kept = _restore(store, rows)
     return store, Recovery(reason=reason, moved_to=moved, salvaged=kept)
 

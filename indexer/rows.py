@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Callable
-from dataclasses import dataclass
 from operator import itemgetter
 
 from memoryd._unicode_words import unspaced_grams
@@ -39,36 +37,6 @@ DIRECTORY = FILES_TABLE.index("directory")
 _IN_TABLE_ORDER = itemgetter(*FILES_TABLE)
 
 
-@dataclass(frozen=True, slots=True)
-class TermAnalysis:
-    """The ranker's term statistics of a memory, as the store is handed them.
-
-    They are stored with the row so that ``select`` reads them instead of
-    working them out per query, but how they are worked out (tokenizer,
-    stemmer, lexicon) is the ranker's business, above storage
-    (:data:`memoryd.select.analysis.TERM_ANALYSIS`). The store takes one when
-    it is opened and uses it for every row it writes, the first index's
-    included.
-    """
-
-    version: str
-    """Stamped in the index's ``meta``; an index stamped otherwise has every
-    memory's terms worked out again when it is opened."""
-    terms: Callable[[str, str | None, str | None, str], bytes]
-    """``(filename, name, description, body)`` to the ``files.terms`` column's bytes."""
-
-
-def memory_terms(filename: str, parsed: ParsedFile, analysis: TermAnalysis) -> bytes | None:
-    """The stored analysis of a usable memory; None for anything the ranker never sees.
-
-    A memory holding a credential is never selected, so nothing is derived
-    from its text (the raw value must not reach the index in any form).
-    """
-    if parsed.kind != KIND_MEMORY or parsed.error is not None or parsed.secrets:
-        return None
-    return analysis.terms(filename, parsed.name, parsed.description, parsed.body)
-
-
 def redacted(parsed: ParsedFile) -> ParsedFile:
     """What the index keeps of a parse: credentials replaced by their kind.
 
@@ -86,8 +54,8 @@ def redacted(parsed: ParsedFile) -> ParsedFile:
     )
 
 
-def file_row(stat: FileStat, parsed: ParsedFile, terms: bytes | None, now: float) -> Row:
-    """The row of one file; ``terms`` is its :func:`memory_terms`."""
+def file_row(stat: FileStat, parsed: ParsedFile, now: float) -> Row:
+    """The row of one file."""
     parsed = redacted(parsed)
     meta = parsed.meta
     # load_last matches on the filename, so the project comes from there too.
@@ -114,7 +82,6 @@ def file_row(stat: FileStat, parsed: ParsedFile, terms: bytes | None, now: float
         "warning": parsed.warning,
         "indexed_at": now,
         "secrets_json": json.dumps(parsed.secrets) if parsed.secrets else None,
-        "terms": terms,
         "grams": (
             unspaced_grams(stat.filename, parsed.name or "", parsed.description or "", parsed.body)
             if parsed.kind == KIND_MEMORY and parsed.error is None

@@ -7,6 +7,7 @@ memoryd is upgraded in place and a newer one is refused rather than misread.
 
 from __future__ import annotations
 
+import sqlite3
 import time
 from collections.abc import Callable
 
@@ -238,6 +239,17 @@ def _m_runs_session_detail(db: sqlite_utils.Database) -> None:
     db.execute("CREATE INDEX idx_selector_runs_session ON selector_runs(session_id, at)")
 
 
+def _m_drop_term_stats(db: sqlite_utils.Database) -> None:
+    # The ranker works out a folder's term statistics in memory from the stored
+    # text: the stored per-memory terms and their analysis stamp go. An SQLite
+    # older than 3.35 cannot drop a column: the values go, the empty column stays.
+    try:
+        db.execute("ALTER TABLE files DROP COLUMN terms")
+    except sqlite3.OperationalError:
+        db.execute("UPDATE files SET terms = NULL")
+    db.execute("DELETE FROM meta WHERE key = 'analysis_version'")
+
+
 MIGRATIONS: list[tuple[str, Migration]] = [
     ("001_files_fts_directories_roots", _m001_files),
     ("002_secret_flags", _m002_secrets),
@@ -253,6 +265,7 @@ MIGRATIONS: list[tuple[str, Migration]] = [
     ("012_selector_runs_judge", _m_judge_telemetry),
     ("013_reread_after_parse_hardening", _m_reread_after_parse_hardening),
     ("014_selector_runs_session_detail", _m_runs_session_detail),
+    ("015_drop_term_stats", _m_drop_term_stats),
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

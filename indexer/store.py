@@ -21,7 +21,6 @@ from urllib.parse import quote
 
 import sqlite_utils
 
-from memoryd._unicode_words import unspaced_grams
 from memoryd.errors import StoreError
 from memoryd.indexer.citations import add_citations, replace_citations
 from memoryd.indexer.records import ERROR_PARSE, KIND_MEMORY, FileStat, ParsedFile, unexpected
@@ -30,9 +29,7 @@ from memoryd.indexer.rows import (
     INSERT_SQL,
     UPSERT_SQL,
     Row,
-    TermAnalysis,
     file_row,
-    memory_terms,
     redacted,
 )
 from memoryd.indexer.schema import migrate, needs_migration
@@ -171,19 +168,11 @@ def open_reader(path: Path) -> sqlite3.Connection:
     return _connect(path, readonly=True)
 
 
-_GRAM_SOURCES = ("filename", "name", "description", "body")
-"""The columns a memory row's ``grams`` are worked out from (see indexer/rows.py)."""
-
-
 class IndexStore:
-    """Owns the write connection (not thread-safe: give it one thread).
+    """Owns the write connection (not thread-safe: give it one thread)."""
 
-    ``analysis`` works out the term statistics stored with each usable memory.
-    """
-
-    def __init__(self, path: Path, analysis: TermAnalysis) -> None:
+    def __init__(self, path: Path) -> None:
         self.path = path
-        self.analysis = analysis
         self.conn = _connect(path, readonly=False)
         self.files = _identities(path)
         """(device, inode) of the database and its ``-wal``/``-shm`` as opened, by suffix:
@@ -201,7 +190,6 @@ class IndexStore:
             self.conn.close()
             raise StoreError(f"cannot migrate index at {path}: {exc}") from None
         self._repair_if_dirty()
-        self._refresh_term_stats()
 
     # -- transactions -----------------------------------------------------
 
@@ -273,51 +261,6 @@ class IndexStore:
     @property
     def _marker(self) -> str:
         return f"dirty:{os.getpid()}"
-
-    def _refresh_term_stats(self) -> None:
-        """Redo every memory's term statistics from its stored text when the analysis changed.
-
-        Rows indexed before the column existed, or by a memoryd whose tokenizer or
-        lexicon differed, would otherwise be ranked with counts that no longer
-        match the queries' analysis. No file is read; directory versions are
-        bumped so readers drop what they cached.
-        """
-        version, terms = self.analysis.version, self.analysis.terms
-        row = self.conn.execute("SELECT value FROM meta WHERE key = 'analysis_version'").fetchone()
-        if row is not None and row[0] == version:
-            return
-        with self.transaction() as conn:
-            rows = conn.execute(
-                "SELECT rowid, filename, name, description, body, grams FROM files "
-                "WHERE kind = ? AND error IS NULL AND secrets_json IS NULL",
-                (KIND_MEMORY,),
-            ).fetchall()
-            # Only rows whose bigrams changed: each such update re-indexes the row in FTS5.
-            conn.executemany(
-                "UPDATE files SET grams = ? WHERE rowid = ?",
-                [
-                    (grams, r["rowid"])
-                    for r in rows
-                    if (grams := unspaced_grams(*(r[c] or "" for c in _GRAM_SOURCES))) != r["grams"]
-                ],
-            )
-            conn.executemany(
-                "UPDATE files SET terms = ? WHERE rowid = ?",
-                [
-                    (
-                        terms(r["filename"], r["name"], r["description"], r["body"] or ""),
-                        r["rowid"],
-                    )
-                    for r in rows
-                ],
-            )
-            conn.execute("UPDATE directories SET version = version + 1")
-            conn.execute(
-                "INSERT INTO meta(key, value) VALUES ('analysis_version', ?) "
-                "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-                (version,),
-            )
-        self.generation += 1
 
     def close(self) -> None:
         """Mark a clean stop, fold the WAL back into the database, close; safe to call twice.
@@ -407,18 +350,17 @@ class IndexStore:
         return self.conn.total_changes - before
 
     def row(self, st: FileStat, parsed: ParsedFile, now: float) -> Row:
-        """The row stored for a parsed file, with the ranker's term statistics for a usable
-        memory: the one place a row's terms are worked out (changes and a first index).
+        """The row stored for a parsed file (changes and a first index).
 
         A file whose row cannot be worked out is stored as that file's error, so
         it cannot fail the batch it is in.
         """
         try:
-            return file_row(st, parsed, memory_terms(st.filename, parsed, self.analysis), now)
+            return file_row(st, parsed, now)
         except Exception as exc:
             why = unexpected("could not index the file", exc)
             failed = ParsedFile(parsed.kind, parsed.content_hash, error=why, error_kind=ERROR_PARSE)
-            return file_row(st, failed, None, now)
+            return file_row(st, failed, now)
 
     def is_empty(self) -> bool:
         return self.conn.execute("SELECT 1 FROM files LIMIT 1").fetchone() is None

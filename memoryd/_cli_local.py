@@ -24,7 +24,6 @@ from memoryd._cli_common import db_path
 from memoryd.indexer import queries
 from memoryd.indexer.store import IndexStore
 from memoryd.indexer.sync import Syncer, SyncResult
-from memoryd.select.analysis import TERM_ANALYSIS
 from memoryd.select.selector import Selector
 from memoryd.select.wiring import make_selector
 from memoryd.service import LocalReports, MemoryService, StoreIndex
@@ -33,7 +32,7 @@ from memoryd.staleness.checks import Checker
 
 @contextlib.contextmanager
 def local_store(args: argparse.Namespace) -> Iterator[IndexStore]:
-    store = IndexStore(db_path(args), TERM_ANALYSIS)
+    store = IndexStore(db_path(args))
     try:
         yield store
     finally:

@@ -13,7 +13,6 @@ from typing import Any, Protocol
 import pytest
 
 from memoryd.indexer.store import IndexStore
-from memoryd.select.analysis import TERM_ANALYSIS
 
 # isolation: HOME, XDG_* and MEMORYD_* point into a folder of the run's own before
 # any test runs, so no test reaches the user's daemon, config or ~/.claude.
@@ -64,7 +63,7 @@ def db_file(tmp_path: Path) -> Path:
 @pytest.fixture
 def store(db_file: Path) -> Iterator[IndexStore]:
     """A real SQLite index in a temp dir, closed after the test."""
-    st = IndexStore(db_file, TERM_ANALYSIS)
+    st = IndexStore(db_file)
     try:
         yield st
     finally:

@@ -30,7 +30,6 @@ from memoryd.daemon.core import Where
 from memoryd.daemon.lifecycle import Lifecycle
 from memoryd.indexer.store import IndexStore
 from memoryd.ipc.client import Client
-from memoryd.select.analysis import TERM_ANALYSIS
 
 START_TIMEOUT = 20.0
 
@@ -251,7 +250,7 @@ def daemon(make_daemon: Callable[..., DaemonProc]) -> DaemonProc:
 def composed(cfg: Config, clock: Callable[[], float] = time.time) -> Iterator[Parts]:
     """A daemon's parts in this process, the server never started: their methods, called here."""
     where = Where(str(cfg.socket), activated=False, db=str(cfg.db_path), release=lambda: None)
-    store = IndexStore(cfg.db_path, TERM_ANALYSIS)
+    store = IndexStore(cfg.db_path)
     listener = socket.socket(socket.AF_UNIX)
     parts = compose(cfg, store, listener, Lifecycle(), where, clock=clock)
     try:

@@ -1,11 +1,10 @@
-"""The index-time analysis gives exactly what the query-side tokenizer and stemmer give.
+"""A memory's analysis gives exactly what the query-side tokenizer and stemmer give.
 
 :mod:`memoryd.select.analysis` splits words without regexes when it can and
 expands concepts through a set intersection; queries still go through
 :func:`memoryd.select._text.terms`. A document term the query side would spell
 differently would silently never match, so the fast path is checked against a
-plain re-statement of the analysis built from the query-side functions, down
-to the order of the terms in the stored bytes.
+plain re-statement of the analysis built from the query-side functions.
 """
 
 from __future__ import annotations
@@ -20,15 +19,7 @@ from memoryd.indexer.parse import parse_bytes
 from memoryd.indexer.records import KIND_MEMORY
 from memoryd.select._lexicon import CONCEPTS
 from memoryd.select._text import STOPWORDS, split_words, stem
-from memoryd.select.analysis import (
-    DocTerms,
-    _words,
-    analyse,
-    decode,
-    encode,
-    filename_text,
-    stored_terms,
-)
+from memoryd.select.analysis import DocTerms, _words, analyse, filename_text
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "memory"
 
@@ -62,10 +53,10 @@ def _reference(text: str) -> tuple[dict[str, int], int]:
     return dict(counts), len(terms)
 
 
-def _reference_doc(filename: str, name: str | None, description: str | None, body: str) -> bytes:
+def _reference_doc(filename: str, name: str | None, description: str | None, body: str) -> DocTerms:
     texts = (filename_text(filename), name or Path(filename).stem, description or "", body)
     fields = [_reference(t) for t in texts]
-    return encode(DocTerms([f for f, _ in fields], [n for _, n in fields]))
+    return DocTerms([f for f, _ in fields], [n for _, n in fields])
 
 
 def test_tricky_texts_split_like_the_query_tokenizer() -> None:
@@ -81,36 +72,19 @@ def test_generated_texts_split_like_the_query_tokenizer(text: str) -> None:
 
 @settings(max_examples=150, deadline=None)
 @given(TEXT, TEXT, TEXT)
-def test_generated_fields_store_the_reference_analysis(name: str, desc: str, body: str) -> None:
-    assert stored_terms("feedback_x.md", name, desc, body) == _reference_doc(
+def test_generated_fields_get_the_reference_analysis(name: str, desc: str, body: str) -> None:
+    assert analyse("feedback_x.md", name, desc, body) == _reference_doc(
         "feedback_x.md", name, desc, body
     )
 
 
-def test_example_memories_store_the_reference_analysis() -> None:
+def test_example_memories_get_the_reference_analysis() -> None:
     checked = 0
     for path in sorted(EXAMPLES.glob("*.md")):
         parsed = parse_bytes(path.read_bytes(), KIND_MEMORY)
         if parsed.error is not None:
             continue
-        got = stored_terms(path.name, parsed.name, parsed.description, parsed.body)
+        got = analyse(path.name, parsed.name, parsed.description, parsed.body)
         assert got == _reference_doc(path.name, parsed.name, parsed.description, parsed.body)
         checked += 1
     assert checked >= 5
-
-
-@settings(max_examples=150, deadline=None)
-@given(TEXT, TEXT, st.integers(min_value=0, max_value=300))
-def test_stored_terms_read_back_unchanged(name: str, body: str, repeats: int) -> None:
-    # ``repeats`` past 255 takes the counts out of one byte each into text.
-    doc = analyse("feedback_x.md", name, None, body + " deploy" * repeats)
-    back = decode(encode(doc))
-    assert back == doc
-    assert back is not None
-    assert [list(f) for f in back.fields] == [list(f) for f in doc.fields]
-
-
-def test_terms_never_hold_the_packing_separators() -> None:
-    # The packed format splits terms on whitespace and ends them at a NUL.
-    for term in (*CONCEPTS, *(c for cs in CONCEPTS.values() for c in cs)):
-        assert term and not any(ch.isspace() or ch == "\0" for ch in term), term

@@ -18,10 +18,10 @@ from memoryd.indexer.records import FileStat, ParsedFile
 from memoryd.indexer.schema import MIGRATIONS
 from memoryd.indexer.store import IndexStore, Upsert
 from memoryd.select._text import split_words, terms
-from memoryd.select.analysis import TERM_ANALYSIS, _words
+from memoryd.select.analysis import _words
 from memoryd.select.candidates import Candidate
+from memoryd.select.large import fts_query
 from memoryd.select.local import LocalRanker
-from memoryd.select.manifest import fts_query
 
 
 def mem(filename: str, name: str, description: str, body: str = "") -> Candidate:
@@ -203,7 +203,7 @@ def test_an_older_index_gets_the_bigrams_of_its_rows(db_file: Path) -> None:
     )
     conn.execute("COMMIT")
     conn.close()
-    store = IndexStore(db_file, TERM_ANALYSIS)
+    store = IndexStore(db_file)
     try:
         grams, mtime_ns = store.conn.execute("SELECT grams, mtime_ns FROM files").fetchone()
         assert mtime_ns == -1  # parsed again by the next scan, for its header facts

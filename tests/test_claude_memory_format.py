@@ -18,7 +18,6 @@ from memoryd import cli
 from memoryd.indexer.parse import parse_file
 from memoryd.indexer.store import IndexStore
 from memoryd.indexer.sync import Syncer
-from memoryd.select.analysis import TERM_ANALYSIS
 from memoryd.select.selector import Selector
 from memoryd.select.types import SelectRequest
 
@@ -95,7 +94,7 @@ def test_a_bad_nested_value_is_named_where_it_is(tmp_path: Path) -> None:
 
 def synced(db: Path, folder: Path) -> sqlite3.Connection:
     """Open the index at ``db`` (migrating it), sync ``folder``; a reader on the result."""
-    store = IndexStore(db, TERM_ANALYSIS)
+    store = IndexStore(db)
     try:
         Syncer(store).sync_tree(str(folder))
     finally:
@@ -126,7 +125,7 @@ def test_list_and_the_tool_rules_see_the_nested_type(
     out = capsys.readouterr().out
     assert "[reference] reference_pytest_usage.md" in out
     assert "[feedback] feedback_xdist_gotcha.md" in out
-    store = IndexStore(db, TERM_ANALYSIS)
+    store = IndexStore(db)
     try:
         req = SelectRequest(
             query="how do I run pytest with xdist workers?",

@@ -16,7 +16,6 @@ from conftest import CORPUS, MakeMemory
 from memoryd._cli_local import index_dirs
 from memoryd.cli import main
 from memoryd.indexer.store import IndexStore
-from memoryd.select.analysis import TERM_ANALYSIS
 
 INDEX_LINE = re.compile(
     r"^added (\d+), updated (\d+), removed (\d+), unchanged (\d+), errors (\d+) in \d+\.\d\d s$"
@@ -200,7 +199,7 @@ def test_corpus_fixture_errors_are_exactly_the_listed_broken_files(
         if line.strip() and not line.startswith("#"):
             rel = line.split("\t", 1)[0]
             expected.add(str((root.parent / rel) if part == "projects" else (root / rel)))
-    st = IndexStore(db_file, TERM_ANALYSIS)
+    st = IndexStore(db_file)
     try:
         result = index_dirs(st, [str(root.resolve())])
     finally:

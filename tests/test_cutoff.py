@@ -8,7 +8,6 @@ from conftest import MakeMemory
 
 from memoryd.indexer.store import IndexStore
 from memoryd.indexer.sync import Syncer
-from memoryd.select.analysis import TERM_ANALYSIS
 from memoryd.select.candidates import Candidate
 from memoryd.select.local import LocalRanker
 from memoryd.select.selector import Selector
@@ -55,7 +54,7 @@ def test_selector_answers_empty_when_the_helpful_memory_was_surfaced(
 ) -> None:
     for c in FOLDER:
         make_memory(c.filename, c.description, name=c.name, type="project", body=c.body or "x")
-    store = IndexStore(tmp_path / "index.db", TERM_ANALYSIS)
+    store = IndexStore(tmp_path / "index.db")
     try:
         Syncer(store).sync_tree(str(memdir))
         selector = Selector()

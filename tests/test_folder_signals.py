@@ -14,7 +14,6 @@ from pathlib import Path
 from memoryd.indexer.parse import parse_bytes
 from memoryd.indexer.store import IndexStore
 from memoryd.indexer.sync import Syncer
-from memoryd.select.analysis import TERM_ANALYSIS
 from memoryd.select.candidates import Candidate, effective_type, load_directory
 from memoryd.select.folder_links import index_hooks, neighbours
 from memoryd.select.local import LocalRanker
@@ -103,7 +102,7 @@ def test_hooks_reach_the_selector_through_the_index(tmp_path: Path) -> None:
         "name: Office VPN\ndescription: How to reach staging\ntype: project",
     )
     (folder / "MEMORY.md").write_text(INDEX, encoding="utf-8")
-    store = IndexStore(tmp_path / "index.db", TERM_ANALYSIS)
+    store = IndexStore(tmp_path / "index.db")
     try:
         Syncer(store).sync_tree(str(folder))
         selector = Selector()

@@ -18,7 +18,6 @@ from daemon_fixtures import DaemonProc, wait_until, write_memory
 
 from memoryd.indexer.folders import is_memory_folder
 from memoryd.indexer.store import IndexStore
-from memoryd.select.analysis import TERM_ANALYSIS
 
 PACKAGES = 40
 HEADER = "---\ntitle: a package doc\n---\nSee the API.\n"
@@ -139,7 +138,7 @@ def test_a_checkout_top_remembered_as_a_request_root_is_dropped_at_start(
     write_memory(memories / "feedback_kept.md", "a real request root")
     d = make_daemon(start=False)
     d.db.parent.mkdir(parents=True, exist_ok=True)
-    store = IndexStore(d.db, TERM_ANALYSIS)
+    store = IndexStore(d.db)
     try:
         store.save_root(str(top), "request", time.time())
         store.save_root(str(memories), "request", time.time())

@@ -21,7 +21,6 @@ from memoryd.indexer.parse import MAX_FIELD_CHARS, parse_bytes
 from memoryd.indexer.records import KIND_MEMORY
 from memoryd.indexer.store import IndexStore
 from memoryd.indexer.sync import Syncer
-from memoryd.select.analysis import TERM_ANALYSIS
 
 HUGE = 1_000_000
 
@@ -75,7 +74,7 @@ def test_an_index_from_before_parses_every_file_again(tmp_path: Path) -> None:
     db = tmp_path / "index.db"
 
     def synced() -> dict[str, str | None]:
-        store = IndexStore(db, TERM_ANALYSIS)
+        store = IndexStore(db)
         try:
             Syncer(store).sync_tree(str(folder))
             return dict(store.conn.execute("SELECT filename, error FROM files").fetchall())

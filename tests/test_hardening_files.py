@@ -22,16 +22,16 @@ import pytest
 from daemon_fixtures import DaemonProc, composed, daemon_env
 
 from memoryd._cli_daemon import render_status
+from memoryd._unicode_words import unspaced_grams
 from memoryd.config import Config
 from memoryd.errors import InvalidParams
 from memoryd.indexer import parse as parse_mod
+from memoryd.indexer import rows as rows_mod
 from memoryd.indexer.frontmatter import load_mapping
 from memoryd.indexer.parse import MEMORY_HEADER_KEYS, parse_bytes
 from memoryd.indexer.records import KIND_MEMORY, KIND_SESSION
-from memoryd.indexer.rows import TermAnalysis
 from memoryd.indexer.store import IndexStore
 from memoryd.indexer.sync import Syncer
-from memoryd.select.analysis import TERM_ANALYSIS
 from memoryd.sessions import brief as brief_mod
 from memoryd.sessions import files as files_mod
 from memoryd.sessions import format as format_mod
@@ -113,18 +113,21 @@ def test_any_exception_parsing_a_file_is_its_error(monkeypatch: pytest.MonkeyPat
     assert "ghp_" not in parsed.error  # the exception's text is redacted
 
 
-def test_a_row_that_cannot_be_built_is_an_error_row(tmp_path: Path) -> None:
+def test_a_row_that_cannot_be_built_is_an_error_row(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     folder = tmp_path / "mem"
     folder.mkdir()
     for name in ("a.md", "b_poison.md", "c.md"):
         (folder / name).write_text(memory_text(""))
 
-    def terms(filename: str, name: str | None, description: str | None, body: str) -> bytes:
-        if filename == "b_poison.md":
+    def grams(*texts: str) -> str | None:
+        if texts[0] == "b_poison.md":  # the filename
             raise ValueError("the analyser cannot handle this one")
-        return TERM_ANALYSIS.terms(filename, name, description, body)
+        return unspaced_grams(*texts)
 
-    store = IndexStore(tmp_path / "index.db", TermAnalysis("test", terms))
+    monkeypatch.setattr(rows_mod, "unspaced_grams", grams)
+    store = IndexStore(tmp_path / "index.db")
     try:
         for _ in range(2):  # the first index (bulk load), then a reconcile with changes
             Syncer(store).sync_tree(str(folder))
@@ -343,7 +346,7 @@ def indexed_sessions(tmp_path: Path, texts: dict[str, str]) -> tuple[IndexStore,
     folder.mkdir()
     for name, text in texts.items():
         (folder / name).write_text(text)
-    store = IndexStore(tmp_path / "index.db", TERM_ANALYSIS)
+    store = IndexStore(tmp_path / "index.db")
     Syncer(store).sync_tree(str(folder))
     return store, folder
 

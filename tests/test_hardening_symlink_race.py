@@ -20,7 +20,6 @@ from memoryd.indexer import queries
 from memoryd.indexer.scanner import stat_path
 from memoryd.indexer.store import IndexStore
 from memoryd.indexer.sync import Syncer, read_file
-from memoryd.select.analysis import TERM_ANALYSIS
 from memoryd.select.selector import Selector
 from memoryd.select.types import SelectRequest
 
@@ -83,7 +82,7 @@ def test_swapped_after_indexing_it_is_neither_selected_nor_shown(
 ) -> None:
     root, outside = world
     memory = root / "feedback_deploy.md"
-    store = IndexStore(tmp_path / "index.db", TERM_ANALYSIS)
+    store = IndexStore(tmp_path / "index.db")
     try:
         Syncer(store).sync_tree(str(root))
         req = SelectRequest(query="how do we deploy billing", dir=str(root), ranker="local")

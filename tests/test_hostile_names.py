@@ -22,7 +22,6 @@ from memoryd.indexer import queries
 from memoryd.indexer.store import IndexStore
 from memoryd.indexer.sync import Syncer
 from memoryd.paths import escaped, name_problem
-from memoryd.select.analysis import TERM_ANALYSIS
 
 HEADER = b"---\ndescription: a memory with a hostile name\n---\nbody\n"
 
@@ -101,7 +100,7 @@ def test_any_bytes_in_file_names_index_without_raising(names: list[bytes]) -> No
             made.add(name)
             with open(os.fsencode(root) + b"/" + name, "wb") as fh:
                 fh.write(HEADER)
-        store = IndexStore(Path(tmp) / "index.db", TERM_ANALYSIS)
+        store = IndexStore(Path(tmp) / "index.db")
         try:
             Syncer(store).sync_tree(root)
             rows = store.conn.execute("SELECT path FROM files").fetchall()

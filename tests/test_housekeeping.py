@@ -15,7 +15,6 @@ from memoryd.daemon.maintenance import WallClock
 from memoryd.daemon.readers import Readers
 from memoryd.indexer.store import IndexStore
 from memoryd.select import telemetry
-from memoryd.select.analysis import TERM_ANALYSIS
 from memoryd.select.wiring import record_runs
 
 
@@ -61,7 +60,7 @@ def _run(at: float) -> telemetry.RunRecord:
 
 
 def test_selector_runs_are_kept_by_age_and_by_count(tmp_path: Path) -> None:
-    store = IndexStore(tmp_path / "index.db", TERM_ANALYSIS)
+    store = IndexStore(tmp_path / "index.db")
     try:
         now = time.time()
         retention = telemetry.Retention(keep_runs=50, keep_days=7)

@@ -27,7 +27,6 @@ from memoryd.indexer import recovery
 from memoryd.indexer.store import IndexStore
 from memoryd.report.document import Report
 from memoryd.report.files import write_report
-from memoryd.select.analysis import TERM_ANALYSIS
 from memoryd.sessions import files as sessions
 
 PROJECT = "shop"
@@ -179,7 +178,7 @@ def test_an_index_damaged_while_running_is_rebuilt_like_at_start(
 
 
 def test_trouble_tells_a_full_disk_and_a_held_lock_from_damage_and_bugs(tmp_path: Path) -> None:
-    store = IndexStore(tmp_path / "index.db", TERM_ANALYSIS)
+    store = IndexStore(tmp_path / "index.db")
     try:
         pages = store.conn.execute("PRAGMA page_count").fetchone()[0]
         store.conn.execute(f"PRAGMA max_page_count = {pages}")  # a disk with no room left

@@ -10,10 +10,8 @@ import pytest
 from memoryd.errors import StoreError
 from memoryd.indexer import queries
 from memoryd.indexer.records import FileStat, ParsedFile
-from memoryd.indexer.rows import TermAnalysis
 from memoryd.indexer.schema import MIGRATIONS
 from memoryd.indexer.store import Delete, IndexStore, Touch, Upsert, open_reader
-from memoryd.select.analysis import TERM_ANALYSIS
 
 
 def _stat(path: str, mtime_ns: int = 1_700_000_000_000_000_000, size: int = 10) -> FileStat:
@@ -52,8 +50,8 @@ def test_wal_and_migrations_recorded(store: IndexStore) -> None:
 
 
 def test_reopen_does_not_migrate_again(db_file: Path) -> None:
-    IndexStore(db_file, TERM_ANALYSIS).close()
-    st = IndexStore(db_file, TERM_ANALYSIS)
+    IndexStore(db_file).close()
+    st = IndexStore(db_file)
     try:
         count = st.conn.execute("SELECT count(*) FROM _migrations").fetchone()[0]
         assert count == len(MIGRATIONS)
@@ -62,12 +60,12 @@ def test_reopen_does_not_migrate_again(db_file: Path) -> None:
 
 
 def test_index_from_a_newer_memoryd_is_refused(db_file: Path) -> None:
-    st = IndexStore(db_file, TERM_ANALYSIS)
+    st = IndexStore(db_file)
     with st.transaction() as conn:
         conn.execute("INSERT INTO _migrations(id, name, applied_at) VALUES (99, '099_future', 0)")
     st.close()
     with pytest.raises(StoreError, match="written by a newer memoryd"):
-        IndexStore(db_file, TERM_ANALYSIS)
+        IndexStore(db_file)
 
 
 def test_fts_follows_insert_update_delete(store: IndexStore) -> None:
@@ -123,25 +121,25 @@ def test_text_file_as_db(tmp_path: Path) -> None:
     bad = tmp_path / "index.db"
     bad.write_text("this is not a database\n" * 100)
     with pytest.raises(StoreError, match=r"cannot open index at .*: file is not a database"):
-        IndexStore(bad, TERM_ANALYSIS)
+        IndexStore(bad)
     with pytest.raises(StoreError, match="file is not a database"):
         open_reader(bad)
 
 
 def test_directory_as_db(tmp_path: Path) -> None:
     with pytest.raises(StoreError, match="cannot open index at"):
-        IndexStore(tmp_path, TERM_ANALYSIS)
+        IndexStore(tmp_path)
 
 
 def test_dirty_flag_repairs_fts(db_file: Path) -> None:
-    st = IndexStore(db_file, TERM_ANALYSIS)
+    st = IndexStore(db_file)
     st.apply([Upsert(_stat("/m/a.md"), _parsed("deploy runbook"))])
     # Simulate a crash: never close, and damage the FTS index behind the triggers.
     st.conn.execute("DELETE FROM files_fts_data WHERE id > 10")
     with pytest.raises(sqlite3.DatabaseError):
         _integrity_ok(st.conn)
     st.conn.close()
-    st = IndexStore(db_file, TERM_ANALYSIS)
+    st = IndexStore(db_file)
     try:
         _integrity_ok(st.conn)
         assert _fts(st.conn, "deploy") == ["/m/a.md"]
@@ -152,7 +150,7 @@ def test_dirty_flag_repairs_fts(db_file: Path) -> None:
 def test_files_columns_are_declared_once_and_rows_go_by_name(tmp_path: Path) -> None:
     # Rows are read and written by column name: a column a migration adds but
     # FILES_TABLE lacks (or the reverse) would be dropped or fail every write.
-    store = IndexStore(tmp_path / "i.db", TERM_ANALYSIS)
+    store = IndexStore(tmp_path / "i.db")
     migrated = tuple(r["name"] for r in store.conn.execute("PRAGMA table_info(files)"))
     assert migrated == queries.FILES_TABLE
     assert set(queries.FILE_FIELDS.values()) < set(queries.FILES_TABLE)
@@ -176,37 +174,3 @@ def test_files_columns_are_declared_once_and_rows_go_by_name(tmp_path: Path) -> 
         (1_700_000_000_000_000_000, 10, 42),
         "h-deploy runbook-",
     )
-
-
-def _word_count(filename: str, name: str | None, description: str | None, body: str) -> bytes:
-    return str(len(f"{description} {body}".split())).encode()
-
-
-def test_the_store_keeps_the_terms_of_the_analysis_it_is_handed(db_file: Path) -> None:
-    # Storage does not know how the ranker analyses text: what it is handed is
-    # what each usable memory's row gets, and an index stamped with another
-    # analysis is worked out again from its stored text when it is opened.
-    counting = TermAnalysis(version="word-count", terms=_word_count)
-    store = IndexStore(db_file, counting)
-    store.apply([Upsert(_stat("/m/a.md"), _parsed("deploy runbook", body="three more words"))])
-    store.close()
-
-    def stored(st: IndexStore) -> tuple[object, object]:
-        (terms,) = st.conn.execute("SELECT terms FROM files").fetchone()
-        (version,) = st.conn.execute(
-            "SELECT value FROM meta WHERE key = 'analysis_version'"
-        ).fetchone()
-        return terms, version
-
-    reopened = IndexStore(db_file, counting)
-    try:
-        assert stored(reopened) == (b"5", "word-count")
-    finally:
-        reopened.close()
-    ranker = IndexStore(db_file, TERM_ANALYSIS)
-    try:
-        terms, version = stored(ranker)
-        assert version == TERM_ANALYSIS.version
-        assert terms == TERM_ANALYSIS.terms("a.md", "n", "deploy runbook", "three more words")
-    finally:
-        ranker.close()

@@ -1,4 +1,4 @@
-"""Large folders: candidates picked by FTS5, ranked from their stored terms like from text."""
+"""Large folders: candidates picked by FTS5, ranked from their kept analyses like from text."""
 
 from __future__ import annotations
 
@@ -12,11 +12,11 @@ from conftest import MakeMemory
 
 from memoryd.indexer.store import IndexStore
 from memoryd.indexer.sync import Syncer
+from memoryd.select import large as large_mod
 from memoryd.select import manifest as manifest_mod
-from memoryd.select.analysis import DocTerms, analyse
+from memoryd.select.large import LARGE_DIRECTORY, PREFILTER_LIMIT
 from memoryd.select.local import LocalRanker
-from memoryd.select.manifest import LARGE_DIRECTORY, PREFILTER_LIMIT, Manifest, candidates_for
-from memoryd.select.postings import Postings
+from memoryd.select.manifest import Manifest, candidates_for
 from memoryd.select.selector import Selector
 from memoryd.select.wiring import select_unrecorded
 
@@ -61,7 +61,7 @@ def large(tmp_path: Path, store: IndexStore, make_memory: MakeMemory) -> tuple[I
     return store, folder
 
 
-def test_large_folder_ranks_its_slice_from_stored_terms_as_from_text(
+def test_large_folder_ranks_its_slice_from_its_analyses_as_from_text(
     large: tuple[IndexStore, Path],
 ) -> None:
     store, folder = large
@@ -78,20 +78,6 @@ def test_large_folder_ranks_its_slice_from_stored_terms_as_from_text(
 
 def test_prefilter_offers_the_memory_a_rare_word_names(large: tuple[IndexStore, Path]) -> None:
     store, folder = large
-    params = {"query": "zebracrossing failed again", "dir": str(folder), "ranker": "local"}
-    result = select_unrecorded(Selector(), store.conn, params)
-    assert [s["filename"] for s in result["selected"]] == ["feedback_zebra_crossing.md"]
-
-
-def test_damaged_stored_terms_of_a_large_folder_fall_back_to_the_text(
-    large: tuple[IndexStore, Path],
-) -> None:
-    store, folder = large
-    with store.transaction() as conn:
-        conn.execute(
-            "UPDATE files SET terms = '[not json' WHERE filename = ?",
-            ("feedback_zebra_crossing.md",),
-        )
     params = {"query": "zebracrossing failed again", "dir": str(folder), "ranker": "local"}
     result = select_unrecorded(Selector(), store.conn, params)
     assert [s["filename"] for s in result["selected"]] == ["feedback_zebra_crossing.md"]
@@ -146,6 +132,25 @@ def test_a_changed_large_folder_answers_as_if_loaded_afresh(
     _same_answers(store, folder, selector)
 
 
+def test_a_changed_large_folder_reads_only_the_changed_rows(
+    warmed: Warmed, make_memory: MakeMemory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store, folder, selector, _ = warmed
+    read: list[list[str]] = []
+    real = large_mod._rows_named
+
+    def watched(conn: sqlite3.Connection, directory: str, names: Any, *rest: Any, **kw: Any) -> Any:
+        read.append(sorted(names))
+        return real(conn, directory, names, *rest, **kw)
+
+    monkeypatch.setattr(large_mod, "_rows_named", watched)
+    make_memory("feedback_okapi.md", "okapi replaces the old dashboard", directory=folder)
+    after = _resynced(store, folder, selector)
+    assert after.large
+    assert read == [["feedback_okapi.md"], ["feedback_okapi.md"]]  # its header, then its text
+    _same_answers(store, folder, selector)
+
+
 def test_a_large_folder_with_many_changes_answers_as_if_loaded_afresh(warmed: Warmed) -> None:
     store, folder, selector, _ = warmed
     for i in range(18):  # many at once, and the folder stays large
@@ -168,29 +173,10 @@ def test_a_write_that_touches_no_memory_keeps_the_links(warmed: Warmed) -> None:
     _same_answers(store, folder, selector)
 
 
-def _naive_runs(docs: list[DocTerms]) -> dict[str, list[int]]:
-    runs: dict[str, list[int]] = {}
-    for position, doc in enumerate(docs):
-        for term in sorted(set().union(*doc.fields)):
-            runs.setdefault(term, []).extend([position, *(f.get(term, 0) for f in doc.fields)])
-    return runs
-
-
-@pytest.mark.parametrize("top_count", [3, 70_000])  # 2-byte lists, and one past 65,535
-def test_lists_written_in_two_passes_hold_every_count(top_count: int) -> None:
-    rng = random.Random(7)
-    docs = [analyse(f"n{i}.md", "t", " ".join(rng.choices(WORDS, k=4)), "") for i in range(50)]
-    docs[10] = DocTerms([{"deploy": top_count}, {}, {"cache": 2}, {}], [1, 0, 1, 0])
-    postings = Postings([(f"n{i}.md", doc) for i, doc in enumerate(docs)])
-    fresh = _naive_runs(docs)
-    assert {t: list(postings.run(t)) for t in fresh} == fresh
-    assert postings.positions == {f"n{i}.md": i for i in range(50)}
-
-
 def test_signal_word_search_starts_from_the_full_text_hits(large: tuple[IndexStore, Path]) -> None:
     store, folder = large
     args = {"match": "replaces", "dir": str(folder)}
-    plan = store.conn.execute(f"EXPLAIN QUERY PLAN {manifest_mod.REFERENCING}", args).fetchall()
+    plan = store.conn.execute(f"EXPLAIN QUERY PLAN {large_mod.REFERENCING}", args).fetchall()
     # Walking the folder by directory first runs the MATCH once per row: seconds at 10k files.
     assert plan[0]["detail"].startswith("SCAN files_fts"), [row["detail"] for row in plan]
 
@@ -200,13 +186,13 @@ def test_a_large_folder_is_loaded_in_one_read_transaction(
 ) -> None:
     store, folder = large
     seen: list[bool] = []
-    real = manifest_mod._large_relations
+    real = large_mod.relations
 
-    def watched(conn: sqlite3.Connection, manifest: Manifest, previous: Manifest | None) -> Any:
+    def watched(conn: sqlite3.Connection, *args: Any) -> Any:
         seen.append(conn.in_transaction)  # its reads and the version's see one snapshot
-        return real(conn, manifest, previous)
+        return real(conn, *args)
 
-    monkeypatch.setattr(manifest_mod, "_large_relations", watched)
+    monkeypatch.setattr(large_mod, "relations", watched)
     after: list[bool] = []
     for begin in (False, True):  # a caller's own transaction is left to it
         if begin:

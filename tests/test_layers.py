@@ -10,10 +10,7 @@ The layers, bottom to top (a module may import its own layer and any below):
    once: their definitions (``methods``), reply types (``replies``) and
    param checks (``requests``), which every layer above speaks.
 2. **storage**, ``memoryd.indexer``: files, parses, the SQLite index and its
-   schema. What it stores that only the ranker knows how to work out (the
-   term statistics) is handed to the store when it is opened
-   (:class:`memoryd.indexer.rows.TermAnalysis`); citation extraction is
-   storage's own, like the secret scan.
+   schema. Citation extraction is storage's own, like the secret scan.
 3. **domain**: what memoryd does with the index: ``select``, ``sessions``,
    ``staleness``, ``report``; the typed requests they take
    (``operations``); what an agent is shown of a memory (``_delivery``: the

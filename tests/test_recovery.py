@@ -17,7 +17,6 @@ from daemon_fixtures import DaemonProc, wait_until, write_memory
 
 from memoryd.indexer.recovery import damage, open_or_recover
 from memoryd.indexer.store import IndexStore
-from memoryd.select.analysis import TERM_ANALYSIS
 from memoryd.sessions.files import remove_stale_temp_files
 
 FILES = 30
@@ -67,14 +66,14 @@ def test_a_damaged_index_is_moved_aside_rebuilt_and_served(
 
 
 def test_a_sound_index_is_opened_as_it_is(db_file: Path) -> None:
-    IndexStore(db_file, TERM_ANALYSIS).close()
-    store, recovery = open_or_recover(db_file, TERM_ANALYSIS)
+    IndexStore(db_file).close()
+    store, recovery = open_or_recover(db_file)
     store.close()
     assert recovery is None and not list(db_file.parent.glob("*.corrupt-*"))
 
 
 def test_telemetry_and_roots_are_salvaged_when_they_can_be_read(db_file: Path) -> None:
-    store = IndexStore(db_file, TERM_ANALYSIS)
+    store = IndexStore(db_file)
     store.save_root("/m/request-added", "request", 1.0)
     with store.transaction() as conn:
         conn.execute("INSERT INTO selector_runs(run_id, at, dir) VALUES ('r1', 1.0, '/m')")
@@ -88,7 +87,7 @@ def test_telemetry_and_roots_are_salvaged_when_they_can_be_read(db_file: Path) -
         fh.seek((root_page - 1) * 4096)
         fh.write(b"\xff" * 4096)
     assert damage(db_file) is not None
-    store, recovery = open_or_recover(db_file, TERM_ANALYSIS)
+    store, recovery = open_or_recover(db_file)
     try:
         assert recovery is not None and recovery.salvaged == {"selector_runs": 1, "roots": 1}
         assert store.roots() == ["/m/request-added"]
@@ -110,8 +109,8 @@ def test_another_process_opening_the_index_keeps_the_daemons_crash_marker(
             sys.executable,
             "-c",
             "import sys, time; from pathlib import Path; from memoryd.indexer.store import "
-            "IndexStore; from memoryd.select.analysis import TERM_ANALYSIS; "
-            "s = IndexStore(Path(sys.argv[1]), TERM_ANALYSIS); print('open', flush=True); "
+            "IndexStore; "
+            "s = IndexStore(Path(sys.argv[1])); print('open', flush=True); "
             "time.sleep(60)",
             str(db_file),
         ],
@@ -120,14 +119,14 @@ def test_another_process_opening_the_index_keeps_the_daemons_crash_marker(
     )
     try:
         assert daemon_like.stdout is not None and daemon_like.stdout.readline() == "open\n"
-        IndexStore(db_file, TERM_ANALYSIS).close()  # `memoryd index` while the daemon runs
+        IndexStore(db_file).close()  # `memoryd index` while the daemon runs
         assert _markers(db_file) == {f"dirty:{daemon_like.pid}": "1"}
     finally:
         daemon_like.kill()
         daemon_like.wait()
     # The "daemon" died without closing: the next opener takes its marker as a
     # crash (and checks the FTS index, see test_index_store), then clears it.
-    store = IndexStore(db_file, TERM_ANALYSIS)
+    store = IndexStore(db_file)
     try:
         assert _markers(db_file) == {f"dirty:{os.getpid()}": "1"}
     finally:

@@ -38,8 +38,7 @@ from regex_steps import (
 from memoryd.indexer.citations import extract
 from memoryd.indexer.parse import parse_bytes
 from memoryd.indexer.records import KIND_MEMORY
-from memoryd.indexer.rows import memory_terms
-from memoryd.select.analysis import TERM_ANALYSIS
+from memoryd.select.analysis import analyse
 from memoryd.select.candidates import Candidate
 from memoryd.select.supersession import signals_of
 from memoryd.select.tool_rules import commands_in
@@ -123,7 +122,6 @@ KNOWN_SHAPES: list[tuple[str, Callable[[int], str], int]] = [
     ("supersession._FILENAME", lambda k: "a." * k + "md", 200),
     ("frontmatter._DELIM", lambda k: ("---" + " " * 20 + "x\n") * k, 20),
     ("_relevance._WORD", lambda k: "a" + "-" * k, 400),
-    ("_relevance._CAMEL", lambda k: "A" * k, 400),
 ]
 
 
@@ -207,7 +205,7 @@ def test_the_model_agrees_with_re_on_matches() -> None:
 def _analyse_memory(text: str) -> None:
     """Everything done to one memory's text: at index time and when its folder is loaded."""
     parsed = parse_bytes(text.encode(), KIND_MEMORY)
-    memory_terms("feedback_hostile.md", parsed, TERM_ANALYSIS)
+    analyse("feedback_hostile.md", parsed.name, parsed.description, parsed.body)
     extract(parsed.description, parsed.body)
     candidate = Candidate(
         "feedback_hostile.md", "hostile", parsed.description or "", "feedback", parsed.body, 0.0

@@ -31,7 +31,6 @@ from memoryd.report import Retention, build_report, write_report
 from memoryd.report.document import DirectoryReport, Report
 from memoryd.report.render import NOTICE, render_markdown
 from memoryd.select import telemetry
-from memoryd.select.analysis import TERM_ANALYSIS
 
 NOW = dt.datetime(2025, 6, 1, 12, 0, tzinfo=dt.UTC).timestamp()
 DAY = 86400.0
@@ -52,7 +51,7 @@ def session(folder: Path, stamp: str, project: str, status: str, checkpoint: str
 @pytest.fixture
 def report_of(tmp_path: Path) -> Iterator[Callable[..., Report]]:
     """Index ``dirs`` into a fresh store and build a report as of :data:`NOW`."""
-    store = IndexStore(tmp_path / "index.db", TERM_ANALYSIS)
+    store = IndexStore(tmp_path / "index.db")
 
     def run(*dirs: Path, days: float = 30, now: float = NOW) -> Report:
         for d in dirs:
@@ -262,7 +261,7 @@ def test_usage_comes_from_selector_telemetry(tmp_path: Path) -> None:
     # Broken files are broken, not "never selected": select could never return them.
     (m / "feedback_broken.md").write_text("no frontmatter\n")
     (m / "project_bad_yaml.md").write_text("---\nname: [unclosed\n---\nbody\n")
-    store = IndexStore(tmp_path / "index.db", TERM_ANALYSIS)
+    store = IndexStore(tmp_path / "index.db")
     try:
         for d in (m, other):
             Syncer(store).sync_tree(str(d))

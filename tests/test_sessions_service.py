@@ -34,7 +34,6 @@ from memoryd.indexer.records import KIND_SESSION
 from memoryd.indexer.scanner import is_memory_filename
 from memoryd.indexer.store import IndexStore
 from memoryd.indexer.sync import Syncer
-from memoryd.select.analysis import TERM_ANALYSIS
 from memoryd.sessions import files as session_io
 from memoryd.sessions._save_lock import LOCK_NAME
 from memoryd.sessions.brief import estimate_tokens
@@ -1059,7 +1058,7 @@ def test_unreadable_history_is_unavailable_not_a_fake_no_match(
     db = world_tmp / "index.db"
 
     def brief_as_nobody() -> Mapping[str, Any]:
-        store = IndexStore(db, TERM_ANALYSIS)
+        store = IndexStore(db)
         try:
             return session_io.context(
                 store.conn,
@@ -1080,7 +1079,7 @@ def test_unreadable_history_is_unavailable_not_a_fake_no_match(
     # Any reason the check gives is reported as such, for the first unreadable dir.
     readable_dir = tmp_path / "fine"
     readable_dir.mkdir()
-    store = IndexStore(tmp_path / "x.db", TERM_ANALYSIS)
+    store = IndexStore(tmp_path / "x.db")
     try:
 
         def reasons(directory: str) -> str | None:
@@ -1102,7 +1101,7 @@ def test_context_reopens_only_sessions_whose_indexed_hash_it_has_not_read(
     for day in (3, 4, 5):
         (folder / f"2025-03-0{day}-10-00-{PROJECT}.md").write_text(V10, encoding="utf-8")
     edited = folder / f"2025-03-05-10-00-{PROJECT}.md"
-    store = IndexStore(tmp_path / "index.db", TERM_ANALYSIS)
+    store = IndexStore(tmp_path / "index.db")
     opened: list[str] = []
     real_read = bounded_read.read_capped
 

@@ -11,7 +11,6 @@ from memoryd.indexer.citations import KIND_DIR, KIND_FILE, KIND_NAME, Citation, 
 from memoryd.indexer.store import IndexStore
 from memoryd.indexer.sync import Syncer
 from memoryd.replies import Verdict
-from memoryd.select.analysis import TERM_ANALYSIS
 from memoryd.staleness.render import caution
 
 CASES = [
@@ -87,7 +86,7 @@ def test_an_index_from_before_the_migration_gets_its_citations(
     db_file: Path, memdir: Path, make_memory: MakeMemory
 ) -> None:
     memory = make_memory("project_tax.md", body="See `src/tax.py`.\n")
-    store = IndexStore(db_file, TERM_ANALYSIS)
+    store = IndexStore(db_file)
     Syncer(store).sync_tree(str(memdir))
     with store.transaction() as conn:  # back to the schema of the previous release
         conn.execute("DROP TRIGGER files_ad_staleness")
@@ -96,7 +95,7 @@ def test_an_index_from_before_the_migration_gets_its_citations(
         conn.execute("DELETE FROM _migrations WHERE name LIKE '%staleness%'")
     store.close()
 
-    store = IndexStore(db_file, TERM_ANALYSIS)
+    store = IndexStore(db_file)
     try:
         assert _citations(store, memory) == ["src/tax.py"]
     finally:

@@ -14,10 +14,11 @@ from memoryd.cli import main
 from memoryd.indexer.store import IndexStore
 from memoryd.indexer.sync import Syncer
 from memoryd.report import build_report
-from memoryd.select.analysis import TERM_ANALYSIS, analyse
+from memoryd.select.analysis import analyse
 from memoryd.select.candidates import Candidate
+from memoryd.select.large import LARGE_DIRECTORY
 from memoryd.select.local import LocalRanker
-from memoryd.select.manifest import LARGE_DIRECTORY, ManifestCache
+from memoryd.select.manifest import ManifestCache
 from memoryd.select.supersession import _claims, _may_signal, stale_banner, superseded_by
 
 
@@ -185,7 +186,7 @@ def test_report_lists_superseded_memories(
 ) -> None:
     _write_pair(make_memory)
     db_file.parent.mkdir(parents=True, exist_ok=True)
-    store = IndexStore(db_file, TERM_ANALYSIS)
+    store = IndexStore(db_file)
     try:
         Syncer(store).sync_tree(str(memdir))
         report = build_report(store.conn, [str(memdir)], 30 * 86400, 2e9)
@@ -205,7 +206,7 @@ def large_store(memdir: Path, make_memory: MakeMemory, db_file: Path) -> Iterato
         make_memory(f"project_filler_{i}.md", f"unrelated filler note number {i}", type="project")
     _write_pair(make_memory)
     db_file.parent.mkdir(parents=True, exist_ok=True)
-    store = IndexStore(db_file, TERM_ANALYSIS)
+    store = IndexStore(db_file)
     try:
         yield store
     finally:

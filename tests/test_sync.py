@@ -20,7 +20,6 @@ from memoryd.indexer.scanner import stat_entry, walk_dirs
 from memoryd.indexer.store import IndexStore
 from memoryd.indexer.sync import Syncer, SyncResult, read_file
 from memoryd.replies import ParseFailure
-from memoryd.select.analysis import TERM_ANALYSIS
 
 WORDS = [
     "deploy",
@@ -202,7 +201,7 @@ def test_a_first_index_stopped_between_directories_keeps_those_it_indexed(
 ) -> None:
     root = tmp_path / "tree"
     make_tree(root, 30, per_dir=10)
-    store = IndexStore(tmp_path / "index.db", TERM_ANALYSIS)
+    store = IndexStore(tmp_path / "index.db")
     progress = Counted()
 
     def stop_once_15_files_are_done() -> bool:
@@ -228,7 +227,7 @@ def test_a_first_index_stopped_between_directories_keeps_those_it_indexed(
 def test_a_first_pass_over_a_tree_without_memories_takes_no_write_lock(tmp_path: Path) -> None:
     (tmp_path / "tree" / "empty" / "memory").mkdir(parents=True)
     (tmp_path / "tree" / "notes.txt").write_text("not a memory")
-    store = IndexStore(tmp_path / "index.db", TERM_ANALYSIS)
+    store = IndexStore(tmp_path / "index.db")
     store.set_busy_timeout(0)
     other = sqlite3.connect(tmp_path / "index.db", isolation_level=None)
     other.execute("BEGIN IMMEDIATE")  # another writer holds the lock throughout
@@ -289,7 +288,7 @@ def test_unreadable_file_is_reported_then_recovered(world_tmp: Path) -> None:
     db = world_tmp / "index.db"
 
     def index_once() -> tuple[tuple[int, int, int, int], list[ParseFailure], int]:
-        st = IndexStore(db, TERM_ANALYSIS)
+        st = IndexStore(db)
         try:
             result, written = sync(st, memdir)
             return counts(result), queries.errors_under(st.conn, str(memdir)), written
@@ -359,15 +358,13 @@ def _rows(db: Path) -> int:
         return 0
 
 
-def _stamped(db: Path) -> bool:
+def _opened(db: Path) -> bool:
+    """Whether a writer has opened the index (its ``dirty:<pid>`` marker is in ``meta``)."""
     try:
         conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=0.05)
         try:
-            return bool(
-                conn.execute("SELECT count(*) FROM meta WHERE key = 'analysis_version'").fetchone()[
-                    0
-                ]
-            )
+            marker = "SELECT count(*) FROM meta WHERE key LIKE 'dirty:%'"
+            return bool(conn.execute(marker).fetchone()[0])
         finally:
             conn.close()
     except sqlite3.Error:
@@ -413,7 +410,7 @@ def test_kill_9_mid_index_is_repaired_by_the_next_run(tmp_path: Path) -> None:
     # An index that already holds something is updated in batches (an empty one
     # is bulk-loaded in one transaction: see the next test).
     seed = make_tree(tmp_path / "seed", 1, per_dir=1)
-    seeded = IndexStore(db, TERM_ANALYSIS)
+    seeded = IndexStore(db)
     Syncer(seeded).sync_tree(str(seed[0].parent))
     seeded.close()
     _kill_index_when(root, db, lambda: _rows(db) > 1, "no rows appeared")
@@ -424,7 +421,7 @@ def test_kill_9_mid_index_is_repaired_by_the_next_run(tmp_path: Path) -> None:
     files[0].unlink()
     files[-1].write_text(files[-1].read_text() + "\nzanzibarword\n")
 
-    st = IndexStore(db, TERM_ANALYSIS)
+    st = IndexStore(db)
     try:
         result = Syncer(st).sync_tree(str(root))
         assert result.added + result.unchanged + result.updated == total - 1
@@ -455,11 +452,11 @@ def test_kill_9_mid_bulk_first_index_leaves_nothing_half_done(tmp_path: Path) ->
     _kill_index_when(
         root,
         db,
-        lambda: _stamped(db) and _write_locked(db) and _rows(db) == 0,
+        lambda: _opened(db) and _write_locked(db) and _rows(db) == 0,
         "the bulk load never started",
     )
     assert _rows(db) == 0
-    st = IndexStore(db, TERM_ANALYSIS)
+    st = IndexStore(db)
     try:
         # The insert trigger dropped for the load came back with the rollback.
         trigger = "SELECT count(*) FROM sqlite_master WHERE type = 'trigger' AND name = 'files_ai'"
@@ -478,13 +475,13 @@ def test_bulk_first_index_equals_batched_index(tmp_path: Path) -> None:
     root = tmp_path / "tree"
     make_tree(root, 2500, per_dir=400)
     (root / "project-000" / "memory" / "broken.md").write_bytes(b"\xff\xfe not utf-8")
-    bulk = IndexStore(tmp_path / "bulk.db", TERM_ANALYSIS)
+    bulk = IndexStore(tmp_path / "bulk.db")
     assert bulk.is_empty()
     Syncer(bulk).sync_tree(str(root))
-    batched = IndexStore(tmp_path / "batched.db", TERM_ANALYSIS)
+    batched = IndexStore(tmp_path / "batched.db")
     Syncer(batched).sync_tree(str(make_tree(tmp_path / "seed", 1, per_dir=1)[0].parent))
     Syncer(batched).sync_tree(str(root))
-    columns = "path, kind, name, description, body, content_hash, error, terms"
+    columns = "path, kind, name, description, body, content_hash, error, grams"
     for store in (bulk, batched):
         store.conn.execute("INSERT INTO files_fts(files_fts) VALUES ('integrity-check')")
     rows = [
@@ -515,9 +512,9 @@ def test_bulk_load_keeps_rows_another_writer_added_after_the_empty_check(tmp_pat
     root = tmp_path / "tree"
     files = make_tree(root, 30, per_dir=10)
     db = tmp_path / "index.db"
-    store = IndexStore(db, TERM_ANALYSIS)
+    store = IndexStore(db)
     assert store.is_empty()
-    other = IndexStore(db, TERM_ANALYSIS)
+    other = IndexStore(db)
     Syncer(other).sync_path(str(files[3]))
     other.close()
     files[3].write_text("---\nname: rewritten\ndescription: d\ntype: user\n---\nnew body\n")

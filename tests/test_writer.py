@@ -11,11 +11,10 @@ import pytest
 from memoryd.daemon import writer as writer_mod
 from memoryd.daemon.writer import Writer
 from memoryd.indexer.store import IndexStore, open_reader
-from memoryd.select.analysis import TERM_ANALYSIS
 
 
 def test_close_runs_kept_jobs_and_cancels_the_rest(db_file: Path) -> None:
-    writer = Writer(IndexStore(db_file, TERM_ANALYSIS))
+    writer = Writer(IndexStore(db_file))
     started, release = threading.Event(), threading.Event()
 
     def busy(_store: IndexStore) -> None:
@@ -37,7 +36,7 @@ def test_close_runs_kept_jobs_and_cancels_the_rest(db_file: Path) -> None:
 
     assert dropped.cancelled()
     assert kept.done() and not kept.cancelled()
-    reopened = IndexStore(db_file, TERM_ANALYSIS)
+    reopened = IndexStore(db_file)
     try:
         assert reopened.roots() == ["/srv/mem"]
     finally:
@@ -48,7 +47,7 @@ def test_a_grown_wal_is_started_over_while_readers_keep_reading(
     db_file: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(writer_mod, "WAL_RESTART_BYTES", 256 * 1024)
-    writer = Writer(IndexStore(db_file, TERM_ANALYSIS))
+    writer = Writer(IndexStore(db_file))
     stop = threading.Event()
     seen: list[int] = []
 

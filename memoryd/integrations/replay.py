@@ -37,7 +37,6 @@ from memoryd.integrations._hook_state import in_directory
 from memoryd.integrations._turns import Turn, first_cwd, turns
 from memoryd.integrations.claude_code import MAX_QUERY_CHARS
 from memoryd.replies import SelectResult
-from memoryd.select.analysis import TERM_ANALYSIS
 from memoryd.select.selector import Selector
 from memoryd.select.wiring import judge_factories, select_unrecorded
 
@@ -186,7 +185,7 @@ def evaluate(
 def _replay(project: Project, selector: Selector, rankers: Sequence[str]) -> dict[str, Tally]:
     tallies = {name: Tally() for name in rankers}
     with tempfile.TemporaryDirectory(prefix="memoryd-eval-") as tmp:
-        store = IndexStore(Path(tmp) / "index.db", TERM_ANALYSIS)
+        store = IndexStore(Path(tmp) / "index.db")
         try:
             Syncer(store).sync_tree(project.directory)
             # What select may return: parsed memories (not MEMORY.md, not session files).

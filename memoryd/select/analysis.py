@@ -1,30 +1,22 @@
-"""What the local ranker knows about one memory, worked out once when it is indexed.
+"""What the local ranker knows about one memory: its per-field term counts.
 
 Tokenizing, stemming and paraphrase expansion of a memory's filename, title,
 description and body is the expensive half of ranking. It depends only on the
-memory's text, so the writer does it when it stores the row (in the same
-transaction) and the query path reads the result instead of re-deriving it.
-
+memory's text, so it is worked out once per version of the memory, when its
+folder is loaded (:mod:`memoryd.select.manifest`), and kept with the folder.
 :func:`analyse` is the one place that defines that analysis; the query-time
-scoring in :mod:`memoryd.select.local` consumes its output. Stored results are
-stamped with :data:`ANALYSIS_VERSION`, a digest of the tokenizer and lexicon
-sources, so a memoryd whose analysis changed recomputes them from the stored
-text at start-up instead of trusting stale counts. The index is opened with
-:data:`TERM_ANALYSIS` (storage sits below the ranker and is handed it).
+scoring in :mod:`memoryd.select.local` consumes its output.
 """
 
 from __future__ import annotations
 
 import collections
-import hashlib
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from itertools import chain, islice, repeat
-from pathlib import Path, PurePath
+from itertools import repeat
+from pathlib import PurePath
 
 from memoryd import _unicode_words
-from memoryd.indexer.rows import TermAnalysis
-from memoryd.select import _lexicon, _text
 from memoryd.select._lexicon import CONCEPTS
 from memoryd.select._text import _WORD, STOPWORDS, split_words, stem
 
@@ -33,17 +25,6 @@ FIELDS = ("file", "name", "desc", "body")
 
 TYPE_PREFIXES = ("user", "feedback", "project", "reference")
 """Filename prefixes that name the memory's type rather than its subject."""
-
-
-def _sources_digest() -> str:
-    digest = hashlib.sha256()
-    for module_file in (_unicode_words.__file__, _text.__file__, _lexicon.__file__, __file__):
-        digest.update(Path(module_file).read_bytes())
-    return digest.hexdigest()[:16]
-
-
-ANALYSIS_VERSION = _sources_digest()
-"""Changes whenever the tokenizer, the lexicon or this module change."""
 
 
 _STEMS: dict[str, str] = {}
@@ -67,7 +48,7 @@ class DocTerms:
     @property
     def weight(self) -> int:
         """Rough bytes this record holds in memory, for caches sized by memory."""
-        return 64 + sum(100 * len(counts) for counts in self.fields)
+        return 400 + sum(30 * len(counts) for counts in self.fields)
 
 
 def filename_text(filename: str) -> str:
@@ -193,67 +174,3 @@ def with_hook(doc: DocTerms, hook: str) -> DocTerms:
     lengths = list(doc.lengths)
     lengths[DESC] += sum(n for t, n in new.items() if t[0] != "~")
     return DocTerms(fields=fields, lengths=lengths)
-
-
-_NO_COUNTS = b""
-
-
-def encode(doc: DocTerms) -> bytes:
-    """Packed bytes for the ``files.terms`` column: terms as text, counts as bytes.
-
-    The layout is five lines (the four field lengths, then each field's terms
-    separated by spaces, in the field's key order), a NUL, then the counts of
-    every term in the same order: one byte each (marker ``b``) when all are
-    below 256, else decimal text (marker ``t``). Terms never hold whitespace or
-    a NUL (they are runs of ``[a-z0-9']`` or ``~`` + a lexicon label). Against
-    compact JSON it is quicker to write and to read (once per memory each: at
-    index time, and when a folder's manifest or a large folder's slice is
-    read) and smaller.
-    """
-    values = list(chain.from_iterable(f.values() for f in doc.fields))
-    if max(values, default=0) < 256:
-        counts = b"b" + bytes(values)
-    else:
-        counts = b"t" + " ".join(map(str, values)).encode()
-    lines = " ".join(map(str, doc.lengths)), *(" ".join(f) for f in doc.fields)
-    return "\n".join(lines).encode() + b"\0" + counts
-
-
-def decode(packed: object) -> DocTerms | None:
-    """Inverse of :func:`encode`; None for anything :func:`encode` cannot have written.
-
-    A damaged value (or one in an older format) must not break ``select`` for
-    its folder: the caller then analyses the row's text instead.
-    """
-    if not isinstance(packed, bytes):
-        return None
-    head, _, counts = packed.partition(b"\0")
-    lines = head.decode("utf-8", "replace").split("\n")
-    marker, data = counts[:1], counts[1:]
-    if len(lines) != len(FIELDS) + 1 or marker not in (b"b", b"t"):
-        return None
-    try:
-        lengths = [int(n) for n in lines[0].split()]
-        values: Sequence[int] = data if marker == b"b" else [int(n) for n in data.split()]
-    except ValueError:
-        return None
-    keys = [line.split() for line in lines[1:]]
-    if len(values) != sum(map(len, keys)) or len(lengths) != len(FIELDS):
-        return None
-    if min(lengths) < 0 or (marker == b"t" and min(values, default=0) < 0):
-        return None  # bytes cannot hold a negative count; text can
-    found = iter(values)
-    # Not strict: the lengths were checked above, so each field takes exactly its own.
-    fields = [dict(zip(k, islice(found, len(k)), strict=False)) for k in keys]
-    if sum(map(len, fields)) != len(values):
-        return None  # a term listed twice in one field
-    return DocTerms(fields=fields, lengths=lengths)
-
-
-def stored_terms(filename: str, name: str | None, description: str | None, body: str) -> bytes:
-    """What the writer stores for a memory row."""
-    return encode(analyse(filename, name, description, body))
-
-
-TERM_ANALYSIS = TermAnalysis(version=ANALYSIS_VERSION, terms=stored_terms)
-"""What every index store is opened with (the daemon, the CLI, tests and benches)."""

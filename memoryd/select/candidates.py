@@ -31,10 +31,10 @@ class Candidate:
     body: str
     mtime: float
     terms: DocTerms | None = field(default=None, compare=False, repr=False)
-    """The analysis stored at index time; rankers work it out when it is absent."""
+    """The analysis its folder's manifest worked out; rankers work it out when it is absent."""
     commands: tuple[str, ...] | None = field(default=None, compare=False, repr=False)
     """The body's command lines (their program names), when ``body`` is not kept: a
-    cached manifest ranks from posting lists and needs nothing else of the body."""
+    cached manifest ranks from its analysis and needs nothing else of the body."""
     header: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
     """Header facts beyond name, description and type (``related``, ``status``, dates:
     :data:`memoryd.indexer.parse.MEMORY_HEADER_KEYS`)."""

@@ -16,15 +16,15 @@ or nothing", which shapes the design:
 * A memory that another candidate says it supersedes is dropped, and its
   replacement inherits its score; near-duplicates travel together.
 
-Documents are analysed once (:mod:`memoryd.select.analysis`, at index time for
-memories that come from the index); here a query is analysed and scored
-against those term statistics, walking a folder's posting lists
-(:mod:`memoryd.select.postings`) for its own terms only.
+Documents are analysed once (:mod:`memoryd.select.analysis`, when their folder
+is loaded for memories that come from the index); here a query is analysed and
+scored against those term statistics.
 """
 
 from __future__ import annotations
 
 import heapq
+from bisect import bisect_left
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 
@@ -35,7 +35,6 @@ from memoryd.select._text import WEAK_TERMS, terms
 from memoryd.select.analysis import DocTerms, analyse, with_hook
 from memoryd.select.bm25 import FIELD_B, Lengths, score
 from memoryd.select.candidates import Candidate
-from memoryd.select.postings import Postings, terms_with_prefix
 from memoryd.select.relations import HeaderVectors, Relations, compute_relations
 from memoryd.select.tuning import DEFAULT, Tuning, cut, one_per_lesson
 
@@ -88,7 +87,7 @@ class LocalRanker:
         self._last_vocabulary: tuple[tuple[int, ...], list[str], list[DocTerms]] | None = None
 
     def _doc(self, c: Candidate) -> DocTerms:
-        """The candidate's stored analysis, or one worked out now (and cached)."""
+        """The candidate's analysis (its manifest's), or one worked out now (and cached)."""
         if c.terms is not None:
             return c.terms
         key = (c.filename, c.name, c.description, c.body, c.hook)
@@ -109,44 +108,29 @@ class LocalRanker:
         return rel
 
     def contributions(
-        self,
-        query: str,
-        candidates: Sequence[Candidate],
-        postings: Postings | None = None,
+        self, query: str, candidates: Sequence[Candidate]
     ) -> dict[str, dict[str, float]]:
         """Per query token, how much it adds to each candidate's normalised score.
 
         Summing a candidate's values gives :meth:`scores`; the split lets the cut-off see
-        *which* parts of the query a memory answers. ``postings`` is the folder's
-        inverted index when every candidate comes from that folder's manifest.
+        *which* parts of the query a memory answers.
         """
         qw = self._weights(query)
         if not qw or not candidates:
             return {c.filename: {} for c in candidates}
-        at = _positions(candidates, postings)
-        if postings is not None and at is not None:
-            qw, expanded = _with_prefixes(qw, self.tuning, postings.starting_with)
-            wanted = dict(zip(at, range(len(at)), strict=True))
-            hits = {t: postings.hits(t, wanted) for t in qw}
-            totals = postings.totals(at)
-
-            def length_of(index: int) -> Sequence[int]:
-                return postings.lengths(at[index])
-
+        docs = [self._doc(c) for c in candidates]
+        if self.tuning.prefix_weight > 0:
+            vocabulary = self._vocabulary(docs)
+            qw, expanded = _with_prefixes(
+                qw, self.tuning, lambda p: terms_with_prefix(vocabulary, p)
+            )
         else:
-            docs = [self._doc(c) for c in candidates]
-            if self.tuning.prefix_weight > 0:
-                vocabulary = self._vocabulary(docs)
-                qw, expanded = _with_prefixes(
-                    qw, self.tuning, lambda p: terms_with_prefix(vocabulary, p)
-                )
-            else:
-                expanded = set()
-            hits = {t: _doc_hits(t, docs) for t in qw}
-            totals = [sum(d.lengths[f] for d in docs) for f in range(len(FIELD_B))]
+            expanded = set()
+        hits = {t: _doc_hits(t, docs) for t in qw}
+        totals = [sum(d.lengths[f] for d in docs) for f in range(len(FIELD_B))]
 
-            def length_of(index: int) -> Sequence[int]:
-                return docs[index].lengths
+        def length_of(index: int) -> Sequence[int]:
+            return docs[index].lengths
 
         def prior(index: int) -> float:
             return TYPE_PRIOR.get(candidates[index].type or "", 0.9)
@@ -179,11 +163,9 @@ class LocalRanker:
         self._last_weights = (query, self.tuning, qw)
         return qw
 
-    def scores(
-        self, query: str, candidates: Sequence[Candidate], postings: Postings | None = None
-    ) -> dict[str, float]:
+    def scores(self, query: str, candidates: Sequence[Candidate]) -> dict[str, float]:
         """Normalised relevance of every candidate, before any cut-off (for tuning and tests)."""
-        parts = self.contributions(query, candidates, postings)
+        parts = self.contributions(query, candidates)
         return {fn: sum(p.values()) if p else 0 for fn, p in parts.items()}
 
     def rank(
@@ -194,13 +176,10 @@ class LocalRanker:
         relations: Relations | None = None,
         *,
         shown: Collection[str] = (),
-        postings: Postings | None = None,
         below: list[Scored] | None = None,
     ) -> list[Scored]:
         """The up-to-``limit`` candidates that clearly help with ``query``: see :meth:`ranked`."""
-        return self.ranked(
-            query, candidates, limit, relations, shown=shown, postings=postings, below=below
-        )[0]
+        return self.ranked(query, candidates, limit, relations, shown=shown, below=below)[0]
 
     def ranked(
         self,
@@ -210,7 +189,6 @@ class LocalRanker:
         relations: Relations | None = None,
         *,
         shown: Collection[str] = (),
-        postings: Postings | None = None,
         shortlist: int = 0,
         below: list[Scored] | None = None,
     ) -> tuple[list[Scored], list[Scored]]:
@@ -229,7 +207,6 @@ class LocalRanker:
             limit,
             relations=relations,
             shown=shown,
-            postings=postings,
             shortlist=shortlist,
         )
         if below is not None:
@@ -246,13 +223,12 @@ class LocalRanker:
         *,
         relations: Relations | None,
         shown: Collection[str],
-        postings: Postings | None,
         shortlist: int,
     ) -> tuple[list[Scored], dict[str, float], list[Scored]]:
         """:meth:`ranked`'s answer and shortlist, with the scores of all the query reached."""
         if relations is None:
             relations = self._related(candidates)
-        parts = self.contributions(query, candidates, postings)
+        parts = self.contributions(query, candidates)
         for old, new in relations.superseded.items():
             stale = parts.pop(old, None)
             if (
@@ -329,13 +305,14 @@ def _with_prefixes(
     return ({**qw, **extra}, set(extra)) if extra else (qw, set())
 
 
-def _positions(candidates: Sequence[Candidate], postings: Postings | None) -> list[int] | None:
-    """Each candidate's position in ``postings``, or None when they cannot serve them all."""
-    if postings is None:
-        return None
-    found = postings.positions
-    at = [found.get(c.filename, -1) for c in candidates]
-    return None if -1 in at else at
+def terms_with_prefix(vocabulary: Sequence[str], prefix: str) -> list[str]:
+    """Members of the sorted ``vocabulary`` that begin with ``prefix``."""
+    out = []
+    for i in range(bisect_left(vocabulary, prefix), len(vocabulary)):
+        if not vocabulary[i].startswith(prefix):
+            break
+        out.append(vocabulary[i])
+    return out
 
 
 def _doc_hits(term: str, docs: Sequence[DocTerms]) -> list[tuple[int, Sequence[int]]]:

@@ -1,72 +1,51 @@
 """Where a directory's candidate memories come from: the index, never a rescan.
 
 Small directories (the usual case: tens of files) are loaded whole and kept
-per directory version, with their links computed once from the term
-statistics the writer stored (nothing is re-tokenized). A folder's first
-select, and the first after a change, may cost no more than reading the
-folder's headers would, so only what that answer needs is built with it: its
-first query is ranked straight from the stored analyses (the inverted index is
-built on the second), near-duplicate links are found when an answer first
-needs them, and what each unchanged memory says about supersession is reused
-from the folder's previous version. Manifests are kept in a cache bounded by
-the memory they hold, so many folders cost what they weigh, not a fixed count.
+per directory version, each memory with the ranker's analysis of its stored
+text (:func:`memoryd.select.analysis.analyse`) and the folder's links. A new
+version of the folder (an index change) is patched, not rebuilt: every memory
+whose row did not change keeps its analysis and what it said about
+supersession, so an edit costs the analysis of the edited file. Manifests are
+kept in a cache bounded by the memory they hold, so many folders cost what
+they weigh, not a fixed count.
 
-Large ones are cut down per query to the ``PREFILTER_LIMIT`` memories FTS5's
-BM25 ranks best (``rank``, which migration 005 weights towards filename, name
-and description), which carry their stored term counts to the ranker: FTS5
-already is the folder's inverted index, on disk, so the daemon holds no
-second one in memory and a large folder's first query builds none. Their
-supersession links are computed once per version, from headers and the few
-files that carry a signal word (near-duplicates are not).
+Large ones are cut down per query to FTS5's best slice
+(:mod:`memoryd.select.large`), each memory of it analysed when first met and
+kept while unchanged; they have supersession links but no near-duplicates.
 """
 
 from __future__ import annotations
 
 import contextlib
-import re
 import sqlite3
-import threading
 import time
 from collections import defaultdict
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import PurePath
 
 import structlog
 
 from memoryd._sized_cache import SizedCache
-from memoryd._unicode_words import is_gram
-from memoryd._unicode_words import words as unicode_words
 from memoryd.indexer import queries
 from memoryd.indexer.queries import IndexedFile
 from memoryd.indexer.records import INDEX_FILENAME, KIND_MEMORY
-from memoryd.select._text import STOPWORDS
-from memoryd.select.analysis import DESC, NAME, DocTerms, analyse, decode, encode, with_hook
+from memoryd.select import large
+from memoryd.select.analysis import DESC, NAME, DocTerms, analyse, with_hook
 from memoryd.select.candidates import Candidate, effective_type
 from memoryd.select.folder_links import index_hooks
-from memoryd.select.postings import Postings
+from memoryd.select.large import LARGE_DIRECTORY, Head, Said, stamp_of, unchanged
 from memoryd.select.relations import Header, Relations
 from memoryd.select.supersession import (
     NO_SIGNALS,
-    SIGNAL_WORDS,
-    Signals,
     signals_of,
     superseded_by,
     superseded_from,
 )
 from memoryd.select.tool_rules import commands_in
 
-LARGE_DIRECTORY = 300
-"""Above this many memory files, candidates come from the FTS5 prefilter."""
-PREFILTER_LIMIT = 150
-"""Candidates a large folder's query is ranked over.
-
-FTS5's BM25 (porter stems of the raw words) orders memories otherwise than the
-ranker (its own terms, paraphrase concepts, field weights), so the slice is
-wider than the five the ranker may return: wide enough that the memories it
-would pick from the whole folder are nearly always in it, narrow enough that
-ranking the slice from its stored counts stays a few milliseconds.
-"""
+LARGE_ANALYSES = 5_000
+"""Analyses a large folder keeps for its slices, the least recently used going first."""
 _MEMORY_STATE = (
     "SELECT filename, content_hash, size, mtime_ns FROM files "
     "WHERE directory = ? AND kind = 'memory' AND error IS NULL ORDER BY filename"
@@ -77,31 +56,20 @@ The folder's version moves on any change in it; when none of these did (a
 session saved, MEMORY.md edited, a file only touched), its cached manifest
 still holds, and the next select does not rebuild it.
 """
-REFERENCING = (
-    "SELECT files.filename, files.name, files.description, files.type, files.body, "
-    "files.mtime_ns, files.size, files.content_hash "
-    "FROM files_fts CROSS JOIN files ON files.rowid = files_fts.rowid "
-    "WHERE files_fts MATCH :match AND files.directory = :dir "
-    "AND files.kind = 'memory' AND files.error IS NULL ORDER BY files.filename"
-)
-"""A large folder's memories that carry a supersession signal word.
-
-CROSS JOIN keeps SQLite from walking the folder's rows by directory and
-running the MATCH once per row (which made up most of a large folder's first
-select); the FTS5 hits are found once and then looked up by rowid.
-"""
 CACHE_BYTES = 64 << 20
-"""Memory the manifest cache may hold (bodies, headers and posting lists)."""
+"""Memory the manifest cache may hold (headers and analyses)."""
 _FILE_OVERHEAD = 1200
 """Rough bytes of the per-file objects of a manifest besides its text."""
 _SIGNAL_OVERHEAD = 200
 """Rough bytes of one entry of a large folder's kept signals besides their text."""
-_TERM_OVERHEAD = 100
-"""Rough bytes of one entry of a term-count dict (as :attr:`DocTerms.weight` counts it)."""
-_WORD = re.compile(r"[A-Za-z0-9]+")
+_HEAD_OVERHEAD = 500
+"""Rough bytes of one of a large folder's kept headers, its text included."""
 log = structlog.get_logger("memoryd.selector")
 # The FTS table shares column names with ``files``, so qualify them in joins.
-_WITH_TERMS = ", ".join(f"files.{c}" for c in (*queries.FILE_FIELDS.values(), "terms"))
+_COLUMNS = ", ".join(f"files.{c}" for c in queries.FILE_FIELDS.values())
+
+Analysed = tuple[int, str, DocTerms]
+"""A memory's stamp (:func:`~memoryd.select.large.stamp_of`), MEMORY.md line and analysis."""
 
 
 @dataclass
@@ -112,25 +80,23 @@ class Manifest:
     has_index_file: bool
     total: int
     relations: Relations | None = None
-    postings: Postings | None = None
-    """A small folder's inverted index (a large one's is FTS5's), from its second query on."""
     state: int = 0
     """A hash of every memory's :data:`_MEMORY_STATE` row, in order."""
-    _candidates: list[Candidate] = field(default_factory=list)
-    signals: dict[str, tuple[int, Signals]] = field(default_factory=dict)
+    candidates: list[Candidate] = field(default_factory=list)
+    """A small folder's memories, in ``files`` order, each with its analysis (no body)."""
+    analyses: dict[str, Analysed] = field(default_factory=dict)
+    """Each memory's analysis (a large folder's: those of the slices met so far), for the
+    folder's next version to keep when the memory's row and hook did not change."""
+    signals: dict[str, Said] = field(default_factory=dict)
     """The folder's memories (a large folder's: those with a signal word in their
-    text), each with its stamp (see :func:`_stamp`) and what it says about
+    text), each with its stamp and what it says about
     supersession: the next version of the folder reuses it for every memory
     whose row did not change, so an edit costs the patterns of the edited file."""
-    _fresh: list[tuple[IndexedFile, Candidate]] | None = None
-    """A small folder's pool with its candidates' analyses, for its first query only."""
-    _packed: list[bytes] | None = None
-    """A small folder's stored analyses (before hooks), until its posting lists are built."""
     headers: int = 0
     """A hash of a small folder's headers as near-duplicate links read them."""
-    held_headers: int = 0
-    """Rough bytes of the header term counts kept for near-duplicate links until they are found."""
-    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
+    heads: dict[str, Head] = field(default_factory=dict)
+    """A large folder's memories as its supersession links read them (no body), each
+    with its stamp: the next version reads again only the rows that changed."""
 
     @property
     def large(self) -> bool:
@@ -138,43 +104,39 @@ class Manifest:
 
     @property
     def weight(self) -> int:
-        """Rough bytes held once the first query is answered, for the cache's memory budget."""
-        text = sum(len(f.body) + len(f.description or "") + _FILE_OVERHEAD for f in self.files)
-        held = 4096 + text + _SIGNAL_OVERHEAD * len(self.signals) + self.held_headers
+        """Rough bytes held, for the cache's memory budget."""
+        text = sum(len(f.description or "") + _FILE_OVERHEAD for f in self.files)
+        held = 4096 + text + _SIGNAL_OVERHEAD * len(self.signals)
+        held += _HEAD_OVERHEAD * len(self.heads)
         held += sum(
             len(said.banner or "") + sum(map(len, said.claims))
             for _, said in self.signals.values()
             if said is not NO_SIGNALS
         )
-        if self.postings is not None:
-            return held + self.postings.weight
-        return held + sum(map(len, self._packed or ()))
+        return held + sum(doc.weight for _, _, doc in self.analyses.values())
 
     def pool(self) -> list[tuple[IndexedFile, Candidate]]:
-        """A small folder's memories and their candidates, to rank a query over.
+        """A small folder's memories and their candidates, to rank a query over."""
+        return list(zip(self.files, self.candidates, strict=True))
 
-        Posting lists pay for themselves over many queries, not over one: the
-        folder's first query (often its only one before the next change) is
-        ranked straight from the analyses read to build the manifest, which go
-        with it (a cache of many folders would hold them many times over the
-        lists' size). The second query builds the lists from the packed
-        analyses, a fraction of that size, kept until then (the folder's
-        near-duplicate links keep only the name and description counts they
-        read, until they are first asked for).
-        """
-        with self._lock:
-            fresh, self._fresh = self._fresh, None
-            if fresh is not None:
-                return fresh
-            if self.postings is None and self._packed is not None:
-                self._index(self._packed)
-                self._packed = None
-            return list(zip(self.files, self._candidates, strict=True))
-
-    def _index(self, packed: list[bytes]) -> None:
-        analyses = _analyses(self._candidates, packed)
-        docs = [(c.filename, doc) for c, doc in zip(self._candidates, analyses, strict=True)]
-        self.postings = Postings(docs)
+    def analysed(
+        self, f: IndexedFile, hook: str = "", known: dict[str, Analysed] | None = None
+    ) -> DocTerms:
+        """The analysis of ``f`` (with ``hook``), kept from before (in ``known``, else this
+        folder's own) when its row did not change."""
+        stamp = stamp_of(f.mtime_ns, f.size, f.content_hash)
+        kept = (self.analyses if known is None else known).get(f.filename)
+        if kept is not None and kept[0] == stamp and kept[1] == hook:
+            self.analyses.pop(f.filename, None)  # to the end: the most recently used
+            self.analyses[f.filename] = kept
+            return kept[2]
+        doc = with_hook(analyse(f.filename, f.name, f.description, f.body), hook)
+        self.analyses.pop(f.filename, None)
+        self.analyses[f.filename] = (stamp, hook, doc)
+        if self.large and len(self.analyses) > LARGE_ANALYSES:
+            with contextlib.suppress(StopIteration, KeyError, RuntimeError):
+                del self.analyses[next(iter(self.analyses))]
+        return doc
 
 
 def to_candidate(
@@ -197,22 +159,6 @@ def to_candidate(
     )
 
 
-def _with_terms(rows: Iterable[sqlite3.Row]) -> list[tuple[IndexedFile, DocTerms, bytes]]:
-    """Rows selected with ``terms`` too, as files, their stored analyses and those packed."""
-    out = []
-    for row in rows:
-        f = queries.row_to_file(row)
-        # Rows always carry one once the store has opened the index; the fallback
-        # keeps a reader of a not-yet-refreshed or damaged index correct.
-        packed = row["terms"]
-        doc = decode(packed) if packed else None
-        if doc is None:
-            doc = analyse(f.filename, f.name, f.description, f.body)
-            packed = encode(doc)
-        out.append((f, doc, packed))
-    return out
-
-
 def superseded_in(files: Sequence[IndexedFile]) -> dict[str, str | None]:
     """Stale memories among ``files`` (any directories), by path, with their successor's name.
 
@@ -229,18 +175,6 @@ def superseded_in(files: Sequence[IndexedFile]) -> dict[str, str | None]:
         for old, new in superseded_by([to_candidate(f) for f in memories]).items():
             out[paths[old]] = new
     return out
-
-
-def fts_query(text: str) -> str | None:
-    """An OR of the query's distinctive words, quoted so FTS5 syntax cannot leak in.
-
-    Words of any script count; a run of Chinese or Japanese gives its bigrams,
-    which the index's ``grams`` column holds (migration 011).
-    """
-    found = _WORD.findall(text) if text.isascii() else unicode_words(text)
-    words = dict.fromkeys(w.lower() for w in found)
-    terms = [w for w in words if w not in STOPWORDS and (len(w) > 1 or is_gram(w))]
-    return " OR ".join(f'"{t}"' for t in terms[:64]) or None
 
 
 class ManifestCache:
@@ -282,14 +216,15 @@ def _load(
     """The manifest of ``directory`` at ``version``, from ``previous`` (the same folder's
     older manifest) when no memory changed; a large folder reuses what its unchanged
     memories said about supersession."""
-    total, has_index = conn.execute(
-        "SELECT count(*) FILTER (WHERE kind = 'memory' AND error IS NULL), "
-        "count(*) FILTER (WHERE filename = 'MEMORY.md') FROM files WHERE directory = ?",
-        (directory,),
+    stamps = conn.execute(_MEMORY_STATE, (directory,)).fetchall()
+    total = len(stamps)
+    (has_index,) = conn.execute(
+        "SELECT count(*) FROM files WHERE directory = ? AND filename = ?",
+        (directory, INDEX_FILENAME),
     ).fetchone()
     # A small folder reads MEMORY.md's hooks into its analyses (a large one does not).
     index_text = _index_text(conn, directory) if has_index and total <= LARGE_DIRECTORY else ""
-    state = hash((tuple(conn.execute(_MEMORY_STATE, (directory,))), index_text))
+    state = hash((tuple(map(tuple, stamps)), index_text))
     if (
         previous is not None
         and previous.state == state
@@ -299,7 +234,16 @@ def _load(
     manifest = Manifest(directory, version, [], bool(has_index), int(total), state=state)
     if manifest.large:
         started = time.perf_counter()
-        manifest.relations = _large_relations(conn, manifest, previous)
+        before = previous if previous is not None and previous.large else None
+        manifest.relations = large.relations(
+            conn,
+            directory,
+            stamps,
+            (manifest.heads, before.heads if before is not None else {}),
+            (manifest.signals, previous.signals if previous is not None else {}),
+        )
+        if previous is not None and previous.large:
+            manifest.analyses = previous.analyses
         # A large folder's load is what its next select waits for: say what it cost.
         log.info(
             "select.large_folder_loaded",
@@ -308,31 +252,32 @@ def _load(
             links_s=round(time.perf_counter() - started, 3),
         )
         return manifest
-    rows = _with_terms(
-        conn.execute(
-            f"SELECT {_WITH_TERMS} FROM files WHERE directory = ? AND kind = 'memory' "
+    rows = [
+        queries.row_to_file(row)
+        for row in conn.execute(
+            f"SELECT {_COLUMNS} FROM files WHERE directory = ? AND kind = 'memory' "
             "AND error IS NULL ORDER BY filename",
             (directory,),
         )
-    )
+    ]
     # MEMORY.md's line for a file is a second description: read into its analysis.
-    hooks = index_hooks(index_text, [to_candidate(f) for f, _, _ in rows]) if index_text else {}
-    manifest._packed = [packed for _, _, packed in rows]
+    hooks = index_hooks(index_text, [to_candidate(f) for f in rows]) if index_text else {}
     # A cached folder keeps no bodies: the links below read them once, and the
-    # tool-doc rule needs only the body's command names. The analyses serve the
-    # first query only (see :meth:`Manifest.pool`).
+    # tool-doc rule needs only the body's command names.
     known = previous.signals if previous is not None else {}
+    analysed = previous.analyses if previous is not None and not previous.large else {}
     everyone, signalled = [], []
-    for f, stored, _ in rows:
+    for f in rows:
         hook = hooks.get(f.filename, "")
         kept = _without_text(f, directory)
         manifest.files.append(kept)
         commands = commands_in(f.body)
-        c = to_candidate(f, with_hook(stored, hook), commands=commands, hook=hook)
-        manifest._candidates.append(to_candidate(kept, commands=commands, hook=hook))
+        stamp = stamp_of(f.mtime_ns, f.size, f.content_hash)
+        doc = manifest.analysed(f, hook, analysed)
+        c = to_candidate(f, doc, commands=commands, hook=hook)
+        manifest.candidates.append(to_candidate(kept, doc, commands=commands, hook=hook))
         everyone.append(c)
-        stamp = _stamp(f.mtime_ns, f.size, f.content_hash)
-        entry = _unchanged(known, f.filename, stamp) or (stamp, signals_of(c))
+        entry = unchanged(known, f.filename, stamp) or (stamp, signals_of(c))
         manifest.signals[f.filename] = entry
         if (said := entry[1]) is not NO_SIGNALS:
             signalled.append((c, said))
@@ -342,9 +287,7 @@ def _load(
     )
     twins = _twins_as_before(previous, manifest.headers, stale)
     heads = [] if twins is not None else [_header(c) for c in everyone]
-    manifest.held_headers = sum(_TERM_OVERHEAD * (len(n) + len(d)) for _, _, n, d in heads)
     manifest.relations = Relations.of_folder(everyone, heads, stale, twins)
-    manifest._fresh = list(zip(manifest.files, everyone, strict=True))
     return manifest
 
 
@@ -397,16 +340,6 @@ def _header(c: Candidate) -> Header:
     return c.filename, c.type, c.terms.fields[NAME], c.terms.fields[DESC]
 
 
-def _analyses(bare: Sequence[Candidate], packed: Sequence[bytes]) -> list[DocTerms]:
-    """The analyses of ``bare`` candidates, from ``packed`` (as stored, before hooks)."""
-    out = []
-    for c, analysis in zip(bare, packed, strict=True):
-        doc = decode(analysis)
-        assert doc is not None  # decoded once already, or encoded from the text's analysis
-        out.append(with_hook(doc, c.hook))
-    return out
-
-
 def _index_text(conn: sqlite3.Connection, directory: str) -> str:
     """The text of the folder's ``MEMORY.md`` as indexed ("" when it has none or it is unusable)."""
     row = conn.execute(
@@ -416,77 +349,11 @@ def _index_text(conn: sqlite3.Connection, directory: str) -> str:
     return str(row[0] or "") if row is not None else ""
 
 
-def _stamp(mtime_ns: int, size: int, content_hash: str | None) -> int:
-    """What tells an indexed memory's row from its earlier versions."""
-    return hash((mtime_ns, size, content_hash))
-
-
-def _unchanged(
-    known: dict[str, tuple[int, Signals]], filename: str, stamp: int
-) -> tuple[int, Signals] | None:
-    """What ``filename`` said in the folder's previous version, if its row is the same."""
-    kept = known.get(filename)
-    return kept if kept is not None and kept[0] == stamp else None
-
-
-def _large_relations(
-    conn: sqlite3.Connection, manifest: Manifest, previous: Manifest | None
-) -> Relations:
-    """Supersession for a large directory, from headers plus the few files that cite one.
-
-    Near-duplicate links compare every pair, so large directories go without
-    them; supersession needs only the files whose text carries one of the
-    signal words (found through FTS5) and everyone's title. Plain words after
-    "replaces" do not count here (only filenames, links and quoted titles), and
-    "(current)" markers are not compared pairwise. What each of those files
-    says is kept in ``manifest.signals`` for the folder's next version.
-    """
-    headers = [
-        _candidate(row)
-        for row in conn.execute(
-            "SELECT filename, name, description, type, NULL, mtime_ns FROM files "
-            "WHERE directory = ? AND kind = 'memory' AND error IS NULL ORDER BY filename",
-            (manifest.directory,),
-        )
-    ]
-    known = previous.signals if previous is not None else {}
-    found = manifest.signals
-    # Streamed: one body at a time, not a third of a large folder's text at once.
-    for row in conn.execute(
-        REFERENCING,
-        {"match": " OR ".join(SIGNAL_WORDS) + ' OR "no longer"', "dir": manifest.directory},
-    ):
-        fn, mtime_ns, size, content_hash = row[0], row[5], row[6], row[7]
-        stamp = _stamp(mtime_ns, size, content_hash)
-        found[fn] = _unchanged(known, fn, stamp) or (stamp, signals_of(_candidate(row[:6])))
-    by_file = {c.filename: c for c in headers}
-    signalled = [(by_file[fn], said) for fn, (_, said) in found.items() if said is not NO_SIGNALS]
-    superseded = superseded_from(signalled, headers, quoted_only=True)
-    return Relations(superseded=superseded, near_duplicates=[])
-
-
-def _candidate(row: tuple[str, str | None, str | None, str | None, str | None, int]) -> Candidate:
-    """A candidate from ``filename, name, description, type, body, mtime_ns`` values.
-
-    Missing headers read as the rankers see them (the filename's stem, empty text).
-    """
-    fn, name, desc, mtype, body, mtime_ns = row
-    return Candidate(fn, name or PurePath(fn).stem, desc or "", mtype, body or "", mtime_ns / 1e9)
-
-
 def candidates_for(
     conn: sqlite3.Connection, manifest: Manifest, query: str
 ) -> list[tuple[IndexedFile, Candidate]]:
     """The files a query is ranked over: all of a small directory, a BM25 slice of a big one."""
     if not manifest.large:
         return manifest.pool()
-    match = fts_query(query)
-    if match is None:
-        return []
-    rows = conn.execute(
-        f"SELECT {_WITH_TERMS} FROM files_fts CROSS JOIN files ON files.rowid = files_fts.rowid "
-        "WHERE files_fts MATCH ? AND files.directory = ? AND files.kind = 'memory' "
-        "AND files.error IS NULL ORDER BY rank LIMIT ?",
-        (match, manifest.directory, PREFILTER_LIMIT),
-    )
-    return [(f, to_candidate(f, doc)) for f, doc, _ in _with_terms(rows)]
+    files = [queries.row_to_file(row) for row in large.prefiltered(conn, manifest.directory, query)]
+    return [(f, to_candidate(f, manifest.analysed(f))) for f in files]

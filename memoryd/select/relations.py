@@ -52,13 +52,13 @@ _COMMON_MIN = 4
 
 
 VECTOR_CACHE_BYTES = 4 << 20
-"""Memory for header vectors of candidates that carry no stored analysis."""
+"""Memory for header vectors of candidates that carry no analysis."""
 
 
 class HeaderVectors:
     """Counts of each header's terms and concept tokens (name, then description).
 
-    A candidate from the index brings them in its stored analysis, so a
+    A candidate from a folder's manifest brings them in its analysis, so a
     folder's first query does not tokenize its headers again. Others are worked
     out once per header text (all the vector depends on) and kept here, weighed
     in bytes, keeping no bodies alive; whoever links the same folders again (a
@@ -270,7 +270,7 @@ class Relations:
         Otherwise they are found from ``headers`` (the same memories, in the
         same order, with the name and description counts of their analyses):
         only those are kept until then, not the candidates' bodies nor the
-        rest of their analyses, and no analysis is decoded a second time.
+        rest of their analyses.
         """
 
         def find() -> list[tuple[str, str]]:

@@ -194,7 +194,6 @@ class Selector:
             req.limit,
             manifest.relations,
             shown=pool.shown,
-            postings=manifest.postings,
             shortlist=self.shortlist + flagged if judge is not None else 0,
             below=below,
         )

@@ -3,9 +3,10 @@
 Deterministic and dependency-free on purpose: briefs must be reproducible and
 cheap enough to build on every request. Identifiers matter more than prose in
 coding sessions, so ``payment_retry_enabled`` and ``FormScreen`` yield both the
-whole identifier and its parts, and a light suffix stripper lets "retries" meet
-"retry". Generic words (including task verbs such as "resume" or "add") are
-dropped because they say what to do, not what the task is about.
+whole identifier and its parts. Words, stems and stopwords are the local
+ranker's (:mod:`memoryd.select._text`), so a brief and ``select`` read text
+alike; task verbs such as "resume" are dropped too, because they say what to
+do, not what the task is about.
 """
 
 from __future__ import annotations
@@ -16,54 +17,25 @@ from collections.abc import Iterable, Mapping
 
 from memoryd._unicode_words import fold
 from memoryd._unicode_words import words as unicode_words
+from memoryd.select import _text
+from memoryd.select._text import split_words, stem
 
 _WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.\-]*[A-Za-z0-9]|[A-Za-z0-9]")
-_CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
-_SPLIT = re.compile(r"[_.\-]+")
 _WORD_OR_OTHER = re.compile(rf"({_WORD.pattern})|([^\x00-\x7f]+)")
 
-_STOPWORD_TEXT = """
-    a about above after again against all also am an and any are as at be because been
-    before being below between both but by can could did do does doing don done down during
-    each else ever few for from further had has have having he her here hers how i if in
-    into is isn it its itself just let me more most my no nor not now of off on once one
-    only or other our ours out over own same she should so some still such than that the
-    their them then there these they this those through to too under until up very was we
-    were what when where which while who whom why will with would yet you your yours another
-    anything around across already always among anyway enough every everything happen
-    happens least less many may might much must never often perhaps rather really since
-    something sometimes soon thus though whether within without add added adding build
-    building built change changes check clean cleaning continue continued decide decided
-    finish finished fix get getting go going keep look make need needed needs new pick
-    please resume resumed run running set setup start started take try use used using want
-    whatever work working yesterday today latest thing things stuff
+_TASK_WORDS = """
+    across already always among another anyway around build building built changes clean
+    cleaning continue continued decide decided don enough finish finished happen happens isn
+    latest least less many may needed needs never often perhaps pick rather really resume
+    resumed setup since sometimes soon start started stuff though thus whatever whether within
+    without yesterday
 """
-STOPWORDS = frozenset(_STOPWORD_TEXT.split())
-"""English function words plus verbs that frame a task without naming its subject."""
+STOPWORDS = _text.STOPWORDS | _text.WEAK | frozenset(_TASK_WORDS.split())
+"""The ranker's function words and weak task verbs, plus words that frame a task (resume,
+build, yesterday) without naming its subject."""
 
 PREFIX = 6
 """Letters two long terms must share at the start to match (as the selector's prefix match)."""
-_SUFFIXES = ("ations", "ation", "ings", "ing", "ies", "ied", "ers", "er", "es", "ed", "ly", "s")
-
-
-def stem(word: str) -> str:
-    """Strip one common English suffix; crude, but the same on both sides of a match."""
-    for suffix in _SUFFIXES:
-        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
-            base = word[: -len(suffix)]
-            if suffix in ("ies", "ied"):
-                return base + "y"
-            if suffix == "s" and base.endswith(("s", "u", "i")):
-                return word  # "class", "status", "api" stay whole
-            if suffix == "es" and not base.endswith(("s", "x", "z", "ch", "sh")):
-                base = word[:-1]  # "merges" -> "merge", but "matches" -> "match"
-            return _drop_e(base)
-    return _drop_e(word)
-
-
-def _drop_e(word: str) -> str:
-    """A final silent "e" goes, so "merge", "merged" and "merging" share one stem."""
-    return word[:-1] if word.endswith("e") and len(word) > 4 else word
 
 
 def tokens(text: str) -> list[str]:
@@ -106,14 +78,12 @@ def _spelled_duration(match: re.Match[str]) -> str:
 def _word_tokens(raw: str) -> list[str]:
     """The stems an ASCII identifier or word stands for (none for a stopword)."""
     found: list[str] = []
-    parts = [p for chunk in _SPLIT.split(raw) for p in _CAMEL.findall(chunk) or [chunk]]
+    parts = split_words(raw)
     # Identifiers (snake_case, dotted, CamelCase) count whole and in parts;
     # a hyphenated word ("full-year") is just its parts, so it is not counted twice.
     identifier = len(parts) > 1 and (raw.strip("-").count("-") < len(parts) - 1)
-    pieces = [raw, *parts] if identifier else parts if len(parts) > 1 else [raw]
-    for piece in pieces:
-        word = piece.lower()
-        if len(word) < 2 or word in STOPWORDS or (word.isdigit() and len(word) < 2):
+    for word in [raw.lower(), *parts] if identifier else parts:
+        if len(word) < 2 or word in STOPWORDS:
             continue
         found.append(stem(word))
     return found

@@ -1,0 +1,193 @@
+"""A folder too large to score whole: its FTS5 prefilter and its supersession links.
+
+A query of a large folder is ranked over the ``PREFILTER_LIMIT`` memories
+FTS5's BM25 ranks best (``rank``, which migration 005 weights towards
+filename, name and description): FTS5 already is the folder's inverted index,
+on disk, so the daemon holds no second one in memory. Its supersession links
+come from every header and the few files that carry a signal word; a new
+version of the folder reads again only the rows that changed.
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+from collections.abc import Iterator, Sequence
+from pathlib import PurePath
+from typing import Any
+
+from memoryd._unicode_words import is_gram
+from memoryd._unicode_words import words as unicode_words
+from memoryd.indexer import queries
+from memoryd.select._text import STOPWORDS
+from memoryd.select.candidates import Candidate
+from memoryd.select.relations import Relations
+from memoryd.select.supersession import (
+    NO_SIGNALS,
+    SIGNAL_WORDS,
+    Signals,
+    signals_of,
+    superseded_from,
+)
+
+LARGE_DIRECTORY = 300
+"""Above this many memory files, candidates come from the FTS5 prefilter."""
+PREFILTER_LIMIT = 150
+"""Candidates a large folder's query is ranked over.
+
+FTS5's BM25 (porter stems of the raw words) orders memories otherwise than the
+ranker (its own terms, paraphrase concepts, field weights), so the slice is
+wider than the five the ranker may return: wide enough that the memories it
+would pick from the whole folder are nearly always in it, narrow enough that
+ranking the slice stays a few milliseconds.
+"""
+REFERENCING = (
+    "SELECT files.filename, files.mtime_ns, files.size, files.content_hash "
+    "FROM files_fts CROSS JOIN files ON files.rowid = files_fts.rowid "
+    "WHERE files_fts MATCH :match AND files.directory = :dir "
+    "AND files.kind = 'memory' AND files.error IS NULL ORDER BY files.filename"
+)
+"""A large folder's memories that carry a supersession signal word.
+
+CROSS JOIN keeps SQLite from walking the folder's rows by directory and
+running the MATCH once per row (which made up most of a large folder's first
+select); the FTS5 hits are found once and then looked up by rowid.
+"""
+_WORD = re.compile(r"[A-Za-z0-9]+")
+Head = tuple[int, Candidate]
+"""A memory's stamp (see :func:`stamp_of`) and its header as supersession reads it (no body)."""
+Said = tuple[int, Signals]
+"""A memory's stamp and what its text says about supersession."""
+# The FTS table shares column names with ``files``, so qualify them in joins.
+_COLUMNS = ", ".join(f"files.{c}" for c in queries.FILE_FIELDS.values())
+
+
+def fts_query(text: str) -> str | None:
+    """An OR of the query's distinctive words, quoted so FTS5 syntax cannot leak in.
+
+    Words of any script count; a run of Chinese or Japanese gives its bigrams,
+    which the index's ``grams`` column holds (migration 011).
+    """
+    found = _WORD.findall(text) if text.isascii() else unicode_words(text)
+    words = dict.fromkeys(w.lower() for w in found)
+    terms = [w for w in words if w not in STOPWORDS and (len(w) > 1 or is_gram(w))]
+    return " OR ".join(f'"{t}"' for t in terms[:64]) or None
+
+
+def stamp_of(mtime_ns: int, size: int, content_hash: str | None) -> int:
+    """What tells an indexed memory's row from its earlier versions."""
+    return hash((mtime_ns, size, content_hash))
+
+
+def unchanged(known: dict[str, Said], filename: str, stamp: int) -> Said | None:
+    """What ``filename`` said in the folder's previous version, if its row is the same."""
+    kept = known.get(filename)
+    return kept if kept is not None and kept[0] == stamp else None
+
+
+def relations(
+    conn: sqlite3.Connection,
+    directory: str,
+    stamps: Sequence[sqlite3.Row],
+    kept_heads: tuple[dict[str, Head], dict[str, Head]],
+    kept_signals: tuple[dict[str, Said], dict[str, Said]],
+) -> Relations:
+    """Supersession for a large directory, from headers plus the few files that cite one.
+
+    Near-duplicate links compare every pair, so large directories go without
+    them; supersession needs only the files whose text carries one of the
+    signal words (found through FTS5) and everyone's title. Plain words after
+    "replaces" do not count here (only filenames, links and quoted titles), and
+    "(current)" markers are not compared pairwise. The headers and what each of
+    those files says are kept for the folder's next version, which reads again
+    only the rows whose stamp changed (``stamps``: each memory's ``filename,
+    content_hash, size, mtime_ns``). ``kept_heads`` and ``kept_signals`` are each
+    the new version's (filled here) and the previous one's.
+    """
+    (heads, before), (found, known) = kept_heads, kept_signals
+    changed = []
+    for fn, content_hash, size, mtime_ns in stamps:
+        stamp = stamp_of(mtime_ns, size, content_hash)
+        kept = before.get(fn)
+        if kept is not None and kept[0] == stamp:
+            heads[fn] = kept
+        else:
+            heads[fn] = (stamp, _NOT_READ)
+            changed.append(fn)
+    for row in _rows_named(conn, directory, changed, len(stamps)):
+        heads[row[0]] = (heads[row[0]][0], _candidate(row))
+    # Only the stamps first: a file whose row did not change keeps what it said.
+    hits = conn.execute(
+        REFERENCING,
+        {"match": " OR ".join(SIGNAL_WORDS) + ' OR "no longer"', "dir": directory},
+    ).fetchall()
+    said: dict[str, Said | None] = {
+        fn: unchanged(known, fn, stamp_of(mtime_ns, size, content_hash))
+        for fn, mtime_ns, size, content_hash in hits
+    }
+    again = [fn for fn, entry in said.items() if entry is None]
+    for row in _rows_named(conn, directory, again, len(stamps), body=True):
+        said[row[0]] = (heads[row[0]][0], signals_of(_candidate(row)))
+    for fn, entry in said.items():  # in filename order, as the links are worked out
+        if entry is not None:
+            found[fn] = entry
+    headers = [c for _, c in heads.values() if c is not _NOT_READ]
+    signalled = [(heads[fn][1], s) for fn, (_, s) in found.items() if s is not NO_SIGNALS]
+    superseded = superseded_from(signalled, headers, quoted_only=True)
+    return Relations(superseded=superseded, near_duplicates=[])
+
+
+_HEADER_COLUMNS = "filename, name, description, type, {body}, mtime_ns"
+_NOT_READ = Candidate("", "", "", None, "", 0.0)
+"""Stands for a header not read yet (its row changed, or is read below)."""
+
+
+def _rows_named(
+    conn: sqlite3.Connection,
+    directory: str,
+    filenames: Sequence[str],
+    total: int,
+    *,
+    body: bool = False,
+) -> Iterator[sqlite3.Row]:
+    """The header rows (with the body if ``body``) of ``filenames`` in ``directory``,
+    the folder's whole list in one pass when they are most of its ``total`` memories."""
+    columns = _HEADER_COLUMNS.format(body="body" if body else "NULL")
+    where = "directory = ? AND kind = 'memory' AND error IS NULL"
+    if not filenames:
+        return
+    if len(filenames) * 2 > total:
+        wanted = set(filenames)
+        for row in conn.execute(f"SELECT {columns} FROM files WHERE {where}", (directory,)):
+            if row[0] in wanted:
+                yield row
+        return
+    for start in range(0, len(filenames), 500):
+        chunk = filenames[start : start + 500]
+        marks = ", ".join("?" for _ in chunk)
+        yield from conn.execute(
+            f"SELECT {columns} FROM files WHERE {where} AND filename IN ({marks})",
+            (directory, *chunk),
+        )
+
+
+def _candidate(row: Sequence[Any]) -> Candidate:
+    """A candidate from ``filename, name, description, type, body, mtime_ns`` values.
+
+    Missing headers read as the rankers see them (the filename's stem, empty text).
+    """
+    fn, name, desc, mtype, body, mtime_ns = row
+    return Candidate(fn, name or PurePath(fn).stem, desc or "", mtype, body or "", mtime_ns / 1e9)
+
+
+def prefiltered(conn: sqlite3.Connection, directory: str, query: str) -> list[sqlite3.Row]:
+    """The rows of the ``PREFILTER_LIMIT`` memories of ``directory`` that BM25 ranks best."""
+    match = fts_query(query)
+    if match is None:
+        return []
+    return conn.execute(
+        f"SELECT {_COLUMNS} FROM files_fts CROSS JOIN files ON files.rowid = files_fts.rowid "
+        "WHERE files_fts MATCH ? AND files.directory = ? AND files.kind = 'memory' "
+        "AND files.error IS NULL ORDER BY rank LIMIT ?",
+        (match, directory, PREFILTER_LIMIT),
+    ).fetchall()
