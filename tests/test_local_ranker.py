@@ -147,8 +147,7 @@ def test_near_duplicates_of_a_folder_with_common_words_are_every_similar_pair(se
         )
         for i, kind in enumerate(rng.choices(["feedback", "project", "reference"], k=90))
     ]
-    header = relations.HeaderVectors()
-    vectors = [header.of(c) for c in folder]
+    vectors = [relations.header_of(c) for c in folder]
     df = Counter(t for v in vectors for t in v)
     idf = {t: math.log(1.0 + len(folder) / d) for t, d in df.items()}
     weighted = [relations._weighted(v, idf) for v in vectors]

@@ -17,7 +17,7 @@ from memoryd.select.candidates import load_directory
 from memoryd.select.large import LARGE_DIRECTORY
 from memoryd.select.local import LocalRanker
 from memoryd.select.manifest import ManifestCache, candidates_for
-from memoryd.select.relations import HeaderVectors, compute_relations
+from memoryd.select.relations import compute_relations
 from memoryd.select.selector import Selector
 from memoryd.select.wiring import select_unrecorded
 
@@ -223,8 +223,4 @@ def test_folder_links_read_headers_from_the_analyses(
     assert links is not None
     assert links.near_duplicates == [("feedback_no_sleep_in_tests.md", "feedback_wait_helpers.md")]
     assert tokenized == []  # nothing was tokenized for the links
-    vectors = HeaderVectors()
-    assert links == compute_relations(load_directory(folder), vectors)
-    assert len(tokenized) == len(vectors) == len(headers)  # from text: kept by header
-    compute_relations(load_directory(folder), vectors)
-    assert len(tokenized) == len(headers)  # the same headers again: not tokenized again
+    assert links == compute_relations(load_directory(folder))

@@ -35,7 +35,7 @@ from memoryd.select._text import WEAK_TERMS, terms
 from memoryd.select.analysis import DocTerms, analyse, with_hook
 from memoryd.select.bm25 import FIELD_B, Lengths, score
 from memoryd.select.candidates import Candidate
-from memoryd.select.relations import HeaderVectors, Relations, compute_relations
+from memoryd.select.relations import Relations, compute_relations
 from memoryd.select.tuning import DEFAULT, Tuning, cut, one_per_lesson
 
 WEAK_WEIGHT = 0.3
@@ -45,7 +45,6 @@ PREFIX = 6
 """Letters a query word and a folder word must share at the start to match by prefix."""
 DOC_CACHE_BYTES = 16 << 20
 """Memory for analyses of candidates that carry none (built from disk, not the index)."""
-_RELATIONS_CACHE_LIMIT = 64
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,8 +79,6 @@ class LocalRanker:
         self._cache: SizedCache[tuple[str, str, str, str, str], DocTerms] = SizedCache(
             DOC_CACHE_BYTES
         )
-        self._relations: dict[tuple[int, ...], Relations] = {}
-        self._vectors = HeaderVectors()
         self._last_weights: tuple[str, Tuning, dict[str, float]] | None = None
         # The docs are kept with their ids, so no id in the key can be reused meanwhile.
         self._last_vocabulary: tuple[tuple[int, ...], list[str], list[DocTerms]] | None = None
@@ -96,16 +93,6 @@ class LocalRanker:
             doc = with_hook(analyse(c.filename, c.name, c.description, c.body), c.hook)
             self._cache.put(key, doc, doc.weight + len(c.body))
         return doc
-
-    def _related(self, candidates: Sequence[Candidate]) -> Relations:
-        """Supersession and near-duplicate links, cached per candidate set (they cost O(n²))."""
-        key = tuple(hash((c.filename, c.name, c.description, c.type, c.body)) for c in candidates)
-        rel = self._relations.get(key)
-        if rel is None:
-            if len(self._relations) >= _RELATIONS_CACHE_LIMIT:
-                self._relations.clear()
-            rel = self._relations[key] = compute_relations(candidates, self._vectors)
-        return rel
 
     def contributions(
         self, query: str, candidates: Sequence[Candidate]
@@ -194,7 +181,7 @@ class LocalRanker:
     ) -> tuple[list[Scored], list[Scored]]:
         """The up-to-``limit`` candidates that clearly help, best first, and the ``shortlist``
         best before the cut-off (what a judge reads). ``relations``: the directory's links
-        (:func:`~memoryd.select.relations.compute_relations`), else worked out and cached.
+        (:func:`~memoryd.select.relations.compute_relations`), else worked out now.
         A superseded memory is neither; its replacement, when a candidate, inherits its
         relevance. Those ``shown`` (surfaced) set the bar but are neither, nor are their
         near-duplicates returned. ``below`` gets the up-to-``limit`` best memories the query
@@ -227,7 +214,7 @@ class LocalRanker:
     ) -> tuple[list[Scored], dict[str, float], list[Scored]]:
         """:meth:`ranked`'s answer and shortlist, with the scores of all the query reached."""
         if relations is None:
-            relations = self._related(candidates)
+            relations = compute_relations(candidates)
         parts = self.contributions(query, candidates)
         for old, new in relations.superseded.items():
             stale = parts.pop(old, None)

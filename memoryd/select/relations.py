@@ -24,7 +24,6 @@ from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from itertools import chain, combinations
 
-from memoryd._sized_cache import SizedCache
 from memoryd.select._lexicon import concepts_of
 from memoryd.select._text import terms
 from memoryd.select.analysis import FIELDS
@@ -34,9 +33,9 @@ from memoryd.select.supersession import superseded_by
 
 __all__ = [
     "Header",
-    "HeaderVectors",
     "Relations",
     "compute_relations",
+    "header_of",
     "header_vector",
     "near_duplicate_pairs",
     "superseded_by",
@@ -51,41 +50,17 @@ _COMMON_MIN = 4
 ``_COMMON_MIN``) are common: they pair memories only when they could make them twins."""
 
 
-VECTOR_CACHE_BYTES = 4 << 20
-"""Memory for header vectors of candidates that carry no analysis."""
-
-
-class HeaderVectors:
-    """Counts of each header's terms and concept tokens (name, then description).
-
-    A candidate from a folder's manifest brings them in its analysis, so a
-    folder's first query does not tokenize its headers again. Others are worked
-    out once per header text (all the vector depends on) and kept here, weighed
-    in bytes, keeping no bodies alive; whoever links the same folders again (a
-    :class:`~memoryd.select.local.LocalRanker`) owns one and passes it in.
-    """
-
-    def __init__(self, budget: int = VECTOR_CACHE_BYTES) -> None:
-        self._cache: SizedCache[tuple[str, str], Counter[str]] = SizedCache(budget)
-
-    def __len__(self) -> int:
-        """Headers worked out from text and still kept."""
-        return len(self._cache)
-
-    def of(self, c: Candidate) -> Mapping[str, int]:
-        if c.terms is not None:
-            return header_vector(c.terms.fields[NAME], c.terms.fields[DESC])
-        key = (c.name, c.description)
-        cached = self._cache.get(key)
-        if cached is None:
-            cached = Counter()
-            for w in terms(f"{c.name} {c.description}"):
-                cached[w] += 1
-                for concept in concepts_of(w):
-                    cached[concept] += 1
-            weight = 200 + len(c.name) + len(c.description) + 100 * len(cached)
-            self._cache.put(key, cached, weight)
-        return cached
+def header_of(c: Candidate) -> Mapping[str, int]:
+    """Counts of ``c``'s header terms and concept tokens (name, then description): from its
+    analysis when it carries one, else worked out from its text."""
+    if c.terms is not None:
+        return header_vector(c.terms.fields[NAME], c.terms.fields[DESC])
+    counts: Counter[str] = Counter()
+    for w in terms(f"{c.name} {c.description}"):
+        counts[w] += 1
+        for concept in concepts_of(w):
+            counts[concept] += 1
+    return counts
 
 
 def header_vector(name: Mapping[str, int], description: Mapping[str, int]) -> dict[str, int]:
@@ -149,23 +124,19 @@ def _pairs_to_compare(
     return pairs
 
 
-def near_duplicate_pairs(
-    candidates: Sequence[Candidate], vectors: HeaderVectors | None = None
-) -> list[tuple[str, str]]:
+def near_duplicate_pairs(candidates: Sequence[Candidate]) -> list[tuple[str, str]]:
     """Pairs of same-type candidates whose headers say nearly the same thing.
 
     Pairs where one supersedes the other are not duplicates: the old one is stale.
     """
-    return _near_duplicates(candidates, superseded_by(candidates), vectors)
+    return _near_duplicates(candidates, superseded_by(candidates))
 
 
 def _near_duplicates(
-    candidates: Sequence[Candidate], stale: dict[str, str | None], vectors: HeaderVectors | None
+    candidates: Sequence[Candidate], stale: dict[str, str | None]
 ) -> list[tuple[str, str]]:
-    """:func:`_near_duplicates_of` candidates; header vectors worked out from text are kept
-    in ``vectors`` (a new, short-lived set when None)."""
-    header = HeaderVectors() if vectors is None else vectors
-    return _near_duplicates_of([(c.filename, c.type, header.of(c)) for c in candidates], stale)
+    """:func:`_near_duplicates_of` candidates."""
+    return _near_duplicates_of([(c.filename, c.type, header_of(c)) for c in candidates], stale)
 
 
 def _near_duplicates_of(
@@ -291,17 +262,11 @@ class Relations:
         )
 
 
-def compute_relations(
-    candidates: Sequence[Candidate], vectors: HeaderVectors | None = None
-) -> Relations:
-    """All supersession, near-duplicate and neighbour links among ``candidates``.
-
-    Header vectors worked out from text are kept in ``vectors`` (a new, short-lived
-    set when None).
-    """
+def compute_relations(candidates: Sequence[Candidate]) -> Relations:
+    """All supersession, near-duplicate and neighbour links among ``candidates``."""
     stale = superseded_by(candidates)
     return Relations(
         superseded=stale,
-        near_duplicates=_near_duplicates(candidates, stale, vectors),
+        near_duplicates=_near_duplicates(candidates, stale),
         neighbours=neighbours(candidates),
     )
