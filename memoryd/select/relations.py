@@ -78,7 +78,7 @@ Header = tuple[str, str | None, Mapping[str, int], Mapping[str, int]]
 def _weighted(v: Mapping[str, int], idf: dict[str, float]) -> tuple[dict[str, float], float]:
     """IDF-weighted vector and its length."""
     w = {t: n * idf[t] for t, n in v.items()}
-    return w, math.sqrt(sum(x * x for x in w.values()))
+    return w, math.sqrt(sum([x * x for x in w.values()]))
 
 
 def _cosine(a: tuple[dict[str, float], float], b: tuple[dict[str, float], float]) -> float:
@@ -86,7 +86,7 @@ def _cosine(a: tuple[dict[str, float], float], b: tuple[dict[str, float], float]
     if not na or not nb:
         return 0.0
     small, big = (wa, wb) if len(wa) <= len(wb) else (wb, wa)
-    return sum(x * big[t] for t, x in small.items() if t in big) / (na * nb)
+    return sum([x * big[t] for t, x in small.items() if t in big]) / (na * nb)
 
 
 def _pairs_to_compare(
