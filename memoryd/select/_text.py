@@ -18,6 +18,8 @@ from memoryd._unicode_words import words as _unicode_words
 
 _WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+_VOWEL = re.compile(r"[aeiouy]")
+_SHORT_CVC = re.compile(r".*[^aeiou][aeiou][^aeiouwxy]")
 
 _STOPWORDS_TEXT = """
 a about above after again against all also am an and any are as at be because been before
@@ -67,13 +69,13 @@ def stem(word: str) -> str:
     for suffix in ("ingly", "edly", "ing", "ed"):
         if w.endswith(suffix) and len(w) - len(suffix) >= 3:
             base = w[: -len(suffix)]
-            if not re.search(r"[aeiouy]", base):
+            if not _VOWEL.search(base):
                 break
             if len(base) > 2 and base[-1] == base[-2] and base[-1] not in "lsz":
                 base = base[:-1]
             elif base.endswith(("at", "bl", "iz", "iv", "ur", "ac", "ag", "dl", "ov")) or (
                 len(base) >= 3
-                and re.fullmatch(r".*[^aeiou][aeiou][^aeiouwxy]", base)
+                and _SHORT_CVC.fullmatch(base)
                 and len(base) <= 4
             ):
                 base += "e"
