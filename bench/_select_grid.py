@@ -37,7 +37,6 @@ RELATIVE_FLOORS = (0.4, 0.5, 0.6)
 STANDOUTS = (0.0, 1.5, 2.5, 3.5)
 GRAM_WEIGHTS = (1.0, 0.7, 0.5)
 UNSEEN_GRAM_SHARES = (1.0, 0.6, 0.3, 0.0)
-NEIGHBOUR_FLOORS: tuple[float | None, ...] = (None, 0.6, 0.4, 0.25)
 
 Score = Callable[[Tuning], float]
 
@@ -76,7 +75,6 @@ SEARCH_START = Tuning(
     standout=0.0,
     gram_weight=1.0,
     unseen_gram_share=1.0,
-    neighbour_floor=None,
     lexicon=None,
 )
 """Where every search begins: the hand-set values from before any fitting, all groups on."""
@@ -113,8 +111,8 @@ def scoring_stage(current: Tuning, _score: Score) -> list[Tuning]:
 def language_and_links_stage(current: Tuning, _score: Score) -> list[Tuning]:
     """Weight of unspaced-script bigrams, of the ones no memory holds, and link following."""
     return [current] + [
-        dataclasses.replace(current, gram_weight=g, unseen_gram_share=u, neighbour_floor=n)
-        for g, u, n in product(GRAM_WEIGHTS, UNSEEN_GRAM_SHARES, NEIGHBOUR_FLOORS)
+        dataclasses.replace(current, gram_weight=g, unseen_gram_share=u)
+        for g, u in product(GRAM_WEIGHTS, UNSEEN_GRAM_SHARES)
     ]
 
 
@@ -129,6 +127,6 @@ def describe(t: Tuning) -> str:
     return (
         f"fields={t.field_weights} concept={t.concept_weight} abs={t.absolute_floor} "
         f"rel={t.relative_floor} standout={t.standout} gram={t.gram_weight} "
-        f"unseen_gram={t.unseen_gram_share} prefix={t.prefix_weight} links={t.neighbour_floor} "
+        f"unseen_gram={t.unseen_gram_share} prefix={t.prefix_weight} "
         f"groups={len(GROUP_LABELS) if t.lexicon is None else len(t.lexicon)}"
     )

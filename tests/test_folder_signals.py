@@ -1,8 +1,7 @@
 """What real folders say besides each memory's own header, read by the selector.
 
-MEMORY.md hooks as second descriptions, `related:` lists and `[[wiki-links]]`
-as neighbours, types under `metadata:` or only in the filename prefix, names
-unlike filenames, index lines for files that do not exist, and command lines
+MEMORY.md hooks as second descriptions, types under `metadata:` or only in the
+filename prefix, names unlike filenames, index lines for files that do not exist, and command lines
 in fenced code blocks.
 """
 
@@ -15,12 +14,10 @@ from memoryd.indexer.parse import parse_bytes
 from memoryd.indexer.store import IndexStore
 from memoryd.indexer.sync import Syncer
 from memoryd.select.candidates import Candidate, effective_type, load_directory
-from memoryd.select.folder_links import index_hooks, neighbours
+from memoryd.select.folder_links import index_hooks
 from memoryd.select.local import LocalRanker
-from memoryd.select.relations import compute_relations
 from memoryd.select.selector import Selector
 from memoryd.select.tool_rules import commands_in, tool_usage_docs
-from memoryd.select.tuning import DEFAULT
 from memoryd.select.wiring import select_unrecorded
 
 
@@ -118,58 +115,6 @@ def test_hooks_reach_the_selector_through_the_index(tmp_path: Path) -> None:
         assert select_unrecorded(selector, store.conn, params)["selected"] == []
     finally:
         store.close()
-
-
-def test_related_lists_and_wiki_links_name_neighbours_both_ways() -> None:
-    folder = [
-        mem(
-            "feedback_stick_with_pulse.md",
-            "stick-with-pulse",
-            "Only the pulse setups",
-            header={"related": ["feedback_trading_philosophy.md"]},
-        ),
-        mem("feedback_trading_philosophy.md", "trading-philosophy", "Patience over volume"),
-        mem(
-            "project_pulse.md",
-            "Pulse overview",
-            "Setups",
-            "See [[stick-with-pulse]] and [x](missing.md).",
-            type_="project",
-        ),
-        mem("project_other.md", "Other", "Unrelated", type_="project"),
-    ]
-    assert neighbours(folder) == {
-        "feedback_stick_with_pulse.md": ("feedback_trading_philosophy.md", "project_pulse.md"),
-        "feedback_trading_philosophy.md": ("feedback_stick_with_pulse.md",),
-        "project_pulse.md": ("feedback_stick_with_pulse.md",),
-    }
-
-
-def test_a_linked_memory_that_helps_too_comes_along() -> None:
-    folder = [
-        mem(
-            "feedback_forced_close.md",
-            "Forced close",
-            "Close every position at 15:50 before the bell",
-            header={"related": ["feedback_eod_sgov.md"]},
-        ),
-        mem(
-            "feedback_eod_sgov.md", "End of day cash", "Park the cash in SGOV after positions close"
-        ),
-        *(
-            mem(f"project_p{i}.md", f"Topic {i}", f"Unrelated subject number {i}", type_="project")
-            for i in range(6)
-        ),
-    ]
-    query = "the bell rings at 16:00, anything to close first?"
-    alone = LocalRanker(dataclasses.replace(DEFAULT, neighbour_floor=None))
-    relations = compute_relations(folder)
-    assert [s.filename for s in alone.rank(query, folder, relations=relations)] == [
-        "feedback_forced_close.md"
-    ]
-    linked = LocalRanker(dataclasses.replace(DEFAULT, neighbour_floor=0.2))
-    got = [s.filename for s in linked.rank(query, folder, relations=relations)]
-    assert got == ["feedback_forced_close.md", "feedback_eod_sgov.md"]
 
 
 def test_commands_in_shell_code_blocks_count_prose_in_other_blocks_does_not() -> None:

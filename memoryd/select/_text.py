@@ -74,9 +74,7 @@ def stem(word: str) -> str:
             if len(base) > 2 and base[-1] == base[-2] and base[-1] not in "lsz":
                 base = base[:-1]
             elif base.endswith(("at", "bl", "iz", "iv", "ur", "ac", "ag", "dl", "ov")) or (
-                len(base) >= 3
-                and _SHORT_CVC.fullmatch(base)
-                and len(base) <= 4
+                len(base) >= 3 and _SHORT_CVC.fullmatch(base) and len(base) <= 4
             ):
                 base += "e"
             w = base

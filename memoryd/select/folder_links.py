@@ -1,14 +1,9 @@
 """What a folder says about its memories besides their own headers.
 
-* ``MEMORY.md`` gives each file a one-line hook ("- [Title](file.md) — hook"),
-  written by the agent when it filed the memory: a second description, often
-  in other words than the first. Lines for files that do not exist are
-  ignored (they are never candidates).
-* Memories name their neighbours: a ``related:`` (``see_also:``, ``links:``)
-  list in the header, ``[[wiki-links]]`` and Markdown links to other memory
-  files in the body. A memory that a selected one links to is a candidate
-  for the same prompt (``multi`` prompts want several memories that belong
-  together).
+``MEMORY.md`` gives each file a one-line hook ("- [Title](file.md) — hook"),
+written by the agent when it filed the memory: a second description, often
+in other words than the first. Lines for files that do not exist are
+ignored (they are never candidates).
 
 References are resolved the way people write them: a filename with or
 without ``.md`` or a directory, the file's name without its type prefix,
@@ -19,16 +14,13 @@ filename), compared case-insensitively with spaces, ``-`` and ``_`` alike.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from memoryd.select.analysis import TYPE_PREFIXES
 
 if TYPE_CHECKING:  # candidates.py reads MEMORY.md hooks with this module
     from memoryd.select.candidates import Candidate
-
-LINK_KEYS = ("related", "see_also", "links")
-"""Header keys whose values name neighbouring memories."""
 
 _INDEX_LINE = re.compile(
     r"^\s*(?:[-*+]|\d+[.)])\s+(?P<entry>.+)$",
@@ -38,8 +30,6 @@ _WIKI_LINK = re.compile(r"\[\[(?P<target>[^\[\]|#\n]{1,200})(?:[#|][^\[\]\n]{0,2
 _BARE_FILE = re.compile(r"`?(?P<target>[\w./-]{1,300}\.md)`?")
 _HOOK_LEAD = re.compile(r"^\s*(?:[—–:-]+|\s)+")
 _SLUG_SEPARATORS = re.compile(r"[\s_\-]+")
-MAX_NEIGHBOURS = 8
-"""Links kept per memory (a hub page linking everything says little about any one)."""
 
 
 def _slug(text: str) -> str:
@@ -99,37 +89,3 @@ def index_hooks(index_text: str, candidates: Sequence[Candidate]) -> dict[str, s
         if text:
             hooks[filename] = text
     return hooks
-
-
-def _references(c: Candidate) -> Iterable[str]:
-    for key in LINK_KEYS:
-        value = c.header.get(key)
-        if isinstance(value, str):
-            yield from (v for v in re.split(r"[,\s]+", value) if v)
-        elif isinstance(value, list):
-            yield from (v for v in value if isinstance(v, str))
-    for m in _WIKI_LINK.finditer(c.body):
-        yield m.group("target")
-    for m in _MD_LINK.finditer(c.body):
-        target = m.group("target")
-        if target.lower().endswith(".md") and "://" not in target:
-            yield target
-
-
-def neighbours(candidates: Sequence[Candidate]) -> dict[str, tuple[str, ...]]:
-    """Filename -> the memories it links to or is linked from (its own links first).
-
-    A link says two memories belong together whichever of them wrote it down.
-    """
-    resolver = Resolver(candidates)
-    out: dict[str, dict[str, None]] = {}
-    for c in candidates:
-        found: dict[str, None] = {}
-        for ref in _references(c):
-            target = resolver.find(ref)
-            if target is not None and target != c.filename:
-                found[target] = None
-        for target in list(found)[:MAX_NEIGHBOURS]:
-            out.setdefault(c.filename, {})[target] = None
-            out.setdefault(target, {})[c.filename] = None
-    return {fn: tuple(linked) for fn, linked in out.items()}

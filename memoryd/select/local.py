@@ -249,27 +249,8 @@ class LocalRanker:
                 if have in chosen and twin not in chosen and twin in parts and twin not in shown:
                     chosen.append(twin)
                     scores.setdefault(twin, 0.0)
-        chosen += self._linked(chosen, scores, relations, shown)
         chosen.sort(key=lambda fn: (-scores[fn], fn))
         return [Scored(fn, round(scores[fn], 6)) for fn in chosen[:limit]], scores, short
-
-    def _linked(
-        self,
-        chosen: Sequence[str],
-        scores: dict[str, float],
-        relations: Relations,
-        shown: Collection[str],
-    ) -> list[str]:
-        """Neighbours of the chosen memories whose own score reaches ``neighbour_floor``."""
-        floor = self.tuning.neighbour_floor
-        if floor is None or not relations.neighbours:
-            return []
-        found: dict[str, None] = {}
-        for fn in chosen:
-            for other in relations.neighbours.get(fn, ()):
-                if other not in chosen and other not in shown and scores.get(other, 0.0) >= floor:
-                    found[other] = None
-        return list(found)
 
 
 def _with_prefixes(

@@ -287,7 +287,7 @@ def _load(
     )
     twins = _twins_as_before(previous, manifest.headers, stale)
     heads = [] if twins is not None else [_header(c) for c in everyone]
-    manifest.relations = Relations.of_folder(everyone, heads, stale, twins)
+    manifest.relations = Relations.of_folder(heads, stale, twins)
     return manifest
 
 

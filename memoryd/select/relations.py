@@ -5,10 +5,6 @@ decision changes, the new memory says it replaces the old one, or the old one
 gets a "superseded by" banner. Returning the old one would mislead the agent,
 so the ranker drops it and lets its successor inherit its relevance.
 
-*Neighbours* (:mod:`memoryd.select.folder_links`): memories that link to each
-other in their headers or bodies belong together; one that is somewhat
-relevant itself comes along with a selected neighbour.
-
 *Near-duplicates*: the same lesson is often recorded twice, months apart, with
 different wording. Each copy adds a detail, so when one is returned its twin
 comes along.
@@ -28,7 +24,6 @@ from memoryd.select._lexicon import concepts_of
 from memoryd.select._text import terms
 from memoryd.select.analysis import FIELDS
 from memoryd.select.candidates import Candidate
-from memoryd.select.folder_links import neighbours
 from memoryd.select.supersession import superseded_by
 
 __all__ = [
@@ -166,7 +161,7 @@ def _near_duplicates_of(
 
 
 class Relations:
-    """Supersession, near-duplicate and neighbour links of one memory directory.
+    """Supersession and near-duplicate links of one memory directory.
 
     They cost O(n²) to find and depend only on the directory's contents, so a caller
     computes them once per directory (from *all* its memories) with
@@ -179,18 +174,15 @@ class Relations:
     below the floor and nothing was shown), so its manifest does not pay for them.
     """
 
-    __slots__ = ("_find", "_lock", "_near", "neighbours", "superseded")
+    __slots__ = ("_find", "_lock", "_near", "superseded")
 
     def __init__(
         self,
         superseded: dict[str, str | None] | None = None,
         near_duplicates: list[tuple[str, str]] | Callable[[], list[tuple[str, str]]] | None = None,
-        neighbours: dict[str, tuple[str, ...]] | None = None,
     ) -> None:
         self.superseded: dict[str, str | None] = superseded if superseded is not None else {}
         """Superseded filename -> the memory that took its place (None when it names none)."""
-        self.neighbours: dict[str, tuple[str, ...]] = neighbours if neighbours is not None else {}
-        """Filename -> the memories it links to or is linked from (``related:``, ``[[links]]``)."""
         self._near: list[tuple[str, str]] | None = None
         self._find: Callable[[], list[tuple[str, str]]] | None = None
         if callable(near_duplicates):
@@ -217,10 +209,9 @@ class Relations:
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Relations):
             return NotImplemented
-        return (self.superseded, self.near_duplicates, self.neighbours) == (
+        return (self.superseded, self.near_duplicates) == (
             other.superseded,
             other.near_duplicates,
-            other.neighbours,
         )
 
     __hash__ = None  # type: ignore[assignment]  # mutable contents, as the dataclass had
@@ -228,7 +219,6 @@ class Relations:
     @classmethod
     def of_folder(
         cls,
-        candidates: Sequence[Candidate],
         headers: Sequence[Header],
         superseded: dict[str, str | None],
         twins: list[tuple[str, str]] | None = None,
@@ -252,21 +242,18 @@ class Relations:
         return cls(
             superseded=superseded,
             near_duplicates=twins if twins is not None else find,
-            neighbours=neighbours(candidates),
         )
 
     def __repr__(self) -> str:
         return (
-            f"Relations(superseded={self.superseded!r}, near_duplicates="
-            f"{self.near_duplicates!r}, neighbours={self.neighbours!r})"
+            f"Relations(superseded={self.superseded!r}, near_duplicates={self.near_duplicates!r})"
         )
 
 
 def compute_relations(candidates: Sequence[Candidate]) -> Relations:
-    """All supersession, near-duplicate and neighbour links among ``candidates``."""
+    """All supersession and near-duplicate links among ``candidates``."""
     stale = superseded_by(candidates)
     return Relations(
         superseded=stale,
         near_duplicates=_near_duplicates(candidates, stale),
-        neighbours=neighbours(candidates),
     )

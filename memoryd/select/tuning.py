@@ -61,9 +61,6 @@ class Tuning:
     prefix_weight: float = 0.0
     """A query word also matches the folder's words that share its first ``PREFIX`` letters
     ("concurrency" and "concurrent", "configuración" and "config") at this weight (0: off)."""
-    neighbour_floor: float | None = None
-    """A memory linked to a returned one (``related:``, ``[[link]]``) is returned too when
-    its own normalised score reaches this (None: links are not followed)."""
     lexicon: frozenset[str] | None = None
     """Paraphrase groups in use, by label (None: every group in ``_lexicon``)."""
 
