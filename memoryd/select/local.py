@@ -79,7 +79,6 @@ class LocalRanker:
         self._cache: SizedCache[tuple[str, str, str, str, str], DocTerms] = SizedCache(
             DOC_CACHE_BYTES
         )
-        self._last_weights: tuple[str, Tuning, dict[str, float]] | None = None
         # The docs are kept with their ids, so no id in the key can be reused meanwhile.
         self._last_vocabulary: tuple[tuple[int, ...], list[str], list[DocTerms]] | None = None
 
@@ -102,7 +101,7 @@ class LocalRanker:
         Summing a candidate's values gives :meth:`scores`; the split lets the cut-off see
         *which* parts of the query a memory answers.
         """
-        qw = self._weights(query)
+        qw = query_weights(query, self.tuning)
         if not qw or not candidates:
             return {c.filename: {} for c in candidates}
         docs = [self._doc(c) for c in candidates]
@@ -140,15 +139,6 @@ class LocalRanker:
             last = (key, sorted(set().union(*(f.keys() for d in docs for f in d.fields))), [*docs])
             self._last_vocabulary = last
         return last[1]
-
-    def _weights(self, query: str) -> dict[str, float]:
-        """:func:`query_weights` under the current tuning, remembered for the last query."""
-        last = self._last_weights
-        if last is not None and last[0] == query and last[1] is self.tuning:
-            return last[2]
-        qw = query_weights(query, self.tuning)
-        self._last_weights = (query, self.tuning, qw)
-        return qw
 
     def scores(self, query: str, candidates: Sequence[Candidate]) -> dict[str, float]:
         """Normalised relevance of every candidate, before any cut-off (for tuning and tests)."""
@@ -235,7 +225,8 @@ class LocalRanker:
         short = [Scored(fn, round(scores.get(fn, 0.0), 6)) for fn in best]
         if max(scores.values(), default=0.0) < self.tuning.absolute_floor:
             return [], scores, short  # most prompts: nothing to calibrate
-        words = {t for t in self._weights(query) if t[0] != "~" and t not in WEAK_TERMS}
+        qw = query_weights(query, self.tuning)  # cheap: one short text
+        words = {t for t in qw if t[0] != "~" and t not in WEAK_TERMS}
         whole = {fn for fn in scores if words and words <= parts[fn].keys()}
         if relations.near_duplicates:  # twins count once, zeros included
             population = one_per_lesson({fn: scores.get(fn, 0.0) for fn in parts}, relations)
