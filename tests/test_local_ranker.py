@@ -18,7 +18,6 @@ from memoryd.select.local import LocalRanker
 from memoryd.select.relations import (
     Relations,
     compute_relations,
-    near_duplicate_pairs,
     superseded_by,
 )
 from memoryd.select.tuning import DEFAULT, Tuning
@@ -127,7 +126,7 @@ def test_near_duplicate_lessons_are_returned_together() -> None:
         type_="feedback",
     )
     other = mem("project_billing.md", "Billing rewrite", "Invoices move to the new billing service")
-    assert near_duplicate_pairs([a, b, other]) == [(a.filename, b.filename)]
+    assert compute_relations([a, b, other]).near_duplicates == [(a.filename, b.filename)]
     got = names(LocalRanker(), "this test uses sleep to wait for the async job", [a, b, other])
     assert sorted(got) == sorted([a.filename, b.filename])
 
@@ -160,7 +159,7 @@ def test_near_duplicates_of_a_folder_with_common_words_are_every_similar_pair(se
     assert every_pair  # the folder has some twins to find
     stale = superseded_by(folder)
     expected = [(a, b) for a, b in every_pair if stale.get(a) != b and stale.get(b) != a]
-    assert near_duplicate_pairs(folder) == expected
+    assert compute_relations(folder).near_duplicates == expected
 
 
 def test_empty_inputs_return_nothing() -> None:
@@ -215,7 +214,6 @@ def test_relations_are_computed_once_per_directory() -> None:
     folder = _queue_folder()
     rel = compute_relations(folder)
     assert rel.superseded == superseded_by(folder)
-    assert rel.near_duplicates == near_duplicate_pairs(folder)
     assert rel.superseded == {"project_queue_sqs.md": "project_queue_kafka.md"}
     assert rel.near_duplicates == [("feedback_no_sleep_in_tests.md", "feedback_wait_helpers.md")]
 

@@ -32,7 +32,6 @@ __all__ = [
     "compute_relations",
     "header_of",
     "header_vector",
-    "near_duplicate_pairs",
     "superseded_by",
 ]
 
@@ -119,18 +118,11 @@ def _pairs_to_compare(
     return pairs
 
 
-def near_duplicate_pairs(candidates: Sequence[Candidate]) -> list[tuple[str, str]]:
-    """Pairs of same-type candidates whose headers say nearly the same thing.
-
-    Pairs where one supersedes the other are not duplicates: the old one is stale.
-    """
-    return _near_duplicates(candidates, superseded_by(candidates))
-
-
 def _near_duplicates(
     candidates: Sequence[Candidate], stale: dict[str, str | None]
 ) -> list[tuple[str, str]]:
-    """:func:`_near_duplicates_of` candidates."""
+    """Pairs of same-type candidates whose headers say nearly the same thing, except where
+    one supersedes the other (the old one is stale, not a duplicate)."""
     return _near_duplicates_of([(c.filename, c.type, header_of(c)) for c in candidates], stale)
 
 
