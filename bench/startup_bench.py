@@ -58,7 +58,7 @@ HEAVY = ("sqlite_utils", "sqlite3", "yaml", "structlog", "anthropic", "apschedul
 TARGET_RATIO = 2.5
 BUDGET_MS = 2000.0
 RATIO_ROWS = ("hook claude-code", "select", "status")
-FALLBACK_IMPORTS = "import memoryd._cli_local, memoryd.integrations.claude_code, structlog"
+FALLBACK_IMPORTS = "import memoryd.cli.local, memoryd.integrations.claude_code, structlog"
 
 
 def hook_event(name: str = "UserPromptSubmit") -> str:

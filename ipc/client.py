@@ -1,10 +1,7 @@
-"""The Python client: typed requests in, typed replies out, typed errors.
+"""The Python client: plain arguments in, typed replies out, typed errors.
 
-:meth:`Client.send` takes any typed request (:mod:`memoryd.operations`,
-:mod:`memoryd.select.types`; light modules, free of SQLite, YAML and
-structlog) and returns its reply type, as the MCP tools use it; the
-per-method helpers take plain arguments and return the same reply types,
-without loading the request classes (the hook's path).
+One helper per socket method takes plain arguments and returns that
+method's reply type.
 
 A :class:`Client` keeps one connection open and sends requests one at a time
 (the protocol answers in order). Error objects from the daemon are raised as
@@ -25,7 +22,7 @@ import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 from memoryd import paths
 from memoryd.errors import (
@@ -39,7 +36,6 @@ from memoryd.errors import (
 from memoryd.ipc.protocol import encode_request, peer_uid
 
 if TYPE_CHECKING:
-    from memoryd.operations import Request
     from memoryd.replies import (
         CheckResult,
         ContextReply,
@@ -55,8 +51,6 @@ if TYPE_CHECKING:
         UnwatchReply,
         WatchReply,
     )
-
-R = TypeVar("R")
 
 
 class Client:
@@ -187,15 +181,6 @@ class Client:
 
     def _timed_out(self) -> DaemonTimeout:
         return DaemonTimeout(f"the daemon did not answer within {self.timeout:g} s")
-
-    def send(self, request: Request[R], **edge: Any) -> R:
-        """Send a typed request and return its typed reply.
-
-        ``edge`` adds params the daemon takes off before its service sees the
-        request (``select``'s ``cwd``).
-        """
-        result: R = self.call(request.METHOD, {**request.params(), **edge})
-        return result
 
     # The helpers below send plain arguments and return the typed replies.
     # They build the wire params themselves: importing the request classes

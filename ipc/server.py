@@ -370,11 +370,6 @@ class Server:
             )
         return handler(req.params)
 
-    @property
-    def accepting(self) -> bool:
-        """Whether the accept thread runs (``status`` tells the truth about it)."""
-        return self._thread is not None and self._thread.is_alive()
-
     @staticmethod
     def _send(sock: socket.socket, data: bytes) -> bool:
         try:

@@ -23,17 +23,6 @@ Kind = Literal["string", "strings", "integer", "boolean", "mapping", "duration",
 """A param's shape on the wire: ``strings`` a list of strings, ``duration`` ``7d`` or seconds,
 ``dirs`` a directory or a list of them."""
 
-JSON_TYPES: dict[str, str | list[str]] = {
-    "string": "string",
-    "strings": "array",
-    "integer": "integer",
-    "boolean": "boolean",
-    "mapping": "object",
-    "duration": ["string", "number"],
-    "dirs": ["string", "array"],
-}
-"""Each kind as a JSON Schema ``type``."""
-
 WIRE_CAPABILITIES = ("peer-uid-check",)
 """Capabilities of the socket itself, not of one method."""
 

@@ -16,14 +16,13 @@ I/O in :mod:`memoryd.sessions.files`; ``report`` and ``check`` parse here.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
 from memoryd import requests as p
 from memoryd.durations import parse_duration
 from memoryd.errors import InvalidParams
 from memoryd.methods import METHODS, REPORT
-from memoryd.replies import CheckResult, ContextReply, ListReply, LoadLastReply, SaveResult
 
 if TYPE_CHECKING:
     from memoryd.sessions.format import SessionInput
@@ -53,67 +52,24 @@ class SaveRequest:
 
 
 @dataclass(frozen=True)
-class SaveParams(Request[SaveResult]):
-    """A ``save`` as a client sends it: the wire's fields, checked by the daemon.
-
-    The checked form is :class:`SaveRequest`, whose session fields come from
-    the session format's parser (which needs YAML, so the client cannot
-    build it). Fields left None are not sent.
-    """
-
-    METHOD = "save"
-    dir: str
-    project: str
-    session_summary: str | None = None
-    active_state: str | None = None
-    session: str | None = None
-    status: str | None = None
-    mode: str | None = None
-    last_checkpoint: str | None = None
-    target_dir: str | None = None
-    steps_completed: dict[str, str] | None = None
-    key_decisions: list[str] | None = None
-    checkpoints_approved: list[str] | None = None
-    checkpoint_decisions: dict[str, dict[str, Any]] | None = None
-    replace: bool | None = None
-
-    def params(self) -> Mapping[str, object]:
-        sent = ((f.name, getattr(self, f.name)) for f in fields(self))
-        return {name: value for name, value in sent if value is not None}
-
-
-@dataclass(frozen=True)
-class LoadLastRequest(Request[LoadLastReply]):
+class LoadLastRequest:
     """A checked ``load_last`` request; ``project`` is the slug (lowercased)."""
 
-    METHOD = "load_last"
     dir: str
     project: str
     project_given: object = None
     reveal_secrets: bool = False
 
-    def params(self) -> Mapping[str, object]:
-        return {"dir": self.dir, "project": self.project, "reveal_secrets": self.reveal_secrets}
-
 
 @dataclass(frozen=True)
-class ContextRequest(Request[ContextReply]):
+class ContextRequest:
     """A checked ``context`` request: the task, one or more directories, scope and budget."""
 
-    METHOD = "context"
     task: str
     dirs: tuple[str, ...]
     project: str | None = None
     budget_tokens: int = DEFAULT_BUDGET
     project_given: object = None
-
-    def params(self) -> Mapping[str, object]:
-        return {
-            "task": self.task,
-            "dir": list(self.dirs),
-            "project": self.project,
-            "budget_tokens": self.budget_tokens,
-        }
 
 
 @dataclass(frozen=True)
@@ -125,25 +81,19 @@ class ReportRequest:
 
 
 @dataclass(frozen=True)
-class ListRequest(Request[ListReply]):
+class ListRequest:
     """A checked ``list`` request: the files in or below one folder."""
 
     METHOD = "list"
     dir: str
 
-    def params(self) -> Mapping[str, object]:
-        return {"dir": self.dir}
-
 
 @dataclass(frozen=True)
-class CheckRequest(Request[CheckResult]):
+class CheckRequest:
     """A checked ``check`` request: the folder whose citing memories to re-check."""
 
     METHOD = "check"
     dir: str
-
-    def params(self) -> Mapping[str, object]:
-        return {"dir": self.dir}
 
 
 Folder = TypeVar("Folder", ListRequest, CheckRequest)

@@ -122,11 +122,6 @@ def socket_choice() -> SocketChoice:
     return SocketChoice(Path(f"/tmp/memoryd-{uid}") / "memoryd.sock", why)  # noqa: S108 - 0700
 
 
-def runtime_dir() -> Path:
-    """The directory of the default socket (see :func:`socket_choice`)."""
-    return socket_choice().path.parent
-
-
 def default_socket() -> Path:
     """The socket path: ``MEMORYD_SOCKET``, else the runtime dir's ``memoryd.sock``."""
     return socket_choice().path

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 from conftest import CORPUS, MakeMemory
 
-from memoryd._cli_local import index_dirs
 from memoryd.cli import main
+from memoryd.cli.local import index_dirs
 from memoryd.indexer.store import IndexStore
 
 INDEX_LINE = re.compile(

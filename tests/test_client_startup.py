@@ -39,7 +39,7 @@ OWN = (
     "memoryd.sessions.format",
     "memoryd.sessions.files",
     "memoryd.report",
-    "memoryd._cli_local",
+    "memoryd.cli.local",
 )
 IMPORT_LINE = re.compile(r"^import time:\s+\d+ \|\s+\d+ \|\s+(\S+)")
 

@@ -21,8 +21,8 @@ from typing import Any
 import pytest
 from daemon_fixtures import DaemonProc, composed, daemon_env
 
-from memoryd._cli_daemon import render_status
 from memoryd._unicode_words import unspaced_grams
+from memoryd.cli.daemon import render_status
 from memoryd.config import Config
 from memoryd.errors import InvalidParams
 from memoryd.indexer import parse as parse_mod

@@ -24,7 +24,7 @@ The layers, bottom to top (a module may import its own layer and any below):
    client.
 6. **top**: the programs built from the rest: ``memoryd.daemon``,
    ``memoryd.integrations`` (the hook, MCP), ``memoryd.systemd``, the CLI
-   (``cli``, ``_cli_*``, ``__main__``, ``completion``), ``doctor``,
+   (the ``cli`` package, ``__main__``, ``completion``), ``doctor``,
    ``config_explain``, and the ``memoryd`` package itself, whose
    ``__init__`` re-exports the client as the public surface.
 
@@ -75,7 +75,6 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     (
         "memoryd",
         "memoryd.__main__",
-        "memoryd._cli_*",
         "memoryd.cli",
         "memoryd.completion",
         "memoryd.config_explain",

@@ -14,7 +14,6 @@ import json
 import os
 import sqlite3
 from collections.abc import Callable
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -25,16 +24,7 @@ from memoryd.config import Config
 from memoryd.errors import InvalidParams, NotFound
 from memoryd.indexer import queries
 from memoryd.indexer.store import IndexStore
-from memoryd.operations import (
-    CheckRequest,
-    ContextRequest,
-    ListRequest,
-    LoadLastRequest,
-    SaveParams,
-    parse_folder,
-)
 from memoryd.select.selector import Selector
-from memoryd.select.types import SelectRequest, parse_select
 from memoryd.service import LocalReports, MemoryService, StoreIndex
 from memoryd.sessions.files import parse_context, parse_load_last, parse_save
 from memoryd.staleness.checks import Checker
@@ -229,30 +219,21 @@ def test_check_writes_its_verdicts_through_the_index(
         service.call("check", {"dir": str(memdir), "strict": True})
 
 
-def test_what_a_client_sends_parses_back_to_the_same_request(memdir: Path) -> None:
-    """The typed requests a client builds (``Client.send``, the MCP tools) survive the wire."""
-    select = SelectRequest(query="ledger", dir=str(memdir), surfaced=("a.md",), limit=3)
-    assert parse_select(select.params()) == select
-    last = LoadLastRequest(str(memdir), PROJECT, reveal_secrets=True)
-    assert parse_load_last(last.params()) == replace(last, project_given=PROJECT)
-    brief = ContextRequest("ledger wiring", (str(memdir), "/elsewhere"), PROJECT, 300)
-    assert parse_context(brief.params()) == replace(brief, project_given=PROJECT)
-    listing = ListRequest(str(memdir))
-    assert parse_folder(listing.params(), ListRequest) == listing
-    check = CheckRequest(str(memdir))
-    assert parse_folder(check.params(), CheckRequest) == check
-
-
 def test_a_save_as_a_client_sends_it_is_checked_and_written(
     service: MemoryService, memdir: Path
 ) -> None:
     steps = {"S1": "posted the first invoice"}
-    sent = SaveParams(str(memdir), PROJECT, "Wired the ledger", session="2026-11-30-11-00")
-    sent = replace(sent, steps_completed=steps, key_decisions=["ledger posts nightly"])
-    assert "mode" not in sent.params()  # unset fields are not sent
-    checked = parse_save(sent.params())
+    sent = {
+        "dir": str(memdir),
+        "project": PROJECT,
+        "session_summary": "Wired the ledger",
+        "session": "2026-11-30-11-00",
+        "steps_completed": steps,
+        "key_decisions": ["ledger posts nightly"],
+    }
+    checked = parse_save(sent)
     assert checked.dir == str(memdir) and checked.session.steps_completed == steps
-    saved = service.call(sent.METHOD, sent.params())
+    saved = service.call("save", sent)
     assert saved["filename"] == f"2026-11-30-11-00-{PROJECT}.md"
     text = (memdir / saved["filename"]).read_text(encoding="utf-8")
     assert "ledger posts nightly" in text and "posted the first invoice" in text

@@ -13,7 +13,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from memoryd._cli_common import print_json
+from memoryd.cli.common import print_json
 
 
 def register(sub: Any) -> None:

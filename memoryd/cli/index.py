@@ -6,9 +6,9 @@ import argparse
 from typing import TYPE_CHECKING, Any
 
 from memoryd import methods
-from memoryd._cli_common import add_db_option, memory_dir, print_json, wire_params
-from memoryd._cli_daemon import add_socket_options, daemon_or_local
 from memoryd._delivery import MAX_FILE_BYTES, MAX_FILE_LINES
+from memoryd.cli.common import add_db_option, memory_dir, print_json, wire_params
+from memoryd.cli.daemon import add_socket_options, daemon_or_local
 
 if TYPE_CHECKING:
     from memoryd.replies import ListReply
@@ -30,11 +30,11 @@ def register(sub: Any) -> None:
 
 
 def cmd_index(args: argparse.Namespace) -> int:
-    from memoryd import _cli_local  # noqa: PLC0415 - in-process work, loaded when needed
+    from memoryd.cli import local  # noqa: PLC0415 - in-process work, loaded when needed
 
     dirs = [memory_dir(d) for d in args.dirs]
-    with _cli_local.local_store(args) as store:
-        result = _cli_local.index_dirs(store, dirs)
+    with local.local_store(args) as store:
+        result = local.index_dirs(store, dirs)
     if args.json:
         print_json(result.to_json())
         return 0

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NotRequired, TypedDict
 
 from memoryd import paths
-from memoryd._cli_suggest import near_folder
+from memoryd.cli.suggest import near_folder
 from memoryd.errors import DirectoryError
 
 if TYPE_CHECKING:

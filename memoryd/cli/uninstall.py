@@ -11,7 +11,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from memoryd._cli_common import add_codex_config_option, add_settings_option
+from memoryd.cli.common import add_codex_config_option, add_settings_option
 
 
 def register(sub: Any) -> None:

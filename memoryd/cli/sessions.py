@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from memoryd import methods
-from memoryd._cli_common import (
+from memoryd.cli.common import (
     add_db_option,
     described,
     memory_dir,
@@ -17,7 +17,7 @@ from memoryd._cli_common import (
     project_slug,
     wire_params,
 )
-from memoryd._cli_daemon import add_socket_options, daemon_or_local
+from memoryd.cli.daemon import add_socket_options, daemon_or_local
 from memoryd.errors import ConfigError
 from memoryd.sessions._choices import MODES, STATUSES
 

@@ -22,8 +22,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from memoryd import logs
-from memoryd._cli_common import memory_dir, note, print_json
-from memoryd._cli_wait import told_while_starting
+from memoryd.cli.common import memory_dir, note, print_json
+from memoryd.cli.wait import told_while_starting
 from memoryd.errors import START_HINT, DaemonUnavailable, UnsafeDaemon
 from memoryd.ipc.client import Client
 
@@ -89,9 +89,9 @@ def daemon_or_local(args: argparse.Namespace, method: str, params: Mapping[str, 
     else:
         _refuse_daemon_flags(args)
     logs.ensure_configured()
-    from memoryd import _cli_local  # noqa: PLC0415 - the heavy side, loaded only here
+    from memoryd.cli import local  # noqa: PLC0415 - the heavy side, loaded only here
 
-    return _cli_local.call(args, method, given)
+    return local.call(args, method, given)
 
 
 def _refuse_daemon_flags(args: argparse.Namespace) -> None:
@@ -414,7 +414,7 @@ def cmd_unwatch(args: argparse.Namespace) -> int:
 
 
 def cmd_install_service(args: argparse.Namespace) -> int:
-    from memoryd._cli_serve_args import checked_serve_args  # noqa: PLC0415
+    from memoryd.cli.serve_args import checked_serve_args  # noqa: PLC0415
     from memoryd.daemon.units import install  # noqa: PLC0415
 
     extra = checked_serve_args([a for a in args.serve_args if a != "--"])

@@ -15,7 +15,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from memoryd._cli_common import add_db_option, memory_dir, print_json
+from memoryd.cli.common import add_db_option, memory_dir, print_json
 from memoryd.errors import MemorydError
 
 

@@ -2,7 +2,7 @@
 
 This module pulls in the indexer, SQLite, YAML, the selector and the report
 builder, which is most of memoryd's start-up cost. The CLI modules therefore
-reach it only through :func:`memoryd._cli_daemon.daemon_or_local` (and in
+reach it only through :func:`memoryd.cli.daemon.daemon_or_local` (and in
 ``memoryd index``, which never asks a daemon), so a command answered by the
 daemon never loads it.
 
@@ -20,7 +20,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from memoryd import config as config_mod
-from memoryd._cli_common import db_path
+from memoryd.cli.common import db_path
 from memoryd.indexer import queries
 from memoryd.indexer.store import IndexStore
 from memoryd.indexer.sync import Syncer, SyncResult

@@ -20,8 +20,8 @@ from memoryd.errors import ConfigError
 def checked_serve_args(words: list[str]) -> list[str]:
     """``words`` as the unit should pass them to ``memoryd serve``; ConfigError when they fail."""
     from memoryd import config as config_mod  # noqa: PLC0415 - only this command needs it
-    from memoryd._cli_common import memory_dir  # noqa: PLC0415
     from memoryd.cli import build_parser  # noqa: PLC0415 - the parser serve itself uses
+    from memoryd.cli.common import memory_dir  # noqa: PLC0415
 
     # A malformed option (``--root`` without a folder) is argparse's usage error, as for serve.
     args, unknown = build_parser("serve").parse_known_args(["serve", *words])

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from memoryd._cli_common import note
+from memoryd.cli.common import note
 from memoryd.errors import MemorydError
 from memoryd.ipc.client import Client
 

@@ -14,7 +14,8 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from memoryd import __version__, _cli_suggest, logs
+from memoryd import __version__, logs
+from memoryd.cli import suggest
 from memoryd.errors import MemorydError
 
 # The module that registers each subcommand. A run builds (and imports) only
@@ -23,34 +24,34 @@ from memoryd.errors import MemorydError
 # --help` and unknown commands get them all. tests/test_client_startup.py
 # checks this table against what the modules register.
 COMMANDS = {
-    "index": "_cli_index",
-    "list": "_cli_index",
-    "serve": "_cli_daemon",
-    "status": "_cli_daemon",
-    "stop": "_cli_daemon",
-    "reindex": "_cli_daemon",
-    "watch": "_cli_daemon",
-    "unwatch": "_cli_daemon",
-    "install-service": "_cli_daemon",
-    "select": "_cli_select",
-    "stats": "_cli_select",
-    "save": "_cli_sessions",
-    "load-last": "_cli_sessions",
-    "context": "_cli_sessions",
-    "hook": "_cli_integrations",
-    "install-hook": "_cli_integrations",
-    "install-mcp": "_cli_integrations",
-    "mcp": "_cli_integrations",
-    "report": "_cli_report",
-    "check": "_cli_check",
-    "config": "_cli_config",
-    "uninstall-hook": "_cli_uninstall",
-    "uninstall-mcp": "_cli_uninstall",
-    "uninstall-service": "_cli_uninstall",
-    "completion": "_cli_completion",
-    "doctor": "_cli_doctor",
-    "why": "_cli_why",
-    "eval": "_cli_why",
+    "index": "index",
+    "list": "index",
+    "serve": "daemon",
+    "status": "daemon",
+    "stop": "daemon",
+    "reindex": "daemon",
+    "watch": "daemon",
+    "unwatch": "daemon",
+    "install-service": "daemon",
+    "select": "select",
+    "stats": "select",
+    "save": "sessions",
+    "load-last": "sessions",
+    "context": "sessions",
+    "hook": "integrations",
+    "install-hook": "integrations",
+    "install-mcp": "integrations",
+    "mcp": "integrations",
+    "report": "report",
+    "check": "check",
+    "config": "config",
+    "uninstall-hook": "uninstall",
+    "uninstall-mcp": "uninstall",
+    "uninstall-service": "uninstall",
+    "completion": "completion",
+    "doctor": "doctor",
+    "why": "why",
+    "eval": "why",
 }
 
 
@@ -66,7 +67,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     wanted = [COMMANDS[command]] if command in COMMANDS else dict.fromkeys(COMMANDS.values())
     for name in wanted:
-        importlib.import_module(f"memoryd.{name}").register(sub)
+        importlib.import_module(f"memoryd.cli.{name}").register(sub)
     _remember_parsers(sub)
     return parser
 
@@ -113,7 +114,7 @@ def _remember_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) 
 def main(argv: Sequence[str] | None = None) -> int:
     words = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser(words[0] if words else None)
-    misspelt = _cli_suggest.misspelt_option(parser, words)
+    misspelt = suggest.misspelt_option(parser, words)
     if misspelt is not None:
         owner, given, meant = misspelt
         owner.error(f"unrecognized argument {given}; did you mean {meant}?")

@@ -11,7 +11,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from memoryd._cli_common import print_json
+from memoryd.cli.common import print_json
 
 LABELS = {"ok": "ok  ", "warn": "warn", "fail": "FAIL"}
 
