@@ -15,7 +15,8 @@ read + parse, row building, inserts, FTS5 build, citations), to
 show where the time goes. ``--daemon`` compares, as whole processes started
 ``--repeat`` times each, interleaved, ``memoryd index`` of the tree into an
 empty index with a real daemon's first start on it until ``status`` says
-ready (bench/_daemon.py); the target is a daemon no slower.
+ready (bench/_daemon.py), in wall time and in the process's CPU time (which
+other work on the machine moves less); the target is a daemon no slower.
 
 The budgets: a first index of 10k files within 5 s with its progress counted
 file by file, and a no-change resync of 10k within 0.5 s.
@@ -26,6 +27,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -36,6 +38,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _corpus import make_tree
 from _daemon import daemon_env, running_daemon
+from _limits import cpu_s
 
 from memoryd.indexer.parse import parse_file
 from memoryd.indexer.scanner import walk_dirs
@@ -124,15 +127,20 @@ def _child(script: str, *args: str) -> dict[str, Any]:
     return result
 
 
-def cli_index(root: Path, workdir: Path) -> float:
-    """``memoryd index root`` into an empty index, as a whole process; its wall time."""
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def cli_index(root: Path, workdir: Path) -> tuple[float, float]:
+    """``memoryd index root`` into an empty index, as a whole process: wall and CPU seconds."""
     db = workdir / "cli-index.db"
     _remove_db(db)
     env = daemon_env(workdir / "cli-home", "WARNING")
     argv = [sys.executable, "-m", "memoryd", "index", str(root), "--db", str(db)]
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), _children_cpu()
     subprocess.run(argv, check=True, capture_output=True, env=env)
-    return time.perf_counter() - started
+    return time.perf_counter() - started, _children_cpu() - cpu
 
 
 def daemon_first_index(root: Path, repeat: int, workdir: Path) -> dict[str, Any]:
@@ -140,16 +148,23 @@ def daemon_first_index(root: Path, repeat: int, workdir: Path) -> dict[str, Any]
 
     The ratio is taken per pair (one of each, run back to back)."""
     loadavg = os.getloadavg()[0]
-    cli, ready = [], []
+    cli, ready, cli_cpu, ready_cpu = [], [], [], []
     for _ in range(repeat):
-        cli.append(cli_index(root, workdir))
+        wall, cpu = cli_index(root, workdir)
+        cli.append(wall)
+        cli_cpu.append(cpu)
         with running_daemon([root]) as daemon:
+            ready_cpu.append(cpu_s(daemon.pid))
             ready.append(daemon.ready_s)
     pairs = list(zip(ready, cli, strict=True))
+    cpu_pairs = list(zip(ready_cpu, cli_cpu, strict=True))
     return {
         "cli_s": [min(cli), max(cli)],
         "ready_s": [min(ready), max(ready)],
         "ready_x_cli": [min(r / c for r, c in pairs), max(r / c for r, c in pairs)],
+        "cli_cpu_s": [min(cli_cpu), max(cli_cpu)],
+        "ready_cpu_s": [min(ready_cpu), max(ready_cpu)],
+        "cpu_x_cli": [min(r / c for r, c in cpu_pairs), max(r / c for r, c in cpu_pairs)],
         "loadavg": [loadavg, os.getloadavg()[0]],
     }
 
@@ -222,13 +237,18 @@ def print_table(rows: list[dict[str, Any]]) -> None:
             print(f"{r['files']:,} files, CPU s per step of a first index: {cells}")
     daemon_rows = [r for r in rows if r["daemon"]]
     if daemon_rows:
-        head = f"{'files':>7} | {'memoryd index':>13} | {'daemon to ready':>15} | {'x index':>9}"
+        head = (
+            f"{'files':>7} | {'memoryd index':>13} | {'daemon to ready':>15} | {'x index':>9} | "
+            f"{'index CPU':>11} | {'daemon CPU':>11} | {'x index':>9}"
+        )
         print(f"\n{head}\n{'-' * len(head)}")
     for r in daemon_rows:
         d = r["daemon"]
         print(
             f"{r['files']:>7} | {_range(d['cli_s'], '.2f'):>11} s | "
-            f"{_range(d['ready_s'], '.2f'):>13} s | {_range(d['ready_x_cli'], '.2f'):>8}x"
+            f"{_range(d['ready_s'], '.2f'):>13} s | {_range(d['ready_x_cli'], '.2f'):>8}x | "
+            f"{_range(d['cli_cpu_s'], '.2f'):>9} s | {_range(d['ready_cpu_s'], '.2f'):>9} s | "
+            f"{_range(d['cpu_x_cli'], '.2f'):>8}x"
             f"   (loadavg {d['loadavg'][0]:.2f} -> {d['loadavg'][1]:.2f})"
         )
     for r in rows:
