@@ -1,7 +1,7 @@
 """Index speed: a first index and a no-change resync against one plain header scan.
 
 Usage: python bench/index_bench.py [--sizes 10000] [--repeat 3] [--workdir DIR] [--phases]
-                                   [--json]
+                                   [--daemon] [--json]
 
 Each size gets a fresh synthetic tree (bench/_corpus.py). The baseline, run
 on the same files in the same run, is one plain header scan: walk the tree
@@ -12,7 +12,11 @@ file changed each run in a child process, so peak RSS comes from the kernel.
 figures are given as ranges over the runs. ``--phases`` adds, per size, the
 CPU time of each step of a first index done by hand in one process (walk,
 read + parse, row building, inserts, FTS5 build, citations), to
-show where the time goes.
+show where the time goes. ``--daemon`` compares, as whole processes started
+``--repeat`` times each, interleaved, ``memoryd index`` of the tree into an
+empty index with a real daemon's first start on it until ``status`` says
+ready (bench/_daemon.py), in wall time and in the process's CPU time (which
+other work on the machine moves less); the target is a daemon no slower.
 
 The budgets: a first index of 10k files within 5 s with its progress counted
 file by file, and a no-change resync of 10k within 0.5 s.
@@ -23,6 +27,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -32,6 +37,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _corpus import make_tree
+from _daemon import daemon_env, running_daemon
+from _limits import cpu_s
 
 from memoryd.indexer.parse import parse_file
 from memoryd.indexer.scanner import walk_dirs
@@ -120,7 +127,51 @@ def _child(script: str, *args: str) -> dict[str, Any]:
     return result
 
 
-def bench(size: int, workdir: Path, repeat: int, with_phases: bool) -> dict[str, Any]:
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def cli_index(root: Path, workdir: Path) -> tuple[float, float]:
+    """``memoryd index root`` into an empty index, as a whole process: wall and CPU seconds."""
+    db = workdir / "cli-index.db"
+    _remove_db(db)
+    env = daemon_env(workdir / "cli-home", "WARNING")
+    argv = [sys.executable, "-m", "memoryd", "index", str(root), "--db", str(db)]
+    started, cpu = time.perf_counter(), _children_cpu()
+    subprocess.run(argv, check=True, capture_output=True, env=env)
+    return time.perf_counter() - started, _children_cpu() - cpu
+
+
+def daemon_first_index(root: Path, repeat: int, workdir: Path) -> dict[str, Any]:
+    """``memoryd index`` and a daemon's first start to ready on ``root``, interleaved.
+
+    The ratio is taken per pair (one of each, run back to back)."""
+    loadavg = os.getloadavg()[0]
+    cli, ready, cli_cpu, ready_cpu = [], [], [], []
+    for _ in range(repeat):
+        wall, cpu = cli_index(root, workdir)
+        cli.append(wall)
+        cli_cpu.append(cpu)
+        with running_daemon([root]) as daemon:
+            ready_cpu.append(cpu_s(daemon.pid))
+            ready.append(daemon.ready_s)
+    pairs = list(zip(ready, cli, strict=True))
+    cpu_pairs = list(zip(ready_cpu, cli_cpu, strict=True))
+    return {
+        "cli_s": [min(cli), max(cli)],
+        "ready_s": [min(ready), max(ready)],
+        "ready_x_cli": [min(r / c for r, c in pairs), max(r / c for r, c in pairs)],
+        "cli_cpu_s": [min(cli_cpu), max(cli_cpu)],
+        "ready_cpu_s": [min(ready_cpu), max(ready_cpu)],
+        "cpu_x_cli": [min(r / c for r, c in cpu_pairs), max(r / c for r, c in cpu_pairs)],
+        "loadavg": [loadavg, os.getloadavg()[0]],
+    }
+
+
+def bench(
+    size: int, workdir: Path, repeat: int, with_phases: bool, with_daemon: bool
+) -> dict[str, Any]:
     root = workdir / f"tree-{size}"
     files = make_tree(root, size)
     db = workdir / f"index-{size}.db"
@@ -142,6 +193,7 @@ def bench(size: int, workdir: Path, repeat: int, with_phases: bool) -> dict[str,
     if with_phases:
         _remove_db(workdir / f"phases-{size}.db")
         steps = _child(PHASES, str(workdir / f"phases-{size}.db"), str(root))
+    daemon = daemon_first_index(root, repeat, workdir) if with_daemon else None
     scan = min(scans)
     return {
         "files": size,
@@ -154,6 +206,7 @@ def bench(size: int, workdir: Path, repeat: int, with_phases: bool) -> dict[str,
         "one_changed_s": one["seconds"],
         "peak_rss_mb": max([*rss, *(n["rss_mb"] for n in nochange), one["rss_mb"]]),
         "phases": steps,
+        "daemon": daemon,
         "loadavg_end": os.getloadavg()[0],
     }
 
@@ -182,6 +235,22 @@ def print_table(rows: list[dict[str, Any]]) -> None:
         if r["phases"]:
             cells = ", ".join(f"{k} {v:.3f}" for k, v in r["phases"].items())
             print(f"{r['files']:,} files, CPU s per step of a first index: {cells}")
+    daemon_rows = [r for r in rows if r["daemon"]]
+    if daemon_rows:
+        head = (
+            f"{'files':>7} | {'memoryd index':>13} | {'daemon to ready':>15} | {'x index':>9} | "
+            f"{'index CPU':>11} | {'daemon CPU':>11} | {'x index':>9}"
+        )
+        print(f"\n{head}\n{'-' * len(head)}")
+    for r in daemon_rows:
+        d = r["daemon"]
+        print(
+            f"{r['files']:>7} | {_range(d['cli_s'], '.2f'):>11} s | "
+            f"{_range(d['ready_s'], '.2f'):>13} s | {_range(d['ready_x_cli'], '.2f'):>8}x | "
+            f"{_range(d['cli_cpu_s'], '.2f'):>9} s | {_range(d['ready_cpu_s'], '.2f'):>9} s | "
+            f"{_range(d['cpu_x_cli'], '.2f'):>8}x"
+            f"   (loadavg {d['loadavg'][0]:.2f} -> {d['loadavg'][1]:.2f})"
+        )
     for r in rows:
         if r["files"] != BUDGET_FILES:
             continue
@@ -200,10 +269,13 @@ def main() -> None:
     parser.add_argument("--workdir", type=Path, default=None)
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--phases", action="store_true", help="time each step of a first index")
+    parser.add_argument(
+        "--daemon", action="store_true", help="a daemon's first start next to `memoryd index`"
+    )
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
     with tempfile.TemporaryDirectory(dir=args.workdir) as tmp:
-        rows = [bench(size, Path(tmp), args.repeat, args.phases) for size in sizes]
+        rows = [bench(size, Path(tmp), args.repeat, args.phases, args.daemon) for size in sizes]
     if args.json:
         print(json.dumps(rows, indent=2))
     else:
