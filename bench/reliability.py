@@ -110,7 +110,8 @@ class Daemon:
                     if c.status()["state"] == "ready":
                         return time.perf_counter() - started
             except MemorydError:
-                time.sleep(0.05)
+                pass
+            time.sleep(0.02)  # a tight loop of status calls slows the first index it waits on
         raise RuntimeError(f"daemon not ready in {timeout} s: {self.log_tail()}")
 
     @property
