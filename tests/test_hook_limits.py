@@ -47,7 +47,9 @@ def test_diagnostics_go_to_the_log_file_or_with_debug_to_stderr(
             event, "--socket", str(path), "--timeout", "0.5", "--log-file", str(log)
         )
     assert loud.stdout == ""
-    assert "hook_gave_nothing" in loud.stderr and "did not answer" in loud.stderr
+    # On a loaded machine the 0.5 s can run out before the hook has asked at all.
+    assert "hook_gave_nothing" in loud.stderr
+    assert "did not answer" in loud.stderr or "no time left" in loud.stderr
     assert len(log.read_text().splitlines()) == 2
 
 

@@ -19,7 +19,7 @@ from memoryd._unicode_words import words as _unicode_words
 _WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 _VOWEL = re.compile(r"[aeiouy]")
-_SHORT_CVC = re.compile(r".*[^aeiou][aeiou][^aeiouwxy]")
+_SHORT_CVC = re.compile(r"[^aeiou][aeiou][^aeiouwxy]\Z")  # the end of a short stem
 
 _STOPWORDS_TEXT = """
 a about above after again against all also am an and any are as at be because been before
@@ -74,7 +74,7 @@ def stem(word: str) -> str:
             if len(base) > 2 and base[-1] == base[-2] and base[-1] not in "lsz":
                 base = base[:-1]
             elif base.endswith(("at", "bl", "iz", "iv", "ur", "ac", "ag", "dl", "ov")) or (
-                len(base) >= 3 and _SHORT_CVC.fullmatch(base) and len(base) <= 4
+                3 <= len(base) <= 4 and _SHORT_CVC.search(base)
             ):
                 base += "e"
             w = base
