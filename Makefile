@@ -1,4 +1,8 @@
-# Two entry points: `make serve` and `make test`. Both create .venv on first use.
+# Three entry points: `make serve`, `make check` and `make test`. Each creates
+# .venv on first use. `check` is the fast tier to run while working: lint, mypy
+# and the unit tests (those that start no process and no server, as
+# tests/conftest.py marks them `unit`). `test` is everything: lint, mypy and
+# every test.
 # `make e2e` drives the real Claude Code CLI (pinned and newest) and Codex CLI
 # (pinned), from the npm registry and cached in .cache/, offline against local
 # fake APIs; CI runs it after `test`.
@@ -12,7 +16,7 @@ SUM := $(shell cksum < pyproject.toml | cut -d' ' -f1)
 RUNTIME := $(VENV)/.runtime-$(SUM)
 DEV := $(VENV)/.dev-$(SUM)
 
-.PHONY: serve test e2e lint typecheck pytest bench wheel-tour clean
+.PHONY: serve check test e2e lint typecheck pytest bench wheel-tour clean
 
 # tools/venv.sh does the set-up under one lock, so both may start at once.
 $(RUNTIME): pyproject.toml
@@ -41,6 +45,12 @@ pytest: $(DEV)
 	$(BIN)/pytest -q tests/serial
 
 test: lint typecheck pytest
+
+# mypy's cache (.mypy_cache/mapped) makes a repeat run take seconds. The unit
+# tests wait on nothing, and each worker imports every test module: one
+# worker per core is faster here than three.
+check: lint typecheck
+	$(BIN)/pytest -q -n 2 -m unit
 
 e2e: $(DEV)
 	@echo "memoryd: end-to-end tests with the real Claude Code and Codex CLIs (installed into .cache/ on first use)"

@@ -17,8 +17,8 @@ comparable, with no per-language word list:
   whole. Korean, which does space its words but glues particles to them,
   gets the same treatment, so "서버를" still meets "서버".
 
-Everything else that Unicode calls a letter or digit forms words as before.
-Pure ASCII text never comes here (the callers' ASCII paths are unchanged).
+Everything else that Unicode calls a letter or digit forms words as usual.
+Pure ASCII text never comes here: the callers keep a plain path for it.
 """
 
 from __future__ import annotations

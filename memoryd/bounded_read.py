@@ -17,7 +17,7 @@ Whatever sits at a memory or session path is read through :func:`read_capped`:
   only to a file inside their root, and never through one without a root.
 
 Failures are :class:`NotAFile` (an ``OSError``, so callers that catch
-``OSError`` keep working) with a message naming what was found. Light on
+``OSError`` catch it too) with a message naming what was found. Light on
 purpose: the Claude Code hook reads the memories it injects with it.
 """
 

@@ -2,15 +2,12 @@
 
 memoryd logs through structlog; its libraries (apscheduler, watchdog, httpx,
 the anthropic SDK) log through stdlib ``logging``, often from their own
-threads. These used to reach stderr on separate terms: structlog's
-PrintLogger prints the rendered event and then its newline as two writes, and
-stdlib's StreamHandler holds a lock of its own. On line-buffered stderr a
-library warning from one thread could land between another thread's JSON
-object and its newline, and journald got one line nobody could parse.
-
-Both paths now end in :class:`structlog.WriteLogger` on the same stream:
+threads. Both paths end in :class:`structlog.WriteLogger` on the same stream:
 each line, newline included, is written in one call under the one lock
-structlog keeps for that stream. Library records are rendered by the same
+structlog keeps for that stream, so a library warning from one thread never
+lands between another thread's JSON object and its newline (structlog's
+PrintLogger writes the two apart, and stdlib's StreamHandler holds a lock of
+its own). Library records are rendered by the same
 processors as memoryd's own events, so in JSON mode every line is a JSON
 object with ``event``, ``level``, ``timestamp`` and the library's ``logger``.
 """

@@ -3,8 +3,8 @@
 The daemon's dispatch, the service's params checks, ``status``'s
 ``capabilities`` and the start-up gate read these definitions; the CLI's
 flags, the MCP tools' input schemas, the client's helpers and
-docs/protocol.md are held to them by tests/test_method_drift.py, so a param
-added here and forgotten there fails a test instead of drifting.
+docs/protocol.md are held to them by a drift test, so a param added here
+and forgotten there fails a test instead of drifting.
 
 The CLI's daemon-backed commands import it before they send anything, so it
 imports only :mod:`memoryd.replies` (typing) and is made of plain classes (no

@@ -2,9 +2,9 @@
 
 A request is parsed once where it enters memoryd (a socket handler, the
 CLI's in-process fallback) and the service below never reads a wire dict.
-Every mistake is the ``invalid_params`` error, naming the field, that the
-wire has always given. Directories stay as given: the index a service runs
-over resolves them (the daemon also keeps them watched).
+Every mistake is an ``invalid_params`` error naming the field. Directories
+stay as given: the index a service runs over resolves them (the daemon also
+keeps them watched).
 
 Only the standard library and the param checks are imported here, so the
 client path can build these requests without loading SQLite, YAML or

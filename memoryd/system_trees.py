@@ -1,10 +1,8 @@
 """Folders memoryd never watches or writes into: system trees and pseudo file systems.
 
-``watch /proc`` used to walk the process table as if it were notes, and
-``roots: [/]`` the whole machine (on the main thread, ignoring SIGHUP, until
-the first badly named file crashed it); ``save`` with ``dir: /usr`` wrote a
-session file there. :func:`refusal` says why a folder is refused, before
-anything is walked or written:
+:func:`refusal` says why a folder is refused as a root, a ``watch`` or a
+``save`` target, before anything is walked or written, so that neither the
+process table, nor the whole machine, nor ``/usr`` is ever taken for notes:
 
 * too broad to be a memory folder: ``/``, the home directory, ``/home``,
   ``/tmp`` and the like, themselves (folders inside them are fine);

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import pickle
 import shutil
+import subprocess
 import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -13,6 +14,7 @@ from typing import Any, Protocol
 import pytest
 
 from memoryd.indexer.store import IndexStore
+from memoryd.ipc.server import Server
 
 # isolation: HOME, XDG_* and MEMORYD_* point into a folder of the run's own before
 # any test runs, so no test reaches the user's daemon, config or ~/.claude.
@@ -23,6 +25,35 @@ pytest_plugins = ["isolation", "daemon_fixtures", "fake_messages_api", "hook_pro
 # The end-to-end tests drive the real Claude Code CLI: `make e2e` runs them
 # (with MEMORYD_E2E=1), `make test` does not collect them.
 collect_ignore = [] if os.environ.get("MEMORYD_E2E") == "1" else ["e2e"]
+
+# ---------------------------------------------------------------------------
+# Tiers. A test is a unit test (marked `unit`; `make check` runs `-m unit`)
+# when it cannot start a process or a server: none of its fixtures does
+# (SERVER_FIXTURES, and every fixture built on them) and its module imports
+# nothing that does (:func:`starters`). Found from the tests themselves, so no test
+# carries the mark by hand and a new daemon test never lands in the fast tier.
+# ---------------------------------------------------------------------------
+SERVER_FIXTURES = frozenset(
+    {"make_daemon", "shared_daemon", "fake_messages_api", "fake_openai_api"}
+)
+
+
+def starters(config: pytest.Config) -> set[int]:
+    """What a test module imports to start a process or a server itself."""
+    fixtures = config.pluginmanager.get_plugin("daemon_fixtures")
+    assert fixtures is not None, "daemon_fixtures is one of pytest_plugins"
+    return {id(obj) for obj in (subprocess, fixtures.DaemonProc, fixtures.module_daemon, Server)}
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    starting = starters(config)
+    for item in items:
+        module = getattr(item, "module", None)
+        held = vars(module).values() if module is not None else ()
+        fixtures = getattr(item, "fixturenames", ())
+        if SERVER_FIXTURES.isdisjoint(fixtures) and not any(id(v) in starting for v in held):
+            item.add_marker(pytest.mark.unit)
+
 
 # ---------------------------------------------------------------------------
 # Foundation fixtures (indexer / index store / `memoryd index` tests).

@@ -8,8 +8,8 @@ protocol itself: newline-delimited JSON-RPC 2.0 with the ``initialize``
 handshake (protocol versions 2024-11-05 to 2025-11-25), ``ping``,
 ``tools/list`` and ``tools/call``, using only the standard library and
 memoryd's light client modules. It answers ``initialize`` as soon as the
-interpreter is up and adds little per call over the daemon's own time
-(bench/startup_bench.py measures both). ``server/discover``
+interpreter is up and adds little per call over the daemon's own time.
+``server/discover``
 (the stateless 2026 era) is answered "method not found", which makes such
 clients fall back to the handshake.
 

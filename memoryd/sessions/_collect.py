@@ -1,6 +1,6 @@
 """The findings of a brief: every entry of the sessions read, scored against the task.
 
-brief.py decides which sessions bear on the task and reads all of their
+:mod:`.brief` decides which sessions bear on the task and reads all of their
 project; this module turns their entries into ranked findings. Each step is
 one function: score the entries (:class:`_Scoring`), keep one item per entry
 and rank them (:func:`_ranked`), find the earlier decisions that later ones

@@ -5,7 +5,7 @@ with a one-line reason, because a checkout that is missing, not readable,
 not a repository or simply enormous must yield an explanation, never an
 exception in the daemon. History is read once per checkout and then extended
 commit range by commit range (:meth:`History.extend`), so a new commit costs
-one short ``git log``, not a re-read of 5,000 commits.
+one short ``git log``, not a re-read of the whole history.
 """
 
 from __future__ import annotations
