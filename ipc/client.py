@@ -142,8 +142,17 @@ class Client:
             req_id = next(self._ids)
             params = {k: v for k, v in (params or {}).items() if v is not None}
             try:
-                self._send(encode_request(req_id, method, params))
-                reply = _decode_reply(self._receive(), req_id)
+                try:
+                    self._send(encode_request(req_id, method, params))
+                except DaemonUnavailable:
+                    # It may have said why before it hung up (``busy`` at its cap).
+                    said = self._said_before_hanging_up()
+                    if said is None:
+                        raise
+                    reply = _decode_reply(said, req_id)
+                    self.close()
+                else:
+                    reply = _decode_reply(self._receive(), req_id)
             except (NoReply, ProtocolError, DaemonUnavailable):
                 # The stream's state is unknown now: never reuse it.
                 self.close()
@@ -167,6 +176,14 @@ class Client:
             raise DaemonUnavailable(
                 f"the daemon hung up before taking the request: {exc}"
             ) from None
+
+    def _said_before_hanging_up(self) -> bytes | None:
+        """A line the daemon wrote before closing a connection it would not serve, if any."""
+        try:
+            line: bytes = self._file.readline()
+        except OSError:
+            return None
+        return line or None
 
     def _receive(self) -> bytes:
         try:
