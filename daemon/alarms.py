@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING
 from memoryd.indexer.queries import iso_utc
 from memoryd.indexer.scanner import is_memory_filename
 from memoryd.integrations._hook_state import HookFailures
+from memoryd.paths import escaped
 from memoryd.replies import Alarm, FeatureStatus
 
 if TYPE_CHECKING:
@@ -181,14 +182,6 @@ def _empty(selected_json: str) -> bool:
         return False
 
 
-def _utf8(name: str) -> bool:
-    try:
-        name.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
-
-
 def _disk_vs_index(conn: sqlite3.Connection, root: str) -> tuple[int, int, int] | None:
     """Files of ``root``'s own folder: (not in the index, changed since, deleted but indexed).
 
@@ -199,11 +192,11 @@ def _disk_vs_index(conn: sqlite3.Connection, root: str) -> tuple[int, int, int] 
     try:
         folder_settled = os.stat(root).st_mtime < cutoff
         with os.scandir(root) as listing:
-            # a name that is not UTF-8 is indexed under its escaped form: not sampled
-            names = (e for e in listing if is_memory_filename(e.name) and _utf8(e.name))
+            names = (e for e in listing if is_memory_filename(e.name))
             entries = list(itertools.islice(names, SAMPLE_FILES + 1))
+        # keyed as the index keys them: a name that is not UTF-8 or holds a control, escaped
         on_disk = {
-            e.name: e.stat(follow_symlinks=False)
+            escaped(e.name): e.stat(follow_symlinks=False)
             for e in entries[:SAMPLE_FILES]
             if e.is_file(follow_symlinks=False)
         }
@@ -226,7 +219,7 @@ def _disk_vs_index(conn: sqlite3.Connection, root: str) -> tuple[int, int, int] 
             changed += 1
     gone = 0
     if folder_settled and len(entries) <= SAMPLE_FILES:  # the whole folder was listed
-        listed = {e.name for e in entries}
+        listed = {escaped(e.name) for e in entries}
         rows = conn.execute(
             "SELECT filename FROM files WHERE directory = ? LIMIT ?", (root, 2 * SAMPLE_FILES)
         )

@@ -71,6 +71,21 @@ def test_a_healthy_daemon_has_no_alarms(
         assert any(line.startswith("ok") and f"  {name}  " in line for line in doctor.splitlines())
 
 
+def test_files_indexed_under_escaped_names_are_not_an_index_behind_the_disk(
+    make_daemon: Callable[..., DaemonProc], tmp_path: Path
+) -> None:
+    root = settled_folder(tmp_path / "memory", ["a.md"])
+    for raw in (b"bad_\xff.md", b"new\nline.md"):
+        path = os.path.join(os.fsencode(root), raw)
+        with open(path, "wb") as fh:
+            fh.write(b"---\ndescription: a memory with a hostile name\n---\n")
+        os.utime(path, (HOUR_AGO, HOUR_AGO))
+    os.utime(root, (HOUR_AGO, HOUR_AGO))
+    d = make_daemon(roots=[root])
+    kinds, _text, _doctor = shown(d)
+    assert "index" not in kinds
+
+
 def test_failed_hook_requests_are_counted_until_one_is_answered(
     make_daemon: Callable[..., DaemonProc], tmp_path: Path
 ) -> None:
