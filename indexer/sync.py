@@ -79,7 +79,7 @@ def _unchanged(st: FileStat) -> bool:
 
 
 class Progress(Protocol):
-    """Told how many files each directory of a full scan held, once it is reconciled."""
+    """Told of the files a full scan has done, file by file as each is reconciled."""
 
     def advance(self, files: int) -> None: ...
 
