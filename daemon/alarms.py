@@ -35,6 +35,7 @@ from memoryd.paths import escaped
 from memoryd.replies import Alarm, FeatureStatus
 
 if TYPE_CHECKING:
+    from memoryd.daemon.lifecycle import Lifecycle
     from memoryd.daemon.maintenance import Maintenance
     from memoryd.daemon.readers import Readers
     from memoryd.daemon.watcher import Watcher
@@ -58,13 +59,13 @@ class Alarms:
         watcher: Watcher,
         maintenance: Maintenance,
         readers: Readers,
-        ready: Callable[[], bool],
+        life: Lifecycle,
     ) -> None:
         self._roots = roots
         self._watcher = watcher
         self._maintenance = maintenance
         self._readers = readers
-        self._ready = ready
+        self._life = life
 
     def status(self) -> FeatureStatus:
         return {"alarms": self.find()}
@@ -75,7 +76,7 @@ class Alarms:
         if hook is not None:
             found.append({"kind": "hook", "message": hook})
         found += self._watchers()
-        if self._ready():
+        if self._life.is_ready:
             try:
                 conn = self._readers.conn()
                 found += _nothing_selected(conn)

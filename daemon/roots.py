@@ -19,7 +19,10 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
+
+from memoryd.indexer.store import IndexStore
+from memoryd.indexer.sync import Syncer
 
 Origin = Literal["configured", "claude", "default", "serve", "watch", "request"]
 
@@ -77,6 +80,10 @@ class RootSet:
         """The root ``directory`` is in (itself or an ancestor), if any."""
         with self._lock:
             return next((r for r in self._roots if under(directory, r)), None)
+
+    def syncer(self, store: IndexStore, **options: Any) -> Syncer:
+        """A :class:`Syncer` that follows symlinked files only within their own root."""
+        return Syncer(store, root_of=self.covering, **options)
 
     def add(self, path: str, origin: Origin, last_used: float | None = None) -> Root:
         """Record ``path`` with ``origin`` besides any origins it already has."""

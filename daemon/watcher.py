@@ -136,22 +136,22 @@ class Watcher:
 
     ``on_paths(paths, listed)`` gets the paths to reconcile (files, and
     directories created, moved or deleted) and, apart, the directories whose
-    entries changed, whose names alone need comparing with the index.
-    ``on_lost(root)`` is called on the observer's thread when events under
-    ``root`` were lost (it must not block: it queues the root's rescan).
+    entries changed, whose names alone need comparing with the index. What
+    the watcher knows of its roots' health (dead, returned, replaced, events
+    lost) is asked of it: it calls nothing else.
     """
 
     def __init__(
         self,
         on_paths: Callable[[set[str], set[str]], None],
         *,
-        on_lost: Callable[[str], None] = lambda root: None,
         settle: float = 0.05,
         polling_interval: float = 1.0,
         inotify_watches: int | None = None,
     ) -> None:
         self.on_paths = on_paths
-        self.on_lost = on_lost
+        self._lost: set[str] = set()
+        """Roots whose events the kernel dropped since :meth:`lost_roots` was last asked."""
         self.settle = settle
         self.polling_interval = polling_interval
         self.inotify_watches = inotify_budget() if inotify_watches is None else inotify_watches
@@ -203,7 +203,7 @@ class Watcher:
             return self.modes[root]
         # Taken first: a folder swapped in while the watch is set up is noticed as replaced.
         st = os.stat(root)
-        handler = _Handler(self._hint, self._count, lambda: self.on_lost(root))
+        handler = _Handler(self._hint, self._count, lambda: self._note_lost(root))
         in_use = sum(self._dirs.values())
         needed = watched_directories(root)
         note = None
@@ -269,6 +269,16 @@ class Watcher:
             missing = [root for root, mode in self.modes.items() if mode == "missing"]
         return [root for root in missing if os.path.isdir(root)]
 
+    def lost_roots(self) -> list[str]:
+        """Roots whose events the kernel dropped since the last call (to rescan now), once each."""
+        with self._cond:
+            lost, self._lost = self._lost, set()
+        return sorted(root for root in lost if root in self._watches)
+
+    def _note_lost(self, root: str) -> None:
+        with self._cond:
+            self._lost.add(root)
+
     def replaced_roots(self) -> list[str]:
         """Watched roots whose path now names another directory, or none (to watch afresh).
 
@@ -289,9 +299,15 @@ class Watcher:
                 replaced.append(root)
         return replaced
 
-    def restart(self, root: str) -> WatcherMode:
-        """Watch a root afresh; a root that cannot be watched is marked ``missing``."""
+    def restart(self, root: str) -> WatcherMode | None:
+        """Watch a root afresh; a root that cannot be watched is marked ``missing``.
+
+        A root removed meanwhile stays removed (None): only a root the watcher
+        still holds, watched or ``missing``, is set up again.
+        """
         with self._lock:
+            if root not in self.modes:
+                return None
             self._unschedule(root, keep_mode=True)
             try:
                 return self._add_root(root)

@@ -56,7 +56,7 @@ from memoryd.replies import (
     StatsReply,
 )
 from memoryd.report import Retention, produce
-from memoryd.report.oversize import mark_listing
+from memoryd.report.oversize import listing
 from memoryd.report.sessions import DAY
 from memoryd.select import telemetry
 from memoryd.select.manifest import superseded_in
@@ -305,8 +305,7 @@ class MemoryService:
         directory = self.index.directory(request.dir)
         conn = self.index.reader()
         files = queries.files_under(conn, directory)
-        listing = queries.listing(files, directory, superseded_in(files))
-        return annotate_listing(conn, mark_listing(listing, files))
+        return annotate_listing(conn, listing(files, directory, superseded_in(files)))
 
     def cmd_save(self, params: Mapping[str, Any]) -> SaveResult:
         return self.save(sessions.parse_save(params))

@@ -253,7 +253,7 @@ def test_a_watcher_batch_indexes_the_files_after_a_bad_one(tmp_path: Path) -> No
         parts.maintenance.reconcile("startup")
         bad_folder(root)
         paths = {str(p) for p in root.iterdir()}
-        parts.roots.queue_hints(paths, set())
+        parts.watcher.on_paths(paths, set())
         found = indexed(parts, root)  # the writer runs jobs in order: the batch is done
     assert found.keys() == {Path(p).name for p in paths}
     assert found["z_good_one.md"] is None and found["z_good_two.md"] is None
@@ -276,7 +276,7 @@ def test_a_path_that_fails_does_not_stop_the_rest_of_its_batch(
         parts.maintenance.reconcile("startup")
         for name in ("a_first.md", "b.md", "c.md"):
             (root / name).write_text(memory_text(""))
-        parts.roots.queue_hints({str(p) for p in root.iterdir()}, set())
+        parts.watcher.on_paths({str(p) for p in root.iterdir()}, set())
         found = indexed(parts, root)
     assert found == {"b.md": None, "c.md": None}
 
@@ -291,7 +291,7 @@ def test_a_failed_reconcile_shows_in_status_and_does_not_raise(
         raise RuntimeError("a reconcile bug")
 
     with composed(cfg_for(tmp_path, root)) as parts:
-        status = parts.server.handlers["status"]
+        status = parts.handlers["status"]
         assert "last_reconcile_error" not in status({})
         monkeypatch.setattr(Syncer, "sync_trees", broken)
         assert parts.maintenance.reconcile_quietly("scheduled") is None

@@ -23,7 +23,7 @@ import re
 import sqlite3
 import tempfile
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, cast
 
@@ -154,26 +154,41 @@ _UNNAMED_TEMP_AGE_S = 60.0
 
 
 def remove_stale_temp_files(directories: Sequence[str]) -> int:
-    """Delete :func:`write_atomic` temp files whose writer is gone; how many were removed.
+    """Delete :func:`write_atomic` temp files under ``directories`` whose writer is gone.
+
+    Hidden and symlinked directories are skipped, as the scanner does.
+    """
+
+    def files() -> Iterator[str]:
+        for top in directories:
+            for directory, subdirs, names in os.walk(top):
+                subdirs[:] = [d for d in subdirs if not d.startswith(".")]
+                yield from (os.path.join(directory, name) for name in names)
+
+    return remove_stale_temps(files())
+
+
+def is_temp_name(name: str) -> bool:
+    """True for a name :func:`write_atomic` gives its temp files."""
+    return _TEMP_NAME.match(name) is not None
+
+
+def remove_stale_temps(paths: Iterable[str]) -> int:
+    """Delete the temp files among ``paths`` whose writer is gone; how many were removed.
 
     A ``kill -9`` between the temp file's creation and its rename leaves
-    ``.<name>.<pid>.<random>.tmp`` behind. Hidden and symlinked directories
-    are skipped, as the scanner does; only names of exactly that shape are
-    touched, and only when their pid no longer runs.
+    ``.<name>.<pid>.<random>.tmp`` behind. Only names of exactly that shape
+    are touched, and only when their pid no longer runs.
     """
     removed = 0
     now = time.time()
-    for top in directories:
-        for directory, subdirs, files in os.walk(top):
-            subdirs[:] = [d for d in subdirs if not d.startswith(".")]
-            for name in files:
-                match = _TEMP_NAME.match(name)
-                path = os.path.join(directory, name)
-                if match is None or not _writer_gone(match.group(2), path, now):
-                    continue
-                with contextlib.suppress(FileNotFoundError):
-                    os.unlink(path)
-                    removed += 1
+    for path in paths:
+        match = _TEMP_NAME.match(os.path.basename(path))
+        if match is None or not _writer_gone(match.group(2), path, now):
+            continue
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(path)
+            removed += 1
     return removed
 
 
