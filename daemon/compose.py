@@ -25,14 +25,14 @@ from memoryd.config import Config
 from memoryd.daemon import health, startup
 from memoryd.daemon.alarms import Alarms
 from memoryd.daemon.core import Core, Where
-from memoryd.daemon.daemon_index import DaemonIndex, RunRows
 from memoryd.daemon.handlers import DaemonMethods
+from memoryd.daemon.index import DaemonIndex, RunRows
 from memoryd.daemon.lifecycle import Job, Lifecycle
 from memoryd.daemon.maintenance import Maintenance, repairer
 from memoryd.daemon.readers import Readers
-from memoryd.daemon.report_handlers import Reporter
+from memoryd.daemon.reporter import Reporter
 from memoryd.daemon.roots import RootSet
-from memoryd.daemon.staleness_handlers import Staleness
+from memoryd.daemon.staleness_checker import Staleness
 from memoryd.daemon.watched_roots import WatchedRoots, hint_sink
 from memoryd.daemon.watcher import Watcher
 from memoryd.daemon.writer import Writer

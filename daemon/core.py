@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from memoryd.daemon.maintenance import Maintenance, ReconcileInfo
     from memoryd.daemon.readers import Readers
     from memoryd.daemon.roots import Origin
-    from memoryd.daemon.staleness_handlers import Staleness
+    from memoryd.daemon.staleness_checker import Staleness
     from memoryd.daemon.watched_roots import WatchedRoots
     from memoryd.daemon.watcher import Watcher
     from memoryd.daemon.writer import Writer

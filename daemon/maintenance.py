@@ -25,7 +25,7 @@ from apscheduler.triggers.interval import IntervalTrigger
 
 from memoryd.config import Config
 from memoryd.daemon import startup, systemd
-from memoryd.daemon.daemon_index import RunRows
+from memoryd.daemon.index import RunRows
 from memoryd.daemon.lifecycle import Job
 from memoryd.daemon.roots import RootSet
 from memoryd.daemon.watched_roots import WatchedRoots

@@ -79,7 +79,7 @@ def check_hook(facts: Facts) -> Check:
 
 
 def check_units(facts: Facts) -> Check:
-    from memoryd.daemon.units import UNITS, user_unit_dir  # noqa: PLC0415
+    from memoryd.integrations.systemd_units import UNITS, user_unit_dir  # noqa: PLC0415
 
     target = user_unit_dir()
     service = target / UNITS[0]

@@ -18,7 +18,7 @@ import pytest
 from daemon_fixtures import DaemonProc, scaled, wait_until, write_memory
 
 from memoryd.cli import main
-from memoryd.daemon.units import install, render
+from memoryd.integrations.systemd_units import install, render
 from memoryd.ipc.client import Client
 
 

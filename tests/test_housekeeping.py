@@ -10,7 +10,7 @@ from pathlib import Path
 from daemon_fixtures import composed
 
 from memoryd.config import Config
-from memoryd.daemon import report_handlers
+from memoryd.daemon import reporter
 from memoryd.daemon.maintenance import WallClock
 from memoryd.indexer.store import IndexStore
 from memoryd.select import telemetry
@@ -41,14 +41,14 @@ def test_the_jobs_are_rescheduled_from_now_after_the_clock_went_back(tmp_path: P
     with composed(cfg) as parts:
         parts.scheduler.start(paused=True)
         parts.schedule()
-        job = parts.scheduler.get_job(report_handlers.JOB_ID)
+        job = parts.scheduler.get_job(reporter.JOB_ID)
         # What the clock going back a day leaves: a next run more than a day ahead.
         now = dt.datetime.now(job.next_run_time.tzinfo)
         job.modify(next_run_time=job.next_run_time + dt.timedelta(days=1))
         parts.scheduler.get_job("reconcile").modify(next_run_time=now + dt.timedelta(days=2))
         assert job.next_run_time - now > dt.timedelta(days=1)
         parts.schedule()
-        job = parts.scheduler.get_job(report_handlers.JOB_ID)
+        job = parts.scheduler.get_job(reporter.JOB_ID)
         assert job.next_run_time - now <= dt.timedelta(days=1)
         reconcile = parts.scheduler.get_job("reconcile").next_run_time
         assert reconcile - now < dt.timedelta(days=1)

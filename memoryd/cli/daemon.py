@@ -415,7 +415,7 @@ def cmd_unwatch(args: argparse.Namespace) -> int:
 
 def cmd_install_service(args: argparse.Namespace) -> int:
     from memoryd.cli.serve_args import checked_serve_args  # noqa: PLC0415
-    from memoryd.daemon.units import install  # noqa: PLC0415
+    from memoryd.integrations.systemd_units import install  # noqa: PLC0415
 
     extra = checked_serve_args([a for a in args.serve_args if a != "--"])
     for unit in install(args.unit_dir, extra):
