@@ -5,9 +5,8 @@ the readers, the watcher, the roots, the periodic jobs, the selector and the
 service over the index, the reporter, the staleness checker, the socket
 methods and the server. Each part is built after everything it uses and
 gets it as constructor arguments, never the daemon; no part is handed a
-collaborator later. The daemon (daemon/app.py) keeps only its life:
-claiming the socket, starting, reloading and stopping what :func:`compose`
-built.
+collaborator later. The daemon keeps only its life: claiming the socket,
+starting, reloading and stopping what :func:`compose` built.
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ what either will watch.
 The inotify side replaces two steps of watchdog's watch group (its tree walk
 and the events it makes up for a new directory's contents); where the
 installed watchdog has no such group, :data:`PRUNES_INOTIFY` is False and the
-plain observer is used, which watches every directory as before.
+plain observer is used, which watches every directory.
 """
 
 from __future__ import annotations

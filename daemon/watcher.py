@@ -10,8 +10,7 @@ Python.
 
 All roots share two observers (one inotify, one polling), so a root costs
 watchdog's emitter and nothing more, and the daemon holds one inotify
-instance whatever the number of roots (an observer per root took one of the
-user's 128 each). What stays scarce is inotify *watches*, one per directory,
+instance (of the user's few) whatever the number of roots. What stays scarce is inotify *watches*, one per directory,
 shared with every other program of the user (editors, IDEs): memoryd uses at
 most :func:`inotify_budget`, half of ``max_user_watches``, and a root whose
 directories would not fit, or whose inotify setup hits a limit anyway
