@@ -215,24 +215,9 @@ class Daemon:
             log.error("daemon.reload_failed", error=refused, kept="the running configuration")
             systemd.notify("STATUS=configuration reload refused")
             return
+        # The paths stay: the socket, the state and the index are this process's.
         self.cfg = replace(
-            self.cfg,
-            roots=fresh.roots,
-            anthropic=fresh.anthropic,
-            log_queries=fresh.log_queries,
-            reconcile_interval=fresh.reconcile_interval,
-            request_root_idle_days=fresh.request_root_idle_days,
-            telemetry_keep_days=fresh.telemetry_keep_days,
-            telemetry_keep_runs=fresh.telemetry_keep_runs,
-            max_request_roots=fresh.max_request_roots,
-            max_connections=fresh.max_connections,
-            idle_timeout=fresh.idle_timeout,
-            settle_ms=fresh.settle_ms,
-            report_cron=fresh.report_cron,
-            report_older_than_days=fresh.report_older_than_days,
-            report_keep=fresh.report_keep,
-            report_max_age_days=fresh.report_max_age_days,
-            checkouts=fresh.checkouts,
+            fresh, socket=self.cfg.socket, state_dir=self.cfg.state_dir, db=self.cfg.db
         )
         if self._parts is not None:
             self._parts.reconfigure(self.cfg)

@@ -36,7 +36,7 @@ from memoryd.indexer.scanner import Listing, is_memory_filename, walk_dirs
 from memoryd.indexer.store import IndexStore
 from memoryd.indexer.sync import SyncResult
 from memoryd.replies import FeatureStatus, ReconcileFailure
-from memoryd.sessions.files import is_temp_name, remove_stale_temp_files, remove_stale_temps
+from memoryd.sessions.files import is_temp_name, remove_stale_temps
 
 log = structlog.get_logger("memoryd.daemon")
 
@@ -212,7 +212,8 @@ class Maintenance:
                     break
                 temps += [e.path for e in entries if is_temp_name(e.name)]
                 tree.append((directory, [e for e in entries if not is_temp_name(e.name)]))
-        removed = remove_stale_temps(temps) + remove_stale_temp_files([self._reports_dir])
+        reports = walk_dirs(self._reports_dir, keep=is_temp_name)
+        removed = remove_stale_temps([*temps, *(e.path for _, found in reports for e in found)])
         if removed:
             log.info("daemon.temp_files_removed", count=removed)
         return listed

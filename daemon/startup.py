@@ -1,16 +1,11 @@
-"""What the daemon shows while it builds its first index, and who waits for it.
+"""The first index: its progress, the methods held until it is complete, the preloads.
 
-On a first start over a large folder set the full reconcile can take a while.
-Instead of a silent socket, the daemon serves ``status`` from the start (with
-the files done, the total and the rate under ``indexing``) and logs the same
-numbers at most once a second; every other method waits until the index is
-complete, so no answer is ever computed from a half-built index.
-
-A heavy module that the first request would import (the anthropic SDK, when an
-API key is set) is imported on a thread of its own while the index is built,
-and the daemon declares itself ready only once it is loaded: on a busy machine
-that import alone is slow, and it belongs in the start-up, not in the
-first ``select`` (whose client has a time budget).
+``status`` answers from the start (the files done, the total and the rate
+under ``indexing``, logged at most once a second); every other method waits
+until the index is complete, so no answer is computed from a half-built
+index. A heavy module the first request would import (a judge's SDK) is
+imported on a thread of its own meanwhile, and the daemon is ready only once
+it is loaded: that cost belongs to the start-up, not to the first ``select``.
 """
 
 from __future__ import annotations

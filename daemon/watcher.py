@@ -1,20 +1,16 @@
-"""watchdog events as hints: collect touched paths, settle, hand them on.
+"""The roots' watches: watchdog events as hints, collected, settled and handed on.
 
-Events are never trusted for content: both ends of a move are queued, and
-after ``settle`` seconds without a new event the batch goes to the writer,
-which re-stats every path. Editor temp files fall out because only ``*.md``
-files and directories are kept. Roots are scheduled with an event filter
-(``CONTENT_EVENTS``), so opens and read-only closes, which agents, backups and
-IDE indexers cause all day, are not even asked of inotify and never wake
-Python.
+Events are never trusted for content: both ends of a move are kept, only
+``*.md`` files and directories, and after ``settle`` seconds of quiet the
+batch goes to its sink, which re-states every path from disk. Only events
+that can change the disk are subscribed (``CONTENT_EVENTS``): reads never
+wake Python.
 
-All roots share two observers (one inotify, one polling), so a root costs
-watchdog's emitter and nothing more, and the daemon holds one inotify
-instance (of the user's few) whatever the number of roots. What stays scarce is inotify *watches*, one per directory,
-shared with every other program of the user (editors, IDEs): memoryd uses at
-most :func:`inotify_budget`, half of ``max_user_watches``, and a root whose
-directories would not fit, or whose inotify setup hits a limit anyway
-(ENOSPC, EMFILE), is polled instead, with a note in ``status`` saying why.
+All roots share two observers (one inotify, one polling). inotify watches
+(one per directory) are shared with the user's other programs: memoryd uses
+at most :func:`inotify_budget`, and a root whose directories would not fit,
+or whose set-up hits a kernel limit, is polled instead, with a note in
+``status`` saying why.
 """
 
 from __future__ import annotations

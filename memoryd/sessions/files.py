@@ -23,7 +23,7 @@ import re
 import sqlite3
 import tempfile
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, cast
 
@@ -151,21 +151,6 @@ TEMP_SUFFIX = ".tmp"
 _TEMP_NAME = re.compile(r"^\..+\.(md|json)\.(?:(\d+)\.)?[a-z0-9_]{8}\.tmp$")
 _UNNAMED_TEMP_AGE_S = 60.0
 """Temp files from before names carried a pid are removed only once this old."""
-
-
-def remove_stale_temp_files(directories: Sequence[str]) -> int:
-    """Delete :func:`write_atomic` temp files under ``directories`` whose writer is gone.
-
-    Hidden and symlinked directories are skipped, as the scanner does.
-    """
-
-    def files() -> Iterator[str]:
-        for top in directories:
-            for directory, subdirs, names in os.walk(top):
-                subdirs[:] = [d for d in subdirs if not d.startswith(".")]
-                yield from (os.path.join(directory, name) for name in names)
-
-    return remove_stale_temps(files())
 
 
 def is_temp_name(name: str) -> bool:
