@@ -46,7 +46,7 @@ def test_the_first_index_walks_each_root_once_and_clears_stale_temp_files(
         parts.roots.restore([(str(first), "configured"), (str(second), "configured")])
         result = parts.maintenance.reconcile("startup")
         progress = parts.maintenance.indexing
-    assert sorted(walks) == [str(first), str(second)]
+    assert (walks.count(str(first)), walks.count(str(second))) == (1, 1)
     assert result.added == 6
     assert progress is not None and (progress.done, progress.total) == (6, 6)
     assert not stale.exists()
