@@ -57,8 +57,8 @@ if touch:
     p = Path(touch); p.write_text(p.read_text() + "\nedited\n")
 class Progress:
     done = 0
-    def advance(self, files):
-        self.done += files
+    def advance(self):
+        self.done += 1
 progress = Progress()
 store = IndexStore(Path(db))
 t = time.perf_counter()
