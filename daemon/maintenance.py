@@ -3,8 +3,8 @@
 A full reconcile is the same per-path decision as a watcher hint over a
 stat walk of every root, run on the writer thread (never on the main thread,
 which handles signals); it repairs whatever events were lost. A *recrawl* is
-the same for one root, at once, when the watcher knows events were lost there
-or its folder was replaced; ``status`` counts them per root. The periodic
+the same for one root, within a second, when the watcher knows events were
+lost there or its folder was replaced; ``status`` counts them per root. The periodic
 jobs (a full reconcile every ``reconcile_interval``, the observer check every
 second, the systemd watchdog ping) are handed to the daemon as data
 (:meth:`Maintenance.jobs`); :class:`WallClock` notices the clock being set
