@@ -39,7 +39,12 @@ from watchdog.events import (
     FileSystemEventHandler,
 )
 
-from memoryd.daemon.pruned_watch import inotify_observer, polling_observer, watched_directories
+from memoryd.daemon.pruned_watch import (
+    Budget,
+    inotify_observer,
+    polling_observer,
+    watch_budget,
+)
 from memoryd.indexer.scanner import is_memory_filename
 
 if TYPE_CHECKING:
@@ -200,23 +205,22 @@ class Watcher:
         st = os.stat(root)
         handler = _Handler(self._hint, self._count, lambda: self._note_lost(root))
         in_use = sum(self._dirs.values())
-        needed = watched_directories(root)
-        note = None
-        if in_use + needed <= self.inotify_watches:
-            try:
+        budget, note = Budget(self.inotify_watches - in_use), None
+        try:  # the set-up's own walk counts the watches it takes against what is left
+            with watch_budget(root, budget):
                 observer = self._observer("inotify")
                 watch = observer.schedule(
                     handler, root, recursive=True, event_filter=CONTENT_EVENTS
                 )
-            except OSError as exc:
-                if exc.errno not in _LIMIT_ERRNOS:
-                    raise
-                note = f"inotify refused it ({os.strerror(exc.errno)})"
-        else:
-            note = (
-                f"its {needed:,} directories would take memoryd past {self.inotify_watches:,} "
-                f"inotify watches ({in_use:,} in use; half the user's, the rest left to others)"
-            )
+        except OSError as exc:
+            if exc.errno not in _LIMIT_ERRNOS:
+                raise
+            note = f"inotify refused it ({os.strerror(exc.errno)})"
+            if budget.exceeded:
+                note = (
+                    f"its directories would take memoryd past {self.inotify_watches:,} inotify "
+                    f"watches ({in_use:,} in use; half the user's, the rest left to others)"
+                )
         mode: WatcherMode = "inotify"
         if note is not None:
             note += f"; polled every {self.polling_interval:g} s instead"
@@ -227,7 +231,7 @@ class Watcher:
             self.notes[root] = note
         else:
             self.notes.pop(root, None)
-            self._dirs[root] = needed
+            self._dirs[root] = budget.taken
         self._watches[root] = (observer, watch)
         self._identity[root] = (st.st_dev, st.st_ino)
         self.modes[root] = mode

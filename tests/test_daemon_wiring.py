@@ -10,7 +10,7 @@ import pytest
 from daemon_fixtures import composed, write_memory
 
 from memoryd.config import Config
-from memoryd.daemon import maintenance, startup
+from memoryd.daemon import maintenance, pruned_watch, startup
 from memoryd.indexer import scanner, sync
 
 
@@ -65,3 +65,24 @@ def test_a_root_unwatched_meanwhile_is_not_watched_again(tmp_path: Path) -> None
         os.rename(root, tmp_path / "moved")
         parts.maintenance.check_observers()
         assert parts.watcher.mode_of(str(root)) == (None, None)
+
+
+def test_a_root_is_walked_once_to_be_watched_and_its_watches_counted(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = tmp_path / "memory"
+    for name in ("a", "b", "b/c"):
+        (root / name).mkdir(parents=True)
+    walks: list[str] = []
+    real = pruned_watch.kept_subdirectories
+
+    def walk(top: str, **options: Any) -> Any:
+        walks.append(top)
+        return real(top, **options)
+
+    monkeypatch.setattr(pruned_watch, "kept_subdirectories", walk)
+    with composed(_cfg(tmp_path, root)) as parts:
+        assert parts.watcher.add_root(str(root)) == "inotify"
+        taken = parts.watcher._dirs[str(root)]
+    assert walks == [str(root)]
+    assert taken == 4  # the root and its three directories
