@@ -1,21 +1,13 @@
 """What quietly stopped working, in words: ``status``'s ``alarms``, which ``doctor`` repeats.
 
-Four things fail without an error anyone sees, and each is an alarm here
-(``kind``, then a ``message`` that says what is wrong and what it cost):
-
-* ``hook``: the Claude Code hook's last requests to the daemon failed (the
-  hook counts them in a small file, :class:`~memoryd.integrations._hook_state.HookFailures`);
-* ``selection``: a folder with memories had nothing selected for its last
-  :data:`NOTHING_RUNS` selects (``selector_runs``);
-* ``watcher``: a root is polled instead of watched with inotify, its folder
-  is gone, its watcher died, or the kernel dropped its events;
-* ``index``: the index is behind the disk: the last reconcile found files the
-  watcher had not reported, or a stat of each root's own files (at most
-  :data:`SAMPLE_FILES`) disagrees with the index for files changed more than
-  :data:`GRACE_S` ago.
-
-Every check is bounded (a few hundred rows, one directory listing per root),
-so ``status`` stays cheap; an alarm that cannot be worked out is left out.
+Each alarm is a ``kind`` and a ``message`` saying what is wrong and what it
+cost: ``hook`` (the hook's last requests failed), ``selection`` (a folder with
+memories had nothing selected for its last :data:`NOTHING_RUNS` selects),
+``watcher`` (a root polled, gone, its watcher dead, or its events dropped),
+``index`` (the index behind the disk: drift found by the last reconcile, or a
+sample of each root's own files that disagrees with it). Every check is
+bounded, so ``status`` stays cheap; an alarm that cannot be worked out is
+left out.
 """
 
 from __future__ import annotations

@@ -64,10 +64,6 @@ class Budget:
         if self.taken > self.limit:
             raise OSError(errno.ENOSPC, f"more than {self.limit:,} directories to watch")
 
-    @property
-    def exceeded(self) -> bool:
-        return self.taken > self.limit
-
 
 _setting_up = threading.local()
 
@@ -83,10 +79,6 @@ def watch_budget(root: str, budget: Budget) -> Iterator[None]:
         yield
     finally:
         _setting_up.budget = None
-
-
-def _nothing() -> None:
-    return None
 
 
 def _is_real_dir(entry: os.DirEntry[str]) -> bool:
@@ -129,7 +121,7 @@ if PRUNES_INOTIFY:
                 return
             # The set-up (not yet active) counts against the root's budget.
             budget = None if self.is_active else getattr(_setting_up, "budget", None)
-            take = budget.take if budget is not None else _nothing
+            take = budget.take if budget is not None else lambda: None
             take()
             self._add_callback(path)
             if self.is_recursive and os.path.isdir(path):

@@ -1,18 +1,10 @@
-"""Compaction reports in the daemon: a scheduled job, and the writer of ``report``'s.
+"""Compaction reports in the daemon: the scheduled job, and the writer of ``report``'s.
 
-The job runs on ``reports.cron`` from the config (local time); the daemon
-installs it (:meth:`Reporter.jobs`) in its scheduler, whose job defaults make
-it coalesced (missed runs collapse into one), one at a time, and still run
-after a missed start within the misfire grace. A ``report`` request and a scheduled run
-share one lock, so two reports are never written at once: a request waits
-for a running report, a scheduled run that finds one running is skipped.
-
-For tests and for trying the schedule out, the environment variable
-``MEMORYD_REPORT_INTERVAL`` (seconds, e.g. ``0.5``) replaces the cron with an
-interval trigger.
-
-The last report's time and paths appear in ``status`` as ``last_report``,
-and the schedule as ``report_schedule``.
+The job runs on ``reports.cron`` (local time; ``MEMORYD_REPORT_INTERVAL``, in
+seconds, replaces it with an interval). A ``report`` request and a scheduled
+run share one lock: a request waits for a running report, a scheduled run
+that finds one running is skipped. ``status`` shows ``last_report`` and
+``report_schedule``.
 """
 
 from __future__ import annotations

@@ -1,15 +1,11 @@
 """The folders the daemon watches, where each one came from, and which may be forgotten.
 
-A root is *permanent* when the user named it where the daemon is set up (the
-config file, Claude Code's folders, ``serve --root``) or asked for it with
-``watch``. A folder that a ``select``/``list``/… request merely names is a
-*request* root: it is watched while it is used and forgotten after an idle
-time, so a typo or a parent folder given as ``--dir`` does not stay watched
-(and counted in ``status``) forever. Only ``request`` and ``watch`` roots are
-written to the index's ``roots`` table; the others are declared again at every
-start. A root holds every origin it was given (a Claude Code folder that a
-request also named, a ``watch`` root later put in the config): dropping one
-origin (idle, out of the config) keeps the root while another holds it.
+A root is *permanent* when the user declared it (the config, Claude Code's
+folders, ``serve --root``) or asked for it with ``watch``; a folder a request
+merely names is a *request* root, forgotten after an idle time. Only
+``request`` and ``watch`` roots are stored in the index; the others are
+declared again at every start. A root holds every origin it was given:
+dropping one (idle, out of the config) keeps it while another holds it;
 ``unwatch`` drops them all.
 """
 

@@ -216,7 +216,7 @@ class Watcher:
             if exc.errno not in _LIMIT_ERRNOS:
                 raise
             note = f"inotify refused it ({os.strerror(exc.errno)})"
-            if budget.exceeded:
+            if budget.taken > budget.limit:
                 note = (
                     f"its directories would take memoryd past {self.inotify_watches:,} inotify "
                     f"watches ({in_use:,} in use; half the user's, the rest left to others)"

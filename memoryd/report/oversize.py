@@ -36,25 +36,6 @@ def oversized(files: list[IndexedFile]) -> list[Oversized]:
     return [{"file": f.filename, **size} for f in files if (size := oversize(f)) is not None]
 
 
-def summary(f: IndexedFile) -> FileSummary:
-    """A file as ``list`` shows it (no body)."""
-    out: FileSummary = {
-        "filename": f.filename,
-        "path": f.path,
-        "kind": f.kind,
-        "name": f.name,
-        "description": f.description,
-        "type": f.type,
-        "mtime": iso_utc(f.mtime),
-        "size": f.size,
-    }
-    if f.warning:
-        out["warning"] = f.warning
-    if f.secrets:
-        out["secret_lines"] = [s["line"] for s in f.secrets]
-    return out
-
-
 def listing(
     files: list[IndexedFile], directory: str, superseded: dict[str, str | None]
 ) -> ListReply:
@@ -68,7 +49,20 @@ def listing(
     for f in files:
         if f.error is not None:
             continue
-        entry = summary(f)
+        entry: FileSummary = {
+            "filename": f.filename,
+            "path": f.path,
+            "kind": f.kind,
+            "name": f.name,
+            "description": f.description,
+            "type": f.type,
+            "mtime": iso_utc(f.mtime),
+            "size": f.size,
+        }
+        if f.warning:
+            entry["warning"] = f.warning
+        if f.secrets:
+            entry["secret_lines"] = [s["line"] for s in f.secrets]
         if f.path in superseded:
             entry["superseded_by"] = superseded[f.path]
         size = oversize(f)
