@@ -30,7 +30,7 @@ from typing import Any
 from memoryd import paths
 from memoryd.cli.common import note
 from memoryd.cli.wait import told_while_starting
-from memoryd.errors import DaemonUnavailable, InvalidParams, UnsafeDaemon
+from memoryd.errors import DaemonUnavailable, InvalidParams, MemorydError, UnsafeDaemon
 from memoryd.ipc.client import Client
 
 START_WAIT_S = 30.0
@@ -118,13 +118,15 @@ def _spawn(socket: Path, db: Path | None, state: Path) -> None:
 
 
 def _answers(socket: Path) -> bool:
+    """Whether a daemon answers ``status`` on ``socket`` (one that bound it may still fail)."""
     try:
-        with Client(socket, timeout=2):
-            return True
+        with Client(socket, timeout=2) as c:
+            c.status()
     except UnsafeDaemon:
         raise
-    except DaemonUnavailable:
+    except MemorydError:
         return False
+    return True
 
 
 def _last_line(log: Path) -> str:
