@@ -79,7 +79,7 @@ STARTER = "MEMORYD_TEST_STARTER"
 
 
 @pytest.fixture(autouse=True)
-def own_daemons(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+def own_daemons(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[None]:
     """This test's runtime and state folders; no daemon its commands started outlives it."""
     base = Path(tempfile.mkdtemp(prefix="mdt-"))  # short: AF_UNIX paths hold 107 bytes
     (base / "run").mkdir(mode=0o700)
@@ -89,13 +89,21 @@ def own_daemons(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     try:
         yield
     finally:
-        stop_daemons_of(str(base))
+        stop_daemons_of(str(base), str(tmp_path))
         shutil.rmtree(base, ignore_errors=True)
 
 
-def stop_daemons_of(mark: str) -> None:
-    """SIGTERM every ``memoryd serve`` started with ``STARTER=mark`` (SIGKILL after 15 s), reaped."""
-    pids = [pid for pid in _serving() if _environ(pid).get(STARTER) == mark]
+def stop_daemons_of(mark: str, tmp: str) -> None:
+    """Stop every ``memoryd serve`` started with ``STARTER=mark`` or on a path under ``tmp``.
+
+    (A test that gives a command an environment of its own drops the mark, not its temp
+    folder.) SIGTERM, SIGKILL after 15 s; reaped when a child of this process.
+    """
+    pids = [
+        pid
+        for pid, argv in _serving()
+        if _environ(pid).get(STARTER) == mark or any(a.startswith(tmp + "/") for a in argv)
+    ]
     for pid in pids:
         os.kill(pid, signal.SIGTERM)
     deadline = time.monotonic() + 15
@@ -106,16 +114,17 @@ def stop_daemons_of(mark: str) -> None:
             time.sleep(0.02)
 
 
-def _serving() -> list[int]:
-    pids = []
+def _serving() -> list[tuple[int, list[str]]]:
+    """Every ``memoryd serve`` process: its pid and its arguments."""
+    found = []
     for name in os.listdir("/proc"):
         try:
-            argv = Path(f"/proc/{name}/cmdline").read_bytes().split(b"\0")
+            argv = Path(f"/proc/{name}/cmdline").read_bytes().decode(errors="replace").split("\0")
         except OSError:  # not a process, or gone
             continue
-        if b"memoryd" in argv[:3] and b"serve" in argv:
-            pids.append(int(name))
-    return pids
+        if any("memoryd" in a for a in argv[:3]) and "serve" in argv:
+            found.append((int(name), argv))
+    return found
 
 
 def _environ(pid: int) -> dict[str, str]:

@@ -75,7 +75,8 @@ def start(socket: Path, db: Path | None) -> None:
     first starts one; the others find it answering when their turn comes.
     """
     state = Path(db).absolute().parent if db is not None else paths.state_dir()
-    state.mkdir(mode=0o700, parents=True, exist_ok=True)
+    for folder in reversed([p for p in (state, *state.parents) if not p.exists()]):
+        folder.mkdir(mode=0o700, exist_ok=True)  # each one private, whatever the umask
     with open(state / "start.lock", "ab") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if not _answers(socket):
