@@ -59,9 +59,7 @@ def failing(result: CheckResult, fail_on: str | None) -> bool:
 def cmd_check(args: argparse.Namespace) -> int:
     directory = memory_dir(args.dir)
 
-    result: CheckResult = ask(
-        args, "check", wire_params(args, methods.CHECK, dir=directory)
-    )
+    result: CheckResult = ask(args, "check", wire_params(args, methods.CHECK, dir=directory))
     if args.json:
         print_json(result)
     else:
