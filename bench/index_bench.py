@@ -153,7 +153,7 @@ def cli_index(root: Path, workdir: Path) -> tuple[float, float]:
     subprocess.run([*memoryd, "index", str(root)], check=True, capture_output=True, env=env)
     wall = time.perf_counter() - started
     cpu = _children_cpu() - cpu
-    status = subprocess.run([*memoryd, "status", "--json"], capture_output=True, env=env)
+    status = subprocess.run([*memoryd, "status", "--json"], capture_output=True, env=env, check=1)
     cpu += cpu_s(json.loads(status.stdout)["pid"])
     subprocess.run([*memoryd, "stop"], check=True, capture_output=True, env=env)
     shutil.rmtree(Path(env["MEMORYD_SOCKET"]).parent, ignore_errors=True)
