@@ -153,9 +153,9 @@ def cli_index(root: Path, workdir: Path) -> tuple[float, float]:
     subprocess.run([*memoryd, "index", str(root)], check=True, capture_output=True, env=env)
     wall = time.perf_counter() - started
     cpu = _children_cpu() - cpu
-    status = subprocess.run([*memoryd, "status", "--json"], capture_output=True, env=env, check=1)
-    cpu += cpu_s(json.loads(status.stdout)["pid"])
-    subprocess.run([*memoryd, "stop"], check=True, capture_output=True, env=env)
+    status = subprocess.check_output([*memoryd, "status", "--json"], env=env)
+    cpu += cpu_s(json.loads(status)["pid"])
+    subprocess.check_output([*memoryd, "stop"], env=env)
     shutil.rmtree(Path(env["MEMORYD_SOCKET"]).parent, ignore_errors=True)
     return wall, cpu
 
