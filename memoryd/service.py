@@ -108,14 +108,6 @@ def _noted(result: R, project_given: object) -> R:
     return cast(R, {**result, "notes": notes}) if note else result
 
 
-def index_pending_note(reason: str, when: str) -> str:
-    """What a ``save`` answers when its file is on disk but the index cannot take it yet."""
-    return (
-        f"saved to disk, but the index cannot be written now ({reason}): "
-        f"load_last and context see this session once {when} indexes it"
-    )
-
-
 class MemoryService:
     """One method per operation over one index; :meth:`call` is the entry from the wire."""
 
