@@ -101,8 +101,8 @@ def stop_daemons_of(mark: str, tmp: str) -> None:
     """
     pids = [
         pid
-        for pid, argv in _serving()
-        if _environ(pid).get(STARTER) == mark or any(a.startswith(tmp + "/") for a in argv)
+        for pid, argv in serving()
+        if environ_of(pid).get(STARTER) == mark or any(a.startswith(tmp + "/") for a in argv)
     ]
     for pid in pids:
         os.kill(pid, signal.SIGTERM)
@@ -114,7 +114,7 @@ def stop_daemons_of(mark: str, tmp: str) -> None:
             time.sleep(0.02)
 
 
-def _serving() -> list[tuple[int, list[str]]]:
+def serving() -> list[tuple[int, list[str]]]:
     """Every ``memoryd serve`` process: its pid and its arguments."""
     found = []
     for name in os.listdir("/proc"):
@@ -127,7 +127,7 @@ def _serving() -> list[tuple[int, list[str]]]:
     return found
 
 
-def _environ(pid: int) -> dict[str, str]:
+def environ_of(pid: int) -> dict[str, str]:
     try:
         raw = Path(f"/proc/{pid}/environ").read_bytes()
     except OSError:

@@ -39,9 +39,8 @@ START_WAIT_S = 30.0
 
 def ask(args: argparse.Namespace, method: str, params: Mapping[str, Any]) -> Any:
     """``method``'s answer from the daemon (started if none runs); None params are left out."""
-    given = {k: v for k, v in params.items() if v is not None}
     with connected(args) as c, told_while_starting(c):
-        return c.call(method, given)
+        return c.call(method, params)
 
 
 def connected(args: argparse.Namespace, timeout: float = 60.0) -> Client:
