@@ -15,9 +15,14 @@ import argparse
 from typing import TYPE_CHECKING, Any
 
 from memoryd import methods
-from memoryd.cli.common import add_db_option, memory_dir, print_json, wire_params
+from memoryd.cli.common import (
+    add_db_option,
+    add_socket_options,
+    memory_dir,
+    print_json,
+    wire_params,
+)
 from memoryd.cli.connect import ask
-from memoryd.cli.daemon import add_socket_options
 from memoryd.staleness.render import render_check
 
 if TYPE_CHECKING:

@@ -38,6 +38,22 @@ def memory_dir(value: str, *, must_read: bool = True) -> str:
     return path
 
 
+def add_socket_options(parser: argparse.ArgumentParser, *, starts: bool = True) -> None:
+    """``--socket``, and ``--require-daemon`` for a command that starts a daemon when none runs."""
+    parser.add_argument(
+        "--socket",
+        type=Path,
+        default=None,
+        help="daemon socket (default: $MEMORYD_SOCKET or the runtime dir)",
+    )
+    if starts:
+        parser.add_argument(
+            "--require-daemon",
+            action="store_true",
+            help="fail when no daemon answers instead of starting one",
+        )
+
+
 DB_HELP = (
     "the index database: a daemon started for this command serves it, and one already "
     "running must (default: the daemon's, $MEMORYD_DB or $XDG_STATE_HOME/memoryd/index.db)"

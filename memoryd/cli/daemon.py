@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from memoryd import logs
-from memoryd.cli.common import memory_dir, note, print_json
+from memoryd.cli.common import add_socket_options, memory_dir, note, print_json
 from memoryd.cli.connect import connected
 from memoryd.cli.wait import told_while_starting
 from memoryd.errors import START_HINT, DaemonUnavailable, UnsafeDaemon
@@ -43,22 +43,6 @@ if TYPE_CHECKING:
 
         client_socket: NotRequired[dict[str, str]]
         claude_code_folder: NotRequired[ClaudeFolder]
-
-
-def add_socket_options(parser: argparse.ArgumentParser, *, starts: bool = True) -> None:
-    """``--socket``, and ``--require-daemon`` for a command that starts a daemon when none runs."""
-    parser.add_argument(
-        "--socket",
-        type=Path,
-        default=None,
-        help="daemon socket (default: $MEMORYD_SOCKET or the runtime dir)",
-    )
-    if starts:
-        parser.add_argument(
-            "--require-daemon",
-            action="store_true",
-            help="fail when no daemon answers instead of starting one",
-        )
 
 
 def client(args: argparse.Namespace, timeout: float = 60.0) -> Client:

@@ -12,9 +12,14 @@ from typing import TYPE_CHECKING, Any
 
 from memoryd import methods
 from memoryd._delivery import MAX_FILE_BYTES, MAX_FILE_LINES
-from memoryd.cli.common import add_db_option, memory_dir, print_json, wire_params
+from memoryd.cli.common import (
+    add_db_option,
+    add_socket_options,
+    memory_dir,
+    print_json,
+    wire_params,
+)
 from memoryd.cli.connect import ask, connected
-from memoryd.cli.daemon import add_socket_options
 from memoryd.cli.wait import told_while_starting
 
 if TYPE_CHECKING:

@@ -12,8 +12,7 @@ import os
 import sys
 from typing import Any
 
-from memoryd.cli.common import add_codex_config_option, add_settings_option
-from memoryd.cli.daemon import add_socket_options
+from memoryd.cli.common import add_codex_config_option, add_settings_option, add_socket_options
 
 
 def register(sub: Any) -> None:

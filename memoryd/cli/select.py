@@ -8,9 +8,15 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from memoryd import methods
-from memoryd.cli.common import add_db_option, described, memory_dir, print_json, wire_params
+from memoryd.cli.common import (
+    add_db_option,
+    add_socket_options,
+    described,
+    memory_dir,
+    print_json,
+    wire_params,
+)
 from memoryd.cli.connect import ask
-from memoryd.cli.daemon import add_socket_options
 from memoryd.staleness.render import caution
 
 if TYPE_CHECKING:

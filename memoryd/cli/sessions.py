@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 from memoryd import methods
 from memoryd.cli.common import (
     add_db_option,
+    add_socket_options,
     described,
     memory_dir,
     print_json,
@@ -18,7 +19,6 @@ from memoryd.cli.common import (
     wire_params,
 )
 from memoryd.cli.connect import ask
-from memoryd.cli.daemon import add_socket_options
 from memoryd.errors import ConfigError
 from memoryd.sessions._choices import MODES, STATUSES
 
