@@ -79,8 +79,15 @@ STARTER = "MEMORYD_TEST_STARTER"
 
 
 @pytest.fixture(autouse=True)
-def own_daemons(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[None]:
-    """This test's runtime and state folders; no daemon its commands started outlives it."""
+def own_daemons(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """This test's runtime and state folders; no daemon its commands started outlives it.
+
+    Not for a unit test: it starts no process (tests/conftest.py marks it so).
+    """
+    if request.node.get_closest_marker("unit") is not None:
+        yield
+        return
+    tmp_path: Path = request.getfixturevalue("tmp_path")
     base = Path(tempfile.mkdtemp(prefix="mdt-"))  # short: AF_UNIX paths hold 107 bytes
     (base / "run").mkdir(mode=0o700)
     monkeypatch.setenv("XDG_RUNTIME_DIR", str(base / "run"))
