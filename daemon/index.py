@@ -21,7 +21,6 @@ from memoryd.indexer import recovery
 from memoryd.indexer.store import IndexStore
 from memoryd.select.telemetry import RunRecord
 from memoryd.select.wiring import record_runs, retention_of
-from memoryd.service import index_pending_note
 
 HELD_RUNS = 10_000
 """Telemetry rows kept (the newest) while the index cannot be written; the repair writes them."""
@@ -89,7 +88,10 @@ class DaemonIndex:
             if found is None:
                 raise
             writer.health.pending(path)
-            return directory, index_pending_note(found[1], "the daemon's automatic retry")
+            return directory, (
+                f"saved to disk, but the index cannot be written now ({found[1]}): load_last "
+                "and context see this session once the daemon's automatic retry indexes it"
+            )
         return directory, None
 
     def write(self, fn: Callable[[sqlite3.Connection], None]) -> None:

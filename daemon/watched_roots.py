@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
+from concurrent.futures import Future
 from typing import Any, cast
 
 import structlog
@@ -74,6 +75,7 @@ class WatchedRoots:
         self._watcher = watcher
         self._writer = writer
         self._resolved = requests.ResolvedDirs()
+        self._indexing: dict[str, Future[None]] = {}  # roots whose first scan is under way
         self._configured = list(cfg.roots)
         self._max_request_roots = cfg.max_request_roots
         self.idle_seconds = cfg.request_root_idle_days * 86400
@@ -152,14 +154,21 @@ class WatchedRoots:
                 self.syncer(store).sync_tree(root)
 
         future = self._writer.submit(record)
+        if index:
+            self._indexing[root] = future
+            future.add_done_callback(lambda _: self._indexing.pop(root, None))
         if wait:
-            try:
-                future.result()
-            except Exception as exc:
-                if recovery.trouble(exc) is None:
-                    raise
-                log.warning("daemon.root_index_deferred", root=root, cause=str(exc))
+            self._wait(root, future)
         return entry
+
+    def _wait(self, root: str, future: Future[None]) -> None:
+        """Until ``root``'s watch and scan are done; a write the index refuses is left to repair."""
+        try:
+            future.result()
+        except Exception as exc:
+            if recovery.trouble(exc) is None:
+                raise
+            log.warning("daemon.root_index_deferred", root=root, cause=str(exc))
 
     def _make_room(self, keep: str) -> None:
         """Forget the least recently used request roots beyond ``max_request_roots``.
@@ -236,6 +245,9 @@ class WatchedRoots:
         path = self.resolve(raw, field)
         root = self.root_for(path)
         if root is not None:
+            scanning = self._indexing.get(root)
+            if scanning is not None:  # added by a request a moment ago: read it once scanned
+                self._wait(root, scanning)
             touched = self._root_set.touch(root)
             if touched is not None:
                 self._writer.submit(

@@ -3,9 +3,8 @@
 Importing structlog has a start-up cost that the hook and the
 daemon-backed CLI commands (a fresh process per call, mostly silent) should
 not pay. So this module does not import it at the top: the CLI only chooses
-a level (:func:`set_level`), and structlog is configured when it is first
-needed: by ``serve`` at start, or by the in-process fallback before it runs
-(:func:`ensure_configured`). (The hook writes its few lines itself, see
+a level (:func:`set_level`), and structlog is configured by ``serve`` at
+start. (The hook writes its few lines itself, see
 :mod:`memoryd.integrations._hook_runtime`.)
 """
 
@@ -21,10 +20,9 @@ _LEVELS = {"DEBUG": 10, "INFO": 20, "WARN": 30, "WARNING": 30, "ERROR": 40, "CRI
 
 
 class _Settings:
-    """The level chosen for this process, and whether structlog has been configured."""
+    """The level chosen for this process."""
 
     level: str | None = None
-    configured = False
 
 
 _settings = _Settings()
@@ -86,7 +84,7 @@ def configure(*, json: bool | None = None, level: str | None = None) -> None:
     # log line each, through the same writer as everything else.
     logging.captureWarnings(True)
     threading.excepthook = _log_thread_crash
-    _settings.level, _settings.configured = level, True
+    _settings.level = level
 
 
 def _log_thread_crash(args: threading.ExceptHookArgs) -> None:
@@ -110,9 +108,3 @@ def enabled(method: str) -> bool:
 def set_level(level: str) -> None:
     """Use ``level`` when structlog is configured later; nothing is imported now."""
     _settings.level = level
-
-
-def ensure_configured() -> None:
-    """Configure structlog with the chosen level unless that is already done."""
-    if not _settings.configured:
-        configure(level=_settings.level)

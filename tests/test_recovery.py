@@ -90,7 +90,7 @@ def test_telemetry_and_roots_are_salvaged_when_they_can_be_read(db_file: Path) -
     store, recovery = open_or_recover(db_file)
     try:
         assert recovery is not None and recovery.salvaged == {"selector_runs": 1, "roots": 1}
-        assert store.roots() == ["/m/request-added"]
+        assert [r[0] for r in store.root_rows()] == ["/m/request-added"]
         assert store.conn.execute("SELECT run_id FROM selector_runs").fetchall()[0][0] == "r1"
     finally:
         store.close()

@@ -1,8 +1,8 @@
 """The I/O around session memories: atomic ``save``, indexed ``load_last``, ``context``.
 
 The format and the brief are pure (``format``, ``brief``); this module reads
-the index, reads and writes files, and shapes the protocol's answers. It is
-shared by the daemon's handlers and the in-process CLI.
+the index, reads and writes files, and shapes the protocol's answers for the
+daemon's handlers.
 
 A second save of a session keeps what the first recorded and the second does
 not restate (``memoryd.sessions.merge``); ``replace`` overwrites instead.
