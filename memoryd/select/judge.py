@@ -1,20 +1,12 @@
-"""The judge's request and answer, shared by every backend (Anthropic, OpenAI-compatible).
+"""The judge's request and answer, shared by its backends (Anthropic, OpenAI-compatible).
 
-The judge is the second stage of ``select``: it reads the local ranker's
-shortlist (best first, bodies included) and says which memories clearly help.
-This module builds the one request it gets and reads its answer:
-
-* the system prompt is fixed (a backend may cache it); the user message holds
-  the query, the recent tools and one ``<memory>`` block per shortlisted file;
-* every piece of text from a memory or the query is *fenced*: ``&``, ``<`` and
-  ``>`` (and ``"`` in attributes) are written as entities, so no memory can
-  close or open a block of the request;
-* every field is capped, so a request is never larger than
-  :func:`request_chars` characters, whatever the folder holds;
-* the answer must be ``{"selected_memories": [...]}`` (:data:`OUTPUT_SCHEMA`);
-  a backend that could not get one raises :class:`JudgeFailure` with a stable
-  ``reason`` code. Checking the names against the shortlist is the selector's;
-* :class:`Judges` asks a configured judge by a deadline and caches its answers.
+The judge reads the local ranker's shortlist (best first, bodies included) and
+says which memories clearly help. The system prompt is fixed; the user message
+holds the query, the recent tools and one ``<memory>`` block per memory, every
+piece of text fenced (``&``, ``<``, ``>``, ``"`` as entities) and capped, so a
+request is at most :func:`request_chars` characters. The answer must be
+:data:`OUTPUT_SCHEMA`; a backend that gets none raises :class:`JudgeFailure`.
+:class:`Judges` asks a judge by a deadline and caches its answers.
 """
 
 from __future__ import annotations
@@ -41,23 +33,18 @@ OUTPUT_SCHEMA: Final[dict[str, object]] = {
     "required": ["selected_memories"],
     "additionalProperties": False,
 }
-"""Kept to the subset every structured-output API accepts (no length bounds): the
-answer's ``limit`` is stated in the request and enforced by the selector."""
+"""Only what every structured-output API accepts; ``limit`` is enforced by the selector."""
 
-MAX_SHORTLIST: Final = 20
 BODY_CHARS: Final = 1500
 DESCRIPTION_CHARS: Final = 300
 HOOK_CHARS: Final = 300
 NAME_CHARS: Final = 200
-"""A filename (at most 255 bytes on disk; longer ones are cut, and cannot be picked)."""
 TYPE_CHARS: Final = 40
 DATE_CHARS: Final = 10
 QUERY_CHARS: Final = 2000
 TOOLS_CHARS: Final = 400
-_MEMORY_FRAME: Final = 160
-"""The tags and attribute names around one memory's fields."""
-_MESSAGE_FRAME: Final = 400
-"""The tags and sentences around the query, the tools and the memories."""
+_MEMORY_FRAME: Final = 160  # tags and attribute names around one memory
+_MESSAGE_FRAME: Final = 400  # tags and sentences around the query, tools and memories
 
 
 SYSTEM_PROMPT: Final = """\
@@ -114,13 +101,11 @@ class JudgeFailure(Exception):
     ``max_tokens``. Tokens billed for a useless answer are kept.
     """
 
-    def __init__(
-        self, reason: str, message: str, *, input_tokens: int = 0, output_tokens: int = 0
-    ) -> None:
+    input_tokens = output_tokens = 0
+
+    def __init__(self, reason: str, message: str) -> None:
         super().__init__(message)
         self.reason = reason
-        self.input_tokens = input_tokens
-        self.output_tokens = output_tokens
 
 
 class Judge(Protocol):
@@ -175,7 +160,7 @@ def user_message(
 ) -> str:
     """The request's user turn: the query, the tools, then the memories, best first."""
     tools = fenced(", ".join(t.strip() for t in recent_tools if t.strip()), TOOLS_CHARS)
-    blocks = "\n".join(_memory_block(m) for m in shortlist[:MAX_SHORTLIST])
+    blocks = "\n".join(_memory_block(m) for m in shortlist)
     return (
         f"<query>\n{fenced(query, QUERY_CHARS)}\n</query>\n"
         f"<recently_used_tools>{tools or '(none)'}</recently_used_tools>\n"
@@ -242,6 +227,52 @@ def _object_in(text: str) -> object:
         if isinstance(data, dict) and "selected_memories" in data:
             return data
     raise JudgeFailure("invalid_json", "the answer holds no JSON object with 'selected_memories'")
+
+
+class Backend:
+    """What the backends share: failures that never show the API key (a server may echo it),
+    and an answer read from a reply's text, a failure keeping the tokens billed."""
+
+    name = ""
+    lenient = False
+    """Whether the answer may be JSON inside prose (:func:`parse_answer`)."""
+
+    def __init__(self, api_key: str | None, timeout_s: float) -> None:
+        self._key, self._timeout_s = api_key, timeout_s
+
+    def fail(self, reason: str, message: str) -> JudgeFailure:
+        if self._key:
+            message = message.replace(self._key, "[redacted]")
+        log.debug("judge_failed", judge=self.name, reason=reason, message=message)
+        return JudgeFailure(reason, message)
+
+    def timed_out(self) -> JudgeFailure:
+        return self.fail("timeout", f"the judge's request timed out after {self._timeout_s:g} s")
+
+    def answer(self, text: object, stop: str | None, tokens: tuple[int, int]) -> JudgeAnswer:
+        """The picks in ``text``; ``stop`` (``refusal``, ``max_tokens``) is why the model
+        stopped, when that leaves no answer."""
+        try:
+            if stop is not None:
+                raise JudgeFailure(stop, f"the model gave no answer ({stop})")
+            text = text if isinstance(text, str) else ""
+            return JudgeAnswer(parse_answer(text, lenient=self.lenient), *tokens)
+        except JudgeFailure as exc:
+            exc.input_tokens, exc.output_tokens = tokens
+            raise
+
+
+def count(value: object) -> int:
+    """A token count from a reply, 0 when the server left it out."""
+    return value if isinstance(value, int) else 0
+
+
+def error_detail(body: object) -> str:
+    """``": <type>: <message>"`` from an error body's ``error`` (an object or text), or ``""``."""
+    error = body.get("error", body) if isinstance(body, dict) else None
+    if isinstance(error, dict):
+        error = ": ".join(str(p) for p in (error.get("type"), error.get("message")) if p)
+    return ": " + " ".join(str(error).split())[:200] if error else ""
 
 
 LOCAL_RESERVE_S: Final = 0.3
