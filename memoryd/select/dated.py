@@ -61,19 +61,11 @@ _END_OF = {2: 28, 4: 30, 6: 30, 9: 30, 11: 30}
 
 def _day(m: re.Match[str]) -> Day:
     g = m.groupdict()
-    if g["y"]:
-        if g["q"]:
-            return int(g["y"]), 3 * int(g["q"]), 31
-        month = int(g["m"] or 12)
-        return int(g["y"]), month, int(g["d"] or _END_OF.get(month, 31))
-    if g["cy"]:
-        month = int(g["cm"])
-        return int(g["cy"]), month, int(g["cd"] or _END_OF.get(month, 31))
-    if g["q2"]:
-        return int(g["qy"]), 3 * int(g["q2"]), 31
-    month = _MONTHS[g["mon"].lower()]
-    day = g["d1"] or g["d2"]
-    return int(g["my"]), month, int(day or _END_OF.get(month, 31))
+    if g["q"] or g["q2"]:
+        return int(g["y"] or g["qy"]), 3 * int(g["q"] or g["q2"]), 31
+    month = int(g["m"]) if g["y"] else int(g["cm"]) if g["cy"] else _MONTHS[g["mon"].lower()]
+    day = g["d"] or g["cd"] or g["d1"] or g["d2"]
+    return int(g["y"] or g["cy"] or g["my"]), month, int(day or _END_OF.get(month, 31))
 
 
 def dates_in(text: str) -> list[Day]:
@@ -113,12 +105,7 @@ def valid_until(c: Candidate) -> Day | None:
 def _may_state_end(head: str) -> bool:
     """False when ``head`` cannot state an end of validity (no year "20xx", or ASCII text
     without an end word), so the pattern, slow to fail, need not run."""
-    if "20" not in head:
-        return False
-    if not head.isascii():
-        return True
-    low = head.lower()
-    return any(w in low for w in _END_WORDS)
+    return "20" in head and (not head.isascii() or any(w in head.lower() for w in _END_WORDS))
 
 
 @lru_cache(maxsize=4096)
@@ -202,6 +189,4 @@ def ended_edges(everyone: Iterable[Candidate]) -> list[tuple[str, str | None]]:
     if not ends:
         return []
     latest = max((d for c in members if (d := own_date(c)) is not None), default=None)
-    if latest is None:
-        return []
-    return [(fn, None) for fn, end in ends.items() if end < latest]
+    return [(fn, None) for fn, end in ends.items() if latest is not None and end < latest]

@@ -86,7 +86,7 @@ class Shortlisted:
 
 @dataclass(frozen=True, slots=True)
 class JudgeAnswer:
-    """The names the judge gave (as written, not yet checked), and the tokens it billed."""
+    """The names the judge gave (not yet checked), and the tokens it billed."""
 
     filenames: list[str]
     input_tokens: int
@@ -275,10 +275,8 @@ def error_detail(body: object) -> str:
     return ": " + " ".join(str(error).split())[:200] if error else ""
 
 
-LOCAL_RESERVE_S: Final = 0.3
-"""Of a request's ``timeout_ms``, what the local ranker (and the rest of the answer) keeps."""
-MIN_JUDGE_S: Final = 0.2
-"""A judge is not asked with less time than this left: it could not answer in it."""
+LOCAL_RESERVE_S: Final = 0.3  # of a request's ``timeout_ms``, what the local answer keeps
+MIN_JUDGE_S: Final = 0.2  # a judge is not asked with less time than this left
 JUDGE_WORKERS: Final = 4
 JUDGE_CACHE: Final = 512
 
@@ -295,19 +293,17 @@ class JudgeOutcome:
 
 
 class Judges:
-    """The configured judges (the first is the one ``auto`` asks), their answers cached.
-
-    A judge is asked in a worker thread, so a request's deadline can end the
-    wait without ending the call; its answer is cached when it comes, keyed by
-    the judge and the exact message, so the next identical ask is answered at
-    once.
-    """
+    """The configured judges (``auto`` asks the first), each asked in a worker thread so a
+    deadline ends the wait, not the call; answers are cached by judge and exact message."""
 
     def __init__(self, factories: Mapping[str, Callable[[], Judge]]) -> None:
         self._factories = dict(factories)
         self._cache: OrderedDict[tuple[str, bytes], tuple[str, ...]] = OrderedDict()
         self._lock = threading.Lock()
-        self._pool: concurrent.futures.ThreadPoolExecutor | None = None
+        # Its threads start with the first call that has a deadline.
+        self._pool = concurrent.futures.ThreadPoolExecutor(
+            JUDGE_WORKERS, thread_name_prefix="judge"
+        )
 
     @property
     def names(self) -> list[str]:
@@ -319,8 +315,7 @@ class Judges:
 
     def close(self) -> None:
         """Let calls under way finish in their workers; start no new ones."""
-        if self._pool is not None:
-            self._pool.shutdown(wait=False)
+        self._pool.shutdown(wait=False)
 
     def ask(self, name: str, message: str, deadline: float | None) -> JudgeOutcome:
         """Judge ``name``'s picks for ``message``, by ``deadline`` (``time.monotonic()``) if set."""
@@ -351,22 +346,13 @@ class Judges:
         return JudgeOutcome(list(answer.filenames), None, tokens, _since(started))
 
     def _by(self, deadline: float, ask: Callable[[], JudgeAnswer]) -> JudgeAnswer | None:
-        """``ask()``'s answer if it comes :data:`LOCAL_RESERVE_S` before ``deadline``, else None.
-
-        The call goes on in its worker when the wait ends (bounded by the
-        judge's own timeout) and caches its answer.
-        """
+        """``ask()``'s answer if it comes :data:`LOCAL_RESERVE_S` before ``deadline``, else None
+        (the call goes on in its worker, bounded by the judge's timeout, and caches its answer)."""
         wait = deadline - time.monotonic() - LOCAL_RESERVE_S
         if wait < MIN_JUDGE_S:
             log.info("judge_skipped", reason="deadline", left_ms=round(wait * 1000))
             return None
-        with self._lock:
-            if self._pool is None:
-                self._pool = concurrent.futures.ThreadPoolExecutor(
-                    JUDGE_WORKERS, thread_name_prefix="judge"
-                )
-            pool = self._pool
-        future = pool.submit(ask)
+        future = self._pool.submit(ask)
         try:
             return future.result(timeout=wait)
         except concurrent.futures.TimeoutError:

@@ -37,8 +37,8 @@ _PHRASE_STATUS = (
     r"|kept (?:only )?(?:as|for) (?:a )?(?:history|historical|reference|the record))"
 )
 _STATUS = rf"(?:{_WORD_STATUS}|{_PHRASE_STATUS})"
-_STATEMENT_END = r"(?=\s*(?:$|[:.;,!)\]*_—–-]|(?:by|with|in favou?r of|since|as of|see)\b))"
 # After a one-word status, what makes it a statement ("Stale since May"), not an adjective.
+_STATEMENT_END = r"(?=\s*(?:$|[:.;,!)\]*_—–-]|(?:by|with|in favou?r of|since|as of|see)\b))"
 _SELF = r"(?:memory|note|file|entry|page|doc|document|decision|record|rule|approach|info)"
 _LABEL = r"(?:note|update|updated|status|warning|heads[- ]up|caution|important|edit)"
 _BANNER_LINE = re.compile(
@@ -67,7 +67,6 @@ _NEW_VERB = re.compile(
     r"|is the (?:current|new|updated|latest) version of)\b:?\s*(?P<rest>[^\n]{0,160})",
     re.IGNORECASE,
 )
-_VERBS = ("supersedes", "replaces", "obsoletes", "replaced", "migrated from", "version of")
 _HEADER_KEYS = ("superseded_by", "replaced_by", "status", "supersedes", "replaces")
 _HEADER_STATUS = re.compile(rf"{_WORD_STATUS}(?:\b.*)?", re.IGNORECASE)
 _RETIRED_MARK = r"\([ \t]*(?:superseded|obsolete|outdated|no longer used)[ \t]*\)"
@@ -75,7 +74,6 @@ _SUBJECT_RETIRED = re.compile(
     rf"(?:`(?P<code>[^`\n]{{2,80}})`|(?P<word>[\w./-]{{3,80}}))[ \t]*{_RETIRED_MARK}",
     re.IGNORECASE,
 )
-_RETIREMENT = re.compile(_RETIRED_MARK, re.IGNORECASE)  # quick; the subject only if it is there
 _LINK_TARGET = re.compile(r"\]\(\s*<?(?:[^()\s]*/)?(?P<file>[^()/\s]+\.md)>?\s*\)")
 _FILENAME = re.compile(r"(?<![\w/.-])(?P<file>[\w.-]+\.md)\b")
 _QUOTED = re.compile(r"[\"“](?P<title>[^\"”\n]{3,120})[\"”]")
@@ -290,17 +288,12 @@ def stale_banner(c: Candidate) -> str | None:
 def _retired(c: Candidate) -> tuple[str, ...]:
     """Subjects ``c`` marks "(superseded)", "(obsolete)", "(outdated)" or "(no longer used)"."""
     text = _undated(f"{c.description}\n{c.body}")
-    if _RETIREMENT.search(text) is None:
-        return ()
     return tuple(m.group("code") or m.group("word") for m in _SUBJECT_RETIRED.finditer(text))
 
 
 def _claims(c: Candidate) -> list[str]:
     """Clauses in which ``c`` says it replaces something (the words after the verb)."""
-    text = _undated(f"{c.description}\n{c.body}")
-    said: list[str] = []
-    if not text.isascii() or any(verb in text.lower() for verb in _VERBS):
-        said = [m.group("rest") for m in _NEW_VERB.finditer(text)]
+    said = [m.group("rest") for m in _NEW_VERB.finditer(_undated(f"{c.description}\n{c.body}"))]
     return said + _header_values(c, ("supersedes", "replaces"))
 
 
