@@ -157,11 +157,10 @@ class Retention:
         self.keep_days = keep_days
         self._written = keep_runs  # the first write checks the count
 
-    def prune(self, conn: sqlite3.Connection, written: int, now: float | None = None) -> int:
-        """Delete what is past the limits after ``written`` new rows; how many rows went."""
-        now = time.time() if now is None else now
-        before = conn.total_changes
-        conn.execute("DELETE FROM selector_runs WHERE at < ?", (now - self.keep_days * 86400,))
+    def prune(self, conn: sqlite3.Connection, written: int) -> None:
+        """Delete what is past the limits after ``written`` new rows."""
+        cutoff = time.time() - self.keep_days * 86400
+        conn.execute("DELETE FROM selector_runs WHERE at < ?", (cutoff,))
         self._written += written
         if self._written >= max(1, self.keep_runs // 10):
             self._written = 0
@@ -171,7 +170,6 @@ class Retention:
             ).fetchone()
             if cut is not None:
                 conn.execute("DELETE FROM selector_runs WHERE at < ?", (cut[0],))
-        return conn.total_changes - before
 
 
 def _percentile(values: list[float], pct: float) -> float | None:
