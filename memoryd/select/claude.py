@@ -16,7 +16,7 @@ from memoryd.config import DEFAULT_MODEL
 from memoryd.select.judge import (
     OUTPUT_SCHEMA,
     SYSTEM_PROMPT,
-    Backend,
+    Judge,
     JudgeAnswer,
     count,
     error_detail,
@@ -45,7 +45,7 @@ class ClaudeSettings:
     max_tokens: int = 256
 
 
-class ClaudeJudge(Backend):
+class ClaudeJudge(Judge):
     """The judge as one Messages API call (one thread-safe SDK client)."""
 
     name = "anthropic"

@@ -21,7 +21,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Final, Protocol
+from typing import Final
 
 import structlog
 
@@ -106,14 +106,6 @@ class JudgeFailure(Exception):
     def __init__(self, reason: str, message: str) -> None:
         super().__init__(message)
         self.reason = reason
-
-
-class Judge(Protocol):
-    """A backend: one call with the fixed system prompt and one user message."""
-
-    name: str
-
-    def ask(self, message: str) -> JudgeAnswer: ...
 
 
 def request_chars(shortlist_size: int) -> int:
@@ -229,9 +221,9 @@ def _object_in(text: str) -> object:
     raise JudgeFailure("invalid_json", "the answer holds no JSON object with 'selected_memories'")
 
 
-class Backend:
-    """What the backends share: failures that never show the API key (a server may echo it),
-    and an answer read from a reply's text, a failure keeping the tokens billed."""
+class Judge:
+    """A backend: one call with the fixed system prompt and one user message. Its failures
+    never show the API key (a server may echo it) and keep the tokens billed."""
 
     name = ""
     lenient = False
@@ -239,6 +231,9 @@ class Backend:
 
     def __init__(self, api_key: str | None, timeout_s: float) -> None:
         self._key, self._timeout_s = api_key, timeout_s
+
+    def ask(self, message: str) -> JudgeAnswer:
+        raise NotImplementedError
 
     def fail(self, reason: str, message: str) -> JudgeFailure:
         if self._key:

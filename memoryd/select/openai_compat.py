@@ -16,7 +16,7 @@ import httpx2 as httpx
 from memoryd.select.judge import (
     OUTPUT_SCHEMA,
     SYSTEM_PROMPT,
-    Backend,
+    Judge,
     JudgeAnswer,
     count,
     error_detail,
@@ -41,7 +41,7 @@ class OpenAISettings:
     max_tokens: int = 256
 
 
-class OpenAIJudge(Backend):
+class OpenAIJudge(Judge):
     """The judge as one chat-completions call (one thread-safe httpx client)."""
 
     name = "openai"
