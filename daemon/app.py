@@ -31,7 +31,7 @@ from memoryd.daemon.maintenance import WallClock
 from memoryd.daemon.roots import Origin
 from memoryd.errors import DaemonError
 from memoryd.indexer.recovery import open_or_recover
-from memoryd.sessions.files import remove_stale_temp_files
+from memoryd.sessions.writes import remove_stale_temp_files
 
 log = structlog.get_logger("memoryd.daemon")
 

@@ -212,7 +212,6 @@ class MemoryService:
         self.selector = selector
         self.checker = checker or Checker()
         self.reports = reports
-        self.session_caches = sessions.SessionCaches()
 
     def reconfigure(self, cfg: Config) -> None:
         """SIGHUP: the selector takes the new query logging, judges and shortlist."""
@@ -347,8 +346,6 @@ class MemoryService:
             request.task,
             request.project,
             request.budget_tokens,
-            why_unreadable=sessions.dir_unreadable,
-            caches=self.session_caches,
         )
         return _noted(brief, request.project_given)
 

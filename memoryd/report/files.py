@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 from memoryd.config import Config
 from memoryd.report import findings
 from memoryd.report.render import render_markdown
-from memoryd.sessions.files import TEMP_SUFFIX, unwritable, write_atomic
+from memoryd.sessions.writes import TEMP_SUFFIX, unwritable, write_atomic
 
 if TYPE_CHECKING:
     from memoryd.report.document import Report

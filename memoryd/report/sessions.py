@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from memoryd.indexer.queries import IndexedFile, iso_utc
 from memoryd.indexer.records import KIND_SESSION
 from memoryd.report.document import OldSessions, StaleWork, SupersededSession
-from memoryd.sessions.format import last_session_time
+from memoryd.sessions._sections import last_session_time
 
 OPEN_STATUSES = ("in-progress", "paused")
 DAY = 86400.0

@@ -19,15 +19,13 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from memoryd._sized_cache import SizedCache
 from memoryd.indexer.parse import parse_bytes
 from memoryd.indexer.records import KIND_SESSION, unexpected
 from memoryd.replies import ContextReply, UnreadSession
 from memoryd.sessions import _findings as fx
-from memoryd.sessions import _reading as reading
 from memoryd.sessions import _relevance as rel
-from memoryd.sessions._collect import Session, collect
-from memoryd.sessions._sections import SECTION_SUMMARY, Entry, parse_sections
+from memoryd.sessions._collect import Session, collect, every_session_of
+from memoryd.sessions._sections import SECTION_SUMMARY, parse_sections
 
 MAX_ROUNDS = 2
 MAX_READS = 3
@@ -44,8 +42,6 @@ SECTION_ENTRIES = 100
 """Entries read per section of one session. A saved session has a handful; a
 hostile or runaway file (10k bullets) must not make ``context`` compare every
 entry with every other one (a cost that grows with the square of the entries)."""
-INDEX_CACHE_BYTES = 16 * 1024 * 1024
-"""Memory for session files already indexed, as :func:`weight` counts it: hundreds of sessions."""
 
 _REFERS_BACK = re.compile(
     r"\b(session[- ]?\d+|previous session|earlier session|part \d+|resumed|reverted"
@@ -124,14 +120,8 @@ def build_brief(
     *,
     scope: str,
     budget_tokens: int = 600,
-    parsed: ParsedSessions | None = None,
 ) -> Brief:
-    """Search ``docs`` for context on ``task`` and return a cited brief within budget.
-
-    Sessions parsed for an earlier brief are taken from ``parsed`` (a fresh set
-    when None).
-    """
-    parsed = ParsedSessions() if parsed is None else parsed
+    """Search ``docs`` for context on ``task`` and return a cited brief within budget."""
     skipped: list[UnreadSession] = [
         {"filename": d.filename, "error": d.error or "unreadable"}
         for d in docs
@@ -142,7 +132,7 @@ def build_brief(
         if doc.text is None or doc.error:
             continue
         try:
-            sessions.append(_index(doc, parsed))
+            sessions.append(_read(doc))
         except Exception as exc:  # one session nothing foresaw: skipped, the brief goes on
             reason = unexpected("could not read the session", exc)
             skipped.append({"filename": doc.filename, "error": reason})
@@ -150,7 +140,7 @@ def build_brief(
     words = rel.tokens(task)
     query = set(words)
     found, rounds = _search(words, sessions, idf, size)
-    chosen = reading.every_session_of(found, sessions)
+    chosen = every_session_of(found, sessions)
     findings = collect(query, chosen, found, idf, size)
     brief = Brief(
         text=no_context_message(scope),
@@ -181,58 +171,8 @@ def build_brief(
     return brief
 
 
-@dataclass(frozen=True, slots=True)
-class _Indexed:
-    """What :func:`_index` works out of one session file: it depends on the text alone."""
-
-    entries: list[tuple[Entry, set[str]]]
-    terms: set[str]
-    sequence: list[str]
-    date: str
-
-
-class ParsedSessions:
-    """Session files already indexed, keyed by the whole doc, text included.
-
-    Whoever answers ``context`` again owns one (the daemon's service, the CLI's
-    own): it reads the files again but does not parse them again, and an
-    edited file, a new text, is parsed anew.
-    """
-
-    def __init__(self, budget: int = INDEX_CACHE_BYTES) -> None:
-        self._cache: SizedCache[SessionDoc, _Indexed] = SizedCache(budget)
-
-    def of(self, doc: SessionDoc) -> _Indexed:
-        indexed = self._cache.get(doc)
-        if indexed is None:
-            indexed = _index_text(doc)
-            self._cache.put(doc, indexed, weight(doc.text or ""))
-        return indexed
-
-
-def weight(text: str) -> int:
-    """The memory an indexed session holds: its entries, their word sets and tokens.
-
-    tracemalloc puts it at ~16 bytes per character of text on the development
-    corpus' sessions (the text itself is held by the caller and not counted).
-    """
-    return 16 * len(text) + 1024
-
-
-def _index(doc: SessionDoc, parsed: ParsedSessions) -> Session:
-    """The session's entries and tokens (worked out once per text in ``parsed``)."""
-    indexed = parsed.of(doc)
-    return Session(
-        doc=doc,
-        entries=indexed.entries,
-        terms=indexed.terms,
-        sequence=indexed.sequence,
-        date=indexed.date,
-    )
-
-
-def _index_text(doc: SessionDoc) -> _Indexed:
-    """Tokens of every entry, plus the frontmatter's target dir and checkpoint notes.
+def _read(doc: SessionDoc) -> Session:
+    """The session's entries and their tokens, plus the frontmatter's target dir and notes.
 
     The frontmatter words only help find the session (``deploy/airflow`` says
     what area it touched); findings are always cited from body lines.
@@ -254,7 +194,7 @@ def _index_text(doc: SessionDoc) -> _Indexed:
     terms = set(sequence) | set(extra)
     terms.discard("")
     date = doc.session[:10] if len(doc.session) >= 10 else doc.session
-    return _Indexed(entries=entries, terms=terms, sequence=sequence, date=date)
+    return Session(doc=doc, entries=entries, terms=terms, sequence=sequence, date=date)
 
 
 def _search(

@@ -1,0 +1,215 @@
+"""How memoryd writes into folders: atomic replaces, one save at a time per folder.
+
+:func:`write_atomic` writes a temp file in the same directory, fsyncs it,
+renames it over the target and fsyncs the directory: a crash leaves the old
+file or the new one. A ``kill -9`` before the rename leaves a temp file named
+``.<name>.<pid>.<random>.tmp``; :func:`remove_stale_temp_files` removes those
+whose writer is gone.
+
+:func:`acquire` holds a folder's save lock: an in-process lock per folder
+(striped), then ``flock(LOCK_EX)`` on ``.memoryd-save.lock`` in the folder, so
+request threads, an in-process ``memoryd save`` and another daemon agree. The
+lock file is opened without following a symbolic link, must be a regular file,
+is never removed, and is writable by group or others only when the folder is.
+Not had within ``WAIT_S``: ``busy``; not a regular file: ``not_a_file``; not
+creatable: the ``OSError``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import fcntl
+import os
+import re
+import stat
+import tempfile
+import threading
+import time
+from collections.abc import Sequence
+from types import TracebackType
+
+from memoryd.errors import Busy, NotRegularFile, Unwritable
+from memoryd.indexer.store import process_alive
+
+LOCK_NAME = ".memoryd-save.lock"
+WAIT_S = 20.0
+"""How long a save waits for another save of the same folder before answering ``busy``."""
+TEMP_SUFFIX = ".tmp"
+
+_STRIPES = 64
+_THREAD_LOCKS = tuple(threading.Lock() for _ in range(_STRIPES))
+_POLL_S = (0.001, 0.05)
+"""First and longest pause between two tries of a lock another process holds."""
+_TEMP_NAME = re.compile(r"^\..+\.(md|json)\.(?:(\d+)\.)?[a-z0-9_]{8}\.tmp$")
+_UNNAMED_TEMP_AGE_S = 60.0
+"""Temp files without a pid in their name are removed only once this old."""
+
+
+def write_atomic(path: str, text: str, mode: int = 0o644) -> None:
+    """Replace ``path`` with ``text`` in one rename; the file gets ``mode`` exactly."""
+    directory = os.path.dirname(path)
+    prefix = f".{os.path.basename(path)}.{os.getpid()}."
+    fd, tmp = tempfile.mkstemp(prefix=prefix, suffix=TEMP_SUFFIX, dir=directory)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    dir_fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(dir_fd)
+    finally:
+        os.close(dir_fd)
+
+
+def remove_stale_temp_files(directories: Sequence[str]) -> int:
+    """Delete :func:`write_atomic` temp files whose writer is gone (hidden folders skipped)."""
+    removed = 0
+    now = time.time()
+    for top in directories:
+        for directory, subdirs, files in os.walk(top):
+            subdirs[:] = [d for d in subdirs if not d.startswith(".")]
+            for name in files:
+                match = _TEMP_NAME.match(name)
+                path = os.path.join(directory, name)
+                if match is None or not _writer_gone(match.group(2), path, now):
+                    continue
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(path)
+                    removed += 1
+    return removed
+
+
+def _writer_gone(pid: str | None, path: str, now: float) -> bool:
+    if pid is not None:
+        return int(pid) != os.getpid() and not process_alive(int(pid))
+    try:
+        return now - os.lstat(path).st_mtime > _UNNAMED_TEMP_AGE_S
+    except OSError:
+        return False
+
+
+def unwritable(path: str, exc: OSError, *, doing: str = "write") -> Unwritable:
+    """The ``unwritable`` error for a failed write: the cause by name (``ENOSPC``) and in words."""
+    name = errno.errorcode.get(exc.errno or 0, "error")
+    return Unwritable(
+        f"cannot {doing} {path}: {exc.strerror or exc} ({name}); nothing was written",
+        {"path": path, "errno": name},
+    )
+
+
+class Held:
+    """A save lock held until the ``with`` block it opens ends."""
+
+    def __init__(self, fd: int, local: threading.Lock) -> None:
+        self._fd, self._local = fd, local
+
+    def __enter__(self) -> Held:
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        try:
+            os.close(self._fd)  # releases the flock
+        finally:
+            self._local.release()
+
+
+def acquire(directory: str) -> Held:
+    """``directory``'s save lock, held; ``busy`` when not had within ``WAIT_S``."""
+    wait_s = WAIT_S
+    deadline = time.monotonic() + wait_s
+    path = os.path.join(directory, LOCK_NAME)
+    local = _THREAD_LOCKS[hash(directory) % _STRIPES]
+    if not local.acquire(timeout=wait_s):
+        raise _busy(path, wait_s)
+    try:
+        while True:
+            fd = _open(path)
+            try:
+                _flock(fd, path, deadline, wait_s)
+                if _same_file(fd, path):
+                    return Held(fd, local)
+            except BaseException:
+                os.close(fd)
+                raise
+            os.close(fd)  # replaced or removed while we waited: lock the file there now
+            if time.monotonic() > deadline:
+                raise _busy(path, wait_s)
+    except BaseException:
+        local.release()
+        raise
+
+
+def _open(path: str) -> int:
+    flags = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+    try:
+        fd = os.open(path, flags, 0o600)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise _not_a_file(path, "a symbolic link") from None
+        raise
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise _not_a_file(path, "not a regular file")
+        folder = os.stat(os.path.dirname(path)).st_mode
+        wanted = (
+            stat.S_IRUSR
+            | stat.S_IWUSR
+            | (stat.S_IRGRP | stat.S_IWGRP if folder & stat.S_IWGRP else 0)
+            | (stat.S_IROTH | stat.S_IWOTH if folder & stat.S_IWOTH else 0)
+        )
+        if info.st_uid == os.getuid() and stat.S_IMODE(info.st_mode) != wanted:
+            os.fchmod(fd, wanted)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def _flock(fd: int, path: str, deadline: float, wait_s: float) -> None:
+    pause = _POLL_S[0]
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return
+        except BlockingIOError:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise _busy(path, wait_s) from None
+            time.sleep(min(pause, left))
+            pause = min(pause * 2, _POLL_S[1])
+
+
+def _same_file(fd: int, path: str) -> bool:
+    try:
+        on_disk = os.lstat(path)
+    except FileNotFoundError:
+        return False
+    mine = os.fstat(fd)
+    return (on_disk.st_dev, on_disk.st_ino) == (mine.st_dev, mine.st_ino)
+
+
+def _busy(path: str, wait_s: float) -> Busy:
+    return Busy(
+        f"another save into {os.path.dirname(path)} held its lock ({path}) for {wait_s:g} s; "
+        "nothing was written: retry in a moment",
+        {"path": path, "retry_after_s": 1},
+    )
+
+
+def _not_a_file(path: str, what: str) -> NotRegularFile:
+    return NotRegularFile(
+        f"cannot save: the save lock {path} is {what}; memoryd leaves it alone "
+        "(remove it and save again); nothing was written",
+        {"path": path, "found": what},
+    )
