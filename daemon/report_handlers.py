@@ -33,7 +33,7 @@ from memoryd.config import Config
 from memoryd.daemon.readers import Readers
 from memoryd.replies import FeatureStatus, LastReport, ReportResult, ReportSchedule
 from memoryd.report import Retention, produce
-from memoryd.report.sessions import DAY
+from memoryd.report.findings import DAY
 
 INTERVAL_ENV = "MEMORYD_REPORT_INTERVAL"
 JOB_ID = "compaction-report"

@@ -56,8 +56,7 @@ from memoryd.replies import (
     StatsReply,
 )
 from memoryd.report import Retention, produce
-from memoryd.report.oversize import mark_listing
-from memoryd.report.sessions import DAY
+from memoryd.report.findings import DAY, mark_listing
 from memoryd.select import telemetry
 from memoryd.select.manifest import superseded_in
 from memoryd.select.selector import Selector

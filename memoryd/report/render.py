@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from memoryd.report.oversize import CAP
+from memoryd.report.findings import CAP, MAX_BYTES, MAX_LINES
 from memoryd.staleness.render import problems
 
 if TYPE_CHECKING:
@@ -76,7 +76,8 @@ def _index(d: DirectoryReport) -> list[str]:
     out = []
     if h["oversize"]:
         out.append(
-            f"- {h['lines']} lines, {h['bytes']:,} bytes: over 200 lines or 25 KB, "
+            f"- {h['lines']} lines, {h['bytes']:,} bytes: over {MAX_LINES} lines or "
+            f"{MAX_BYTES // 1024} KB, "
             "agents cut off the rest"
         )
     out += [f"- line {x['line']}: links to missing `{x['target']}`" for x in h["dead_links"]]
