@@ -1,15 +1,10 @@
 """A short, cited brief of what earlier sessions learned that bears on a task.
 
 Deterministic, no LLM: sessions are ranked lexically against the task; when
-some bear on it, every session of their project is read, newest first, and
-their entries become typed findings that cite file lines. Relevant sessions
-weigh fully, the others only through entries that share the task's words, and
-the newest session's blockers and failing tests always lead. The procedure
-prefers saying nothing to padding the brief with weak matches: recency never
-admits a project's history on its own.
-
-Token budget: ``tokens(text) = ceil(len(text) / 4)``, the usual rough rate for
-English text; the lowest-ranked findings are dropped until the text fits.
+some bear on it, every session of their project is read and their entries
+become typed findings citing file lines. It prefers saying nothing to weak
+matches: recency never admits a project's history on its own. The lowest-ranked
+findings are dropped until the text fits the budget (four characters a token).
 """
 
 from __future__ import annotations
@@ -39,9 +34,8 @@ FOLLOW_UP_THRESHOLD = 0.5
 THREAD_TERMS = 6
 """How many linking words the follow-up round searches with."""
 SECTION_ENTRIES = 100
-"""Entries read per section of one session. A saved session has a handful; a
-hostile or runaway file (10k bullets) must not make ``context`` compare every
-entry with every other one (a cost that grows with the square of the entries)."""
+"""Entries read per section of one session, so a runaway file cannot make the
+entry-by-entry comparisons quadratic in its length."""
 
 _REFERS_BACK = re.compile(
     r"\b(session[- ]?\d+|previous session|earlier session|part \d+|resumed|reverted"
@@ -64,11 +58,7 @@ class SessionDoc:
 
 @dataclass
 class Brief:
-    """The brief's text plus the same content in structured form.
-
-    ``text`` is the no-context message when nothing relevant was found, and
-    also when not even the best finding fits in ``budget_tokens``.
-    """
+    """The brief's text (the no-context message when nothing relevant fits) and its parts."""
 
     text: str
     findings: list[fx.Finding]
@@ -110,7 +100,6 @@ def no_context_message(scope: str) -> str:
 
 
 def unavailable_message(reason: str) -> str:
-    """For callers that cannot read the session directory at all (not a no-match)."""
     return f"Session history unavailable: {reason}"
 
 

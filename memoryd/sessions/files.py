@@ -38,7 +38,6 @@ from memoryd.replies import (
     SaveResult,
     SkippedSession,
 )
-from memoryd.sessions import writes
 from memoryd.sessions._sections import resume_line
 from memoryd.sessions.brief import SessionDoc, build_brief, unavailable_message
 from memoryd.sessions.format import (
@@ -50,7 +49,7 @@ from memoryd.sessions.format import (
     session_input_from_file,
     validate_save_params,
 )
-from memoryd.sessions.writes import unwritable, write_atomic
+from memoryd.sessions.writes import acquire, unwritable, write_atomic
 
 MIN_BUDGET, MAX_BUDGET = 100, 4000
 
@@ -110,48 +109,40 @@ def save(request: SaveRequest) -> SaveResult:
     A session path that is not a regular file is ``not_a_file`` and left as it
     is; a write the disk refuses is ``unwritable``, nothing half-written left.
     """
-    try:
-        lock = writes.acquire(request.dir)
-    except OSError as exc:
-        raise unwritable(os.path.join(request.dir, writes.LOCK_NAME), exc, doing="lock") from None
-    with lock:
-        return _save_locked(request)
-
-
-def _save_locked(request: SaveRequest) -> SaveResult:
-    inp = request.session
-    filename = session_filename(inp.project, inp.session)
-    path = os.path.join(request.dir, filename)
-    previous: Mapping[str, object] | None = None
-    kept: Kept | None = None
-    created = not os.path.lexists(path)
-    if not created:
-        previous, data = _previous_session(path, merging=not request.replace)
-        if previous is not None and not request.replace:
-            earlier = session_input_from_file(
-                filename, previous, data.decode("utf-8", errors="replace")
-            )
-            inp, kept = merge(inp, earlier)
-    text = render_session(inp, previous)
-    encoded = text.encode()
-    if len(encoded) > MAX_READ_BYTES:
-        raise _over_read_cap(path, f"this save would make it {len(encoded):,} bytes, more than")
-    written = parse_bytes(encoded, KIND_SESSION)
-    if written.error is not None:  # a bug in render_session, never user input
-        raise RuntimeError(f"refusing to write an unreadable session file: {written.error}")
-    try:
-        write_atomic(path, text)
-    except OSError as exc:
-        raise unwritable(path, exc) from None
-    return {
-        "path": path,
-        "filename": os.path.basename(path),
-        "created": created,
-        "kept": kept,
-        "migrated_from": _migrated_from(previous),
-        "schema_version": SCHEMA_VERSION,
-        "bytes": len(encoded),
-    }
+    with acquire(request.dir):
+        inp = request.session
+        filename = session_filename(inp.project, inp.session)
+        path = os.path.join(request.dir, filename)
+        previous: Mapping[str, object] | None = None
+        kept: Kept | None = None
+        created = not os.path.lexists(path)
+        if not created:
+            previous, data = _previous_session(path, merging=not request.replace)
+            if previous is not None and not request.replace:
+                earlier = session_input_from_file(
+                    filename, previous, data.decode("utf-8", errors="replace")
+                )
+                inp, kept = merge(inp, earlier)
+        text = render_session(inp, previous)
+        encoded = text.encode()
+        if len(encoded) > MAX_READ_BYTES:
+            raise _over_read_cap(path, f"this save would make it {len(encoded):,} bytes, more than")
+        written = parse_bytes(encoded, KIND_SESSION)
+        if written.error is not None:  # a bug in render_session, never user input
+            raise RuntimeError(f"refusing to write an unreadable session file: {written.error}")
+        try:
+            write_atomic(path, text)
+        except OSError as exc:
+            raise unwritable(path, exc) from None
+        return {
+            "path": path,
+            "filename": os.path.basename(path),
+            "created": created,
+            "kept": kept,
+            "migrated_from": _migrated_from(previous),
+            "schema_version": SCHEMA_VERSION,
+            "bytes": len(encoded),
+        }
 
 
 def _previous_session(path: str, *, merging: bool) -> tuple[Mapping[str, object] | None, bytes]:

@@ -1,18 +1,11 @@
 """How memoryd writes into folders: atomic replaces, one save at a time per folder.
 
-:func:`write_atomic` writes a temp file in the same directory, fsyncs it,
-renames it over the target and fsyncs the directory: a crash leaves the old
-file or the new one. A ``kill -9`` before the rename leaves a temp file named
-``.<name>.<pid>.<random>.tmp``; :func:`remove_stale_temp_files` removes those
-whose writer is gone.
-
-:func:`acquire` holds a folder's save lock: an in-process lock per folder
-(striped), then ``flock(LOCK_EX)`` on ``.memoryd-save.lock`` in the folder, so
-request threads, an in-process ``memoryd save`` and another daemon agree. The
-lock file is opened without following a symbolic link, must be a regular file,
-is never removed, and is writable by group or others only when the folder is.
-Not had within ``WAIT_S``: ``busy``; not a regular file: ``not_a_file``; not
-creatable: the ``OSError``.
+:func:`write_atomic`: temp file, fsync, rename, fsync of the folder; a killed
+writer's temp file is removed by :func:`remove_stale_temp_files`.
+:func:`acquire`: an in-process lock per folder, then ``flock`` on
+``.memoryd-save.lock`` in it (never followed if a symbolic link, never
+removed, group- or world-writable only as the folder is). Not had within
+``WAIT_S``: ``busy``; not a regular file: ``not_a_file``; not made: ``unwritable``.
 """
 
 from __future__ import annotations
@@ -124,7 +117,8 @@ class Held:
 
 
 def acquire(directory: str) -> Held:
-    """``directory``'s save lock, held; ``busy`` when not had within ``WAIT_S``."""
+    """``directory``'s save lock, held; ``busy`` when not had within ``WAIT_S``,
+    ``unwritable`` when it cannot be made (read-only folder, full disk)."""
     wait_s = WAIT_S
     deadline = time.monotonic() + wait_s
     path = os.path.join(directory, LOCK_NAME)
@@ -144,6 +138,9 @@ def acquire(directory: str) -> Held:
             os.close(fd)  # replaced or removed while we waited: lock the file there now
             if time.monotonic() > deadline:
                 raise _busy(path, wait_s)
+    except OSError as exc:
+        local.release()
+        raise unwritable(path, exc, doing="lock") from None
     except BaseException:
         local.release()
         raise

@@ -1,10 +1,8 @@
-"""Reads and writes of the staleness tables: citations, verdicts and hook hints.
+"""Reads and writes of the staleness tables: citations, verdicts, hook hints.
 
-``citations`` is written by the store with each memory's row
-(:mod:`memoryd.indexer.citations`) and only read here. ``staleness`` holds
-the last verdict per memory together with the content hash and checkout HEAD
-it was computed for; readers (``select``, ``list``, the report) only ever read it, and a verdict
-whose content hash no longer matches the file is not shown.
+``staleness`` holds each memory's last verdict with the content hash and HEAD
+it was computed for; a verdict whose hash no longer matches the file is not
+shown. Readers (``select``, ``list``, the report) only read it.
 """
 
 from __future__ import annotations
