@@ -91,79 +91,52 @@ def collect(
 
     Open questions that a later session's decision answers are left out.
     """
-    ranked = _ranked(_Scoring(query, chosen, found, idf, size).score_all(), found)
+    ranked = _ranked(_scored(query, chosen, found, idf, size), found)
     return _findings(ranked, _conflicts(ranked, chosen, idf, size))
 
 
-class _Scoring:
-    """What every entry of one brief is scored against: the task's words and the sessions read."""
-
-    def __init__(
-        self,
-        query: set[str],
-        chosen: list[Session],
-        found: list[Session],
-        idf: dict[str, float],
-        size: int,
-    ) -> None:
-        self.query, self.chosen, self.found, self.idf, self.size = query, chosen, found, idf, size
-        self.total = sum(rel.weight(t, idf, size) for t in query) or 1.0
-        self.newest = max((s.doc.session for s in chosen), default="")
-        self.newest_relevant = max((s.doc.session for s in found), default="")
-        self.top = max((s.coverage for s in found), default=1.0)
-
-    def score_all(self) -> list[Scored]:
-        """Every entry worth showing, scored; settled questions give their place to the answer.
-
-        The answers come after the other entries, as one pass over the
-        sessions would find them.
-        """
-        scored: list[Scored] = []
-        settlers: list[Scored] = []
-        for session in self.chosen:
-            # Equally relevant sessions weigh the same; weaker ones count less, but a
-            # session that passed the threshold still contributes its key points.
-            relevant = any(session is f for f in self.found)
-            factor = 0.5 + 0.5 * session.coverage / self.top if relevant else BACKGROUND_FACTOR
-            for entry, terms in session.entries:
-                if entry.section == SECTION_SUMMARY or len(terms) < MIN_ENTRY_TERMS:
-                    continue
-                item = self._score(session, relevant, factor, entry, terms)
-                if item is None:
-                    continue
-                score, kind = item
-                settler = _settled_later(terms, session, self.chosen) if kind == fx.OPEN else None
-                if settler is not None:
-                    # The answer takes the question's place (and at least its rank).
-                    settlers.append((score, settler[0], settler[1], fx.DECISION, settler[2]))
-                else:
-                    scored.append((score, entry, terms, kind, session))
-        return scored + settlers
-
-    def _score(
-        self, session: Session, relevant: bool, factor: float, entry: Entry, terms: set[str]
-    ) -> tuple[float, str] | None:
-        """The entry's score (``factor``: its session's weight) and kind; None: it adds nothing."""
-        kind = fx.classify(entry)
-        match = rel.overlap(self.query, terms, self.idf, self.size) / self.total
-        trouble = (
-            session.doc.session == self.newest
-            and entry.section == SECTION_ACTIVE
-            and bool(_CURRENT_TROUBLE.search(entry.text))
-        )
-        if not trouble and (
-            (match == 0 and kind == fx.OUTCOME) or (not relevant and match < BACKGROUND_MATCH)
-        ):
-            return None  # an unrelated "merged, shipped" line adds nothing
-        current = entry.section == SECTION_ACTIVE and session.doc.session == self.newest_relevant
-        score = factor * (
-            _MATCH_WEIGHT[kind] * match + _TYPE_BONUS[kind] + CURRENT_STATE_BONUS * current
-        )
-        if fx.looks_like_instruction(entry.text):
-            score /= 2  # shown quoted at best; never crowds out real evidence
-        elif trouble:
-            score += CURRENT_TROUBLE_SCORE
-        return score, kind
+def _scored(
+    query: set[str], chosen: list[Session], found: list[Session], idf: dict[str, float], size: int
+) -> list[Scored]:
+    """Every entry worth showing, scored. An open question a later decision settles gives
+    its place (and at least its rank) to that decision, listed after the other entries."""
+    total = sum(rel.weight(t, idf, size) for t in query) or 1.0
+    newest = max((s.doc.session for s in chosen), default="")
+    newest_relevant = max((s.doc.session for s in found), default="")
+    top = max((s.coverage for s in found), default=1.0)
+    scored: list[Scored] = []
+    settlers: list[Scored] = []
+    for session in chosen:
+        relevant = any(session is f for f in found)
+        # Equally relevant sessions weigh the same; weaker ones less, but still count.
+        factor = 0.5 + 0.5 * session.coverage / top if relevant else BACKGROUND_FACTOR
+        for entry, terms in session.entries:
+            if entry.section == SECTION_SUMMARY or len(terms) < MIN_ENTRY_TERMS:
+                continue
+            kind = fx.classify(entry)
+            match = rel.overlap(query, terms, idf, size) / total
+            active = entry.section == SECTION_ACTIVE
+            trouble = (
+                session.doc.session == newest and active and _CURRENT_TROUBLE.search(entry.text)
+            )
+            if not trouble and (
+                (match == 0 and kind == fx.OUTCOME) or (not relevant and match < BACKGROUND_MATCH)
+            ):
+                continue  # an unrelated "merged, shipped" line adds nothing
+            current = active and session.doc.session == newest_relevant
+            score = factor * (
+                _MATCH_WEIGHT[kind] * match + _TYPE_BONUS[kind] + CURRENT_STATE_BONUS * current
+            )
+            if fx.looks_like_instruction(entry.text):
+                score /= 2  # shown quoted at best; never crowds out real evidence
+            elif trouble:
+                score += CURRENT_TROUBLE_SCORE
+            settler = _settled_later(terms, session, chosen) if kind == fx.OPEN else None
+            if settler is not None:
+                settlers.append((score, settler[0], settler[1], fx.DECISION, settler[2]))
+            else:
+                scored.append((score, entry, terms, kind, session))
+    return scored + settlers
 
 
 def _ranked(scored: list[Scored], found: list[Session]) -> list[Scored]:
