@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from memoryd.indexer.parse import parse_bytes
 from memoryd.indexer.records import KIND_SESSION, unexpected
@@ -56,7 +56,7 @@ class SessionDoc:
     error: str | None  # read/parse error: the file is skipped and counted in the scope
 
 
-@dataclass
+@dataclass(frozen=True)
 class Brief:
     """The brief's text (the no-context message when nothing relevant fits) and its parts."""
 
@@ -64,15 +64,11 @@ class Brief:
     findings: list[fx.Finding]
     sessions_read: list[str]
     scope: str
-    sessions_searched: int = 0
-    rounds: int = 0
-    skipped: list[UnreadSession] = field(default_factory=list)
-    dropped: int = 0
-    budget_tokens: int = 0
-
-    @property
-    def tokens(self) -> int:
-        return estimate_tokens(self.text)
+    sessions_searched: int
+    rounds: int
+    skipped: list[UnreadSession]
+    dropped: int
+    budget_tokens: int
 
     def to_json(self) -> ContextReply:
         return {
@@ -80,12 +76,12 @@ class Brief:
             "status": "found" if self.findings else "none",
             "scope": self.scope,
             "findings": [finding.to_json() for finding in self.findings],
-            "sessions_read": list(self.sessions_read),
+            "sessions_read": self.sessions_read,
             "sessions_searched": self.sessions_searched,
             "rounds": self.rounds,
-            "skipped": list(self.skipped),
+            "skipped": self.skipped,
             "dropped_for_budget": self.dropped,
-            "tokens": self.tokens,
+            "tokens": estimate_tokens(self.text),
             "budget_tokens": self.budget_tokens,
         }
 
@@ -131,33 +127,35 @@ def build_brief(
     found, rounds = _search(words, sessions, idf, size)
     chosen = every_session_of(found, sessions)
     findings = collect(query, chosen, found, idf, size)
-    brief = Brief(
-        text=no_context_message(scope),
-        findings=[],
+    searched = f"{_count(len(sessions), 'session')} searched in {_count(rounds, 'round')}"
+    parts = [scope, searched, f"{len(chosen)} read"]
+    if skipped:
+        names = ", ".join(item["filename"] for item in skipped)
+        parts.append(f"skipped {len(skipped)} corrupted: {names}")
+    # Drop the lowest-ranked findings until the text fits; if not even one
+    # fits, the honest answer is that nothing useful fits in the budget.
+    text, kept = no_context_message(scope), findings[:0]
+    for count in range(len(findings), 0, -1):
+        left = len(findings) - count
+        cut = [f"{left} lower-ranked findings left out for length"] if left else []
+        line = "; ".join([*parts, *cut, "not re-checked against the current code"])
+        candidate = "\n".join(
+            ["Prior-session brief", f"Scope: {line}", *(f.render() for f in findings[:count])]
+        )
+        if estimate_tokens(candidate) <= budget_tokens:
+            text, kept = candidate, findings[:count]
+            break
+    return Brief(
+        text=text,
+        findings=kept,
         sessions_read=[s.doc.filename for s in chosen],
         scope=scope,
         sessions_searched=len(sessions),
         rounds=rounds,
         skipped=skipped,
+        dropped=len(findings) - len(kept) if kept else 0,
         budget_tokens=budget_tokens,
     )
-    # Drop the lowest-ranked findings until the text fits; if not even one
-    # fits, the honest answer is that nothing useful fits in the budget.
-    for count in range(len(findings), 0, -1):
-        text = _render(
-            scope=scope,
-            searched=len(sessions),
-            rounds=rounds,
-            chosen=chosen,
-            skipped=skipped,
-            findings=findings[:count],
-            total=len(findings),
-        )
-        if estimate_tokens(text) <= budget_tokens:
-            brief.text, brief.findings = text, findings[:count]
-            brief.dropped = len(findings) - count
-            break
-    return brief
 
 
 def _read(doc: SessionDoc) -> Session:
@@ -248,32 +246,6 @@ def _thread_terms(
         if 1 <= others < max(2, len(sessions) // 2):
             shared.add(term)
     return set(sorted(shared, key=lambda t: (-rel.weight(t, idf, size), t))[:THREAD_TERMS])
-
-
-def _render(
-    *,
-    scope: str,
-    searched: int,
-    rounds: int,
-    chosen: list[Session],
-    skipped: list[UnreadSession],
-    findings: list[fx.Finding],
-    total: int,
-) -> str:
-    parts = [
-        f"{scope}",
-        f"{_count(searched, 'session')} searched in {_count(rounds, 'round')}",
-        f"{len(chosen)} read",
-    ]
-    if skipped:
-        names = ", ".join(item["filename"] for item in skipped)
-        parts.append(f"skipped {len(skipped)} corrupted: {names}")
-    if total > len(findings):
-        parts.append(f"{total - len(findings)} lower-ranked findings left out for length")
-    parts.append("not re-checked against the current code")
-    lines = ["Prior-session brief", f"Scope: {'; '.join(parts)}"]
-    lines += [finding.render() for finding in findings]
-    return "\n".join(lines)
 
 
 def _count(number: int, noun: str) -> str:
