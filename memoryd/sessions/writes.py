@@ -19,8 +19,7 @@ import stat
 import tempfile
 import threading
 import time
-from collections.abc import Sequence
-from types import TracebackType
+from collections.abc import Iterator, Sequence
 
 from memoryd.errors import Busy, NotRegularFile, Unwritable
 from memoryd.indexer.store import process_alive
@@ -98,27 +97,10 @@ def unwritable(path: str, exc: OSError, *, doing: str = "write") -> Unwritable:
     )
 
 
-class Held:
-    """A save lock held until the ``with`` block it opens ends."""
-
-    def __init__(self, fd: int, local: threading.Lock) -> None:
-        self._fd, self._local = fd, local
-
-    def __enter__(self) -> Held:
-        return self
-
-    def __exit__(
-        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        try:
-            os.close(self._fd)  # releases the flock
-        finally:
-            self._local.release()
-
-
-def acquire(directory: str) -> Held:
-    """``directory``'s save lock, held; ``busy`` when not had within ``WAIT_S``,
-    ``unwritable`` when it cannot be made (read-only folder, full disk)."""
+@contextlib.contextmanager
+def acquire(directory: str) -> Iterator[None]:
+    """``directory``'s save lock, held for the ``with`` block; ``busy`` when not had within
+    ``WAIT_S``, ``unwritable`` when it cannot be made (read-only folder, full disk)."""
     wait_s = WAIT_S
     deadline = time.monotonic() + wait_s
     path = os.path.join(directory, LOCK_NAME)
@@ -126,24 +108,32 @@ def acquire(directory: str) -> Held:
     if not local.acquire(timeout=wait_s):
         raise _busy(path, wait_s)
     try:
-        while True:
-            fd = _open(path)
-            try:
-                _flock(fd, path, deadline, wait_s)
-                if _same_file(fd, path):
-                    return Held(fd, local)
-            except BaseException:
-                os.close(fd)
-                raise
-            os.close(fd)  # replaced or removed while we waited: lock the file there now
-            if time.monotonic() > deadline:
-                raise _busy(path, wait_s)
-    except OSError as exc:
+        try:
+            fd = _locked(path, deadline, wait_s)
+        except OSError as exc:
+            raise unwritable(path, exc, doing="lock") from None
+        try:
+            yield
+        finally:
+            os.close(fd)  # releases the flock
+    finally:
         local.release()
-        raise unwritable(path, exc, doing="lock") from None
-    except BaseException:
-        local.release()
-        raise
+
+
+def _locked(path: str, deadline: float, wait_s: float) -> int:
+    """An open descriptor of the lock file at ``path`` holding its exclusive flock."""
+    while True:
+        fd = _open(path)
+        try:
+            _flock(fd, path, deadline, wait_s)
+            if _same_file(fd, path):
+                return fd
+        except BaseException:
+            os.close(fd)
+            raise
+        os.close(fd)  # replaced or removed while we waited: lock the file there now
+        if time.monotonic() > deadline:
+            raise _busy(path, wait_s)
 
 
 def _open(path: str) -> int:

@@ -113,28 +113,20 @@ def transcript_cwd(project_dir: str) -> str | None:
     except OSError:
         return None
     for entry in entries[:TRANSCRIPTS_READ]:
-        cwd = _cwd_in(entry.path)
-        if cwd is not None:
-            return cwd
-    return None
-
-
-def _cwd_in(path: str) -> str | None:
-    try:
-        data, _more = read_capped(path, limit=TRANSCRIPT_HEAD_BYTES)
-        head = data.decode("utf-8", errors="replace")
-    except OSError:
-        return None
-    for line in head.splitlines():
-        if '"cwd"' not in line:
-            continue
         try:
-            entry = json.loads(line)
-        except ValueError:
+            head, _more = read_capped(entry.path, limit=TRANSCRIPT_HEAD_BYTES)
+        except OSError:
             continue
-        cwd = entry.get("cwd") if isinstance(entry, dict) else None
-        if isinstance(cwd, str) and cwd.startswith("/"):
-            return cwd
+        for line in head.decode("utf-8", errors="replace").splitlines():
+            if '"cwd"' not in line:
+                continue
+            try:
+                record = json.loads(line)
+            except ValueError:
+                continue
+            cwd = record.get("cwd") if isinstance(record, dict) else None
+            if isinstance(cwd, str) and cwd.startswith("/"):
+                return cwd
     return None
 
 
