@@ -74,7 +74,7 @@ def build_report(
     reports: list[DirectoryReport] = []
     for directory in sorted(by_dir):
         files = by_dir[directory]
-        found = fx.sessions_of(files)
+        found = fx.sessions_by_project(files)
         dups, superseded = fx.duplicates(files)
         reports.append(
             {

@@ -10,7 +10,6 @@ oversized. Secrets are reported by line and kind only.
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 import os
 import re
@@ -45,8 +44,6 @@ from memoryd.sessions._sections import last_session_time
 
 DAY = 86400.0
 OPEN_STATUSES = ("in-progress", "paused")
-CAP = {"bytes": MAX_FILE_BYTES, "lines": MAX_FILE_LINES}
-"""What the hook shows of one memory at most."""
 MAX_LINES = 200
 MAX_BYTES = 25 * 1024
 """Where agents cut MEMORY.md off."""
@@ -76,14 +73,10 @@ def secret_files(files: list[IndexedFile]) -> list[SecretFile]:
     ]
 
 
-def _normal(text: str) -> str:
-    return " ".join(text.lower().split())
-
-
 def _exact_groups(memories: list[IndexedFile], field: str, min_chars: int) -> list[list[str]]:
     groups: dict[str, list[str]] = defaultdict(list)
     for f in memories:
-        key = _normal(getattr(f, field) or "")
+        key = " ".join((getattr(f, field) or "").lower().split())
         if len(key) >= min_chars:
             groups[key].append(f.filename)
     return [names for names in groups.values() if len(names) > 1]
@@ -251,31 +244,21 @@ class Session:
     file: IndexedFile
     at: float
 
-    @property
-    def project(self) -> str:
-        return self.file.project or self.file.name or ""
 
-
-def sessions_of(files: Iterable[IndexedFile]) -> list[Session]:
-    """The parsed session memories among ``files``, oldest first."""
-    out = []
+def sessions_by_project(files: Iterable[IndexedFile]) -> dict[str, list[Session]]:
+    """The parsed session memories among ``files`` per project (by name), oldest first."""
+    found = []
     for f in files:
-        if f.kind != KIND_SESSION or f.error is not None:
-            continue
-        when = last_session_time(f.meta, f.filename)
-        at = when.timestamp() if isinstance(when, dt.datetime) else f.mtime
-        out.append(Session(f, at))
-    return sorted(out, key=lambda s: (s.at, s.file.filename))
-
-
-def _by_project(sessions: list[Session]) -> dict[str, list[Session]]:
+        if f.kind == KIND_SESSION and f.error is None:
+            when = last_session_time(f.meta, f.filename)
+            found.append(Session(f, f.mtime if when is None else when.timestamp()))
     grouped: dict[str, list[Session]] = defaultdict(list)
-    for s in sessions:
-        grouped[s.project].append(s)
+    for session in sorted(found, key=lambda s: (s.at, s.file.filename)):
+        grouped[session.file.project or session.file.name or ""].append(session)
     return dict(sorted(grouped.items()))
 
 
-def old_sessions(sessions: list[Session], cutoff: float) -> list[OldSessions]:
+def old_sessions(by_project: dict[str, list[Session]], cutoff: float) -> list[OldSessions]:
     """Per project: the sessions recorded before ``cutoff``.
 
     An old session is a candidate to condense when the project has a later
@@ -283,7 +266,7 @@ def old_sessions(sessions: list[Session], cutoff: float) -> list[OldSessions]:
     ones could be folded into a single summary.
     """
     out: list[OldSessions] = []
-    for project, group in _by_project(sessions).items():
+    for project, group in by_project.items():
         old = [s for s in group if s.at < cutoff]
         if not old:
             continue
@@ -308,14 +291,14 @@ def old_sessions(sessions: list[Session], cutoff: float) -> list[OldSessions]:
     return out
 
 
-def stale_work(sessions: list[Session], cutoff: float, now: float) -> list[StaleWork]:
+def stale_work(by_project: dict[str, list[Session]], cutoff: float, now: float) -> list[StaleWork]:
     """Projects whose newest session is still open and was last touched before ``cutoff``.
 
     Only the newest session of a project counts: an older ``in-progress``
     session followed by later ones is history, not work someone left behind.
     """
     out: list[StaleWork] = []
-    for project, group in _by_project(sessions).items():
+    for project, group in by_project.items():
         latest = group[-1]
         if latest.file.status not in OPEN_STATUSES or latest.at >= cutoff:
             continue
