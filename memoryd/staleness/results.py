@@ -159,15 +159,6 @@ def intact_first(
     picks: Sequence[tuple[str, float | None]],
     verdict_of: Callable[[str], Verdict | None],
 ) -> list[tuple[str, float | None]]:
-    """Ranked ``(filename, score)`` picks with memories whose every cited path is gone last.
-
-    The order within each group is kept, so the ranker still decides between
-    equals; a memory that points only at code that no longer exists just
-    never beats an intact one.
-    """
-
-    def gone(pick: tuple[str, float | None]) -> bool:
-        verdict = verdict_of(pick[0])
-        return bool(verdict and verdict.get("all_gone"))
-
-    return sorted(picks, key=gone)
+    """Ranked ``(filename, score)`` picks, those whose every cited path is gone moved last
+    (the order within each group kept, so the ranker still decides between equals)."""
+    return sorted(picks, key=lambda pick: bool((v := verdict_of(pick[0])) and v.get("all_gone")))
