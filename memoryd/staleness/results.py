@@ -73,12 +73,8 @@ def save_verdicts(
     """Store ``(path, content_hash, head_key, verdict)`` rows (caller holds the transaction)."""
     now = time.time()
     conn.executemany(
-        "INSERT INTO staleness(path, content_hash, head, checkout, all_gone, stale, "
-        "verdict_json, checked_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
-        "ON CONFLICT(path) DO UPDATE SET content_hash = excluded.content_hash, "
-        "head = excluded.head, checkout = excluded.checkout, all_gone = excluded.all_gone, "
-        "stale = excluded.stale, verdict_json = excluded.verdict_json, "
-        "checked_at = excluded.checked_at",
+        "INSERT OR REPLACE INTO staleness(path, content_hash, head, checkout, all_gone, "
+        "stale, verdict_json, checked_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
         [
             (
                 path,
@@ -135,8 +131,7 @@ def stale_under(conn: sqlite3.Connection, directory: str) -> dict[str, list[Stal
 def remember_cwd(conn: sqlite3.Connection, directory: str, cwd: str) -> None:
     """Record the working directory the hook reported for ``directory`` (caller commits)."""
     conn.execute(
-        "INSERT INTO checkout_hints(directory, cwd, seen_at) VALUES (?, ?, ?) "
-        "ON CONFLICT(directory) DO UPDATE SET cwd = excluded.cwd, seen_at = excluded.seen_at",
+        "INSERT OR REPLACE INTO checkout_hints(directory, cwd, seen_at) VALUES (?, ?, ?)",
         (directory, cwd, time.time()),
     )
 
