@@ -63,6 +63,7 @@ from memoryd.select.selector import Selector
 from memoryd.select.types import StatsRequest, parse_select, parse_stats
 from memoryd.select.wiring import record_runs, retention_of, run_stats, selector_settings
 from memoryd.sessions import files as sessions
+from memoryd.sessions.brief import ParsedSessions
 from memoryd.sessions.format import project_case_note
 from memoryd.staleness.checks import Checker, Write, check_tree
 from memoryd.staleness.results import annotate_listing
@@ -211,6 +212,7 @@ class MemoryService:
         self.selector = selector
         self.checker = checker or Checker()
         self.reports = reports
+        self.parsed_sessions = ParsedSessions()
 
     def reconfigure(self, cfg: Config) -> None:
         """SIGHUP: the selector takes the new query logging, judges and shortlist."""
@@ -345,6 +347,7 @@ class MemoryService:
             request.task,
             request.project,
             request.budget_tokens,
+            parsed=self.parsed_sessions,
         )
         return _noted(brief, request.project_given)
 

@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import re
+import tracemalloc
 from pathlib import Path
 
 import pytest
 
 from memoryd.indexer.parse import parse_file
 from memoryd.paths import SESSION_FILENAME
+from memoryd.sessions import brief as brief_mod
+from memoryd.sessions._sections import SessionSections, parse_sections
 from memoryd.sessions.brief import (
+    ParsedSessions,
     SessionDoc,
     build_brief,
     estimate_tokens,
@@ -115,6 +119,48 @@ def test_brief_format_and_citations_point_at_the_right_lines(folder: Path) -> No
     data = brief.to_json()
     assert data["status"] == "found" and data["text"] == brief.text
     assert data["findings"][0]["source"]["lines"][0] >= 1
+
+
+def test_session_files_are_parsed_once_per_text(
+    folder: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    parsed: list[str] = []
+    real = parse_sections
+
+    def counting(text: str) -> SessionSections:
+        parsed.append(text)
+        return real(text)
+
+    monkeypatch.setattr(brief_mod, "parse_sections", counting)
+    task = "resume the payment retry work"
+    kept = ParsedSessions()
+    first = build_brief(task, load(folder), scope=SCOPE, parsed=kept)
+    readable = len(parsed)
+    assert readable == 3  # the corrupted session is skipped, never parsed
+    assert build_brief(task, load(folder), scope=SCOPE, parsed=kept).to_json() == first.to_json()
+    assert len(parsed) == readable
+    # An edited session is parsed again, and the brief reads its new text.
+    path = folder / "2025-03-03-10-15-shop-backend.md"
+    path.write_text(
+        path.read_text().replace("declined card payments", "declined card payments via okapi")
+    )
+    again = build_brief(task, load(folder), scope=SCOPE, parsed=kept)
+    assert len(parsed) == readable + 1
+    assert "okapi" in parsed[-1]
+    assert again.sessions_searched == first.sessions_searched
+
+
+def test_a_cached_parse_is_weighed_at_about_the_memory_it_holds(folder: Path) -> None:
+    docs = [d for d in load(folder) if d.text is not None and not d.error]
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        kept = [brief_mod._read(d) for d in docs]
+        held = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    weighed = sum(brief_mod.weight(d.text or "") for d in docs)
+    assert kept and held / 2 <= weighed <= held * 2, (held, weighed)
 
 
 def test_reverted_decision_is_shown_with_both_sources(folder: Path) -> None:

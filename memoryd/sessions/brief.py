@@ -9,11 +9,13 @@ findings are dropped until the text fits the budget (four characters a token).
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from memoryd._sized_cache import SizedCache
 from memoryd.indexer.parse import parse_bytes
 from memoryd.indexer.records import KIND_SESSION, unexpected
 from memoryd.replies import ContextReply, UnreadSession
@@ -33,6 +35,8 @@ FOLLOW_UP_THRESHOLD = 0.5
 """Share of the follow-up round's thread terms an earlier session must contain."""
 THREAD_TERMS = 6
 """How many linking words the follow-up round searches with."""
+PARSED_BYTES = 16 * 1024 * 1024
+"""Memory for parsed sessions, as :func:`weight` counts it: hundreds of sessions."""
 SECTION_ENTRIES = 100
 """Entries read per section of one session, so a runaway file cannot make the
 entry-by-entry comparisons quadratic in its length."""
@@ -105,8 +109,13 @@ def build_brief(
     *,
     scope: str,
     budget_tokens: int = 600,
+    parsed: ParsedSessions | None = None,
 ) -> Brief:
-    """Search ``docs`` for context on ``task`` and return a cited brief within budget."""
+    """Search ``docs`` for context on ``task`` and return a cited brief within budget.
+
+    Sessions parsed for an earlier brief are taken from ``parsed`` (none when None).
+    """
+    parsed = ParsedSessions() if parsed is None else parsed
     skipped: list[UnreadSession] = [
         {"filename": d.filename, "error": d.error or "unreadable"}
         for d in docs
@@ -117,7 +126,7 @@ def build_brief(
         if doc.text is None or doc.error:
             continue
         try:
-            sessions.append(_read(doc))
+            sessions.append(parsed.session(doc))
         except Exception as exc:  # one session nothing foresaw: skipped, the brief goes on
             reason = unexpected("could not read the session", exc)
             skipped.append({"filename": doc.filename, "error": reason})
@@ -156,6 +165,27 @@ def build_brief(
         dropped=len(findings) - len(kept) if kept else 0,
         budget_tokens=budget_tokens,
     )
+
+
+class ParsedSessions:
+    """Sessions already parsed, by the whole doc (text included). Whoever answers ``context``
+    again owns one: an unchanged file is read again but not parsed again."""
+
+    def __init__(self, budget: int = PARSED_BYTES) -> None:
+        self._cache: SizedCache[SessionDoc, Session] = SizedCache(budget)
+
+    def session(self, doc: SessionDoc) -> Session:
+        """A fresh :class:`Session` of ``doc`` (its relevance is set per brief)."""
+        found = self._cache.get(doc)
+        if found is None:
+            found = _read(doc)
+            self._cache.put(doc, found, weight(doc.text or ""))
+        return dataclasses.replace(found)
+
+
+def weight(text: str) -> int:
+    """The memory a parsed session holds beside its text: about 16 bytes per character."""
+    return 16 * len(text) + 1024
 
 
 def _read(doc: SessionDoc) -> Session:

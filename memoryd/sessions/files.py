@@ -39,7 +39,7 @@ from memoryd.replies import (
     SkippedSession,
 )
 from memoryd.sessions._sections import resume_line
-from memoryd.sessions.brief import SessionDoc, build_brief, unavailable_message
+from memoryd.sessions.brief import ParsedSessions, SessionDoc, build_brief, unavailable_message
 from memoryd.sessions.format import (
     SCHEMA_VERSION,
     check_project,
@@ -263,10 +263,13 @@ def context(
     task: str,
     project: str | None,
     budget_tokens: int,
+    *,
+    parsed: ParsedSessions | None = None,
 ) -> ContextReply:
     """The cited prior-session brief for ``task`` over the sessions in ``directories``.
 
     A directory that cannot be read makes the brief "unavailable", not silently empty.
+    Sessions parsed before are taken from ``parsed``.
     """
     scope_dirs = ", ".join(directories)
     scope = f"project '{project}' in {scope_dirs}" if project else scope_dirs
@@ -306,7 +309,9 @@ def context(
                     error=error or reason,
                 )
             )
-    brief = build_brief(task, docs, scope=scope, budget_tokens=budget_tokens).to_json()
+    brief = build_brief(
+        task, docs, scope=scope, budget_tokens=budget_tokens, parsed=parsed
+    ).to_json()
     if project and not docs:
         # A mistyped project looks like "nothing useful"; naming what exists shows the slip.
         known = _projects_in(conn, directories)
