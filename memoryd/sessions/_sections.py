@@ -188,12 +188,13 @@ def _ago(hours: float) -> str:
         return "in the future (clock skew?)"
     if hours < 1:
         minutes = int(hours * 60)
-        return "just now" if minutes < 1 else _plural(minutes, "minute")
+        return "just now" if minutes < 1 else f"{count_of(minutes, 'minute')} ago"
     if hours < 48:
-        return _plural(int(hours), "hour")
+        return f"{count_of(int(hours), 'hour')} ago"
     days = int(hours // 24)
-    return _plural(days, "day") if days < 60 else _plural(days // 30, "month")
+    return f"{count_of(days, 'day') if days < 60 else count_of(days // 30, 'month')} ago"
 
 
-def _plural(count: int, unit: str) -> str:
-    return f"{count} {unit}{'' if count == 1 else 's'} ago"
+def count_of(number: int, noun: str) -> str:
+    """``1 day``, ``3 days``."""
+    return f"{number} {noun}{'' if number == 1 else 's'}"

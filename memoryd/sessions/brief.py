@@ -22,7 +22,7 @@ from memoryd.replies import ContextReply, UnreadSession
 from memoryd.sessions import _findings as fx
 from memoryd.sessions import _relevance as rel
 from memoryd.sessions._collect import Session, collect, every_session_of
-from memoryd.sessions._sections import SECTION_SUMMARY, parse_sections
+from memoryd.sessions._sections import SECTION_SUMMARY, count_of, parse_sections
 
 MAX_ROUNDS = 2
 MAX_READS = 3
@@ -136,7 +136,7 @@ def build_brief(
     found, rounds = _search(words, sessions, idf, size)
     chosen = every_session_of(found, sessions)
     findings = collect(query, chosen, found, idf, size)
-    searched = f"{_count(len(sessions), 'session')} searched in {_count(rounds, 'round')}"
+    searched = f"{count_of(len(sessions), 'session')} searched in {count_of(rounds, 'round')}"
     parts = [scope, searched, f"{len(chosen)} read"]
     if skipped:
         names = ", ".join(item["filename"] for item in skipped)
@@ -276,7 +276,3 @@ def _thread_terms(
         if 1 <= others < max(2, len(sessions) // 2):
             shared.add(term)
     return set(sorted(shared, key=lambda t: (-rel.weight(t, idf, size), t))[:THREAD_TERMS])
-
-
-def _count(number: int, noun: str) -> str:
-    return f"{number} {noun}{'' if number == 1 else 's'}"
