@@ -192,23 +192,20 @@ def _findings(
         ):
             continue
         kept.append(terms)
-        source = fx.Source(session.doc.filename, entry.first_line, entry.last_line, session.date)
-        finding = fx.make_finding(entry, kind, source)
+        finding = fx.make_finding(entry, kind, _source(entry, session))
         earlier = conflicts.get(id(entry))
         if earlier is not None and not finding.quoted:
-            old_entry, old_session = earlier
             finding = dataclasses.replace(
                 finding,
-                conflicts_with=fx.Source(
-                    old_session.doc.filename,
-                    old_entry.first_line,
-                    old_entry.last_line,
-                    old_session.date,
-                ),
-                conflicting_text=" ".join(old_entry.text.split()).rstrip("."),
+                conflicts_with=_source(*earlier),
+                conflicting_text=" ".join(earlier[0].text.split()).rstrip("."),
             )
         findings.append(finding)
     return findings
+
+
+def _source(entry: Entry, session: Session) -> fx.Source:
+    return fx.Source(session.doc.filename, entry.first_line, entry.last_line, session.date)
 
 
 def _settled_later(
