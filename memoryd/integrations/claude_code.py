@@ -314,7 +314,7 @@ def _on_session_start(event: _Event) -> Answer | None:
         log.info("hook_skipped", reason=last["message"])
         return None
     # Once per session, so the session-format package need not load on every prompt.
-    from memoryd.sessions import parse_sections  # noqa: PLC0415
+    from memoryd.sessions._sections import parse_sections  # noqa: PLC0415
 
     summary = parse_sections(last["content"]).summary_text
     text = f"memoryd: {last['resume_line']}\nLast session file: {last['path']}\n"
