@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 import sqlite3
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import PurePath
 from typing import Any
 
@@ -85,26 +85,13 @@ def unchanged(known: dict[str, Said], filename: str, stamp: int) -> Said | None:
     return kept if kept is not None and kept[0] == stamp else None
 
 
-def relations(
-    conn: sqlite3.Connection,
-    directory: str,
-    stamps: Sequence[sqlite3.Row],
-    kept_heads: tuple[dict[str, Head], dict[str, Head]],
-    kept_signals: tuple[dict[str, Said], dict[str, Said]],
-) -> Relations:
-    """Supersession for a large directory, from headers plus the few files that cite one.
-
-    Near-duplicate links compare every pair, so large directories go without
-    them; supersession needs only the files whose text carries one of the
-    signal words (found through FTS5) and everyone's title. Plain words after
-    "replaces" do not count here (only filenames, links and quoted titles), and
-    "(current)" markers are not compared pairwise. The headers and what each of
-    those files says are kept for the folder's next version, which reads again
-    only the rows whose stamp changed (``stamps``: each memory's ``filename,
-    content_hash, size, mtime_ns``). ``kept_heads`` and ``kept_signals`` are each
-    the new version's (filled here) and the previous one's.
-    """
-    (heads, before), (found, known) = kept_heads, kept_signals
+def heads_of(
+    stamps: Iterable[Sequence[Any]], before: dict[str, Head]
+) -> tuple[dict[str, Head], list[str]]:
+    """Each memory of ``stamps`` (rows of ``filename, content_hash, size, mtime_ns``, streamed:
+    a folder of 50k never holds them all) with its stamp and its header kept from ``before``
+    when its row did not change; and the names of the others, whose headers are still to read."""
+    heads: dict[str, Head] = {}
     changed = []
     for fn, content_hash, size, mtime_ns in stamps:
         stamp = stamp_of(mtime_ns, size, content_hash)
@@ -114,7 +101,30 @@ def relations(
         else:
             heads[fn] = (stamp, _NOT_READ)
             changed.append(fn)
-    for row in _rows_named(conn, directory, changed, len(stamps)):
+    return heads, changed
+
+
+def relations(
+    conn: sqlite3.Connection,
+    directory: str,
+    heads: dict[str, Head],
+    changed: Sequence[str],
+    kept_signals: tuple[dict[str, Said], dict[str, Said]],
+) -> Relations:
+    """Supersession for a large directory, from headers plus the few files that cite one.
+
+    Near-duplicate links compare every pair, so large directories go without
+    them; supersession needs only the files whose text carries one of the
+    signal words (found through FTS5) and everyone's title. Plain words after
+    "replaces" do not count here (only filenames, links and quoted titles), and
+    "(current)" markers are not compared pairwise. ``heads`` (from
+    :func:`heads_of`) get the headers of the ``changed`` rows read here; what
+    each signalling file says is kept for the folder's next version, which reads
+    again only the files whose stamp changed. ``kept_signals`` are the new
+    version's (filled here) and the previous one's.
+    """
+    found, known = kept_signals
+    for row in _rows_named(conn, directory, changed, len(heads)):
         heads[row[0]] = (heads[row[0]][0], _candidate(row))
     # Only the stamps first: a file whose row did not change keeps what it said.
     hits = conn.execute(
@@ -126,7 +136,7 @@ def relations(
         for fn, mtime_ns, size, content_hash in hits
     }
     again = [fn for fn, entry in said.items() if entry is None]
-    for row in _rows_named(conn, directory, again, len(stamps), body=True):
+    for row in _rows_named(conn, directory, again, len(heads), body=True):
         said[row[0]] = (heads[row[0]][0], signals_of(_candidate(row)))
     for fn, entry in said.items():  # in filename order, as the links are worked out
         if entry is not None:
