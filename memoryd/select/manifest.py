@@ -20,7 +20,7 @@ import contextlib
 import sqlite3
 import time
 from collections import defaultdict
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from itertools import chain
 from pathlib import PurePath
@@ -223,10 +223,27 @@ def _load(
         "SELECT count(*) FROM files WHERE directory = ? AND filename = ?",
         (directory, INDEX_FILENAME),
     ).fetchone()
-    if len(stamps) > LARGE_DIRECTORY:
-        return _load_large(
-            conn, directory, version, bool(has_index), chain(stamps, cursor), previous=previous
+    if len(stamps) > LARGE_DIRECTORY:  # its rows streamed: 50k are never all held at once
+        started = time.perf_counter()
+        before = previous if previous is not None and previous.large else None
+        held, changed = large.heads_of(chain(stamps, cursor), before.heads if before else {})
+        same = before is not None and before.has_index_file == bool(has_index)
+        if before is not None and same and not changed and len(held) == len(before.heads):
+            return replace(before, version=version)  # no memory changed
+        manifest = Manifest(directory, version, [], bool(has_index), len(held), heads=held)
+        known = previous.signals if previous is not None else {}
+        manifest.relations = large.relations(
+            conn, directory, held, changed, (manifest.signals, known)
         )
+        manifest.analyses = before.analyses if before is not None else {}
+        # A large folder's load is what its next select waits for: say what it cost.
+        log.info(
+            "select.large_folder_loaded",
+            dir=directory,
+            files=len(held),
+            links_s=round(time.perf_counter() - started, 3),
+        )
+        return manifest
     # A small folder reads MEMORY.md's hooks into its analyses (a large one does not).
     index_text = _index_text(conn, directory) if has_index else ""
     state = hash((tuple(map(tuple, stamps)), index_text))
@@ -273,38 +290,6 @@ def _load(
     twins = _twins_as_before(previous, manifest.headers, stale)
     heads = [] if twins is not None else [_header(c) for c in everyone]
     manifest.relations = Relations.of_folder(heads, stale, twins)
-    return manifest
-
-
-def _load_large(
-    conn: sqlite3.Connection,
-    directory: str,
-    version: int,
-    has_index: bool,
-    stamps: Iterable[Sequence[object]],
-    *,
-    previous: Manifest | None,
-) -> Manifest:
-    """A large folder's manifest: its supersession links, from ``previous`` (the folder's
-    older manifest) as far as its memories' rows (``stamps``, streamed) did not change."""
-    started = time.perf_counter()
-    before = previous if previous is not None and previous.large else None
-    heads, changed = large.heads_of(stamps, before.heads if before is not None else {})
-    same = before is not None and not changed and len(heads) == len(before.heads)
-    if before is not None and same and before.has_index_file == has_index:
-        return replace(before, version=version)  # no memory changed
-    manifest = Manifest(directory, version, [], has_index, len(heads), heads=heads)
-    known = previous.signals if previous is not None else {}
-    manifest.relations = large.relations(conn, directory, heads, changed, (manifest.signals, known))
-    if before is not None:
-        manifest.analyses = before.analyses
-    # A large folder's load is what its next select waits for: say what it cost.
-    log.info(
-        "select.large_folder_loaded",
-        dir=directory,
-        files=len(heads),
-        links_s=round(time.perf_counter() - started, 3),
-    )
     return manifest
 
 
