@@ -88,9 +88,8 @@ def unchanged(known: dict[str, Said], filename: str, stamp: int) -> Said | None:
 def heads_of(
     stamps: Iterable[Sequence[Any]], before: dict[str, Head]
 ) -> tuple[dict[str, Head], list[str]]:
-    """Each memory of ``stamps`` (rows of ``filename, content_hash, size, mtime_ns``, streamed:
-    a folder of 50k never holds them all) with its stamp and its header kept from ``before``
-    when its row did not change; and the names of the others, whose headers are still to read."""
+    """Each memory of ``stamps`` (streamed ``filename, content_hash, size, mtime_ns`` rows) with
+    its stamp and its header kept from ``before`` if unchanged; and the names of the others."""
     heads: dict[str, Head] = {}
     changed = []
     for fn, content_hash, size, mtime_ns in stamps:
@@ -117,11 +116,9 @@ def relations(
     them; supersession needs only the files whose text carries one of the
     signal words (found through FTS5) and everyone's title. Plain words after
     "replaces" do not count here (only filenames, links and quoted titles), and
-    "(current)" markers are not compared pairwise. ``heads`` (from
-    :func:`heads_of`) get the headers of the ``changed`` rows read here; what
-    each signalling file says is kept for the folder's next version, which reads
-    again only the files whose stamp changed. ``kept_signals`` are the new
-    version's (filled here) and the previous one's.
+    "(current)" markers are not compared pairwise. The ``changed`` of ``heads``
+    (:func:`heads_of`) are read here; what each file said is kept for the next
+    version (``kept_signals``: the new version's, filled here, and the previous one's).
     """
     found, known = kept_signals
     for row in _rows_named(conn, directory, changed, len(heads)):
