@@ -42,8 +42,7 @@ would pick from the whole folder are nearly always in it, narrow enough that
 ranking the slice stays a few milliseconds.
 """
 REFERENCING = (
-    "SELECT files.filename, files.mtime_ns, files.size, files.content_hash "
-    "FROM files_fts CROSS JOIN files ON files.rowid = files_fts.rowid "
+    "SELECT files.filename FROM files_fts CROSS JOIN files ON files.rowid = files_fts.rowid "
     "WHERE files_fts MATCH :match AND files.directory = :dir "
     "AND files.kind = 'memory' AND files.error IS NULL ORDER BY files.filename"
 )
@@ -123,14 +122,10 @@ def relations(
     found, known = kept_signals
     for row in _rows_named(conn, directory, changed, len(heads)):
         heads[row[0]] = (heads[row[0]][0], _candidate(row))
-    # Only the stamps first: a file whose row did not change keeps what it said.
-    hits = conn.execute(
-        REFERENCING,
-        {"match": " OR ".join(SIGNAL_WORDS) + ' OR "no longer"', "dir": directory},
-    ).fetchall()
+    # Names only (streamed): a file whose row did not change keeps what it said.
+    match = {"match": " OR ".join(SIGNAL_WORDS) + ' OR "no longer"', "dir": directory}
     said: dict[str, Said | None] = {
-        fn: unchanged(known, fn, stamp_of(mtime_ns, size, content_hash))
-        for fn, mtime_ns, size, content_hash in hits
+        fn: unchanged(known, fn, heads[fn][0]) for (fn,) in conn.execute(REFERENCING, match)
     }
     again = [fn for fn, entry in said.items() if entry is None]
     for row in _rows_named(conn, directory, again, len(heads), body=True):
