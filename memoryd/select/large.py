@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 import sqlite3
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import PurePath
 from typing import Any
 
@@ -42,8 +42,7 @@ would pick from the whole folder are nearly always in it, narrow enough that
 ranking the slice stays a few milliseconds.
 """
 REFERENCING = (
-    "SELECT files.filename, files.mtime_ns, files.size, files.content_hash "
-    "FROM files_fts CROSS JOIN files ON files.rowid = files_fts.rowid "
+    "SELECT files.filename FROM files_fts CROSS JOIN files ON files.rowid = files_fts.rowid "
     "WHERE files_fts MATCH :match AND files.directory = :dir "
     "AND files.kind = 'memory' AND files.error IS NULL ORDER BY files.filename"
 )
@@ -85,26 +84,12 @@ def unchanged(known: dict[str, Said], filename: str, stamp: int) -> Said | None:
     return kept if kept is not None and kept[0] == stamp else None
 
 
-def relations(
-    conn: sqlite3.Connection,
-    directory: str,
-    stamps: Sequence[sqlite3.Row],
-    kept_heads: tuple[dict[str, Head], dict[str, Head]],
-    kept_signals: tuple[dict[str, Said], dict[str, Said]],
-) -> Relations:
-    """Supersession for a large directory, from headers plus the few files that cite one.
-
-    Near-duplicate links compare every pair, so large directories go without
-    them; supersession needs only the files whose text carries one of the
-    signal words (found through FTS5) and everyone's title. Plain words after
-    "replaces" do not count here (only filenames, links and quoted titles), and
-    "(current)" markers are not compared pairwise. The headers and what each of
-    those files says are kept for the folder's next version, which reads again
-    only the rows whose stamp changed (``stamps``: each memory's ``filename,
-    content_hash, size, mtime_ns``). ``kept_heads`` and ``kept_signals`` are each
-    the new version's (filled here) and the previous one's.
-    """
-    (heads, before), (found, known) = kept_heads, kept_signals
+def heads_of(
+    stamps: Iterable[Sequence[Any]], before: dict[str, Head]
+) -> tuple[dict[str, Head], list[str]]:
+    """Each memory of ``stamps`` (streamed ``filename, content_hash, size, mtime_ns`` rows) with
+    its stamp and its header kept from ``before`` if unchanged; and the names of the others."""
+    heads: dict[str, Head] = {}
     changed = []
     for fn, content_hash, size, mtime_ns in stamps:
         stamp = stamp_of(mtime_ns, size, content_hash)
@@ -114,19 +99,36 @@ def relations(
         else:
             heads[fn] = (stamp, _NOT_READ)
             changed.append(fn)
-    for row in _rows_named(conn, directory, changed, len(stamps)):
+    return heads, changed
+
+
+def relations(
+    conn: sqlite3.Connection,
+    directory: str,
+    heads: dict[str, Head],
+    changed: Sequence[str],
+    kept_signals: tuple[dict[str, Said], dict[str, Said]],
+) -> Relations:
+    """Supersession for a large directory, from headers plus the few files that cite one.
+
+    Near-duplicate links compare every pair, so large directories go without
+    them; supersession needs only the files whose text carries one of the
+    signal words (found through FTS5) and everyone's title. Plain words after
+    "replaces" do not count here (only filenames, links and quoted titles), and
+    "(current)" markers are not compared pairwise. The ``changed`` of ``heads``
+    (:func:`heads_of`) are read here; what each file said is kept for the next
+    version (``kept_signals``: the new version's, filled here, and the previous one's).
+    """
+    found, known = kept_signals
+    for row in _rows_named(conn, directory, changed, len(heads)):
         heads[row[0]] = (heads[row[0]][0], _candidate(row))
-    # Only the stamps first: a file whose row did not change keeps what it said.
-    hits = conn.execute(
-        REFERENCING,
-        {"match": " OR ".join(SIGNAL_WORDS) + ' OR "no longer"', "dir": directory},
-    ).fetchall()
+    # Names only (streamed): a file whose row did not change keeps what it said.
+    match = {"match": " OR ".join(SIGNAL_WORDS) + ' OR "no longer"', "dir": directory}
     said: dict[str, Said | None] = {
-        fn: unchanged(known, fn, stamp_of(mtime_ns, size, content_hash))
-        for fn, mtime_ns, size, content_hash in hits
+        fn: unchanged(known, fn, heads[fn][0]) for (fn,) in conn.execute(REFERENCING, match)
     }
     again = [fn for fn, entry in said.items() if entry is None]
-    for row in _rows_named(conn, directory, again, len(stamps), body=True):
+    for row in _rows_named(conn, directory, again, len(heads), body=True):
         said[row[0]] = (heads[row[0]][0], signals_of(_candidate(row)))
     for fn, entry in said.items():  # in filename order, as the links are worked out
         if entry is not None:

@@ -22,6 +22,7 @@ import time
 from collections import defaultdict
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
+from itertools import chain
 from pathlib import PurePath
 
 import structlog
@@ -81,7 +82,7 @@ class Manifest:
     total: int
     relations: Relations | None = None
     state: int = 0
-    """A hash of every memory's :data:`_MEMORY_STATE` row, in order."""
+    """A hash of every memory's :data:`_MEMORY_STATE` row, in order (a small folder's)."""
     candidates: list[Candidate] = field(default_factory=list)
     """A small folder's memories, in ``files`` order, each with its analysis (no body)."""
     analyses: dict[str, Analysed] = field(default_factory=dict)
@@ -216,14 +217,35 @@ def _load(
     """The manifest of ``directory`` at ``version``, from ``previous`` (the same folder's
     older manifest) when no memory changed; a large folder reuses what its unchanged
     memories said about supersession."""
-    stamps = conn.execute(_MEMORY_STATE, (directory,)).fetchall()
-    total = len(stamps)
+    cursor = conn.execute(_MEMORY_STATE, (directory,))
+    stamps = cursor.fetchmany(LARGE_DIRECTORY + 1)
     (has_index,) = conn.execute(
         "SELECT count(*) FROM files WHERE directory = ? AND filename = ?",
         (directory, INDEX_FILENAME),
     ).fetchone()
+    if len(stamps) > LARGE_DIRECTORY:  # its rows streamed: 50k are never all held at once
+        started = time.perf_counter()
+        before = previous if previous is not None and previous.large else None
+        held, changed = large.heads_of(chain(stamps, cursor), before.heads if before else {})
+        same = before is not None and before.has_index_file == bool(has_index)
+        if before is not None and same and not changed and len(held) == len(before.heads):
+            return replace(before, version=version)  # no memory changed
+        manifest = Manifest(directory, version, [], bool(has_index), len(held), heads=held)
+        known = previous.signals if previous is not None else {}
+        manifest.relations = large.relations(
+            conn, directory, held, changed, (manifest.signals, known)
+        )
+        manifest.analyses = before.analyses if before is not None else {}
+        # A large folder's load is what its next select waits for: say what it cost.
+        log.info(
+            "select.large_folder_loaded",
+            dir=directory,
+            files=len(held),
+            links_s=round(time.perf_counter() - started, 3),
+        )
+        return manifest
     # A small folder reads MEMORY.md's hooks into its analyses (a large one does not).
-    index_text = _index_text(conn, directory) if has_index and total <= LARGE_DIRECTORY else ""
+    index_text = _index_text(conn, directory) if has_index else ""
     state = hash((tuple(map(tuple, stamps)), index_text))
     if (
         previous is not None
@@ -231,27 +253,7 @@ def _load(
         and previous.has_index_file == bool(has_index)
     ):
         return replace(previous, version=version)  # no memory changed
-    manifest = Manifest(directory, version, [], bool(has_index), int(total), state=state)
-    if manifest.large:
-        started = time.perf_counter()
-        before = previous if previous is not None and previous.large else None
-        manifest.relations = large.relations(
-            conn,
-            directory,
-            stamps,
-            (manifest.heads, before.heads if before is not None else {}),
-            (manifest.signals, previous.signals if previous is not None else {}),
-        )
-        if previous is not None and previous.large:
-            manifest.analyses = previous.analyses
-        # A large folder's load is what its next select waits for: say what it cost.
-        log.info(
-            "select.large_folder_loaded",
-            dir=directory,
-            files=int(total),
-            links_s=round(time.perf_counter() - started, 3),
-        )
-        return manifest
+    manifest = Manifest(directory, version, [], bool(has_index), len(stamps), state=state)
     rows = [
         queries.row_to_file(row)
         for row in conn.execute(
