@@ -96,6 +96,7 @@ class OpenAIJudge(Judge):
         stop = "refusal" if refused else "max_tokens" if finish == "length" else None
         return self.answer(msg.get("content"), stop, tokens)
 
+    # dict[str, Any]: a JSON request body.
     def _post(self, body: dict[str, Any]) -> httpx.Response:
         try:
             return self._client.post(self._url, json=body)
