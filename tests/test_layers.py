@@ -80,8 +80,6 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "memoryd.config_explain",
         "memoryd.daemon",
         "memoryd.doctor",
-        "memoryd.doctor_alarms",
-        "memoryd.doctor_installs",
         "memoryd.integrations",
         "memoryd.systemd",
     ),
