@@ -136,7 +136,7 @@ def hook_commands(doc: object) -> dict[str, list[str]]:
         listed = hooks.get(event) if isinstance(hooks, dict) else None
         groups = listed if isinstance(listed, list) else []
         entries = [e for g in groups if isinstance(g, dict) for e in _entries(g)]
-        found[event] = [str(e["command"]) for e in entries if _ours(e)]
+        found[event] = [str(e["command"]) for e in entries if isinstance(e, dict) and _ours(e)]
     return found
 
 
