@@ -142,8 +142,9 @@ def _home(env: Environ) -> Path:
     return Path(env["HOME"]) if env.get("HOME") else Path.home()
 
 
-def config_dir(env: Environ) -> Path:
+def config_dir(environ: Environ | None = None) -> Path:
     """``$CLAUDE_CONFIG_DIR`` or ``~/.claude``: settings.json and, by default, ``projects/``."""
+    env = os.environ if environ is None else environ
     given = env.get("CLAUDE_CONFIG_DIR")
     return Path(given) if given else _home(env) / ".claude"
 

@@ -19,6 +19,7 @@ import yaml
 
 from memoryd import config as config_mod
 from memoryd import paths
+from memoryd.claude_folders import known_folders
 
 FILE, ENV, DEFAULT = "file", "environment", "default"
 
@@ -149,7 +150,7 @@ def _roots_meaning(cfg: config_mod.Config) -> str:
         missing = [r for r in cfg.roots if not os.path.isdir(r)]
         gone = f"; not a folder: {', '.join(missing)}" if missing else ""
         return f"serve watches these instead of the default folders{gone}"
-    found = sorted((paths.claude_config_dir() / "projects").glob("*/memory"))
+    found = known_folders()
     if found:
         return f"none set: serve watches Claude Code's {len(found)} memory folder(s)"
     return f"none set: serve watches {paths.data_memory_dir()} (no Claude Code memory folders)"

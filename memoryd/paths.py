@@ -148,12 +148,6 @@ def other_sockets(chosen: Path) -> list[Path]:
     return out
 
 
-def claude_config_dir() -> Path:
-    """``$CLAUDE_CONFIG_DIR`` or ``~/.claude``."""
-    env = os.environ.get("CLAUDE_CONFIG_DIR")
-    return Path(env) if env else Path.home() / ".claude"
-
-
 _LINE_BREAKS = frozenset("\u2028\u2029\x85")
 
 

@@ -62,7 +62,6 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     (
         "memoryd._delivery",
         "memoryd.config",
-        "memoryd.config_values",
         "memoryd.logs",
         "memoryd.operations",
         "memoryd.report",

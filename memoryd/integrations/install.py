@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from memoryd import paths
+from memoryd.claude_folders import config_dir, memory_folder
 from memoryd.errors import ConfigError
 
 EVENTS = ("UserPromptSubmit", "SessionStart")
@@ -43,7 +43,7 @@ def hook_command() -> str:
 
 
 def default_settings() -> Path:
-    return paths.claude_config_dir() / "settings.json"
+    return config_dir() / "settings.json"
 
 
 @dataclass
@@ -60,8 +60,6 @@ class InstallResult:
         if self.backup is not None:
             lines.append(f"previous settings saved as {self.backup}")
         if cwd is not None:
-            from memoryd.claude_folders import memory_folder  # noqa: PLC0415
-
             found = memory_folder(cwd)
             state = "exists" if found.directory.is_dir() else "not created yet"
             lines.append(
