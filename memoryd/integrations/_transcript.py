@@ -1,24 +1,10 @@
-"""What a Claude Code transcript says about the session: recent tools, memories already seen.
+"""What a Claude Code transcript's tail says: the tools used last, the memories already seen.
 
-The hook reads the transcript (JSONL, one record per line) for two things:
-
-* the tools the agent used last, so ``select`` drops usage docs for tools the
-  agent is already driving. A ``tool_use`` block lives in an assistant
-  record's ``message.content``; a ``Bash`` call also contributes the program it
-  ran (``pytest -x`` gives ``pytest``), because memories describe CLIs, not the
-  ``Bash`` tool. ``select`` ignores capitalised names when matching usage docs.
-* the memory files the model has seen already: those Claude Code's own recall
-  injected (an ``attachment`` record of type ``relevant_memories`` listing
-  each memory's ``path``) and those the agent read or wrote with its file
-  tools (``Read``, ``Edit``, ``Write``: ``input.file_path``). The hook passes
-  them to ``select`` as surfaced, so nothing reaches the model twice.
-
-Only the last :data:`TAIL_BYTES` are read, and only from a regular file: a
-transcript grows to many megabytes, the hook has a two-second budget, and a
-``transcript_path`` of ``/dev/zero`` or a FIFO must cost nothing. Claude Code
-itself counts only what is in the current context, which is the recent part.
-A transcript that is missing, unreadable or garbled says nothing: it is a hint,
-never a reason to fail.
+Tools come from ``tool_use`` blocks (a ``Bash`` call also gives the program it ran:
+memories describe CLIs, not the Bash tool); memories seen are those Claude Code's recall
+attached (``relevant_memories``) and files the agent read or wrote (``Read``, ``Edit``,
+``Write``: ``input.file_path``). Only the last :data:`TAIL_BYTES` of a regular file are
+read; a transcript missing, unreadable or garbled says nothing: it is a hint, never a failure.
 """
 
 from __future__ import annotations
@@ -54,11 +40,7 @@ class ToolCall(NamedTuple):
 
 
 def read_tail(path: str, limit: int = TAIL_BYTES) -> bytes:
-    """Up to ``limit`` bytes from the end of a regular file; b"" for anything else.
-
-    A FIFO or device planted at the path is refused without blocking
-    (:func:`memoryd.bounded_read.open_regular`).
-    """
+    """Up to ``limit`` bytes from the end of a regular file (from a line start); b"" else."""
     try:
         fd = open_regular(path)
     except OSError:
@@ -122,11 +104,6 @@ def scan(path: str | None, *, last_calls: int = LAST_CALLS) -> Seen:
         if isinstance(entry, dict):
             tracker.add(entry)
     return tracker.seen(last_calls)
-
-
-def recent_tools(path: str | None, *, last_calls: int = LAST_CALLS) -> list[str]:
-    """Tool names of the last ``last_calls`` tool calls, newest first, without repeats."""
-    return scan(path, last_calls=last_calls).tools
 
 
 def _recalled(entry: Mapping[str, object]) -> list[str]:

@@ -1,19 +1,10 @@
 """A whole Claude Code transcript as turns: each user prompt and what the agent did after it.
 
-``memoryd why`` and ``memoryd eval`` read past sessions after the fact, so
-they read a transcript from its start (up to :data:`MAX_BYTES`; the hook
-reads only its tail). A *turn* starts at a user record that carries text
-the user typed (not a tool result, not a meta record or a compaction
-summary, not a subagent's task or a slash command's echo) and runs to the
-next one. For each turn it gives: the prompt, the files the agent ``Read``
-in it, the memories Claude Code's own recall attached to it
-(``relevant_memories``) and those memoryd's hook gave (the paths in its
-``hook_additional_context``), the assistant's text, and what the hook would
-have seen just before the prompt (:class:`._transcript.Tracker`: recent
-tools, files already seen, plus what the hook itself gave earlier). Transcripts live in
-``<claude base>/projects/<start folder>/<session id>.jsonl``
-(:func:`memoryd.claude_folders.claude_base`, which honours
-``$CLAUDE_CONFIG_DIR``). Unreadable or garbled lines are skipped.
+For ``memoryd why`` and ``memoryd eval``: read from the start (up to :data:`MAX_BYTES`).
+A turn starts at a record the user typed (not a tool result, a meta record, a compaction
+summary, a subagent's task or a slash command's echo) and gives the files the agent
+``Read``, what Claude Code's recall and memoryd's hook gave, the assistant's text, and
+what the hook saw just before the prompt. Unreadable or garbled lines are skipped.
 """
 
 from __future__ import annotations
@@ -30,32 +21,24 @@ from memoryd.claude_folders import Environ, claude_base
 from memoryd.integrations._transcript import Seen, Tracker
 
 MAX_BYTES = 64 * 1024 * 1024
-"""A transcript is read up to this size (its first part): a session's history, bounded."""
-HEAD_BYTES = 1024 * 1024
-"""Where a transcript's first prompt is looked for."""
+HEAD_BYTES = 1024 * 1024  # where a transcript's first prompt is looked for
 _NOT_TYPED = ("isMeta", "isCompactSummary", "isSidechain")
-"""Flags of user records the user did not type: notices, summaries, a subagent's task."""
-_COMMAND_ECHOES = ("<command-", "<local-command-")
-"""How a slash command and its output are recorded (no prompt reached a hook)."""
-
-
+_COMMAND_ECHOES = ("<command-", "<local-command-")  # a slash command and its output
+# How memoryd's hook names each memory it gives (:func:`memoryd._delivery.memory_block`).
 _HEADING = re.compile(r"^## .*? \((/.+?\.md)\)$", re.MULTILINE)
 _POINTER = re.compile(r"^- (/.+?\.md) \(not shown", re.MULTILINE)
-"""How memoryd's hook names each memory it gives (:func:`memoryd._delivery.memory_block`)."""
 
 
 class Turn(NamedTuple):
+    """A prompt; the paths the agent ``Read``, Claude Code's recall attached and memoryd's
+    hook gave in its turn; the assistant's text; what the hook saw just before it."""
+
     prompt: str
     read: list[str]
-    """Absolute paths the agent ``Read`` in this turn, in order."""
     recalled: list[str]
-    """Paths Claude Code's own recall attached in this turn."""
     injected: list[str]
-    """Paths memoryd's hook gave in this turn (its ``hook_additional_context``)."""
     answer: str
-    """The assistant's text in this turn (tool calls left out)."""
     before: Seen
-    """Recent tools and files seen just before the prompt, as the hook saw them."""
 
 
 def read_transcript(path: Path, limit: int = MAX_BYTES) -> list[Mapping[str, object]]:

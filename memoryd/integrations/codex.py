@@ -1,24 +1,12 @@
 """``memoryd install-mcp codex`` / ``uninstall-mcp codex``: memoryd's MCP server in Codex's config.
 
-Codex reads ``$CODEX_HOME/config.toml`` (``~/.codex/config.toml`` without it)
-and starts each ``[mcp_servers.<name>]`` with a cleared environment (HOME,
-PATH, USER, LANG and a few more), passing through only the variables its
-``env_vars`` list names. The entry written here runs ``memoryd mcp`` with the
-interpreter that ran the installer and names :data:`ENV_VARS`, what the
-server reads to find the daemon's socket and Claude Code's memory folders.
-
-The file belongs to the user, so the edit is textual and checked:
-
-* a file that is not valid TOML is refused with the parser's reason, unchanged;
-* install appends one table at the end and leaves every other byte as it was;
-  an existing ``mcp_servers.memoryd`` is left alone (running it twice changes
-  nothing);
-* uninstall removes that table and its sub-tables, and nothing else; an
-  entry written another way (inline table, dotted keys) is refused;
-* every result is parsed again and must equal the old document plus (or
-  minus) memoryd's entry, else nothing is written;
-* the old file is kept as ``config.toml.bak-<time>``; the new one replaces it
-  atomically.
+Codex reads ``$CODEX_HOME/config.toml`` (else ``~/.codex/config.toml``) and starts each
+``[mcp_servers.<name>]`` with a cleared environment but for its ``env_vars``; the entry
+runs ``memoryd mcp`` with this interpreter and names :data:`ENV_VARS`. The edit is textual
+and checked: a file that is not TOML is refused unchanged; install appends one table (an
+existing entry is left alone); uninstall removes that table and its sub-tables (an entry
+written another way is refused); each result must parse to the old document plus (or
+minus) the entry, else nothing is written; the old file is kept as a backup.
 """
 
 from __future__ import annotations
@@ -44,7 +32,7 @@ ENV_VARS = (
     "CLAUDE_CODE_REMOTE_MEMORY_DIR",
     "CLAUDE_COWORK_MEMORY_PATH_OVERRIDE",
 )
-"""What ``memoryd mcp`` reads from its environment; Codex passes on only what is named."""
+"""What ``memoryd mcp`` reads from its environment."""
 _HEADER = re.compile(r'^\s*\[\s*mcp_servers\s*\.\s*(?:memoryd|"memoryd")\s*(\]|\.)')
 _ANY_HEADER = re.compile(r"^\s*\[")
 
@@ -55,7 +43,6 @@ def default_config() -> Path:
     return (Path(home) if home else Path.home() / ".codex") / "config.toml"
 
 
-# dict[str, Any]: a TOML table, as tomllib reads Codex's config.toml.
 def entry(python: str | None = None) -> dict[str, Any]:
     """memoryd's ``mcp_servers`` entry, as Codex reads it."""
     return {
@@ -139,7 +126,6 @@ def uninstall(config: Path) -> McpResult:
     return McpResult(config, "removed", backup)
 
 
-# dict[str, Any]: the user's config.toml as tomllib reads it, not yet checked.
 def _read(config: Path) -> tuple[str, dict[str, Any]]:
     try:
         text = config.read_text(encoding="utf-8")
@@ -155,7 +141,6 @@ def _read(config: Path) -> tuple[str, dict[str, Any]]:
         ) from None
 
 
-# dict[str, Any]: config.toml documents as tomllib reads them.
 def _check(config: Path, new: str, expected: dict[str, Any], verb: str) -> None:
     """Refuse unless ``new`` parses to ``expected``: the edit touched memoryd's entry only."""
     try:
@@ -169,7 +154,6 @@ def _check(config: Path, new: str, expected: dict[str, Any], verb: str) -> None:
         )
 
 
-# dict[str, Any]: a config.toml document as tomllib reads it.
 def _trimmed(doc: dict[str, Any]) -> dict[str, Any]:
     """``doc`` without an empty ``mcp_servers`` (removing the last server may leave one or not)."""
     return {k: v for k, v in doc.items() if not (k == "mcp_servers" and v == {})}

@@ -1,21 +1,12 @@
 """``memoryd eval``: how ``select`` does today on the prompts of the user's own Claude sessions.
 
-Each transcript's project is found from its records' ``cwd`` (the start
-directory as the hook finds it, then Claude Code's memory folder for it), or
-given (``directory``). Per user prompt (:mod:`._turns`), the **labels** are
-the memories of that folder the agent went on to ``Read`` in the same turn
-and those Claude Code's own recall attached to it, minus any the session had
-seen before the prompt. A prompt with no label is counted, not scored.
-For each labelled prompt, ``select`` runs now as the hook would have run
-it: the prompt (first 20,000 characters), the files the transcript showed
-seen before it as ``surfaced``, its recent tools; once per ranker asked.
-Precision is hits over memories picked, recall hits over labels, summed
-over the folder's labelled prompts (micro-averaged); F1 their harmonic mean.
-
-Each folder is indexed afresh into a temporary index that is deleted after,
-so the daemon's index and its telemetry are untouched. Nothing is sent
-anywhere unless a judge (``anthropic``, ``openai``) is asked for, which is
-sent each labelled prompt with the local ranker's shortlist as ``select`` does.
+Each transcript goes to its project's memory folder (from its first ``cwd``, or given).
+Per user prompt, the **labels** are the folder's memories the agent ``Read`` in that turn or
+Claude Code's recall attached to it, minus those seen before; an unlabelled prompt is
+counted, not scored. ``select`` runs as the hook would have run it, once per ranker asked;
+precision and recall are summed over a folder's labelled prompts (micro-averaged). Each
+folder is indexed afresh into a temporary index, so the daemon's index and telemetry are
+untouched; nothing is sent anywhere unless a judge is asked for.
 """
 
 from __future__ import annotations

@@ -1,26 +1,12 @@
 """``memoryd why``: what memoryd gave a session's last prompts, why, and whether the agent used it.
 
-It reads the ``selector_runs`` rows the daemon keeps per select (on a
-read-only connection; :mod:`memoryd.select.telemetry` writes them) and the
-session's Claude Code transcript (:mod:`._turns`). Per prompt: each memory
-chosen, with its rank and score (the local ranker) or the judge that picked
-it (``anthropic``, ``openai``), its estimated token cost, what each rule left
-out, and whether the agent then read the file or quoted it in that turn's answer.
-
-* **Tokens** are estimated as the UTF-8 bytes of the block the hook injects
-  for the memory (heading and text capped at 200 lines / 4 KB,
-  :mod:`memoryd._delivery`), measured on the file as it is now, divided by
-  :data:`BYTES_PER_TOKEN`. The hook may still have dropped a memory past the
-  session's 60 KB budget.
-* **Delivered**: the path is in that turn's hook context in the transcript
-  (what Claude Code recorded the hook gave).
-* **Used**: ``read`` when the agent ``Read`` the file in that turn;
-  ``quoted`` when the turn's answer holds the file name or a run of
-  :data:`QUOTE_WORDS` words of the memory's text. A turn is matched by the
-  hash of its prompt; None means no turn matched (no transcript, or a query
-  that was not a prompt, e.g. the MCP tool's).
-* The query's text is shown only when the row kept it
-  (``telemetry.log_queries``); otherwise its hash and length.
+From the daemon's ``selector_runs`` rows (read-only) and the session's transcript, per
+prompt: each memory chosen with its rank and score (or the judge that picked it), its
+token cost (UTF-8 bytes of the block the hook injects, as the file is now, over
+:data:`BYTES_PER_TOKEN`), what each rule left out, whether the hook's context in the
+transcript holds it (*delivered*), and whether the agent ``Read`` it or quoted it (its
+name or :data:`QUOTE_WORDS` words of it) in that turn's answer. A row is matched to a turn
+by its prompt's hash; no match (no transcript, an MCP query) leaves use unknown (None).
 """
 
 from __future__ import annotations
