@@ -1,11 +1,9 @@
 """A memory as an agent is handed it: credentials redacted, cut to a fixed size, dated.
 
-The hook and the MCP tool give the model the same thing for the same file: at
-most :data:`MAX_FILE_LINES` lines and :data:`MAX_FILE_BYTES` bytes (the caps
-Claude Code's own recall uses), with a marker saying how much was cut, under
-a heading with its path, its age and any staleness caution. Only the file's
-head is read, so a 5 MB memory costs one bounded read; a path that is not a
-regular file (a FIFO, a device) is never opened for reading.
+The hook and the MCP tool give the model the same thing for a file: at most
+:data:`MAX_FILE_LINES` lines and :data:`MAX_FILE_BYTES` bytes (Claude Code's own recall
+caps) with a marker saying how much was cut, under a heading with its path, its age and
+any staleness caution. Only the file's head is read, and only from a regular file.
 """
 
 from __future__ import annotations
