@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 import yaml
+from apscheduler.triggers.cron import CronTrigger
 
 from memoryd import paths
 from memoryd.bounded_read import MAX_READ_BYTES, read_capped
@@ -266,8 +267,6 @@ class _Values:
 
 def _cron(value: str, values: _Values) -> str:
     """``reports.cron`` checked as the scheduler will read it (``cron:`` alone is the default)."""
-    from apscheduler.triggers.cron import CronTrigger  # noqa: PLC0415 - only a set cron needs it
-
     try:
         CronTrigger.from_crontab(value)
     except ValueError as exc:

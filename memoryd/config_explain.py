@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 import yaml
+from apscheduler.triggers.cron import CronTrigger
 
 from memoryd import config as config_mod
 from memoryd import paths
@@ -133,8 +134,6 @@ def _roots_meaning(cfg: config_mod.Config) -> str:
 
 
 def _next_report(cron: str) -> str:
-    from apscheduler.triggers.cron import CronTrigger  # noqa: PLC0415 - config check only
-
     now = dt.datetime.now().astimezone()
     upcoming = CronTrigger.from_crontab(cron).get_next_fire_time(None, now)
     return f"the next compaction report is due {upcoming:%Y-%m-%d %H:%M} local time"

@@ -20,6 +20,8 @@ from typing import TYPE_CHECKING, Any, cast
 from memoryd._delivery import memory_block, memory_text
 from memoryd.claude_folders import memory_folder
 from memoryd.errors import START_HINT, DaemonUnavailable, MemorydError, RequestError
+from memoryd.indexer.store import open_reader
+from memoryd.integrations import why
 from memoryd.integrations._hook_state import SessionState
 from memoryd.integrations.mcp_schema import ArgumentError, check
 from memoryd.integrations.mcp_tools import BY_NAME
@@ -169,9 +171,6 @@ class MemoryTools:
 
     def memory_why(self, args: Mapping[str, object]) -> ToolAnswer:
         """Read the daemon's index read-only (its path from ``status``) and the transcript."""
-        from memoryd.indexer.store import open_reader  # noqa: PLC0415 - this tool only
-        from memoryd.integrations import why  # noqa: PLC0415
-
         directory = os.path.realpath(self._dir(args))
         try:
             db = self._ask("status", {}).get("db")
