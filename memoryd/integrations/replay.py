@@ -25,7 +25,7 @@ from memoryd.indexer.queries import memories_in
 from memoryd.indexer.store import IndexStore
 from memoryd.indexer.sync import Syncer
 from memoryd.integrations._hook_state import in_directory
-from memoryd.integrations._turns import Turn, first_cwd, turns
+from memoryd.integrations._transcript import Turn, first_cwd, turns
 from memoryd.integrations.claude_code import MAX_QUERY_CHARS
 from memoryd.replies import SelectResult
 from memoryd.select.selector import Selector

@@ -25,7 +25,7 @@ from memoryd._delivery import memory_block, memory_text
 from memoryd.claude_folders import Environ
 from memoryd.errors import InvalidParams
 from memoryd.indexer.queries import iso_utc
-from memoryd.integrations._turns import Turn, transcript_of, turns
+from memoryd.integrations._transcript import Turn, transcript_of, turns
 from memoryd.integrations.claude_code import MAX_QUERY_CHARS
 from memoryd.select.telemetry import query_hash
 
