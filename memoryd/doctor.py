@@ -173,14 +173,9 @@ def check_inotify(facts: Facts) -> Check:
     return Check("inotify", OK, detail)
 
 
-def _db(facts: Facts) -> Path:
-    if facts.status is not None and facts.status.get("db"):
-        return Path(facts.status["db"])
-    return paths.default_db()
-
-
 def check_index(facts: Facts) -> Check:
-    db = _db(facts)
+    given = facts.status.get("db") if facts.status is not None else None
+    db = Path(given) if given else paths.default_db()
     if not db.exists():
         return Check(
             "index", WARN, f"{db} does not exist yet (the first serve or command makes it)"

@@ -41,16 +41,6 @@ _RULES = {
 }
 
 
-def latest_session(conn: sqlite3.Connection, directory: str) -> str | None:
-    """The session label of the newest recorded select on ``directory``."""
-    row = conn.execute(
-        "SELECT session_id FROM selector_runs WHERE dir = ? AND session_id IS NOT NULL "
-        "ORDER BY at DESC LIMIT 1",
-        (directory,),
-    ).fetchone()
-    return None if row is None else str(row[0])
-
-
 # dict[str, Any]: the report is JSON for `memoryd why --json` and MCP's memory_why.
 def explain(
     conn: sqlite3.Connection,
@@ -63,7 +53,13 @@ def explain(
     """The report for the last ``last`` prompts of ``session`` (default: the folder's latest)."""
     if last < 1:
         raise InvalidParams("'last' must be at least 1", {"field": "last"})
-    session = session or latest_session(conn, directory)
+    if not session:  # the newest recorded select's on the folder
+        row = conn.execute(
+            "SELECT session_id FROM selector_runs WHERE dir = ? AND session_id IS NOT NULL "
+            "ORDER BY at DESC LIMIT 1",
+            (directory,),
+        ).fetchone()
+        session = None if row is None else str(row[0])
     if session is None:
         raise InvalidParams(
             f"no select with a session is recorded for {directory}: the Claude Code hook "
