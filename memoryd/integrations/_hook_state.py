@@ -40,15 +40,10 @@ class SessionState:
     @classmethod
     def load(cls, session_id: str) -> SessionState:
         path = state_root() / f"{file_stem(session_id)}.json"
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except FileNotFoundError:
+        if not os.path.exists(path):  # a new session
             _sweep(state_root())
-            return cls(path)
-        except (OSError, ValueError):
-            return cls(path)
-        shown = data.get("shown") if isinstance(data, dict) else None
-        injected = data.get("injected_bytes") if isinstance(data, dict) else None
+        data = _read_json(path)
+        shown, injected = data.get("shown"), data.get("injected_bytes")
         return cls(
             path,
             injected_bytes=injected if isinstance(injected, int) else 0,
@@ -73,6 +68,15 @@ class SessionState:
         _write_atomic(self.path, body)
 
 
+def _read_json(path: Path) -> dict[str, object]:
+    """The JSON object in ``path``; {} when it is missing, unreadable or not an object."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
 def _write_atomic(path: Path, body: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     tmp = path.parent / f".state-{os.getpid()}-{os.urandom(6).hex()}"
@@ -94,11 +98,9 @@ class DaemonStall:
     def __init__(self, socket: str) -> None:
         self.socket = socket
         self.path = state_root() / "daemon-stall.json"
-        try:
-            data = json.loads(self.path.read_text(encoding="utf-8"))
-            at = float(data["at"]) if data.get("socket") == socket else 0.0
-        except (OSError, ValueError, TypeError, KeyError, AttributeError):
-            at = 0.0
+        data = _read_json(self.path)
+        at = data.get("at") if data.get("socket") == socket else None
+        at = at if isinstance(at, int | float) and not isinstance(at, bool) else 0.0
         self.recent = 0 <= time.time() - at < STALL_WINDOW_S
 
     def mark(self) -> None:
@@ -119,13 +121,8 @@ class HookFailures:
 
     def read(self) -> dict[str, object] | None:
         """``{failures, first_at, last_at, error, socket}``; None once a request worked."""
-        try:
-            data = json.loads(self.path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return None
-        if not isinstance(data, dict) or not isinstance(data.get("failures"), int):
-            return None
-        return data
+        data = _read_json(self.path)
+        return data if isinstance(data.get("failures"), int) else None
 
     def message(self) -> str | None:
         """The record in words for ``status`` and ``doctor``; None when there is none."""
