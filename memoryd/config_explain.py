@@ -26,6 +26,7 @@ class Setting(NamedTuple):
     source: str
     meaning: str
 
+    # dict[str, Any]: JSON for `config check --json`; a value is any config value.
     def to_json(self) -> dict[str, Any]:
         return self._asdict()
 
@@ -148,6 +149,7 @@ def _checkouts_meaning(cfg: config_mod.Config) -> str:
     )
 
 
+# dict[str, Any]: the config file's shape, for YAML and JSON; values are any config value.
 def effective(settings: list[Setting]) -> dict[str, Any]:
     """The settings the file can hold (not ``db``), nested as it writes them."""
     out: dict[str, Any] = {}

@@ -43,6 +43,7 @@ def default_config() -> Path:
     return (Path(home) if home else Path.home() / ".codex") / "config.toml"
 
 
+# dict[str, Any]: a TOML table, as tomllib reads Codex's config.toml.
 def entry(python: str | None = None) -> dict[str, Any]:
     """memoryd's ``mcp_servers`` entry, as Codex reads it."""
     return {
@@ -126,6 +127,7 @@ def uninstall(config: Path) -> McpResult:
     return McpResult(config, "removed", backup)
 
 
+# dict[str, Any]: the user's config.toml as tomllib reads it, not yet checked.
 def _read(config: Path) -> tuple[str, dict[str, Any]]:
     try:
         text = config.read_text(encoding="utf-8")
@@ -141,6 +143,7 @@ def _read(config: Path) -> tuple[str, dict[str, Any]]:
         ) from None
 
 
+# dict[str, Any]: config.toml documents as tomllib reads them.
 def _check(config: Path, new: str, expected: dict[str, Any], verb: str) -> None:
     """Refuse unless ``new`` parses to ``expected``: the edit touched memoryd's entry only."""
     try:
@@ -154,6 +157,7 @@ def _check(config: Path, new: str, expected: dict[str, Any], verb: str) -> None:
         )
 
 
+# dict[str, Any]: a config.toml document as tomllib reads it.
 def _trimmed(doc: dict[str, Any]) -> dict[str, Any]:
     """``doc`` without an empty ``mcp_servers`` (removing the last server may leave one or not)."""
     return {k: v for k, v in doc.items() if not (k == "mcp_servers" and v == {})}
