@@ -1,7 +1,7 @@
 """``memoryd uninstall-hook claude-code``, ``uninstall-mcp codex`` and ``uninstall-service``.
 
 Each undoes its installer and puts back what the installer had kept aside
-(``*.bak-<time>``); see :mod:`memoryd.integrations.uninstall` and
+(``*.bak-<time>``); see :mod:`memoryd.integrations.install` and
 :mod:`memoryd.daemon.unit_removal` for exactly what is removed and when.
 """
 
