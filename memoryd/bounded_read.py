@@ -116,10 +116,7 @@ def read_fd(fd: int, limit: int) -> tuple[bytes, bool]:
     The first read asks for what ``fstat`` says is left, not the cap: ``os.read``
     allocates what it is asked for, and glibc's per-thread arenas keep it.
     """
-    try:
-        size = os.fstat(fd).st_size - os.lseek(fd, 0, os.SEEK_CUR)
-    except OSError:
-        size = _CHUNK
+    size = os.fstat(fd).st_size - os.lseek(fd, 0, os.SEEK_CUR)  # fd: a regular file's
     chunks: list[bytes] = []
     left = limit + 1
     want = min(left, max(size, 0) + 1)
