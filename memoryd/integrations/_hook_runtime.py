@@ -82,10 +82,9 @@ def time_budget(seconds: float) -> Iterator[None]:
 class HookLog:
     """Where the hook's diagnostics go: a log file when configured, stderr only when asked."""
 
-    def __init__(self, path: str | None = None, environ: Any = None) -> None:
-        env = os.environ if environ is None else environ
-        self.path = path or env.get("MEMORYD_HOOK_LOG") or None
-        self.debug_on = env.get("MEMORYD_HOOK_DEBUG", "") not in ("", "0")
+    def __init__(self, path: str | None) -> None:
+        self.path = path or os.environ.get("MEMORYD_HOOK_LOG") or None
+        self.debug_on = os.environ.get("MEMORYD_HOOK_DEBUG", "") not in ("", "0")
 
     def debug(self, event: str, **fields: Any) -> None:
         if self.debug_on:

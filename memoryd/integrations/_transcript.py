@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from memoryd.bounded_read import open_regular, read_fd
-from memoryd.claude_folders import Environ, claude_base
+from memoryd.claude_folders import claude_base
 
 TAIL_BYTES = 1024 * 1024
 MAX_BYTES = 64 * 1024 * 1024
@@ -272,11 +272,11 @@ def first_cwd(path: Path) -> str | None:
     return None
 
 
-def transcript_of(session_id: str, environ: Environ | None = None) -> Path | None:
+def transcript_of(session_id: str) -> Path | None:
     """The transcript of ``session_id`` under Claude Code's ``projects/``, if there is one."""
     if not session_id or "/" in session_id or session_id.startswith("."):
         return None
-    found = sorted((claude_base(environ) / "projects").glob(f"*/{session_id}.jsonl"))
+    found = sorted((claude_base() / "projects").glob(f"*/{session_id}.jsonl"))
     return found[0] if found else None
 
 

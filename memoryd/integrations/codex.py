@@ -44,10 +44,10 @@ def default_config() -> Path:
 
 
 # dict[str, Any]: a TOML table, as tomllib reads Codex's config.toml.
-def entry(python: str | None = None) -> dict[str, Any]:
+def entry() -> dict[str, Any]:
     """memoryd's ``mcp_servers`` entry, as Codex reads it."""
     return {
-        "command": python or sys.executable,
+        "command": sys.executable,
         "args": ["-m", "memoryd", "mcp"],
         "env_vars": list(ENV_VARS),
     }
@@ -75,7 +75,7 @@ class McpResult:
         return "\n".join(out)
 
 
-def install(config: Path, python: str | None = None) -> McpResult:
+def install(config: Path) -> McpResult:
     """Append memoryd's ``[mcp_servers.memoryd]`` to ``config`` unless it is there."""
     text, doc = _read(config)
     servers = doc.get("mcp_servers")
@@ -83,7 +83,7 @@ def install(config: Path, python: str | None = None) -> McpResult:
         found = servers[NAME]
         command = found.get("command") if isinstance(found, dict) else None
         return McpResult(config, "present", command=str(command))
-    wanted = entry(python)
+    wanted = entry()
     block = f"[mcp_servers.{NAME}]\n" + "".join(
         f"{key} = {_toml(value)}\n" for key, value in wanted.items()
     )

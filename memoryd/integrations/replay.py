@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from memoryd.claude_folders import Environ, memory_folder, project_dir
+from memoryd.claude_folders import memory_folder, project_dir
 from memoryd.config import Config
 from memoryd.errors import InvalidParams
 from memoryd.indexer.queries import memories_in
@@ -98,11 +98,11 @@ def _round(value: float | None) -> float | None:
 
 
 def group(
-    transcripts: Sequence[Path], environ: Environ, directory: str | None = None
+    transcripts: Sequence[Path], directory: str | None = None
 ) -> tuple[dict[str, Project], list[str]]:
     """The transcripts by memory folder (``directory`` for all, if given), and notes."""
     # A session's own $CLAUDE_PROJECT_DIR must not stand for every transcript's start.
-    env = {k: v for k, v in environ.items() if k != "CLAUDE_PROJECT_DIR"}
+    env = {k: v for k, v in os.environ.items() if k != "CLAUDE_PROJECT_DIR"}
     found: dict[str, Project] = {}
     notes: list[str] = []
     for path in transcripts:
@@ -132,7 +132,6 @@ def evaluate(
     rankers: Sequence[str] = ("local",),
     *,
     directory: str | None = None,
-    environ: Environ | None = None,
 ) -> dict[str, Any]:
     """The figures per project and ranker, as ``memoryd eval --json`` prints them."""
     judges = judge_factories(cfg)
@@ -147,8 +146,7 @@ def evaluate(
         for name in judges
         if name not in rankers
     ]
-    env = os.environ if environ is None else environ
-    projects, skipped = group(transcripts, env, directory)
+    projects, skipped = group(transcripts, directory)
     notes += skipped
     selector = Selector(judges=judges, shortlist=cfg.shortlist)
     out = []

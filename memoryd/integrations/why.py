@@ -22,7 +22,6 @@ from typing import Any
 
 from memoryd import paths
 from memoryd._delivery import memory_block, memory_text
-from memoryd.claude_folders import Environ
 from memoryd.errors import InvalidParams
 from memoryd.indexer.queries import iso_utc
 from memoryd.integrations._transcript import Turn, transcript_of, turns
@@ -48,7 +47,6 @@ def explain(
     *,
     session: str | None = None,
     last: int = 5,
-    environ: Environ | None = None,
 ) -> dict[str, Any]:
     """The report for the last ``last`` prompts of ``session`` (default: the folder's latest)."""
     if last < 1:
@@ -70,7 +68,7 @@ def explain(
         "SELECT * FROM selector_runs WHERE session_id = ? ORDER BY at DESC LIMIT ?",
         (session, last),
     ).fetchall()
-    transcript = transcript_of(session, environ)
+    transcript = transcript_of(session)
     matched = _match(rows, turns(transcript) if transcript else [])
     prompts = [_prompt(row, turn) for row, turn in zip(rows, matched, strict=True)]
     return {
