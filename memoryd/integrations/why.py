@@ -162,12 +162,13 @@ def _memory(
     }
 
 
-def quotes(answer: str, text: str, words: int = QUOTE_WORDS) -> bool:
-    """Whether ``answer`` holds a run of ``words`` consecutive words of ``text`` (case folded)."""
+def quotes(answer: str, text: str) -> bool:
+    """Whether ``answer`` holds :data:`QUOTE_WORDS` consecutive words of ``text`` (case folded)."""
+    n = QUOTE_WORDS
     ours = _WORD.findall(text.lower())
-    grams = {tuple(ours[i : i + words]) for i in range(len(ours) - words + 1)}
+    grams = {tuple(ours[i : i + n]) for i in range(len(ours) - n + 1)}
     theirs = _WORD.findall(answer.lower())
-    return any(tuple(theirs[i : i + words]) in grams for i in range(len(theirs) - words + 1))
+    return any(tuple(theirs[i : i + n]) in grams for i in range(len(theirs) - n + 1))
 
 
 def render(report: Mapping[str, Any]) -> str:
