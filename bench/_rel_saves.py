@@ -2,7 +2,7 @@
 
 Daemon clients (one connection each, ``--clients`` of them, ``--requests`` // 4
 saves each), two processes saving in-process through the session module, and
-``memoryd save --db`` runs (the CLI's own in-process path) all add a decision
+``memoryd save`` runs (the CLI, a connection each) all add a decision
 of their own to the same session file at the same time. Held when every
 acknowledged decision is in the file afterwards and in ``load_last``'s answer.
 """
@@ -50,7 +50,7 @@ def same_session(
             threading.Thread(target=_client, args=(d, k, saves, acked, counts, lock))
             for k in range(clients)
         ]
-        threads.append(threading.Thread(target=_cli_saves, args=(d, workdir, acked, counts, lock)))
+        threads.append(threading.Thread(target=_cli_saves, args=(d, acked, counts, lock)))
         for t in threads:
             t.start()
         for t in threads:
@@ -115,15 +115,13 @@ def _in_process(d: Daemon, tag: str) -> subprocess.Popen[bytes]:
     return subprocess.Popen(argv, env=daemon_env(d.home, "INFO"))
 
 
-def _cli_saves(
-    d: Daemon, workdir: Path, acked: list[str], counts: dict[str, int], lock: threading.Lock
-) -> None:
-    """``memoryd save --db``: in-process on an index of its own, beside the daemon's saves."""
+def _cli_saves(d: Daemon, acked: list[str], counts: dict[str, int], lock: threading.Lock) -> None:
+    """``memoryd save`` runs, one after another, each a process of its own asking the daemon."""
     for n in range(CLI_SAVES):
         decision = f"cli {n}"
         argv = [sys.executable, "-m", "memoryd", "save", "--dir", str(d.root)]
         argv += ["--project", PROJECT, "--session", SESSION, "--summary", "racing"]
-        argv += ["--decision", decision, "--db", str(workdir / "cli-index.db")]
+        argv += ["--decision", decision, "--socket", str(d.socket), "--require-daemon"]
         env = daemon_env(d.home, "INFO")
         try:
             done = subprocess.run(argv, check=False, env=env, capture_output=True)

@@ -2,5 +2,5 @@
 
 Start it with ``memoryd serve`` (or :class:`memoryd.daemon.app.Daemon`); the
 modules here are internal to it. Nothing is imported eagerly, so importing
-``memoryd.daemon.systemd`` or ``memoryd.daemon.units`` stays cheap.
+``memoryd.daemon.systemd`` stays cheap.
 """

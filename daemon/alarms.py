@@ -1,21 +1,13 @@
 """What quietly stopped working, in words: ``status``'s ``alarms``, which ``doctor`` repeats.
 
-Four things fail without an error anyone sees, and each is an alarm here
-(``kind``, then a ``message`` that says what is wrong and what it cost):
-
-* ``hook``: the Claude Code hook's last requests to the daemon failed (the
-  hook counts them in a small file, :class:`~memoryd.integrations._hook_state.HookFailures`);
-* ``selection``: a folder with memories had nothing selected for its last
-  :data:`NOTHING_RUNS` selects (``selector_runs``);
-* ``watcher``: a root is polled instead of watched with inotify, its folder
-  is gone, its watcher died, or the kernel dropped its events;
-* ``index``: the index is behind the disk: the last reconcile found files the
-  watcher had not reported, or a stat of each root's own files (at most
-  :data:`SAMPLE_FILES`) disagrees with the index for files changed more than
-  :data:`GRACE_S` ago.
-
-Every check is bounded (a few hundred rows, one directory listing per root),
-so ``status`` stays cheap; an alarm that cannot be worked out is left out.
+Each alarm is a ``kind`` and a ``message`` saying what is wrong and what it
+cost: ``hook`` (the hook's last requests failed), ``selection`` (a folder with
+memories had nothing selected for its last :data:`NOTHING_RUNS` selects),
+``watcher`` (a root polled, gone, its watcher dead, or its events dropped),
+``index`` (the index behind the disk: drift found by the last reconcile, or a
+sample of each root's own files that disagrees with it). Every check is
+bounded, so ``status`` stays cheap; an alarm that cannot be worked out is
+left out.
 """
 
 from __future__ import annotations
@@ -35,6 +27,7 @@ from memoryd.paths import escaped
 from memoryd.replies import Alarm, FeatureStatus
 
 if TYPE_CHECKING:
+    from memoryd.daemon.lifecycle import Lifecycle
     from memoryd.daemon.maintenance import Maintenance
     from memoryd.daemon.readers import Readers
     from memoryd.daemon.watcher import Watcher
@@ -58,13 +51,13 @@ class Alarms:
         watcher: Watcher,
         maintenance: Maintenance,
         readers: Readers,
-        ready: Callable[[], bool],
+        life: Lifecycle,
     ) -> None:
         self._roots = roots
         self._watcher = watcher
         self._maintenance = maintenance
         self._readers = readers
-        self._ready = ready
+        self._life = life
 
     def status(self) -> FeatureStatus:
         return {"alarms": self.find()}
@@ -75,7 +68,7 @@ class Alarms:
         if hook is not None:
             found.append({"kind": "hook", "message": hook})
         found += self._watchers()
-        if self._ready():
+        if self._life.is_ready:
             try:
                 conn = self._readers.conn()
                 found += _nothing_selected(conn)

@@ -1,12 +1,9 @@
-"""The daemon's life: claim the socket, index, watch, serve, stop cleanly.
+"""The daemon's life: claim the socket, index, watch, serve, reload, stop cleanly.
 
-How a file change becomes an answer: watchdog reports a path → the
-:class:`~memoryd.daemon.watcher.Watcher` waits for ``settle_ms`` of quiet → the batch is a
-job on the single :class:`~memoryd.daemon.writer.Writer` thread, which
-re-stats each path and updates the index in one transaction → the next
-request, on its own read-only connection, sees the committed rows. A scheduled
-full reconcile catches whatever events were lost. The parts are built and
-wired in daemon/compose.py; this module runs them.
+:class:`Daemon` claims the pidfile and the socket, opens (or recovers) the
+index, has :func:`~memoryd.daemon.compose.compose` build the parts, and runs
+them: the first index, then the periodic jobs, signals and reloads on the
+main thread (which never walks a tree), and the stop in reverse order.
 """
 
 from __future__ import annotations
@@ -31,7 +28,6 @@ from memoryd.daemon.maintenance import WallClock
 from memoryd.daemon.roots import Origin
 from memoryd.errors import DaemonError
 from memoryd.indexer.recovery import open_or_recover
-from memoryd.sessions.files import remove_stale_temp_files
 
 log = structlog.get_logger("memoryd.daemon")
 
@@ -84,12 +80,10 @@ class Daemon:
                 activated=self._activated,
                 db=str(self.cfg.db_path),
                 release=self.release_paths,
+                rebind=self._rebound,
             )
             parts = self._parts = compose(self.cfg, store, listener, life, where)
-            parts.server.rebind = self._rebound
             parts.roots.restore(self._declared)
-            restored = parts.roots.paths()
-            parts.writer.call(lambda _store: self._remove_stale_temp_files(restored))  # a walk
             parts.staleness.start()
             if life.stop_requested.is_set():
                 return life.exit_code
@@ -99,7 +93,7 @@ class Daemon:
                 (OPENAI_MODULE, self.cfg.openai.base_url),
             )
             preloads = [startup.preload(module) for module, wanted in judges if wanted]
-            parts.server.start()
+            parts.server.start(parts.handlers)
             roots = parts.roots.paths
             systemd.notify(f"STATUS=indexing {len(roots())} root(s)")
             parts.maintenance.reconcile_quietly("startup")
@@ -119,7 +113,8 @@ class Daemon:
             )
             while not life.stop_requested.wait(0.5):
                 if self._clock.went_back():
-                    parts.maintenance.clock_set_back()
+                    log.warning("daemon.clock_set_back")
+                    parts.schedule()
                 if self._reload_requested.is_set():
                     self._reload_requested.clear()
                     self.reload()
@@ -199,12 +194,6 @@ class Daemon:
         if self._parts is not None:
             self._parts.server.check_listener()
 
-    def _remove_stale_temp_files(self, roots: list[str]) -> None:
-        """Delete temp files a killed writer left in the roots and the reports dir."""
-        removed = remove_stale_temp_files([*roots, str(self.cfg.reports_dir)])
-        if removed:
-            log.info("daemon.temp_files_removed", count=removed)
-
     def reload(self) -> None:
         """SIGHUP: re-read the config file; every setting but the paths is applied.
 
@@ -226,24 +215,9 @@ class Daemon:
             log.error("daemon.reload_failed", error=refused, kept="the running configuration")
             systemd.notify("STATUS=configuration reload refused")
             return
+        # The paths stay: the socket, the state and the index are this process's.
         self.cfg = replace(
-            self.cfg,
-            roots=fresh.roots,
-            anthropic=fresh.anthropic,
-            log_queries=fresh.log_queries,
-            reconcile_interval=fresh.reconcile_interval,
-            request_root_idle_days=fresh.request_root_idle_days,
-            telemetry_keep_days=fresh.telemetry_keep_days,
-            telemetry_keep_runs=fresh.telemetry_keep_runs,
-            max_request_roots=fresh.max_request_roots,
-            max_connections=fresh.max_connections,
-            idle_timeout=fresh.idle_timeout,
-            settle_ms=fresh.settle_ms,
-            report_cron=fresh.report_cron,
-            report_older_than_days=fresh.report_older_than_days,
-            report_keep=fresh.report_keep,
-            report_max_age_days=fresh.report_max_age_days,
-            checkouts=fresh.checkouts,
+            fresh, socket=self.cfg.socket, state_dir=self.cfg.state_dir, db=self.cfg.db
         )
         if self._parts is not None:
             self._parts.reconfigure(self.cfg)

@@ -1,17 +1,12 @@
-"""The daemon's parts, built in one place and handed their collaborators.
+"""The daemon's parts, built in one place, in dependency order, and handed their collaborators.
 
 :func:`compose` is the only code that knows every part: the writer thread,
-the readers, the watcher, the roots, the scheduler and its jobs, the
-selector and the service over the index, the reporter, the staleness
-checker, the socket methods and the server. Each part gets what it works
-with as constructor arguments, never the daemon; the daemon
-(daemon/app.py) keeps only its life: claiming the socket, starting,
-reloading and stopping what :func:`compose` built.
-
-Two edges point back and are wired last: the writer's repair reconciles the
-roots and writes the telemetry rows held back (both built after the
-writer, which they write through), and ``status`` counts the server's
-connections (the server serves the methods built over it).
+the readers, the watcher, the roots, the periodic jobs, the selector and the
+service over the index, the reporter, the staleness checker, the socket
+methods and the server. Each part is built after everything it uses and
+gets it as constructor arguments, never the daemon; no part is handed a
+collaborator later. The daemon keeps only its life: claiming the socket,
+starting, reloading and stopping what :func:`compose` built.
 """
 
 from __future__ import annotations
@@ -28,20 +23,20 @@ from apscheduler.schedulers.background import BackgroundScheduler
 from memoryd.config import Config
 from memoryd.daemon import health, startup
 from memoryd.daemon.alarms import Alarms
-from memoryd.daemon.core import DaemonCore, Where
-from memoryd.daemon.daemon_index import DaemonIndex
+from memoryd.daemon.core import Core, Where
 from memoryd.daemon.handlers import DaemonMethods
-from memoryd.daemon.lifecycle import Lifecycle
-from memoryd.daemon.maintenance import Maintenance
+from memoryd.daemon.index import DaemonIndex, RunRows
+from memoryd.daemon.lifecycle import Job, Lifecycle
+from memoryd.daemon.maintenance import Maintenance, repairer
 from memoryd.daemon.readers import Readers
-from memoryd.daemon.report_handlers import Reporter
+from memoryd.daemon.reporter import Reporter
 from memoryd.daemon.roots import RootSet
-from memoryd.daemon.staleness_handlers import Staleness
-from memoryd.daemon.watched_roots import WatchedRoots
+from memoryd.daemon.staleness_checker import Staleness
+from memoryd.daemon.watched_roots import WatchedRoots, hint_sink
 from memoryd.daemon.watcher import Watcher
 from memoryd.daemon.writer import Writer
 from memoryd.indexer.store import IndexStore
-from memoryd.ipc.server import Server
+from memoryd.ipc.server import Handler, Server
 from memoryd.select.wiring import make_selector
 from memoryd.service import MemoryService
 
@@ -50,6 +45,12 @@ class Reconfigurable(Protocol):
     """A part that takes the new config on SIGHUP (every setting but the paths)."""
 
     def reconfigure(self, cfg: Config) -> None: ...
+
+
+class Scheduled(Protocol):
+    """A part with periodic jobs, handed over as data each time they are installed."""
+
+    def jobs(self) -> list[Job]: ...
 
 
 class ServerLimits:
@@ -74,16 +75,29 @@ class Parts:
     maintenance: Maintenance
     staleness: Staleness
     server: Server
+    handlers: dict[str, Handler]
     reconfigurable: Sequence[Reconfigurable]
+    scheduled: Sequence[Scheduled]
 
     def reconfigure(self, cfg: Config) -> None:
         for part in self.reconfigurable:
             part.reconfigure(cfg)
+        if self.scheduler.running:
+            self.schedule()
 
     def schedule(self) -> None:
-        """Start the periodic jobs (the report's is installed already)."""
-        self.maintenance.add_jobs()
-        self.scheduler.start()
+        """Install every periodic job from a fresh trigger (so: from now), and run them.
+
+        At the end of start-up, after a reload, and after the wall clock was
+        set back (apscheduler keeps next run times in wall-clock terms: the
+        jobs would otherwise wait out the time the clock went back).
+        """
+        self.scheduler.remove_all_jobs()
+        for part in self.scheduled:
+            for job in part.jobs():
+                self.scheduler.add_job(job.run, job.trigger, id=job.id, replace_existing=True)
+        if not self.scheduler.running:
+            self.scheduler.start()
 
     def stop(self) -> None:
         """Stop taking requests, then events; the writer runs its kept jobs and closes last."""
@@ -110,42 +124,35 @@ def compose(
     when roots are used and go idle (tests pass their own, instead of waiting).
     """
     readers = Readers(cfg.db_path)
+    selector = make_selector(cfg)
     root_set = RootSet(clock)
-    writer = Writer(store, on_fatal=life.fail)
-    # The watcher is built before the roots that own it, so its batches reach them
-    # through a lambda that looks `roots` up when a batch comes (after this returns).
-    watcher = Watcher(
-        lambda paths, listed: roots.queue_hints(paths, listed),  # noqa: PLW0108
-        on_lost=lambda root: maintenance.recrawl(root, "events-lost"),
-        settle=cfg.settle_ms / 1000,
-    )
-    roots = WatchedRoots(cfg, root_set, watcher, writer)
-    scheduler = BackgroundScheduler(
-        job_defaults={"coalesce": True, "max_instances": 1, "misfire_grace_time": 3600}
-    )
-    index = DaemonIndex(cfg, readers, writer, roots)
-    reporter = Reporter(cfg, roots.paths, readers, scheduler)
-    reporter.reconfigure(cfg)  # installs its job
-    maintenance = Maintenance(
-        cfg,
-        roots,
-        watcher,
-        writer,
-        scheduler=scheduler,
-        stop=life.stop_requested,
-        after_repair=index.flush_held,
-        rescheduled=reporter.reschedule,
-    )
-    staleness = Staleness(cfg, roots, writer, readers, stop=life.stop_requested, write=index.write)
-    service = MemoryService(index, make_selector(cfg), staleness.checker, reporter)
+    runs = RunRows(cfg)
 
     def index_rebuilt() -> None:
         """The writer replaced a damaged database: readers and caches of the old one go."""
         readers.reset()
-        service.index_replaced()
+        selector.index_replaced()
 
-    writer.repair, writer.on_rebuilt = maintenance.repair, index_rebuilt
-    core = DaemonCore(
+    writer = Writer(
+        store, on_fatal=life.fail, repair=repairer(root_set, runs), on_rebuilt=index_rebuilt
+    )
+    watcher = Watcher(hint_sink(writer, root_set), settle=cfg.settle_ms / 1000)
+    roots = WatchedRoots(cfg, root_set, watcher, writer)
+    maintenance = Maintenance(cfg, roots, watcher, writer, stop=life.stop_requested)
+    index = DaemonIndex(readers, writer, roots, runs)
+    reporter = Reporter(cfg, roots.paths, readers)
+    staleness = Staleness(cfg, roots, writer, readers, stop=life.stop_requested, write=index.write)
+    service = MemoryService(index, selector, staleness.checker, reporter)
+    server = Server(
+        listener,
+        allowed_uid=os.getuid(),
+        max_connections=cfg.max_connections,
+        idle_timeout=cfg.idle_timeout,
+        on_fatal=life.fail,
+        on_disconnect=readers.release,
+        rebind=where.rebind,
+    )
+    core = Core(
         life,
         where,
         roots=roots,
@@ -154,42 +161,36 @@ def compose(
         readers=readers,
         maintenance=maintenance,
         staleness=staleness,
+        server=server,
         status_parts=[
             reporter,
             maintenance,
-            Alarms(roots.paths, watcher, maintenance, readers, lambda: life.state == "ready"),
+            Alarms(roots.paths, watcher, maintenance, readers, life),
         ],
     )
+    # `status` answers (with progress) during the first reconcile; the other
+    # methods wait for it. Storage trouble is answered `index_unavailable`.
     methods = DaemonMethods(core, service, staleness).table()
-    # `status` answers (with progress) during the first reconcile; the
-    # other methods wait for it.
-    held = startup.gate(methods, life.ready, lambda: life.state == "ready")
-    server = Server(
-        listener,
-        health.guard(held, writer),
-        allowed_uid=os.getuid(),
-        max_connections=cfg.max_connections,
-        idle_timeout=cfg.idle_timeout,
-        on_fatal=life.fail,
-        on_disconnect=readers.release,
-    )
-    core.server = server
     return Parts(
         writer=writer,
         watcher=watcher,
         roots=roots,
-        scheduler=scheduler,
+        scheduler=BackgroundScheduler(
+            job_defaults={"coalesce": True, "max_instances": 1, "misfire_grace_time": 3600}
+        ),
         maintenance=maintenance,
         staleness=staleness,
         server=server,
+        handlers=health.guard(startup.gate(methods, life), writer),
         reconfigurable=[
             watcher,
             ServerLimits(server),
             roots,
             maintenance,
-            index,
+            runs,
             service,
             reporter,
             staleness,
         ],
+        scheduled=[maintenance, reporter],
     )

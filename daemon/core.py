@@ -1,17 +1,16 @@
-"""The narrow face the daemon shows its core socket methods, instead of the whole ``Daemon``.
+"""What the daemon's own socket methods ask of its parts, instead of the whole ``Daemon``.
 
-``status``, ``reindex``, ``watch``, ``unwatch`` and ``shutdown``
-(daemon/handlers.py) are parse → call → encode over a :class:`Core`: the
-roots and their counts, the runtime facts ``status`` reports, and the
-root bookkeeping those methods change. :class:`DaemonCore` is the one
-implementation, built by daemon/compose.py over the daemon's parts; it keeps
-the per-root file counts cached by writer generation, so a busy ``status``
-does not recount. Features add their own keys to ``status`` through
-:class:`StatusPart`.
+``status``, ``reindex``, ``watch``, ``unwatch`` and ``shutdown`` are parse →
+call → encode over a :class:`Core`: the roots and their counts, the runtime
+facts ``status`` reports, and the root bookkeeping those methods change. It
+keeps the per-root file counts cached by writer generation, so a busy
+``status`` does not recount. Features add their own keys to ``status``
+through :class:`StatusPart`.
 """
 
 from __future__ import annotations
 
+import socket
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -21,14 +20,9 @@ from typing import TYPE_CHECKING, Any, Protocol
 import structlog
 
 from memoryd.indexer import queries
+from memoryd.indexer.records import FileError
 from memoryd.indexer.sync import SyncResult
-from memoryd.replies import (
-    FeatureStatus,
-    IndexHealth,
-    IndexingProgress,
-    ParseFailure,
-    WatchReply,
-)
+from memoryd.replies import FeatureStatus, IndexHealth, IndexingProgress, WatchReply
 
 log = structlog.get_logger(__name__)
 
@@ -37,7 +31,7 @@ if TYPE_CHECKING:
     from memoryd.daemon.maintenance import Maintenance, ReconcileInfo
     from memoryd.daemon.readers import Readers
     from memoryd.daemon.roots import Origin
-    from memoryd.daemon.staleness_handlers import Staleness
+    from memoryd.daemon.staleness_checker import Staleness
     from memoryd.daemon.watched_roots import WatchedRoots
     from memoryd.daemon.watcher import Watcher
     from memoryd.daemon.writer import Writer
@@ -64,6 +58,9 @@ class RootState:
     last_recrawl: ReconcileInfo | None = None
 
 
+Listener = socket.socket
+
+
 @dataclass(frozen=True)
 class Where:
     """Where this daemon can be found, and how to stop being findable."""
@@ -74,6 +71,8 @@ class Where:
     db: str
     release: Callable[[], None]
     """Remove the socket file and the pidfile (``shutdown`` does so before it replies)."""
+    rebind: Callable[[], Listener | None] = lambda: None
+    """A new listening socket when ours can no longer be reached (its file deleted), else None."""
 
 
 @dataclass(frozen=True)
@@ -97,52 +96,14 @@ class Runtime:
     last_reload: Reload | None
 
 
-class Core(Protocol):
-    """What the core methods may ask of the daemon."""
-
-    def roots(self) -> list[str]: ...
-
-    def root_states(self) -> list[RootState]: ...
-
-    def runtime(self) -> Runtime: ...
-
-    def origin_of(self, root: str) -> Origin | None:
-        """Where ``root`` came from, or None when it is not a root."""
-        ...
-
-    def root_for(self, directory: str) -> str | None: ...
-
-    def ensure_dir(self, raw: Any) -> str: ...
-
-    def reconcile(self, reason: str) -> SyncResult: ...
-
-    def sync_tree(self, directory: str) -> SyncResult: ...
-
-    def errors_under(self, dirs: list[str]) -> list[ParseFailure]: ...
-
-    def watch(self, raw: Any) -> WatchReply: ...
-
-    def forget(self, root: str) -> int:
-        """Stop watching ``root``, drop its rows; how many files were dropped."""
-        ...
-
-    def stop(self) -> None:
-        """Stop being findable now, and stop the daemon a moment later."""
-        ...
-
-
 class StatusPart(Protocol):
     """A feature's share of ``status``: keys merged into the reply's top level."""
 
     def status(self) -> FeatureStatus: ...
 
 
-class DaemonCore:
-    """:class:`Core` over the parts the daemon is composed of (daemon/compose.py).
-
-    ``server`` is handed over once it exists: it serves the methods built over
-    this core, so it comes after it.
-    """
+class Core:
+    """The roots, runtime facts and root bookkeeping of the daemon's own methods."""
 
     def __init__(
         self,
@@ -155,6 +116,7 @@ class DaemonCore:
         readers: Readers,
         maintenance: Maintenance,
         staleness: Staleness,
+        server: Server,
         status_parts: Sequence[StatusPart],
     ) -> None:
         self._life = life
@@ -166,7 +128,7 @@ class DaemonCore:
         self._maintenance = maintenance
         self._staleness = staleness
         self._status_parts = status_parts
-        self.server: Server | None = None
+        self._server = server
         self._counts: dict[str, tuple[int, float, tuple[int, int]]] = {}
 
     def roots(self) -> list[str]:
@@ -214,7 +176,7 @@ class DaemonCore:
         return states
 
     def runtime(self) -> Runtime:
-        maintenance, server = self._maintenance, self.server
+        maintenance, server = self._maintenance, self._server
         extra: FeatureStatus = {}
         for part in self._status_parts:
             try:
@@ -232,14 +194,15 @@ class DaemonCore:
             drift_fixed_total=maintenance.drift_fixed_total,
             indexing=None if maintenance.indexing is None else maintenance.indexing.to_json(),
             writer_queue=self._writer.depth,
-            connections=server.connections if server else 0,
-            connections_refused=server.refused if server else 0,
+            connections=server.connections,
+            connections_refused=server.refused,
             index=self._writer.health.to_json(),
             extra=extra,
             last_reload=self._life.last_reload,
         )
 
     def origin_of(self, root: str) -> Origin | None:
+        """Where ``root`` came from, or None when it is not a root."""
         entry = self._roots.get(root)
         return None if entry is None else entry.origin
 
@@ -255,7 +218,7 @@ class DaemonCore:
     def sync_tree(self, directory: str) -> SyncResult:
         return self._writer.call(lambda s: self._roots.syncer(s).sync_tree(directory))
 
-    def errors_under(self, dirs: list[str]) -> list[ParseFailure]:
+    def errors_under(self, dirs: list[str]) -> list[FileError]:
         conn = self._readers.conn()
         return [e for d in dirs for e in queries.errors_under(conn, d)]
 
@@ -265,9 +228,11 @@ class DaemonCore:
         return {**found, "watcher": mode or "none"}
 
     def forget(self, root: str) -> int:
+        """Stop watching ``root``, drop its rows; how many files were dropped."""
         return self._roots.forget(root, reason="unwatch")
 
     def stop(self) -> None:
+        """Stop being findable now, and stop the daemon a moment later."""
         # As dmypy does: stop being findable before saying yes, so a client
         # that starts a new daemon right after the reply never races us.
         self._where.release()

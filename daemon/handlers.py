@@ -21,7 +21,7 @@ from memoryd import __version__, methods
 from memoryd import requests as p
 from memoryd.daemon.core import Core, RootState
 from memoryd.daemon.roots import PERSISTED
-from memoryd.daemon.staleness_handlers import pop_cwd
+from memoryd.daemon.staleness_checker import pop_cwd
 from memoryd.errors import InvalidParams, NotFound
 from memoryd.indexer import queries
 from memoryd.indexer.folders import empty_folder_note
@@ -40,7 +40,7 @@ from memoryd.replies import (
 
 if TYPE_CHECKING:
     from memoryd.daemon.maintenance import ReconcileInfo
-    from memoryd.daemon.staleness_handlers import Staleness
+    from memoryd.daemon.staleness_checker import Staleness
     from memoryd.service import MemoryService
 
 

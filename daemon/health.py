@@ -1,21 +1,15 @@
-"""Whether the index can be written now, and when the writer tries again.
+"""Whether the index can be written now, when the writer tries again, and the request guard.
 
-A full disk, or another process holding the index's write lock, must not
-turn the daemon into one that answers ``internal`` and never catches up. The
-writer reports every storage failure here (:func:`memoryd.indexer.recovery.trouble`
-tells them from bugs) and the state becomes ``degraded``: reads go on serving
-what the index holds, writes stop waiting for the lock, watcher hints are
-dropped (the repair covers them), and a *repair* (a full reconcile of every
-root, which writes only what differs from the disk) is due after a backoff
-that doubles up to :data:`MAX_BACKOFF_S`. Each attempt first makes one tiny
-write (a probe): while even that fails, retries stay cheap and frequent, so
-the index catches up within seconds of space or the lock coming back; a
-repair that fails after its probe passed (room for a little, not for all)
-backs off up to :data:`MAX_REPAIR_BACKOFF_S`. The first repair that succeeds
-ends the state. Damage found while running makes the state ``rebuilding``
-until the rebuilt index has been filled again. ``status`` shows all of it.
-
-Times for retries are monotonic, so a clock set back does not stall them.
+The writer reports every storage failure (a full disk, another process's
+lock) here and the state becomes ``degraded``: reads go on, writes stop
+waiting for the lock, watcher hints are dropped, and a *repair* (a full
+reconcile, which writes only what differs from the disk) is due after a
+backoff doubling up to :data:`MAX_BACKOFF_S`. Each attempt first makes one
+tiny write (a probe), so retries stay cheap while it fails; a repair that
+fails after its probe passed backs off up to :data:`MAX_REPAIR_BACKOFF_S`.
+The first repair that succeeds ends the state; damage found while running
+makes it ``rebuilding`` until the new index is filled. Retry times are
+monotonic. :func:`guard` answers storage trouble with ``index_unavailable``.
 """
 
 from __future__ import annotations

@@ -1,20 +1,23 @@
-"""Where the daemon is in its life, and how a part asks it to stop.
+"""Where the daemon is in its life, how a part asks it to stop, and a part's periodic job.
 
-The parts the daemon is composed of (daemon/compose.py) are handed this
-instead of the daemon: the staleness thread and a full reconcile watch
-``stop_requested``, the writer and the server call :meth:`Lifecycle.fail`
-when they die, ``status`` reports the state, and requests that arrive
-during the first index wait on ``ready``.
+The daemon's parts are handed a :class:`Lifecycle` instead of the daemon:
+the staleness thread and a full reconcile watch ``stop_requested``, the
+writer and the server call :meth:`Lifecycle.fail` when they die, ``status``
+reports the state, and requests that arrive during the first index wait on
+``ready``. A part with periodic work describes it as :class:`Job` values;
+the daemon installs them.
 """
 
 from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
 import structlog
+from apscheduler.triggers.base import BaseTrigger
 
 log = structlog.get_logger("memoryd.daemon")
 
@@ -30,6 +33,15 @@ class Reload:
 
     at: float
     refused: str | None
+
+
+@dataclass(frozen=True)
+class Job:
+    """A periodic job of a part: its id, what it runs, and a fresh trigger (counting from now)."""
+
+    id: str
+    run: Callable[[], object]
+    trigger: BaseTrigger
 
 
 class Lifecycle:
@@ -55,6 +67,11 @@ class Lifecycle:
             self.fatal = reason
             log.critical("daemon.fatal", reason=reason)
         self.stop_requested.set()
+
+    @property
+    def is_ready(self) -> bool:
+        """The first index is complete and the daemon is not stopping."""
+        return self.state == "ready"
 
     @property
     def exit_code(self) -> int:

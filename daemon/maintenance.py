@@ -1,16 +1,15 @@
-"""The daemon's upkeep of its index: full reconciles, the writer's repair, the periodic jobs.
+"""The daemon's upkeep of its index: full reconciles, recrawls, the writer's repair, its jobs.
 
 A full reconcile is the same per-path decision as a watcher hint over a
 stat walk of every root, run on the writer thread (never on the main thread,
 which handles signals); it repairs whatever events were lost. A *recrawl* is
-the same for one root, at once, when the watcher knows events were lost there
-(the kernel's queue overflowed) or its folder was replaced; ``status`` counts
-them per root. The scheduler runs a full reconcile every
-``reconcile_interval``, an observer check every second, and the systemd
-watchdog ping; :class:`WallClock` notices the clock being
-set back, after which every job is rescheduled from now.
-:meth:`Maintenance.repair` is what the writer runs after failed writes
-(daemon/health.py).
+the same for one root, within a second, when the watcher knows events were
+lost there or its folder was replaced; ``status`` counts them per root. The periodic
+jobs (a full reconcile every ``reconcile_interval``, the observer check every
+second, the systemd watchdog ping) are handed to the daemon as data
+(:meth:`Maintenance.jobs`); :class:`WallClock` notices the clock being set
+back, after which the daemon installs every job again from now.
+:func:`repairer` is what the writer runs after failed writes.
 """
 
 from __future__ import annotations
@@ -19,19 +18,25 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 
 import structlog
-from apscheduler.schedulers.base import BaseScheduler
+from apscheduler.triggers.interval import IntervalTrigger
 
 from memoryd.config import Config
 from memoryd.daemon import startup, systemd
+from memoryd.daemon.index import RunRows
+from memoryd.daemon.lifecycle import Job
+from memoryd.daemon.roots import RootSet
 from memoryd.daemon.watched_roots import WatchedRoots
 from memoryd.daemon.watcher import Watcher
 from memoryd.daemon.writer import Writer
 from memoryd.indexer import queries, recovery
+from memoryd.indexer.scanner import Listing, is_memory_filename, walk_dirs
 from memoryd.indexer.store import IndexStore
 from memoryd.indexer.sync import SyncResult
 from memoryd.replies import FeatureStatus, ReconcileFailure
+from memoryd.sessions.files import is_temp_name, remove_stale_temps
 
 log = structlog.get_logger("memoryd.daemon")
 
@@ -41,6 +46,10 @@ deleted root has come back): a loop over the roots, cheap enough to run every se
 
 _ERROR_KEPT = 300
 """How much of a failed reconcile's error ``status`` shows."""
+
+
+def _memory_or_temp(name: str) -> bool:
+    return is_memory_filename(name) or is_temp_name(name)
 
 
 @dataclass
@@ -81,13 +90,7 @@ class WallClock:
 
 
 class Maintenance:
-    """Full reconciles, the writer's repair, the periodic jobs, and what ``status`` shows of them.
-
-    ``after_repair`` runs on the writer thread once a repair has reconciled
-    (telemetry rows held back while the index could not be written);
-    ``rescheduled`` are the other parts' jobs to work out again after the
-    clock was set back.
-    """
+    """Full reconciles, recrawls, the periodic jobs, and what ``status`` shows of them."""
 
     def __init__(
         self,
@@ -96,19 +99,14 @@ class Maintenance:
         watcher: Watcher,
         writer: Writer,
         *,
-        scheduler: BaseScheduler,
         stop: threading.Event,
-        after_repair: Callable[[IndexStore], None],
-        rescheduled: Callable[[], None],
     ) -> None:
         self._roots = roots
         self._watcher = watcher
         self._writer = writer
-        self._scheduler = scheduler
         self._stop = stop
-        self._after_repair = after_repair
-        self._rescheduled = rescheduled
         self._interval = cfg.reconcile_interval
+        self._reports_dir = str(cfg.reports_dir)
         self.last_reconcile: ReconcileInfo | None = None
         self.last_failure: ReconcileFailure | None = None
         """The last full reconcile that raised (shown in ``status`` from then on)."""
@@ -120,52 +118,26 @@ class Maintenance:
         self.recrawls: dict[str, Recrawls] = {}
         """Root -> its recrawls (events lost, folder replaced)."""
 
-    def add_jobs(self) -> None:
+    def jobs(self) -> list[Job]:
         """The periodic jobs, each from a fresh trigger (so: from now)."""
-        self._scheduler.add_job(
-            self.reconcile_quietly,
-            "interval",
-            seconds=self._interval,
-            args=["scheduled"],
-            id="reconcile",
-            replace_existing=True,
-        )
-        # A dead observer thread means events are being lost: recrawl soon,
-        # not at the next scheduled reconcile.
-        self._scheduler.add_job(
-            self.check_observers,
-            "interval",
-            seconds=OBSERVER_CHECK_S,
-            id="observers",
-            replace_existing=True,
-        )
-        interval = systemd.watchdog_interval()
-        if interval:
-            self._scheduler.add_job(
-                lambda: systemd.notify("WATCHDOG=1"),
-                "interval",
-                seconds=interval,
-                id="watchdog",
-                replace_existing=True,
-            )
+        every = IntervalTrigger
+        jobs = [
+            Job(
+                "reconcile",
+                partial(self.reconcile_quietly, "scheduled"),
+                every(seconds=self._interval),
+            ),
+            # A dead observer means events are being lost: recrawl soon, not at the next reconcile.
+            Job("observers", self.check_observers, every(seconds=OBSERVER_CHECK_S)),
+        ]
+        ping = systemd.watchdog_interval()
+        if ping:
+            jobs.append(Job("watchdog", partial(systemd.notify, "WATCHDOG=1"), every(seconds=ping)))
+        return jobs
 
     def reconfigure(self, cfg: Config) -> None:
-        """SIGHUP: a new ``reconcile_interval`` counts from now."""
+        """SIGHUP: a new ``reconcile_interval`` (counted from when the jobs are installed)."""
         self._interval = cfg.reconcile_interval
-        if self._scheduler.get_job("reconcile") is not None:
-            self._scheduler.reschedule_job("reconcile", trigger="interval", seconds=self._interval)
-
-    def clock_set_back(self) -> None:
-        """The wall clock went back: every job's next run is worked out again from now.
-
-        apscheduler keeps the next run time it computed in wall-clock terms; set
-        the clock back a day and the report, the reconcile and systemd's
-        watchdog ping would all wait that day out (the last one gets the unit
-        killed).
-        """
-        log.warning("daemon.clock_set_back")
-        self.add_jobs()
-        self._rescheduled()
 
     def reconcile(self, reason: str) -> SyncResult:
         """Full stat scan of every root through the writer; counts drift.
@@ -177,7 +149,8 @@ class Maintenance:
         watcher = self._watcher
         for root in watcher.dead_roots():
             log.warning("watcher.observer_died", root=root)
-            if watcher.restart(root) != "missing":  # a deleted root's watch ends, not dies
+            mode = watcher.restart(root)  # None: unwatched meanwhile
+            if mode not in (None, "missing"):  # a deleted root's watch ends, not dies
                 count = self.watcher_deaths.get(root, (0, 0.0))[0]
                 self.watcher_deaths[root] = (count + 1, time.time())
             reason = "observer-error"
@@ -190,12 +163,14 @@ class Maintenance:
         def job(store: IndexStore) -> SyncResult:
             # The walks run here, on the writer thread, never on the main thread,
             # which must stay free for signals (SIGTERM, SIGHUP reloads).
-            progress = None
-            if reason == "startup":
-                progress = self.indexing = startup.IndexProgress(startup.count_files(roots))
+            if reason != "startup":
+                return self._roots.syncer(store, should_stop=stop).sync_trees(roots)
+            listed = self._first_walk(roots)
+            total = sum(len(entries) for tree in listed.values() for _, entries in tree)
+            progress = self.indexing = startup.IndexProgress(total)
             syncer = self._roots.syncer(store, progress=progress, should_stop=stop)
-            result = syncer.sync_trees(roots)
-            if progress is not None and not result.stopped:
+            result = syncer.sync_trees(roots, listed)
+            if not result.stopped:
                 progress.finish()
             return result
 
@@ -208,9 +183,8 @@ class Maintenance:
                 "error": " ".join(f"{type(exc).__name__}: {exc}".split())[:_ERROR_KEPT],
             }
             raise
-        back = watcher.returned_roots()  # recreated while this pass ran: watch them now
-        for root in back:
-            watcher.restart(root)
+        # Recreated while this pass ran: watch them now (unless unwatched meanwhile).
+        back = [root for root in watcher.returned_roots() if watcher.restart(root) is not None]
         if back:
             self._writer.call(lambda store: self._roots.syncer(store).sync_trees(back))
         self.last_reconcile = ReconcileInfo(time.time(), result.seconds, result.changed, reason)
@@ -225,6 +199,24 @@ class Maintenance:
             stopped=result.stopped,
         )
         return result
+
+    def _first_walk(self, roots: list[str]) -> dict[str, Listing]:
+        """Each root's memory files, walked once for the start-up's total and its scan;
+        temp files that killed writers left there (and in the reports) go on the way."""
+        listed: dict[str, Listing] = {}
+        temps: list[str] = []
+        for root in roots:
+            tree = listed[root] = []
+            for directory, entries in walk_dirs(root, keep=_memory_or_temp):
+                if self._stop.is_set():
+                    break
+                temps += [e.path for e in entries if is_temp_name(e.name)]
+                tree.append((directory, [e for e in entries if not is_temp_name(e.name)]))
+        reports = walk_dirs(self._reports_dir, keep=is_temp_name)
+        removed = remove_stale_temps([*temps, *(e.path for _, found in reports for e in found)])
+        if removed:
+            log.info("daemon.temp_files_removed", count=removed)
+        return listed
 
     def reconcile_quietly(self, reason: str) -> SyncResult | None:
         """:meth:`reconcile` for the scheduler and start-up, which must go on whatever it meets.
@@ -249,25 +241,13 @@ class Maintenance:
         """``last_reconcile_error`` once a full reconcile has failed (compare its ``at``)."""
         return {} if self.last_failure is None else {"last_reconcile_error": self.last_failure}
 
-    def repair(self, store: IndexStore) -> None:
-        """The writer's catch-up after failed writes (run on its thread): what they missed.
-
-        The remembered roots are written again (a save may have added one),
-        then every root is reconciled, which writes only what differs from
-        the disk; ``after_repair`` (telemetry rows held back) follows.
-        """
-        self._roots.save_persisted(store)
-        result = self._roots.syncer(store).sync_trees(self._roots.paths())
-        self._after_repair(store)
-        log.info("daemon.repaired", drift=result.changed, seconds=round(result.seconds, 3))
-
     def recrawl(self, root: str, reason: str) -> None:
         """Rescan ``root`` through the writer now, without waiting (watchman's recrawl).
 
-        Called from the observer's thread when the kernel dropped events
-        (``events-lost``) and from the observer check when the root's folder
-        was replaced (``root-replaced``). Like a watcher hint, it is skipped
-        while the index cannot be written: the repair then rescans every root.
+        The observer check calls it when the kernel dropped events there
+        (``events-lost``) or the root's folder was replaced (``root-replaced``).
+        Like a watcher hint, it is skipped while the index cannot be written:
+        the repair then rescans every root.
         """
         log.warning("watcher.recrawl", root=root, reason=reason)
         info = ReconcileInfo(time.time(), 0.0, 0, reason)
@@ -291,18 +271,39 @@ class Maintenance:
         self._writer.submit(job, hint=True)
 
     def check_observers(self) -> None:
-        """Every second: a dead observer, or a deleted root that exists again, recrawls.
+        """Every second: a dead observer, or a deleted root that exists again, reconciles.
 
-        So does a root whose path names another folder than the one watched
-        (moved away, or deleted and made again): it is watched afresh (or
-        marked ``missing``) and rescanned.
+        A root whose events the kernel dropped is rescanned; so is one whose
+        path names another folder than the one watched (moved away, or deleted
+        and made again), after it is watched afresh (or marked ``missing``).
         """
         watcher = self._watcher
         if watcher.dead_roots():
             self.reconcile_quietly("observer-error")
         elif watcher.returned_roots():
             self.reconcile_quietly("root-returned")
+        for root in watcher.lost_roots():
+            self.recrawl(root, "events-lost")
         for root in watcher.replaced_roots():
-            if self._roots.get(root) is not None:  # not forgotten meanwhile
-                watcher.restart(root)
+            if watcher.restart(root) is not None:  # not unwatched meanwhile
                 self.recrawl(root, "root-replaced")
+
+
+def repairer(root_set: RootSet, runs: RunRows) -> Callable[[IndexStore], None]:
+    """The writer's catch-up after failed writes (run on its thread): what they missed.
+
+    The remembered roots are written again (a save may have added one), then
+    every root is reconciled, which writes only what differs from the disk;
+    the telemetry rows held back follow.
+    """
+
+    def repair(store: IndexStore) -> None:
+        for root in root_set.paths():
+            entry = root_set.get(root)
+            if entry is not None and entry.stored is not None:
+                store.save_root(entry.path, entry.stored, entry.last_used)
+        result = root_set.syncer(store).sync_trees(root_set.paths())
+        runs.flush(store)
+        log.info("daemon.repaired", drift=result.changed, seconds=round(result.seconds, 3))
+
+    return repair

@@ -6,7 +6,7 @@ spread over a thread per connection, the writer and the watcher. With
 started afterwards (and the calling one) its own profiler and, at exit, merges
 them into one ``pstats`` file to read with ``python -m pstats`` (times are each
 thread's CPU time). Unset, nothing is imported or wrapped: the daemon pays
-nothing. The bench's daemons inherit the variable (``bench/_daemon.py``).
+nothing.
 """
 
 from __future__ import annotations

@@ -6,18 +6,22 @@ take thousands of the user's watches for files memoryd never reads. Here the
 inotify observer walks a root itself, pruned by
 :func:`~memoryd.indexer.scanner.is_skipped_dir` (the scan's own rule), when
 the root is set up and when a directory appears in it; the polling observer
-lists directories through the same rule. :func:`watched_directories` counts
-what either will watch.
+lists directories through the same rule. A root set up inside
+:func:`watch_budget` takes at most that many watches, counted by the set-up's
+own walk: past it, the set-up takes none and fails with ``ENOSPC``.
 
 The inotify side replaces two steps of watchdog's watch group (its tree walk
 and the events it makes up for a new directory's contents); where the
 installed watchdog has no such group, :data:`PRUNES_INOTIFY` is False and the
-plain observer is used, which watches every directory as before.
+plain observer is used, which watches every directory.
 """
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import os
+import threading
 from collections.abc import Iterator
 from typing import Any
 
@@ -48,9 +52,33 @@ def kept_subdirectories(root: str, prune: bool = True) -> Iterator[str]:
                 yield entry.path
 
 
-def watched_directories(root: str) -> int:
-    """The inotify watches a root takes: itself and its kept directories (all, unpruned)."""
-    return 1 + sum(1 for _ in kept_subdirectories(root, prune=PRUNES_INOTIFY))
+class Budget:
+    """The inotify watches one root's set-up may take, and how many it took."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.taken = 0
+
+    def take(self) -> None:
+        self.taken += 1
+        if self.taken > self.limit:
+            raise OSError(errno.ENOSPC, f"more than {self.limit:,} directories to watch")
+
+
+_setting_up = threading.local()
+
+
+@contextlib.contextmanager
+def watch_budget(root: str, budget: Budget) -> Iterator[None]:
+    """Within: ``root``'s inotify set-up on this thread takes at most ``budget``'s watches."""
+    _setting_up.budget = budget
+    try:
+        if not PRUNES_INOTIFY:  # watchdog's own walk watches every directory: count them first
+            for _ in range(1 + sum(1 for _ in kept_subdirectories(root, prune=False))):
+                budget.take()
+        yield
+    finally:
+        _setting_up.budget = None
 
 
 def _is_real_dir(entry: os.DirEntry[str]) -> bool:
@@ -91,9 +119,14 @@ if PRUNES_INOTIFY:
             text = os.fsdecode(path)
             if skipped_below(os.fsdecode(self.path), text):  # a new directory in a skipped one
                 return
+            # The set-up (not yet active) counts against the root's budget.
+            budget = None if self.is_active else getattr(_setting_up, "budget", None)
+            take = budget.take if budget is not None else lambda: None
+            take()
             self._add_callback(path)
             if self.is_recursive and os.path.isdir(path):
                 for directory in kept_subdirectories(text):
+                    take()
                     self._add_callback(os.fsencode(directory))
 
         def _recursive_simulate(self, src_path: bytes) -> list[Any]:

@@ -1,15 +1,11 @@
 """The folders the daemon watches, where each one came from, and which may be forgotten.
 
-A root is *permanent* when the user named it where the daemon is set up (the
-config file, Claude Code's folders, ``serve --root``) or asked for it with
-``watch``. A folder that a ``select``/``list``/… request merely names is a
-*request* root: it is watched while it is used and forgotten after an idle
-time, so a typo or a parent folder given as ``--dir`` does not stay watched
-(and counted in ``status``) forever. Only ``request`` and ``watch`` roots are
-written to the index's ``roots`` table; the others are declared again at every
-start. A root holds every origin it was given (a Claude Code folder that a
-request also named, a ``watch`` root later put in the config): dropping one
-origin (idle, out of the config) keeps the root while another holds it.
+A root is *permanent* when the user declared it (the config, Claude Code's
+folders, ``serve --root``) or asked for it with ``watch``; a folder a request
+merely names is a *request* root, forgotten after an idle time. Only
+``request`` and ``watch`` roots are stored in the index; the others are
+declared again at every start. A root holds every origin it was given:
+dropping one (idle, out of the config) keeps it while another holds it;
 ``unwatch`` drops them all.
 """
 
@@ -19,7 +15,10 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
+
+from memoryd.indexer.store import IndexStore
+from memoryd.indexer.sync import Syncer
 
 Origin = Literal["configured", "claude", "default", "serve", "watch", "request"]
 
@@ -77,6 +76,10 @@ class RootSet:
         """The root ``directory`` is in (itself or an ancestor), if any."""
         with self._lock:
             return next((r for r in self._roots if under(directory, r)), None)
+
+    def syncer(self, store: IndexStore, **options: Any) -> Syncer:
+        """A :class:`Syncer` that follows symlinked files only within their own root."""
+        return Syncer(store, root_of=self.covering, **options)
 
     def add(self, path: str, origin: Origin, last_used: float | None = None) -> Root:
         """Record ``path`` with ``origin`` besides any origins it already has."""

@@ -1,16 +1,11 @@
-"""What the daemon shows while it builds its first index, and who waits for it.
+"""The first index: its progress, the methods held until it is complete, the preloads.
 
-On a first start over a large folder set the full reconcile can take a while.
-Instead of a silent socket, the daemon serves ``status`` from the start (with
-the files done, the total and the rate under ``indexing``) and logs the same
-numbers at most once a second; every other method waits until the index is
-complete, so no answer is ever computed from a half-built index.
-
-A heavy module that the first request would import (the anthropic SDK, when an
-API key is set) is imported on a thread of its own while the index is built,
-and the daemon declares itself ready only once it is loaded: on a busy machine
-that import alone is slow, and it belongs in the start-up, not in the
-first ``select`` (whose client has a time budget).
+``status`` answers from the start (the files done, the total and the rate
+under ``indexing``, logged at most once a second); every other method waits
+until the index is complete, so no answer is computed from a half-built
+index. A heavy module the first request would import (a judge's SDK) is
+imported on a thread of its own meanwhile, and the daemon is ready only once
+it is loaded: that cost belongs to the start-up, not to the first ``select``.
 """
 
 from __future__ import annotations
@@ -23,8 +18,8 @@ from typing import Any
 
 import structlog
 
+from memoryd.daemon.lifecycle import Lifecycle
 from memoryd.errors import InternalError
-from memoryd.indexer.scanner import walk_dirs
 from memoryd.ipc.server import Handler
 from memoryd.methods import METHODS
 from memoryd.replies import IndexingProgress
@@ -32,11 +27,6 @@ from memoryd.replies import IndexingProgress
 log = structlog.get_logger("memoryd.daemon")
 
 LOG_EVERY_S = 1.0
-
-
-def count_files(roots: list[str]) -> int:
-    """Memory files under ``roots`` (a listing pass: nothing is read)."""
-    return sum(len(entries) for root in roots for _, entries in walk_dirs(root))
 
 
 class IndexProgress:
@@ -59,8 +49,8 @@ class IndexProgress:
         self.finished: float | None = None
         self._logged: float | None = None
 
-    def advance(self, files: int) -> None:
-        self.done += files
+    def advance(self) -> None:
+        self.done += 1
         now = self.clock()
         if self._logged is None or now - self._logged >= self.every:
             self._logged = now
@@ -105,10 +95,8 @@ def wait_for(threads: list[threading.Thread], stop: threading.Event) -> None:
             thread.join(0.1)
 
 
-def gate(
-    handlers: dict[str, Handler], ready: threading.Event, is_ready: Callable[[], bool]
-) -> dict[str, Handler]:
-    """``handlers`` with every method but the ``before_ready`` ones held until ``ready`` is set.
+def gate(handlers: dict[str, Handler], life: Lifecycle) -> dict[str, Handler]:
+    """``handlers`` with every method but the ``before_ready`` ones held until ``life.ready``.
 
     ``ready`` is also set when the daemon stops during start-up; the held
     requests then get an error instead of an answer from a partial index.
@@ -117,8 +105,8 @@ def gate(
     def held(handler: Handler) -> Handler:
         # dict[str, Any]: a request's params as decoded, unchecked (ipc.server.Handler).
         def wait_then_answer(params: dict[str, Any]) -> Any:
-            ready.wait()
-            if not is_ready():
+            life.ready.wait()
+            if not life.is_ready:
                 raise InternalError("memoryd stopped before its first index was complete")
             return handler(params)
 

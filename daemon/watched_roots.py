@@ -6,12 +6,15 @@ folders, from where, last used), the watcher's watches and the index's
 reach it through ``ensure_dir`` (a folder they name is kept watched while it
 is used) and ``watch``/``unwatch``; the SIGHUP reload through
 :meth:`WatchedRoots.reconfigure`; the periodic reconcile through
-:meth:`WatchedRoots.forget_idle`.
+:meth:`WatchedRoots.forget_idle`. :func:`hint_sink` turns the watcher's
+batches into writer jobs.
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
+from concurrent.futures import Future
 from typing import Any, cast
 
 import structlog
@@ -38,6 +41,32 @@ def _refusal(root: str) -> str | None:
     return f"the path {problem}" if problem else system_trees.refusal(root)
 
 
+def hint_sink(writer: Writer, root_set: RootSet) -> Callable[[set[str], set[str]], None]:
+    """The watcher's batches as writer jobs: each path re-stated, each listing compared."""
+
+    def queue(paths: set[str], listed: set[str]) -> None:
+        steps = [("sync_path", p) for p in sorted(paths)]
+        steps += [("sync_listing", d) for d in sorted(listed)]
+
+        def job(store: IndexStore) -> None:
+            # Each path on its own: one that fails (a bug, since a bad file is an
+            # error row) is logged and the rest of the batch still goes in. A
+            # storage failure stops the job: the writer's repair redoes it all.
+            syncer = root_set.syncer(store)
+            for step, path in steps:
+                try:
+                    getattr(syncer, step)(path)
+                except Exception as exc:
+                    if recovery.trouble(exc) is not None:
+                        raise
+                    log.exception("watcher.path_failed", path=path)
+                    syncer = root_set.syncer(store)  # nothing half-done carried on
+
+        writer.submit(job, hint=True)
+
+    return queue
+
+
 class WatchedRoots:
     """Every root's watch, record and rows; the one place roots are added or forgotten."""
 
@@ -46,6 +75,7 @@ class WatchedRoots:
         self._watcher = watcher
         self._writer = writer
         self._resolved = requests.ResolvedDirs()
+        self._indexing: dict[str, Future[None]] = {}  # roots whose first scan is under way
         self._configured = list(cfg.roots)
         self._max_request_roots = cfg.max_request_roots
         self.idle_seconds = cfg.request_root_idle_days * 86400
@@ -60,30 +90,7 @@ class WatchedRoots:
         return self._root_set.covering(directory)
 
     def syncer(self, store: IndexStore, **options: Any) -> Syncer:
-        """A :class:`Syncer` that follows symlinked files only within their own root."""
-        return Syncer(store, root_of=self.root_for, **options)
-
-    def queue_hints(self, paths: set[str], listed: set[str]) -> None:
-        """The watcher's batch as one writer job: each path re-stated, each listing compared."""
-
-        steps = [("sync_path", p) for p in sorted(paths)]
-        steps += [("sync_listing", d) for d in sorted(listed)]
-
-        def job(store: IndexStore) -> None:
-            # Each path on its own: one that fails (a bug, since a bad file is an
-            # error row) is logged and the rest of the batch still goes in. A
-            # storage failure stops the job: the writer's repair redoes it all.
-            syncer = self.syncer(store)
-            for step, path in steps:
-                try:
-                    getattr(syncer, step)(path)
-                except Exception as exc:
-                    if recovery.trouble(exc) is not None:
-                        raise
-                    log.exception("watcher.path_failed", path=path)
-                    syncer = self.syncer(store)  # nothing half-done carried on
-
-        self._writer.submit(job, hint=True)
+        return self._root_set.syncer(store, **options)
 
     def restore(self, declared: list[tuple[str, Origin]]) -> None:
         """Declared roots, then the remembered ones that are still wanted (newest first).
@@ -147,14 +154,21 @@ class WatchedRoots:
                 self.syncer(store).sync_tree(root)
 
         future = self._writer.submit(record)
+        if index:
+            self._indexing[root] = future
+            future.add_done_callback(lambda _: self._indexing.pop(root, None))
         if wait:
-            try:
-                future.result()
-            except Exception as exc:
-                if recovery.trouble(exc) is None:
-                    raise
-                log.warning("daemon.root_index_deferred", root=root, cause=str(exc))
+            self._wait(root, future)
         return entry
+
+    def _wait(self, root: str, future: Future[None]) -> None:
+        """Until ``root``'s watch and scan are done; a write the index refuses is left to repair."""
+        try:
+            future.result()
+        except Exception as exc:
+            if recovery.trouble(exc) is None:
+                raise
+            log.warning("daemon.root_index_deferred", root=root, cause=str(exc))
 
     def _make_room(self, keep: str) -> None:
         """Forget the least recently used request roots beyond ``max_request_roots``.
@@ -195,13 +209,6 @@ class WatchedRoots:
         for root in self._root_set.idle(self.idle_seconds, self._root_set.clock()):
             self.forget(root, reason="idle", origin="request")
 
-    def save_persisted(self, store: IndexStore) -> None:
-        """Write the remembered roots again (the writer's repair: a save may have added one)."""
-        for root in self._root_set.paths():
-            entry = self._root_set.get(root)
-            if entry is not None and entry.stored is not None:
-                store.save_root(entry.path, entry.stored, entry.last_used)
-
     def refuse_too_broad(self, path: str, field: str = "dir") -> None:
         """Raise for a directory no request may watch or save into (system_trees.py).
 
@@ -238,6 +245,9 @@ class WatchedRoots:
         path = self.resolve(raw, field)
         root = self.root_for(path)
         if root is not None:
+            scanning = self._indexing.get(root)
+            if scanning is not None:  # added by a request a moment ago: read it once scanned
+                self._wait(root, scanning)
             touched = self._root_set.touch(root)
             if touched is not None:
                 self._writer.submit(

@@ -1,21 +1,16 @@
-"""watchdog events as hints: collect touched paths, settle, hand them on.
+"""The roots' watches: watchdog events as hints, collected, settled and handed on.
 
-Events are never trusted for content: both ends of a move are queued, and
-after ``settle`` seconds without a new event the batch goes to the writer,
-which re-stats every path. Editor temp files fall out because only ``*.md``
-files and directories are kept. Roots are scheduled with an event filter
-(``CONTENT_EVENTS``), so opens and read-only closes, which agents, backups and
-IDE indexers cause all day, are not even asked of inotify and never wake
-Python.
+Events are never trusted for content: both ends of a move are kept, only
+``*.md`` files and directories, and after ``settle`` seconds of quiet the
+batch goes to its sink, which re-states every path from disk. Only events
+that can change the disk are subscribed (``CONTENT_EVENTS``): reads never
+wake Python.
 
-All roots share two observers (one inotify, one polling), so a root costs
-watchdog's emitter and nothing more, and the daemon holds one inotify
-instance whatever the number of roots (an observer per root took one of the
-user's 128 each). What stays scarce is inotify *watches*, one per directory,
-shared with every other program of the user (editors, IDEs): memoryd uses at
-most :func:`inotify_budget`, half of ``max_user_watches``, and a root whose
-directories would not fit, or whose inotify setup hits a limit anyway
-(ENOSPC, EMFILE), is polled instead, with a note in ``status`` saying why.
+All roots share two observers (one inotify, one polling). inotify watches
+(one per directory) are shared with the user's other programs: memoryd uses
+at most :func:`inotify_budget`, and a root whose directories would not fit,
+or whose set-up hits a kernel limit, is polled instead, with a note in
+``status`` saying why.
 """
 
 from __future__ import annotations
@@ -44,7 +39,12 @@ from watchdog.events import (
     FileSystemEventHandler,
 )
 
-from memoryd.daemon.pruned_watch import inotify_observer, polling_observer, watched_directories
+from memoryd.daemon.pruned_watch import (
+    Budget,
+    inotify_observer,
+    polling_observer,
+    watch_budget,
+)
 from memoryd.indexer.scanner import is_memory_filename
 
 if TYPE_CHECKING:
@@ -136,22 +136,22 @@ class Watcher:
 
     ``on_paths(paths, listed)`` gets the paths to reconcile (files, and
     directories created, moved or deleted) and, apart, the directories whose
-    entries changed, whose names alone need comparing with the index.
-    ``on_lost(root)`` is called on the observer's thread when events under
-    ``root`` were lost (it must not block: it queues the root's rescan).
+    entries changed, whose names alone need comparing with the index. What
+    the watcher knows of its roots' health (dead, returned, replaced, events
+    lost) is asked of it: it calls nothing else.
     """
 
     def __init__(
         self,
         on_paths: Callable[[set[str], set[str]], None],
         *,
-        on_lost: Callable[[str], None] = lambda root: None,
         settle: float = 0.05,
         polling_interval: float = 1.0,
         inotify_watches: int | None = None,
     ) -> None:
         self.on_paths = on_paths
-        self.on_lost = on_lost
+        self._lost: set[str] = set()
+        """Roots whose events the kernel dropped since :meth:`lost_roots` was last asked."""
         self.settle = settle
         self.polling_interval = polling_interval
         self.inotify_watches = inotify_budget() if inotify_watches is None else inotify_watches
@@ -203,25 +203,24 @@ class Watcher:
             return self.modes[root]
         # Taken first: a folder swapped in while the watch is set up is noticed as replaced.
         st = os.stat(root)
-        handler = _Handler(self._hint, self._count, lambda: self.on_lost(root))
+        handler = _Handler(self._hint, self._count, lambda: self._note_lost(root))
         in_use = sum(self._dirs.values())
-        needed = watched_directories(root)
-        note = None
-        if in_use + needed <= self.inotify_watches:
-            try:
+        budget, note = Budget(self.inotify_watches - in_use), None
+        try:  # the set-up's own walk counts the watches it takes against what is left
+            with watch_budget(root, budget):
                 observer = self._observer("inotify")
                 watch = observer.schedule(
                     handler, root, recursive=True, event_filter=CONTENT_EVENTS
                 )
-            except OSError as exc:
-                if exc.errno not in _LIMIT_ERRNOS:
-                    raise
-                note = f"inotify refused it ({os.strerror(exc.errno)})"
-        else:
-            note = (
-                f"its {needed:,} directories would take memoryd past {self.inotify_watches:,} "
-                f"inotify watches ({in_use:,} in use; half the user's, the rest left to others)"
-            )
+        except OSError as exc:
+            if exc.errno not in _LIMIT_ERRNOS:
+                raise
+            note = f"inotify refused it ({os.strerror(exc.errno)})"
+            if budget.taken > budget.limit:
+                note = (
+                    f"its directories would take memoryd past {self.inotify_watches:,} inotify "
+                    f"watches ({in_use:,} in use; half the user's, the rest left to others)"
+                )
         mode: WatcherMode = "inotify"
         if note is not None:
             note += f"; polled every {self.polling_interval:g} s instead"
@@ -232,7 +231,7 @@ class Watcher:
             self.notes[root] = note
         else:
             self.notes.pop(root, None)
-            self._dirs[root] = needed
+            self._dirs[root] = budget.taken
         self._watches[root] = (observer, watch)
         self._identity[root] = (st.st_dev, st.st_ino)
         self.modes[root] = mode
@@ -269,6 +268,16 @@ class Watcher:
             missing = [root for root, mode in self.modes.items() if mode == "missing"]
         return [root for root in missing if os.path.isdir(root)]
 
+    def lost_roots(self) -> list[str]:
+        """Roots whose events the kernel dropped since the last call (to rescan now), once each."""
+        with self._cond:
+            lost, self._lost = self._lost, set()
+        return sorted(root for root in lost if root in self._watches)
+
+    def _note_lost(self, root: str) -> None:
+        with self._cond:
+            self._lost.add(root)
+
     def replaced_roots(self) -> list[str]:
         """Watched roots whose path now names another directory, or none (to watch afresh).
 
@@ -289,9 +298,15 @@ class Watcher:
                 replaced.append(root)
         return replaced
 
-    def restart(self, root: str) -> WatcherMode:
-        """Watch a root afresh; a root that cannot be watched is marked ``missing``."""
+    def restart(self, root: str) -> WatcherMode | None:
+        """Watch a root afresh; a root that cannot be watched is marked ``missing``.
+
+        A root removed meanwhile stays removed (None): only a root the watcher
+        still holds, watched or ``missing``, is set up again.
+        """
         with self._lock:
+            if root not in self.modes:
+                return None
             self._unschedule(root, keep_mode=True)
             try:
                 return self._add_root(root)

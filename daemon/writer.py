@@ -1,19 +1,13 @@
 """The single writer thread: the only code that touches the write connection.
 
-Everything that changes the index — watcher hints, reconciles, ``reindex``,
-``save`` — is a job submitted here and run in order, so there is never a
-second writer to contend with and the queue depth in ``status`` is the honest
-backlog.
-
-A job that fails because the index cannot be written (a full disk, a lock
-held by another process) makes the writer ``degraded``
-(:mod:`memoryd.daemon.health`): it stops waiting on the lock, drops watcher
-hints, and runs the daemon's *repair* (a full reconcile) on its own thread,
-with backoff, until one succeeds. A job that finds the database damaged has
-it set aside and a new one opened (:func:`memoryd.indexer.recovery.open_or_recover`),
-which the repair then fills from the files, as a start-up would. So does an
-index file deleted or replaced under the daemon, which the writer checks
-before each job and every :data:`FILE_CHECK_S` while idle.
+Everything that changes the index is a job submitted here and run in order,
+so there is no second writer to contend with and the queue depth is the
+honest backlog. A job that fails because the index cannot be written makes
+the writer ``degraded`` (:mod:`memoryd.daemon.health`): it drops watcher
+hints and runs its *repair* on its own thread, with backoff, until one
+succeeds. A damaged database, or an index file deleted or replaced (checked
+before each job and every :data:`FILE_CHECK_S` while idle), is set aside and
+a new one opened, which the repair fills from the files.
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ import sqlite3
 from dataclasses import dataclass, fields
 from typing import Any
 
-from memoryd.replies import FileSummary, FileWarning, ListReply, ParseFailure
+from memoryd.indexer.records import FileError, FileWarning
 
 FILES_TABLE = (
     "path",
@@ -76,28 +76,6 @@ class IndexedFile:
     def mtime(self) -> float:
         return self.mtime_ns / 1e9
 
-    @property
-    def iso_mtime(self) -> str:
-        return iso_utc(self.mtime)
-
-    def summary(self) -> FileSummary:
-        """The JSON shape used by ``list`` and friends (no body)."""
-        out: FileSummary = {
-            "filename": self.filename,
-            "path": self.path,
-            "kind": self.kind,
-            "name": self.name,
-            "description": self.description,
-            "type": self.type,
-            "mtime": self.iso_mtime,
-            "size": self.size,
-        }
-        if self.warning:
-            out["warning"] = self.warning
-        if self.secrets:
-            out["secret_lines"] = [s["line"] for s in self.secrets]
-        return out
-
 
 def iso_utc(epoch: float) -> str:
     """``YYYY-MM-DDTHH:MM:SSZ`` for an epoch time; a value no clock can show is ``unknown time``."""
@@ -158,7 +136,7 @@ def get_file(conn: sqlite3.Connection, path: str) -> IndexedFile | None:
     return None if row is None else row_to_file(row)
 
 
-def errors_under(conn: sqlite3.Connection, directory: str) -> list[ParseFailure]:
+def errors_under(conn: sqlite3.Connection, directory: str) -> list[FileError]:
     rows = conn.execute(
         f"SELECT path, error FROM files WHERE error IS NOT NULL AND {_under('directory')} "
         "ORDER BY path",
@@ -195,25 +173,3 @@ def directory_version(conn: sqlite3.Connection, directory: str) -> int:
     """Bumped by every write in ``directory``: a cheap cache key for its manifest."""
     row = conn.execute("SELECT version FROM directories WHERE path = ?", (directory,)).fetchone()
     return 0 if row is None else int(row[0])
-
-
-def listing(
-    files: list[IndexedFile], directory: str, superseded: dict[str, str | None]
-) -> ListReply:
-    """The result of ``list``: the manifest and the files that did not parse.
-
-    ``superseded`` maps the path of each stale memory to its successor's filename
-    (None when it names none); those entries carry a ``superseded_by`` key.
-    """
-    summaries = []
-    for f in files:
-        if f.error is None:
-            summary = f.summary()
-            if f.path in superseded:
-                summary["superseded_by"] = superseded[f.path]
-            summaries.append(summary)
-    return {
-        "dir": directory,
-        "files": summaries,
-        "errors": [{"path": f.path, "error": f.error} for f in files if f.error is not None],
-    }

@@ -10,7 +10,7 @@ does), so a link loop cannot trap a scan.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 
 from memoryd.indexer.parse import describe_os_error
 from memoryd.indexer.records import FileStat
@@ -56,8 +56,15 @@ def is_memory_filename(name: str) -> bool:
     return name.endswith(".md") and not name.startswith((".", "#", "~")) and name != ".md"
 
 
-def walk_dirs(root: str) -> Iterator[tuple[str, list[os.DirEntry[str]]]]:
-    """Yield ``(directory, md_entries)`` for ``root`` and every real subdirectory.
+Listing = Iterable[tuple[str, list[os.DirEntry[str]]]]
+"""A tree as :func:`walk_dirs` yields it: each directory with its file entries."""
+
+
+def walk_dirs(
+    root: str, keep: Callable[[str], bool] = is_memory_filename
+) -> Iterator[tuple[str, list[os.DirEntry[str]]]]:
+    """Yield ``(directory, entries)`` for ``root`` and every real subdirectory, the
+    entries being its files whose names ``keep`` accepts (memory files by default).
 
     Unreadable subdirectories are skipped silently; the root's own errors are
     the caller's (it checks the root before scanning).
@@ -80,7 +87,7 @@ def walk_dirs(root: str) -> Iterator[tuple[str, list[os.DirEntry[str]]]]:
                     continue
             except OSError:
                 continue
-            if is_memory_filename(name):
+            if keep(name):
                 files.append(entry)
         yield directory, files
 

@@ -419,9 +419,6 @@ class IndexStore:
                 (path, time.time(), source, last_used),
             )
 
-    def roots(self) -> list[str]:
-        return [r[0] for r in self.conn.execute("SELECT path FROM roots ORDER BY path")]
-
     def root_rows(self) -> list[tuple[str, str, float]]:
         """Remembered roots as (path, source, last used)."""
         rows = self.conn.execute(

@@ -19,15 +19,16 @@ from __future__ import annotations
 import os
 import stat
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from itertools import chain
-from typing import Protocol
+from typing import Protocol, TypedDict
 
 from memoryd.indexer.parse import classify, parse_file
-from memoryd.indexer.records import ERROR_READ, FileStat, ParsedFile
+from memoryd.indexer.records import ERROR_READ, FileError, FileStat, ParsedFile
 from memoryd.indexer.rows import Row
 from memoryd.indexer.scanner import (
+    Listing,
     is_memory_filename,
     skipped_below,
     stat_entry,
@@ -36,7 +37,6 @@ from memoryd.indexer.scanner import (
 )
 from memoryd.indexer.store import Change, Delete, IndexStore, StoredStat, Touch, Upsert
 from memoryd.paths import escaped
-from memoryd.replies import ParseFailure, SyncCounts
 
 BATCH_SIZE = 500
 
@@ -79,9 +79,20 @@ def _unchanged(st: FileStat) -> bool:
 
 
 class Progress(Protocol):
-    """Told of the files a full scan has done, file by file as each is reconciled."""
+    """Told of each file a full scan has reconciled."""
 
-    def advance(self, files: int) -> None: ...
+    def advance(self) -> None: ...
+
+
+class SyncCounts(TypedDict):
+    """A pass's counts as JSON, with the errors under its folders."""
+
+    added: int
+    updated: int
+    removed: int
+    unchanged: int
+    errors: list[FileError]
+    seconds: float
 
 
 @dataclass
@@ -94,7 +105,7 @@ class SyncResult:
     unchanged: int = 0
     rows_written: int = 0
     seconds: float = 0.0
-    errors: list[ParseFailure] = field(default_factory=list)
+    errors: list[FileError] = field(default_factory=list)
     stopped: bool = False
     """The pass was abandoned (the daemon is stopping); the next full pass completes it."""
 
@@ -142,17 +153,21 @@ class Syncer:
         self._pending: list[Change] = []
         self._result = SyncResult()
 
-    def sync_trees(self, roots: list[str]) -> SyncResult:
+    def sync_trees(
+        self, roots: list[str], listed: Mapping[str, Listing] | None = None
+    ) -> SyncResult:
         """Reconcile several roots; one result with the totals and the overall time.
 
-        Into an empty index every root is loaded (:meth:`_load_fresh`), not
-        only the first: the index stops being empty after it.
+        ``listed`` holds trees already walked (:func:`walk_dirs`), by root; the
+        others are walked here. Into an empty index every root is loaded
+        (:meth:`_load_fresh`), not only the first: the index stops being empty
+        after it.
         """
         started = time.perf_counter()
         total = SyncResult()
         fresh = self.store.is_empty()
         for root in roots:
-            one = self.sync_tree(root, fresh=fresh)
+            one = self.sync_tree(root, fresh=fresh, listed=(listed or {}).get(root))
             total.added += one.added
             total.updated += one.updated
             total.removed += one.removed
@@ -164,7 +179,9 @@ class Syncer:
         total.seconds = time.perf_counter() - started
         return total
 
-    def sync_tree(self, root: str, *, fresh: bool | None = None) -> SyncResult:
+    def sync_tree(
+        self, root: str, *, fresh: bool | None = None, listed: Listing | None = None
+    ) -> SyncResult:
         """Reconcile ``root`` and everything below it (full stat scan).
 
         Into an empty index (or with ``fresh``) the tree is loaded instead
@@ -174,11 +191,11 @@ class Syncer:
         started = time.perf_counter()
         seen: set[str] = set()
         boundary = self._boundary(root, root)
-        listed = self._listed(root, seen, boundary)
+        stats = self._stats(walk_dirs(root) if listed is None else listed, seen, boundary)
         if self.store.is_empty() if fresh is None else fresh:
-            self._load_fresh(listed, boundary)
+            self._load_fresh(stats, boundary)
         else:
-            for directory, disk in listed:
+            for directory, disk in stats:
                 self._reconcile_dir(directory, disk, boundary)
         if self._result.stopped:
             # Not every directory was seen: deleting the "unseen" ones' rows would be wrong.
@@ -188,11 +205,12 @@ class Syncer:
                 self._reconcile_dir(directory, {}, boundary)
         return self._finish(started)
 
-    def _listed(
-        self, root: str, seen: set[str], boundary: str
+    def _stats(
+        self, listed: Listing, seen: set[str], boundary: str
     ) -> Iterator[tuple[str, dict[str, FileStat]]]:
-        """Each directory of the tree with its files' stats, until the caller is told to stop."""
-        for directory, entries in walk_dirs(root):
+        """Each directory of the tree with its memory files' stats, until told to stop."""
+        for directory, listing in listed:
+            entries = [e for e in listing if is_memory_filename(e.name)]
             if self.should_stop():
                 self._result.stopped = True
                 return
@@ -274,7 +292,7 @@ class Syncer:
             for _directory, disk in listed:
                 for st in disk.values():
                     self._result.added += 1
-                    self._advance(1)
+                    self._advance()
                     yield self.store.row(*read_file(st, within), now)
 
         pending = rows()
@@ -282,9 +300,9 @@ class Syncer:
         if first is not None:
             self._result.rows_written += self.store.load_fresh(chain([first], pending))
 
-    def _advance(self, files: int) -> None:
+    def _advance(self) -> None:
         if self.progress is not None:
-            self.progress.advance(files)
+            self.progress.advance()
 
     # -- planning ---------------------------------------------------------
 
@@ -292,7 +310,7 @@ class Syncer:
         stored = self.store.stats_in(directory)
         for path, st in disk.items():
             self._reconcile_one(st, path, stored.pop(path, None), within)
-            self._advance(1)
+            self._advance()
         for path in stored:
             self._drop(path)
 

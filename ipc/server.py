@@ -112,12 +112,11 @@ class LineReader:
 
 
 class Server:
-    """Serve ``handlers`` on an already bound and listening socket."""
+    """Serve a method table (given to :meth:`start`) on an already bound and listening socket."""
 
     def __init__(
         self,
         listener: socket.socket,
-        handlers: dict[str, Handler],
         *,
         allowed_uid: int,
         max_connections: int = MAX_CONNECTIONS,
@@ -125,9 +124,10 @@ class Server:
         evict_after: float = IDLE_EVICT_S,
         on_fatal: Callable[[str], None] = lambda reason: None,
         on_disconnect: Callable[[], None] = lambda: None,
+        rebind: Callable[[], socket.socket | None] = lambda: None,
     ) -> None:
         self.listener = listener
-        self.handlers = handlers
+        self.handlers: dict[str, Handler] = {}
         self.allowed_uid = allowed_uid
         self.max_connections = max_connections
         self.idle_timeout = idle_timeout
@@ -137,7 +137,7 @@ class Server:
         """Run on a connection's thread as it ends: what the thread held goes with it."""
         self.refused = 0
         """Connections answered ``busy`` (at the cap, no thread, no descriptor)."""
-        self.rebind: Callable[[], socket.socket | None] = lambda: None
+        self.rebind = rebind
         """Asked every :data:`LISTENER_CHECK_S` by the accept thread: a new listening
         socket when the one served can no longer be reached (its file deleted), else None."""
         self._spare: int | None = _spare_fd()
@@ -154,7 +154,9 @@ class Server:
 
     # -- lifecycle ----------------------------------------------------------
 
-    def start(self) -> None:
+    def start(self, handlers: dict[str, Handler]) -> None:
+        """Serve ``handlers`` (method name -> callable) from now on."""
+        self.handlers = handlers
         self.listener.settimeout(0.2)
         self._thread = threading.Thread(target=self._accept_loop, name="ipc-accept", daemon=True)
         self._thread.start()

@@ -23,11 +23,11 @@ from pathlib import Path
 from memoryd import __version__, paths
 from memoryd import config as config_mod
 from memoryd.claude_folders import known_folders
-from memoryd.daemon.units import UNITS, user_unit_dir
 from memoryd.errors import MemorydError
 from memoryd.indexer.schema import MIGRATIONS
 from memoryd.integrations import install
 from memoryd.integrations._hook_state import HookFailures
+from memoryd.integrations.systemd_units import UNITS, user_unit_dir
 from memoryd.ipc.client import Client
 from memoryd.replies import StatusReply
 

@@ -28,16 +28,14 @@ catch one type and print ``str(exc)``; anything else is a bug::
         └── InternalError        code "internal"
 
 A ``RequestError`` is raised where a request is answered: by the daemon's
-server and handlers (and sent as the error object), by the CLI's in-process
-fallback, which runs the same service, and by the client, which raises the
-daemon's error object again as the class for its code. Only in the last case
-did it come from another process, so the name says what it is, not where it
-was raised.
+server and handlers (and sent as the error object), and by the client, which
+raises the daemon's error object again as the class for its code, so the name
+says what it is, not where it was raised.
 
-The client-side split matters to callers that can do the work themselves:
-only after ``DaemonUnavailable`` is it safe to run a request in-process,
-because after ``NoReply`` the daemon may have done it already (a save written,
-a selection recorded).
+The client-side split matters to callers that retry: only after
+``DaemonUnavailable`` is it safe to send a request again (to a daemon the CLI
+started), because after ``NoReply`` the daemon may have done it already (a
+save written, a selection recorded).
 
 ``RequestError`` subclasses mirror the protocol's stable string codes (see
 ``docs/protocol.md``); :func:`remote_error` maps a daemon's code back to its class.

@@ -1,8 +1,8 @@
 """structlog set-up: JSON lines for journald, readable lines on a terminal, credentials redacted.
 
 The CLI only chooses a level (:func:`set_level`); structlog is imported and configured
-when first needed (``serve``, the in-process fallback: :func:`ensure_configured`), because
-this module is on the hook's path, which writes its own few lines.
+by ``serve`` at start, because this module is on the hook's path (the hook writes its
+own few lines).
 """
 
 from __future__ import annotations
@@ -17,10 +17,9 @@ _LEVELS = {"DEBUG": 10, "INFO": 20, "WARN": 30, "WARNING": 30, "ERROR": 40, "CRI
 
 
 class _Settings:
-    """The level chosen for this process, and whether structlog has been configured."""
+    """The level chosen for this process."""
 
     level: str | None = None
-    configured = False
 
 
 _settings = _Settings()
@@ -76,7 +75,7 @@ def configure(*, json: bool | None = None, level: str | None = None) -> None:
     # Warnings and a thread's uncaught exception become one log line each, not loose stderr.
     logging.captureWarnings(True)
     threading.excepthook = _log_thread_crash
-    _settings.level, _settings.configured = level, True
+    _settings.level = level
 
 
 def _log_thread_crash(args: threading.ExceptHookArgs) -> None:
@@ -100,9 +99,3 @@ def enabled(method: str) -> bool:
 def set_level(level: str) -> None:
     """Use ``level`` when structlog is configured later; nothing is imported now."""
     _settings.level = level
-
-
-def ensure_configured() -> None:
-    """Configure structlog with the chosen level unless that is already done."""
-    if not _settings.configured:
-        configure(level=_settings.level)

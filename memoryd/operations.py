@@ -1,7 +1,7 @@
 """Typed requests and results of ``save``, ``load_last``, ``context``, ``report``, ``check``.
 
-A request is parsed once where it enters memoryd (a socket handler, the
-CLI's in-process fallback) and the service below never reads a wire dict.
+A request is parsed once where it enters memoryd (a socket handler) and the
+service below never reads a wire dict.
 Every mistake is an ``invalid_params`` error naming the field. Directories
 stay as given: the index a service runs over resolves them (the daemon also
 keeps them watched).

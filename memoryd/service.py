@@ -1,39 +1,30 @@
-"""The operations memoryd answers, written once for the daemon and the CLI.
+"""The operations memoryd answers, over the index they are given.
 
-Socket handlers and the CLI's in-process fallback both call a
-:class:`MemoryService`, through :meth:`MemoryService.call` (params in, reply
-out); what differs between them is only the index it runs over
-(:class:`MemoryIndex`): the daemon's (a read-only connection per request
-thread, directories kept watched, writes queued for the writer thread) or
-the CLI's :class:`StoreIndex` (one local store, each directory synced just
-before it is read, writes done at once). Params are parsed where a request
+The daemon's socket handlers call a :class:`MemoryService`, through
+:meth:`MemoryService.call` (params in, reply out), over its index
+(:class:`MemoryIndex`: a read-only connection per request thread,
+directories kept watched, writes queued for the writer thread). Params are parsed where a request
 enters, into the typed requests of :mod:`memoryd.select.types` and
 :mod:`memoryd.operations`; the features below never see a wire dict.
 
 Each method's entry from the wire is ``cmd_<method>`` (params in, reply out),
 found by name as dmypy's server finds its commands
 (:func:`memoryd.methods.handler`): the daemon's one method table takes these
-for every method this service answers, and the CLI's fallback calls the same
-entries through :meth:`MemoryService.call`.
+for every method this service answers.
 """
 
 from __future__ import annotations
 
-import os
 import sqlite3
 import time
 import uuid
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol, TypeVar, cast
 
-from memoryd import config as config_mod
 from memoryd import requests as p
-from memoryd import system_trees
 from memoryd.config import Config
-from memoryd.errors import InvalidParams, MemorydError, UnknownMethod
-from memoryd.indexer import queries, recovery
-from memoryd.indexer.store import IndexStore
-from memoryd.indexer.sync import Syncer
+from memoryd.errors import MemorydError, UnknownMethod
+from memoryd.indexer import queries
 from memoryd.methods import handler
 from memoryd.operations import (
     CheckRequest,
@@ -55,14 +46,12 @@ from memoryd.replies import (
     SelectResult,
     StatsReply,
 )
-from memoryd.report import Retention, produce
-from memoryd.report.oversize import mark_listing
-from memoryd.report.sessions import DAY
+from memoryd.report.oversize import listing
 from memoryd.select import telemetry
 from memoryd.select.manifest import superseded_in
 from memoryd.select.selector import Selector
 from memoryd.select.types import StatsRequest, parse_select, parse_stats
-from memoryd.select.wiring import record_runs, retention_of, run_stats, selector_settings
+from memoryd.select.wiring import run_stats, selector_settings
 from memoryd.sessions import files as sessions
 from memoryd.sessions.format import project_case_note
 from memoryd.staleness.checks import Checker, Write, check_tree
@@ -105,82 +94,11 @@ class MemoryIndex(Protocol):
 
 
 class Reports(Protocol):
-    """Who writes reports: the daemon's reporter (one at a time, in ``status``) or the CLI."""
+    """Who writes reports: the daemon's reporter (one at a time, in ``status``)."""
 
     def default_older_than_s(self) -> float: ...
 
     def run(self, dirs: list[str], older_than_s: float, trigger: str) -> ReportResult: ...
-
-
-class StoreIndex:
-    """The CLI's index: one local store, each directory synced just before it is read."""
-
-    def __init__(self, store: IndexStore, cfg: Config | None = None) -> None:
-        self.store = store
-        self.cfg = cfg
-
-    def reader(self) -> sqlite3.Connection:
-        return self.store.conn
-
-    def directory(self, raw: str) -> str:
-        path = p.directory(raw)
-        Syncer(self.store).sync_tree(path)
-        return path
-
-    def refuse_root(self, directory: str) -> None:
-        """The CLI watches nothing, but saves into a system tree are refused here too."""
-        reason = system_trees.refusal(directory)
-        if reason is not None:
-            raise InvalidParams(f"'dir': refusing {directory}: {reason}", {"field": "dir"})
-
-    def saved(self, raw_dir: str, path: str) -> tuple[str, str | None]:
-        try:
-            Syncer(self.store).sync_path(path)
-        except Exception as exc:
-            found = recovery.trouble(exc)
-            if found is None:
-                raise
-            return p.directory(raw_dir), index_pending_note(found[1], "the next `memoryd index`")
-        return p.directory(raw_dir), None
-
-    def write(self, fn: Callable[[sqlite3.Connection], None]) -> None:
-        with self.store.transaction() as conn:
-            fn(conn)
-
-    def roots(self) -> list[str]:
-        """The roots the daemon would pick (the config's, the index's, else defaults), synced."""
-        cfg = self.cfg or config_mod.load()
-        raw = [*cfg.roots, *self.store.roots()] or config_mod.default_roots()
-        real = (os.path.realpath(os.path.expanduser(r)) for r in raw)
-        found = [r for r in dict.fromkeys(real) if os.path.isdir(r)]
-        Syncer(self.store).sync_trees(found)
-        return found
-
-    def record_run(self, record: telemetry.RunRecord) -> None:
-        cfg = self.cfg or config_mod.load()
-        record_runs(self.store, [record], retention_of(cfg))
-
-    def runs_recorded(self) -> None:
-        """Nothing to wait for: runs are written as they are recorded."""
-
-
-class LocalReports:
-    """Reports written by the CLI itself: where and how long the daemon would keep them."""
-
-    def __init__(self, index: MemoryIndex, cfg: Config) -> None:
-        self.index = index
-        self.cfg = cfg
-
-    def default_older_than_s(self) -> float:
-        return self.cfg.report_older_than_days * DAY
-
-    def run(self, dirs: list[str], older_than_s: float, trigger: str) -> ReportResult:
-        """Write one report now (``trigger`` is for the daemon's log; the CLI has none)."""
-        started = time.perf_counter()
-        result = produce(
-            self.index.reader(), dirs, older_than_s, self.cfg.reports_dir, Retention.of(self.cfg)
-        )
-        return {**result, "seconds": round(time.perf_counter() - started, 4)}
 
 
 def _noted(result: R, project_given: object) -> R:
@@ -188,14 +106,6 @@ def _noted(result: R, project_given: object) -> R:
     note = project_case_note(project_given)
     notes = [*result.get("notes", []), note]
     return cast(R, {**result, "notes": notes}) if note else result
-
-
-def index_pending_note(reason: str, when: str) -> str:
-    """What a ``save`` answers when its file is on disk but the index cannot take it yet."""
-    return (
-        f"saved to disk, but the index cannot be written now ({reason}): "
-        f"load_last and context see this session once {when} indexes it"
-    )
 
 
 class MemoryService:
@@ -305,8 +215,7 @@ class MemoryService:
         directory = self.index.directory(request.dir)
         conn = self.index.reader()
         files = queries.files_under(conn, directory)
-        listing = queries.listing(files, directory, superseded_in(files))
-        return annotate_listing(conn, mark_listing(listing, files))
+        return annotate_listing(conn, listing(files, directory, superseded_in(files)))
 
     def cmd_save(self, params: Mapping[str, Any]) -> SaveResult:
         return self.save(sessions.parse_save(params))

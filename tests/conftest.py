@@ -13,6 +13,7 @@ from typing import Any, Protocol
 
 import pytest
 
+from memoryd import cli
 from memoryd.indexer.store import IndexStore
 from memoryd.ipc.server import Server
 
@@ -30,8 +31,9 @@ collect_ignore = [] if os.environ.get("MEMORYD_E2E") == "1" else ["e2e"]
 # Tiers. A test is a unit test (marked `unit`; `make check` runs `-m unit`)
 # when it cannot start a process or a server: none of its fixtures does
 # (SERVER_FIXTURES, and every fixture built on them) and its module imports
-# nothing that does (:func:`starters`). Found from the tests themselves, so no test
-# carries the mark by hand and a new daemon test never lands in the fast tier.
+# nothing that does (:func:`starters`; the CLI starts a daemon when none
+# runs). Found from the tests themselves, so no test carries the mark by hand
+# and a new daemon test never lands in the fast tier.
 # ---------------------------------------------------------------------------
 SERVER_FIXTURES = frozenset(
     {"make_daemon", "shared_daemon", "fake_messages_api", "fake_openai_api"}
@@ -42,7 +44,8 @@ def starters(config: pytest.Config) -> set[int]:
     """What a test module imports to start a process or a server itself."""
     fixtures = config.pluginmanager.get_plugin("daemon_fixtures")
     assert fixtures is not None, "daemon_fixtures is one of pytest_plugins"
-    return {id(obj) for obj in (subprocess, fixtures.DaemonProc, fixtures.module_daemon, Server)}
+    held = (subprocess, fixtures.DaemonProc, fixtures.module_daemon, Server, cli, cli.main)
+    return {id(obj) for obj in held}
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

@@ -9,6 +9,10 @@ outside HOME (``/run/user/$UID``, ``/tmp/memoryd-$UID``) are left, for a test
 that unsets ``XDG_RUNTIME_DIR`` on purpose; :func:`skip_if_user_runtime`
 keeps such a test away from a machine where a socket is there.
 
+Each test then gets runtime and state folders of its own (:func:`own_daemons`):
+a CLI command that finds no daemon starts one there, which answers that test
+only and is stopped when it ends.
+
 :data:`USER_ENV` is the environment the run started with: for the test that
 proves the isolation, and for tools that are not memoryd (pip, npm) and need
 the user's own configuration.
@@ -18,8 +22,10 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import tempfile
-from collections.abc import Mapping
+import time
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 import pytest
@@ -66,6 +72,87 @@ def pytest_configure(config: pytest.Config) -> None:
 def pytest_unconfigure(config: pytest.Config) -> None:
     while _world:
         shutil.rmtree(_world.pop(), ignore_errors=True)
+
+
+STARTER = "MEMORYD_TEST_STARTER"
+"""Set to the test's own folder: every daemon a command of the test starts inherits it."""
+
+
+@pytest.fixture(autouse=True)
+def own_daemons(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """This test's runtime and state folders; no daemon its commands started outlives it.
+
+    Not for a unit test: it starts no process (tests/conftest.py marks it so).
+    """
+    if request.node.get_closest_marker("unit") is not None:
+        yield
+        return
+    tmp_path: Path = request.getfixturevalue("tmp_path")
+    base = Path(tempfile.mkdtemp(prefix="mdt-"))  # short: AF_UNIX paths hold 107 bytes
+    (base / "run").mkdir(mode=0o700)
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(base / "run"))
+    monkeypatch.setenv("XDG_STATE_HOME", str(base / "state"))
+    monkeypatch.setenv(STARTER, str(base))
+    try:
+        yield
+    finally:
+        stop_daemons_of(str(base), str(tmp_path))
+        shutil.rmtree(base, ignore_errors=True)
+
+
+def stop_daemons_of(mark: str, tmp: str) -> None:
+    """Stop every ``memoryd serve`` started with ``STARTER=mark`` or on a path under ``tmp``.
+
+    (A test that gives a command an environment of its own drops the mark, not its temp
+    folder.) SIGTERM, SIGKILL after 15 s; reaped when a child of this process.
+    """
+    pids = [
+        pid
+        for pid, argv in serving()
+        if environ_of(pid).get(STARTER) == mark or any(a.startswith(tmp + "/") for a in argv)
+    ]
+    for pid in pids:
+        os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + 15
+    for pid in pids:
+        while not _gone(pid):
+            if time.monotonic() > deadline:
+                os.kill(pid, signal.SIGKILL)
+            time.sleep(0.02)
+
+
+def serving() -> list[tuple[int, list[str]]]:
+    """Every ``memoryd serve`` process: its pid and its arguments."""
+    found = []
+    for name in os.listdir("/proc"):
+        try:
+            argv = Path(f"/proc/{name}/cmdline").read_bytes().decode(errors="replace").split("\0")
+        except OSError:  # not a process, or gone
+            continue
+        if any("memoryd" in a for a in argv[:3]) and "serve" in argv:
+            found.append((int(name), argv))
+    return found
+
+
+def environ_of(pid: int) -> dict[str, str]:
+    try:
+        raw = Path(f"/proc/{pid}/environ").read_bytes()
+    except OSError:
+        return {}
+    pairs = (item.decode(errors="replace").partition("=") for item in raw.split(b"\0") if item)
+    return {key: value for key, _, value in pairs}
+
+
+def _gone(pid: int) -> bool:
+    """True once ``pid`` has exited: reaped here if it is our child, else gone or a zombie."""
+    try:
+        return os.waitpid(pid, os.WNOHANG)[0] == pid
+    except ChildProcessError:
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            return True
+        return state == "Z"
 
 
 def user_runtime_sockets() -> list[Path]:

@@ -1,4 +1,8 @@
-"""``memoryd index`` and ``memoryd list``: output formats, exit codes, one-line errors."""
+"""``memoryd index`` and ``memoryd list``: output formats, exit codes, one-line errors.
+
+Each command finds no daemon and starts one in the test's own folders (tests/isolation.py
+stops it at the end); ``index`` is that daemon's rescan of the folder.
+"""
 
 from __future__ import annotations
 
@@ -14,8 +18,9 @@ import pytest
 from conftest import CORPUS, MakeMemory
 
 from memoryd.cli import main
-from memoryd.cli.local import index_dirs
+from memoryd.indexer import queries
 from memoryd.indexer.store import IndexStore
+from memoryd.indexer.sync import Syncer
 
 INDEX_LINE = re.compile(
     r"^added (\d+), updated (\d+), removed (\d+), unchanged (\d+), errors (\d+) in \d+\.\d\d s$"
@@ -24,18 +29,8 @@ LIST_LINE = re.compile(
     r"^- \[(user|feedback|project|reference|untyped|index|session)\] (\S+) "
     r"\((\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ)\): (.*)$"
 )
-
-
-NO_DAEMON_NOTE = "memoryd: no daemon answered; running in-process on the same index"
-
-
-@pytest.fixture(autouse=True)
-def isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """No test may reach a real daemon, index or config of the machine it runs on."""
-    monkeypatch.setenv("MEMORYD_SOCKET", str(tmp_path / "no-daemon.sock"))
-    monkeypatch.delenv("MEMORYD_DB", raising=False)
-    for var in ("XDG_STATE_HOME", "XDG_RUNTIME_DIR", "XDG_CONFIG_HOME", "XDG_DATA_HOME"):
-        monkeypatch.setenv(var, str(tmp_path / "xdg" / var.lower()))
+STARTED = "memoryd: no daemon answered on "
+"""The line a command that started a daemon prints on stderr."""
 
 
 @pytest.fixture
@@ -57,26 +52,28 @@ def test_index_human_output(
     capsys: pytest.CaptureFixture[str], folder: Path, db_file: Path
 ) -> None:
     code, out, err = run(capsys, "index", str(folder), "--db", str(db_file))
-    assert code == 0 and err == ""
+    assert code == 0 and err.startswith(STARTED) and f"log {db_file.parent}" in err
     lines = out.splitlines()
     m = INDEX_LINE.match(lines[0])
     assert m is not None, lines[0]
-    assert m.groups() == ("4", "0", "0", "0", "1")
+    # The daemon indexes a folder as it takes it as a root; the rescan then finds it unchanged.
+    assert m.groups() == ("0", "0", "0", "4", "1")
     broken = folder / "project_broken.md"
     assert lines[1:] == [
         f"  error: {broken}: no frontmatter: the file does not start with a '---' line"
     ]
-    code, out, _ = run(capsys, "index", str(folder), "--db", str(db_file))
+    code, out, err = run(capsys, "index", str(folder), "--db", str(db_file))
     m = INDEX_LINE.match(out.splitlines()[0])
-    assert m is not None and m.groups() == ("0", "0", "0", "4", "1")
+    assert m is not None and m.groups() == ("0", "0", "0", "4", "1") and err == ""
 
 
 def test_index_json(capsys: pytest.CaptureFixture[str], folder: Path, db_file: Path) -> None:
     code, out, _ = run(capsys, "index", str(folder), "--db", str(db_file), "--json")
     assert code == 0
     data = json.loads(out)
-    assert set(data) == {"added", "updated", "removed", "unchanged", "errors", "seconds"}
-    assert (data["added"], data["updated"], data["removed"], data["unchanged"]) == (4, 0, 0, 0)
+    assert set(data) == {"added", "updated", "removed", "unchanged", "errors", "seconds", "dirs"}
+    assert (data["added"], data["updated"], data["removed"], data["unchanged"]) == (0, 0, 0, 4)
+    assert data["dirs"] == [str(folder)]
     assert data["errors"] == [
         {
             "path": str(folder / "project_broken.md"),
@@ -91,9 +88,20 @@ def test_index_several_dirs(
 ) -> None:
     one, two = tmp_path / "one", tmp_path / "two"
     make_memory("feedback_a.md", directory=one)
-    make_memory("feedback_b.md", directory=two / "nested")
+    make_memory("feedback_b.md", directory=two)
+    make_memory("feedback_c.md", directory=two / "nested")
     code, out, _ = run(capsys, "index", str(one), str(two), "--db", str(db_file), "--json")
-    assert code == 0 and json.loads(out)["added"] == 2
+    data = json.loads(out)
+    assert code == 0 and data["unchanged"] == 3 and data["dirs"] == [str(one), str(two)]
+
+
+def test_index_refuses_a_folder_with_no_memories_of_its_own(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, make_memory: MakeMemory
+) -> None:
+    """The daemon would not keep it fresh: it says what the folder holds instead."""
+    make_memory("feedback_b.md", directory=tmp_path / "top" / "memory")
+    code, _, err = run(capsys, "index", str(tmp_path / "top"))
+    assert code == 1 and "not reindexed" in err and "did you mean" in err
 
 
 def test_db_from_environment(
@@ -110,8 +118,7 @@ def test_db_from_environment(
 
 def test_list_lines(capsys: pytest.CaptureFixture[str], folder: Path, db_file: Path) -> None:
     code, out, err = run(capsys, "list", str(folder), "--db", str(db_file))
-    assert code == 0
-    assert err == ""  # --db: in-process as asked, no daemon tried, nothing to note
+    assert code == 0 and err.startswith(STARTED)
     lines = out.splitlines()
     entries = [LIST_LINE.match(line) for line in lines[:3]]
     assert all(entries), lines
@@ -152,7 +159,7 @@ def _cli(*argv: str) -> subprocess.CompletedProcess[str]:
         capture_output=True,
         text=True,
         timeout=60,
-        env=dict(os.environ),  # the isolated environment set up by isolated_env
+        env=dict(os.environ),  # the test's isolated environment (tests/isolation.py)
     )
 
 
@@ -161,24 +168,22 @@ def test_expected_failures_one_line_no_traceback(
     command: str, tmp_path: Path, folder: Path
 ) -> None:
     afile = folder / "feedback_tests.md"
-    text_db = tmp_path / "notadb.db"
-    text_db.write_text("hello, I am text\n" * 200)
     cases = [
         ([str(tmp_path / "missing")], "memory directory not found: "),
         ([str(afile)], "not a directory: "),
-        ([str(folder), "--db", str(text_db)], "cannot open index at"),
-        ([str(folder), "--db", str(tmp_path)], "cannot open index at"),
+        # The daemon started for it cannot open that index: its error, and where its log is.
+        ([str(folder), "--db", str(tmp_path / "memory")], "cannot open index at"),
     ]
     for args, fragment in cases:
         proc = _cli(command, *args)
         assert proc.returncode == 1, (args, proc.stderr)
         assert proc.stdout == ""
         assert "Traceback" not in proc.stderr
-        lines = [line for line in proc.stderr.splitlines() if line != NO_DAEMON_NOTE]
+        lines = [line for line in proc.stderr.splitlines() if not line.startswith(STARTED)]
         assert len(lines) == 1, proc.stderr
         assert lines[0].startswith("memoryd: error: ")
         assert fragment in lines[0]
-    assert "file is not a database" in _cli(command, str(folder), "--db", str(text_db)).stderr
+    assert f"(its log: {tmp_path / 'daemon.log'})" in proc.stderr
 
 
 def test_usage_error_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
@@ -201,10 +206,10 @@ def test_corpus_fixture_errors_are_exactly_the_listed_broken_files(
             expected.add(str((root.parent / rel) if part == "projects" else (root / rel)))
     st = IndexStore(db_file)
     try:
-        result = index_dirs(st, [str(root.resolve())])
+        result = Syncer(st).sync_trees([str(root.resolve())])
+        got = {e["path"] for e in queries.errors_under(st.conn, str(root.resolve()))}
     finally:
         st.close()
-    got = {e["path"] for e in result.errors}
     resolved_expected = {str(Path(p).resolve()) for p in expected}
     assert got == resolved_expected
     assert result.added == len(list(root.rglob("*.md")))

@@ -1,8 +1,8 @@
 """The client tells "no daemon" from "sent, but no (valid) answer", and the CLI acts on it.
 
-Falling back to in-process work is only safe when the daemon cannot have seen
-the request; otherwise a save could be written twice or a selection recorded
-twice. The peers here are real: a daemon process frozen with SIGSTOP, and a
+Starting a daemon and asking again is only safe when the daemon cannot have
+seen the request; otherwise a save could be written twice or a selection
+recorded twice. The peers here are real: a daemon process frozen with SIGSTOP, and a
 scripted Unix-socket peer for answers a healthy daemon never gives.
 """
 
@@ -140,7 +140,7 @@ def test_cli_save_does_not_redo_the_work_when_the_request_was_sent(
     assert (
         done.stderr.strip() == "memoryd: error: the daemon closed the connection without answering"
     )
-    assert list(memory.iterdir()) == []  # no second, in-process write
+    assert list(memory.iterdir()) == []  # the request is not sent twice
 
 
 def test_mcp_tool_says_the_request_was_sent_but_not_answered(sock_path: Path) -> None:

@@ -18,7 +18,7 @@ import pytest
 from daemon_fixtures import DaemonProc, scaled, wait_until, write_memory
 
 from memoryd.cli import main
-from memoryd.daemon.units import install, render
+from memoryd.integrations.systemd_units import install, render
 from memoryd.ipc.client import Client
 
 
@@ -277,7 +277,7 @@ def test_cli_status_and_stop(daemon: DaemonProc) -> None:
     assert out.stderr.startswith("memoryd: error: no memoryd daemon answers")
 
 
-def test_list_falls_back_in_process_unless_daemon_required(tmp_path: Path) -> None:
+def test_list_starts_a_daemon_unless_one_is_required(tmp_path: Path) -> None:
     mem = tmp_path / "mem"
     write_memory(mem / "user_role.md", "the user is a data engineer", mtype="user")
     env = {
@@ -286,13 +286,15 @@ def test_list_falls_back_in_process_unless_daemon_required(tmp_path: Path) -> No
         "MEMORYD_DB": str(tmp_path / "index.db"),
     }
     cli = [sys.executable, "-m", "memoryd", "list", str(mem)]
+    out = subprocess.run([*cli, "--require-daemon"], env=env, capture_output=True, text=True)
+    assert out.returncode == 1 and "no memoryd daemon answers" in out.stderr
     out = subprocess.run(cli, env=env, capture_output=True, text=True)
     assert out.returncode == 0
-    assert "running in-process" in out.stderr
+    assert f"no daemon answered on {tmp_path / 'none.sock'}; started one (pid " in out.stderr
     assert "- [user] user_role.md (" in out.stdout
     assert out.stdout.rstrip().endswith("): the user is a data engineer")
     out = subprocess.run([*cli, "--require-daemon"], env=env, capture_output=True, text=True)
-    assert out.returncode == 1 and "no memoryd daemon answers" in out.stderr
+    assert out.returncode == 0 and out.stderr == ""  # the daemon it started answers
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="needs root to connect as another uid")

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from daemon_fixtures import DaemonProc, write_memory
 
+from memoryd.daemon.lifecycle import Lifecycle
 from memoryd.daemon.startup import IndexProgress, gate
 from memoryd.errors import InternalError
 
@@ -28,13 +29,15 @@ def test_progress_is_logged_at_most_once_a_second_with_a_rate() -> None:
     progress = IndexProgress(
         1000, clock=clock, emit=lambda event, **kw: logs.append({"event": event, **kw})
     )
-    for _ in range(50):  # 50 directories within the same 0.5 s
+    for _ in range(50):  # 500 files within the same 0.5 s
         clock.now += 0.01
-        progress.advance(10)
-    assert len(logs) == 1  # the first directory, then nothing for a second
+        for _ in range(10):
+            progress.advance()
+    assert len(logs) == 1  # the first file, then nothing for a second
     clock.now += 1.0
-    progress.advance(500)
-    assert [e["done"] for e in logs] == [10, 1000]
+    for _ in range(500):
+        progress.advance()
+    assert [e["done"] for e in logs] == [1, 501]
     progress.finish()
     last = logs[-1]
     assert last["event"] == "index.progress"
@@ -43,27 +46,23 @@ def test_progress_is_logged_at_most_once_a_second_with_a_rate() -> None:
 
 
 def test_held_methods_wait_for_the_index_and_fail_if_the_daemon_stops_first() -> None:
-    ready = threading.Event()
-    state = {"ready": False}
-    handlers = gate(
-        {"status": lambda p: "status", "select": lambda p: "picked"},
-        ready,
-        lambda: state["ready"],
-    )
+    life = Lifecycle()
+    handlers = gate({"status": lambda p: "status", "select": lambda p: "picked"}, life)
     assert handlers["status"]({}) == "status"  # never held
     answers: list[object] = []
     worker = threading.Thread(target=lambda: answers.append(handlers["select"]({})))
     worker.start()
     worker.join(0.2)
     assert worker.is_alive() and answers == []  # still waiting for the index
-    state["ready"] = True
-    ready.set()
+    life.state = "ready"
+    life.ready.set()
     worker.join(5)
     assert answers == ["picked"]
 
-    ready_but_stopped = threading.Event()
-    ready_but_stopped.set()
-    stopping = gate({"select": lambda p: "picked"}, ready_but_stopped, lambda: False)
+    stopped = Lifecycle()
+    stopped.state = "stopping"
+    stopped.ready.set()
+    stopping = gate({"select": lambda p: "picked"}, stopped)
     with pytest.raises(InternalError, match="before its first index was complete"):
         stopping["select"]({})
 

@@ -16,8 +16,8 @@ from isolation import skip_if_user_runtime
 
 from memoryd import __version__
 from memoryd.cli import main
-from memoryd.daemon.units import install
 from memoryd.integrations.install import install_claude_code
+from memoryd.integrations.systemd_units import install
 
 
 def doctor(env: dict[str, str], *extra: str) -> tuple[int, dict[str, dict[str, str]], str]:

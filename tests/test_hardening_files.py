@@ -4,7 +4,7 @@ Header values YAML cannot build (impossible dates, numbers of thousands of
 digits, tags the value does not fit) stay text; any exception still left
 while parsing or indexing one file becomes that file's error. Checked where
 files are read: the parser, the writer's batches and reconciles, a real
-daemon's start-up, ``reindex``, the CLI in-process, sessions (load, brief,
+daemon's start-up, ``reindex``, the CLI, sessions (load, brief,
 save), and ``status`` after a reconcile failed. A header of plain ``key:
 value`` lines that strict YAML rejects is read leniently, with a warning.
 """
@@ -253,7 +253,7 @@ def test_a_watcher_batch_indexes_the_files_after_a_bad_one(tmp_path: Path) -> No
         parts.maintenance.reconcile("startup")
         bad_folder(root)
         paths = {str(p) for p in root.iterdir()}
-        parts.roots.queue_hints(paths, set())
+        parts.watcher.on_paths(paths, set())
         found = indexed(parts, root)  # the writer runs jobs in order: the batch is done
     assert found.keys() == {Path(p).name for p in paths}
     assert found["z_good_one.md"] is None and found["z_good_two.md"] is None
@@ -276,7 +276,7 @@ def test_a_path_that_fails_does_not_stop_the_rest_of_its_batch(
         parts.maintenance.reconcile("startup")
         for name in ("a_first.md", "b.md", "c.md"):
             (root / name).write_text(memory_text(""))
-        parts.roots.queue_hints({str(p) for p in root.iterdir()}, set())
+        parts.watcher.on_paths({str(p) for p in root.iterdir()}, set())
         found = indexed(parts, root)
     assert found == {"b.md": None, "c.md": None}
 
@@ -291,7 +291,7 @@ def test_a_failed_reconcile_shows_in_status_and_does_not_raise(
         raise RuntimeError("a reconcile bug")
 
     with composed(cfg_for(tmp_path, root)) as parts:
-        status = parts.server.handlers["status"]
+        status = parts.handlers["status"]
         assert "last_reconcile_error" not in status({})
         monkeypatch.setattr(Syncer, "sync_trees", broken)
         assert parts.maintenance.reconcile_quietly("scheduled") is None
@@ -303,7 +303,7 @@ def test_a_failed_reconcile_shows_in_status_and_does_not_raise(
     assert f"reconcile failed: {failed['at']} (scheduled): RuntimeError: a reconcile bug" in shown
 
 
-# -- the CLI in-process -------------------------------------------------------------------
+# -- the CLI, with the daemon it starts ---------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -315,7 +315,9 @@ def test_a_failed_reconcile_shows_in_status_and_does_not_raise(
     ],
     ids=["index", "list", "select"],
 )
-def test_the_cli_in_process_prints_no_traceback(tmp_path: Path, argv: list[str]) -> None:
+def test_the_cli_and_the_daemon_it_starts_print_no_traceback(
+    tmp_path: Path, argv: list[str]
+) -> None:
     root = bad_folder(tmp_path / "memory")
     (root / "c_lenient.md").write_text("---\ndescription: Fixed: the lap view\n---\nbody\n")
     env = daemon_env(tmp_path / "home")
@@ -331,6 +333,7 @@ def test_the_cli_in_process_prints_no_traceback(tmp_path: Path, argv: list[str])
     )
     assert done.returncode == 0, done.stderr
     assert "Traceback" not in done.stderr
+    assert "Traceback" not in (tmp_path / "daemon.log").read_text()  # the --db's folder
     if argv[0] == "list":
         assert "z_good_one.md" in done.stdout and "b_broken.md" in done.stdout
         assert "    warning: header read as plain 'key: value' lines" in done.stdout

@@ -47,14 +47,8 @@ def server() -> Iterator[tuple[Path, Server]]:
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.bind(str(path))
     listener.listen(64)
-    srv = Server(
-        listener,
-        {"ping": lambda p: "pong", "slow": _slow},
-        allowed_uid=os.getuid(),
-        max_connections=2,
-        evict_after=0.05,
-    )
-    srv.start()
+    srv = Server(listener, allowed_uid=os.getuid(), max_connections=2, evict_after=0.05)
+    srv.start({"ping": lambda p: "pong", "slow": _slow})
     yield path, srv
     RELEASE.set()
     srv.stop(timeout=2)

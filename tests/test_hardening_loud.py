@@ -24,6 +24,7 @@ from daemon_fixtures import DaemonProc, composed, wait_until, write_memory
 
 from memoryd.config import Config
 from memoryd.daemon.alarms import NOTHING_RUNS, Alarms
+from memoryd.daemon.lifecycle import Lifecycle
 from memoryd.daemon.readers import Readers
 
 HOUR_AGO = time.time() - 3600
@@ -178,9 +179,9 @@ def test_a_root_whose_folder_is_gone_is_said(
 
 
 def alarms_of(parts: Any, cfg: Config) -> Alarms:
-    return Alarms(
-        parts.roots.paths, parts.watcher, parts.maintenance, Readers(cfg.db_path), lambda: True
-    )
+    life = Lifecycle()
+    life.state = "ready"
+    return Alarms(parts.roots.paths, parts.watcher, parts.maintenance, Readers(cfg.db_path), life)
 
 
 def test_polling_and_a_dead_watcher_are_said(tmp_path: Path) -> None:

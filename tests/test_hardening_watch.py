@@ -50,7 +50,12 @@ def test_lost_events_rescan_the_root_at_once(tmp_path: Path) -> None:
         observer, watch = parts.watcher._watches[str(root)]
         emitter = next(e for e in observer.emitters if e.watch == watch)
         emitter.queue_event(EventsLostEvent(str(root), is_directory=True))
-        wait_until(lambda: _indexed(parts, root) == {str(kept)}, 10, "the root rescanned")
+
+        def rescanned() -> bool:
+            parts.maintenance.check_observers()  # the scheduler's job, every second
+            return _indexed(parts, root) == {str(kept)}
+
+        wait_until(rescanned, 10, "the root rescanned")
         recrawls = parts.maintenance.recrawls[str(root)]
         assert (recrawls.count, recrawls.last.reason) == (1, "events-lost")
         wait_until(lambda: recrawls.last.drift == 1, 10, "the rescan's drift")

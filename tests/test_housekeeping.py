@@ -7,12 +7,11 @@ import time
 import uuid
 from pathlib import Path
 
-from apscheduler.schedulers.background import BackgroundScheduler
+from daemon_fixtures import composed
 
 from memoryd.config import Config
-from memoryd.daemon import report_handlers
+from memoryd.daemon import reporter
 from memoryd.daemon.maintenance import WallClock
-from memoryd.daemon.readers import Readers
 from memoryd.indexer.store import IndexStore
 from memoryd.select import telemetry
 from memoryd.select.wiring import record_runs
@@ -32,23 +31,27 @@ def test_a_clock_set_back_is_noticed_and_slewing_is_not() -> None:
     assert not clock.went_back()  # once
 
 
-def test_the_report_is_rescheduled_from_now_after_the_clock_went_back(tmp_path: Path) -> None:
-    cfg = Config(report_cron="0 3 * * *")
-    scheduler = BackgroundScheduler()
-    scheduler.start(paused=True)
-    try:
-        reporter = report_handlers.Reporter(cfg, list, Readers(tmp_path / "index.db"), scheduler)
-        reporter.reconfigure(cfg)
-        job = scheduler.get_job(report_handlers.JOB_ID)
+def test_the_jobs_are_rescheduled_from_now_after_the_clock_went_back(tmp_path: Path) -> None:
+    cfg = Config(
+        report_cron="0 3 * * *",
+        socket=tmp_path / "s.sock",
+        state_dir=tmp_path,
+        db=tmp_path / "index.db",
+    )
+    with composed(cfg) as parts:
+        parts.scheduler.start(paused=True)
+        parts.schedule()
+        job = parts.scheduler.get_job(reporter.JOB_ID)
         # What the clock going back a day leaves: a next run more than a day ahead.
         now = dt.datetime.now(job.next_run_time.tzinfo)
         job.modify(next_run_time=job.next_run_time + dt.timedelta(days=1))
+        parts.scheduler.get_job("reconcile").modify(next_run_time=now + dt.timedelta(days=2))
         assert job.next_run_time - now > dt.timedelta(days=1)
-        reporter.reschedule()
-        job = scheduler.get_job(report_handlers.JOB_ID)
+        parts.schedule()
+        job = parts.scheduler.get_job(reporter.JOB_ID)
         assert job.next_run_time - now <= dt.timedelta(days=1)
-    finally:
-        scheduler.shutdown(wait=False)
+        reconcile = parts.scheduler.get_job("reconcile").next_run_time
+        assert reconcile - now < dt.timedelta(days=1)
 
 
 def _run(at: float) -> telemetry.RunRecord:

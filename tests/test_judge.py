@@ -37,6 +37,7 @@ from fake_openai_api import (
     fake_openai_api_fixture,  # noqa: F401 (registers the fixture)
     picks,
 )
+from synced_index import SyncedIndex
 
 from memoryd import config
 from memoryd.errors import ConfigError, InvalidParams
@@ -45,9 +46,8 @@ from memoryd.select.claude import ClaudeJudge, ClaudeSettings
 from memoryd.select.judge import SYSTEM_PROMPT, Shortlisted, request_chars, user_message
 from memoryd.select.openai_compat import OpenAIJudge, OpenAISettings
 from memoryd.select.selector import DROPPED_CHARS, MAX_DROPPED, Selector
-from memoryd.select.telemetry import RunRecord
 from memoryd.select.wiring import judge_factories
-from memoryd.service import MemoryService, StoreIndex
+from memoryd.service import MemoryService
 
 QUERY = "how do invoices reach the ledger?"
 LONG_BODY = "BODY-api-head\n" + "The ledger API takes invoices as JSON.\n" * 80 + "BODY-api-tail"
@@ -129,18 +129,15 @@ def backend(
     judge.close()
 
 
-class Harness(StoreIndex):
+class Harness(SyncedIndex):
     """One service over one synced folder, its telemetry records kept in a list."""
 
     def __init__(self, store: IndexStore, folder: Path, backend: Backend, shortlist: int) -> None:
         super().__init__(store)
         self.folder = str(folder)
-        self.records: list[RunRecord] = []
+        self.records = self.runs
         selector = Selector(judges={backend.name: lambda: backend.judge}, shortlist=shortlist)
         self.service = MemoryService(self, selector)
-
-    def record_run(self, record: RunRecord) -> None:
-        self.records.append(record)
 
     def select(self, query: str = QUERY, **params: Any) -> dict[str, Any]:
         return dict(self.service.cmd_select({"query": query, "dir": self.folder, **params}))
@@ -396,7 +393,7 @@ def test_auto_asks_the_openai_server_first_and_an_unconfigured_judge_is_refused(
     assert list(judge_factories(cfg)) == ["openai", "anthropic"]
     assert repr(cfg).count("sk-x") == 0
     seed(memdir)
-    service = MemoryService(StoreIndex(store), Selector())
+    service = MemoryService(SyncedIndex(store), Selector())
     for ranker in ("openai", "anthropic"):
         with pytest.raises(InvalidParams, match=f"ranker '{ranker}' needs"):
             service.cmd_select({"query": QUERY, "dir": str(memdir), "ranker": ranker})

@@ -10,7 +10,9 @@ The layers, bottom to top (a module may import its own layer and any below):
    once: their definitions (``methods``), reply types (``replies``) and
    param checks (``requests``), which every layer above speaks.
 2. **storage**, ``memoryd.indexer``: files, parses, the SQLite index and its
-   schema. Citation extraction is storage's own, like the secret scan.
+   schema. Citation extraction is storage's own, like the secret scan. It
+   returns its own row types and never imports the reply types
+   (:data:`FORBIDDEN`).
 3. **domain**: what memoryd does with the index: ``select``, ``sessions``,
    ``staleness``, ``report``; the typed requests they take
    (``operations``); what an agent is shown of a memory (``_delivery``: the
@@ -85,6 +87,10 @@ LAYERS: tuple[tuple[str, ...], ...] = (
 )
 """Each entry names a module, a package (with everything in it) or, ending in
 ``*``, the modules whose names start so."""
+
+FORBIDDEN: dict[str, tuple[str, ...]] = {"memoryd.indexer": ("memoryd.replies",)}
+"""Imports a layer may not make although the target is below it: storage returns its own
+row types, and the layers above it shape the replies."""
 
 ALLOWED_UPWARD: set[str] = set()
 """Modules anyone may import whatever their layer, until they move to theirs (none now)."""
@@ -161,6 +167,19 @@ def test_no_module_imports_a_layer_above_its_own() -> None:
             if theirs > own:
                 upward.add(f"{file.relative_to(ROOT)}:{line}: {name} -> {target}")
     assert not upward, "imports that point up a layer:\n" + "\n".join(sorted(upward))
+
+
+def test_no_module_imports_what_its_package_is_forbidden() -> None:
+    known = modules()
+    found = {
+        f"{file.relative_to(ROOT)}:{line}: {name} -> {target}"
+        for name, file in sorted(known.items())
+        for package, targets in FORBIDDEN.items()
+        if name == package or name.startswith(package + ".")
+        for line, target in imported(name, file, known)
+        if target in targets
+    }
+    assert not found, "forbidden imports:\n" + "\n".join(sorted(found))
 
 
 def test_the_walk_sees_lazy_and_type_checking_imports(tmp_path: Path) -> None:

@@ -19,7 +19,7 @@ import pytest
 
 import memoryd.daemon
 import memoryd.ipc
-from memoryd.daemon.units import UNITS, render, unit_text
+from memoryd.integrations.systemd_units import UNITS, render, unit_text
 
 ROOT = Path(__file__).resolve().parents[1]
 

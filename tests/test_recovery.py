@@ -17,7 +17,7 @@ from daemon_fixtures import DaemonProc, wait_until, write_memory
 
 from memoryd.indexer.recovery import damage, open_or_recover
 from memoryd.indexer.store import IndexStore
-from memoryd.sessions.files import remove_stale_temp_files
+from memoryd.sessions.files import remove_stale_temps
 
 FILES = 30
 
@@ -90,7 +90,7 @@ def test_telemetry_and_roots_are_salvaged_when_they_can_be_read(db_file: Path) -
     store, recovery = open_or_recover(db_file)
     try:
         assert recovery is not None and recovery.salvaged == {"selector_runs": 1, "roots": 1}
-        assert store.roots() == ["/m/request-added"]
+        assert [r[0] for r in store.root_rows()] == ["/m/request-added"]
         assert store.conn.execute("SELECT run_id FROM selector_runs").fetchall()[0][0] == "r1"
     finally:
         store.close()
@@ -196,5 +196,5 @@ def test_a_report_link_left_by_a_killed_writer_is_removed_at_start(tmp_path: Pat
     )
     assert killed.returncode == 9
     assert [p.name for p in tmp_path.iterdir() if p.is_symlink()] != []
-    assert remove_stale_temp_files([str(tmp_path)]) == 1
+    assert remove_stale_temps(str(p) for p in tmp_path.iterdir()) == 1
     assert list(tmp_path.iterdir()) == []

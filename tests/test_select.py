@@ -381,7 +381,7 @@ def test_query_text_is_kept_only_when_the_config_says_so(
 def test_every_select_is_recorded_even_when_the_daemon_stops_right_after(
     seeded: DaemonProc,
 ) -> None:
-    # Rows are queued for the writer without waiting (daemon/daemon_index.py);
+    # Rows are queued for the writer without waiting (daemon/index.py);
     # a stop must still write the ones queued.
     with seeded.client() as c:
         for n in range(20):

@@ -1,8 +1,8 @@
 """The service and the selector in-process: typed requests, the run log, no daemon.
 
-:class:`MemoryService` is what the socket handlers and the CLI fallback both
-call; here it runs over a real SQLite index through the CLI's
-:class:`StoreIndex` (no watching, no writer thread), so the telemetry contract (one row per run,
+:class:`MemoryService` is what the socket handlers call; here it runs over a
+real SQLite index through a :class:`SyncedIndex` (no watching, no writer
+thread), so the telemetry contract (one row per run,
 failures included) and the typed request's error messages are checked in
 milliseconds instead of through a daemon subprocess.
 """
@@ -15,31 +15,20 @@ from typing import Any
 
 import pytest
 from conftest import MakeMemory
+from synced_index import SyncedIndex
 
 from memoryd.errors import InvalidParams
 from memoryd.indexer.store import IndexStore
 from memoryd.indexer.sync import Syncer
 from memoryd.replies import SelectResult
 from memoryd.select.selector import Selector
-from memoryd.select.telemetry import RunRecord
 from memoryd.select.types import SelectRequest, parse_select
-from memoryd.service import MemoryService, StoreIndex
+from memoryd.service import MemoryService
 
 QUERY = "how do I run the fast pytest subset?"
 
 
-class RecordingIndex(StoreIndex):
-    """The CLI's index over one store, with the runs kept in a list instead of the store."""
-
-    def __init__(self, store: IndexStore) -> None:
-        super().__init__(store)
-        self.runs: list[RunRecord] = []
-
-    def record_run(self, record: RunRecord) -> None:
-        self.runs.append(record)
-
-
-def run_select(index: RecordingIndex, params: dict[str, Any]) -> SelectResult:
+def run_select(index: SyncedIndex, params: dict[str, Any]) -> SelectResult:
     return MemoryService(index, Selector()).cmd_select(params)
 
 
@@ -53,7 +42,7 @@ def folder(memdir: Path, make_memory: MakeMemory) -> Path:
 def test_a_run_returns_the_documented_reply_and_records_it_once(
     store: IndexStore, folder: Path
 ) -> None:
-    index = RecordingIndex(store)
+    index = SyncedIndex(store)
     result = run_select(index, {"query": QUERY, "dir": str(folder), "ranker": "local"})
     assert list(result) == [
         "run_id",
@@ -87,7 +76,7 @@ def test_a_run_returns_the_documented_reply_and_records_it_once(
 def test_a_refused_request_is_recorded_with_its_error(
     store: IndexStore, params: dict[str, Any], message: str
 ) -> None:
-    index = RecordingIndex(store)
+    index = SyncedIndex(store)
     with pytest.raises(InvalidParams) as err:
         run_select(index, params)
     assert str(err.value).startswith(message)
@@ -98,7 +87,7 @@ def test_a_refused_request_is_recorded_with_its_error(
 def test_a_missing_directory_is_refused_after_parsing_and_recorded(
     store: IndexStore, tmp_path: Path
 ) -> None:
-    index = RecordingIndex(store)
+    index = SyncedIndex(store)
     with pytest.raises(InvalidParams, match="memory directory not found"):
         run_select(index, {"query": QUERY, "dir": str(tmp_path / "nope")})
     assert [r["error"] for r in index.runs] == ["invalid_params"]
@@ -130,7 +119,7 @@ def test_the_selector_alone_needs_no_callbacks_and_keeps_no_session_record(
 
 
 def test_list_goes_through_the_same_service(store: IndexStore, folder: Path) -> None:
-    service = MemoryService(RecordingIndex(store), Selector())
+    service = MemoryService(SyncedIndex(store), Selector())
     listing = service.call("list", {"dir": str(folder)})
     assert [f["filename"] for f in listing["files"]] == [
         "project_billing.md",

@@ -16,29 +16,26 @@ import pytest
 from conftest import MakeMemory
 from daemon_fixtures import wait_until
 from fake_messages_api import Delay, FakeMessagesAPI, JsonAnswer, TextAnswer
+from synced_index import SyncedIndex
 
 from memoryd.errors import InvalidParams
 from memoryd.indexer.store import IndexStore
 from memoryd.select.claude import ClaudeJudge, ClaudeSettings
 from memoryd.select.selector import Selector
-from memoryd.select.telemetry import RunRecord
-from memoryd.service import MemoryService, StoreIndex
+from memoryd.service import MemoryService
 
 QUERY = "how do invoices reach the ledger, and how are their amounts stored?"
 
 
-class Harness(StoreIndex):
+class Harness(SyncedIndex):
     """One service over one synced directory, with its telemetry records kept in a list."""
 
     def __init__(self, store: IndexStore, directory: Path, api: FakeMessagesAPI) -> None:
         super().__init__(store)
         self.folder = str(directory)
-        self.records: list[RunRecord] = []
+        self.records = self.runs
         self.ranker = ClaudeJudge(ClaudeSettings(api_key="sk-test", base_url=api.base_url))
         self.service = MemoryService(self, Selector(judges={"anthropic": lambda: self.ranker}))
-
-    def record_run(self, record: RunRecord) -> None:
-        self.records.append(record)
 
     def select(self, query: str = QUERY, **params: Any) -> dict[str, Any]:
         return dict(self.service.cmd_select({"query": query, "dir": self.folder, **params}))

@@ -45,8 +45,8 @@ def serve() -> Iterator[Callable[..., tuple[Path, Server]]]:
         listener.bind(str(path))
         listener.listen(64)
         handlers = handlers or {"ping": lambda p: "pong"}
-        srv = Server(listener, handlers, allowed_uid=os.getuid(), **options)
-        srv.start()
+        srv = Server(listener, allowed_uid=os.getuid(), **options)
+        srv.start(handlers)
         made.append((path, srv))
         return path, srv
 

@@ -1,8 +1,8 @@
 """``save``, ``load_last``, ``context``, ``report`` and ``check`` through the service, in-process.
 
-The socket handlers and the CLI fallback both answer these through
-:meth:`MemoryService.call`; here it runs over the CLI's :class:`StoreIndex`
-on a real SQLite file in a temp dir (no daemon process), with an index that
+The socket handlers answer these through :meth:`MemoryService.call`; here it
+runs over a :class:`SyncedIndex` on a real SQLite file in a temp dir (no
+daemon process), with an index that
 records what the service asked of it, so the seams (a save indexed before
 its reply, verdicts written through the index, a refusal before any write)
 are checked in milliseconds.
@@ -19,13 +19,14 @@ from typing import Any
 
 import pytest
 from conftest import MakeMemory
+from synced_index import SyncedIndex, reporter
 
 from memoryd.config import Config
 from memoryd.errors import InvalidParams, NotFound
 from memoryd.indexer import queries
 from memoryd.indexer.store import IndexStore
 from memoryd.select.selector import Selector
-from memoryd.service import LocalReports, MemoryService, StoreIndex
+from memoryd.service import MemoryService
 from memoryd.sessions.files import parse_context, parse_load_last, parse_save
 from memoryd.staleness.checks import Checker
 
@@ -33,11 +34,11 @@ PROJECT = "ledger"
 SESSION = {"project": PROJECT, "session": "2026-11-30-10-00", "session_summary": "Wired the ledger"}
 
 
-class WatchfulIndex(StoreIndex):
-    """The CLI's index, noting what the service asked of it, refusing one folder if told."""
+class WatchfulIndex(SyncedIndex):
+    """An index noting what the service asked of it, refusing one folder if told."""
 
-    def __init__(self, store: IndexStore, cfg: Config | None = None) -> None:
-        super().__init__(store, cfg)
+    def __init__(self, store: IndexStore) -> None:
+        super().__init__(store)
         self.asked: list[str] = []
         self.refused: str | None = None
 
@@ -61,13 +62,13 @@ def cfg(tmp_path: Path) -> Config:
 
 
 @pytest.fixture
-def index(store: IndexStore, cfg: Config) -> WatchfulIndex:
-    return WatchfulIndex(store, cfg)
+def index(store: IndexStore) -> WatchfulIndex:
+    return WatchfulIndex(store)
 
 
 @pytest.fixture
-def service(index: WatchfulIndex, cfg: Config) -> MemoryService:
-    return MemoryService(index, Selector(), Checker(), LocalReports(index, cfg))
+def service(index: WatchfulIndex, cfg: Config, store: IndexStore) -> MemoryService:
+    return MemoryService(index, Selector(), Checker(), reporter(cfg, store))
 
 
 def test_a_save_is_indexed_before_its_reply_and_load_last_finds_it(
@@ -176,18 +177,6 @@ def test_a_report_of_one_folder_is_written_where_the_config_says(
     assert Path(report["path"]).parent == cfg.reports_dir
     body = json.loads(Path(report["json"]).read_text(encoding="utf-8"))
     assert body["older_than_days"] == 2
-
-
-def test_a_report_of_every_root_uses_the_configured_roots(
-    store: IndexStore, tmp_path: Path, memdir: Path, make_memory: MakeMemory
-) -> None:
-    make_memory("project_ledger.md", "Invoices post to the ledger nightly")
-    cfg = Config(state_dir=tmp_path / "state", roots=(str(memdir),), report_older_than_days=7)
-    index = StoreIndex(store, cfg)
-    report = MemoryService(index, Selector(), reports=LocalReports(index, cfg)).call("report", {})
-    assert report["roots"] == [str(memdir)] and report["summary"]["files"] == 1
-    body = json.loads(Path(report["json"]).read_text(encoding="utf-8"))
-    assert body["older_than_days"] == 7
 
 
 def test_report_params_are_checked(service: MemoryService, tmp_path: Path) -> None:

@@ -1,7 +1,7 @@
 """Session memories end to end: ``save``, ``load_last`` and ``context`` on a real daemon.
 
 Every test talks to a real ``memoryd serve`` subprocess over its socket, or runs
-the real CLI (against that daemon, or in-process with no daemon answering). The
+the real CLI (against that daemon, or one it starts when none answers). The
 session files are small and crafted here; nothing is mocked.
 """
 
@@ -214,7 +214,7 @@ def folder(daemon: DaemonProc) -> Path:
 
 @pytest.fixture
 def no_daemon(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """Point the CLI at a socket nobody listens on and a private index; returns the db."""
+    """Point the CLI at a socket nobody listens on yet and a private index; returns the db."""
     db = tmp_path / "local" / "index.db"
     monkeypatch.setenv("MEMORYD_SOCKET", str(tmp_path / "nobody-here.sock"))
     monkeypatch.setenv("MEMORYD_DB", str(db))
@@ -1280,7 +1280,7 @@ def test_cli_against_the_daemon_save_flags_stdin_load_last_and_context(
     assert code == 1 and "stdin must hold a mapping" in err
 
 
-def test_cli_in_process_without_a_daemon(
+def test_cli_without_a_daemon_starts_one(
     no_daemon: Path,
     tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
@@ -1309,11 +1309,10 @@ def test_cli_in_process_without_a_daemon(
         monkeypatch,
     )
     assert code == 0, err
-    assert "no daemon answered; running in-process" in err
+    assert "no daemon answered on " in err and "; started one (pid " in err
     saved = json.loads(out)
-    # The same reply as the daemon's, since both come from MemoryService.save.
     assert saved["created"] is True and saved["dir"] == str(folder.resolve())
-    assert no_daemon.exists()  # the local index got the new file
+    assert no_daemon.exists()  # the daemon serves $MEMORYD_DB
 
     code, out, err = cli(
         ["save", "--dir", str(folder), "--stdin"],

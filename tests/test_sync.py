@@ -8,6 +8,7 @@ import signal
 import sqlite3
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -192,8 +193,8 @@ class Counted:
     def __init__(self) -> None:
         self.done = 0
 
-    def advance(self, files: int) -> None:
-        self.done += files
+    def advance(self) -> None:
+        self.done += 1
 
 
 def test_a_first_index_stopped_between_directories_keeps_those_it_indexed(
@@ -384,21 +385,24 @@ def _write_locked(db: Path) -> bool:
 
 
 def _kill_index_when(root: Path, db: Path, ready: Callable[[], bool], what: str) -> None:
-    """Run ``memoryd index root`` and SIGKILL it as soon as ``ready()`` holds."""
+    """Start a daemon indexing ``root`` into ``db`` and SIGKILL it as soon as ``ready()`` holds."""
+    run = Path(tempfile.mkdtemp(prefix="md-", dir="/tmp"))  # AF_UNIX paths hold 107 bytes
+    where = ["--socket", str(run / "memoryd.sock"), "--state-dir", str(db.parent / "state")]
     proc = subprocess.Popen(
-        [sys.executable, "-m", "memoryd", "index", str(root), "--db", str(db)],
+        [sys.executable, "-m", "memoryd", "serve", "--root", str(root), "--db", str(db), *where],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
     try:
         deadline = time.monotonic() + 60
         while not ready():
-            assert proc.poll() is None, "indexer finished before it could be killed"
+            assert proc.poll() is None, "the daemon stopped before it could be killed"
             assert time.monotonic() < deadline, what
             time.sleep(0.005)
         proc.send_signal(signal.SIGKILL)
     finally:
         proc.wait()
+        shutil.rmtree(run, ignore_errors=True)
     assert proc.returncode == -signal.SIGKILL
 
 

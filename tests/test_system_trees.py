@@ -18,7 +18,7 @@ import pytest
 from daemon_fixtures import DaemonProc, composed, write_memory
 
 from memoryd.config import Config
-from memoryd.daemon import startup
+from memoryd.daemon import maintenance
 from memoryd.daemon.compose import Parts
 from memoryd.errors import RequestError
 from memoryd.indexer import scanner, sync
@@ -90,18 +90,14 @@ def test_root_walks_run_on_the_writer_thread_not_the_callers(
 ) -> None:
     """The main thread handles signals: a walk there made a SIGHUP wait for the whole tree."""
     walked_on: list[str] = []
-    real_walk, real_count = scanner.walk_dirs, startup.count_files
+    real_walk = scanner.walk_dirs
 
-    def walk(root: str) -> Any:
+    def walk(root: str, **options: Any) -> Any:
         walked_on.append(threading.current_thread().name)
-        return real_walk(root)
-
-    def count(roots: list[str]) -> int:
-        walked_on.append(threading.current_thread().name)
-        return real_count(roots)
+        return real_walk(root, **options)
 
     monkeypatch.setattr(sync, "walk_dirs", walk)
-    monkeypatch.setattr(startup, "count_files", count)
+    monkeypatch.setattr(maintenance, "walk_dirs", walk)
     root = tmp_path / "memory"
     write_memory(root / "feedback_a.md", "a memory")
     bare_daemon.roots.add(str(root), "configured", index=True, wait=False)  # as the reload does

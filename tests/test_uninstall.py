@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from memoryd.cli import main
-from memoryd.daemon.units import install
 from memoryd.integrations.install import install_claude_code
+from memoryd.integrations.systemd_units import install
 
 THEIRS = {
     "model": "opus",

@@ -38,7 +38,7 @@ def test_close_runs_kept_jobs_and_cancels_the_rest(db_file: Path) -> None:
     assert kept.done() and not kept.cancelled()
     reopened = IndexStore(db_file)
     try:
-        assert reopened.roots() == ["/srv/mem"]
+        assert [r[0] for r in reopened.root_rows()] == ["/srv/mem"]
     finally:
         reopened.close()
 

@@ -1,7 +1,7 @@
 """``memoryd check DIR``: check what a folder's memories cite against their checkout now.
 
-Through the daemon when one answers (its verdicts are stored and its
-``select`` results carry them), in-process otherwise. Exit 0 whatever is
+Through the daemon (its verdicts are stored and its ``select`` results
+carry them). Exit 0 whatever is
 found, so it can be run for information. For a git hook or a CI job,
 ``--fail-on gone`` exits 1 when a memory cites a path that is missing or was
 renamed (the memory now points at nothing), and ``--fail-on stale`` (or
@@ -15,8 +15,14 @@ import argparse
 from typing import TYPE_CHECKING, Any
 
 from memoryd import methods
-from memoryd.cli.common import add_db_option, memory_dir, print_json, wire_params
-from memoryd.cli.daemon import add_socket_options, daemon_or_local
+from memoryd.cli.common import (
+    add_db_option,
+    add_socket_options,
+    memory_dir,
+    print_json,
+    wire_params,
+)
+from memoryd.cli.connect import ask
 from memoryd.staleness.render import render_check
 
 if TYPE_CHECKING:
@@ -38,7 +44,7 @@ def register(sub: Any) -> None:
     )
     fail.add_argument("--strict", action="store_true", help="the same as --fail-on stale")
     add_db_option(c)
-    add_socket_options(c, fallback=True)
+    add_socket_options(c)
     c.set_defaults(handler=cmd_check)
 
 
@@ -58,9 +64,7 @@ def failing(result: CheckResult, fail_on: str | None) -> bool:
 def cmd_check(args: argparse.Namespace) -> int:
     directory = memory_dir(args.dir)
 
-    result: CheckResult = daemon_or_local(
-        args, "check", wire_params(args, methods.CHECK, dir=directory)
-    )
+    result: CheckResult = ask(args, "check", wire_params(args, methods.CHECK, dir=directory))
     if args.json:
         print_json(result)
     else:

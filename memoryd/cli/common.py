@@ -10,7 +10,6 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NotRequired, TypedDict
 
-from memoryd import paths
 from memoryd.cli.suggest import near_folder
 from memoryd.errors import DirectoryError
 
@@ -39,14 +38,30 @@ def memory_dir(value: str, *, must_read: bool = True) -> str:
     return path
 
 
-def add_db_option(parser: argparse.ArgumentParser) -> None:
+def add_socket_options(parser: argparse.ArgumentParser, *, starts: bool = True) -> None:
+    """``--socket``, and ``--require-daemon`` for a command that starts a daemon when none runs."""
     parser.add_argument(
-        "--db",
+        "--socket",
         type=Path,
         default=None,
-        help="run in-process on this index database, asking no daemon "
-        "(default: the daemon's; without one, $MEMORYD_DB or $XDG_STATE_HOME/memoryd/index.db)",
+        help="daemon socket (default: $MEMORYD_SOCKET or the runtime dir)",
     )
+    if starts:
+        parser.add_argument(
+            "--require-daemon",
+            action="store_true",
+            help="fail when no daemon answers instead of starting one",
+        )
+
+
+DB_HELP = (
+    "the index database: a daemon started for this command serves it, and one already "
+    "running must (default: the daemon's, $MEMORYD_DB or $XDG_STATE_HOME/memoryd/index.db)"
+)
+
+
+def add_db_option(parser: argparse.ArgumentParser, help: str = DB_HELP) -> None:
+    parser.add_argument("--db", type=Path, default=None, help=help)
 
 
 def add_settings_option(parser: argparse.ArgumentParser) -> None:
@@ -68,10 +83,6 @@ def add_codex_config_option(parser: argparse.ArgumentParser) -> argparse.Argumen
         help="Codex config file (default: $CODEX_HOME/config.toml or ~/.codex/config.toml)",
     )
     return parser
-
-
-def db_path(args: argparse.Namespace) -> Path:
-    return Path(args.db) if args.db else paths.default_db()
 
 
 def print_json(data: Any) -> None:

@@ -1,13 +1,8 @@
-"""Daemon subcommands: serve, status, stop, reindex, install-service.
+"""Daemon subcommands: serve, status, stop, reindex, watch, unwatch, install-service.
 
-The commands that can answer without a daemon (``list``, ``select``,
-``stats``, ``save``, ``load-last``, ``context``, ``report``, ``check``) go through
-:func:`daemon_or_local`: ask the daemon, and only when nothing could be sent
-to one run the same work in-process against the same index, saying so on
-stderr (``--require-daemon`` makes that an error). Once a request was sent,
-a missing answer is an error, never a reason to do the work a second time.
-Given ``--db``, a command runs in-process on that index and asks no daemon
-(with ``--socket`` or ``--require-daemon`` it is refused as a contradiction).
+``status`` and ``stop`` only ask a running daemon; ``reindex``, ``watch`` and
+``unwatch``, like every command that needs the index, start one when none
+answers (:mod:`memoryd.cli.connect`).
 """
 
 from __future__ import annotations
@@ -17,12 +12,12 @@ import os
 import shlex
 import sys
 import time
-from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from memoryd import logs
-from memoryd.cli.common import memory_dir, note, print_json
+from memoryd.cli.common import add_socket_options, memory_dir, note, print_json
+from memoryd.cli.connect import connected
 from memoryd.cli.wait import told_while_starting
 from memoryd.errors import START_HINT, DaemonUnavailable, UnsafeDaemon
 from memoryd.ipc.client import Client
@@ -50,64 +45,8 @@ if TYPE_CHECKING:
         claude_code_folder: NotRequired[ClaudeFolder]
 
 
-def add_socket_options(parser: argparse.ArgumentParser, *, fallback: bool = False) -> None:
-    parser.add_argument(
-        "--socket",
-        type=Path,
-        default=None,
-        help="daemon socket (default: $MEMORYD_SOCKET or the runtime dir)",
-    )
-    if fallback:
-        parser.add_argument(
-            "--require-daemon",
-            action="store_true",
-            help="fail instead of running in-process when no daemon answers",
-        )
-
-
 def client(args: argparse.Namespace, timeout: float = 60.0) -> Client:
     return Client(args.socket, timeout=timeout)
-
-
-def daemon_or_local(args: argparse.Namespace, method: str, params: Mapping[str, Any]) -> Any:
-    """``method``'s answer from the daemon, or from an in-process service when none answers.
-
-    With ``--db`` it is the in-process service's answer on that index, always.
-    Both sides answer through the same :class:`~memoryd.service.MemoryService`
-    method, so the reply is the same either way. Params that are None are
-    left out, as the client leaves them out of a request.
-    """
-    given = {k: v for k, v in params.items() if v is not None}
-    if getattr(args, "db", None) is None:
-        try:
-            with client(args) as c, told_while_starting(c):
-                return c.call(method, given)
-        except DaemonUnavailable:
-            if getattr(args, "require_daemon", False):
-                raise
-            note("no daemon answered; running in-process on the same index")
-    else:
-        _refuse_daemon_flags(args)
-    logs.ensure_configured()
-    from memoryd.cli import local  # noqa: PLC0415 - the heavy side, loaded only here
-
-    return local.call(args, method, given)
-
-
-def _refuse_daemon_flags(args: argparse.Namespace) -> None:
-    """``--db`` with a flag that names a daemon: say they contradict (exit 2), as argparse does.
-
-    The daemon answers from its own index, so ``--db`` means the command runs
-    in-process on that file and asks no daemon; a flag that asks for one
-    cannot be honoured beside it.
-    """
-    flag = "--require-daemon" if getattr(args, "require_daemon", False) else None
-    flag = "--socket" if getattr(args, "socket", None) is not None else flag
-    if flag is not None:
-        args.command_parser.error(
-            f"--db runs the command in-process on {args.db} without asking a daemon "
-            f"(a daemon answers from its own index), so {flag} cannot apply: give one of them"
-        )
 
 
 def register(sub: Any) -> None:
@@ -138,12 +77,12 @@ def register(sub: Any) -> None:
     p.set_defaults(handler=cmd_serve)
 
     p = sub.add_parser("status", help="what the daemon is doing")
-    add_socket_options(p)
+    add_socket_options(p, starts=False)
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.set_defaults(handler=cmd_status)
 
     p = sub.add_parser("stop", help="stop the daemon")
-    add_socket_options(p)
+    add_socket_options(p, starts=False)
     p.set_defaults(handler=cmd_stop)
 
     p = sub.add_parser("reindex", help="full rescan of one directory or of every root")
@@ -372,7 +311,7 @@ def _exited(pid: int) -> bool:
 
 def cmd_reindex(args: argparse.Namespace) -> int:
     target = memory_dir(args.dir) if args.dir else None
-    with client(args, timeout=600) as c, told_while_starting(c):
+    with connected(args, timeout=600) as c, told_while_starting(c):
         result = c.reindex(target)
     if args.json:
         print_json(result)
@@ -387,7 +326,7 @@ def cmd_reindex(args: argparse.Namespace) -> int:
 
 
 def cmd_watch(args: argparse.Namespace) -> int:
-    with client(args, timeout=600) as c, told_while_starting(c):
+    with connected(args, timeout=600) as c, told_while_starting(c):
         reply = c.watch(memory_dir(args.dir))
     if args.json:
         print_json(reply)
@@ -399,7 +338,7 @@ def cmd_watch(args: argparse.Namespace) -> int:
 
 
 def cmd_unwatch(args: argparse.Namespace) -> int:
-    with client(args, timeout=600) as c, told_while_starting(c):
+    with connected(args, timeout=600) as c, told_while_starting(c):
         reply = c.unwatch(args.dir)
     if args.json:
         print_json(reply)
@@ -415,7 +354,7 @@ def cmd_unwatch(args: argparse.Namespace) -> int:
 
 def cmd_install_service(args: argparse.Namespace) -> int:
     from memoryd.cli.serve_args import checked_serve_args  # noqa: PLC0415
-    from memoryd.daemon.units import install  # noqa: PLC0415
+    from memoryd.integrations.systemd_units import install  # noqa: PLC0415
 
     extra = checked_serve_args([a for a in args.serve_args if a != "--"])
     for unit in install(args.unit_dir, extra):

@@ -1,4 +1,9 @@
-"""``memoryd index`` and ``memoryd list``: the index without a daemon."""
+"""``memoryd index`` and ``memoryd list``, answered by the daemon.
+
+``index DIR...`` asks the daemon to rescan each folder now (``reindex DIR``):
+a memory folder outside its roots becomes a request root first, watched
+while requests use it, as a ``--dir`` does.
+"""
 
 from __future__ import annotations
 
@@ -7,43 +12,56 @@ from typing import TYPE_CHECKING, Any
 
 from memoryd import methods
 from memoryd._delivery import MAX_FILE_BYTES, MAX_FILE_LINES
-from memoryd.cli.common import add_db_option, memory_dir, print_json, wire_params
-from memoryd.cli.daemon import add_socket_options, daemon_or_local
+from memoryd.cli.common import (
+    add_db_option,
+    add_socket_options,
+    memory_dir,
+    print_json,
+    wire_params,
+)
+from memoryd.cli.connect import ask, connected
+from memoryd.cli.wait import told_while_starting
 
 if TYPE_CHECKING:
     from memoryd.replies import ListReply
 
 
 def register(sub: Any) -> None:
-    p = sub.add_parser("index", help="index memory directories now (incrementally)")
+    p = sub.add_parser("index", help="have the daemon index memory directories now")
     p.add_argument("dirs", nargs="+", metavar="DIR", help="memory directory (searched recursively)")
     add_db_option(p)
+    add_socket_options(p)
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(handler=cmd_index)
 
     p = sub.add_parser("list", help="show a directory's manifest and its parse errors")
     p.add_argument("dir", metavar="DIR", help="the memory directory")
     add_db_option(p)
-    add_socket_options(p, fallback=True)
+    add_socket_options(p)
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(handler=cmd_list)
 
 
 def cmd_index(args: argparse.Namespace) -> int:
-    from memoryd.cli import local  # noqa: PLC0415 - in-process work, loaded when needed
-
     dirs = [memory_dir(d) for d in args.dirs]
-    with local.local_store(args) as store:
-        result = local.index_dirs(store, dirs)
+    counts = ("added", "updated", "removed", "unchanged")
+    total: dict[str, Any] = {**dict.fromkeys(counts, 0), "errors": [], "seconds": 0.0, "dirs": []}
+    with connected(args, timeout=600) as c, told_while_starting(c):
+        for directory in dirs:
+            result: dict[str, Any] = dict(c.reindex(directory))
+            for key in (*counts, "seconds"):
+                total[key] += result[key]
+            total["errors"] += result["errors"]
+            total["dirs"] += result["dirs"]
     if args.json:
-        print_json(result.to_json())
+        print_json(total)
         return 0
     print(
-        f"added {result.added}, updated {result.updated}, removed {result.removed}, "
-        f"unchanged {result.unchanged}, errors {len(result.errors)} "
-        f"in {result.seconds:.2f} s"
+        f"added {total['added']}, updated {total['updated']}, removed {total['removed']}, "
+        f"unchanged {total['unchanged']}, errors {len(total['errors'])} "
+        f"in {total['seconds']:.2f} s"
     )
-    for err in result.errors:
+    for err in total["errors"]:
         print(f"  error: {err['path']}: {err['error']}")
     return 0
 
@@ -71,7 +89,7 @@ def render_list(payload: ListReply) -> str:
 def cmd_list(args: argparse.Namespace) -> int:
     directory = memory_dir(args.dir)
 
-    payload = daemon_or_local(args, "list", wire_params(args, methods.LIST, dir=directory))
+    payload = ask(args, "list", wire_params(args, methods.LIST, dir=directory))
     if args.json:
         print_json(payload)
     else:

@@ -12,8 +12,7 @@ import os
 import sys
 from typing import Any
 
-from memoryd.cli.common import add_codex_config_option, add_settings_option
-from memoryd.cli.daemon import add_socket_options
+from memoryd.cli.common import add_codex_config_option, add_settings_option, add_socket_options
 
 
 def register(sub: Any) -> None:
@@ -32,7 +31,7 @@ def register(sub: Any) -> None:
         default=None,
         help="append diagnostics here as JSON lines (default: $MEMORYD_HOOK_LOG; none)",
     )
-    add_socket_options(cc)
+    add_socket_options(cc, starts=False)
     cc.set_defaults(handler=cmd_hook_claude_code)
 
     i = sub.add_parser("install-hook", help="add memoryd's hook to an agent's settings")
@@ -48,7 +47,7 @@ def register(sub: Any) -> None:
     ).set_defaults(handler=cmd_install_mcp_codex)
 
     m = sub.add_parser("mcp", help="serve the memory tools over MCP on stdin/stdout")
-    add_socket_options(m)
+    add_socket_options(m, starts=False)
     m.set_defaults(handler=cmd_mcp)
 
 

@@ -1,10 +1,4 @@
-"""``memoryd report``: write a compaction report now, through the daemon or in-process.
-
-In-process, the directories are indexed first (incrementally), so the report
-describes the folders as they are on disk, not as a stopped daemon last saw
-them. The report goes where the daemon would put it:
-``$XDG_STATE_HOME/memoryd/reports/``.
-"""
+"""``memoryd report``: the daemon writes a compaction report now, into its reports folder."""
 
 from __future__ import annotations
 
@@ -12,8 +6,14 @@ import argparse
 from typing import TYPE_CHECKING, Any
 
 from memoryd import methods
-from memoryd.cli.common import add_db_option, memory_dir, print_json, wire_params
-from memoryd.cli.daemon import add_socket_options, daemon_or_local
+from memoryd.cli.common import (
+    add_db_option,
+    add_socket_options,
+    memory_dir,
+    print_json,
+    wire_params,
+)
+from memoryd.cli.connect import ask
 
 if TYPE_CHECKING:
     from memoryd.replies import ReportResult
@@ -31,7 +31,7 @@ def register(sub: Any) -> None:
     )
     r.add_argument("--json", action="store_true", help="print the answer as JSON")
     add_db_option(r)
-    add_socket_options(r, fallback=True)
+    add_socket_options(r)
     r.set_defaults(handler=cmd_report)
 
 
@@ -56,7 +56,7 @@ def describe(result: ReportResult) -> str:
 
 def cmd_report(args: argparse.Namespace) -> int:
     directory = None if args.dir is None else memory_dir(args.dir)
-    result = daemon_or_local(args, "report", wire_params(args, methods.REPORT, dir=directory))
+    result = ask(args, "report", wire_params(args, methods.REPORT, dir=directory))
     if args.json:
         print_json(result)
     else:

@@ -1,4 +1,4 @@
-"""``memoryd select`` and ``memoryd stats``: through the daemon, or in-process."""
+"""``memoryd select`` and ``memoryd stats``, answered by the daemon."""
 
 from __future__ import annotations
 
@@ -8,8 +8,15 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from memoryd import methods
-from memoryd.cli.common import add_db_option, described, memory_dir, print_json, wire_params
-from memoryd.cli.daemon import add_socket_options, daemon_or_local
+from memoryd.cli.common import (
+    add_db_option,
+    add_socket_options,
+    described,
+    memory_dir,
+    print_json,
+    wire_params,
+)
+from memoryd.cli.connect import ask
 from memoryd.staleness.render import caution
 
 if TYPE_CHECKING:
@@ -41,14 +48,14 @@ def register(sub: Any) -> None:
     s.add_argument("--ranker", choices=methods.RANKERS, **described(methods.SELECT, "ranker"))
     s.add_argument("--json", action="store_true", help="print the result as JSON")
     add_db_option(s)
-    add_socket_options(s, fallback=True)
+    add_socket_options(s)
     s.set_defaults(handler=cmd_select)
 
     t = sub.add_parser("stats", help="selector telemetry: runs, latency, fallbacks, usage")
     t.add_argument("--since", **described(methods.STATS, "since"))
     t.add_argument("--json", action="store_true", help="print the result as JSON")
     add_db_option(t)
-    add_socket_options(t, fallback=True)
+    add_socket_options(t)
     t.set_defaults(handler=cmd_stats)
 
 
@@ -59,7 +66,7 @@ def surfaced_entry(value: str) -> str:
 
 def cmd_select(args: argparse.Namespace) -> int:
     directory = memory_dir(args.dir)
-    result = daemon_or_local(args, "select", wire_params(args, methods.SELECT, dir=directory))
+    result = ask(args, "select", wire_params(args, methods.SELECT, dir=directory))
     note = result.get("note")
     # Not a memory folder at all (a typo, the checkout's top): say what it holds, and fail.
     # A memory folder whose files all have errors is the right folder: its note is shown.
@@ -123,7 +130,7 @@ def aligned(rows: list[tuple[str, str, str]]) -> list[str]:
 
 def cmd_stats(args: argparse.Namespace) -> int:
 
-    result = daemon_or_local(args, "stats", wire_params(args, methods.STATS))
+    result = ask(args, "stats", wire_params(args, methods.STATS))
     if args.json:
         print_json(result)
     else:

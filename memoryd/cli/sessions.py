@@ -11,13 +11,14 @@ from typing import TYPE_CHECKING, Any
 from memoryd import methods
 from memoryd.cli.common import (
     add_db_option,
+    add_socket_options,
     described,
     memory_dir,
     print_json,
     project_slug,
     wire_params,
 )
-from memoryd.cli.daemon import add_socket_options, daemon_or_local
+from memoryd.cli.connect import ask
 from memoryd.errors import ConfigError
 from memoryd.sessions._choices import MODES, STATUSES
 
@@ -120,7 +121,7 @@ def register(sub: Any) -> None:
     )
     s.add_argument("--json", action="store_true", help="print the result as JSON")
     add_db_option(s)
-    add_socket_options(s, fallback=True)
+    add_socket_options(s)
     s.set_defaults(handler=cmd_save)
 
     ll = sub.add_parser("load-last", help="the newest session memory of a project")
@@ -130,7 +131,7 @@ def register(sub: Any) -> None:
     )
     ll.add_argument("--json", action="store_true", help="print the result as JSON")
     add_db_option(ll)
-    add_socket_options(ll, fallback=True)
+    add_socket_options(ll)
     ll.set_defaults(handler=cmd_load_last)
 
     c = sub.add_parser("context", help="a short, cited brief of what earlier sessions learned")
@@ -142,7 +143,7 @@ def register(sub: Any) -> None:
     )
     c.add_argument("--json", action="store_true", help="print the result as JSON")
     add_db_option(c)
-    add_socket_options(c, fallback=True)
+    add_socket_options(c)
     c.set_defaults(handler=cmd_context)
 
 
@@ -163,7 +164,7 @@ def save_params(args: argparse.Namespace) -> Mapping[str, object]:
 
 def cmd_save(args: argparse.Namespace) -> int:
 
-    result = daemon_or_local(args, "save", save_params(args))
+    result = ask(args, "save", save_params(args))
     if args.json:
         print_json(result)
     elif result["created"]:
@@ -198,7 +199,7 @@ def cmd_load_last(args: argparse.Namespace) -> int:
     directory = memory_dir(args.dir)
 
     params = wire_params(args, methods.LOAD_LAST, dir=directory)
-    result = daemon_or_local(args, "load_last", params)
+    result = ask(args, "load_last", params)
     if args.json:
         print_json(result)
     elif result["found"]:
@@ -217,7 +218,7 @@ def cmd_load_last(args: argparse.Namespace) -> int:
 
 def cmd_context(args: argparse.Namespace) -> int:
     dirs = [memory_dir(d, must_read=False) for d in args.dir]
-    result = daemon_or_local(args, "context", wire_params(args, methods.CONTEXT, dir=dirs))
+    result = ask(args, "context", wire_params(args, methods.CONTEXT, dir=dirs))
     if args.json:
         print(json.dumps(result, ensure_ascii=False, indent=2))
     else:

@@ -2,7 +2,7 @@
 
 Each undoes its installer and puts back what the installer had kept aside
 (``*.bak-<time>``); see :mod:`memoryd.integrations.install` and
-:mod:`memoryd.daemon.unit_removal` for exactly what is removed and when.
+:mod:`memoryd.integrations.systemd_units` for exactly what is removed and when.
 """
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ def cmd_uninstall_mcp_codex(args: argparse.Namespace) -> int:
 
 
 def cmd_uninstall_service(args: argparse.Namespace) -> int:
-    from memoryd.daemon.unit_removal import uninstall  # noqa: PLC0415
+    from memoryd.integrations.systemd_units import uninstall  # noqa: PLC0415
 
     changed = False
     for unit in uninstall(args.unit_dir):

@@ -32,7 +32,11 @@ def register(sub: Any) -> None:
     )
     w.add_argument("--last", type=int, default=5, metavar="N", help="how many prompts (default: 5)")
     w.add_argument("--json", action="store_true", help="print the answer as JSON")
-    add_db_option(w)
+    add_db_option(
+        w,
+        "the index database, read only (default: the daemon's, else $MEMORYD_DB or "
+        "$XDG_STATE_HOME/memoryd/index.db)",
+    )
     w.set_defaults(handler=cmd_why)
 
     e = sub.add_parser(

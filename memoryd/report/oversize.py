@@ -1,9 +1,9 @@
-"""Memories too big for the hook: it shows only the first 4 KB / 200 lines of each.
+"""The ``list`` reply's entries, and the memories too big for the hook.
 
-A 5 MB memory is indexed and selectable like any other, but what reaches the
-agent is its head; the rest is invisible unless the agent reads the file.
-``list`` and the compaction report flag such memories as candidates to
-condense or split. The cap is the hook's own (``_delivery.MAX_FILE_BYTES``,
+The hook shows only the head of each memory. A large memory is indexed and
+selectable like any other, but the rest of it is invisible unless the agent
+reads the file: ``list`` and the compaction report flag such memories as
+candidates to condense or split. The cap is the hook's own (``_delivery.MAX_FILE_BYTES``,
 ``MAX_FILE_LINES``), so the flag moves with it. Sizes come from the index:
 the file's bytes, and the lines of its body (the frontmatter's few lines are
 not counted).
@@ -12,9 +12,9 @@ not counted).
 from __future__ import annotations
 
 from memoryd._delivery import MAX_FILE_BYTES, MAX_FILE_LINES
-from memoryd.indexer.queries import IndexedFile
+from memoryd.indexer.queries import IndexedFile, iso_utc
 from memoryd.indexer.records import KIND_MEMORY
-from memoryd.replies import ListReply, Size
+from memoryd.replies import FileSummary, ListReply, ParseFailure, Size
 from memoryd.report.document import Oversized
 
 CAP = {"bytes": MAX_FILE_BYTES, "lines": MAX_FILE_LINES}
@@ -36,10 +36,40 @@ def oversized(files: list[IndexedFile]) -> list[Oversized]:
     return [{"file": f.filename, **size} for f in files if (size := oversize(f)) is not None]
 
 
-def mark_listing(listing: ListReply, files: list[IndexedFile]) -> ListReply:
-    """``list``'s entries for oversized memories get ``oversized: {bytes, lines}``."""
-    sizes = {f.path: size for f in files if (size := oversize(f)) is not None}
-    for entry in listing["files"]:
-        if entry["path"] in sizes:
-            entry["oversized"] = sizes[entry["path"]]
-    return listing
+def listing(
+    files: list[IndexedFile], directory: str, superseded: dict[str, str | None]
+) -> ListReply:
+    """``list``'s reply: the files that parsed, oversized and superseded ones marked, and
+    the files that did not parse.
+
+    ``superseded`` maps the path of each stale memory to its successor's filename
+    (None when it names none).
+    """
+    summaries = []
+    for f in files:
+        if f.error is not None:
+            continue
+        entry: FileSummary = {
+            "filename": f.filename,
+            "path": f.path,
+            "kind": f.kind,
+            "name": f.name,
+            "description": f.description,
+            "type": f.type,
+            "mtime": iso_utc(f.mtime),
+            "size": f.size,
+        }
+        if f.warning:
+            entry["warning"] = f.warning
+        if f.secrets:
+            entry["secret_lines"] = [s["line"] for s in f.secrets]
+        if f.path in superseded:
+            entry["superseded_by"] = superseded[f.path]
+        size = oversize(f)
+        if size is not None:
+            entry["oversized"] = size
+        summaries.append(entry)
+    errors: list[ParseFailure] = [
+        {"path": f.path, "error": f.error} for f in files if f.error is not None
+    ]
+    return {"dir": directory, "files": summaries, "errors": errors}

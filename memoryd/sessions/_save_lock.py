@@ -5,8 +5,8 @@ file and renames it over. Two saves doing that at once each merge into the
 file the other is about to replace, and the first rename's entries are lost.
 :func:`acquire` serialises them: an in-process lock per folder (striped),
 then ``flock(LOCK_EX)`` on ``.memoryd-save.lock`` in the folder itself, so
-the daemon's request threads, an in-process ``memoryd save`` and another
-daemon (another state directory, another environment) all agree.
+the daemon's request threads and another daemon (another state directory,
+another environment) all agree.
 
 The lock file is opened without following a symbolic link and must be a
 regular file; it is never removed (a holder may be using it), and a lock

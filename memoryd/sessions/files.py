@@ -1,8 +1,8 @@
 """The I/O around session memories: atomic ``save``, indexed ``load_last``, ``context``.
 
 The format and the brief are pure (``format``, ``brief``); this module reads
-the index, reads and writes files, and shapes the protocol's answers. It is
-shared by the daemon's handlers and the in-process CLI.
+the index, reads and writes files, and shapes the protocol's answers for the
+daemon's handlers.
 
 A second save of a session keeps what the first recorded and the second does
 not restate (``memoryd.sessions.merge``); ``replace`` overwrites instead.
@@ -23,7 +23,7 @@ import re
 import sqlite3
 import tempfile
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, cast
 
@@ -153,27 +153,27 @@ _UNNAMED_TEMP_AGE_S = 60.0
 """Temp files from before names carried a pid are removed only once this old."""
 
 
-def remove_stale_temp_files(directories: Sequence[str]) -> int:
-    """Delete :func:`write_atomic` temp files whose writer is gone; how many were removed.
+def is_temp_name(name: str) -> bool:
+    """True for a name :func:`write_atomic` gives its temp files."""
+    return _TEMP_NAME.match(name) is not None
+
+
+def remove_stale_temps(paths: Iterable[str]) -> int:
+    """Delete the temp files among ``paths`` whose writer is gone; how many were removed.
 
     A ``kill -9`` between the temp file's creation and its rename leaves
-    ``.<name>.<pid>.<random>.tmp`` behind. Hidden and symlinked directories
-    are skipped, as the scanner does; only names of exactly that shape are
-    touched, and only when their pid no longer runs.
+    ``.<name>.<pid>.<random>.tmp`` behind. Only names of exactly that shape
+    are touched, and only when their pid no longer runs.
     """
     removed = 0
     now = time.time()
-    for top in directories:
-        for directory, subdirs, files in os.walk(top):
-            subdirs[:] = [d for d in subdirs if not d.startswith(".")]
-            for name in files:
-                match = _TEMP_NAME.match(name)
-                path = os.path.join(directory, name)
-                if match is None or not _writer_gone(match.group(2), path, now):
-                    continue
-                with contextlib.suppress(FileNotFoundError):
-                    os.unlink(path)
-                    removed += 1
+    for path in paths:
+        match = _TEMP_NAME.match(os.path.basename(path))
+        if match is None or not _writer_gone(match.group(2), path, now):
+            continue
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(path)
+            removed += 1
     return removed
 
 

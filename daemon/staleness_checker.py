@@ -1,12 +1,10 @@
-"""The daemon side of memory-rot checks: the background checker.
+"""The daemon's memory-rot checker: its own ``staleness`` thread over the roots.
 
-git must never run inside a ``select``, and a slow or huge checkout must not
-hold up indexing, so the checks run on their own ``staleness`` thread: about
-a second after the index changes (the writer's generation moved) and every
-:data:`RECHECK_S` seconds (for new commits), with only the verdict writes
-going through the writer thread. ``select``, ``list`` and ``report`` read
-the stored verdicts; the ``check`` method (a :class:`~memoryd.service.MemoryService`
-method) shares this checker, so its caches serve both.
+git never runs inside a ``select`` nor holds up indexing: the checks run on
+this thread about a second after the index changes, when the hook reports a
+new ``cwd``, and every :data:`RECHECK_S` seconds (for new commits); only the
+verdicts go through the writer. ``select``, ``list`` and ``report`` read the
+stored verdicts; the ``check`` method shares this checker and its caches.
 """
 
 from __future__ import annotations

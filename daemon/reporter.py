@@ -1,19 +1,10 @@
-"""Compaction reports in the daemon: a scheduled job, and the writer of ``report``'s.
+"""Compaction reports in the daemon: the scheduled job, and the writer of ``report``'s.
 
-The job runs on ``reports.cron`` from the config (default ``0 3 * * *``, local
-time) through the daemon's apscheduler (installed by :meth:`Reporter.reconfigure`,
-at start and on SIGHUP), whose job defaults make it coalesced
-(missed runs collapse into one), one at a time, and still run after a missed
-start within the misfire grace. A ``report`` request and a scheduled run
-share one lock, so two reports are never written at once: a request waits
-for a running report, a scheduled run that finds one running is skipped.
-
-For tests and for trying the schedule out, the environment variable
-``MEMORYD_REPORT_INTERVAL`` (seconds, e.g. ``0.5``) replaces the cron with an
-interval trigger.
-
-The last report's time and paths appear in ``status`` as ``last_report``,
-and the schedule as ``report_schedule``.
+The job runs on ``reports.cron`` (local time; ``MEMORYD_REPORT_INTERVAL``, in
+seconds, replaces it with an interval). A ``report`` request and a scheduled
+run share one lock: a request waits for a running report, a scheduled run
+that finds one running is skipped. ``status`` shows ``last_report`` and
+``report_schedule``.
 """
 
 from __future__ import annotations
@@ -24,12 +15,12 @@ import time
 from collections.abc import Callable
 
 import structlog
-from apscheduler.schedulers.base import BaseScheduler
 from apscheduler.triggers.base import BaseTrigger
 from apscheduler.triggers.cron import CronTrigger
 from apscheduler.triggers.interval import IntervalTrigger
 
 from memoryd.config import Config
+from memoryd.daemon.lifecycle import Job
 from memoryd.daemon.readers import Readers
 from memoryd.replies import FeatureStatus, LastReport, ReportResult, ReportSchedule
 from memoryd.report import Retention, produce
@@ -55,20 +46,13 @@ def schedule_for(cfg: Config) -> tuple[BaseTrigger, ReportSchedule]:
 class Reporter:
     """Runs reports for the daemon, one at a time, and records the last one for ``status``."""
 
-    def __init__(
-        self,
-        cfg: Config,
-        roots: Callable[[], list[str]],
-        readers: Readers,
-        scheduler: BaseScheduler,
-    ) -> None:
+    def __init__(self, cfg: Config, roots: Callable[[], list[str]], readers: Readers) -> None:
         self._cfg = cfg
         self._roots = roots
         self._readers = readers
-        self._scheduler = scheduler
         self._lock = threading.Lock()
         self._last: LastReport | None = None
-        self._schedule: ReportSchedule = {}
+        self._schedule = _described(cfg)
 
     def status(self) -> FeatureStatus:
         """``last_report`` (once one ran) and ``report_schedule``."""
@@ -121,22 +105,24 @@ class Reporter:
         return {**result, "seconds": seconds}
 
     def reconfigure(self, cfg: Config) -> None:
-        """(Re)install the job from ``cfg``; a bad interval is logged and leaves no job.
-
-        A cron that does not parse never gets here: loading the config refuses it.
-        """
+        """SIGHUP: the new schedule, installed with the daemon's jobs."""
         self._cfg = cfg
-        try:
-            trigger, described = schedule_for(cfg)
-        except ValueError as exc:
-            log.error("report.bad_schedule", cron=cfg.report_cron, error=str(exc))
-            self._schedule = {"error": str(exc)}
-            if self._scheduler.get_job(JOB_ID) is not None:
-                self._scheduler.remove_job(JOB_ID)
-            return
-        self._scheduler.add_job(self.scheduled, trigger, id=JOB_ID, replace_existing=True)
-        self._schedule = described
+        self._schedule = _described(cfg)
 
-    def reschedule(self) -> None:
-        """The clock was set back: the next run is worked out again from now."""
-        self.reconfigure(self._cfg)
+    def jobs(self) -> list[Job]:
+        """The report's job from a fresh trigger; none while its schedule is refused."""
+        if "error" in self._schedule:
+            return []
+        return [Job(JOB_ID, self.scheduled, schedule_for(self._cfg)[0])]
+
+
+def _described(cfg: Config) -> ReportSchedule:
+    """``status``'s ``report_schedule``; a bad interval is logged and described as an error.
+
+    A cron that does not parse never gets here: loading the config refuses it.
+    """
+    try:
+        return schedule_for(cfg)[1]
+    except ValueError as exc:
+        log.error("report.bad_schedule", cron=cfg.report_cron, error=str(exc))
+        return {"error": str(exc)}

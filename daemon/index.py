@@ -1,10 +1,10 @@
 """The index the shared :class:`~memoryd.service.MemoryService` runs over in the daemon.
 
 :class:`DaemonIndex` gives the service this thread's read-only connection,
-directories kept watched, and writes queued for the writer thread; the
-socket methods that use it are the service's ``cmd_*`` (daemon/handlers.py). Each ``select``'s
-telemetry row is one job on the writer's queue, so it never holds up the
-reply, and ``stats`` reads its own writes by waiting for the queue to pass.
+directories kept watched, and writes queued for the writer thread. Each
+``select``'s telemetry row is one job on the writer's queue, so it never holds
+up the reply; :class:`RunRows` keeps the rows the index refused until the
+writer's repair, and ``stats`` reads its own writes by waiting for the queue.
 """
 
 from __future__ import annotations
@@ -21,26 +21,53 @@ from memoryd.indexer import recovery
 from memoryd.indexer.store import IndexStore
 from memoryd.select.telemetry import RunRecord
 from memoryd.select.wiring import record_runs, retention_of
-from memoryd.service import index_pending_note
 
 HELD_RUNS = 10_000
 """Telemetry rows kept (the newest) while the index cannot be written; the repair writes them."""
 
 
-class DaemonIndex:
-    """The daemon's index: this thread's reader, directories kept watched, writes queued."""
+class RunRows:
+    """Telemetry rows written on the writer thread, held back while the index refuses them."""
 
-    def __init__(self, cfg: Config, readers: Readers, writer: Writer, roots: WatchedRoots) -> None:
-        self._readers = readers
-        self._writer = writer
-        self._roots = roots
+    def __init__(self, cfg: Config) -> None:
         self._held: list[RunRecord] = []
-        self._held_lock = threading.Lock()
+        self._lock = threading.Lock()
         self.retention = retention_of(cfg)
 
     def reconfigure(self, cfg: Config) -> None:
         """SIGHUP: new ``telemetry`` limits apply from the next row."""
         self.retention = retention_of(cfg)
+
+    def write(self, store: IndexStore, rows: list[RunRecord]) -> None:
+        """Write ``rows`` after any held back; if the index refuses them, hold them all."""
+        with self._lock:
+            batch, self._held = [*self._held, *rows], []
+        if not batch:
+            return
+        try:
+            record_runs(store, batch, self.retention)
+        except Exception as exc:
+            if recovery.trouble(exc) is None:
+                raise
+            with self._lock:  # kept for the writer's repair (the newest, within a bound)
+                self._held = [*batch, *self._held][-HELD_RUNS:]
+            raise
+
+    def flush(self, store: IndexStore) -> None:
+        """The rows held back (the writer's repair)."""
+        self.write(store, [])
+
+
+class DaemonIndex:
+    """The daemon's index: this thread's reader, directories kept watched, writes queued."""
+
+    def __init__(
+        self, readers: Readers, writer: Writer, roots: WatchedRoots, runs: RunRows
+    ) -> None:
+        self._readers = readers
+        self._writer = writer
+        self._roots = roots
+        self._runs = runs
 
     def reader(self) -> sqlite3.Connection:
         return self._readers.conn()
@@ -61,7 +88,10 @@ class DaemonIndex:
             if found is None:
                 raise
             writer.health.pending(path)
-            return directory, index_pending_note(found[1], "the daemon's automatic retry")
+            return directory, (
+                f"saved to disk, but the index cannot be written now ({found[1]}): load_last "
+                "and context see this session once the daemon's automatic retry indexes it"
+            )
         return directory, None
 
     def write(self, fn: Callable[[sqlite3.Connection], None]) -> None:
@@ -78,28 +108,9 @@ class DaemonIndex:
 
     def record_run(self, record: RunRecord) -> None:
         """Queue the row for the writer (kept at shutdown); telemetry never blocks a reply."""
-        self._writer.submit(lambda store: self._write_runs(store, [record]), keep=True)
-
-    def _write_runs(self, store: IndexStore, rows: list[RunRecord]) -> None:
-        """Write ``rows`` after any held back; if the index refuses them, hold them all."""
-        with self._held_lock:
-            batch, self._held = [*self._held, *rows], []
-        if not batch:
-            return
-        try:
-            record_runs(store, batch, self.retention)
-        except Exception as exc:
-            if recovery.trouble(exc) is None:
-                raise
-            with self._held_lock:  # kept for the writer's repair (the newest, within a bound)
-                self._held = [*batch, *self._held][-HELD_RUNS:]
-            raise
-
-    def flush_held(self, store: IndexStore) -> None:
-        """The writer's repair: rows kept back while the index could not be written."""
-        self._write_runs(store, [])
+        self._writer.submit(lambda store: self._runs.write(store, [record]), keep=True)
 
     def runs_recorded(self) -> None:
         # Every row recorded so far is a job queued ahead of this one: once it has
         # run, they are all in, with any that were held back.
-        self._writer.call(self.flush_held)
+        self._writer.call(self._runs.flush)
