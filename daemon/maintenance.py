@@ -36,7 +36,7 @@ from memoryd.indexer.scanner import Listing, is_memory_filename, walk_dirs
 from memoryd.indexer.store import IndexStore
 from memoryd.indexer.sync import SyncResult
 from memoryd.replies import FeatureStatus, ReconcileFailure
-from memoryd.sessions.files import is_temp_name, remove_stale_temps
+from memoryd.sessions.writes import is_temp_name, remove_stale_temps
 
 log = structlog.get_logger("memoryd.daemon")
 

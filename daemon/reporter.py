@@ -24,7 +24,7 @@ from memoryd.daemon.lifecycle import Job
 from memoryd.daemon.readers import Readers
 from memoryd.replies import FeatureStatus, LastReport, ReportResult, ReportSchedule
 from memoryd.report import Retention, produce
-from memoryd.report.sessions import DAY
+from memoryd.report.findings import DAY
 
 INTERVAL_ENV = "MEMORYD_REPORT_INTERVAL"
 JOB_ID = "compaction-report"

@@ -46,13 +46,14 @@ from memoryd.replies import (
     SelectResult,
     StatsReply,
 )
-from memoryd.report.oversize import listing
+from memoryd.report.findings import listing
 from memoryd.select import telemetry
 from memoryd.select.manifest import superseded_in
 from memoryd.select.selector import Selector
 from memoryd.select.types import StatsRequest, parse_select, parse_stats
 from memoryd.select.wiring import run_stats, selector_settings
 from memoryd.sessions import files as sessions
+from memoryd.sessions.brief import ParsedSessions
 from memoryd.sessions.format import project_case_note
 from memoryd.staleness.checks import Checker, Write, check_tree
 from memoryd.staleness.results import annotate_listing
@@ -122,7 +123,7 @@ class MemoryService:
         self.selector = selector
         self.checker = checker or Checker()
         self.reports = reports
-        self.session_caches = sessions.SessionCaches()
+        self.parsed_sessions = ParsedSessions()
 
     def reconfigure(self, cfg: Config) -> None:
         """SIGHUP: the selector takes the new query logging, judges and shortlist."""
@@ -256,8 +257,7 @@ class MemoryService:
             request.task,
             request.project,
             request.budget_tokens,
-            why_unreadable=sessions.dir_unreadable,
-            caches=self.session_caches,
+            parsed=self.parsed_sessions,
         )
         return _noted(brief, request.project_given)
 

@@ -10,18 +10,17 @@ import pytest
 
 from memoryd.indexer.parse import parse_file
 from memoryd.paths import SESSION_FILENAME
-from memoryd.sessions import (
+from memoryd.sessions import brief as brief_mod
+from memoryd.sessions._sections import SessionSections, parse_sections
+from memoryd.sessions.brief import (
+    ParsedSessions,
     SessionDoc,
     build_brief,
     estimate_tokens,
     no_context_message,
-    render_session,
     unavailable_message,
-    validate_save_params,
 )
-from memoryd.sessions import brief as brief_mod
-from memoryd.sessions._sections import SessionSections, parse_sections
-from memoryd.sessions.brief import ParsedSessions
+from memoryd.sessions.format import render_session, validate_save_params
 
 SCOPE = "project shop-backend"
 
@@ -156,7 +155,7 @@ def test_a_cached_parse_is_weighed_at_about_the_memory_it_holds(folder: Path) ->
     tracemalloc.start()
     try:
         before = tracemalloc.get_traced_memory()[0]
-        kept = [brief_mod._index_text(d) for d in docs]
+        kept = [brief_mod._read(d) for d in docs]
         held = tracemalloc.get_traced_memory()[0] - before
     finally:
         tracemalloc.stop()

@@ -32,9 +32,9 @@ from memoryd.indexer.parse import MEMORY_HEADER_KEYS, parse_bytes
 from memoryd.indexer.records import KIND_MEMORY, KIND_SESSION
 from memoryd.indexer.store import IndexStore
 from memoryd.indexer.sync import Syncer
+from memoryd.sessions import _sections
 from memoryd.sessions import brief as brief_mod
 from memoryd.sessions import files as files_mod
-from memoryd.sessions import format as format_mod
 from memoryd.sessions.files import load_last
 from memoryd.staleness.render import render_check
 
@@ -372,7 +372,7 @@ def test_one_session_that_fails_is_skipped_and_the_next_one_used(
     store, folder = indexed_sessions(
         tmp_path, {SESSION_NAME: session_text(""), newer: session_text("")}
     )
-    real = format_mod.resume_line
+    real = _sections.resume_line
 
     def failing(project: str, meta: Any, now: Any, *, filename: str | None = None) -> Any:
         if filename == newer:

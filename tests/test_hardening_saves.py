@@ -21,8 +21,8 @@ from daemon_fixtures import DaemonProc
 
 from memoryd.bounded_read import MAX_READ_BYTES
 from memoryd.errors import Busy, InvalidParams, NotRegularFile
-from memoryd.sessions import _save_lock
 from memoryd.sessions import files as session_io
+from memoryd.sessions import writes
 
 PROJECT = "race"
 SESSION = "2026-01-02-10-00"
@@ -120,7 +120,7 @@ def test_the_lock_file_is_never_followed_and_stays(tmp_path: Path) -> None:
     folder.mkdir()
     outside = tmp_path / "outside"
     outside.write_text("keep me\n")
-    lock = folder / _save_lock.LOCK_NAME
+    lock = folder / writes.LOCK_NAME
     lock.symlink_to(outside)
     request = session_io.parse_save(params(folder, "first"))
     with pytest.raises(NotRegularFile) as refused:
@@ -146,8 +146,8 @@ def test_a_lock_held_elsewhere_is_busy_and_nothing_is_written(
     folder.mkdir()
     session_io.save(session_io.parse_save(params(folder, "first")))
     before = session_text(folder)
-    monkeypatch.setattr(_save_lock, "WAIT_S", 0.2)
-    fd = os.open(folder / _save_lock.LOCK_NAME, os.O_RDWR)
+    monkeypatch.setattr(writes, "WAIT_S", 0.2)
+    fd = os.open(folder / writes.LOCK_NAME, os.O_RDWR)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)  # another holder: a second open file description
         with pytest.raises(Busy) as busy:

@@ -17,7 +17,7 @@ from daemon_fixtures import DaemonProc, wait_until, write_memory
 
 from memoryd.indexer.recovery import damage, open_or_recover
 from memoryd.indexer.store import IndexStore
-from memoryd.sessions.files import remove_stale_temps
+from memoryd.sessions.writes import remove_stale_temps
 
 FILES = 30
 

@@ -57,10 +57,10 @@ TEXT_MODULES = (
     "memoryd.select.judge",
     "memoryd.sessions._sections",
     "memoryd.sessions._findings",
-    "memoryd.sessions._reading",
+    "memoryd.sessions._collect",
     "memoryd.sessions._relevance",
     "memoryd.sessions.brief",
-    "memoryd.report.memory_index",
+    "memoryd.report.findings",
 )
 """The modules whose patterns see text from files (parsing, analysis, briefs, reports)."""
 
@@ -111,7 +111,7 @@ KNOWN_SHAPES: list[tuple[str, Callable[[int], str], int]] = [
     ("citations.MARKDOWN_LINK", lambda k: "[](" * k, 150),
     ("citations.MARKDOWN_LINK", lambda k: "/](](0[" * k, 60),
     ("citations.MARKDOWN_LINK", lambda k: '[](a "' + "[](a " * k, 80),
-    ("memory_index.MARKDOWN_LINK", lambda k: "a<](][" * k, 80),
+    ("findings.MARKDOWN_LINK", lambda k: "a<](][" * k, 80),
     ("secrets._PATTERNS[password in a connection URI]", lambda k: "a://b:<" * k, 60),
     ("secrets._PATTERNS[password in a connection URI]", lambda k: "a://b:" + "*" * k, 400),
     ("secrets._PATTERNS[Slack token]", lambda k: "xoxa-" * k, 80),

@@ -9,10 +9,9 @@ import pytest
 
 from memoryd.errors import InvalidParams
 from memoryd.indexer.parse import parse_bytes, parse_file
-from memoryd.sessions import (
-    parse_sections,
+from memoryd.sessions._sections import parse_sections, resume_line
+from memoryd.sessions.format import (
     render_session,
-    resume_line,
     session_filename,
     session_input_from_file,
     validate_save_params,

@@ -26,7 +26,6 @@ import pytest
 from conftest import run_unprivileged
 from daemon_fixtures import DaemonProc, module_daemon
 
-from memoryd import bounded_read
 from memoryd.cli import main as cli_main
 from memoryd.errors import InvalidParams, NotFound, RequestError
 from memoryd.indexer.parse import parse_bytes
@@ -35,8 +34,8 @@ from memoryd.indexer.scanner import is_memory_filename
 from memoryd.indexer.store import IndexStore
 from memoryd.indexer.sync import Syncer
 from memoryd.sessions import files as session_io
-from memoryd.sessions._save_lock import LOCK_NAME
 from memoryd.sessions.brief import estimate_tokens
+from memoryd.sessions.writes import LOCK_NAME
 
 PROJECT = "shop-backend"
 STAMP = re.compile(r"\d{4}-\d{2}-\d{2}-\d{2}-\d{2}")
@@ -1044,7 +1043,7 @@ def test_bad_context_params_are_invalid_params_naming_the_field(daemon: DaemonPr
 
 
 def test_unreadable_history_is_unavailable_not_a_fake_no_match(
-    world_tmp: Path, tmp_path: Path
+    world_tmp: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A real EACCES, through ``session_io.context`` with the daemon's own readability check.
 
@@ -1066,7 +1065,6 @@ def test_unreadable_history_is_unavailable_not_a_fake_no_match(
                 "payment retries",
                 None,
                 600,
-                why_unreadable=session_io.dir_unreadable,
             )
         finally:
             store.close()
@@ -1085,53 +1083,31 @@ def test_unreadable_history_is_unavailable_not_a_fake_no_match(
         def reasons(directory: str) -> str | None:
             return "I/O error" if directory == str(locked) else None
 
-        result = session_io.context(
-            store.conn, [str(readable_dir), str(locked)], "x", None, 600, why_unreadable=reasons
-        )
+        monkeypatch.setattr(session_io, "dir_unreadable", reasons)
+        result = session_io.context(store.conn, [str(readable_dir), str(locked)], "x", None, 600)
     finally:
         store.close()
     assert result["text"] == f"Session history unavailable: {locked}: I/O error"
 
 
-def test_context_reopens_only_sessions_whose_indexed_hash_it_has_not_read(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_context_reads_each_session_as_it_is_on_disk_now(tmp_path: Path) -> None:
     folder = tmp_path / "memory"
     folder.mkdir()
     for day in (3, 4, 5):
         (folder / f"2025-03-0{day}-10-00-{PROJECT}.md").write_text(V10, encoding="utf-8")
     edited = folder / f"2025-03-05-10-00-{PROJECT}.md"
     store = IndexStore(tmp_path / "index.db")
-    opened: list[str] = []
-    real_read = bounded_read.read_capped
 
-    def counting_read(path: str, *args: Any, **kwargs: Any) -> Any:
-        opened.append(os.path.basename(path))
-        return real_read(path, *args, **kwargs)
-
-    monkeypatch.setattr(session_io, "read_capped", counting_read)
-    caches = session_io.SessionCaches()
-
-    def brief(task: str = "payment retries") -> Mapping[str, Any]:
-        opened.clear()
-        return session_io.context(store.conn, [str(folder)], task, None, 600, caches=caches)
+    def brief(task: str) -> Mapping[str, Any]:
+        return session_io.context(store.conn, [str(folder)], task, None, 600)
 
     try:
         Syncer(store).sync_tree(str(folder))
-        # Ahead of the index: the new text is read (and used) but not kept under the
-        # old hash, so a revert before the index catches up is read again, not mixed up.
+        # Ahead of the index: the new text is used, and a revert is read again.
         edited.write_text(V10.replace("per-attempt ETA tasks", "a dead letter queue"))
         assert "dead letter queue" in brief("dead letter queue")["text"]
-        assert len(opened) == 3
         edited.write_text(V10, encoding="utf-8")
         assert "dead letter queue" not in brief("dead letter queue")["text"]
-        assert opened == [edited.name]
-        assert brief()["sessions_read"] and opened == []
-        # Once indexed, an edit is read once and then served from memory.
-        edited.write_text(V10.replace("per-attempt ETA tasks", "a dead letter queue"))
-        Syncer(store).sync_tree(str(folder))
-        assert "dead letter queue" in brief("dead letter queue")["text"]
-        assert "dead letter queue" in brief("dead letter queue")["text"] and opened == []
     finally:
         store.close()
 

@@ -17,8 +17,14 @@ from memoryd import cli
 from memoryd.indexer.store import IndexStore
 from memoryd.indexer.sync import Syncer
 from memoryd.staleness import results
-from memoryd.staleness.checkout import decode_folder_name, encode, resolve
-from memoryd.staleness.checks import Checker, FolderCheck, check_tree
+from memoryd.staleness.checks import (
+    Checker,
+    FolderCheck,
+    check_tree,
+    decode_folder_name,
+    encode,
+    resolve,
+)
 from memoryd.staleness.render import caution, render_check
 
 

@@ -268,7 +268,7 @@ def _on_session_start(event: _Event) -> Answer | None:
     if not last["found"]:
         log.info("hook_skipped", reason=last["message"])
         return None
-    from memoryd.sessions import parse_sections  # noqa: PLC0415 - not on the per-prompt path
+    from memoryd.sessions._sections import parse_sections  # noqa: PLC0415 - not per prompt
 
     summary = parse_sections(last["content"]).summary_text
     text = f"memoryd: {last['resume_line']}\nLast session file: {last['path']}\n"

@@ -122,8 +122,7 @@ class DirectoryReport(TypedDict):
     secrets: list[SecretFile]
     oversized: list[Oversized]
     usage: Usage | None
-    code_drift: NotRequired[list[StaleMemory]]
-    """Set with ``usage`` once every folder is known (one staleness query per root)."""
+    code_drift: list[StaleMemory]
 
 
 class Report(TypedDict):

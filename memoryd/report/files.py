@@ -1,17 +1,14 @@
-"""Where reports are written: one pair per run, named by time, a ``latest`` link, pruning.
+"""Where reports are written: a pair of files per run named by its second, a ``latest`` link.
 
-A report is named by the second it was built (``compaction-2026-11-30T14-32-15``),
-so a second report on the same day is a new pair of files instead of silently
-replacing the first. ``latest.md`` and ``latest.json`` are symlinks to the
-newest pair. After each write the folder is pruned: pairs beyond
-``reports.keep`` (newest first) or older than ``reports.max_age_days`` go.
-Only files named like memoryd's reports are ever deleted, and never the pair
-just written.
+After each write, pairs beyond ``reports.keep`` (newest first) or older than
+``reports.max_age_days`` are deleted: only files named like memoryd's reports,
+never the pair just written.
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import re
 import secrets
@@ -21,14 +18,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from memoryd.config import Config
-from memoryd.report import findings
+from memoryd.report.findings import DAY
 from memoryd.report.render import render_markdown
-from memoryd.sessions.files import TEMP_SUFFIX, unwritable, write_atomic
+from memoryd.sessions.writes import TEMP_SUFFIX, unwritable, write_atomic
 
 if TYPE_CHECKING:
     from memoryd.report.document import Report
-
-DAY = 86400.0
 
 _REPORT_FILE = re.compile(
     r"^(compaction-\d{4}-\d{2}-\d{2}(?:T\d{2}-\d{2}-\d{2})?(?:-\d+)?)\.(md|json)$"
@@ -57,12 +52,12 @@ def write_report(
     A write the disk refuses (full, read-only) is ``unwritable``, naming the cause.
     """
     try:
-        return _write(report, reports_dir, retention)
+        return _write(report, reports_dir, retention or Retention())
     except OSError as exc:
         raise unwritable(exc.filename or os.fspath(reports_dir), exc) from None
 
 
-def _write(report: Report, reports_dir: Path, retention: Retention | None) -> tuple[Path, Path]:
+def _write(report: Report, reports_dir: Path, retention: Retention) -> tuple[Path, Path]:
     reports_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
     stem = f"compaction-{report['stamp']}"
     n = 1
@@ -70,21 +65,18 @@ def _write(report: Report, reports_dir: Path, retention: Retention | None) -> tu
         stem = f"compaction-{report['stamp']}-{n}"
         n += 1
     md_path, json_path = reports_dir / f"{stem}.md", reports_dir / f"{stem}.json"
-    write_atomic(os.fspath(json_path), findings.dumps(report), mode=0o600)
+    body = json.dumps(report, ensure_ascii=False, indent=2) + "\n"
+    write_atomic(os.fspath(json_path), body, mode=0o600)
     write_atomic(os.fspath(md_path), render_markdown(report), mode=0o600)
     for path in (md_path, json_path):
         _link(reports_dir / f"{LATEST}{path.suffix}", path.name)
-    prune(reports_dir, retention or Retention(), keep_stem=stem)
+    prune(reports_dir, retention, keep_stem=stem)
     return md_path, json_path
 
 
 def _link(link: Path, target: str) -> None:
-    """Replace ``link`` with a relative symlink to ``target`` in one rename.
-
-    The temporary link is named as :func:`write_atomic` names its temp files
-    (pid and random part), so one left by a killed writer is removed at the
-    next start like theirs.
-    """
+    """Replace ``link`` with a relative symlink to ``target`` in one rename (the temp link
+    named as :func:`write_atomic` names its temp files, so start-up removes a leftover)."""
     tmp = link.with_name(f".{link.name}.{os.getpid()}.{secrets.token_hex(4)}{TEMP_SUFFIX}")
     os.symlink(target, tmp)
     os.replace(tmp, link)

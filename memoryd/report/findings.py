@@ -1,33 +1,62 @@
-"""Per-file findings read from the index: broken files, duplicates, secrets, usage.
+"""The report's findings, each read from the index (no memory file is re-read).
 
-Everything here works from rows the indexer already stored (parse errors,
-secret flags, bodies, selector telemetry), so a report re-reads no memory
-file. Secrets are reported by line number and kind only; the index never kept
-their values.
+Sessions are aged by the time they record (``last_session_at``, else their
+filename), not by mtime, which copies and checkouts reset. MEMORY.md is cut
+off by agents past about 200 lines or 25 KB; a link to a gone file, an
+unlisted memory and an entry with no hook (``- [Title](file.md) — hook``) are
+flagged. A memory over the hook's cap (what it shows of one memory) is
+oversized. Secrets are reported by line and kind only.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import re
 import sqlite3
 from collections import Counter, defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass
+from urllib.parse import unquote
 
-from memoryd.indexer.queries import IndexedFile
-from memoryd.indexer.records import KIND_MEMORY
+from memoryd._delivery import MAX_FILE_BYTES, MAX_FILE_LINES
+from memoryd.indexer.citations import MARKDOWN_LINK
+from memoryd.indexer.queries import IndexedFile, iso_utc
+from memoryd.indexer.records import KIND_INDEX, KIND_MEMORY, KIND_SESSION
+from memoryd.replies import FileSummary, ListReply, ParseFailure, Size
 from memoryd.report.document import (
     BrokenFile,
     DuplicateGroup,
-    Report,
+    IndexHealth,
+    LinkLine,
+    OldSessions,
+    Oversized,
     SecretFile,
     Selected,
+    StaleWork,
     SupersededMemory,
+    SupersededSession,
     Usage,
 )
 from memoryd.select.candidates import Candidate
 from memoryd.select.relations import compute_relations
+from memoryd.sessions._sections import last_session_time
+
+DAY = 86400.0
+OPEN_STATUSES = ("in-progress", "paused")
+MAX_LINES = 200
+MAX_BYTES = 25 * 1024
+"""Where agents cut MEMORY.md off."""
+_ENTRY = re.compile(r"^\s*[-*+]\s+\[[^\]]*\]\(([^)]*)\)(?P<rest>.*)$")
+_HOOK_PUNCTUATION = " \t—–-:|"
 
 MIN_BODY_CHARS = 40
 """Bodies shorter than this ("TODO", one link) are too generic to call duplicates."""
+
+
+def selectable(f: IndexedFile) -> bool:
+    """A memory ``select`` can return (a broken one is reported as broken instead)."""
+    return f.kind == KIND_MEMORY and f.error is None
 
 
 def broken_files(files: list[IndexedFile]) -> list[BrokenFile]:
@@ -44,14 +73,10 @@ def secret_files(files: list[IndexedFile]) -> list[SecretFile]:
     ]
 
 
-def _normal(text: str) -> str:
-    return " ".join(text.lower().split())
-
-
 def _exact_groups(memories: list[IndexedFile], field: str, min_chars: int) -> list[list[str]]:
     groups: dict[str, list[str]] = defaultdict(list)
     for f in memories:
-        key = _normal(getattr(f, field) or "")
+        key = " ".join((getattr(f, field) or "").lower().split())
         if len(key) >= min_chars:
             groups[key].append(f.filename)
     return [names for names in groups.values() if len(names) > 1]
@@ -67,7 +92,7 @@ def duplicates(
     minus pairs already in an identical group. A memory that a newer one says
     it supersedes is listed apart: it is stale rather than duplicated.
     """
-    memories = [f for f in files if f.kind == KIND_MEMORY and f.error is None]
+    memories = [f for f in files if selectable(f)]
     found: list[DuplicateGroup] = []
     seen: set[frozenset[str]] = set()
     for field, min_chars in (("description", 1), ("body", MIN_BODY_CHARS)):
@@ -126,6 +151,195 @@ def usage_by_dir(
     return out
 
 
-def dumps(report: Report) -> str:
-    """The JSON form of a report (stable key order, readable in a diff)."""
-    return json.dumps(report, ensure_ascii=False, indent=2) + "\n"
+def oversize(f: IndexedFile) -> Size | None:
+    """``{"bytes", "lines"}`` of a memory over the hook's cap; None for one within it."""
+    if not selectable(f):
+        return None
+    lines = f.body.count("\n") + 1 if f.body else 0
+    if f.size <= MAX_FILE_BYTES and lines <= MAX_FILE_LINES:
+        return None
+    return {"bytes": f.size, "lines": lines}
+
+
+def oversized(files: list[IndexedFile]) -> list[Oversized]:
+    """The report's list: every oversized memory with its size."""
+    return [{"file": f.filename, **size} for f in files if (size := oversize(f)) is not None]
+
+
+def listing(
+    files: list[IndexedFile], directory: str, superseded: dict[str, str | None]
+) -> ListReply:
+    """``list``'s reply: the files that parsed, oversized and superseded ones marked, and
+    the files that did not parse.
+
+    ``superseded`` maps the path of each stale memory to its successor's filename
+    (None when it names none).
+    """
+    summaries = []
+    for f in files:
+        if f.error is not None:
+            continue
+        entry: FileSummary = {
+            "filename": f.filename,
+            "path": f.path,
+            "kind": f.kind,
+            "name": f.name,
+            "description": f.description,
+            "type": f.type,
+            "mtime": iso_utc(f.mtime),
+            "size": f.size,
+        }
+        if f.warning:
+            entry["warning"] = f.warning
+        if f.secrets:
+            entry["secret_lines"] = [s["line"] for s in f.secrets]
+        if f.path in superseded:
+            entry["superseded_by"] = superseded[f.path]
+        size = oversize(f)
+        if size is not None:
+            entry["oversized"] = size
+        summaries.append(entry)
+    errors: list[ParseFailure] = [
+        {"path": f.path, "error": f.error} for f in files if f.error is not None
+    ]
+    return {"dir": directory, "files": summaries, "errors": errors}
+
+
+def _local_target(raw: str) -> str | None:
+    """The file a link points at, or None for URLs and in-page anchors."""
+    if "://" in raw or raw.startswith(("mailto:", "#")):
+        return None
+    target = unquote(raw.split("#", 1)[0].split("?", 1)[0])
+    return target or None
+
+
+def index_health(directory: str, files: list[IndexedFile]) -> IndexHealth | None:
+    """Findings for the MEMORY.md of ``directory`` (``files`` are the directory's own).
+
+    None when the directory holds no memory files at all (a sessions folder,
+    say); ``{"missing": True}`` when it holds memories but no index.
+    """
+    index = next((f for f in files if f.kind == KIND_INDEX and f.error is None), None)
+    memories = [f for f in files if f.kind == KIND_MEMORY]
+    if index is None:
+        return {"missing": True, "path": os.path.join(directory, "MEMORY.md")} if memories else None
+    text = index.body
+    lines = text.splitlines()
+    listed: set[str] = set()
+    dead: list[LinkLine] = []
+    no_hook: list[LinkLine] = []
+    for number, line in enumerate(lines, start=1):
+        for match in MARKDOWN_LINK.finditer(line):
+            target = _local_target(match.group(1))
+            if target is None:
+                continue
+            resolved = os.path.normpath(os.path.join(directory, target))
+            listed.add(resolved)
+            if not os.path.exists(resolved):
+                dead.append({"line": number, "target": target})
+        entry = _ENTRY.match(line)
+        if entry and not entry.group("rest").strip(_HOOK_PUNCTUATION):
+            no_hook.append({"line": number, "target": entry.group(1).strip()})
+    oversize = len(lines) > MAX_LINES or index.size > MAX_BYTES
+    return {
+        "missing": False,
+        "path": index.path,
+        "lines": len(lines),
+        "bytes": index.size,
+        "oversize": oversize,
+        "dead_links": dead,
+        "unlisted": [f.filename for f in memories if f.path not in listed],
+        "no_hook": no_hook,
+    }
+
+
+def issue_count(health: IndexHealth | None) -> int:
+    """How many separate problems one directory's MEMORY.md has."""
+    if health is None:
+        return 0
+    if health["missing"]:
+        return 1
+    return (
+        int(health["oversize"])
+        + len(health["dead_links"])
+        + len(health["unlisted"])
+        + len(health["no_hook"])
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Session:
+    """A parsed session memory with the time it records."""
+
+    file: IndexedFile
+    at: float
+
+
+def sessions_by_project(files: Iterable[IndexedFile]) -> dict[str, list[Session]]:
+    """The parsed session memories among ``files`` per project (by name), oldest first."""
+    found = []
+    for f in files:
+        if f.kind == KIND_SESSION and f.error is None:
+            when = last_session_time(f.meta, f.filename)
+            found.append(Session(f, f.mtime if when is None else when.timestamp()))
+    grouped: dict[str, list[Session]] = defaultdict(list)
+    for session in sorted(found, key=lambda s: (s.at, s.file.filename)):
+        grouped[session.file.project or session.file.name or ""].append(session)
+    return dict(sorted(grouped.items()))
+
+
+def old_sessions(by_project: dict[str, list[Session]], cutoff: float) -> list[OldSessions]:
+    """Per project: the sessions recorded before ``cutoff``.
+
+    An old session is a candidate to condense when the project has a later
+    ``completed`` session: that one already carries the outcome, so the older
+    ones could be folded into a single summary.
+    """
+    out: list[OldSessions] = []
+    for project, group in by_project.items():
+        old = [s for s in group if s.at < cutoff]
+        if not old:
+            continue
+        completed = [s for s in group if s.file.status == "completed"]
+        latest_done = completed[-1] if completed else None
+        superseded: list[SupersededSession] = [
+            {"file": s.file.filename, "superseded_by": latest_done.file.filename}
+            for s in old
+            if latest_done is not None and s.at < latest_done.at
+        ]
+        out.append(
+            {
+                "project": project,
+                "count": len(old),
+                "bytes": sum(s.file.size for s in old),
+                "first": iso_utc(old[0].at),
+                "last": iso_utc(old[-1].at),
+                "files": [s.file.filename for s in old],
+                "superseded": superseded,
+            }
+        )
+    return out
+
+
+def stale_work(by_project: dict[str, list[Session]], cutoff: float, now: float) -> list[StaleWork]:
+    """Projects whose newest session is still open and was last touched before ``cutoff``.
+
+    Only the newest session of a project counts: an older ``in-progress``
+    session followed by later ones is history, not work someone left behind.
+    """
+    out: list[StaleWork] = []
+    for project, group in by_project.items():
+        latest = group[-1]
+        if latest.file.status not in OPEN_STATUSES or latest.at >= cutoff:
+            continue
+        out.append(
+            {
+                "project": project,
+                "file": latest.file.filename,
+                "status": latest.file.status,
+                "last_checkpoint": latest.file.meta.get("last-checkpoint"),
+                "last_touched": iso_utc(latest.at),
+                "age_days": round((now - latest.at) / DAY, 1),
+            }
+        )
+    return out

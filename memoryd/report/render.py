@@ -8,13 +8,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from memoryd.report.oversize import CAP
+from memoryd._delivery import MAX_FILE_BYTES, MAX_FILE_LINES
+from memoryd.report.findings import MAX_BYTES, MAX_LINES
 from memoryd.staleness.render import problems
 
 if TYPE_CHECKING:
     from memoryd.report.document import DirectoryReport, Report
 
-CAP_TEXT = f"{CAP['bytes'] // 1024} KB / {CAP['lines']} lines"
+CAP_TEXT = f"{MAX_FILE_BYTES // 1024} KB / {MAX_FILE_LINES} lines"
 
 NOTICE = (
     "Nothing was deleted or rewritten. memoryd only reads memory folders; this report "
@@ -76,7 +77,8 @@ def _index(d: DirectoryReport) -> list[str]:
     out = []
     if h["oversize"]:
         out.append(
-            f"- {h['lines']} lines, {h['bytes']:,} bytes: over 200 lines or 25 KB, "
+            f"- {h['lines']} lines, {h['bytes']:,} bytes: over {MAX_LINES} lines or "
+            f"{MAX_BYTES // 1024} KB, "
             "agents cut off the rest"
         )
     out += [f"- line {x['line']}: links to missing `{x['target']}`" for x in h["dead_links"]]

@@ -1,10 +1,4 @@
-"""The ranker's view of one memory file, and a loader that builds it from a directory.
-
-Rankers only need the header fields, the body and an mtime; keeping that in a
-small frozen record (instead of passing ``ParsedFile`` around) lets the
-selector build candidates from the index store and the bench build them
-straight from disk with the same type.
-"""
+"""The rankers' view of one memory file (:class:`Candidate`), built from the index or a folder."""
 
 from __future__ import annotations
 
@@ -31,22 +25,17 @@ class Candidate:
     body: str
     mtime: float
     terms: DocTerms | None = field(default=None, compare=False, repr=False)
-    """The analysis its folder's manifest worked out; rankers work it out when it is absent."""
+    """Its analysis, when its folder's manifest worked it out."""
     commands: tuple[str, ...] | None = field(default=None, compare=False, repr=False)
-    """The body's command lines (their program names), when ``body`` is not kept: a
-    cached manifest ranks from its analysis and needs nothing else of the body."""
+    """The body's command lines (their programs), when ``body`` is not kept."""
     header: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
-    """Header facts beyond name, description and type (``related``, ``status``, dates:
-    :data:`memoryd.indexer.parse.MEMORY_HEADER_KEYS`)."""
+    """Header facts beyond name, description and type (``status``, dates, ...)."""
     hook: str = ""
-    """The folder's ``MEMORY.md`` line for this file (title and hook), a second description."""
+    """The folder's ``MEMORY.md`` line for this file (title and hook)."""
 
 
 def load_directory(directory: Path) -> list[Candidate]:
-    """Parse every memory file in ``directory``, skipping MEMORY.md, sessions and broken files.
-
-    Sorted by filename so that everything downstream is deterministic.
-    """
+    """Every memory file of ``directory`` (not MEMORY.md, sessions or broken files), by name."""
     out: list[Candidate] = []
     for path in sorted(directory.glob("*.md")):
         if path.name == INDEX_FILENAME or not path.is_file():
@@ -74,11 +63,7 @@ def load_directory(directory: Path) -> list[Candidate]:
 
 
 def effective_type(declared: str | None, filename: str) -> str | None:
-    """The header's type, else the one the filename's prefix names (``reference_x.md``).
-
-    When both are there and disagree, the header wins: it is what the agent
-    wrote about the memory's use, while the prefix dates from its first name.
-    """
+    """The header's type, else the one the filename's prefix names (``reference_x.md``)."""
     if declared:
         return declared
     head = filename.partition("_")[0]

@@ -1,26 +1,11 @@
 """Dates a memory gives itself, and what they say about which memory is current.
 
-Two signals of staleness come from dates alone, and both are read from the
-memory's *own* date (a header field such as ``updated:``, else a date in its
-name, description or filename, else the latest date in its body), never from
-the file's mtime, which a checkout or a copy resets:
-
-* **A newer sibling.** Two memories of the same type whose titles are the same
-  once dates, numbers, versions and status markers are set aside ("Release
-  plan (2025-03)" and "Release plan (2025-05)", ``oncall_2025_q1.md`` and
-  ``oncall_2025_q2.md``) are one document in two versions: the one with the
-  earlier date is stale. More than ``SERIES_MIN`` such memories are a series
-  (weekly notes, one per sprint), each still true of its own time, and are
-  left alone.
-* **A validity that ended.** "valid until 2025-03-01", "expires 2025-03-01",
-  a ``valid_until:`` / ``expires:`` header: stale once the folder itself has
-  moved past that date (some memory is dated later). The folder's dates, not
-  the clock, are the measure: a folder copied from a repository years later
-  is as current as its last memory.
-
-Dates are read in the forms any team writes: ISO with ``-``, ``/``, ``.`` or
-``_`` separators, compact ``20250304``, ``2025年3月4日``, quarters (``Q2
-2025``, ``2025-Q2``), and English month names.
+A memory's own date is a header date, else the latest in its name, description
+or filename, else in its body (never the mtime, which a checkout resets). Of
+same-type memories whose titles match once dates and markers are set aside,
+the earlier is stale (``SERIES_MIN`` or more are a series, left alone); a
+validity the memory states ("valid until 2025-03-01") has ended once some
+memory of the folder is dated later.
 """
 
 from __future__ import annotations
@@ -36,37 +21,19 @@ from memoryd.select._text import terms
 from memoryd.select.analysis import FIELDS, TYPE_PREFIXES, DocTerms, filename_text
 from memoryd.select.candidates import Candidate
 
-Day = tuple[int, int, int]
-"""(year, month, day); a month or quarter reads as its last day."""
+Day = tuple[int, int, int]  # a month or quarter reads as its last day
 
-SERIES_MIN = 4
-"""This many same-titled dated memories are a series, not versions of one memory."""
-SAME_TITLE = 0.75
-"""Share of title words (Jaccard) two memories must share to be versions of one."""
+SERIES_MIN = 4  # this many same-titled dated memories are a series, not versions of one
+SAME_TITLE = 0.75  # share of title words (Jaccard) two versions of one memory share
 _DATE_KEYS = ("updated", "last_updated", "last_verified", "date", "created")
 _END_KEYS = ("valid_until", "expires")
 
-_MONTHS = {
-    m: i
-    for i, names in enumerate(
-        (
-            "jan january",
-            "feb february",
-            "mar march",
-            "apr april",
-            "may",
-            "jun june",
-            "jul july",
-            "aug august",
-            "sep sept september",
-            "oct october",
-            "nov november",
-            "dec december",
-        ),
-        start=1,
-    )
-    for m in names.split()
-}
+_MONTH_NAMES = (
+    *("jan january", "feb february", "mar march", "apr april", "may", "jun june"),
+    *("jul july", "aug august", "sep sept september", "oct october"),
+    *("nov november", "dec december"),
+)
+_MONTHS = {m: i for i, names in enumerate(_MONTH_NAMES, start=1) for m in names.split()}
 _MONTH = "|".join(sorted(_MONTHS, key=len, reverse=True))
 _DATE = re.compile(
     r"(?<!\d)(?P<y>20\d\d)(?:[-/._]?(?P<m>0[1-9]|1[0-2])(?:[-/._]?(?P<d>0[1-9]|[12]\d|3[01]))?"
@@ -77,17 +44,14 @@ _DATE = re.compile(
     r"(?:\s+(?P<d2>[12]\d|3[01]|0?[1-9])(?:st|nd|rd|th)?,?)?\s+(?P<my>20\d\d)\b",
     re.IGNORECASE,
 )
-DATE_FORMS = re.sub(r"\(\?P<\w+>", "(?:", _DATE.pattern)
-"""Every form of a written date :func:`dates_in` reads, as a pattern without named groups
-(to match ignoring case)."""
+DATE_FORMS = re.sub(r"\(\?P<\w+>", "(?:", _DATE.pattern)  # the same, without named groups
 _VALID_UNTIL = re.compile(
     r"\b(?:valid|effective|good|applies|in (?:effect|force))?\s*(?:until|till|through|thru)\b"
     r"|\bexpir(?:es|ed|y)\b|\bends? on\b",
     re.IGNORECASE,
 )
 _TYPE_WORDS = frozenset(TYPE_PREFIXES)
-_END_WORDS = ("until", "till", "through", "thru", "expir", "end")
-"""A piece of every :data:`_VALID_UNTIL` match (lower case)."""
+_END_WORDS = ("until", "till", "through", "thru", "expir", "end")  # one in every match above
 _GAP = re.compile(r"[\s:,]*(?:the\s+|end\s+of\s+)?")
 _MARKERS = frozenset(terms("old legacy previous current latest new updated draft final copy v"))
 _NOT_SUBJECT = _MARKERS | _TYPE_WORDS | frozenset(_MONTHS)
@@ -97,19 +61,11 @@ _END_OF = {2: 28, 4: 30, 6: 30, 9: 30, 11: 30}
 
 def _day(m: re.Match[str]) -> Day:
     g = m.groupdict()
-    if g["y"]:
-        if g["q"]:
-            return int(g["y"]), 3 * int(g["q"]), 31
-        month = int(g["m"] or 12)
-        return int(g["y"]), month, int(g["d"] or _END_OF.get(month, 31))
-    if g["cy"]:
-        month = int(g["cm"])
-        return int(g["cy"]), month, int(g["cd"] or _END_OF.get(month, 31))
-    if g["q2"]:
-        return int(g["qy"]), 3 * int(g["q2"]), 31
-    month = _MONTHS[g["mon"].lower()]
-    day = g["d1"] or g["d2"]
-    return int(g["my"]), month, int(day or _END_OF.get(month, 31))
+    if g["q"] or g["q2"]:
+        return int(g["y"] or g["qy"]), 3 * int(g["q"] or g["q2"]), 31
+    month = int(g["m"]) if g["y"] else int(g["cm"]) if g["cy"] else _MONTHS[g["mon"].lower()]
+    day = g["d"] or g["cd"] or g["d1"] or g["d2"]
+    return int(g["y"] or g["cy"] or g["my"]), month, int(day or _END_OF.get(month, 31))
 
 
 def dates_in(text: str) -> list[Day]:
@@ -147,19 +103,9 @@ def valid_until(c: Candidate) -> Day | None:
 
 
 def _may_state_end(head: str) -> bool:
-    """False when ``head`` cannot state an end of validity, so the pattern need not run.
-
-    Every date form holds a year "20xx", and in ASCII text (where lower case is
-    exactly what the pattern's case-insensitive matching sees) every end word
-    holds one of :data:`_END_WORDS`. The pattern is slow to fail (its leading
-    words are optional), and almost no memory states an end.
-    """
-    if "20" not in head:
-        return False
-    if not head.isascii():
-        return True
-    low = head.lower()
-    return any(w in low for w in _END_WORDS)
+    """False when ``head`` cannot state an end of validity (no year "20xx", or ASCII text
+    without an end word), so the pattern, slow to fail, need not run."""
+    return "20" in head and (not head.isascii() or any(w in head.lower() for w in _END_WORDS))
 
 
 @lru_cache(maxsize=4096)
@@ -174,12 +120,7 @@ def _subject_of(words: Iterable[str]) -> frozenset[str]:
 
 
 def _subject(c: Candidate) -> frozenset[str]:
-    """The subject words of ``c``'s name and filename.
-
-    A memory from the index carries those fields' terms in its stored analysis
-    (paraphrase concepts aside), so a folder's first query does not tokenize
-    its titles again.
-    """
+    """The subject words of ``c``'s name and filename (from its analysis when it has one)."""
     if c.terms is not None:
         return _subject_of(stored_title_terms(c.terms))
     return _subject_words(f"{c.name} {filename_text(c.filename)}")
@@ -199,23 +140,14 @@ def _same_title(shared: int, a: int, b: int) -> bool:
 def _rarest(
     kind: str | None, words: frozenset[str], held: Counter[tuple[str | None, str]]
 ) -> list[str]:
-    """The fewest of ``words`` (rarest first) that every same-titled sibling shares one of.
-
-    Titles ``a`` and ``b`` with Jaccard >= ``SAME_TITLE`` share at least
-    ``ceil(SAME_TITLE * len(a))`` words, so each holds one of the other's rarest
-    ``len - ceil(SAME_TITLE * len) + 1`` words when all titles order their words
-    alike (prefix filtering): only those need looking up, not the common words
-    that half the folder's titles hold.
-    """
+    """The rarest of ``words`` of which every same-titled sibling holds one (prefix filtering:
+    Jaccard >= ``SAME_TITLE`` means sharing at least ``ceil(SAME_TITLE * len)`` words)."""
     keep = len(words) - math.ceil(SAME_TITLE * len(words)) + 1
     return sorted(words, key=lambda w: (held[(kind, w)], w))[:keep]
 
 
 def newer_sibling_edges(everyone: Sequence[Candidate]) -> list[tuple[str, str | None]]:
-    """(older, newer) pairs among same-type, same-titled memories that carry their own dates.
-
-    Only memories with a same-titled sibling have their dates read (most have none).
-    """
+    """(older, newer) pairs among same-type, same-titled memories that carry their own dates."""
     subjects = [_subject(c) for c in everyone]
     held = Counter((c.type, w) for c, words in zip(everyone, subjects, strict=True) for w in words)
     prefixes = [_rarest(c.type, words, held) for c, words in zip(everyone, subjects, strict=True)]
@@ -257,6 +189,4 @@ def ended_edges(everyone: Iterable[Candidate]) -> list[tuple[str, str | None]]:
     if not ends:
         return []
     latest = max((d for c in members if (d := own_date(c)) is not None), default=None)
-    if latest is None:
-        return []
-    return [(fn, None) for fn, end in ends.items() if end < latest]
+    return [(fn, None) for fn, end in ends.items() if latest is not None and end < latest]

@@ -1,14 +1,7 @@
-"""What a folder says about its memories besides their own headers.
-
-``MEMORY.md`` gives each file a one-line hook ("- [Title](file.md) — hook"),
-written by the agent when it filed the memory: a second description, often
-in other words than the first. Lines for files that do not exist are
-ignored (they are never candidates).
-
-References are resolved the way people write them: a filename with or
-without ``.md`` or a directory, the file's name without its type prefix,
-or the memory's ``name`` (which in real folders often differs from the
-filename), compared case-insensitively with spaces, ``-`` and ``_`` alike.
+"""What a folder's ``MEMORY.md`` says of its memories: each file's line (title and hook), a
+second description. A reference is a filename with or without ``.md`` or a directory, the
+filename without its type prefix, or the memory's ``name``; case, spaces, ``-`` and ``_``
+aside.
 """
 
 from __future__ import annotations
@@ -19,12 +12,10 @@ from typing import TYPE_CHECKING
 
 from memoryd.select.analysis import TYPE_PREFIXES
 
-if TYPE_CHECKING:  # candidates.py reads MEMORY.md hooks with this module
+if TYPE_CHECKING:  # candidates.py imports this module
     from memoryd.select.candidates import Candidate
 
-_INDEX_LINE = re.compile(
-    r"^\s*(?:[-*+]|\d+[.)])\s+(?P<entry>.+)$",
-)
+_INDEX_LINE = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+(?P<entry>.+)$")
 _MD_LINK = re.compile(r"\[(?P<title>[^\]\n]{0,300})\]\(\s*<?(?P<target>[^()<>\s]{1,500})>?\s*\)")
 _WIKI_LINK = re.compile(r"\[\[(?P<target>[^\[\]|#\n]{1,200})(?:[#|][^\[\]\n]{0,200})?\]\]")
 _BARE_FILE = re.compile(r"`?(?P<target>[\w./-]{1,300}\.md)`?")
@@ -66,10 +57,7 @@ class Resolver:
 
 
 def index_hooks(index_text: str, candidates: Sequence[Candidate]) -> dict[str, str]:
-    """Filename -> the text of its ``MEMORY.md`` line (title and hook), for existing files.
-
-    The first line naming a file wins; lines naming nothing known are skipped.
-    """
+    """Filename -> the text of the first ``MEMORY.md`` line naming it, for existing files."""
     resolver = Resolver(candidates)
     hooks: dict[str, str] = {}
     for line in index_text.splitlines():

@@ -1,20 +1,12 @@
-"""The judge's request and answer, shared by every backend (Anthropic, OpenAI-compatible).
+"""The judge's request and answer, shared by its backends (Anthropic, OpenAI-compatible).
 
-The judge is the second stage of ``select``: it reads the local ranker's
-shortlist (best first, bodies included) and says which memories clearly help.
-This module builds the one request it gets and reads its answer:
-
-* the system prompt is fixed (a backend may cache it); the user message holds
-  the query, the recent tools and one ``<memory>`` block per shortlisted file;
-* every piece of text from a memory or the query is *fenced*: ``&``, ``<`` and
-  ``>`` (and ``"`` in attributes) are written as entities, so no memory can
-  close or open a block of the request;
-* every field is capped, so a request is never larger than
-  :func:`request_chars` characters, whatever the folder holds;
-* the answer must be ``{"selected_memories": [...]}`` (:data:`OUTPUT_SCHEMA`);
-  a backend that could not get one raises :class:`JudgeFailure` with a stable
-  ``reason`` code. Checking the names against the shortlist is the selector's;
-* :class:`Judges` asks a configured judge by a deadline and caches its answers.
+The judge reads the local ranker's shortlist (best first, bodies included) and
+says which memories clearly help. The system prompt is fixed; the user message
+holds the query, the recent tools and one ``<memory>`` block per memory, every
+piece of text fenced (``&``, ``<``, ``>``, ``"`` as entities) and capped, so a
+request is at most :func:`request_chars` characters. The answer must be
+:data:`OUTPUT_SCHEMA`; a backend that gets none raises :class:`JudgeFailure`.
+:class:`Judges` asks a judge by a deadline and caches its answers.
 """
 
 from __future__ import annotations
@@ -29,7 +21,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Final, Protocol
+from typing import Final
 
 import structlog
 
@@ -41,23 +33,18 @@ OUTPUT_SCHEMA: Final[dict[str, object]] = {
     "required": ["selected_memories"],
     "additionalProperties": False,
 }
-"""Kept to the subset every structured-output API accepts (no length bounds): the
-answer's ``limit`` is stated in the request and enforced by the selector."""
+"""Only what every structured-output API accepts; ``limit`` is enforced by the selector."""
 
-MAX_SHORTLIST: Final = 20
 BODY_CHARS: Final = 1500
 DESCRIPTION_CHARS: Final = 300
 HOOK_CHARS: Final = 300
 NAME_CHARS: Final = 200
-"""A filename (at most 255 bytes on disk; longer ones are cut, and cannot be picked)."""
 TYPE_CHARS: Final = 40
 DATE_CHARS: Final = 10
 QUERY_CHARS: Final = 2000
 TOOLS_CHARS: Final = 400
-_MEMORY_FRAME: Final = 160
-"""The tags and attribute names around one memory's fields."""
-_MESSAGE_FRAME: Final = 400
-"""The tags and sentences around the query, the tools and the memories."""
+_MEMORY_FRAME: Final = 160  # tags and attribute names around one memory
+_MESSAGE_FRAME: Final = 400  # tags and sentences around the query, tools and memories
 
 
 SYSTEM_PROMPT: Final = """\
@@ -99,7 +86,7 @@ class Shortlisted:
 
 @dataclass(frozen=True, slots=True)
 class JudgeAnswer:
-    """The names the judge gave (as written, not yet checked), and the tokens it billed."""
+    """The names the judge gave (not yet checked), and the tokens it billed."""
 
     filenames: list[str]
     input_tokens: int
@@ -114,21 +101,11 @@ class JudgeFailure(Exception):
     ``max_tokens``. Tokens billed for a useless answer are kept.
     """
 
-    def __init__(
-        self, reason: str, message: str, *, input_tokens: int = 0, output_tokens: int = 0
-    ) -> None:
+    input_tokens = output_tokens = 0
+
+    def __init__(self, reason: str, message: str) -> None:
         super().__init__(message)
         self.reason = reason
-        self.input_tokens = input_tokens
-        self.output_tokens = output_tokens
-
-
-class Judge(Protocol):
-    """A backend: one call with the fixed system prompt and one user message."""
-
-    name: str
-
-    def ask(self, message: str) -> JudgeAnswer: ...
 
 
 def request_chars(shortlist_size: int) -> int:
@@ -175,7 +152,7 @@ def user_message(
 ) -> str:
     """The request's user turn: the query, the tools, then the memories, best first."""
     tools = fenced(", ".join(t.strip() for t in recent_tools if t.strip()), TOOLS_CHARS)
-    blocks = "\n".join(_memory_block(m) for m in shortlist[:MAX_SHORTLIST])
+    blocks = "\n".join(_memory_block(m) for m in shortlist)
     return (
         f"<query>\n{fenced(query, QUERY_CHARS)}\n</query>\n"
         f"<recently_used_tools>{tools or '(none)'}</recently_used_tools>\n"
@@ -244,10 +221,57 @@ def _object_in(text: str) -> object:
     raise JudgeFailure("invalid_json", "the answer holds no JSON object with 'selected_memories'")
 
 
-LOCAL_RESERVE_S: Final = 0.3
-"""Of a request's ``timeout_ms``, what the local ranker (and the rest of the answer) keeps."""
-MIN_JUDGE_S: Final = 0.2
-"""A judge is not asked with less time than this left: it could not answer in it."""
+class Judge:
+    """A backend: one call with the fixed system prompt and one user message. Its failures
+    never show the API key (a server may echo it) and keep the tokens billed."""
+
+    name = ""
+    lenient = False
+    """Whether the answer may be JSON inside prose (:func:`parse_answer`)."""
+
+    def __init__(self, api_key: str | None, timeout_s: float) -> None:
+        self._key, self._timeout_s = api_key, timeout_s
+
+    def ask(self, message: str) -> JudgeAnswer:
+        raise NotImplementedError
+
+    def fail(self, reason: str, message: str) -> JudgeFailure:
+        if self._key:
+            message = message.replace(self._key, "[redacted]")
+        log.debug("judge_failed", judge=self.name, reason=reason, message=message)
+        return JudgeFailure(reason, message)
+
+    def timed_out(self) -> JudgeFailure:
+        return self.fail("timeout", f"the judge's request timed out after {self._timeout_s:g} s")
+
+    def answer(self, text: object, stop: str | None, tokens: tuple[int, int]) -> JudgeAnswer:
+        """The picks in ``text``; ``stop`` (``refusal``, ``max_tokens``) is why the model
+        stopped, when that leaves no answer."""
+        try:
+            if stop is not None:
+                raise JudgeFailure(stop, f"the model gave no answer ({stop})")
+            text = text if isinstance(text, str) else ""
+            return JudgeAnswer(parse_answer(text, lenient=self.lenient), *tokens)
+        except JudgeFailure as exc:
+            exc.input_tokens, exc.output_tokens = tokens
+            raise
+
+
+def count(value: object) -> int:
+    """A token count from a reply, 0 when the server left it out."""
+    return value if isinstance(value, int) else 0
+
+
+def error_detail(body: object) -> str:
+    """``": <type>: <message>"`` from an error body's ``error`` (an object or text), or ``""``."""
+    error = body.get("error", body) if isinstance(body, dict) else None
+    if isinstance(error, dict):
+        error = ": ".join(str(p) for p in (error.get("type"), error.get("message")) if p)
+    return ": " + " ".join(str(error).split())[:200] if error else ""
+
+
+LOCAL_RESERVE_S: Final = 0.3  # of a request's ``timeout_ms``, what the local answer keeps
+MIN_JUDGE_S: Final = 0.2  # a judge is not asked with less time than this left
 JUDGE_WORKERS: Final = 4
 JUDGE_CACHE: Final = 512
 
@@ -264,19 +288,17 @@ class JudgeOutcome:
 
 
 class Judges:
-    """The configured judges (the first is the one ``auto`` asks), their answers cached.
-
-    A judge is asked in a worker thread, so a request's deadline can end the
-    wait without ending the call; its answer is cached when it comes, keyed by
-    the judge and the exact message, so the next identical ask is answered at
-    once.
-    """
+    """The configured judges (``auto`` asks the first), each asked in a worker thread so a
+    deadline ends the wait, not the call; answers are cached by judge and exact message."""
 
     def __init__(self, factories: Mapping[str, Callable[[], Judge]]) -> None:
         self._factories = dict(factories)
         self._cache: OrderedDict[tuple[str, bytes], tuple[str, ...]] = OrderedDict()
         self._lock = threading.Lock()
-        self._pool: concurrent.futures.ThreadPoolExecutor | None = None
+        # Its threads start with the first call that has a deadline.
+        self._pool = concurrent.futures.ThreadPoolExecutor(
+            JUDGE_WORKERS, thread_name_prefix="judge"
+        )
 
     @property
     def names(self) -> list[str]:
@@ -288,8 +310,7 @@ class Judges:
 
     def close(self) -> None:
         """Let calls under way finish in their workers; start no new ones."""
-        if self._pool is not None:
-            self._pool.shutdown(wait=False)
+        self._pool.shutdown(wait=False)
 
     def ask(self, name: str, message: str, deadline: float | None) -> JudgeOutcome:
         """Judge ``name``'s picks for ``message``, by ``deadline`` (``time.monotonic()``) if set."""
@@ -320,22 +341,13 @@ class Judges:
         return JudgeOutcome(list(answer.filenames), None, tokens, _since(started))
 
     def _by(self, deadline: float, ask: Callable[[], JudgeAnswer]) -> JudgeAnswer | None:
-        """``ask()``'s answer if it comes :data:`LOCAL_RESERVE_S` before ``deadline``, else None.
-
-        The call goes on in its worker when the wait ends (bounded by the
-        judge's own timeout) and caches its answer.
-        """
+        """``ask()``'s answer if it comes :data:`LOCAL_RESERVE_S` before ``deadline``, else None
+        (the call goes on in its worker, bounded by the judge's timeout, and caches its answer)."""
         wait = deadline - time.monotonic() - LOCAL_RESERVE_S
         if wait < MIN_JUDGE_S:
             log.info("judge_skipped", reason="deadline", left_ms=round(wait * 1000))
             return None
-        with self._lock:
-            if self._pool is None:
-                self._pool = concurrent.futures.ThreadPoolExecutor(
-                    JUDGE_WORKERS, thread_name_prefix="judge"
-                )
-            pool = self._pool
-        future = pool.submit(ask)
+        future = self._pool.submit(ask)
         try:
             return future.result(timeout=wait)
         except concurrent.futures.TimeoutError:

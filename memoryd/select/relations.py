@@ -1,15 +1,6 @@
-"""Relations between memories that change what is worth returning.
-
-*Supersession* (worked out in :mod:`memoryd.select.supersession`): when a
-decision changes, the new memory says it replaces the old one, or the old one
-gets a "superseded by" banner. Returning the old one would mislead the agent,
-so the ranker drops it and lets its successor inherit its relevance.
-
-*Near-duplicates*: the same lesson is often recorded twice, months apart, with
-different wording. Each copy adds a detail, so when one is returned its twin
-comes along.
-
-Both are decided from text alone, so they work on any folder.
+"""A folder's relations that change what is worth returning: supersession (the old memory is
+never returned; its successor inherits its relevance) and near-duplicates (one lesson
+recorded twice: when one copy is returned, its twin comes along).
 """
 
 from __future__ import annotations
@@ -26,27 +17,17 @@ from memoryd.select.analysis import FIELDS
 from memoryd.select.candidates import Candidate
 from memoryd.select.supersession import superseded_by
 
-__all__ = [
-    "Header",
-    "Relations",
-    "compute_relations",
-    "header_of",
-    "header_vector",
-    "superseded_by",
-]
+__all__ = ["Header", "Relations", "compute_relations", "header_of", "superseded_by"]
 
 NAME, DESC = FIELDS.index("name"), FIELDS.index("desc")
-NEAR_DUPLICATE_MIN_SIMILARITY = 0.36
-"""Cosine similarity of header terms above which two same-type memories are one lesson."""
+NEAR_DUPLICATE_MIN_SIMILARITY = 0.36  # cosine of header terms at which two memories are one
 _COMMON_SHARE = 8
 _COMMON_MIN = 4
-"""Header terms held by more than 1/``_COMMON_SHARE`` of a type's memories (and more than
-``_COMMON_MIN``) are common: they pair memories only when they could make them twins."""
+"""Terms held by more than 1/``_COMMON_SHARE`` of a type's memories (and ``_COMMON_MIN``)."""
 
 
 def header_of(c: Candidate) -> Mapping[str, int]:
-    """Counts of ``c``'s header terms and concept tokens (name, then description): from its
-    analysis when it carries one, else worked out from its text."""
+    """Counts of ``c``'s name and description terms and concepts (from its analysis if any)."""
     if c.terms is not None:
         return header_vector(c.terms.fields[NAME], c.terms.fields[DESC])
     counts: Counter[str] = Counter()
@@ -58,7 +39,6 @@ def header_of(c: Candidate) -> Mapping[str, int]:
 
 
 def header_vector(name: Mapping[str, int], description: Mapping[str, int]) -> dict[str, int]:
-    """The header vector of a memory from its analysis's name and description counts."""
     counts = dict(name)
     for t, n in description.items():
         counts[t] = counts.get(t, 0) + n
@@ -86,16 +66,9 @@ def _cosine(a: tuple[dict[str, float], float], b: tuple[dict[str, float], float]
 def _pairs_to_compare(
     weighted: Sequence[tuple[dict[str, float], float]], members: Sequence[int]
 ) -> set[tuple[int, int]]:
-    """Pairs of ``members`` (ascending) that may reach :data:`NEAR_DUPLICATE_MIN_SIMILARITY`.
-
-    Comparing every pair costs what the folder's size squared does, though
-    most pairs share nothing but a folder's common words. A pair that shares
-    an uncommon term is compared. One that shares only common terms has, by
-    Cauchy-Schwarz, a cosine of at most ``share[i] * share[j]``, where a
-    member's share is the part of its vector's length its common terms make
-    up; only such pairs whose bound reaches the threshold are compared too.
-    No pair that could reach it is left out.
-    """
+    """Pairs of ``members`` (ascending) that may reach :data:`NEAR_DUPLICATE_MIN_SIMILARITY`:
+    those sharing an uncommon term, and those whose cosine bound by Cauchy-Schwarz over their
+    common terms' share of their length (``share[i] * share[j]``) reaches it."""
     held: dict[str, list[int]] = {}
     for i in members:
         for t in weighted[i][0]:
@@ -121,22 +94,19 @@ def _pairs_to_compare(
 def _near_duplicates(
     candidates: Sequence[Candidate], stale: dict[str, str | None]
 ) -> list[tuple[str, str]]:
-    """Pairs of same-type candidates whose headers say nearly the same thing, except where
-    one supersedes the other (the old one is stale, not a duplicate)."""
     return _near_duplicates_of([(c.filename, c.type, header_of(c)) for c in candidates], stale)
 
 
 def _near_duplicates_of(
     memories: Sequence[tuple[str, str | None, Mapping[str, int]]], stale: dict[str, str | None]
 ) -> list[tuple[str, str]]:
-    """Near-duplicate pairs among ``memories`` (filename, type, header vector), in their order."""
+    """Pairs of same-type ``memories`` (filename, type, header vector) whose headers say nearly
+    the same thing, in their order, except where one supersedes the other."""
     vectors = [v for _, _, v in memories]
     n = len(memories)
     df = Counter(chain.from_iterable(vectors))
     idf = {t: math.log(1.0 + n / d) for t, d in df.items()}
     weighted = [_weighted(v, idf) for v in vectors]
-    # Only same-type pairs can be twins: compare within each type, then restore
-    # the candidates' pair order.
     by_type: dict[str, list[int]] = {}
     for i, (_, kind, _) in enumerate(memories):
         if kind is not None and kind != "user":
@@ -153,17 +123,11 @@ def _near_duplicates_of(
 
 
 class Relations:
-    """Supersession and near-duplicate links of one memory directory.
+    """Supersession and near-duplicate links of one folder, found from all its memories.
 
-    They cost O(n²) to find and depend only on the directory's contents, so a caller
-    computes them once per directory (from *all* its memories) with
-    :func:`compute_relations` and passes them to every ranking of that directory.
-    When ranking a slice of the directory, a superseded memory stays out even if its
-    replacement is not in the slice, and a twin is only added if it is in the slice.
-
-    Near-duplicates may be given as a function that finds them: they are then found
-    when first asked for. A folder's first query often never asks (its best score is
-    below the floor and nothing was shown), so its manifest does not pay for them.
+    Near-duplicates may be given as a function, called when they are first asked
+    for (a folder's first query often never asks). Ranking a slice of the folder,
+    a superseded memory stays out even when its successor is not in the slice.
     """
 
     __slots__ = ("_find", "_lock", "_near", "superseded")
@@ -175,38 +139,29 @@ class Relations:
     ) -> None:
         self.superseded: dict[str, str | None] = superseded if superseded is not None else {}
         """Superseded filename -> the memory that took its place (None when it names none)."""
-        self._near: list[tuple[str, str]] | None = None
-        self._find: Callable[[], list[tuple[str, str]]] | None = None
-        if callable(near_duplicates):
-            self._find = near_duplicates
-        else:
-            self._near = near_duplicates or []
+        self._near = None if callable(near_duplicates) else near_duplicates or []
+        self._find = near_duplicates if callable(near_duplicates) else list
         self._lock = threading.Lock()
 
     @property
     def found_near_duplicates(self) -> list[tuple[str, str]] | None:
-        """:attr:`near_duplicates` if they were found already, else None (nothing is found)."""
+        """:attr:`near_duplicates` if they were found already, else None."""
         return self._near
 
     @property
     def near_duplicates(self) -> list[tuple[str, str]]:
         """Pairs of filenames that record the same lesson."""
-        if self._near is None:
-            with self._lock:
-                if self._near is None and self._find is not None:
-                    # Then let the finder go, and what it reads from with it.
-                    self._near, self._find = self._find(), None
-        return self._near if self._near is not None else []
+        with self._lock:
+            if self._near is None:  # then the finder goes, and what it reads from
+                self._near, self._find = self._find(), list
+            return self._near
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Relations):
             return NotImplemented
-        return (self.superseded, self.near_duplicates) == (
-            other.superseded,
-            other.near_duplicates,
-        )
+        return (self.superseded, self.near_duplicates) == (other.superseded, other.near_duplicates)
 
-    __hash__ = None  # type: ignore[assignment]  # mutable contents, as the dataclass had
+    __hash__ = None  # type: ignore[assignment]  # mutable
 
     @classmethod
     def of_folder(
@@ -215,37 +170,18 @@ class Relations:
         superseded: dict[str, str | None],
         twins: list[tuple[str, str]] | None = None,
     ) -> Relations:
-        """:func:`compute_relations` of a folder's manifest, near-duplicates when first asked for.
-
-        Its supersession links are the caller's (a manifest reuses what its
-        unchanged memories said), and so are its near-duplicates when it knows
-        them (``twins``: the folder's headers and supersession did not change).
-        Otherwise they are found from ``headers`` (the same memories, in the
-        same order, with the name and description counts of their analyses):
-        only those are kept until then, not the candidates' bodies nor the
-        rest of their analyses.
-        """
+        """A manifest's relations: its ``superseded``, and its ``twins`` when known, else found
+        from ``headers`` (only those are kept until then, not the memories' bodies)."""
 
         def find() -> list[tuple[str, str]]:
             return _near_duplicates_of(
                 [(fn, kind, header_vector(n, d)) for fn, kind, n, d in headers], superseded
             )
 
-        return cls(
-            superseded=superseded,
-            near_duplicates=twins if twins is not None else find,
-        )
-
-    def __repr__(self) -> str:
-        return (
-            f"Relations(superseded={self.superseded!r}, near_duplicates={self.near_duplicates!r})"
-        )
+        return cls(superseded, twins if twins is not None else find)
 
 
 def compute_relations(candidates: Sequence[Candidate]) -> Relations:
     """All supersession and near-duplicate links among ``candidates``."""
     stale = superseded_by(candidates)
-    return Relations(
-        superseded=stale,
-        near_duplicates=_near_duplicates(candidates, stale),
-    )
+    return Relations(stale, _near_duplicates(candidates, stale))

@@ -1,26 +1,10 @@
-"""Which memories are stale, and which memory took their place.
+"""Which memories are stale, and which memory took their place, from their own words.
 
-Folders record that a memory went stale in many ways, and in either file:
-
-* the *old* memory carries a banner or note: "Superseded by [Broker](broker.md)",
-  "> **Deprecated**: kept only as history", "Status: outdated, see ...",
-  "This note is no longer true";
-* the *new* memory says it "supersedes", "replaces", "replaced", "obsoletes",
-  "migrated from" or "is the current version of" something, naming it by
-  filename, Markdown link, quoted title or plain words;
-* a "(current)" / "(latest)" marker on one of two memories about the same
-  subject, or a "(legacy)" / "(old)" marker on the other.
-
-Only wording patterns that any English-writing team uses are matched, never a
-project's vocabulary. A status word only counts where it is a statement about
-the memory itself (a banner line, the start of the name or description, "this
-note is ..."), so a memory that merely mentions a deprecated API stays live.
-A date given with the status ("> Superseded (2025-04): ...", "Replaced [2024-11]
-by ...") is set aside before the statement is read. What the memories' words say
-outranks what markers and dates infer: the one said to be replaced is stale,
-whichever of the two says it and whatever their dates. Dates written in the text
-(else the file's mtime) break ties only when two memories claim to replace each
-other.
+A stale banner or note in the old memory, a claim in the new one ("supersedes",
+"replaces", ...), "(current)" / "(old)" markers and dates (:mod:`.dated`). A
+status word counts only where it describes the memory itself. What memories say
+outranks what markers and dates infer; dates written in the text (else the
+mtime) settle only two memories that claim to replace each other.
 """
 
 from __future__ import annotations
@@ -41,10 +25,8 @@ from memoryd.select.dated import (
     stored_title_terms,
 )
 
-SUPERSEDE_MIN_OVERLAP = 0.5
-"""Share of a reference's words that a memory's title must contain to be the one meant."""
-SIBLING_MIN_OVERLAP = 0.5
-"""Share of title words two memories must share to be "on the same subject"."""
+SUPERSEDE_MIN_OVERLAP = 0.5  # share of a reference's words a title must hold to be the one meant
+SIBLING_MIN_OVERLAP = 0.5  # share of title words two memories share "on the same subject"
 
 _WORD_STATUS = (
     r"(?:superseded|deprecated|outdated|out[- ]of[- ]date|obsolete|stale|archived|historical)"
@@ -55,9 +37,8 @@ _PHRASE_STATUS = (
     r"|kept (?:only )?(?:as|for) (?:a )?(?:history|historical|reference|the record))"
 )
 _STATUS = rf"(?:{_WORD_STATUS}|{_PHRASE_STATUS})"
+# After a one-word status, what makes it a statement ("Stale since May"), not an adjective.
 _STATEMENT_END = r"(?=\s*(?:$|[:.;,!)\]*_—–-]|(?:by|with|in favou?r of|since|as of|see)\b))"
-"""After a one-word status, what makes it a statement ("Deprecated: ...", "Stale since
-May") rather than an adjective ("Deprecated API endpoints", "Stale cache gotcha")."""
 _SELF = r"(?:memory|note|file|entry|page|doc|document|decision|record|rule|approach|info)"
 _LABEL = r"(?:note|update|updated|status|warning|heads[- ]up|caution|important|edit)"
 _BANNER_LINE = re.compile(
@@ -72,8 +53,6 @@ _STATUS_WHEN = re.compile(
     rf"(?:{DATE_FORMS})(?![\w/-]|\.\w))",
     re.IGNORECASE,
 )
-"""A status word and the date it took effect ("Superseded (2025-04)", "Replaced [2024-11-03]",
-"Deprecated on 12 May 2025 —"): the date is set aside before the statement is read."""
 _BULLET = re.compile(r"^\s*(?:[-+]|\*(?!\*)|\d+[.)])\s")
 _SELF_STATEMENT = re.compile(
     rf"\bthis {_SELF}\s+(?:is|was|has been)\s+(?:now\s+)?(?P<status>{_STATUS})\b(?P<rest>[^\n]*)",
@@ -88,20 +67,13 @@ _NEW_VERB = re.compile(
     r"|is the (?:current|new|updated|latest) version of)\b:?\s*(?P<rest>[^\n]{0,160})",
     re.IGNORECASE,
 )
-_VERBS = ("supersedes", "replaces", "obsoletes", "replaced", "migrated from", "version of")
-"""A piece of every statement :data:`_NEW_VERB` matches (lower case)."""
 _HEADER_KEYS = ("superseded_by", "replaced_by", "status", "supersedes", "replaces")
-"""Header fields that can say a memory is stale or replaces another."""
 _HEADER_STATUS = re.compile(rf"{_WORD_STATUS}(?:\b.*)?", re.IGNORECASE)
 _RETIRED_MARK = r"\([ \t]*(?:superseded|obsolete|outdated|no longer used)[ \t]*\)"
 _SUBJECT_RETIRED = re.compile(
     rf"(?:`(?P<code>[^`\n]{{2,80}})`|(?P<word>[\w./-]{{3,80}}))[ \t]*{_RETIRED_MARK}",
     re.IGNORECASE,
 )
-"""A subject followed by a parenthesised retirement mark, in another memory's text."""
-_RETIREMENT = re.compile(_RETIRED_MARK, re.IGNORECASE)
-"""The mark alone: looking for it is quick, and the subject is looked for only if it is there
-(trying a subject at every word of the text is what the full pattern costs)."""
 _LINK_TARGET = re.compile(r"\]\(\s*<?(?:[^()\s]*/)?(?P<file>[^()/\s]+\.md)>?\s*\)")
 _FILENAME = re.compile(r"(?<![\w/.-])(?P<file>[\w.-]+\.md)\b")
 _QUOTED = re.compile(r"[\"“](?P<title>[^\"”\n]{3,120})[\"”]")
@@ -121,38 +93,22 @@ _DATE = re.compile(r"\b(20\d\d)-(0[1-9]|1[0-2])(?:-(0[1-9]|[12]\d|3[01]))?\b")
 _STATUS_MARK = re.compile(rf"[(\[]\s*{_STATUS}\s*[)\]]", re.IGNORECASE)
 _NO_DATE = (0, 0, 0, 0.0)
 SIGNAL_WORDS = [
-    "supersedes",
-    "superseded",
-    "replaces",
-    "replaced",
-    "obsoletes",
-    "obsolete",
-    "deprecated",
-    "outdated",
-    "migrated",
-    "archived",
-    "historical",
-    "history",
-    "stale",
+    *("supersedes", "superseded", "replaces", "replaced", "obsoletes", "obsolete"),
+    *("deprecated", "outdated", "migrated", "archived", "historical", "history", "stale"),
 ]
 """Words one of which every stale-or-successor statement contains (an FTS5 prefilter)."""
 _MARK_WORDS = frozenset(terms("current latest up to date old legacy previous"))
 _NOT_SUBJECT = _MARK_WORDS | frozenset(TYPE_PREFIXES)
-"""Title words that say nothing of a memory's subject: markers and type prefixes."""
 _TRIGGERS = (
     *("supersed", "deprecated", "outdated", "of date", "of-date", "obsolete", "stale"),
     *("archived", "historical", "no longer", "replace", "moved", "kept", "migrated", "version of"),
 )
-"""A piece of every status or successor statement the patterns above can match (lower case)."""
+"""A piece of every statement the patterns above can match (lower case)."""
 
 
 def _may_signal(c: Candidate) -> bool:
-    """False when ``c``'s text holds none of ``_TRIGGERS``: it can carry no banner and no claim.
-
-    The patterns are costly next to this screen and almost never match, so a
-    folder's first query skips them for the rest. Only ASCII text is screened: there,
-    lower case is exactly what the patterns' case-insensitive matching sees.
-    """
+    """False when ``c`` holds none of ``_TRIGGERS``, so the costly patterns need not run (only
+    ASCII text is screened: there lower case is what case-insensitive matching sees)."""
     if c.header and any(key in c.header for key in _HEADER_KEYS):
         return True
     text = f"{c.name}\n{c.description}\n{c.body}"
@@ -172,8 +128,7 @@ def _header_values(c: Candidate, keys: Sequence[str]) -> list[str]:
 
 
 def _header_banner(c: Candidate) -> str | None:
-    """A stale banner from the header: ``superseded_by:`` / ``replaced_by:`` naming the
-    successor, or a ``status:`` that is a status word ("deprecated", "superseded")."""
+    """``superseded_by:`` / ``replaced_by:`` naming the successor, or a stale ``status:``."""
     successors = _header_values(c, ("superseded_by", "replaced_by"))
     if successors:
         return " ".join(successors)
@@ -197,12 +152,7 @@ def _title_terms(c: Candidate) -> frozenset[str]:
 
 
 def _title_words(c: Candidate) -> set[str]:
-    """The terms of ``c``'s title (:func:`_title_text`), read from its analysis when it has one.
-
-    The analysis holds the name's terms and the filename's without a type
-    prefix (paraphrase concepts aside), so a folder's first query does not
-    tokenize its titles again; only the prefix, one of a few words, is.
-    """
+    """The terms of ``c``'s title, from its analysis when it has one (plus the type prefix)."""
     if c.terms is None:
         return set(terms(_title_text(c)))
     words = stored_title_terms(c.terms)
@@ -231,14 +181,10 @@ class _Titles:
 
     @property
     def by_term(self) -> dict[str, list[int]]:
-        """Term -> the memories whose title holds it, built when a reference is first
-        matched by words (a large folder's links often never are, and building it
-        walks every title)."""
+        """Term -> the memories whose title holds it, built when first needed (not through
+        the cache of _term_set, which a large folder's titles would fill)."""
         if self._by_term is None:
             self._by_term = {}
-            # Each title's terms are needed only here: not kept, and not through the
-            # cache of _term_set, which a large folder's 10k titles would fill with
-            # sets that outlive the call and pin the heap.
             for i, c in enumerate(self.everyone):
                 for t in _title_words(c):
                     self._by_term.setdefault(t, []).append(i)
@@ -251,13 +197,10 @@ class _Titles:
         return [f for f in dict.fromkeys(found) if f in self.by_file]
 
     def titled(self, subjects: Sequence[str], by: Candidate) -> list[str]:
-        """Memories whose title holds every word of a subject ``by`` retires (any type).
-
-        ``by`` itself is never one, nor is any memory when ``by``'s own title
-        holds the subject (then it is about that subject, not its successor).
-        """
+        """Memories other than ``by`` whose title holds every word of a subject ``by`` retires,
+        unless ``by``'s own title holds it (then ``by`` is about it, not its successor)."""
         out: list[str] = []
-        if not subjects:  # most memories retire nothing: their titles need no terms
+        if not subjects:
             return out
         mine = _title_terms(by)
         for subject in subjects:
@@ -266,8 +209,7 @@ class _Titles:
                 continue
             holders = set.intersection(*(set(self.by_term.get(t, ())) for t in words))
             out += (self.everyone[i].filename for i in sorted(holders))
-        out = [fn for fn in out if fn != by.filename]
-        return out
+        return [fn for fn in out if fn != by.filename]
 
     def best_title(self, refs: Iterable[str], exclude: str) -> str | None:
         """The memory whose title covers most of a reference's words (ties: earlier file)."""
@@ -299,27 +241,21 @@ def _phrase_refs(text: str, quoted_only: bool) -> list[str]:
 
 
 def _undated(text: str) -> str:
-    """``text`` with the date a status took effect set aside ("Superseded (2025-04): ..." reads
-    as "Superseded: ..."); every date form holds a year "20xx", so most texts are returned as
-    they are."""
+    """``text`` with the date a status took effect set aside ("Superseded (2025-04): ...")."""
     return _STATUS_WHEN.sub(r"\g<said>", text) if "20" in text else text
 
 
 def stale_banner(c: Candidate) -> str | None:
-    """The text after a status note by which ``c`` says it is stale, or None if it does not.
-
-    Looked for in the name, at the start of the description, on the first three
-    lines of the body, on any quote/heading/label line, and in "this note is ..."
-    sentences anywhere. A date given with the status is no part of the statement.
-    """
+    """The text after a status note by which ``c`` says it is stale, or None if it does not:
+    in its name, description, first three body lines, any quote/heading/label line, or a
+    "this note is ..." sentence anywhere."""
     from_header = _header_banner(c)
     if from_header is not None:
         return from_header
     name, description, body = _undated(c.name), _undated(c.description), _undated(c.body)
     for text, is_name in ((name, True), (description, False)):
         # "(deprecated)" labels the memory where it opens its name or description or
-        # closes its name; elsewhere ("the repo's own (stale) docs", "not `.x/`
-        # (superseded)") it labels a noun.
+        # closes its name; elsewhere ("the repo's own (stale) docs") it labels a noun.
         marked = _STATUS_MARK.search(text)
         if marked is not None and (
             not text[: marked.start()].strip(" \t*_-—–:")
@@ -336,8 +272,7 @@ def stale_banner(c: Candidate) -> str | None:
         if _BULLET.match(line):
             continue
         m = _BANNER_LINE.match(line)
-        # "Moved to Postgres" is as often news as a note that the memory moved:
-        # only a named memory file makes it the latter.
+        # "Moved to Postgres" is news unless a memory file is named.
         if m is not None and not (
             m.group("status").lower().startswith("moved") and ".md" not in line
         ):
@@ -353,45 +288,30 @@ def stale_banner(c: Candidate) -> str | None:
 def _retired(c: Candidate) -> tuple[str, ...]:
     """Subjects ``c`` marks "(superseded)", "(obsolete)", "(outdated)" or "(no longer used)"."""
     text = _undated(f"{c.description}\n{c.body}")
-    if _RETIREMENT.search(text) is None:
-        return ()
     return tuple(m.group("code") or m.group("word") for m in _SUBJECT_RETIRED.finditer(text))
 
 
 def _claims(c: Candidate) -> list[str]:
     """Clauses in which ``c`` says it replaces something (the words after the verb)."""
-    text = _undated(f"{c.description}\n{c.body}")
-    # The pattern tries every word of the text; most texts hold none of its verbs.
-    low = text.lower() if text.isascii() else None
-    if low is None or any(verb in low for verb in _VERBS):
-        said = [m.group("rest") for m in _NEW_VERB.finditer(text)]
-    else:
-        said = []
+    said = [m.group("rest") for m in _NEW_VERB.finditer(_undated(f"{c.description}\n{c.body}"))]
     return said + _header_values(c, ("supersedes", "replaces"))
 
 
 @dataclass(frozen=True, slots=True)
 class Signals:
-    """What a memory's own text says: a stale banner, and clauses in which it replaces others.
-
-    They depend on the memory alone, so a large folder keeps each memory's
-    signals from one version of the folder to the next and works them out
-    again only for the memories that changed; turning them into filenames
-    needs the whole folder's titles and is redone each time.
-    """
+    """What a memory's own text says (so kept while it is unchanged): a stale banner, clauses
+    in which it replaces others, subjects it marks "(superseded)"."""
 
     banner: str | None = None
     claims: tuple[str, ...] = ()
     retired: tuple[str, ...] = ()
-    """Subjects the memory marks as superseded ("not `.mcagent/` (superseded)")."""
 
 
 NO_SIGNALS = Signals()
-"""A memory that says nothing about being replaced or replacing anything."""
 
 
 def signals_of(c: Candidate) -> Signals:
-    """The banner and claims in ``c``'s text (:data:`NO_SIGNALS` for the many that have none)."""
+    """The signals in ``c``'s text (:data:`NO_SIGNALS` for the many that have none)."""
     if not _may_signal(c):
         return NO_SIGNALS
     banner, claims, retired = stale_banner(c), tuple(_claims(c)), _retired(c)
@@ -426,15 +346,10 @@ def _edges(
 
 
 def _sibling_edges(everyone: Sequence[Candidate]) -> list[tuple[str, str | None]]:
-    """(old, current) pairs among same-subject memories where one carries a marker.
-
-    An "(old)"-style marker in the name, or a last filename part such as
-    ``_old`` or ``-deprecated``, makes a memory stale by itself; a "(current)"
-    one only makes its same-subject siblings stale.
-    """
+    """(old, current) pairs among same-subject memories: an "(old)" mark (or ``_old.md``)
+    makes a memory stale even alone; a "(current)" one makes its siblings stale."""
     current = {c.filename for c in everyone if _CURRENT_MARK.search(f"{c.name}\n{c.description}")}
     old = {c.filename for c in everyone if _OLD_MARK.search(c.name) or _OLD_FILE.search(c.filename)}
-    # An old-marked memory is stale even when no sibling is found to replace it.
     edges: list[tuple[str, str | None]] = [(fn, None) for fn in sorted(old - current)]
     for a in everyone:
         if a.filename not in current and a.filename not in old:
@@ -459,31 +374,18 @@ def _same_subject(a: frozenset[str], b: frozenset[str]) -> bool:
     return shared > 0 and shared >= SIBLING_MIN_OVERLAP * min(len(a), len(b))
 
 
-def superseded_among(
-    referencing: Iterable[Candidate],
-    everyone: Sequence[Candidate],
-    *,
-    quoted_only: bool = False,
-) -> dict[str, str | None]:
-    """Map each stale memory's filename to its live successor (None when none is named).
-
-    Only ``referencing`` need bodies (each is read once, so they may be
-    streamed): a large directory passes all its headers as ``everyone`` plus
-    the few files whose text carries a signal word, and sets ``quoted_only`` so
-    plain words after "replaces" do not count (in a big folder they are too
-    often ordinary prose). Chains (A replaced by B replaced by C)
-    resolve to the live end; of two memories that claim to replace each other
-    the one with the later written date (else mtime) is current.
-    """
-    return superseded_from(((c, signals_of(c)) for c in referencing), everyone, quoted_only)
-
-
 def superseded_from(
     signalled: Iterable[tuple[Candidate, Signals]],
     everyone: Sequence[Candidate],
     quoted_only: bool,
 ) -> dict[str, str | None]:
-    """:func:`superseded_among` from signals already found (each with its memory's header)."""
+    """Each stale memory's filename -> its live successor (None when none is named).
+
+    Only the ``signalled`` memories' texts were read; ``everyone`` are the
+    folder's headers. ``quoted_only`` (a large folder): plain words after
+    "replaces" do not name a memory, and markers and dates are not read.
+    Chains resolve to the live end.
+    """
     by_file = {c.filename: c for c in everyone}
 
     def written(filename: str) -> tuple[int, int, int, float]:
@@ -531,4 +433,4 @@ def _live_end(links: dict[str, str | None], start: str) -> str | None:
 
 def superseded_by(candidates: Sequence[Candidate]) -> dict[str, str | None]:
     """Every stale memory among ``candidates`` and its successor (None if unnamed)."""
-    return superseded_among(candidates, candidates)
+    return superseded_from(((c, signals_of(c)) for c in candidates), candidates, False)

@@ -1,12 +1,9 @@
-"""One structured record per selector run, in the log and in ``selector_runs``.
+"""One record per selector run, as a ``selector.run`` log line and a ``selector_runs`` row.
 
-The seed contract insists that a run which picked nothing is still recorded,
-so "ran, chose nothing" and "never ran" can be told apart. Every run through
-:meth:`memoryd.select.selector.Selector.run` — empty answers, fallbacks
-and errors included — ends here exactly once. Queries are stored as a hash and a
-length unless the config opts in to keeping their text. A row also keeps
-the client's session label and, in ``detail_json``, the picks' scores and
-what each rule left out by name (:func:`left_out`), which ``memoryd why`` reads.
+Every run ends here once, empty answers, fallbacks and errors included ("ran,
+chose nothing" is not "never ran"). The query is kept as a hash and a length
+unless ``log_queries``; ``detail_json`` keeps the picks' scores and what each
+rule left out, which ``memoryd why`` reads. ``stats`` summarises the rows.
 """
 
 from __future__ import annotations
@@ -31,15 +28,6 @@ if TYPE_CHECKING:
     from memoryd.select.local import Scored
 
 log = structlog.get_logger("memoryd.selector")
-
-_INSERT = (
-    "INSERT INTO selector_runs (run_id, at, dir, ranker, fallback, error, candidates, "
-    "excluded_json, selected_json, dropped_unknown_json, latency_ms, tokens_in, tokens_out, "
-    "query_hash, query_len, query, judge, shortlist, judge_ms, session_id, detail_json) VALUES "
-    "(:run_id, :at, :dir, :ranker, :fallback, :error, :candidates, :excluded_json, "
-    ":selected_json, :dropped_unknown_json, :latency_ms, :tokens_in, :tokens_out, "
-    ":query_hash, :query_len, :query, :judge, :shortlist, :judge_ms, :session_id, :detail_json)"
-)
 
 
 class RunRecord(TypedDict):
@@ -68,18 +56,20 @@ class RunRecord(TypedDict):
     detail_json: str
 
 
-NAMES_KEPT = 20
-"""Per rule, how many of the file names it left out a row keeps (the count is in ``excluded``)."""
+_COLUMNS = list(RunRecord.__annotations__)
+_INSERT = (
+    f"INSERT INTO selector_runs ({', '.join(_COLUMNS)}) "
+    f"VALUES ({', '.join(':' + c for c in _COLUMNS)})"
+)
+_OPTIONAL = ("session_id", "query")  # left out of the log line when None
+NAMES_KEPT = 20  # per rule, the file names a row keeps (the count is in ``excluded``)
 
 
 def left_out(
     rules: Mapping[str, Collection[str]], below: Sequence[Scored], unpicked: int
 ) -> dict[str, object]:
-    """What each rule kept out of a run (names), and what the ranker left below its cut.
-
-    ``below`` is the local ranker's best misses with their scores; ``unpicked``
-    counts every eligible memory not picked (all a judge's misses).
-    """
+    """What each rule kept out of a run (names), the ranker's best misses (``below``, scored),
+    and how many eligible memories were not picked."""
     out: dict[str, object] = {k: sorted(v)[:NAMES_KEPT] for k, v in rules.items() if v}
     out["below_cut"] = [[s.filename, s.score] for s in below]
     out["below_cut_count"] = unpicked
@@ -113,11 +103,7 @@ def make_record(
     scores: list[float | None] | None = None,
     left: Mapping[str, object] | None = None,
 ) -> RunRecord:
-    """The row for ``selector_runs`` (JSON columns already encoded).
-
-    ``scores`` go with ``selected`` in order (None: a judge's pick, unscored);
-    ``left`` is :func:`left_out`'s record of the run.
-    """
+    """The row, JSON columns encoded; ``scores`` go with ``selected`` (None: a judge's pick)."""
     return {
         "run_id": run_id,
         "at": time.time(),
@@ -144,23 +130,16 @@ def make_record(
 
 
 def emit(record: RunRecord) -> None:
-    """The ``selector.run`` log event (the row is written by the caller's writer).
-
-    Below INFO nothing is built: at a thousand selects a second the fields
-    alone cost a few percent of the daemon's time.
-    """
+    """The ``selector.run`` log event, built only when INFO is logged."""
     if not logs.enabled("info"):
         return
     fields: dict[str, object] = {
-        k: v for k, v in record.items() if not k.endswith("_json") and k != "at"
+        k: v
+        for k, v in record.items()
+        if not k.endswith("_json") and k != "at" and (v is not None or k not in _OPTIONAL)
     }
-    if fields.get("session_id") is None:
-        fields.pop("session_id", None)
-    fields["selected"] = json.loads(record["selected_json"])
-    fields["excluded"] = json.loads(record["excluded_json"])
-    fields["dropped_unknown"] = json.loads(record["dropped_unknown_json"])
-    if fields.get("query") is None:
-        fields.pop("query", None)
+    for k in ("selected", "excluded", "dropped_unknown"):
+        fields[k] = json.loads(record[f"{k}_json"])  # type: ignore[literal-required]
     log.info("selector.run", **fields)
 
 
@@ -170,23 +149,18 @@ def insert(conn: sqlite3.Connection, *records: RunRecord) -> None:
 
 
 class Retention:
-    """How many ``selector_runs`` rows are kept, and for how long (the count bounds its size).
-
-    Rows past the age go at every write (an index seek on ``at``); the count
-    is enforced once every tenth of it has been written, since finding the
-    cut-off row walks that many index entries.
-    """
+    """How many ``selector_runs`` rows are kept, and for how long: the age at every write, the
+    count once every tenth of it has been written (finding the cut-off walks that many rows)."""
 
     def __init__(self, keep_runs: int, keep_days: float) -> None:
         self.keep_runs = keep_runs
         self.keep_days = keep_days
         self._written = keep_runs  # the first write checks the count
 
-    def prune(self, conn: sqlite3.Connection, written: int, now: float | None = None) -> int:
-        """Delete what is past the limits after ``written`` new rows; how many rows went."""
-        now = time.time() if now is None else now
-        before = conn.total_changes
-        conn.execute("DELETE FROM selector_runs WHERE at < ?", (now - self.keep_days * 86400,))
+    def prune(self, conn: sqlite3.Connection, written: int) -> None:
+        """Delete what is past the limits after ``written`` new rows."""
+        cutoff = time.time() - self.keep_days * 86400
+        conn.execute("DELETE FROM selector_runs WHERE at < ?", (cutoff,))
         self._written += written
         if self._written >= max(1, self.keep_runs // 10):
             self._written = 0
@@ -196,7 +170,6 @@ class Retention:
             ).fetchone()
             if cut is not None:
                 conn.execute("DELETE FROM selector_runs WHERE at < ?", (cut[0],))
-        return conn.total_changes - before
 
 
 def _percentile(values: list[float], pct: float) -> float | None:
@@ -213,21 +186,15 @@ def stats(
     window_s: float,
     manifest: dict[str, list[str]] | None = None,
 ) -> StatsReply:
-    """Aggregate runs since ``since`` (epoch seconds), the window of ``window_s`` seconds.
-
-    ``manifest`` maps each directory seen to its current memory filenames, so
-    files that were never selected can be listed.
-    """
+    """Aggregate runs since ``since`` (epoch seconds); ``manifest`` maps each directory seen to
+    its memories' filenames, so those never selected can be listed."""
     rows = conn.execute(
-        "SELECT dir, ranker, fallback, error, selected_json, dropped_unknown_json, latency_ms "
+        "SELECT dir, ranker, fallback, error, selected_json, dropped_unknown_json, latency_ms, "
+        "coalesce(judge, ranker), shortlist, judge_ms, tokens_in, tokens_out, fallback "
         "FROM selector_runs WHERE at >= ? ORDER BY at",
         (since,),
     ).fetchall()
-    judged = conn.execute(
-        "SELECT coalesce(judge, ranker), shortlist, judge_ms, tokens_in, tokens_out, fallback "
-        "FROM selector_runs WHERE at >= ? AND ranker IS NOT NULL",
-        (since,),
-    ).fetchall()
+    judged = [r[7:] for r in rows if r[1] is not None]
     runs = len(rows)
     latencies = [r[6] for r in rows if r[6] is not None]
     fallbacks: Counter[str] = Counter(r[2] for r in rows if r[2])

@@ -1,20 +1,9 @@
-"""Telling a tool's usage docs apart from warnings about it.
+"""Telling a tool's usage docs (left out while the agent runs the tool) from warnings about it.
 
-When the agent has just run a CLI (``pytest``, ``terraform``, ``gradle``), a
-memory explaining how to run that CLI is redundant: the agent is already
-driving it. A memory warning about a trap in that CLI is the opposite: active
-use is exactly when it matters. This module draws that line from the memory's
-own text, so it works on folders nobody has labelled:
-
-* Usage docs are reference material (``type: reference``, or text that calls
-  itself a usage doc / command reference) whose subject is the tool: the tool
-  is named in the filename, title or description, or the body shows commands
-  that invoke it.
-* Anything that reads as a warning (gotcha, pitfall, "never", "don't", known
-  issue), and any feedback, project or user memory, is never a usage doc.
-
-Claude Code's own tools (``Read``, ``Bash``, ``mcp__...``) have no usage docs in
-a memory folder, so they never exclude anything.
+A usage doc is reference material (or text calling itself a usage doc) whose
+subject is the tool: named in its filename, title or description, or invoked by
+most of its body's command lines. A warning (gotcha, pitfall, "never", ...) or a
+feedback, project or user memory never is; Claude Code's own tools exclude nothing.
 """
 
 from __future__ import annotations
@@ -35,20 +24,15 @@ _USAGE_SELF_LABEL = re.compile(
     re.IGNORECASE,
 )
 _ADDON_NOUNS = "linters?|plugins?|extensions?|wrappers?|providers?"
-BODY_COMMAND_SHARE = 0.6
-"""Share of a body's command lines that must invoke the tool when the header does not name it."""
+BODY_COMMAND_SHARE = 0.6  # of a body's command lines, invoking the tool when no header names it
 _NOT_USAGE_TYPES = frozenset({"feedback", "project", "user"})
 
 _WRAPPERS = {"gradle": ("gradlew",), "mvn": ("mvnw",), "docker": ("docker-compose",)}
-"""Launch scripts that stand for the tool itself in command lines."""
 
 
 def _is_slug(name: str) -> bool:
-    """``pytest-usage``: two or more lowercase ASCII words or numbers joined by hyphens.
-
-    Split, not a regex: the pattern ``[a-z0-9]+(?:-[a-z0-9]+)+`` backtracks
-    quadratically on a long run of letters (tests/test_regex_linear.py).
-    """
+    """``pytest-usage``: lowercase ASCII words or numbers joined by hyphens (split, not a
+    regex, which would backtrack quadratically on a long run of letters)."""
     parts = name.split("-")
     return len(parts) > 1 and all(p.isascii() and p.isalnum() and p == p.lower() for p in parts)
 
@@ -81,12 +65,8 @@ _FENCED_COMMAND = re.compile(
 
 
 def commands_in(body: str) -> tuple[str, ...]:
-    """The program of each command line of a body, in order.
-
-    Command lines are backticked ``cmd args`` spans in the prose, then the
-    lines of shell code blocks (a fence without a language counts as one),
-    prompt (``$``) and ``sudo`` stripped.
-    """
+    """The program of each command line of a body: backticked ``cmd args`` spans in the prose,
+    then the lines of shell code blocks (or of a bare fence), ``$`` and ``sudo`` stripped."""
     if "```" not in body:
         found = [m.group(1) for m in _COMMAND_SPAN.finditer(body)]
     else:
@@ -106,75 +86,41 @@ def commands_in(body: str) -> tuple[str, ...]:
     return tuple(cmd.lower().removeprefix("./") for cmd in found)
 
 
-def _invocation_share(c: Candidate, alias: str) -> float:
-    """Share of the body's command lines that start with the tool."""
-    commands = c.commands if c.commands is not None else commands_in(c.body)
-    if not commands:
-        return 0.0
-    return sum(1 for cmd in commands if cmd == alias) / len(commands)
-
-
-def _is_warning(c: Candidate) -> bool:
-    header = f"{c.filename.replace('_', ' ')} {c.name} {c.description}"
-    return _WARNING.search(header) is not None
-
-
 def is_tool_usage_doc(c: Candidate, tool: str) -> bool:
-    """True when c is usage reference / API documentation for ``tool``.
-
-    False for warnings, gotchas and known issues about the tool (those stay
-    eligible while the tool is in use) and for memories about something else.
-    """
-    if _is_builtin(tool) or c.type in _NOT_USAGE_TYPES or _is_warning(c):
+    """True when ``c`` is usage reference / API documentation for ``tool``."""
+    stem = c.filename.removesuffix(".md").replace("_", " ")
+    header = f"{stem}\n{c.name}\n{c.description}"
+    if _is_builtin(tool) or c.type in _NOT_USAGE_TYPES or _WARNING.search(header):
         return False
-    header = f"{c.filename.removesuffix('.md').replace('_', ' ')}\n{c.name}\n{c.description}"
     if c.type != "reference" and not _USAGE_SELF_LABEL.search(header):
         return False
     aliases = _aliases(tool)
-    if _names_sibling_tool(c, aliases):
+    # About a plugin of the tool ("cargo-fuzz"): a CLI with its own docs. A kebab-case
+    # ``name:`` ("pytest-usage") is an identifier, not prose: it does not count.
+    prose = f"{'' if _is_slug(c.name or '') else c.name} {c.description}"
+    if any(re.search(rf"\b{re.escape(a)}-[a-z]", prose) for a in aliases):
         return False
-    if any(_mentions(c.filename.removesuffix(".md").replace("_", " "), a) for a in aliases):
+    if any(
+        _mentions(stem, a) or _mentions(c.name, a) or _subject_of_description(c.description, a)
+        for a in aliases
+    ):
         return True
-    if any(_mentions(c.name, a) for a in aliases):
-        return True
-    if any(_subject_of_description(c.description, a) for a in aliases):
-        return True
-    if _names_other_subject(c, aliases):
-        return False
-    return any(_invocation_share(c, a) >= BODY_COMMAND_SHARE for a in aliases)
+    other = re.search(r"usage (?:doc|guide|notes?) for (?:the\s+)?([\w.-]+)", c.description, re.I)
+    if other is not None and other.group(1).lower() not in aliases:
+        return False  # a usage doc for something else ("for fastlane")
+    commands = c.commands if c.commands is not None else commands_in(c.body)
+    return bool(commands) and any(
+        commands.count(a) / len(commands) >= BODY_COMMAND_SHARE for a in aliases
+    )
 
 
 def _subject_of_description(description: str, alias: str) -> bool:
-    """The description calls itself a usage doc *for the tool*, not for something near it.
-
-    "Usage doc for cargo bench" and "how shop-backend uses the Stripe API" make
-    the tool the subject; "Usage doc for the Terraform linters" is about tools
-    around terraform, so a following word naming an add-on category blocks it.
-    """
+    """The description calls itself a usage doc *for the tool* ("how shop-backend uses the
+    Stripe API"), not for add-ons around it ("Usage doc for the Terraform linters")."""
     a = re.escape(alias)
     label = r"(?:usage (?:doc|guide|notes?)\s+for|how\s+[\w-]+\s+uses?|how (?:we|to) (?:run|use))"
     pattern = rf"{label}\s+(?:the\s+)?{a}(?![\w-])(?!\s+(?:{_ADDON_NOUNS})\b)"
     return re.search(pattern, description, re.IGNORECASE) is not None
-
-
-def _names_other_subject(c: Candidate, aliases: Sequence[str]) -> bool:
-    """Whether the description calls itself a usage doc for something else ("for fastlane")."""
-    m = re.search(r"usage (?:doc|guide|notes?) for (?:the\s+)?([\w.-]+)", c.description, re.I)
-    return m is not None and m.group(1).lower() not in aliases
-
-
-def _names_sibling_tool(c: Candidate, aliases: Sequence[str]) -> bool:
-    """Whether the title or description is about a plugin of the tool ("cargo-fuzz", "cargo-dist").
-
-    Such plugins are separate CLIs with their own docs, so running the parent
-    tool does not make their docs redundant. CLI names are written in lower
-    case, which keeps prose compounds such as "Cross-compilation" out.
-    """
-    # A kebab-case slug (Claude Code's ``name:`` format, "pytest-usage") is an
-    # identifier whose hyphens join words, not a CLI's name: only prose counts.
-    name = "" if _is_slug(c.name or "") else c.name
-    header = f"{name} {c.description}"
-    return any(re.search(rf"\b{re.escape(a)}-[a-z]", header) for a in aliases)
 
 
 def tool_usage_docs(cands: Sequence[Candidate], recent_tools: Sequence[str]) -> set[str]:

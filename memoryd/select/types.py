@@ -1,13 +1,8 @@
-"""The ``select`` request and result as types, so the selector never reads a wire dict.
+"""The ``select`` and ``stats`` requests as checked types, and what one selector run found.
 
-A request is parsed once, where it enters memoryd (the socket handler, the
-CLI's in-process fallback), into :class:`SelectRequest`; every mistake is the
-same ``invalid_params`` error, naming the field, that the wire has always
-given. The result is a :class:`~memoryd.replies.SelectResult`, whose keys
-(in this order) are the documented reply of ``select``.
-
-Only the standard library and the param checks are imported here, so a
-client may build requests without loading the index or the rankers.
+A request is parsed once where it enters memoryd; every mistake is an
+``invalid_params`` error naming the field. Only the standard library and the
+param checks are imported here.
 """
 
 from __future__ import annotations
@@ -19,7 +14,7 @@ from typing import Any
 from memoryd import requests as p
 from memoryd.durations import parse_duration
 from memoryd.methods import RANKERS, SELECT, STATS
-from memoryd.operations import Request, directory_param
+from memoryd.operations import directory_param
 from memoryd.replies import SelectResult
 
 MAX_QUERY = 20_000
@@ -30,10 +25,9 @@ MAX_TIMEOUT_MS = 600_000
 
 
 @dataclass(frozen=True)
-class SelectRequest(Request[SelectResult]):
+class SelectRequest:
     """A checked ``select`` request; ``dir`` is still as given (the index resolves it)."""
 
-    METHOD = "select"
     query: str
     dir: str
     session_id: str | None = None
@@ -43,19 +37,6 @@ class SelectRequest(Request[SelectResult]):
     ranker: str = "auto"
     allow_secrets: bool = False
     timeout_ms: int | None = None
-
-    def params(self) -> Mapping[str, object]:
-        return {
-            "query": self.query,
-            "dir": self.dir,
-            "session_id": self.session_id,
-            "surfaced": list(self.surfaced),
-            "recent_tools": list(self.recent_tools),
-            "limit": self.limit,
-            "ranker": self.ranker,
-            "allow_secrets": self.allow_secrets,
-            "timeout_ms": self.timeout_ms,
-        }
 
 
 def parse_select(params: Mapping[str, Any]) -> SelectRequest:
@@ -100,14 +81,12 @@ def parse_stats(params: Mapping[str, Any]) -> StatsRequest:
 
 @dataclass(frozen=True)
 class Selection:
-    """What one selector run found, and what its judge (if one was asked) cost."""
+    """What one selector run found; the judge asked (used or not), the memories it was shown,
+    its time and tokens; what each rule kept out (:func:`.telemetry.left_out`)."""
 
     result: SelectResult
     tokens: tuple[int, int] = (0, 0)
     judge: str | None = None
-    """The judge asked (whether or not its answer was used)."""
     shortlist: int = 0
-    """Memories the judge was shown."""
     judge_ms: float | None = None
     left_out: Mapping[str, object] | None = None
-    """Per rule, the file names it kept out (for telemetry, :func:`.telemetry.left_out`)."""

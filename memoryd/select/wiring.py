@@ -1,10 +1,5 @@
-"""The selector's wiring: one :class:`~memoryd.select.selector.Selector` per process.
-
-It gets the configured judges (if any); its runs are recorded by
-:meth:`memoryd.service.MemoryService.select` through :func:`record_runs` on
-whichever side owns the index's write connection, and ``stats`` summarises
-them (:func:`run_stats`).
-"""
+"""The selector's wiring: its settings and judges from the config, its telemetry rows written,
+and ``stats`` over them."""
 
 from __future__ import annotations
 
@@ -25,8 +20,8 @@ from memoryd.select.types import StatsRequest, parse_select
 
 
 def judge_factories(cfg: Config) -> dict[str, Callable[[], Judge]]:
-    """The configured judges, each built on first use and then shared; the one ``auto`` asks
-    first: an OpenAI-compatible server is configured on purpose, a key may be in the environment."""
+    """The configured judges, each built on first use, then shared. ``auto`` asks the first: an
+    OpenAI-compatible server is configured on purpose, a key may be in the environment."""
     judges: dict[str, Callable[[], Judge]] = {}
     oai, anth = cfg.openai, cfg.anthropic
     if oai.base_url and oai.model:
@@ -66,8 +61,7 @@ def _once(make: Callable[[], Judge]) -> Callable[[], Judge]:
 def record_runs(
     store: IndexStore, records: Sequence[telemetry.RunRecord], retention: telemetry.Retention
 ) -> None:
-    """Write telemetry rows in one transaction (one select's, or those held back while the
-    index could not be written), deleting those past ``retention`` in the same one."""
+    """Write telemetry rows, and delete those past ``retention``, in one transaction."""
     with store.transaction() as conn:
         telemetry.insert(conn, *records)
         retention.prune(conn, len(records))
@@ -81,9 +75,8 @@ def make_selector(cfg: Config) -> Selector:
     return Selector(**selector_settings(cfg))
 
 
-# dict[str, Any]: keyword arguments for Selector.reconfigure, of several types.
 def selector_settings(cfg: Config) -> dict[str, Any]:
-    """What :class:`Selector` takes from the config (at start and at every SIGHUP)."""
+    """:class:`Selector`'s keyword arguments from the config (at start and at every SIGHUP)."""
     return {
         "log_queries": cfg.log_queries,
         "judges": judge_factories(cfg),
@@ -101,8 +94,7 @@ def select_unrecorded(
 
 def run_stats(conn: sqlite3.Connection, req: StatsRequest) -> StatsReply:
     """The ``stats`` method: aggregates over ``selector_runs`` in the request's window."""
-    window = req.window_s
-    since = time.time() - window
+    since = time.time() - req.window_s
     dirs = [
         r[0]
         for r in conn.execute(
@@ -110,4 +102,4 @@ def run_stats(conn: sqlite3.Connection, req: StatsRequest) -> StatsReply:
         )
     ]
     manifest = {d: [f.filename for f in queries.memories_in(conn, d)] for d in dirs}
-    return telemetry.stats(conn, since, window, manifest)
+    return telemetry.stats(conn, since, req.window_s, manifest)

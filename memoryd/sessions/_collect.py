@@ -1,21 +1,22 @@
 """The findings of a brief: every entry of the sessions read, scored against the task.
 
-:mod:`.brief` decides which sessions bear on the task and reads all of their
-project; this module turns their entries into ranked findings. Each step is
-one function: score the entries (:class:`_Scoring`), keep one item per entry
-and rank them (:func:`_ranked`), find the earlier decisions that later ones
-reversed (:func:`_conflicts`), and make the findings, leaving out repeats and
-the reversed decisions themselves (:func:`_findings`).
+:mod:`.brief` decides which sessions bear on the task; every session of their
+project is then read, newest first, since the newest holds where work stands
+(its blocker, its failing test) often in words the task does not use, and a
+later decision settles a question an earlier session left open. Entries are
+scored, ranked one per entry, linked to the earlier decisions they reverse,
+and made findings without repeats.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from memoryd.sessions import _findings as fx
-from memoryd.sessions import _reading as reading
 from memoryd.sessions import _relevance as rel
 from memoryd.sessions._sections import SECTION_ACTIVE, SECTION_SUMMARY, Entry
 
@@ -39,6 +40,15 @@ CURRENT_TROUBLE_SCORE = 10.0
 FINDINGS_CONSIDERED = 200
 """Ranked findings checked for repeats and conflicts: more than the largest
 budget (4,000 tokens) can show."""
+SETTLED_SHARE = 0.4
+"""Share of an open question's words a later decision must also use to settle it
+(plain, not IDF-weighted: a project's sessions share their subject words)."""
+SETTLED_MIN_SHARED = 3
+"""Distinct words a later decision must share with the open question."""
+
+_CURRENT_TROUBLE = re.compile(
+    r"\b(blocker|blocked|blocking|failing|fails|failed|broken|red)\b", re.IGNORECASE
+)
 
 # Decisions, failures and open points change what the next session does; a
 # plain "did X" outcome only helps when it is squarely about the task.
@@ -58,17 +68,16 @@ class Session:
     coverage: float = 0.0  # relevance to the task, see brief.SESSION_THRESHOLD
     evidence: int = 0  # how many of its entries bear on the task
 
-    @property
-    def project(self) -> str:
-        return self.doc.project
-
-    @property
-    def stamp(self) -> str:
-        return self.doc.session
-
 
 Scored = tuple[float, Entry, set[str], str, Session]
 """(score, entry, its terms, its kind, its session)."""
+
+
+def every_session_of(found: Sequence[Session], sessions: Sequence[Session]) -> list[Session]:
+    """All sessions of the projects ``found`` belongs to, newest first."""
+    projects = {s.doc.project for s in found}
+    chosen = [s for s in sessions if s.doc.project in projects]
+    return sorted(chosen, key=lambda s: s.doc.session, reverse=True)
 
 
 def collect(
@@ -82,105 +91,88 @@ def collect(
 
     Open questions that a later session's decision answers are left out.
     """
-    ranked = _ranked(_Scoring(query, chosen, found, idf, size).score_all(), found)
+    ranked = _ranked(_scored(query, chosen, found, idf, size), found)
     return _findings(ranked, _conflicts(ranked, chosen, idf, size))
 
 
-class _Scoring:
-    """What every entry of one brief is scored against: the task's words and the sessions read."""
-
-    def __init__(
-        self,
-        query: set[str],
-        chosen: list[Session],
-        found: list[Session],
-        idf: dict[str, float],
-        size: int,
-    ) -> None:
-        self.query, self.chosen, self.found, self.idf, self.size = query, chosen, found, idf, size
-        self.total = sum(rel.weight(t, idf, size) for t in query) or 1.0
-        self.newest = max((s.doc.session for s in chosen), default="")
-        self.newest_relevant = max((s.doc.session for s in found), default="")
-        self.top = max((s.coverage for s in found), default=1.0)
-
-    def score_all(self) -> list[Scored]:
-        """Every entry worth showing, scored; settled questions give their place to the answer.
-
-        The answers come after the other entries, as one pass over the
-        sessions would find them.
-        """
-        scored: list[Scored] = []
-        settlers: list[Scored] = []
-        for session in self.chosen:
-            # Equally relevant sessions weigh the same; weaker ones count less, but a
-            # session that passed the threshold still contributes its key points.
-            relevant = any(session is f for f in self.found)
-            factor = 0.5 + 0.5 * session.coverage / self.top if relevant else BACKGROUND_FACTOR
-            for entry, terms in session.entries:
-                if entry.section == SECTION_SUMMARY or len(terms) < MIN_ENTRY_TERMS:
-                    continue
-                item = self._score(session, relevant, factor, entry, terms)
-                if item is None:
-                    continue
-                score, kind = item
-                settler = _settled_later(terms, session, self.chosen) if kind == fx.OPEN else None
-                if settler is not None:
-                    # The answer takes the question's place (and at least its rank).
-                    settlers.append((score, settler[0], settler[1], fx.DECISION, settler[2]))
-                else:
-                    scored.append((score, entry, terms, kind, session))
-        return scored + settlers
-
-    def _score(
-        self, session: Session, relevant: bool, factor: float, entry: Entry, terms: set[str]
-    ) -> tuple[float, str] | None:
-        """The entry's score (``factor``: its session's weight) and kind; None: it adds nothing."""
-        kind = fx.classify(entry)
-        match = rel.overlap(self.query, terms, self.idf, self.size) / self.total
-        trouble = session.doc.session == self.newest and reading.is_current_trouble(entry)
-        if not trouble and (
-            (match == 0 and kind == fx.OUTCOME) or (not relevant and match < BACKGROUND_MATCH)
-        ):
-            return None  # an unrelated "merged, shipped" line adds nothing
-        current = entry.section == SECTION_ACTIVE and session.doc.session == self.newest_relevant
-        score = factor * (
-            _MATCH_WEIGHT[kind] * match + _TYPE_BONUS[kind] + CURRENT_STATE_BONUS * current
-        )
-        if fx.looks_like_instruction(entry.text):
-            score /= 2  # shown quoted at best; never crowds out real evidence
-        elif trouble:
-            score += CURRENT_TROUBLE_SCORE
-        return score, kind
+def _scored(
+    query: set[str], chosen: list[Session], found: list[Session], idf: dict[str, float], size: int
+) -> list[Scored]:
+    """Every entry worth showing, scored. An open question a later decision settles gives
+    its place (and at least its rank) to that decision, listed after the other entries."""
+    total = sum(rel.weight(t, idf, size) for t in query) or 1.0
+    newest = max((s.doc.session for s in chosen), default="")
+    newest_relevant = max((s.doc.session for s in found), default="")
+    top = max((s.coverage for s in found), default=1.0)
+    scored: list[Scored] = []
+    settlers: list[Scored] = []
+    for session in chosen:
+        relevant = any(session is f for f in found)
+        # Equally relevant sessions weigh the same; weaker ones less, but still count.
+        factor = 0.5 + 0.5 * session.coverage / top if relevant else BACKGROUND_FACTOR
+        for entry, terms in session.entries:
+            if entry.section == SECTION_SUMMARY or len(terms) < MIN_ENTRY_TERMS:
+                continue
+            kind = fx.classify(entry)
+            match = rel.overlap(query, terms, idf, size) / total
+            active = entry.section == SECTION_ACTIVE
+            trouble = (
+                session.doc.session == newest and active and _CURRENT_TROUBLE.search(entry.text)
+            )
+            if not trouble and (
+                (match == 0 and kind == fx.OUTCOME) or (not relevant and match < BACKGROUND_MATCH)
+            ):
+                continue  # an unrelated "merged, shipped" line adds nothing
+            current = active and session.doc.session == newest_relevant
+            score = factor * (
+                _MATCH_WEIGHT[kind] * match + _TYPE_BONUS[kind] + CURRENT_STATE_BONUS * current
+            )
+            if fx.looks_like_instruction(entry.text):
+                score /= 2  # shown quoted at best; never crowds out real evidence
+            elif trouble:
+                score += CURRENT_TROUBLE_SCORE
+            settler = _settled_later(terms, session, chosen) if kind == fx.OPEN else None
+            if settler is not None:
+                settlers.append((score, settler[0], settler[1], fx.DECISION, settler[2]))
+            else:
+                scored.append((score, entry, terms, kind, session))
+    return scored + settlers
 
 
 def _ranked(scored: list[Scored], found: list[Session]) -> list[Scored]:
-    """One item per entry, best first (among equals the newer session, then file order).
-
-    The newest session's trouble leads, then one item of every relevant session.
-    """
-    ranked = _merge_best(scored)
+    """One item per entry at its best score, best first (among equals the newer session,
+    then file order), reordered for coverage: the newest session's trouble first, then the
+    best item of every relevant session, then the rest. The budget trims from the end, so
+    a relevant session is cited before any session gets a second line."""
+    best: dict[int, Scored] = {}
+    for item in scored:
+        if id(item[1]) not in best or item[0] > best[id(item[1])][0]:
+            best[id(item[1])] = item
+    ranked = list(best.values())
     ranked.sort(key=lambda item: item[1].first_line)
     ranked.sort(key=lambda item: item[4].doc.session, reverse=True)
     ranked.sort(key=lambda item: -item[0])
-    return reading.one_per_session_first(
-        ranked,
-        lambda item: item[0] >= CURRENT_TROUBLE_SCORE,
-        lambda item: any(item[4] is f for f in found),
-    )[:FINDINGS_CONSIDERED]
+    first = [item for item in ranked if item[0] >= CURRENT_TROUBLE_SCORE]
+    cited = {id(item[4]) for item in first}
+    for item in ranked:
+        relevant = any(item[4] is f for f in found)
+        if item[0] < CURRENT_TROUBLE_SCORE and relevant and id(item[4]) not in cited:
+            cited.add(id(item[4]))
+            first.append(item)
+    taken = {id(item) for item in first}
+    return (first + [item for item in ranked if id(item) not in taken])[:FINDINGS_CONSIDERED]
 
 
 def _conflicts(
     ranked: list[Scored], chosen: list[Session], idf: dict[str, float], size: int
 ) -> dict[int, tuple[Entry, Session]]:
     """Entry id -> the earlier decision it reverses, for the entries that reverse one."""
-    conflicts = {}
-    for _, entry, terms, _, session in ranked:
-        earlier = _contradicted(
-            entry=entry, terms=terms, session=session, chosen=chosen, idf=idf, size=size
-        )
-        if earlier is not None:
-            conflicts[id(entry)] = earlier
-    return conflicts
+    return {
+        id(entry): earlier
+        for _, entry, terms, _, session in ranked
+        if (earlier := _contradicted(entry, terms, session, chosen=chosen, idf=idf, size=size))
+        is not None
+    }
 
 
 def _findings(
@@ -200,23 +192,20 @@ def _findings(
         ):
             continue
         kept.append(terms)
-        source = fx.Source(session.doc.filename, entry.first_line, entry.last_line, session.date)
-        finding = fx.make_finding(entry, kind, source)
+        finding = fx.make_finding(entry, kind, _source(entry, session))
         earlier = conflicts.get(id(entry))
         if earlier is not None and not finding.quoted:
-            old_entry, old_session = earlier
             finding = dataclasses.replace(
                 finding,
-                conflicts_with=fx.Source(
-                    old_session.doc.filename,
-                    old_entry.first_line,
-                    old_entry.last_line,
-                    old_session.date,
-                ),
-                conflicting_text=" ".join(old_entry.text.split()).rstrip("."),
+                conflicts_with=_source(*earlier),
+                conflicting_text=" ".join(earlier[0].text.split()).rstrip("."),
             )
         findings.append(finding)
     return findings
+
+
+def _source(entry: Entry, session: Session) -> fx.Source:
+    return fx.Source(session.doc.filename, entry.first_line, entry.last_line, session.date)
 
 
 def _settled_later(
@@ -227,27 +216,18 @@ def _settled_later(
         if later.doc.session <= session.doc.session:
             break
         for entry, later_terms in later.entries:
-            if fx.classify(entry) == fx.DECISION and reading.settles(terms, later_terms):
+            shared = len(terms & later_terms)
+            settles = shared >= SETTLED_MIN_SHARED and shared >= SETTLED_SHARE * len(terms)
+            if settles and fx.classify(entry) == fx.DECISION:
                 return entry, later_terms, later
     return None
 
 
-def _merge_best(
-    scored: list[Scored],
-) -> list[Scored]:
-    """One item per entry, with the best score any path gave it."""
-    best: dict[int, Scored] = {}
-    for item in scored:
-        if id(item[1]) not in best or item[0] > best[id(item[1])][0]:
-            best[id(item[1])] = item
-    return list(best.values())
-
-
 def _contradicted(
-    *,
     entry: Entry,
     terms: set[str],
     session: Session,
+    *,
     chosen: list[Session],
     idf: dict[str, float],
     size: int,

@@ -1,10 +1,7 @@
-"""Turn session entries into typed findings: type, evidence label, quoting.
+"""Session entries as typed findings: decided, failed, outcome (reported or verified), open.
 
-The brief follows a small vocabulary so an agent can weigh each line: what was
-decided or corrected, what failed (and under which conditions), what outcome
-was reported or verified at the time, and what was still open when that
-session ended. Session text is untrusted: anything that reads like an order to
-the agent is quoted as data instead of being restated in the brief's voice.
+Session text is untrusted: what reads like an order to the agent is quoted as
+data, never restated in the brief's voice.
 """
 
 from __future__ import annotations

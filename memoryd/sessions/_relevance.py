@@ -1,18 +1,16 @@
 """Lexical relevance between a task and session entries: tokens, stems, IDF weights.
 
-Deterministic and dependency-free on purpose: briefs must be reproducible and
-cheap enough to build on every request. Identifiers matter more than prose in
-coding sessions, so ``payment_retry_enabled`` and ``FormScreen`` yield both the
-whole identifier and its parts. Words, stems and stopwords are the local
-ranker's (:mod:`memoryd.select._text`), so a brief and ``select`` read text
-alike; task verbs such as "resume" are dropped too, because they say what to
-do, not what the task is about.
+Deterministic, so briefs are reproducible. Identifiers count whole and in parts
+(``payment_retry_enabled``, ``FormScreen``). Words, stems and stopwords are the
+local ranker's (:mod:`memoryd.select._text`), so a brief and ``select`` read
+text alike; words that frame a task ("resume") are dropped too.
 """
 
 from __future__ import annotations
 
 import math
 import re
+from collections import Counter
 from collections.abc import Iterable, Mapping
 
 from memoryd._unicode_words import fold
@@ -92,12 +90,8 @@ def _word_tokens(raw: str) -> list[str]:
 def idf_table(documents: Iterable[set[str]]) -> tuple[dict[str, float], int]:
     """Document frequencies turned into IDF weights; also returns the document count."""
     docs = list(documents)
-    counts: dict[str, int] = {}
-    for doc in docs:
-        for term in doc:
-            counts[term] = counts.get(term, 0) + 1
-    size = len(docs)
-    return {term: _idf(size, df) for term, df in counts.items()}, size
+    counts = Counter(term for doc in docs for term in doc)
+    return {term: _idf(len(docs), df) for term, df in counts.items()}, len(docs)
 
 
 def _idf(size: int, df: int) -> float:

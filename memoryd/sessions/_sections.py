@@ -1,16 +1,18 @@
-"""Split a session file's Markdown body into its four sections, keeping line numbers.
+"""A session file read back: its body's four sections with line numbers, its time, its resume line.
 
-Briefs cite findings as "lines a-b" of the session file, so every entry keeps
-the 1-based line numbers it occupies in the *file* (frontmatter included), not
-in the body. Parsing is forgiving: unknown headings are ignored, a missing
-section is simply empty, and wrapped bullet lines are joined back to one entry.
+Every entry keeps the 1-based lines it occupies in the *file* (frontmatter
+included), which briefs cite. Parsing is forgiving: unknown headings are
+ignored, a missing section is empty, wrapped bullet lines join one entry.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+
+from memoryd.paths import SESSION_STAMP_FORMAT
 
 SECTION_SUMMARY = "summary"
 SECTION_STEPS = "steps"
@@ -26,6 +28,7 @@ HEADINGS = {
 """Lower-cased ``## `` heading text -> section key."""
 
 _BULLET = re.compile(r"^[-*][ \t]+(.*)$")
+_SESSION = re.compile(r"\d{4}-\d{2}-\d{2}-\d{2}-\d{2}")
 _STEP = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*):[ \t]*(.*)$")
 
 
@@ -62,9 +65,7 @@ class SessionSections:
 def heading_text(line: str) -> str | None:
     """The text of a ``## Heading ##`` line (closing hashes dropped), or None for other lines.
 
-    Plain string operations, not a regex: the old pattern's lazy text and its
-    three optional trailing runs tried every split of a run of spaces, cubic
-    in the length of a line like ``## a``, ten thousand spaces, ``b``.
+    String operations, not a regex, so a long run of spaces costs linear time.
     """
     if not line.startswith("##") or line[2:3] not in (" ", "\t") or len(line) < 4:
         return None
@@ -133,3 +134,67 @@ def _entry(section: str, block: list[tuple[int, str]]) -> Entry:
         if step:
             label, text = step.group(1), step.group(2)
     return Entry(section=section, text=text, first_line=first, last_line=block[-1][0], label=label)
+
+
+def session_started(session: str) -> dt.datetime:
+    """The session timestamp as an aware datetime in local time."""
+    return dt.datetime.strptime(session, SESSION_STAMP_FORMAT).astimezone()
+
+
+def last_session_time(
+    meta: Mapping[str, object], filename: str | None = None
+) -> dt.datetime | None:
+    """When the session started: ``last_session_at``, else the filename or ``session``."""
+    raw = meta.get("last_session_at")
+    if isinstance(raw, str):
+        try:
+            when = dt.datetime.fromisoformat(raw)
+            return when if when.tzinfo else when.astimezone()
+        except (ValueError, OverflowError):  # not a time, or one local time cannot show
+            pass
+    for candidate in (filename or "", str(meta.get("session", ""))):
+        match = _SESSION.match(candidate)
+        if match:
+            try:
+                return session_started(match.group(0))
+            except (ValueError, OverflowError):
+                continue
+    return None
+
+
+def resume_line(
+    project: str, meta: Mapping[str, object], now: dt.datetime, *, filename: str | None = None
+) -> tuple[str, float]:
+    """``Resuming `shop-backend` (last touched 3 days ago, status: in-progress at CP-S2)``.
+
+    Returns the line and the hours since the session started (NaN when no time
+    is known: a 1.0 file whose ``session`` is not a timestamp and no filename).
+    """
+    when = last_session_time(meta, filename)
+    current = now if now.tzinfo else now.astimezone()
+    hours = (current - when).total_seconds() / 3600 if when else float("nan")
+    details = [f"last touched {_ago(hours)}"] if when else ["last touched at an unknown time"]
+    status = meta.get("status")
+    checkpoint = meta.get("last-checkpoint")
+    if status and checkpoint:
+        details.append(f"status: {status} at {checkpoint}")
+    elif status or checkpoint:
+        details.append(f"status: {status}" if status else f"at {checkpoint}")
+    return f"Resuming `{project}` ({', '.join(details)})", hours
+
+
+def _ago(hours: float) -> str:
+    if hours < 0:
+        return "in the future (clock skew?)"
+    if hours < 1:
+        minutes = int(hours * 60)
+        return "just now" if minutes < 1 else f"{count_of(minutes, 'minute')} ago"
+    if hours < 48:
+        return f"{count_of(int(hours), 'hour')} ago"
+    days = int(hours // 24)
+    return f"{count_of(days, 'day') if days < 60 else count_of(days // 30, 'month')} ago"
+
+
+def count_of(number: int, noun: str) -> str:
+    """``1 day``, ``3 days``."""
+    return f"{number} {noun}{'' if number == 1 else 's'}"

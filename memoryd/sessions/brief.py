@@ -1,33 +1,28 @@
 """A short, cited brief of what earlier sessions learned that bears on a task.
 
 Deterministic, no LLM: sessions are ranked lexically against the task; when
-some bear on it, every session of their project is read, newest first, and
-their entries become typed findings that cite file lines. Relevant sessions
-weigh fully, the others only through entries that share the task's words, and
-the newest session's blockers and failing tests always lead. The procedure
-prefers saying nothing to padding the brief with weak matches: recency never
-admits a project's history on its own.
-
-Token budget: ``tokens(text) = ceil(len(text) / 4)``, the usual rough rate for
-English text; the lowest-ranked findings are dropped until the text fits.
+some bear on it, every session of their project is read and their entries
+become typed findings citing file lines. It prefers saying nothing to weak
+matches: recency never admits a project's history on its own. The lowest-ranked
+findings are dropped until the text fits the budget (four characters a token).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from memoryd._sized_cache import SizedCache
 from memoryd.indexer.parse import parse_bytes
 from memoryd.indexer.records import KIND_SESSION, unexpected
 from memoryd.replies import ContextReply, UnreadSession
 from memoryd.sessions import _findings as fx
-from memoryd.sessions import _reading as reading
 from memoryd.sessions import _relevance as rel
-from memoryd.sessions._collect import Session, collect
-from memoryd.sessions._sections import SECTION_SUMMARY, Entry, parse_sections
+from memoryd.sessions._collect import Session, collect, every_session_of
+from memoryd.sessions._sections import SECTION_SUMMARY, count_of, parse_sections
 
 MAX_ROUNDS = 2
 MAX_READS = 3
@@ -40,12 +35,11 @@ FOLLOW_UP_THRESHOLD = 0.5
 """Share of the follow-up round's thread terms an earlier session must contain."""
 THREAD_TERMS = 6
 """How many linking words the follow-up round searches with."""
+PARSED_BYTES = 16 * 1024 * 1024
+"""Memory for parsed sessions, as :func:`weight` counts it: hundreds of sessions."""
 SECTION_ENTRIES = 100
-"""Entries read per section of one session. A saved session has a handful; a
-hostile or runaway file (10k bullets) must not make ``context`` compare every
-entry with every other one (a cost that grows with the square of the entries)."""
-INDEX_CACHE_BYTES = 16 * 1024 * 1024
-"""Memory for session files already indexed, as :func:`weight` counts it: hundreds of sessions."""
+"""Entries read per section of one session, so a runaway file cannot make the
+entry-by-entry comparisons quadratic in its length."""
 
 _REFERS_BACK = re.compile(
     r"\b(session[- ]?\d+|previous session|earlier session|part \d+|resumed|reverted"
@@ -66,27 +60,19 @@ class SessionDoc:
     error: str | None  # read/parse error: the file is skipped and counted in the scope
 
 
-@dataclass
+@dataclass(frozen=True)
 class Brief:
-    """The brief's text plus the same content in structured form.
-
-    ``text`` is the no-context message when nothing relevant was found, and
-    also when not even the best finding fits in ``budget_tokens``.
-    """
+    """The brief's text (the no-context message when nothing relevant fits) and its parts."""
 
     text: str
     findings: list[fx.Finding]
     sessions_read: list[str]
     scope: str
-    sessions_searched: int = 0
-    rounds: int = 0
-    skipped: list[UnreadSession] = field(default_factory=list)
-    dropped: int = 0
-    budget_tokens: int = 0
-
-    @property
-    def tokens(self) -> int:
-        return estimate_tokens(self.text)
+    sessions_searched: int
+    rounds: int
+    skipped: list[UnreadSession]
+    dropped: int
+    budget_tokens: int
 
     def to_json(self) -> ContextReply:
         return {
@@ -94,12 +80,12 @@ class Brief:
             "status": "found" if self.findings else "none",
             "scope": self.scope,
             "findings": [finding.to_json() for finding in self.findings],
-            "sessions_read": list(self.sessions_read),
+            "sessions_read": self.sessions_read,
             "sessions_searched": self.sessions_searched,
             "rounds": self.rounds,
-            "skipped": list(self.skipped),
+            "skipped": self.skipped,
             "dropped_for_budget": self.dropped,
-            "tokens": self.tokens,
+            "tokens": estimate_tokens(self.text),
             "budget_tokens": self.budget_tokens,
         }
 
@@ -114,7 +100,6 @@ def no_context_message(scope: str) -> str:
 
 
 def unavailable_message(reason: str) -> str:
-    """For callers that cannot read the session directory at all (not a no-match)."""
     return f"Session history unavailable: {reason}"
 
 
@@ -128,8 +113,7 @@ def build_brief(
 ) -> Brief:
     """Search ``docs`` for context on ``task`` and return a cited brief within budget.
 
-    Sessions parsed for an earlier brief are taken from ``parsed`` (a fresh set
-    when None).
+    Sessions parsed for an earlier brief are taken from ``parsed`` (none when None).
     """
     parsed = ParsedSessions() if parsed is None else parsed
     skipped: list[UnreadSession] = [
@@ -142,7 +126,7 @@ def build_brief(
         if doc.text is None or doc.error:
             continue
         try:
-            sessions.append(_index(doc, parsed))
+            sessions.append(parsed.session(doc))
         except Exception as exc:  # one session nothing foresaw: skipped, the brief goes on
             reason = unexpected("could not read the session", exc)
             skipped.append({"filename": doc.filename, "error": reason})
@@ -150,89 +134,62 @@ def build_brief(
     words = rel.tokens(task)
     query = set(words)
     found, rounds = _search(words, sessions, idf, size)
-    chosen = reading.every_session_of(found, sessions)
+    chosen = every_session_of(found, sessions)
     findings = collect(query, chosen, found, idf, size)
-    brief = Brief(
-        text=no_context_message(scope),
-        findings=[],
+    searched = f"{count_of(len(sessions), 'session')} searched in {count_of(rounds, 'round')}"
+    parts = [scope, searched, f"{len(chosen)} read"]
+    if skipped:
+        names = ", ".join(item["filename"] for item in skipped)
+        parts.append(f"skipped {len(skipped)} corrupted: {names}")
+    # Drop the lowest-ranked findings until the text fits; if not even one
+    # fits, the honest answer is that nothing useful fits in the budget.
+    text, kept = no_context_message(scope), findings[:0]
+    for count in range(len(findings), 0, -1):
+        left = len(findings) - count
+        cut = [f"{left} lower-ranked findings left out for length"] if left else []
+        line = "; ".join([*parts, *cut, "not re-checked against the current code"])
+        candidate = "\n".join(
+            ["Prior-session brief", f"Scope: {line}", *(f.render() for f in findings[:count])]
+        )
+        if estimate_tokens(candidate) <= budget_tokens:
+            text, kept = candidate, findings[:count]
+            break
+    return Brief(
+        text=text,
+        findings=kept,
         sessions_read=[s.doc.filename for s in chosen],
         scope=scope,
         sessions_searched=len(sessions),
         rounds=rounds,
         skipped=skipped,
+        dropped=len(findings) - len(kept) if kept else 0,
         budget_tokens=budget_tokens,
     )
-    # Drop the lowest-ranked findings until the text fits; if not even one
-    # fits, the honest answer is that nothing useful fits in the budget.
-    for count in range(len(findings), 0, -1):
-        text = _render(
-            scope=scope,
-            searched=len(sessions),
-            rounds=rounds,
-            chosen=chosen,
-            skipped=skipped,
-            findings=findings[:count],
-            total=len(findings),
-        )
-        if estimate_tokens(text) <= budget_tokens:
-            brief.text, brief.findings = text, findings[:count]
-            brief.dropped = len(findings) - count
-            break
-    return brief
-
-
-@dataclass(frozen=True, slots=True)
-class _Indexed:
-    """What :func:`_index` works out of one session file: it depends on the text alone."""
-
-    entries: list[tuple[Entry, set[str]]]
-    terms: set[str]
-    sequence: list[str]
-    date: str
 
 
 class ParsedSessions:
-    """Session files already indexed, keyed by the whole doc, text included.
+    """Sessions already parsed, by the whole doc (text included). Whoever answers ``context``
+    again owns one: an unchanged file is read again but not parsed again."""
 
-    Whoever answers ``context`` again owns one (the daemon's service, the CLI's
-    own): it reads the files again but does not parse them again, and an
-    edited file, a new text, is parsed anew.
-    """
+    def __init__(self, budget: int = PARSED_BYTES) -> None:
+        self._cache: SizedCache[SessionDoc, Session] = SizedCache(budget)
 
-    def __init__(self, budget: int = INDEX_CACHE_BYTES) -> None:
-        self._cache: SizedCache[SessionDoc, _Indexed] = SizedCache(budget)
-
-    def of(self, doc: SessionDoc) -> _Indexed:
-        indexed = self._cache.get(doc)
-        if indexed is None:
-            indexed = _index_text(doc)
-            self._cache.put(doc, indexed, weight(doc.text or ""))
-        return indexed
+    def session(self, doc: SessionDoc) -> Session:
+        """A fresh :class:`Session` of ``doc`` (its relevance is set per brief)."""
+        found = self._cache.get(doc)
+        if found is None:
+            found = _read(doc)
+            self._cache.put(doc, found, weight(doc.text or ""))
+        return dataclasses.replace(found)
 
 
 def weight(text: str) -> int:
-    """The memory an indexed session holds: its entries, their word sets and tokens.
-
-    tracemalloc puts it at ~16 bytes per character of text on the development
-    corpus' sessions (the text itself is held by the caller and not counted).
-    """
+    """The memory a parsed session holds beside its text: about 16 bytes per character."""
     return 16 * len(text) + 1024
 
 
-def _index(doc: SessionDoc, parsed: ParsedSessions) -> Session:
-    """The session's entries and tokens (worked out once per text in ``parsed``)."""
-    indexed = parsed.of(doc)
-    return Session(
-        doc=doc,
-        entries=indexed.entries,
-        terms=indexed.terms,
-        sequence=indexed.sequence,
-        date=indexed.date,
-    )
-
-
-def _index_text(doc: SessionDoc) -> _Indexed:
-    """Tokens of every entry, plus the frontmatter's target dir and checkpoint notes.
+def _read(doc: SessionDoc) -> Session:
+    """The session's entries and their tokens, plus the frontmatter's target dir and notes.
 
     The frontmatter words only help find the session (``deploy/airflow`` says
     what area it touched); findings are always cited from body lines.
@@ -254,7 +211,7 @@ def _index_text(doc: SessionDoc) -> _Indexed:
     terms = set(sequence) | set(extra)
     terms.discard("")
     date = doc.session[:10] if len(doc.session) >= 10 else doc.session
-    return _Indexed(entries=entries, terms=terms, sequence=sequence, date=date)
+    return Session(doc=doc, entries=entries, terms=terms, sequence=sequence, date=date)
 
 
 def _search(
@@ -319,33 +276,3 @@ def _thread_terms(
         if 1 <= others < max(2, len(sessions) // 2):
             shared.add(term)
     return set(sorted(shared, key=lambda t: (-rel.weight(t, idf, size), t))[:THREAD_TERMS])
-
-
-def _render(
-    *,
-    scope: str,
-    searched: int,
-    rounds: int,
-    chosen: list[Session],
-    skipped: list[UnreadSession],
-    findings: list[fx.Finding],
-    total: int,
-) -> str:
-    parts = [
-        f"{scope}",
-        f"{_count(searched, 'session')} searched in {_count(rounds, 'round')}",
-        f"{len(chosen)} read",
-    ]
-    if skipped:
-        names = ", ".join(item["filename"] for item in skipped)
-        parts.append(f"skipped {len(skipped)} corrupted: {names}")
-    if total > len(findings):
-        parts.append(f"{total - len(findings)} lower-ranked findings left out for length")
-    parts.append("not re-checked against the current code")
-    lines = ["Prior-session brief", f"Scope: {'; '.join(parts)}"]
-    lines += [finding.render() for finding in findings]
-    return "\n".join(lines)
-
-
-def _count(number: int, noun: str) -> str:
-    return f"{number} {noun}{'' if number == 1 else 's'}"

@@ -1,41 +1,26 @@
-"""The I/O around session memories: atomic ``save``, indexed ``load_last``, ``context``.
+"""The I/O around session memories: ``save``, ``load_last`` from the index, ``context``.
 
-The format and the brief are pure (``format``, ``brief``); this module reads
-the index, reads and writes files, and shapes the protocol's answers for the
-daemon's handlers.
-
-A second save of a session keeps what the first recorded and the second does
-not restate (``memoryd.sessions.merge``); ``replace`` overwrites instead.
-Writes are atomic: a temp file in the same directory, fsync, rename, fsync of
-the directory. A crash leaves either the old file or the new one, never half
-of one. Saves into one folder take turns under its save lock, so a save always
-merges into the file the one before it wrote. Memory files are never deleted.
+A second save of a session is merged into the first (:func:`.format.merge`)
+unless ``replace``; saves into one folder take turns under its save lock and
+write atomically (:mod:`.writes`). Memory files are never deleted.
 """
 
 from __future__ import annotations
 
-import contextlib
 import datetime as dt
-import errno
 import math
 import os
-import re
 import sqlite3
-import tempfile
-import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
 from memoryd import requests as p
-from memoryd._sized_cache import SizedCache
 from memoryd.bounded_read import MAX_READ_BYTES, NotAFile, read_capped
-from memoryd.errors import InvalidParams, NotFound, NotRegularFile, Unwritable
+from memoryd.errors import InvalidParams, NotFound, NotRegularFile
 from memoryd.indexer import queries
-from memoryd.indexer.parse import content_hash, describe_os_error, parse_bytes
+from memoryd.indexer.parse import describe_os_error, parse_bytes
 from memoryd.indexer.records import KIND_SESSION, unexpected
 from memoryd.indexer.secrets import redact, redact_value
-from memoryd.indexer.store import process_alive
 from memoryd.methods import CONTEXT, LOAD_LAST
 from memoryd.operations import (
     DEFAULT_BUDGET,
@@ -53,18 +38,18 @@ from memoryd.replies import (
     SaveResult,
     SkippedSession,
 )
-from memoryd.sessions import _save_lock
+from memoryd.sessions._sections import resume_line
 from memoryd.sessions.brief import ParsedSessions, SessionDoc, build_brief, unavailable_message
 from memoryd.sessions.format import (
     SCHEMA_VERSION,
     check_project,
+    merge,
     render_session,
-    resume_line,
     session_filename,
     session_input_from_file,
     validate_save_params,
 )
-from memoryd.sessions.merge import merge
+from memoryd.sessions.writes import acquire, unwritable, write_atomic
 
 MIN_BUDGET, MAX_BUDGET = 100, 4000
 
@@ -118,132 +103,46 @@ def parse_context(params: Mapping[str, Any]) -> ContextRequest:
     return ContextRequest(task, tuple(str(d) for d in raw_dirs), project, budget, given)
 
 
-def write_atomic(path: str, text: str, mode: int = 0o644) -> None:
-    """Replace ``path`` with ``text`` in one rename; the file gets ``mode`` exactly.
-
-    Session memories are the user's files (0644, like the agent's own);
-    memoryd's private files (reports) pass 0600.
-    """
-    directory = os.path.dirname(path)
-    # The pid in the name lets a later start-up tell a dead writer's leftover
-    # from a file another live process is writing right now.
-    prefix = f".{os.path.basename(path)}.{os.getpid()}."
-    fd, tmp = tempfile.mkstemp(prefix=prefix, suffix=TEMP_SUFFIX, dir=directory)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-    dir_fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        os.fsync(dir_fd)
-    finally:
-        os.close(dir_fd)
-
-
-TEMP_SUFFIX = ".tmp"
-_TEMP_NAME = re.compile(r"^\..+\.(md|json)\.(?:(\d+)\.)?[a-z0-9_]{8}\.tmp$")
-_UNNAMED_TEMP_AGE_S = 60.0
-"""Temp files from before names carried a pid are removed only once this old."""
-
-
-def is_temp_name(name: str) -> bool:
-    """True for a name :func:`write_atomic` gives its temp files."""
-    return _TEMP_NAME.match(name) is not None
-
-
-def remove_stale_temps(paths: Iterable[str]) -> int:
-    """Delete the temp files among ``paths`` whose writer is gone; how many were removed.
-
-    A ``kill -9`` between the temp file's creation and its rename leaves
-    ``.<name>.<pid>.<random>.tmp`` behind. Only names of exactly that shape
-    are touched, and only when their pid no longer runs.
-    """
-    removed = 0
-    now = time.time()
-    for path in paths:
-        match = _TEMP_NAME.match(os.path.basename(path))
-        if match is None or not _writer_gone(match.group(2), path, now):
-            continue
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(path)
-            removed += 1
-    return removed
-
-
-def _writer_gone(pid: str | None, path: str, now: float) -> bool:
-    if pid is not None:
-        return int(pid) != os.getpid() and not process_alive(int(pid))
-    try:
-        return now - os.lstat(path).st_mtime > _UNNAMED_TEMP_AGE_S
-    except OSError:
-        return False
-
-
 def save(request: SaveRequest) -> SaveResult:
-    """Write ``{dir}/{session}-{project}.md``, over an earlier save of it; where and how.
+    """Write ``{dir}/{session}-{project}.md`` under the folder's save lock, on disk on return.
 
-    An earlier save of the same session is merged with this one (see
-    :mod:`memoryd.sessions.merge`) unless the request says ``replace``. A
-    session path holding something other than a regular file (a FIFO, a
-    directory, a device, a symbolic link) is ``not_a_file`` and is left as it
-    is; a write the disk refuses (full, read-only) is ``unwritable``, and the
-    temp file is removed, so nothing half-written remains.
-
-    Saves into one folder take turns (:mod:`memoryd.sessions._save_lock`), in
-    this process and across processes, so each merges into the file the one
-    before it wrote: no acknowledged save is lost to a concurrent one. The
-    file is on disk (fsync'd, renamed, the folder fsync'd) before this returns.
+    A session path that is not a regular file is ``not_a_file`` and left as it
+    is; a write the disk refuses is ``unwritable``, nothing half-written left.
     """
-    try:
-        lock = _save_lock.acquire(request.dir)
-    except OSError as exc:
-        raise unwritable(_save_lock.lock_path(request.dir), exc, doing="lock") from None
-    with lock:
-        return _save_locked(request)
-
-
-def _save_locked(request: SaveRequest) -> SaveResult:
-    """:func:`save` with the folder's save lock held: read, merge, write, rename."""
-    inp = request.session
-    filename = session_filename(inp.project, inp.session)
-    path = os.path.join(request.dir, filename)
-    previous: Mapping[str, object] | None = None
-    kept: Kept | None = None
-    created = not os.path.lexists(path)
-    if not created:
-        previous, data = _previous_session(path, merging=not request.replace)
-        if previous is not None and not request.replace:
-            earlier = session_input_from_file(
-                filename, previous, data.decode("utf-8", errors="replace")
-            )
-            inp, kept = merge(inp, earlier)
-    text = render_session(inp, previous)
-    encoded = text.encode()
-    if len(encoded) > MAX_READ_BYTES:
-        raise _over_read_cap(path, f"this save would make it {len(encoded):,} bytes, more than")
-    written = parse_bytes(encoded, KIND_SESSION)
-    if written.error is not None:  # a bug in render_session, never user input
-        raise RuntimeError(f"refusing to write an unreadable session file: {written.error}")
-    try:
-        write_atomic(path, text)
-    except OSError as exc:
-        raise unwritable(path, exc) from None
-    return {
-        "path": path,
-        "filename": os.path.basename(path),
-        "created": created,
-        "kept": kept,
-        "migrated_from": _migrated_from(previous),
-        "schema_version": SCHEMA_VERSION,
-        "bytes": len(text.encode()),
-    }
+    with acquire(request.dir):
+        inp = request.session
+        filename = session_filename(inp.project, inp.session)
+        path = os.path.join(request.dir, filename)
+        previous: Mapping[str, object] | None = None
+        kept: Kept | None = None
+        created = not os.path.lexists(path)
+        if not created:
+            previous, data = _previous_session(path, merging=not request.replace)
+            if previous is not None and not request.replace:
+                earlier = session_input_from_file(
+                    filename, previous, data.decode("utf-8", errors="replace")
+                )
+                inp, kept = merge(inp, earlier)
+        text = render_session(inp, previous)
+        encoded = text.encode()
+        if len(encoded) > MAX_READ_BYTES:
+            raise _over_read_cap(path, f"this save would make it {len(encoded):,} bytes, more than")
+        written = parse_bytes(encoded, KIND_SESSION)
+        if written.error is not None:  # a bug in render_session, never user input
+            raise RuntimeError(f"refusing to write an unreadable session file: {written.error}")
+        try:
+            write_atomic(path, text)
+        except OSError as exc:
+            raise unwritable(path, exc) from None
+        return {
+            "path": path,
+            "filename": os.path.basename(path),
+            "created": created,
+            "kept": kept,
+            "migrated_from": _migrated_from(previous),
+            "schema_version": SCHEMA_VERSION,
+            "bytes": len(encoded),
+        }
 
 
 def _previous_session(path: str, *, merging: bool) -> tuple[Mapping[str, object] | None, bytes]:
@@ -276,15 +175,6 @@ def _over_read_cap(path: str, how: str) -> InvalidParams:
         "and a later save would drop what lies past that; nothing was written "
         "(save under a new session, or shorten this save)",
         {"field": "session", "path": path, "limit_bytes": MAX_READ_BYTES},
-    )
-
-
-def unwritable(path: str, exc: OSError, *, doing: str = "write") -> Unwritable:
-    """The ``unwritable`` error for a failed write: the cause by name (``ENOSPC``) and in words."""
-    name = errno.errorcode.get(exc.errno or 0, "error")
-    return Unwritable(
-        f"cannot {doing} {path}: {exc.strerror or exc} ({name}); nothing was written",
-        {"path": path, "errno": name},
     )
 
 
@@ -340,7 +230,8 @@ def load_last(
         fields = parsed.meta
         if not reveal_secrets:
             content, fields = redact(content), redact_value(fields)
-        extra = {"truncated": True, "warning": _over_cap(path)} if truncated else {}
+        cap = f"is over the {MAX_READ_BYTES // 1024} KiB cap: only its start is shown"
+        extra = {"truncated": True, "warning": f"{filename} {cap}"} if truncated else {}
         found: dict[str, Any] = {
             **extra,
             "found": True,
@@ -373,21 +264,17 @@ def context(
     project: str | None,
     budget_tokens: int,
     *,
-    why_unreadable: Callable[[str], str | None] = lambda d: None,
-    caches: SessionCaches | None = None,
+    parsed: ParsedSessions | None = None,
 ) -> ContextReply:
     """The cited prior-session brief for ``task`` over the sessions in ``directories``.
 
-    Texts read and sessions parsed are kept in ``caches`` for the next call
-    (a fresh, short-lived set when None). ``why_unreadable`` names why a
-    directory cannot be read (None when it can): such a history makes the
-    brief "unavailable" rather than silently empty.
+    A directory that cannot be read makes the brief "unavailable", not silently empty.
+    Sessions parsed before are taken from ``parsed``.
     """
-    caches = SessionCaches() if caches is None else caches
     scope_dirs = ", ".join(directories)
     scope = f"project '{project}' in {scope_dirs}" if project else scope_dirs
     for directory in directories:
-        reason = why_unreadable(directory)
+        reason = dir_unreadable(directory)
         if reason is not None:
             text = unavailable_message(f"{directory}: {reason}")
             return {
@@ -401,7 +288,7 @@ def context(
     docs: list[SessionDoc] = []
     for directory in directories:
         sql = (
-            "SELECT path, filename, project, session, error, content_hash FROM files "
+            "SELECT path, filename, project, session, error FROM files "
             "WHERE directory = ? AND kind = 'session'"
         )
         args: tuple[Any, ...] = (directory,)
@@ -409,9 +296,9 @@ def context(
             sql += " AND project = ?"
             args += (project,)
         rows = conn.execute(sql + " ORDER BY session", args)
-        for path, filename, proj, session, indexed_error, digest in rows:
+        for path, filename, proj, session, indexed_error in rows:
             error = indexed_error or session_stamp_problem(session)
-            body, reason = caches.texts.read(path, digest) if error is None else (None, None)
+            body, reason = _session_text(path) if error is None else (None, None)
             docs.append(
                 SessionDoc(
                     path=path,
@@ -423,7 +310,7 @@ def context(
                 )
             )
     brief = build_brief(
-        task, docs, scope=scope, budget_tokens=budget_tokens, parsed=caches.parsed
+        task, docs, scope=scope, budget_tokens=budget_tokens, parsed=parsed
     ).to_json()
     if project and not docs:
         # A mistyped project looks like "nothing useful"; naming what exists shows the slip.
@@ -460,54 +347,17 @@ def _projects_in(conn: sqlite3.Connection, directories: Sequence[str]) -> list[s
     return [r[0] for r in rows]
 
 
-TEXT_CACHE_BYTES = 4 * 1024 * 1024
-
-
-class SessionTexts:
-    """Redacted session texts keyed by path and the content hash the index holds.
-
-    ``context`` reads every session of a project; with this, a call opens only the
-    files whose indexed hash it has not seen (opening, reading and redacting
-    unchanged files was half a repeated ``context``'s time). A text is kept only
-    when its bytes hash to the indexed value, so a file that changed ahead of the
-    index is read again next time rather than cached under the old hash.
-    """
-
-    def __init__(self, budget: int = TEXT_CACHE_BYTES) -> None:
-        self._cache: SizedCache[tuple[str, str], str] = SizedCache(budget)
-
-    def read(self, path: str, digest: str) -> tuple[str | None, str | None]:
-        """``(text, None)``, newlines translated as text mode does, secrets redacted; or why not.
-
-        At most the first MiB is read: the brief of a bigger file is built from that.
-        """
-        text = self._cache.get((path, digest))
-        if text is not None:
-            return text, None
-        try:
-            data, truncated = read_capped(path, follow=False)
-            decoded = data.decode("utf-8", errors="ignore" if truncated else "strict")
-        except OSError as exc:
-            return None, describe_os_error(exc, path)
-        except UnicodeDecodeError as exc:
-            return None, f"not valid UTF-8 at offset {exc.start}"
-        text = redact(decoded.replace("\r\n", "\n").replace("\r", "\n"))
-        if content_hash(data) == digest:
-            self._cache.put((path, digest), text, len(text) + 100)
-        return text, None
-
-
-@dataclass(frozen=True)
-class SessionCaches:
-    """What ``context`` keeps between calls, owned by the service that answers them."""
-
-    texts: SessionTexts = field(default_factory=SessionTexts)
-    parsed: ParsedSessions = field(default_factory=ParsedSessions)
-
-
-def _over_cap(path: str) -> str:
-    name, cap = os.path.basename(path), MAX_READ_BYTES // 1024
-    return f"{name} is over the {cap} KiB cap: only its start is shown"
+def _session_text(path: str) -> tuple[str | None, str | None]:
+    """``(text, None)`` of a session file's first MiB, newlines as text mode reads them,
+    secrets redacted; or ``(None, why not)``."""
+    try:
+        data, truncated = read_capped(path, follow=False)
+        decoded = data.decode("utf-8", errors="ignore" if truncated else "strict")
+    except OSError as exc:
+        return None, describe_os_error(exc, path)
+    except UnicodeDecodeError as exc:
+        return None, f"not valid UTF-8 at offset {exc.start}"
+    return redact(decoded.replace("\r\n", "\n").replace("\r", "\n")), None
 
 
 def dir_unreadable(directory: str) -> str | None:

@@ -1,13 +1,9 @@
-"""The session memory file: validate ``save`` params, render the file, read it back.
+"""The session memory file: ``save``'s params checked, the file rendered, read back, merged.
 
-A session file is ``{dir}/{session}-{project}.md`` where ``session`` is the
-local start time ``YYYY-MM-DD-HH-MM``; the timestamp prefix makes lexicographic
-order chronological, which is what ``load_last`` relies on. Everything here is
-pure: the socket layer owns I/O, atomic writes and index lookups.
-
-Schema 1.1 adds ``schema_version`` and ``last_session_at``. Files without
-``schema_version`` are 1.0; they stay readable and become 1.1 the next time the
-project is saved (``render_session`` always writes 1.1).
+A session file is ``{dir}/{session}-{project}.md``, ``session`` the local start
+time ``YYYY-MM-DD-HH-MM``, so name order is time order (``load_last`` relies on
+it). A file without ``schema_version`` is 1.0 and stays readable;
+:func:`render_session` always writes 1.1 (``schema_version``, ``last_session_at``).
 """
 
 from __future__ import annotations
@@ -16,7 +12,7 @@ import datetime as dt
 import json
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import yaml
@@ -24,11 +20,11 @@ import yaml
 from memoryd.errors import InvalidParams
 from memoryd.methods import SAVE
 from memoryd.paths import SESSION_FILENAME, SESSION_STAMP_FORMAT, session_stamp_problem
+from memoryd.replies import Kept
 from memoryd.sessions._choices import MODES, STATUSES
-from memoryd.sessions._sections import Entry, SessionSections, parse_sections
+from memoryd.sessions._sections import Entry, parse_sections, session_started
 
 SCHEMA_VERSION = "1.1"
-SESSION_FORMAT = SESSION_STAMP_FORMAT
 MAX_PROJECT_LEN = 100
 
 _PROJECT = re.compile(r"[a-z0-9][a-z0-9._-]*")
@@ -62,14 +58,6 @@ class SessionInput:
 def session_filename(project: str, session: str) -> str:
     """``2025-03-24-11-20-shop-backend.md``."""
     return f"{session}-{project}.md"
-
-
-def session_started(session: str) -> dt.datetime:
-    """The session timestamp as an aware datetime in local time."""
-    return dt.datetime.strptime(session, SESSION_FORMAT).astimezone()
-
-
-# ---------------------------------------------------------------- validation
 
 
 def validate_save_params(
@@ -141,7 +129,7 @@ def _session(value: object, now: dt.datetime | None) -> str:
         current = now if now is not None else dt.datetime.now().astimezone()
         if current.tzinfo is not None:
             current = current.astimezone()  # the filename records local time
-        return current.strftime(SESSION_FORMAT)
+        return current.strftime(SESSION_STAMP_FORMAT)
     if not isinstance(value, str) or not _SESSION.fullmatch(value):
         raise _invalid("session", f"must be a YYYY-MM-DD-HH-MM timestamp, got {value!r}")
     try:
@@ -262,9 +250,6 @@ def _bullets(value: object) -> list[str]:
     return items
 
 
-# ----------------------------------------------------------------- rendering
-
-
 def render_session(inp: SessionInput, previous_meta: Mapping[str, object] | None = None) -> str:
     """The full text of the session file, always schema 1.1.
 
@@ -340,9 +325,6 @@ def _prev_decisions(value: object) -> dict[str, dict[str, object]]:
     }
 
 
-# ------------------------------------------------------------------- reading
-
-
 def session_input_from_file(filename: str, meta: Mapping[str, Any], text: str) -> SessionInput:
     """Rebuild the ``save`` input from a parsed file (1.0 or 1.1) so it can be re-rendered."""
     match = SESSION_FILENAME.match(filename)
@@ -365,82 +347,39 @@ def session_input_from_file(filename: str, meta: Mapping[str, Any], text: str) -
     )
 
 
+def merge(new: SessionInput, old: SessionInput) -> tuple[SessionInput, Kept]:
+    """``new`` (a second save of one session) laid over ``old``, and what of ``old`` was kept.
+
+    A field ``new`` gives wins (a restated step id gets its new text); steps,
+    key decisions and approved checkpoints only ``old`` has are kept, in order,
+    before the new ones; an empty summary or active state keeps the older text.
+    """
+    kept_steps = [step for step in old.steps_completed if step not in new.steps_completed]
+    kept_decisions = [d for d in old.key_decisions if d not in new.key_decisions]
+    kept_checkpoints = [c for c in old.checkpoints_approved if c not in new.checkpoints_approved]
+    keep_summary = not new.session_summary.strip() and bool(old.session_summary.strip())
+    keep_active = not new.active_state.strip() and bool(old.active_state.strip())
+    merged = replace(
+        new,
+        steps_completed={**old.steps_completed, **new.steps_completed},
+        key_decisions=[*kept_decisions, *new.key_decisions],
+        checkpoints_approved=[*kept_checkpoints, *new.checkpoints_approved],
+        session_summary=old.session_summary if keep_summary else new.session_summary,
+        active_state=old.active_state if keep_active else new.active_state,
+    )
+    kept: Kept = {
+        "steps_completed": kept_steps,
+        "key_decisions": len(kept_decisions),
+        "checkpoints_approved": kept_checkpoints,
+        "session_summary": keep_summary,
+        "active_state": keep_active,
+    }
+    return merged, kept
+
+
 def _opt_str(value: object) -> str | None:
     return None if value is None else str(value)
 
 
 def _section_text(entries: tuple[Entry, ...], *, bullets: bool = False) -> str:
     return "\n".join(f"- {e.text}" if bullets else e.text for e in entries)
-
-
-def last_session_time(
-    meta: Mapping[str, object], filename: str | None = None
-) -> dt.datetime | None:
-    """When the session started: ``last_session_at``, else the filename or ``session``."""
-    raw = meta.get("last_session_at")
-    if isinstance(raw, str):
-        try:
-            when = dt.datetime.fromisoformat(raw)
-            return when if when.tzinfo else when.astimezone()
-        except (ValueError, OverflowError):  # not a time, or one local time cannot show
-            pass
-    for candidate in (filename or "", str(meta.get("session", ""))):
-        match = _SESSION.match(candidate)
-        if match:
-            try:
-                return session_started(match.group(0))
-            except (ValueError, OverflowError):
-                continue
-    return None
-
-
-def resume_line(
-    project: str, meta: Mapping[str, object], now: dt.datetime, *, filename: str | None = None
-) -> tuple[str, float]:
-    """``Resuming `shop-backend` (last touched 3 days ago, status: in-progress at CP-S2)``.
-
-    Returns the line and the hours since the session started (NaN when no time
-    is known: a 1.0 file whose ``session`` is not a timestamp and no filename).
-    """
-    when = last_session_time(meta, filename)
-    current = now if now.tzinfo else now.astimezone()
-    hours = (current - when).total_seconds() / 3600 if when else float("nan")
-    details = [f"last touched {_ago(hours)}"] if when else ["last touched at an unknown time"]
-    status = meta.get("status")
-    checkpoint = meta.get("last-checkpoint")
-    if status and checkpoint:
-        details.append(f"status: {status} at {checkpoint}")
-    elif status or checkpoint:
-        details.append(f"status: {status}" if status else f"at {checkpoint}")
-    return f"Resuming `{project}` ({', '.join(details)})", hours
-
-
-def _ago(hours: float) -> str:
-    if hours < 0:
-        return "in the future (clock skew?)"
-    if hours < 1:
-        minutes = int(hours * 60)
-        return "just now" if minutes < 1 else _plural(minutes, "minute")
-    if hours < 48:
-        return _plural(int(hours), "hour")
-    days = int(hours // 24)
-    return _plural(days, "day") if days < 60 else _plural(days // 30, "month")
-
-
-def _plural(count: int, unit: str) -> str:
-    return f"{count} {unit}{'' if count == 1 else 's'} ago"
-
-
-__all__ = [
-    "SCHEMA_VERSION",
-    "SessionInput",
-    "SessionSections",
-    "last_session_time",
-    "parse_sections",
-    "render_session",
-    "resume_line",
-    "session_filename",
-    "session_input_from_file",
-    "session_started",
-    "validate_save_params",
-]

@@ -1,32 +1,161 @@
-"""Run the checks for a memory folder and store the verdicts; shared by daemon and CLI.
+"""Check a memory folder's code citations against its checkout, and store the verdicts.
 
-Reading (the folder's citing memories, stored verdicts) goes through whatever
-connection the caller reads with; writing goes through a ``write`` callback,
-which in the daemon is a job for the single writer thread. git runs here, in
-the caller's thread (the daemon's background checker, or ``memoryd check``),
-never in a ``select``.
+Shared by the daemon's background checker and ``memoryd check``; git runs in
+the caller's thread, never in a ``select``. Reads go through the caller's
+connection, writes through ``write`` (in the daemon, a writer job). A verdict
+is kept per (memory content hash, checkout HEAD): a pass where neither moved
+runs ``git rev-parse`` once per checkout and writes nothing. Per checkout the
+history is read once and extended by new commits, ``git ls-files`` reused
+until HEAD or git's index file changes.
 
-A verdict is cached per (memory content hash, checkout HEAD): a pass where
-neither changed runs ``git rev-parse`` once per checkout and writes nothing.
-Per checkout the git history is read once and then extended by the new
-commits only, and ``git ls-files`` is reused until HEAD or git's index file
-changes.
+A folder's checkout is, in order: its ``checkouts:`` entry in config.yaml; the
+``cwd`` the hook reported for it (stored in the index); the ``cwd`` in the
+newest Claude Code transcripts beside it; its name decoded against the file
+system (Claude Code turns ``/`` and ``.`` into ``-``), when exactly one
+existing directory matches. Else the answer carries the reason.
 """
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import sqlite3
 import threading
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import NotRequired
 
+from memoryd.bounded_read import read_capped
 from memoryd.indexer.queries import directory_version, warnings_under
-from memoryd.replies import CheckedFolder, CheckedMemory, CheckResult, Verdict
+from memoryd.replies import CheckedFolder, CheckedMemory, CheckoutFound, CheckResult, Verdict
 from memoryd.staleness import results
-from memoryd.staleness.checkout import SOURCE_FOLDER_NAME, Resolution, resolve
 from memoryd.staleness.git import GitUnavailable, History, head_of, ignored, tracked_files
 from memoryd.staleness.verdicts import Snapshot, Tracked, judge
+
+TRANSCRIPT_HEAD_BYTES = 64 * 1024
+TRANSCRIPTS_READ = 5
+MAX_DECODE_STEPS = 2_000
+"""Directory listings a decode may make; a pathological name gives up, not hangs."""
+
+SOURCE_CONFIG = "config"
+SOURCE_HOOK = "hook"
+SOURCE_TRANSCRIPT = "transcript"
+SOURCE_FOLDER_NAME = "folder-name"
+
+
+@dataclass(frozen=True)
+class Resolution:
+    """A checkout path with where it came from, or no path and the reason."""
+
+    path: str | None
+    source: str | None = None
+    reason: str | None = None
+
+    def to_json(self) -> CheckoutFound:
+        return {"path": self.path, "source": self.source, "reason": self.reason}
+
+
+def resolve(
+    directory: str,
+    configured: Mapping[str, str],
+    conn: sqlite3.Connection,
+    hint: str | None = None,
+) -> Resolution:
+    """The checkout of memory folder ``directory`` (see the module docstring for the order).
+
+    ``hint`` is a hook ``cwd`` this process has seen but may not have stored yet.
+    """
+    if directory in configured:
+        return _usable(configured[directory], SOURCE_CONFIG)
+    if hint is None:
+        row = conn.execute(
+            "SELECT cwd FROM checkout_hints WHERE directory = ?", (directory,)
+        ).fetchone()
+        hint = None if row is None else row[0]
+    if hint is not None and os.path.isdir(hint):
+        return Resolution(hint, SOURCE_HOOK)
+    project_dir = os.path.dirname(directory) if os.path.basename(directory) == "memory" else None
+    if project_dir is not None:
+        cwd = transcript_cwd(project_dir)
+        if cwd is not None and os.path.isdir(cwd):
+            return Resolution(os.path.realpath(cwd), SOURCE_TRANSCRIPT)
+    name = os.path.basename(project_dir or directory)
+    if not name.startswith("-"):
+        return Resolution(
+            None,
+            reason="no checkout configured, reported by the hook or found in transcripts, "
+            f"and the folder name {name!r} is not an encoded project path",
+        )
+    matches = decode_folder_name(name)
+    if len(matches) == 1:
+        return Resolution(matches[0], SOURCE_FOLDER_NAME)
+    if not matches:
+        return Resolution(None, reason=f"no existing directory matches the folder name {name!r}")
+    shown = ", ".join(matches[:3])
+    return Resolution(None, reason=f"the folder name {name!r} matches several paths: {shown}")
+
+
+def _usable(path: str, source: str) -> Resolution:
+    real = os.path.realpath(os.path.expanduser(path))
+    if not os.path.isdir(real):
+        return Resolution(None, source, f"configured checkout {path} is not a directory")
+    if not os.access(real, os.R_OK | os.X_OK):
+        return Resolution(None, source, f"configured checkout {path} is not readable")
+    return Resolution(real, source)
+
+
+def transcript_cwd(project_dir: str) -> str | None:
+    """The ``cwd`` in the newest readable transcript beside a memory folder."""
+    try:
+        entries = [e for e in os.scandir(project_dir) if e.name.endswith(".jsonl") and e.is_file()]
+        entries.sort(key=lambda e: e.stat().st_mtime, reverse=True)
+    except OSError:
+        return None
+    for entry in entries[:TRANSCRIPTS_READ]:
+        try:
+            head, _more = read_capped(entry.path, limit=TRANSCRIPT_HEAD_BYTES)
+        except OSError:
+            continue
+        for line in head.decode("utf-8", errors="replace").splitlines():
+            if '"cwd"' not in line:
+                continue
+            try:
+                record = json.loads(line)
+            except ValueError:
+                continue
+            cwd = record.get("cwd") if isinstance(record, dict) else None
+            if isinstance(cwd, str) and cwd.startswith("/"):
+                return cwd
+    return None
+
+
+def encode(path: str) -> str:
+    """A path the way Claude Code names its project folder."""
+    return re.sub(r"[^A-Za-z0-9-]", "-", path)
+
+
+def decode_folder_name(name: str, root: str = "/") -> list[str]:
+    """Every existing directory whose encoded path equals ``name``."""
+    found: list[str] = []
+    steps = 0
+    stack = [(root, name)]
+    while stack and steps < MAX_DECODE_STEPS:
+        base, rest = stack.pop()
+        if not rest:
+            found.append(base)
+            continue
+        steps += 1
+        try:
+            children = [e.name for e in os.scandir(base) if e.is_dir()]
+        except OSError:
+            continue
+        for child in children:
+            token = "-" + encode(child)
+            if rest == token or rest.startswith(token + "-"):
+                stack.append((os.path.join(base, child), rest[len(token) :]))
+    return sorted(found)
+
 
 Write = Callable[[Callable[[sqlite3.Connection], None]], None]
 """Runs a function inside a write transaction (now, or later on the writer thread)."""

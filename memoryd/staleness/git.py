@@ -1,11 +1,8 @@
-"""What git knows about a checkout, read through ``git`` subprocesses with timeouts.
+"""What git knows about a checkout, through ``git`` subprocesses with timeouts.
 
-Every call has a timeout and every failure becomes :class:`GitUnavailable`
-with a one-line reason, because a checkout that is missing, not readable,
-not a repository or simply enormous must yield an explanation, never an
-exception in the daemon. History is read once per checkout and then extended
-commit range by commit range (:meth:`History.extend`), so a new commit costs
-one short ``git log``, not a re-read of the whole history.
+Every failure becomes :class:`GitUnavailable` with a one-line reason, never
+an exception in the daemon. History is read once per checkout, then
+extended by the new commits only (:meth:`History.extend`).
 """
 
 from __future__ import annotations

@@ -68,7 +68,7 @@ def render_check(result: CheckResult) -> str:
         if checkout["path"] is None:
             lines.append(f"{folder['dir']}: no checkout ({checkout['reason']})")
         else:
-            # checkout.SOURCE_FOLDER_NAME, spelt out: the hook imports this module, not that one.
+            # checks.SOURCE_FOLDER_NAME, spelt out: the hook imports this module, not that one.
             guessed = checkout["source"] == "folder-name"
             source = GUESSED if guessed else f"from {checkout['source']}"
             lines.append(

@@ -1,10 +1,8 @@
-"""Reads and writes of the staleness tables: citations, verdicts and hook hints.
+"""Reads and writes of the staleness tables: citations, verdicts, hook hints.
 
-``citations`` is written by the store with each memory's row
-(:mod:`memoryd.indexer.citations`) and only read here. ``staleness`` holds
-the last verdict per memory together with the content hash and checkout HEAD
-it was computed for; readers (``select``, ``list``, the report) only ever read it, and a verdict
-whose content hash no longer matches the file is not shown.
+``staleness`` holds each memory's last verdict with the content hash and HEAD
+it was computed for; a verdict whose hash no longer matches the file is not
+shown. Readers (``select``, ``list``, the report) only read it.
 """
 
 from __future__ import annotations
@@ -75,12 +73,8 @@ def save_verdicts(
     """Store ``(path, content_hash, head_key, verdict)`` rows (caller holds the transaction)."""
     now = time.time()
     conn.executemany(
-        "INSERT INTO staleness(path, content_hash, head, checkout, all_gone, stale, "
-        "verdict_json, checked_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
-        "ON CONFLICT(path) DO UPDATE SET content_hash = excluded.content_hash, "
-        "head = excluded.head, checkout = excluded.checkout, all_gone = excluded.all_gone, "
-        "stale = excluded.stale, verdict_json = excluded.verdict_json, "
-        "checked_at = excluded.checked_at",
+        "INSERT OR REPLACE INTO staleness(path, content_hash, head, checkout, all_gone, "
+        "stale, verdict_json, checked_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
         [
             (
                 path,
@@ -137,8 +131,7 @@ def stale_under(conn: sqlite3.Connection, directory: str) -> dict[str, list[Stal
 def remember_cwd(conn: sqlite3.Connection, directory: str, cwd: str) -> None:
     """Record the working directory the hook reported for ``directory`` (caller commits)."""
     conn.execute(
-        "INSERT INTO checkout_hints(directory, cwd, seen_at) VALUES (?, ?, ?) "
-        "ON CONFLICT(directory) DO UPDATE SET cwd = excluded.cwd, seen_at = excluded.seen_at",
+        "INSERT OR REPLACE INTO checkout_hints(directory, cwd, seen_at) VALUES (?, ?, ?)",
         (directory, cwd, time.time()),
     )
 
@@ -161,15 +154,6 @@ def intact_first(
     picks: Sequence[tuple[str, float | None]],
     verdict_of: Callable[[str], Verdict | None],
 ) -> list[tuple[str, float | None]]:
-    """Ranked ``(filename, score)`` picks with memories whose every cited path is gone last.
-
-    The order within each group is kept, so the ranker still decides between
-    equals; a memory that points only at code that no longer exists just
-    never beats an intact one.
-    """
-
-    def gone(pick: tuple[str, float | None]) -> bool:
-        verdict = verdict_of(pick[0])
-        return bool(verdict and verdict.get("all_gone"))
-
-    return sorted(picks, key=gone)
+    """Ranked ``(filename, score)`` picks, those whose every cited path is gone moved last
+    (the order within each group kept, so the ranker still decides between equals)."""
+    return sorted(picks, key=lambda pick: bool((v := verdict_of(pick[0])) and v.get("all_gone")))

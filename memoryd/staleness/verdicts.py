@@ -1,14 +1,10 @@
-"""Turn one memory's citations plus a snapshot of its checkout into a verdict.
+"""One memory's verdict: its citations against a snapshot of its checkout.
 
-A verdict lists, per cited path: gone (``missing``), moved (``renamed``, old
--> new), or still there but changed by commits made after the memory was last
-written (``changed_since``: count and newest date). Paths that .gitignore
-excludes are build output, so they are neither counted as present nor as
-missing. ``all_gone`` says that nothing the memory cites exists any more,
-which ``select`` uses to rank it below an intact memory. ``head`` is None
-outside git (only existence was checked) and ``checkout_guessed`` is true
-when the checkout came from the folder name alone: the words shown for a
-verdict (``render``) must not claim a deletion that git never saw.
+Per cited path: gone (``missing``), moved (``renamed``), or changed by commits
+after the memory was last written (``changed_since``). Paths .gitignore
+excludes are not judged. ``all_gone``: nothing cited exists any more.
+``head`` is None outside git (existence only); ``checkout_guessed`` when the
+checkout came from the folder name alone, so no wording claims a deletion.
 """
 
 from __future__ import annotations
@@ -27,11 +23,7 @@ GUESS_KEY = "?guessed"
 
 
 class Tracked:
-    """The files git tracks, with the lookups verdicts need, built once per listing.
-
-    The checker keeps one per (HEAD, git index mtime), so a pass that finds
-    neither changed reuses the sorted list and the name map.
-    """
+    """The files git tracks, with the lookups verdicts need, built once per listing."""
 
     def __init__(self, files: set[str]) -> None:
         self.files = files
