@@ -122,20 +122,28 @@ def scan(path: str | None, *, last_calls: int = LAST_CALLS) -> Seen:
     return tracker.seen(last_calls)
 
 
+def _attachment(entry: Mapping[str, object], kind: str) -> dict[str, object]:
+    """An ``attachment`` record's attachment of type ``kind``; {} for anything else."""
+    found = entry.get("attachment") if entry.get("type") == "attachment" else None
+    return found if isinstance(found, dict) and found.get("type") == kind else {}
+
+
+def _content(entry: Mapping[str, object]) -> object:
+    """A record's ``message.content`` (text or a list of blocks), None without one."""
+    message = entry.get("message")
+    return message.get("content") if isinstance(message, dict) else None
+
+
 def _recalled(entry: Mapping[str, object]) -> list[str]:
     """Paths in a ``relevant_memories`` attachment (Claude Code's own per-prompt recall)."""
-    attachment = entry.get("attachment") if entry.get("type") == "attachment" else None
-    if not isinstance(attachment, dict) or attachment.get("type") != "relevant_memories":
-        return []
-    memories = attachment.get("memories")
+    memories = _attachment(entry, "relevant_memories").get("memories")
     if not isinstance(memories, list):
         return []
     return [m["path"] for m in memories if isinstance(m, dict) and isinstance(m.get("path"), str)]
 
 
 def _tool_uses(entry: Mapping[str, object]) -> list[ToolCall]:
-    message = entry.get("message")
-    content = message.get("content") if isinstance(message, dict) else None
+    content = _content(entry)
     if not isinstance(content, list):
         return []
     return [
@@ -199,8 +207,7 @@ def prompt_text(entry: Mapping[str, object]) -> str | None:
     """The text a user typed, when ``entry`` is such a record; None for anything else."""
     if entry.get("type") != "user" or any(entry.get(k) for k in _NOT_TYPED):
         return None
-    message = entry.get("message")
-    content = message.get("content") if isinstance(message, dict) else None
+    content = _content(entry)
     if isinstance(content, str):
         return content if content.strip() and not content.startswith(_COMMAND_ECHOES) else None
     if not isinstance(content, list):
@@ -213,8 +220,7 @@ def prompt_text(entry: Mapping[str, object]) -> str | None:
 
 
 def _answer_text(entry: Mapping[str, object]) -> str:
-    message = entry.get("message")
-    content = message.get("content") if isinstance(message, dict) else None
+    content = _content(entry)
     if entry.get("type") != "assistant" or not isinstance(content, list):
         return ""
     return "\n".join(
@@ -226,10 +232,7 @@ def _answer_text(entry: Mapping[str, object]) -> str:
 
 def hook_gave(entry: Mapping[str, object]) -> list[str]:
     """The memory paths in a ``hook_additional_context`` record of memoryd's hook."""
-    attachment = entry.get("attachment") if entry.get("type") == "attachment" else None
-    if not isinstance(attachment, dict) or attachment.get("type") != "hook_additional_context":
-        return []
-    content = attachment.get("content")
+    content = _attachment(entry, "hook_additional_context").get("content")
     texts = content if isinstance(content, list) else [content]
     found: list[str] = []
     for text in texts:
