@@ -92,9 +92,9 @@ class Config:
 
 
 class Key(NamedTuple):
-    """A key of the file, dotted as written, with what it does; ``attr`` is where
-    :class:`Config` keeps it when not under the same name. A number below
-    ``minimum`` (without one: not positive) or above ``maximum`` is a mistake."""
+    """A key of the file, dotted as written, with what it does; ``stored_as`` names the
+    :class:`Config` field when it differs (:attr:`attr`). A number below ``minimum``
+    (without one: not positive) or above ``maximum`` is a mistake."""
 
     key: str
     meaning: str
