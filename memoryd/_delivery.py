@@ -1,11 +1,9 @@
 """A memory as an agent is handed it: credentials redacted, cut to a fixed size, dated.
 
-The hook and the MCP tool give the model the same thing for the same file: at
-most :data:`MAX_FILE_LINES` lines and :data:`MAX_FILE_BYTES` bytes (the caps
-Claude Code's own recall uses), with a marker saying how much was cut, under
-a heading with its path, its age and any staleness caution. Only the file's
-head is read, so a 5 MB memory costs one bounded read; a path that is not a
-regular file (a FIFO, a device) is never opened for reading.
+The hook and the MCP tool give the model the same thing for a file: at most
+:data:`MAX_FILE_LINES` lines and :data:`MAX_FILE_BYTES` bytes (Claude Code's own recall
+caps) with a marker saying how much was cut, under a heading with its path, its age and
+any staleness caution. Only the file's head is read, and only from a regular file.
 """
 
 from __future__ import annotations
@@ -23,23 +21,15 @@ READ_BYTES = 64 * 1024
 STALE_AFTER_DAYS = 1.0
 
 
-def cap_text(
-    text: str,
-    max_bytes: int = MAX_FILE_BYTES,
-    max_lines: int = MAX_FILE_LINES,
-    *,
-    total_bytes: int | None = None,
-) -> str:
-    """At most ``max_lines`` lines and ``max_bytes`` UTF-8 bytes, saying what was cut.
-
-    ``total_bytes`` is the whole file's size when ``text`` is only its head.
-    """
+def cap_text(text: str, total_bytes: int | None = None) -> str:
+    """At most :data:`MAX_FILE_LINES` lines and :data:`MAX_FILE_BYTES` UTF-8 bytes, saying what
+    was cut; ``total_bytes`` is the whole file's size when ``text`` is only its head."""
     lines = text.splitlines()
     whole = "\n".join(lines)
-    kept = "\n".join(lines[:max_lines])
+    kept = "\n".join(lines[:MAX_FILE_LINES])
     data = kept.encode("utf-8")
-    if len(data) > max_bytes:
-        kept = data[:max_bytes].decode("utf-8", errors="ignore")
+    if len(data) > MAX_FILE_BYTES:
+        kept = data[:MAX_FILE_BYTES].decode("utf-8", errors="ignore")
         kept = kept.rsplit("\n", 1)[0] if "\n" in kept else kept
     size = len(whole.encode("utf-8"))
     if kept == whole and (total_bytes is None or total_bytes <= size):
@@ -67,22 +57,17 @@ def memory_text(path: str, within: str | None = None) -> str:
 
     text = head.decode("utf-8", errors="replace")
     total = size if size > len(head) else None
-    return cap_text(redact(text), total_bytes=total)
-
-
-def age_note(age_days: float) -> str:
-    days = int(age_days)
-    text = f"{days} day{'' if days == 1 else 's'} old."
-    if age_days > STALE_AFTER_DAYS:
-        text += " It may be stale: check it against the current code before relying on it."
-    return text
+    return cap_text(redact(text), total)
 
 
 def memory_block(entry: Mapping[str, Any], text: str) -> str:
     """One selected memory (a ``select`` entry) with its ``text``, as the model reads it."""
     from memoryd.staleness.render import caution  # noqa: PLC0415 - see memory_text
 
-    age = age_note(entry["age_days"])
+    days = int(entry["age_days"])
+    age = f"{days} day{'' if days == 1 else 's'} old."
+    if entry["age_days"] > STALE_AFTER_DAYS:
+        age += " It may be stale: check it against the current code before relying on it."
     if entry.get("type"):
         age = f"A {entry['type']} memory, {age[0].lower()}{age[1:]}"
     warning = caution(entry.get("staleness"))

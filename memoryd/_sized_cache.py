@@ -1,8 +1,4 @@
-"""A least-recently-used cache bounded by the bytes its entries hold, not by their number.
-
-Counting entries makes a cache either too small for many small folders or too
-big for a few huge ones; weighing each entry keeps memory flat either way.
-"""
+"""A least-recently-used cache bounded by the bytes its entries hold, not by their number."""
 
 from __future__ import annotations
 
@@ -42,11 +38,6 @@ class SizedCache(Generic[K, V]):
             while self.used > self.budget and len(self._items) > 1:
                 _, (_, dropped) = self._items.popitem(last=False)
                 self.used -= dropped
-
-    def clear(self) -> None:
-        with self._lock:
-            self._items.clear()
-            self.used = 0
 
     def __len__(self) -> int:
         return len(self._items)

@@ -1,28 +1,15 @@
 """Words of any script: accent folding and character bigrams for unspaced scripts.
 
-Memory folders are written in every language, often mixing scripts in one line
-("用 pytest 跑测试的时候 xdist 报错"). Two general rules make their words
-comparable, with no per-language word list:
-
-* **Folding.** Text is put in NFKC form (full-width ``ＡＰＩ`` is ``API``,
-  half-width katakana is katakana), then letters of the Latin, Greek and
-  Cyrillic blocks lose their diacritics (``café`` and ``cafe`` are one word,
-  as SQLite's unicode61 tokenizer also folds them), and typographic
-  apostrophes become ``'``.
-* **Bigrams.** Chinese, Japanese, Korean, Thai, Lao, Khmer and Myanmar text
-  does not put spaces between words, so a run of those characters is read as
-  its overlapping character pairs ("数据库迁移" -> 数据 据库 库迁 迁移), the
-  scheme full-text engines use for CJK: a two-character word in a prompt
-  matches wherever it occurs in a longer run. A one-character run is kept
-  whole. Korean, which does space its words but glues particles to them,
-  gets the same treatment, so "서버를" still meets "서버".
-
-Everything else that Unicode calls a letter or digit forms words as usual.
-Pure ASCII text never comes here: the callers keep a plain path for it.
+Folding: NFKC, then diacritics off Latin, Greek and Cyrillic letters (``café`` is ``cafe``,
+as SQLite's unicode61 folds them) and typographic apostrophes as ``'``. Runs of scripts
+written without spaces (CJK, Thai, Lao, Khmer, Myanmar; Korean too, which glues particles
+to words) are read as their overlapping character pairs, as full-text engines read CJK;
+a one-character run stays whole. No per-language word list. Pure ASCII text never comes here.
 """
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 
@@ -82,28 +69,18 @@ def fold(text: str, *, lower: bool = True) -> str:
 
 
 _NON_ASCII = re.compile(r"[^\x00-\x7f]")
-_SEPARATOR: dict[str, bool] = {}
-"""Non-ASCII character -> whether every tokenizer reads it as a separator (and only that)."""
 
 
+@functools.cache
 def _is_separator(char: str) -> bool:
-    known = _SEPARATOR.get(char)
-    if known is None:
-        plain = unicodedata.normalize("NFKC", char)
-        known = _SEPARATOR[char] = char not in _APOSTROPHES and not any(
-            c.isalnum() or c in "'_" for c in plain
-        )
-    return known
+    """Whether every tokenizer reads this non-ASCII character as a separator (and only that)."""
+    plain = unicodedata.normalize("NFKC", char)
+    return char not in _APOSTROPHES and not any(c.isalnum() or c in "'_" for c in plain)
 
 
 def ascii_equivalent(text: str) -> str | None:
-    """``text`` with its non-ASCII characters as spaces when each is only a separator.
-
-    Most memories are ASCII but for a dash, an arrow or a quote mark ("—",
-    "→", "“"); for them the ASCII tokenizer gives the same words as this
-    module, for a fraction of the cost. None when some character is a letter,
-    digit or apostrophe of any script (or folds into one).
-    """
+    """``text`` with its non-ASCII characters as spaces when each is only a separator (a dash,
+    an arrow, a quote mark), so the ASCII tokenizer gives the same words; else None."""
     if all(_is_separator(c) for c in set(_NON_ASCII.findall(text))):
         return _NON_ASCII.sub(" ", text)
     return None
@@ -135,11 +112,8 @@ def is_gram(term: str) -> bool:
 
 
 def unspaced_grams(*texts: str) -> str | None:
-    """The bigrams of every unspaced run in ``texts``, space-separated; None when there are none.
-
-    What the full-text index is given besides the text itself, so that its
-    tokenizer (which keeps a whole run as one token) can find a word inside one.
-    """
+    """The bigrams of every unspaced run in ``texts``, space-separated (for the full-text
+    index, whose tokenizer keeps a run whole); None when there are none."""
     found: list[str] = []
     for text in texts:
         if text and not text.isascii():

@@ -1,24 +1,12 @@
 """Reading a file that a user or an agent can place: bounded, never blocking, links on request.
 
-Whatever sits at a memory or session path is read through :func:`read_capped`:
-
-* at most ``limit`` bytes (the indexer's 1 MiB cap by default), so a 200 MB
-  session file or a link to ``/dev/zero`` costs one bounded read;
-* opened ``O_NONBLOCK``, so a FIFO planted at the path cannot hang the thread
-  that opens it, and checked with ``fstat`` after the open, so a FIFO, a
-  directory or a device is refused by what was opened, not by an earlier stat;
-* with ``follow=False``, opened ``O_NOFOLLOW`` (session files, which memoryd
-  writes itself and where a link is not expected);
-* with ``within`` (a real directory path), the file opened must lie inside it,
-  as the kernel names the open descriptor: what was *opened* is checked, not
-  an earlier stat, so a memory swapped for a link to a file elsewhere (or a
-  directory swapped for a link on the way) is refused however the swap is
-  timed. Memory files are read through :func:`open_memory`: through a link
-  only to a file inside their root, and never through one without a root.
-
-Failures are :class:`NotAFile` (an ``OSError``, so callers that catch
-``OSError`` catch it too) with a message naming what was found. Light on
-purpose: the Claude Code hook reads the memories it injects with it.
+At most ``limit`` bytes (:data:`MAX_READ_BYTES` by default); opened ``O_NONBLOCK`` and
+checked with ``fstat`` on what was opened, so a FIFO, directory or device is refused and
+never blocks; ``follow=False`` opens ``O_NOFOLLOW``; ``within`` (a real directory path)
+requires the file *opened* to lie inside it, as the kernel names the descriptor, however
+a swap for a link is timed. Memory files are read with :func:`open_memory`: through a link
+only to a file inside their root. Failures are ``OSError`` subclasses (:class:`NotAFile`,
+:class:`OutsideFolder`) naming what was found. Standard library only.
 """
 
 from __future__ import annotations
@@ -55,14 +43,6 @@ class NotAFile(OSError):
         self.what = what
 
 
-def kind_of(mode: int) -> str | None:
-    """What a non-regular file is (``a FIFO (named pipe)``...), or None for a regular file."""
-    for test, what, _code in _KINDS:
-        if test(mode):
-            return what
-    return None if stat.S_ISREG(mode) else "not a regular file"
-
-
 def open_regular(path: str, *, follow: bool = True, within: str | None = None) -> int:
     """A descriptor of the regular file at ``path``; :class:`NotAFile` for anything else.
 
@@ -78,9 +58,9 @@ def open_regular(path: str, *, follow: bool = True, within: str | None = None) -
         raise
     try:
         mode = os.fstat(fd).st_mode
-        what = kind_of(mode)
-        if what is not None:
-            code = next((c for test, _w, c in _KINDS if test(mode)), errno.EINVAL)
+        if not stat.S_ISREG(mode):
+            kinds = ((w, c) for test, w, c in _KINDS if test(mode))
+            what, code = next(kinds, ("not a regular file", errno.EINVAL))
             raise NotAFile(code, what, path)
         if within is not None:
             _check_within(fd, path, within)
@@ -92,11 +72,8 @@ def open_regular(path: str, *, follow: bool = True, within: str | None = None) -
 
 
 def open_memory(path: str, within: str | None) -> int:
-    """A memory file's descriptor: a link is followed only to a file inside ``within``.
-
-    Without ``within``, or where the kernel cannot name an open descriptor (no
-    ``/proc``), a link is not followed at all (``O_NOFOLLOW``).
-    """
+    """A memory file's descriptor: a link is followed only to a file inside ``within``
+    (not at all without it, or without ``/proc`` to name the descriptor)."""
     inside = within if _PROC_FD else None
     return open_regular(path, follow=inside is not None, within=inside)
 
@@ -111,12 +88,8 @@ def readable(path: str, within: str | None) -> bool:
 
 
 def _check_within(fd: int, path: str, within: str) -> None:
-    """Raise :class:`OutsideFolder` unless the open file's real path is inside ``within``.
-
-    ``within`` is compared by its real path too (a memory folder reached through a
-    linked parent, as a dotfiles ``~/.claude`` is, holds its own files). A descriptor
-    the kernel cannot name is refused as well.
-    """
+    """Raise :class:`OutsideFolder` unless the open file's real path is inside ``within``'s
+    real path (a descriptor the kernel cannot name is refused too)."""
     try:
         opened = os.readlink(f"/proc/self/fd/{fd}")
     except OSError:
@@ -140,15 +113,10 @@ def read_capped(
 def read_fd(fd: int, limit: int) -> tuple[bytes, bool]:
     """Up to ``limit`` bytes from ``fd`` and whether more followed (one extra byte is read).
 
-    The first read asks for what ``fstat`` says is left (plus one byte), not
-    for the cap: ``os.read`` allocates what it is asked for, and a 1 MiB
-    buffer per few-KiB session file, on every request thread, is what glibc's
-    per-thread arenas then keep (the flood bench's peak RSS doubled).
+    The first read asks for what ``fstat`` says is left, not the cap: ``os.read``
+    allocates what it is asked for, and glibc's per-thread arenas keep it.
     """
-    try:
-        size = os.fstat(fd).st_size - os.lseek(fd, 0, os.SEEK_CUR)
-    except OSError:
-        size = _CHUNK
+    size = os.fstat(fd).st_size - os.lseek(fd, 0, os.SEEK_CUR)  # fd: a regular file's
     chunks: list[bytes] = []
     left = limit + 1
     want = min(left, max(size, 0) + 1)

@@ -1,26 +1,13 @@
 """Which memory folder Claude Code uses for a project, resolved as Claude Code resolves it.
 
-One function, :func:`memory_folder`, used by the hook, ``install-hook``,
-``status``, the MCP server's default folder and the daemon's default roots, so
-every part of memoryd names the same folder Claude Code reads and writes.
-The rules were read from Claude Code 2.1.197 and checked by running it (see
-docs/claude-code.md); in order:
-
-1. ``$CLAUDE_COWORK_MEMORY_PATH_OVERRIDE``, taken as given (no ``~``);
-2. the ``autoMemoryDirectory`` setting, from the managed settings, then the
-   project's ``.claude/settings.local.json`` and ``.claude/settings.json``,
-   then the user's ``settings.json`` (``~/`` is expanded);
-3. ``<base>/projects/<folder name>/memory`` where ``<base>`` is
-   ``$CLAUDE_CODE_REMOTE_MEMORY_DIR``, else ``$CLAUDE_CONFIG_DIR``, else
-   ``~/.claude``, and the folder name is :func:`folder_name` of the project's
-   *git root*: the main checkout for a linked worktree, the directory itself
-   outside git. The project is the directory Claude Code started in, with
-   symlinks resolved.
-
-A setting's value must be an absolute path (after ``~/``), at least three
-characters, without NUL, not a UNC/``//`` path; anything else is ignored, as
-Claude Code ignores it. Only the standard library is used: the hook imports
-this on every prompt.
+:func:`memory_folder`, first match wins: ``$CLAUDE_COWORK_MEMORY_PATH_OVERRIDE`` (as given);
+the ``autoMemoryDirectory`` setting (managed settings, the project's ``.claude/
+settings.local.json`` and ``settings.json``, the user's ``settings.json``; ``~/`` expanded);
+else ``<base>/projects/<folder_name(git root)>/memory``, the base being
+``$CLAUDE_CODE_REMOTE_MEMORY_DIR``, ``$CLAUDE_CONFIG_DIR`` or ``~/.claude`` and the git
+root the main checkout's for a linked worktree (the start directory, symlinks resolved,
+outside git). A setting that is not an absolute path of three characters or more, or
+holds NUL, is ignored, as Claude Code ignores it. Standard library only (the hook's path).
 """
 
 from __future__ import annotations
@@ -33,7 +20,6 @@ from typing import NamedTuple
 
 MAX_NAME = 200
 """Claude Code keeps this many characters of a sanitised path, then adds ``-<hash>``."""
-
 MANAGED_SETTINGS = Path("/etc/claude-code/managed-settings.json")
 Environ = os._Environ[str] | dict[str, str]
 """An environment to resolve in: ``os.environ``, or a child process's."""
@@ -41,11 +27,8 @@ _NOT_ALNUM = re.compile(r"[^A-Za-z0-9]")
 
 
 class Resolved(NamedTuple):
-    """A project's memory folder and how it was chosen (for ``status`` and logs).
-
-    ``project`` is the start directory (symlinks resolved); ``checkout`` the
-    directory the project is known by: its main git checkout, else itself.
-    """
+    """A project's memory folder, how it was chosen, the start directory (symlinks resolved)
+    and the checkout it is known by (its main git checkout, else itself)."""
 
     directory: Path
     reason: str
@@ -76,12 +59,8 @@ def path_hash(text: str) -> str:
 
 
 def folder_name(path: str) -> str:
-    """The ``projects/`` folder name for ``path``: every non-``[A-Za-z0-9]`` unit becomes ``-``.
-
-    Units are UTF-16 code units, as in Claude Code, so ``é`` gives one ``-`` and
-    an emoji two. Past :data:`MAX_NAME` characters the first 200 are kept and
-    ``-<hash of the whole path>`` is added.
-    """
+    """The ``projects/`` folder name for ``path``: each UTF-16 unit not ``[A-Za-z0-9]`` becomes
+    ``-``; past :data:`MAX_NAME` characters, cut and ``-<hash of the whole path>`` added."""
     if path.isascii():
         name = _NOT_ALNUM.sub("-", path)
     else:
@@ -106,13 +85,8 @@ def git_root(path: str) -> str | None:
 
 
 def canonical_git_root(path: str) -> str | None:
-    """:func:`git_root`, mapped from a linked worktree to its main checkout.
-
-    A worktree's ``.git`` file points at ``<main>/.git/worktrees/<name>``,
-    whose ``commondir`` leads back to the main ``.git`` and whose ``gitdir``
-    points back at the worktree; only when both hold is it the main
-    checkout's memory (a submodule keeps its own, as in Claude Code).
-    """
+    """:func:`git_root`, mapped from a linked worktree to its main checkout (only when its
+    ``gitdir`` has a ``commondir`` and a ``gitdir`` leading back: not for a submodule)."""
     root = git_root(path)
     if root is None:
         return None
@@ -142,8 +116,9 @@ def _home(env: Environ) -> Path:
     return Path(env["HOME"]) if env.get("HOME") else Path.home()
 
 
-def config_dir(env: Environ) -> Path:
+def config_dir(environ: Environ | None = None) -> Path:
     """``$CLAUDE_CONFIG_DIR`` or ``~/.claude``: settings.json and, by default, ``projects/``."""
+    env = os.environ if environ is None else environ
     given = env.get("CLAUDE_CONFIG_DIR")
     return Path(given) if given else _home(env) / ".claude"
 
@@ -156,10 +131,8 @@ def claude_base(environ: Environ | None = None) -> Path:
 
 
 def checked_setting(value: object, *, home: Path | None) -> str | None:
-    """A memory-directory setting as Claude Code accepts it, or None when it would ignore it.
-
-    ``home`` expands a leading ``~/`` (None: no expansion, as for the override).
-    """
+    """A memory-directory setting as Claude Code accepts it, or None when it would ignore it;
+    ``home`` expands a leading ``~/`` (None: no expansion, as for the override)."""
     if not isinstance(value, str) or not value:
         return None
     if home is not None and value.startswith("~/"):
@@ -183,17 +156,6 @@ def _setting(path: Path) -> object:
     return doc.get("autoMemoryDirectory") if isinstance(doc, dict) else None
 
 
-def settings_files(project: str, environ: Environ) -> list[Path]:
-    """The settings files that may name ``autoMemoryDirectory``, strongest first."""
-    local = Path(project) / ".claude"
-    return [
-        MANAGED_SETTINGS,
-        local / "settings.local.json",
-        local / "settings.json",
-        config_dir(environ) / "settings.json",
-    ]
-
-
 def memory_folder(project_dir: str, environ: Environ | None = None) -> Resolved:
     """The memory folder Claude Code uses for a session started in ``project_dir``."""
     env = os.environ if environ is None else environ
@@ -203,7 +165,13 @@ def memory_folder(project_dir: str, environ: Environ | None = None) -> Resolved:
     override = checked_setting(env.get("CLAUDE_COWORK_MEMORY_PATH_OVERRIDE"), home=None)
     if override:
         return Resolved(Path(override), "$CLAUDE_COWORK_MEMORY_PATH_OVERRIDE", project, named)
-    for settings in settings_files(project, env):
+    local, user = Path(project) / ".claude", config_dir(env) / "settings.json"
+    for settings in (
+        MANAGED_SETTINGS,
+        local / "settings.local.json",
+        local / "settings.json",
+        user,
+    ):
         chosen = checked_setting(_setting(settings), home=_home(env))
         if chosen:
             return Resolved(Path(chosen), f"autoMemoryDirectory in {settings}", project, named)
@@ -223,14 +191,8 @@ def memory_folder(project_dir: str, environ: Environ | None = None) -> Resolved:
 
 
 def project_dir(cwd: str, transcript_path: str | None, environ: Environ) -> str:
-    """The directory Claude Code started in, for a hook event.
-
-    Claude Code gives hooks ``$CLAUDE_PROJECT_DIR``. Without it (an older
-    CLI, another caller), the event's ``cwd`` may have moved into a
-    subdirectory since the start; the transcript lives in a folder named after
-    the start directory, so the ancestor of ``cwd`` whose :func:`folder_name`
-    matches that folder is the start directory.
-    """
+    """The directory Claude Code started in: ``$CLAUDE_PROJECT_DIR``, else the ancestor of
+    ``cwd`` whose :func:`folder_name` is the transcript's folder, else ``cwd``."""
     given = environ.get("CLAUDE_PROJECT_DIR")
     if given and os.path.isabs(given):
         return given
@@ -248,11 +210,8 @@ def project_dir(cwd: str, transcript_path: str | None, environ: Environ) -> str:
 
 
 def known_folders(environ: Environ | None = None) -> list[Path]:
-    """Every memory folder Claude Code has for this user: ``projects/*/memory`` and the settings'.
-
-    Project-level ``autoMemoryDirectory`` settings cannot be listed; the user's
-    and the managed one can.
-    """
+    """Every memory folder Claude Code has for this user: ``projects/*/memory`` and those the
+    managed and user settings name (project settings cannot be listed)."""
     env = os.environ if environ is None else environ
     found = sorted(p for p in (claude_base(env) / "projects").glob("*/memory") if p.is_dir())
     for settings in (MANAGED_SETTINGS, config_dir(env) / "settings.json"):

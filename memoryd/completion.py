@@ -1,12 +1,8 @@
 """Shell completion scripts for bash, zsh and fish, generated from the argparse parser.
 
-Nothing is written per command: :func:`command_tree` walks the parser
-``memoryd`` itself uses and records, for every command path (``""``,
-``select``, ``hook claude-code``), its subcommands, its options and what each
-option's value is (a folder, a file, one of a few choices, free text). Each
-shell gets the same tables in its own syntax plus one small driver that
-finds the command path in the words typed so far. A new option or command
-is completed as soon as it is added to the parser.
+:func:`command_tree` walks ``memoryd``'s own parser: for every command path its
+subcommands, its options and what each option's value is (a folder, a file, a choice,
+free text). Each shell gets the same tables in its syntax plus one small driver.
 """
 
 from __future__ import annotations

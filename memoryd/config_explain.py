@@ -1,51 +1,34 @@
-"""What a configuration means: each setting's value, where it came from, what it does.
-
-``memoryd config check`` answers "is my file right, and what will the daemon
-do with it?" and ``config show`` prints the whole effective configuration.
-Both start from :func:`memoryd.config.load` (so a file it refuses is refused
-here with the same message) and add what load does not keep: which keys the
-file set, and which the environment overrode.
-"""
+"""What a configuration means, for ``config check`` and ``config show``: each setting's value,
+where it came from (the file, the environment or the default) and what it does."""
 
 from __future__ import annotations
 
 import datetime as dt
 import os
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypedDict
+from typing import Any, NamedTuple
 
 import yaml
+from apscheduler.triggers.cron import CronTrigger
 
 from memoryd import config as config_mod
 from memoryd import paths
+from memoryd.claude_folders import known_folders
 
 FILE, ENV, DEFAULT = "file", "environment", "default"
 
 
-class SettingJson(TypedDict):
-    key: str
-    value: object
-    source: str
-    meaning: str
-
-
-@dataclass(frozen=True)
-class Setting:
+class Setting(NamedTuple):
     """One setting: its dotted key, effective value, where it came from, and what it does."""
 
     key: str
     value: Any
     source: str
-    meaning: str = ""
+    meaning: str
 
-    def to_json(self) -> SettingJson:
-        return {
-            "key": self.key,
-            "value": self.value,
-            "source": self.source,
-            "meaning": self.meaning,
-        }
+    # dict[str, Any]: JSON for `config check --json`; a value is any config value.
+    def to_json(self) -> dict[str, Any]:
+        return self._asdict()
 
 
 def file_keys(path: Path | None) -> set[str]:
@@ -73,12 +56,8 @@ ENV_VARS = {
 
 
 def explain(cfg: config_mod.Config, given: set[str]) -> list[Setting]:
-    """Every setting of ``cfg`` (each key of :data:`memoryd.config.KEYS`, and the index).
-
-    ``given`` is what the file set (see :func:`file_keys`). A key's meaning is
-    the one :data:`~memoryd.config.KEYS` gives, or, for a few, what its value
-    does here (the next report, the ranker the keys choose).
-    """
+    """Every setting of ``cfg`` (each of :data:`memoryd.config.KEYS`, and the index); ``given``
+    is what the file set. A few keys' meanings say what their value does here."""
     told = _meanings(cfg)
     out: list[Setting] = []
     for key in config_mod.KEYS:
@@ -149,15 +128,13 @@ def _roots_meaning(cfg: config_mod.Config) -> str:
         missing = [r for r in cfg.roots if not os.path.isdir(r)]
         gone = f"; not a folder: {', '.join(missing)}" if missing else ""
         return f"serve watches these instead of the default folders{gone}"
-    found = sorted((paths.claude_config_dir() / "projects").glob("*/memory"))
+    found = known_folders()
     if found:
         return f"none set: serve watches Claude Code's {len(found)} memory folder(s)"
     return f"none set: serve watches {paths.data_memory_dir()} (no Claude Code memory folders)"
 
 
 def _next_report(cron: str) -> str:
-    from apscheduler.triggers.cron import CronTrigger  # noqa: PLC0415 - config check only
-
     now = dt.datetime.now().astimezone()
     upcoming = CronTrigger.from_crontab(cron).get_next_fire_time(None, now)
     return f"the next compaction report is due {upcoming:%Y-%m-%d %H:%M} local time"
@@ -172,23 +149,12 @@ def _checkouts_meaning(cfg: config_mod.Config) -> str:
     )
 
 
-NOT_IN_FILE = ("db",)
-"""Settings that only the environment or a flag sets: left out of the file's shape."""
-
-
-def effective(settings: list[Setting]) -> dict[str, object]:
-    """The settings the file can hold, nested as it writes them (``reports: {cron: ...}``)."""
-    out: dict[str, object] = {}
-    sections: dict[str, dict[str, object]] = {}
+# dict[str, Any]: the config file's shape, for YAML and JSON; values are any config value.
+def effective(settings: list[Setting]) -> dict[str, Any]:
+    """The settings the file can hold (not ``db``), nested as it writes them."""
+    out: dict[str, Any] = {}
     for s in settings:
-        if s.key in NOT_IN_FILE:
-            continue
         section, _, key = s.key.rpartition(".")
-        if not section:
-            out[key] = s.value
-            continue
-        if section not in sections:
-            sections[section] = {}
-            out[section] = sections[section]
-        sections[section][key] = s.value
+        if s.key != "db":
+            (out.setdefault(section, {}) if section else out)[key] = s.value
     return out

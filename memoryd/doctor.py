@@ -1,21 +1,18 @@
 """``memoryd doctor``: what this installation is, what it uses, and what is wrong with it.
 
-Each check looks at one thing a user would otherwise dig out by hand and
-says what it found in one line: the versions of this client and of the
-daemon that answers, the socket in use and why that one, ``XDG_RUNTIME_DIR``,
-inotify limits against the folders the roots hold, the index's health, the
-config file, and (:mod:`memoryd.doctor_installs`) whether the Claude Code
-hook and the systemd units are installed and run this installation. A
-check never changes anything; it only reads (the index is opened read-only).
-
-Severity: ``ok``; ``warn`` (works, but may surprise: no daemon running, the
-hook runs another Python); ``fail`` (will not work as it is: a config
-``serve`` refuses, a damaged index, an unsafe runtime directory).
+Each check reads one thing (nothing is changed; the index is opened
+read-only) and says in one line what it found: ``ok``; ``warn`` (works, but
+may surprise); ``fail`` (will not work as it is). The hook and the systemd
+units are checked to run *this* interpreter (an upgrade into another venv
+leaves them on the old one). The daemon's ``alarms`` become one line per kind;
+without a daemon only the hook's own failure record can be read.
 """
 
 from __future__ import annotations
 
+import json
 import os
+import shlex
 import sqlite3
 import stat
 import sys
@@ -24,7 +21,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from memoryd import __version__, paths
+from memoryd import config as config_mod
+from memoryd.claude_folders import known_folders
 from memoryd.errors import MemorydError
+from memoryd.indexer.schema import MIGRATIONS
+from memoryd.integrations import install
+from memoryd.integrations._hook_state import HookFailures
+from memoryd.integrations.systemd_units import UNITS, user_unit_dir
+from memoryd.ipc.client import Client
 from memoryd.replies import StatusReply
 
 OK, WARN, FAIL = "ok", "warn", "fail"
@@ -54,9 +58,6 @@ class Facts:
 
 
 def gather(socket: Path | None) -> Facts:
-    from memoryd.ipc.client import Client  # noqa: PLC0415 - keep `import memoryd.doctor` light
-
-    # The one place doctor resolves the socket: the client's own choice and its rule.
     choice = paths.SocketChoice(socket, "--socket") if socket else paths.socket_choice()
     facts = Facts(choice.path, f"chosen by {choice.reason}")
     try:
@@ -68,9 +69,6 @@ def gather(socket: Path | None) -> Facts:
 
 
 def run_checks(facts: Facts) -> list[Check]:
-    from memoryd.doctor_alarms import alarm_checks  # noqa: PLC0415
-    from memoryd.doctor_installs import check_hook, check_units  # noqa: PLC0415
-
     checks: list[Callable[[Facts], Check]] = [
         check_versions,
         check_socket,
@@ -134,17 +132,11 @@ def check_runtime_dir(facts: Facts) -> Check:
 def _roots(facts: Facts) -> list[str]:
     if facts.status is not None:
         return [r["path"] for r in facts.status.get("roots", [])]
-    from memoryd import config as config_mod  # noqa: PLC0415
-
     try:
-        return list(config_mod.load().roots) or _default_roots()
+        roots = list(config_mod.load().roots)
     except MemorydError:
-        return _default_roots()
-
-
-def _default_roots() -> list[str]:
-    found = sorted(str(p) for p in (paths.claude_config_dir() / "projects").glob("*/memory"))
-    return found or [str(paths.data_memory_dir())]
+        roots = []
+    return roots or [str(p) for p in known_folders()] or [str(paths.data_memory_dir())]
 
 
 def _folders_under(roots: list[str], limit: int) -> int:
@@ -181,16 +173,9 @@ def check_inotify(facts: Facts) -> Check:
     return Check("inotify", OK, detail)
 
 
-def _db(facts: Facts) -> Path:
-    if facts.status is not None and facts.status.get("db"):
-        return Path(facts.status["db"])
-    return paths.default_db()
-
-
 def check_index(facts: Facts) -> Check:
-    from memoryd.indexer.schema import MIGRATIONS  # noqa: PLC0415
-
-    db = _db(facts)
+    given = facts.status.get("db") if facts.status is not None else None
+    db = Path(given) if given else paths.default_db()
     if not db.exists():
         return Check(
             "index", WARN, f"{db} does not exist yet (the first serve or command makes it)"
@@ -217,8 +202,6 @@ def check_index(facts: Facts) -> Check:
 
 
 def check_config(facts: Facts) -> Check:
-    from memoryd import config as config_mod  # noqa: PLC0415
-
     path = paths.config_file()
     try:
         config_mod.load()
@@ -227,3 +210,85 @@ def check_config(facts: Facts) -> Check:
     if not path.exists():
         return Check("config", OK, f"no file at {path}: the defaults")
     return Check("config", OK, f"{path} is valid (`memoryd config show` prints what it means)")
+
+
+def _runs_this(command: str) -> bool:
+    """Whether ``command`` starts with this interpreter, from this venv's own folder."""
+    try:
+        first = shlex.split(command)[0]
+    except (ValueError, IndexError):
+        return False
+    mine = sys.executable
+    same_folder = os.path.dirname(os.path.abspath(first)) == os.path.dirname(os.path.abspath(mine))
+    return same_folder and os.path.realpath(first) == os.path.realpath(mine)
+
+
+def check_hook(facts: Facts) -> Check:
+    name, settings = "claude-code hook", install.default_settings()
+    todo = "`memoryd install-hook claude-code`"
+    split = install.hook_in_one_config_only()
+    try:
+        doc = json.loads(settings.read_text(encoding="utf-8") or "{}")
+    except FileNotFoundError:
+        return Check(name, WARN, split or f"not installed (no {settings}); {todo}")
+    except (OSError, ValueError) as exc:
+        return Check(name, FAIL, f"{settings} cannot be read as JSON: {exc}")
+    commands = install.hook_commands(doc)
+    missing = [event for event, found in commands.items() if not found]
+    others = sorted({c for found in commands.values() for c in found if not _runs_this(c)})
+    if len(missing) == len(commands):
+        return Check(name, WARN, split or f"not in {settings}; {todo}")
+    if others:
+        return Check(name, WARN, f"in {settings} but runs {others[0]}, not this one; {todo}")
+    if missing:
+        return Check(name, WARN, f"in {settings} without {', '.join(missing)}; {todo}")
+    if split is not None:
+        return Check(name, WARN, split)
+    return Check(name, OK, f"in {settings} ({', '.join(commands)}), running this installation")
+
+
+def check_units(facts: Facts) -> Check:
+    name, target = "systemd units", user_unit_dir()
+    service = target / UNITS[0]
+    todo = "`memoryd install-service`"
+    try:
+        text = service.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return Check(name, WARN, f"not installed in {target}; {todo}")
+    except OSError as exc:
+        return Check(name, FAIL, f"{service}: {exc.strerror}")
+    starts = [line.partition("=")[2] for line in text.splitlines() if line.startswith("ExecStart=")]
+    absent = [unit for unit in UNITS if not (target / unit).exists()]
+    enabled = [unit for unit in UNITS if list(target.glob(f"*.wants/{unit}"))]
+    state = f"enabled: {', '.join(enabled)}" if enabled else "not enabled"
+    if absent:
+        return Check(name, WARN, f"{', '.join(absent)} missing in {target}; {todo}")
+    if not starts or not _runs_this(starts[0]):
+        shown = starts[0] if starts else "no ExecStart"
+        return Check(name, WARN, f"{service} runs {shown}, not this one; {todo}")
+    return Check(name, OK, f"{target} ({state}), running this installation")
+
+
+ALARMS = {
+    "hook": ("hook reach", "no failed requests of the Claude Code hook are on record"),
+    "selection": (
+        "selection",
+        "every folder with memories had something selected within its last 20 prompts",
+    ),
+    "watcher": ("watchers", "every root is watched with inotify, and no watcher died"),
+    "index": ("index sync", "the roots' own files agree with the index"),
+}
+
+
+def alarm_checks(facts: Facts) -> list[Check]:
+    """One line per kind of the daemon's ``alarms``: ``warn`` with its messages, else ``ok``."""
+    status = facts.status
+    if status is None or "alarms" not in status:
+        hook = HookFailures().message()
+        name, fine = ALARMS["hook"]
+        return [Check(name, WARN, hook) if hook else Check(name, OK, fine)]
+    checks = []
+    for kind, (name, fine) in ALARMS.items():
+        found = [a["message"] for a in status["alarms"] if a["kind"] == kind]
+        checks.append(Check(name, WARN, "; ".join(found)) if found else Check(name, OK, fine))
+    return checks

@@ -1,15 +1,8 @@
 """One way to stderr for every log line, so no line is ever split or merged.
 
-memoryd logs through structlog; its libraries (apscheduler, watchdog, httpx,
-the anthropic SDK) log through stdlib ``logging``, often from their own
-threads. Both paths end in :class:`structlog.WriteLogger` on the same stream:
-each line, newline included, is written in one call under the one lock
-structlog keeps for that stream, so a library warning from one thread never
-lands between another thread's JSON object and its newline (structlog's
-PrintLogger writes the two apart, and stdlib's StreamHandler holds a lock of
-its own). Library records are rendered by the same
-processors as memoryd's own events, so in JSON mode every line is a JSON
-object with ``event``, ``level``, ``timestamp`` and the library's ``logger``.
+Library records (stdlib ``logging``, often from their own threads) are rendered by the
+same processors as memoryd's events and written, like them, through one
+:class:`structlog.WriteLogger`: each line, newline included, in one call under its lock.
 """
 
 from __future__ import annotations

@@ -1,11 +1,8 @@
-"""structlog set-up: JSON lines for journald, readable lines on a terminal.
+"""structlog set-up: JSON lines for journald, readable lines on a terminal, credentials redacted.
 
-Importing structlog has a start-up cost that the hook and the
-daemon-backed CLI commands (a fresh process per call, mostly silent) should
-not pay. So this module does not import it at the top: the CLI only chooses
-a level (:func:`set_level`), and structlog is configured by ``serve`` at
-start. (The hook writes its few lines itself, see
-:mod:`memoryd.integrations._hook_runtime`.)
+The CLI only chooses a level (:func:`set_level`); structlog is imported and configured
+by ``serve`` at start, because this module is on the hook's path (the hook writes its
+own few lines).
 """
 
 from __future__ import annotations
@@ -34,12 +31,8 @@ def _numeric(level: str | None) -> int:
 
 
 def _redact_event(_logger: Any, _name: str, event: MutableMapping[str, Any]) -> Mapping[str, Any]:
-    """Hide credentials in every field of every log line (queries, paths, tracebacks).
-
-    The scanner is imported here, not at the top: only a process that writes
-    a log line pays for it.
-    """
-    from memoryd.indexer.secrets import redact_value  # noqa: PLC0415
+    """Hide credentials in every field of every log line (queries, paths, tracebacks)."""
+    from memoryd.indexer.secrets import redact_value  # noqa: PLC0415 - see the module docstring
 
     out: Mapping[str, Any] = redact_value(event)
     return out
@@ -79,9 +72,7 @@ def configure(*, json: bool | None = None, level: str | None = None) -> None:
         level=max(numeric, logging.WARNING),
         handlers=[WholeLineHandler(sys.stderr, shared, renderer)],
     )
-    # Python warnings and a thread's uncaught exception print to stderr on
-    # their own by default, unlocked and over several lines: both become one
-    # log line each, through the same writer as everything else.
+    # Warnings and a thread's uncaught exception become one log line each, not loose stderr.
     logging.captureWarnings(True)
     threading.excepthook = _log_thread_crash
     _settings.level = level

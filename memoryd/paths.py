@@ -1,8 +1,7 @@
-"""Default locations, following the XDG base directory specification, and file names.
+"""Default locations (XDG base directories), socket discovery, and file-name rules.
 
-Each function reads the environment at call time so tests (and systemd units)
-can point memoryd elsewhere with ``XDG_*`` or ``MEMORYD_*`` variables. The
-module is light (no third-party imports) because the client path uses it.
+Each function reads the environment at call time (``XDG_*``, ``MEMORYD_*``). Standard
+library only: the client and the hook use it.
 """
 
 from __future__ import annotations
@@ -23,13 +22,8 @@ FUTURE_SLACK = dt.timedelta(days=1)
 
 
 def session_stamp_problem(stamp: str, now: dt.datetime | None = None) -> str | None:
-    """Why a session stamp cannot take part in "which session is newest", or None when it can.
-
-    A stamp more than :data:`FUTURE_SLACK` after ``now`` (a planted file, a
-    clock gone wrong) would be the newest session for years, and one that is
-    no real time sorts nowhere meaningful: both are left out of ``load_last``,
-    the resume hook and ``context``, and ``check`` reports them.
-    """
+    """Why a session stamp cannot take part in "which session is newest" (no real time, or
+    more than :data:`FUTURE_SLACK` after ``now``: it would stay newest for years), or None."""
     try:
         when = dt.datetime.strptime(stamp, SESSION_STAMP_FORMAT)
     except ValueError:
@@ -81,31 +75,14 @@ class SocketChoice(NamedTuple):
     reason: str
 
 
-RUN_USER = Path("/run/user")
-"""Where systemd-logind makes each user's runtime directory."""
-
-
-def _user_runtime_dir(uid: int) -> Path | None:
-    """``/run/user/$UID`` when it exists, is a real directory and belongs to us."""
-    path = RUN_USER / str(uid)
-    try:
-        info = os.lstat(path)
-    except OSError:
-        return None
-    if not stat.S_ISDIR(info.st_mode) or info.st_uid != uid:
-        return None
-    return path
+RUN_USER = Path("/run/user")  # where systemd-logind makes each user's runtime directory
 
 
 def socket_choice() -> SocketChoice:
-    """The socket path and the rule that chose it, first match wins.
-
-    ``$MEMORYD_SOCKET``; ``$XDG_RUNTIME_DIR/memoryd/memoryd.sock``;
-    ``/run/user/$UID/memoryd/memoryd.sock`` when that directory exists and is
-    ours (where systemd puts the runtime dir: an MCP client that passes only
-    HOME, PATH and a few others still finds the systemd daemon); else
-    ``/tmp/memoryd-$UID/memoryd.sock``.
-    """
+    """The socket path and the rule that chose it, first match wins: ``$MEMORYD_SOCKET``;
+    ``$XDG_RUNTIME_DIR/memoryd/memoryd.sock``; the same under ``/run/user/$UID`` when that is
+    our directory (a client started without the variable still finds the systemd daemon);
+    else ``/tmp/memoryd-$UID/memoryd.sock``."""
     env = os.environ.get("MEMORYD_SOCKET")
     if env:
         return SocketChoice(Path(env), "$MEMORYD_SOCKET")
@@ -114,8 +91,12 @@ def socket_choice() -> SocketChoice:
     if base and os.path.isabs(base):
         return SocketChoice(Path(base) / "memoryd" / "memoryd.sock", "$XDG_RUNTIME_DIR")
     uid = os.getuid()
-    run = _user_runtime_dir(uid)
-    if run is not None:
+    run = RUN_USER / str(uid)
+    try:
+        info = os.lstat(run)
+    except OSError:
+        info = None
+    if info is not None and stat.S_ISDIR(info.st_mode) and info.st_uid == uid:
         why = f"$XDG_RUNTIME_DIR is unset; {run} exists and is ours"
         return SocketChoice(run / "memoryd" / "memoryd.sock", why)
     why = f"$XDG_RUNTIME_DIR is unset and there is no {RUN_USER / str(uid)} of ours"
@@ -148,23 +129,13 @@ def other_sockets(chosen: Path) -> list[Path]:
     return out
 
 
-def claude_config_dir() -> Path:
-    """``$CLAUDE_CONFIG_DIR`` or ``~/.claude``."""
-    env = os.environ.get("CLAUDE_CONFIG_DIR")
-    return Path(env) if env else Path.home() / ".claude"
-
-
 _LINE_BREAKS = frozenset("\u2028\u2029\x85")
 
 
 def name_problem(path: str) -> str | None:
-    """Why ``path`` cannot be indexed or answered under its own name, or None.
-
-    A name decoded from bytes that are not UTF-8 holds lone surrogates (Python's
-    ``surrogateescape``): SQLite and JSON cannot carry it. A name with a control
-    character (a newline, an escape sequence) would break every line-based
-    output it is printed in and can smuggle text into an agent's prompt.
-    """
+    """Why ``path`` cannot be indexed or answered under its own name, or None: bytes that are
+    not UTF-8 (lone surrogates SQLite and JSON cannot carry), or a control character (it
+    breaks line-based output and can smuggle text into an agent's prompt)."""
     if path.isascii():
         return None if path.isprintable() else "holds a control character"
     for ch in path:
@@ -177,14 +148,9 @@ def name_problem(path: str) -> str | None:
 
 
 def escaped(path: str) -> str:
-    """``path`` readable and storable: bytes that are not UTF-8 as ``\\xff``, controls as ``\\n``.
-
-    Every other character is kept, so a name with nothing wrong is returned as
-    it is. (A real name spelt with these escapes would look the same; memoryd
-    keys the escaped form, so the two share one row.) Any lone surrogate is
-    escaped, not only the ``surrogateescape`` ones, so text from a request is
-    safe to pass too.
-    """
+    """``path`` readable and storable: bytes that are not UTF-8 as ``\\xff``, other lone
+    surrogates as ``\\udxxx``, controls as ``\\n``; a name with nothing wrong is returned
+    as it is (memoryd keys the escaped form: a real name spelt so shares its row)."""
     if name_problem(path) is None:
         return path
     out = []

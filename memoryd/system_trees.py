@@ -1,22 +1,15 @@
 """Folders memoryd never watches or writes into: system trees and pseudo file systems.
 
-:func:`refusal` says why a folder is refused as a root, a ``watch`` or a
-``save`` target, before anything is walked or written, so that neither the
-process table, nor the whole machine, nor ``/usr`` is ever taken for notes:
-
-* too broad to be a memory folder: ``/``, the home directory, ``/home``,
-  ``/tmp`` and the like, themselves (folders inside them are fine);
-* a system tree, at any depth: ``/usr``, ``/etc``, ``/proc``, ``/sys``, ``/dev``,
-  ``/boot``, ``/run`` and the library and binary folders;
-* on a pseudo file system (proc, sysfs, cgroup, devtmpfs, debugfs, ...)
-  wherever it is mounted, found from ``/proc/self/mounts``.
-
-The path must already be resolved (``realpath``); ``home`` is the user's.
+:func:`refusal` says why a (resolved) path is refused as a root, a ``watch`` or a ``save``
+target before anything is walked or written: too broad to be a memory folder (``/``, the
+home directory, ``/tmp``... themselves), inside a system tree (``/usr``, ``/proc``...), or on
+a pseudo file system (proc, sysfs, cgroup...) wherever it is mounted.
 """
 
 from __future__ import annotations
 
 import os
+import re
 
 TOO_BROAD = frozenset(
     {"/", "/home", "/root", "/Users", "/var", "/opt", "/srv", "/mnt", "/media"}
@@ -68,6 +61,7 @@ PSEUDO_FILESYSTEMS = frozenset(
 )
 
 MOUNTS = "/proc/self/mounts"
+_OCTAL = re.compile(r"\\([0-7]{3})")
 
 
 def refusal(path: str, home: str | None = None) -> str | None:
@@ -105,14 +99,4 @@ def filesystem_of(path: str, mounts: str = MOUNTS) -> str | None:
 
 def _unescape(field: str) -> str:
     r"""Mount points in the table spell spaces and other bytes as octal (``\040``)."""
-    if "\\" not in field:
-        return field
-    out, i = [], 0
-    while i < len(field):
-        if field[i] == "\\" and field[i + 1 : i + 4].isdigit():
-            out.append(chr(int(field[i + 1 : i + 4], 8)))
-            i += 4
-        else:
-            out.append(field[i])
-            i += 1
-    return "".join(out)
+    return _OCTAL.sub(lambda m: chr(int(m[1], 8)), field)

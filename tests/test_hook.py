@@ -21,7 +21,7 @@ from git_repo import Repo
 from hook_project import Project, make_project
 
 from memoryd.claude_folders import folder_name, memory_folder
-from memoryd.integrations._transcript import recent_tools, scan
+from memoryd.integrations._transcript import scan
 from memoryd.integrations.claude_code import project_slug
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "memory"
@@ -83,11 +83,11 @@ def test_recent_tools_reads_the_transcript_tail_and_forgives_garbage(tmp_path: P
     ]
     rows = [json.dumps({"message": {"content": [c]}}) for c in calls]
     transcript.write_text("not json\n" + "\n".join(rows) + '\n{"message": 3}\n')
-    assert recent_tools(str(transcript)) == ["Bash", "terraform", "ruff", "Read"]
-    assert recent_tools(str(transcript), last_calls=1) == ["Bash", "terraform"]
-    assert recent_tools(str(tmp_path / "missing.jsonl")) == []
-    assert recent_tools(str(tmp_path)) == []
-    assert recent_tools(None) == []
+    assert scan(str(transcript)).tools == ["Bash", "terraform", "ruff", "Read"]
+    assert scan(str(transcript), last_calls=1).tools == ["Bash", "terraform"]
+    assert scan(str(tmp_path / "missing.jsonl")).tools == []
+    assert scan(str(tmp_path)).tools == []
+    assert scan(None).tools == []
 
 
 def test_a_session_never_sees_a_memory_twice_even_across_daemon_restarts(

@@ -64,7 +64,6 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     (
         "memoryd._delivery",
         "memoryd.config",
-        "memoryd.config_values",
         "memoryd.logs",
         "memoryd.operations",
         "memoryd.report",
@@ -82,8 +81,6 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "memoryd.config_explain",
         "memoryd.daemon",
         "memoryd.doctor",
-        "memoryd.doctor_alarms",
-        "memoryd.doctor_installs",
         "memoryd.integrations",
         "memoryd.systemd",
     ),

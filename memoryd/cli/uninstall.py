@@ -1,7 +1,7 @@
 """``memoryd uninstall-hook claude-code``, ``uninstall-mcp codex`` and ``uninstall-service``.
 
 Each undoes its installer and puts back what the installer had kept aside
-(``*.bak-<time>``); see :mod:`memoryd.integrations.uninstall` and
+(``*.bak-<time>``); see :mod:`memoryd.integrations.install` and
 :mod:`memoryd.integrations.systemd_units` for exactly what is removed and when.
 """
 
@@ -33,10 +33,10 @@ def register(sub: Any) -> None:
 
 
 def cmd_uninstall_claude_code(args: argparse.Namespace) -> int:
-    from memoryd.integrations import install, uninstall  # noqa: PLC0415
+    from memoryd.integrations import install  # noqa: PLC0415
 
     settings = args.settings or install.default_settings()
-    print(uninstall.uninstall_claude_code(settings).report())
+    print(install.uninstall_claude_code(settings).report())
     return 0
 
 

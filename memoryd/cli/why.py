@@ -99,7 +99,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     from memoryd import config as config_mod  # noqa: PLC0415
     from memoryd.claude_folders import claude_base  # noqa: PLC0415
     from memoryd.integrations import replay  # noqa: PLC0415
-    from memoryd.integrations._turns import transcripts_in  # noqa: PLC0415
+    from memoryd.integrations._transcript import transcripts_in  # noqa: PLC0415
 
     folder = args.transcripts or claude_base() / "projects"
     directory = None if args.dir is None else memory_dir(args.dir)

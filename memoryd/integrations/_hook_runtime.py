@@ -1,23 +1,16 @@
 """The hook's process discipline: a budget counted from process start, bounded input, quiet logs.
 
-Claude Code waits for the hook before it sends the prompt, so the hook's
-budget (2 s by default) caps the whole process, interpreter start included:
-:func:`started_ago` reads when the kernel started this process, and
-:func:`time_budget` arms a timer for what is left, which interrupts any wait
-(a daemon that accepts and never answers, a stdin that never closes, a FIFO
-named as the transcript). Input is bounded: stdin is read up to
-:data:`MAX_STDIN_BYTES`, the transcript only as a capped tail.
-
-The hook says nothing on stderr: Claude Code stores a hook's stderr in the
-transcript and shows it in stream-json output. Diagnostics go to the file
-named by ``--log-file`` or ``$MEMORYD_HOOK_LOG`` (one JSON object per line,
-kept under :data:`MAX_LOG_BYTES` by moving the old one to ``<file>.1``),
-and, with ``MEMORYD_HOOK_DEBUG=1``, to stderr as well, debug events included.
-Nothing here imports more than the standard library.
+:func:`time_budget` arms a timer for what is left of the budget since the kernel started
+the process (:func:`started_ago`), interrupting any wait. Stdin is read up to
+:data:`MAX_STDIN_BYTES`. Nothing goes to stderr (Claude Code stores it in the transcript):
+diagnostics go to ``--log-file`` or ``$MEMORYD_HOOK_LOG`` (JSON lines, the old file moved
+to ``<file>.1`` past :data:`MAX_LOG_BYTES`), and to stderr only with ``MEMORYD_HOOK_DEBUG=1``.
+Standard library only.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -41,11 +34,8 @@ class InputTooLarge(ValueError):
 
 
 def started_ago() -> float:
-    """Seconds since the kernel started this process (0 when that cannot be read).
-
-    ``/proc/self/stat`` field 22 is the start time in clock ticks since boot;
-    ``CLOCK_BOOTTIME`` is now on the same clock. Resolution: one tick (10 ms).
-    """
+    """Seconds since the kernel started this process (``/proc/self/stat`` field 22, in clock
+    ticks since boot, against ``CLOCK_BOOTTIME``); 0 when that cannot be read."""
     try:
         with open("/proc/self/stat", "rb") as fh:
             fields = fh.read().rsplit(b")", 1)[1].split()
@@ -92,10 +82,9 @@ def time_budget(seconds: float) -> Iterator[None]:
 class HookLog:
     """Where the hook's diagnostics go: a log file when configured, stderr only when asked."""
 
-    def __init__(self, path: str | None = None, environ: Any = None) -> None:
-        env = os.environ if environ is None else environ
-        self.path = path or env.get("MEMORYD_HOOK_LOG") or None
-        self.debug_on = env.get("MEMORYD_HOOK_DEBUG", "") not in ("", "0")
+    def __init__(self, path: str | None) -> None:
+        self.path = path or os.environ.get("MEMORYD_HOOK_LOG") or None
+        self.debug_on = os.environ.get("MEMORYD_HOOK_DEBUG", "") not in ("", "0")
 
     def debug(self, event: str, **fields: Any) -> None:
         if self.debug_on:
@@ -131,9 +120,6 @@ class HookLog:
             fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
         except OSError:
             return
-        try:
+        with contextlib.suppress(OSError):
             os.write(fd, data)
-        except OSError:
-            pass
-        finally:
-            os.close(fd)
+        os.close(fd)

@@ -1,21 +1,12 @@
 """What one agent session has been shown by memoryd, kept on disk: the one record of it.
 
-"Shown" means delivered. Only the process that hands a memory to the agent
-knows that it did (the hook may give up before the daemon answers; an answer
-may come after the agent stopped waiting), so that process records it, here,
-after it has its answer and before it writes it out; the daemon keeps no
-such record. The hook and ``memoryd mcp`` share this file for a session, so a
-memory the hook injected is not offered again by the MCP tool, and the other
-way round.
-
-Each hook invocation is a fresh process, so a small JSON file per session
-under ``$XDG_STATE_HOME/memoryd/hook-sessions/`` holds the bytes the hook
-injected so far (its 60 KB per-session budget) and the memory files shown.
-It holds across daemon restarts; the shown files go to ``select`` as
-``surfaced``.
-
-A session's prompts come one at a time, so a plain atomic replace is enough;
-files untouched for a week are swept when a new session starts.
+Only the process that hands a memory to the agent knows it was delivered, so the hook
+and ``memoryd mcp`` record it here (after the answer, before writing it); they share a
+session's file, so neither offers what the other showed. One small JSON file per session
+under ``$XDG_STATE_HOME/memoryd/hook-sessions/`` holds the bytes injected (the hook's
+budget) and the files shown (``select``'s ``surfaced``); files idle a week are swept.
+Beside them: the daemon's last stall (:class:`DaemonStall`) and the hook's failures in a
+row (:class:`HookFailures`). Standard library only (no dataclasses, no tempfile).
 """
 
 from __future__ import annotations
@@ -39,11 +30,7 @@ def state_root() -> Path:
 
 
 class SessionState:
-    """Bytes of context injected so far and the memory paths shown, for one session.
-
-    A plain class, like the rest of the hook's path: ``dataclasses`` and
-    ``tempfile`` would add their imports to a process that runs on every prompt.
-    """
+    """Bytes of context injected so far and the memory paths shown, for one session."""
 
     def __init__(self, path: Path, injected_bytes: int = 0, shown: list[str] | None = None) -> None:
         self.path = path
@@ -53,15 +40,10 @@ class SessionState:
     @classmethod
     def load(cls, session_id: str) -> SessionState:
         path = state_root() / f"{file_stem(session_id)}.json"
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except FileNotFoundError:
+        if not os.path.exists(path):  # a new session
             _sweep(state_root())
-            return cls(path)
-        except (OSError, ValueError):
-            return cls(path)
-        shown = data.get("shown") if isinstance(data, dict) else None
-        injected = data.get("injected_bytes") if isinstance(data, dict) else None
+        data = _read_json(path)
+        shown, injected = data.get("shown"), data.get("injected_bytes")
         return cls(
             path,
             injected_bytes=injected if isinstance(injected, int) else 0,
@@ -69,12 +51,8 @@ class SessionState:
         )
 
     def surfaced_in(self, directory: str, seen: list[str] | None = None) -> list[str]:
-        """File names already shown from ``directory`` (what ``select`` calls surfaced).
-
-        ``seen`` adds paths the agent saw another way (Claude Code's own recall,
-        its file tools); they count when they are in ``directory``, however the
-        path to it is spelled.
-        """
+        """File names already shown from ``directory``, with those of ``seen`` (paths the agent
+        saw another way) that lie in it, however the path to it is spelled."""
         names = [os.path.basename(p) for p in self.shown if os.path.dirname(p) == directory]
         names += in_directory(seen or [], directory)
         return list(dict.fromkeys(names))
@@ -88,6 +66,15 @@ class SessionState:
     def save(self) -> None:
         body = json.dumps({"injected_bytes": self.injected_bytes, "shown": self.shown})
         _write_atomic(self.path, body)
+
+
+def _read_json(path: Path) -> dict[str, object]:
+    """The JSON object in ``path``; {} when it is missing, unreadable or not an object."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
 
 
 def _write_atomic(path: Path, body: str) -> None:
@@ -105,22 +92,15 @@ def _write_atomic(path: Path, body: str) -> None:
 
 
 class DaemonStall:
-    """When a daemon last took a hook's request and never answered it in time.
-
-    A daemon that accepts and hangs would cost every hook its whole budget,
-    and Claude Code runs two (SessionStart, UserPromptSubmit) before its first
-    answer. After a stall, hooks give that socket only :data:`STALLED_WAIT_S`
-    for :data:`STALL_WINDOW_S`; the first answer in time clears the record.
-    """
+    """When a daemon last took a hook's request and never answered it in time: for
+    :data:`STALL_WINDOW_S` hooks then give that socket only :data:`STALLED_WAIT_S`."""
 
     def __init__(self, socket: str) -> None:
         self.socket = socket
         self.path = state_root() / "daemon-stall.json"
-        try:
-            data = json.loads(self.path.read_text(encoding="utf-8"))
-            at = float(data["at"]) if data.get("socket") == socket else 0.0
-        except (OSError, ValueError, TypeError, KeyError, AttributeError):
-            at = 0.0
+        data = _read_json(self.path)
+        at = data.get("at") if data.get("socket") == socket else None
+        at = at if isinstance(at, int | float) and not isinstance(at, bool) else 0.0
         self.recent = 0 <= time.time() - at < STALL_WINDOW_S
 
     def mark(self) -> None:
@@ -133,27 +113,16 @@ class DaemonStall:
 
 
 class HookFailures:
-    """How many of the hook's requests in a row the daemon failed or never answered, and why.
-
-    Written by the hook only when a request fails and removed on the next one
-    that is answered (one ``unlink`` on the hot path), so ``status`` and
-    ``doctor`` can say that memories stopped reaching the agent, and why. The
-    file lies beside the session records, not among them (their sweep would
-    drop it after a week of failures).
-    """
+    """How many of the hook's requests in a row the daemon failed or never answered, and why;
+    written on a failure, removed on the next answer (beside the sessions, not swept)."""
 
     def __init__(self) -> None:
         self.path = paths.state_dir() / "hook-failures.json"
 
     def read(self) -> dict[str, object] | None:
         """``{failures, first_at, last_at, error, socket}``; None once a request worked."""
-        try:
-            data = json.loads(self.path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return None
-        if not isinstance(data, dict) or not isinstance(data.get("failures"), int):
-            return None
-        return data
+        data = _read_json(self.path)
+        return data if isinstance(data.get("failures"), int) else None
 
     def message(self) -> str | None:
         """The record in words for ``status`` and ``doctor``; None when there is none."""
@@ -196,13 +165,10 @@ _SAFE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,99}")
 
 
 def file_stem(session_id: str) -> str:
-    """A safe file name for any session id: itself when safe (Claude Code's UUIDs), else a hash.
-
-    The hash needs ``hashlib`` (it loads OpenSSL), so only odd ids pay for importing it.
-    """
+    """A safe file name for any session id: itself when safe (Claude Code's UUIDs), else a hash."""
     if _SAFE_ID.fullmatch(session_id):
         return f"s-{session_id}"
-    import hashlib  # noqa: PLC0415
+    import hashlib  # noqa: PLC0415 - loads OpenSSL; only odd ids need it
 
     return hashlib.sha256(session_id.encode()).hexdigest()[:32]
 

@@ -1,37 +1,32 @@
-"""What a Claude Code transcript says about the session: recent tools, memories already seen.
+"""What Claude Code transcripts say: for the hook, the tail; for ``why`` and ``eval``, turns.
 
-The hook reads the transcript (JSONL, one record per line) for two things:
-
-* the tools the agent used last, so ``select`` drops usage docs for tools the
-  agent is already driving. A ``tool_use`` block lives in an assistant
-  record's ``message.content``; a ``Bash`` call also contributes the program it
-  ran (``pytest -x`` gives ``pytest``), because memories describe CLIs, not the
-  ``Bash`` tool. ``select`` ignores capitalised names when matching usage docs.
-* the memory files the model has seen already: those Claude Code's own recall
-  injected (an ``attachment`` record of type ``relevant_memories`` listing
-  each memory's ``path``) and those the agent read or wrote with its file
-  tools (``Read``, ``Edit``, ``Write``: ``input.file_path``). The hook passes
-  them to ``select`` as surfaced, so nothing reaches the model twice.
-
-Only the last :data:`TAIL_BYTES` are read, and only from a regular file: a
-transcript grows to many megabytes, the hook has a two-second budget, and a
-``transcript_path`` of ``/dev/zero`` or a FIFO must cost nothing. Claude Code
-itself counts only what is in the current context, which is the recent part.
-A transcript that is missing, unreadable or garbled says nothing: it is a hint,
-never a reason to fail.
+The hook reads the last :data:`TAIL_BYTES`: the tools used last (``tool_use`` blocks; a
+``Bash`` call also gives the program it ran: memories describe CLIs, not the Bash tool)
+and the memories already seen (Claude Code's recall, ``relevant_memories``, and files the
+agent read or wrote: ``Read``, ``Edit``, ``Write``). ``why`` and ``eval`` read a transcript
+from its start (up to :data:`MAX_BYTES`) as turns: a turn starts at a record the user
+typed (not a tool result, meta record, compaction summary, subagent's task or slash
+command's echo) and holds the files the agent ``Read``, what Claude Code's recall and
+memoryd's hook gave, the assistant's text and what the hook saw just before the prompt.
+Only regular files are read; what is missing, unreadable or garbled says nothing.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
 from collections.abc import Mapping
+from pathlib import Path
 from typing import NamedTuple
 
 from memoryd.bounded_read import open_regular, read_fd
+from memoryd.claude_folders import claude_base
 
 TAIL_BYTES = 1024 * 1024
+MAX_BYTES = 64 * 1024 * 1024
+HEAD_BYTES = 1024 * 1024  # where a transcript's first prompt is looked for
 LAST_CALLS = 10
 FILE_TOOLS = frozenset({"Read", "Edit", "Write", "MultiEdit"})
 _SKIP_WORDS = frozenset({"sudo", "env", "time", "nice", "nohup", "exec", "command"})
@@ -53,26 +48,36 @@ class ToolCall(NamedTuple):
     input: object
 
 
-def read_tail(path: str, limit: int = TAIL_BYTES) -> bytes:
-    """Up to ``limit`` bytes from the end of a regular file; b"" for anything else.
-
-    A FIFO or device planted at the path is refused without blocking
-    (:func:`memoryd.bounded_read.open_regular`).
-    """
+def _read(path: str, limit: int, *, tail: bool = False) -> bytes:
+    """Up to ``limit`` bytes of a regular file, its head or its tail (from a line start)."""
     try:
         fd = open_regular(path)
     except OSError:
         return b""
     try:
-        start = max(0, os.fstat(fd).st_size - limit)
+        start = max(0, os.fstat(fd).st_size - limit) if tail else 0
         os.lseek(fd, start, os.SEEK_SET)
         data, _more = read_fd(fd, limit)
     except OSError:
         return b""
     finally:
         os.close(fd)
-    # Reading from the middle of the file cuts the first line in half.
     return data.split(b"\n", 1)[1] if start and b"\n" in data else data
+
+
+def _records(data: bytes, markers: tuple[bytes, ...] = (b"",)) -> list[Mapping[str, object]]:
+    """The JSON object lines of ``data`` that hold one of ``markers``."""
+    out: list[Mapping[str, object]] = []
+    for line in data.split(b"\n"):
+        if not any(marker in line for marker in markers):
+            continue
+        try:
+            entry = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(entry, dict):
+            out.append(entry)
+    return out
 
 
 class Tracker:
@@ -112,37 +117,33 @@ def scan(path: str | None, *, last_calls: int = LAST_CALLS) -> Seen:
     if not path:
         return Seen([], [])
     tracker = Tracker()
-    for line in read_tail(path).split(b"\n"):
-        if not any(marker in line for marker in _MARKERS):
-            continue
-        try:
-            entry = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(entry, dict):
-            tracker.add(entry)
+    for entry in _records(_read(path, TAIL_BYTES, tail=True), _MARKERS):
+        tracker.add(entry)
     return tracker.seen(last_calls)
 
 
-def recent_tools(path: str | None, *, last_calls: int = LAST_CALLS) -> list[str]:
-    """Tool names of the last ``last_calls`` tool calls, newest first, without repeats."""
-    return scan(path, last_calls=last_calls).tools
+def _attachment(entry: Mapping[str, object], kind: str) -> dict[str, object]:
+    """An ``attachment`` record's attachment of type ``kind``; {} for anything else."""
+    found = entry.get("attachment") if entry.get("type") == "attachment" else None
+    return found if isinstance(found, dict) and found.get("type") == kind else {}
+
+
+def _content(entry: Mapping[str, object]) -> object:
+    """A record's ``message.content`` (text or a list of blocks), None without one."""
+    message = entry.get("message")
+    return message.get("content") if isinstance(message, dict) else None
 
 
 def _recalled(entry: Mapping[str, object]) -> list[str]:
     """Paths in a ``relevant_memories`` attachment (Claude Code's own per-prompt recall)."""
-    attachment = entry.get("attachment") if entry.get("type") == "attachment" else None
-    if not isinstance(attachment, dict) or attachment.get("type") != "relevant_memories":
-        return []
-    memories = attachment.get("memories")
+    memories = _attachment(entry, "relevant_memories").get("memories")
     if not isinstance(memories, list):
         return []
     return [m["path"] for m in memories if isinstance(m, dict) and isinstance(m.get("path"), str)]
 
 
 def _tool_uses(entry: Mapping[str, object]) -> list[ToolCall]:
-    message = entry.get("message")
-    content = message.get("content") if isinstance(message, dict) else None
+    content = _content(entry)
     if not isinstance(content, list):
         return []
     return [
@@ -181,3 +182,109 @@ def _bash_program(call: ToolCall) -> str | None:
         program = os.path.basename(word)
         return program.lower() if program and program[0].isalnum() else None
     return None
+
+
+_NOT_TYPED = ("isMeta", "isCompactSummary", "isSidechain")
+_COMMAND_ECHOES = ("<command-", "<local-command-")  # a slash command and its output
+# How memoryd's hook names each memory it gives (:func:`memoryd._delivery.memory_block`).
+_HEADING = re.compile(r"^## .*? \((/.+?\.md)\)$", re.MULTILINE)
+_POINTER = re.compile(r"^- (/.+?\.md) \(not shown", re.MULTILINE)
+
+
+class Turn(NamedTuple):
+    """A prompt; the paths the agent ``Read``, Claude Code's recall attached and memoryd's
+    hook gave in its turn; the assistant's text; what the hook saw just before it."""
+
+    prompt: str
+    read: list[str]
+    recalled: list[str]
+    injected: list[str]
+    answer: str
+    before: Seen
+
+
+def prompt_text(entry: Mapping[str, object]) -> str | None:
+    """The text a user typed, when ``entry`` is such a record; None for anything else."""
+    if entry.get("type") != "user" or any(entry.get(k) for k in _NOT_TYPED):
+        return None
+    content = _content(entry)
+    if isinstance(content, str):
+        return content if content.strip() and not content.startswith(_COMMAND_ECHOES) else None
+    if not isinstance(content, list):
+        return None
+    blocks = [b for b in content if isinstance(b, dict)]
+    if any(b.get("type") == "tool_result" for b in blocks):
+        return None
+    text = "\n".join(b["text"] for b in blocks if isinstance(b.get("text"), str))
+    return text if text.strip() and not text.startswith(_COMMAND_ECHOES) else None
+
+
+def _answer_text(entry: Mapping[str, object]) -> str:
+    content = _content(entry)
+    if entry.get("type") != "assistant" or not isinstance(content, list):
+        return ""
+    return "\n".join(
+        b["text"]
+        for b in content
+        if isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str)
+    )
+
+
+def hook_gave(entry: Mapping[str, object]) -> list[str]:
+    """The memory paths in a ``hook_additional_context`` record of memoryd's hook."""
+    content = _attachment(entry, "hook_additional_context").get("content")
+    texts = content if isinstance(content, list) else [content]
+    found: list[str] = []
+    for text in texts:
+        if isinstance(text, str) and text.startswith("memoryd: "):
+            found += _HEADING.findall(text) + _POINTER.findall(text)
+    return found
+
+
+def turns(path: Path) -> list[Turn]:
+    """The transcript's turns, oldest first."""
+    tracker = Tracker()
+    given: list[str] = []  # what memoryd's hook gave so far: seen, as its own record says
+    out: list[Turn] = []
+    for entry in _records(_read(str(path), MAX_BYTES)):
+        prompt = prompt_text(entry)
+        if prompt is not None:
+            seen = tracker.seen()
+            before = Seen(seen.tools, list(dict.fromkeys(seen.files + given)))
+            out.append(Turn(prompt, [], [], [], "", before))
+            continue
+        recalled, read = tracker.add(entry)
+        gave = hook_gave(entry)
+        given += gave
+        if out:
+            out[-1].recalled.extend(recalled)
+            out[-1].read.extend(read)
+            out[-1].injected.extend(gave)
+            answer = _answer_text(entry)
+            if answer:
+                out[-1] = out[-1]._replace(answer=f"{out[-1].answer}\n{answer}".lstrip("\n"))
+    return out
+
+
+def first_cwd(path: Path) -> str | None:
+    """The working directory of the transcript's first prompt that names one (from its head)."""
+    for entry in _records(_read(str(path), HEAD_BYTES)):
+        cwd = entry.get("cwd")
+        if prompt_text(entry) is not None and isinstance(cwd, str) and cwd:
+            return cwd
+    return None
+
+
+def transcript_of(session_id: str) -> Path | None:
+    """The transcript of ``session_id`` under Claude Code's ``projects/``, if there is one."""
+    if not session_id or "/" in session_id or session_id.startswith("."):
+        return None
+    found = sorted((claude_base() / "projects").glob(f"*/{session_id}.jsonl"))
+    return found[0] if found else None
+
+
+def transcripts_in(folder: Path) -> list[Path]:
+    """The ``*.jsonl`` transcripts in ``folder`` and its direct subfolders (a ``projects/``)."""
+    found = [p for p in folder.glob("*.jsonl") if p.is_file()]
+    found += [p for p in folder.glob("*/*.jsonl") if p.is_file()]
+    return sorted(found)

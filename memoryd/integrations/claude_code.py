@@ -1,37 +1,18 @@
 """``memoryd hook claude-code``: memories for Claude Code, without ever getting in its way.
 
-Claude Code runs the hook with one event JSON object on stdin and reads extra
-context from a ``hookSpecificOutput`` object on stdout (it adds that text in a
-system message after the user's turn; docs/claude-code.md has the shapes):
+One event JSON object on stdin; extra context as ``hookSpecificOutput`` on stdout.
+``UserPromptSubmit`` asks ``select`` with the prompt, passing as ``surfaced`` what the
+session has seen (memoryd's record of it, Claude Code's own recall, files the agent read),
+and injects each pick with its path, age and capped text, within a per-session byte budget.
+``SessionStart`` (``startup``, ``clear``, ``compact``; not ``resume``) gives the resume line
+and summary of the folder's newest session (else one named after the checkout);
+``compact`` also starts the budget over. The memory folder is Claude Code's own.
 
-* ``UserPromptSubmit`` -> ``select`` over the project's memory folder with the
-  prompt as the query. What the session has seen already goes along as
-  ``surfaced``: what memoryd showed it (the session's record, see
-  :mod:`memoryd.integrations._hook_state`), what Claude Code's own recall
-  injected and what the agent read itself (both from the transcript). Each
-  chosen memory is injected with its path, its age and its text, capped per
-  file and per session.
-* ``SessionStart`` by ``source``: ``startup`` and ``clear`` get the resume
-  line and the last session's summary; ``compact`` gets them again (the
-  context was summarised) and starts the session's byte budget over;
-  ``resume`` gets nothing (the earlier injection is in the transcript). The
-  project is the one named by the folder's newest session file, whatever the
-  checkout is called; a folder without session files falls back to the
-  checkout's name as a slug (``My App`` -> ``my-app``).
-
-The memory folder is the one Claude Code uses (:mod:`.claude_folders`): its
-git checkout's folder under ``projects/``, or ``autoMemoryDirectory``.
-
-The budget (2 s by default) caps the whole process from its start, and
-Claude Code runs SessionStart and the first prompt's hook back to back, so
-SessionStart waits at most half of it; a daemon that took a request and hung
-is given 0.2 s by the hooks of the next minute (:class:`._hook_state.DaemonStall`).
-Every failure (daemon down or hung, slow ranker, folder missing, bad or huge input,
-a bug) ends the same way: nothing on stdout or stderr, exit 0, and a line in
-the hook log when one is configured (:mod:`._hook_runtime`); a request the
-daemon did not answer is also counted where ``status`` and ``doctor`` read it
-(:class:`._hook_state.HookFailures`). What was shown
-is recorded only once the answer is complete, just before it is written.
+The budget (2 s) caps the whole process; SessionStart may wait half of it; a daemon that
+stalled a hook gets 0.2 s for the next minute. Every failure ends the same way: nothing
+on stdout or stderr, exit 0, a line in the hook log, and (when the daemon failed the
+request) a count ``status`` and ``doctor`` read. What was shown is recorded just before
+the answer is written.
 """
 
 from __future__ import annotations
@@ -67,13 +48,10 @@ MAX_SESSION_BYTES = 60 * 1024
 MIN_USEFUL_BYTES = 256
 MAX_QUERY_CHARS = 20_000
 DEFAULT_TIMEOUT = 2.0
-OUTPUT_RESERVE_S = 0.1
-"""Of the budget, what is kept for after the daemon's answer: reading the memories, writing."""
-SESSION_START_SHARE = 0.5
-"""Of the budget, what SessionStart may wait: Claude Code runs the prompt's hook next."""
+OUTPUT_RESERVE_S = 0.1  # of the budget, kept for reading the memories and writing
+SESSION_START_SHARE = 0.5  # Claude Code runs the prompt's hook right after SessionStart
 ANSWERED_CODES = frozenset({"not_found", "invalid_params", "not_a_file"})
-"""Error replies that are answers about the request (no last session, a bad folder), not
-the daemon failing it: they do not count as the hook's failures."""
+"""Error replies about the request, not the daemon failing it (not counted as failures)."""
 HINT_PARAMS = frozenset({"cwd", "timeout_ms"})
 """Params a daemon older than this hook may not know; it is asked again without them."""
 
@@ -107,12 +85,8 @@ class _Event(NamedTuple):
 
     @contextmanager
     def daemon(self, share: float = 1.0) -> Iterator[Client]:
-        """A client that gives up in time to leave :data:`OUTPUT_RESERVE_S` of the budget.
-
-        ``share`` is the part of the budget this event may spend waiting. A
-        daemon that stalled a hook lately gets only :data:`STALLED_WAIT_S`;
-        one that answers in time is no longer held to that.
-        """
+        """A client that gives up in time to leave :data:`OUTPUT_RESERVE_S` of the budget,
+        spending at most ``share`` of it (:data:`STALLED_WAIT_S` after a recent stall)."""
         left = self.deadline - time.monotonic() - OUTPUT_RESERVE_S
         left = min(left, self.options.timeout * share)
         if left <= 0:
@@ -149,13 +123,8 @@ def project_slug(cwd: str) -> str | None:
 
 
 def newest_session_project(directory: str) -> str | None:
-    """The project of the folder's newest session file, whatever the checkout is called.
-
-    Session filenames start with their time, so the greatest name is the newest
-    session; a folder Claude Code keeps for one checkout holds that project's
-    sessions under whatever slug the agent saved them with. A name whose time
-    is more than a day ahead (or no real time) is not a candidate.
-    """
+    """The project of the folder's newest session file (names start with their time),
+    leaving out names dated more than a day ahead or at no real time."""
     try:
         found = [m for n in os.listdir(directory) if (m := SESSION_FILENAME.match(n))]
     except OSError:
@@ -247,10 +216,11 @@ def _on_prompt(event: _Event) -> Answer | None:
     if not budget.take(header):
         return None
     parts, shown = [header], []
-    within = os.path.realpath(directory)
     for entry in result["selected"]:
-        block = _memory_block(entry, within, log)
-        if block is None:
+        try:  # redacted; never through a link, nor outside the folder
+            block = memory_block(entry, memory_text(entry["path"], directory))
+        except OSError as exc:
+            log.info("memory_unreadable", path=entry["path"], error=str(exc))
             continue
         pointer = f"\n- {entry['path']} (not shown: this session's 60 KB memory budget is spent)\n"
         if budget.take(block):
@@ -266,13 +236,8 @@ def _on_prompt(event: _Event) -> Answer | None:
 
 
 def _select(ask: Callable[..., SelectResult], params: Mapping[str, object]) -> SelectResult:
-    """``ask(**params)``, once more without the hints a daemon older than the hook refuses.
-
-    A daemon started before an upgrade keeps running the old code, which
-    refuses a param it does not know (``cwd``, ``timeout_ms``) as unknown; the
-    hook would stay silent until it restarts. Without them such a daemon still
-    answers, only without the checkout hint and the deadline.
-    """
+    """``ask(**params)``, once more without the :data:`HINT_PARAMS` a daemon started before
+    an upgrade refuses as unknown (it answers without the checkout hint and the deadline)."""
     try:
         return ask(**params)
     except InvalidParams as exc:
@@ -280,16 +245,6 @@ def _select(ask: Callable[..., SelectResult], params: Mapping[str, object]) -> S
         if not isinstance(fields, list) or not fields or not set(fields) <= HINT_PARAMS:
             raise
         return ask(**{k: v for k, v in params.items() if k not in fields})
-
-
-def _memory_block(entry: Mapping[str, Any], within: str, log: HookLog) -> str | None:
-    try:
-        # Redacted: a prompt never holds a credential; never through a link, nor outside the folder.
-        content = memory_text(entry["path"], within)
-    except OSError as exc:
-        log.info("memory_unreadable", path=entry["path"], error=str(exc))
-        return None
-    return memory_block(entry, content)
 
 
 def _on_session_start(event: _Event) -> Answer | None:
@@ -313,8 +268,7 @@ def _on_session_start(event: _Event) -> Answer | None:
     if not last["found"]:
         log.info("hook_skipped", reason=last["message"])
         return None
-    # Once per session, so the session-format package need not load on every prompt.
-    from memoryd.sessions._sections import parse_sections  # noqa: PLC0415
+    from memoryd.sessions._sections import parse_sections  # noqa: PLC0415 - not per prompt
 
     summary = parse_sections(last["content"]).summary_text
     text = f"memoryd: {last['resume_line']}\nLast session file: {last['path']}\n"
@@ -328,12 +282,8 @@ def _on_session_start(event: _Event) -> Answer | None:
 def hook_main(
     read_stdin: Callable[[], str], write: Callable[[str], None], options: HookOptions
 ) -> None:
-    """Run one hook event within the budget; write its answer, or nothing on any failure.
-
-    The budget counts from the process's start. What was shown is recorded
-    after the timer is off and before the answer is written, so a hook that
-    gave up records nothing and one that answers has its record.
-    """
+    """Run one hook event within the budget (from the process's start); write its answer,
+    or nothing on any failure. What was shown is recorded after the timer is off."""
     log = HookLog(options.log_file)
     left = options.timeout - started_ago()
     deadline = time.monotonic() + left

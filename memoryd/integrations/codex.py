@@ -1,24 +1,12 @@
 """``memoryd install-mcp codex`` / ``uninstall-mcp codex``: memoryd's MCP server in Codex's config.
 
-Codex reads ``$CODEX_HOME/config.toml`` (``~/.codex/config.toml`` without it)
-and starts each ``[mcp_servers.<name>]`` with a cleared environment (HOME,
-PATH, USER, LANG and a few more), passing through only the variables its
-``env_vars`` list names. The entry written here runs ``memoryd mcp`` with the
-interpreter that ran the installer and names :data:`ENV_VARS`, what the
-server reads to find the daemon's socket and Claude Code's memory folders.
-
-The file belongs to the user, so the edit is textual and checked:
-
-* a file that is not valid TOML is refused with the parser's reason, unchanged;
-* install appends one table at the end and leaves every other byte as it was;
-  an existing ``mcp_servers.memoryd`` is left alone (running it twice changes
-  nothing);
-* uninstall removes that table and its sub-tables, and nothing else; an
-  entry written another way (inline table, dotted keys) is refused;
-* every result is parsed again and must equal the old document plus (or
-  minus) memoryd's entry, else nothing is written;
-* the old file is kept as ``config.toml.bak-<time>``; the new one replaces it
-  atomically.
+Codex reads ``$CODEX_HOME/config.toml`` (else ``~/.codex/config.toml``) and starts each
+``[mcp_servers.<name>]`` with a cleared environment but for its ``env_vars``; the entry
+runs ``memoryd mcp`` with this interpreter and names :data:`ENV_VARS`. The edit is textual
+and checked: a file that is not TOML is refused unchanged; install appends one table (an
+existing entry is left alone); uninstall removes that table and its sub-tables (an entry
+written another way is refused); each result must parse to the old document plus (or
+minus) the entry, else nothing is written; the old file is kept as a backup.
 """
 
 from __future__ import annotations
@@ -44,7 +32,7 @@ ENV_VARS = (
     "CLAUDE_CODE_REMOTE_MEMORY_DIR",
     "CLAUDE_COWORK_MEMORY_PATH_OVERRIDE",
 )
-"""What ``memoryd mcp`` reads from its environment; Codex passes on only what is named."""
+"""What ``memoryd mcp`` reads from its environment."""
 _HEADER = re.compile(r'^\s*\[\s*mcp_servers\s*\.\s*(?:memoryd|"memoryd")\s*(\]|\.)')
 _ANY_HEADER = re.compile(r"^\s*\[")
 
@@ -56,10 +44,10 @@ def default_config() -> Path:
 
 
 # dict[str, Any]: a TOML table, as tomllib reads Codex's config.toml.
-def entry(python: str | None = None) -> dict[str, Any]:
+def entry() -> dict[str, Any]:
     """memoryd's ``mcp_servers`` entry, as Codex reads it."""
     return {
-        "command": python or sys.executable,
+        "command": sys.executable,
         "args": ["-m", "memoryd", "mcp"],
         "env_vars": list(ENV_VARS),
     }
@@ -87,7 +75,7 @@ class McpResult:
         return "\n".join(out)
 
 
-def install(config: Path, python: str | None = None) -> McpResult:
+def install(config: Path) -> McpResult:
     """Append memoryd's ``[mcp_servers.memoryd]`` to ``config`` unless it is there."""
     text, doc = _read(config)
     servers = doc.get("mcp_servers")
@@ -95,7 +83,7 @@ def install(config: Path, python: str | None = None) -> McpResult:
         found = servers[NAME]
         command = found.get("command") if isinstance(found, dict) else None
         return McpResult(config, "present", command=str(command))
-    wanted = entry(python)
+    wanted = entry()
     block = f"[mcp_servers.{NAME}]\n" + "".join(
         f"{key} = {_toml(value)}\n" for key, value in wanted.items()
     )

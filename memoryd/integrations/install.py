@@ -1,15 +1,17 @@
-"""``memoryd install-hook claude-code``: wire the hook into Claude Code's settings.json.
+"""``memoryd install-hook`` / ``uninstall-hook claude-code``: the hook in Claude Code's settings.
 
-The settings file belongs to the user and usually holds much more than hooks,
-so the merge is conservative:
+The settings file is the user's, so both edits are conservative:
 
 * a file that is not a JSON object (or whose ``hooks`` are not shaped as Claude
   Code expects) is refused with the reason, and left byte-for-byte untouched;
-* existing hooks stay; ours is appended as its own matcher group per event;
-* an event that already runs ``memoryd hook claude-code`` (with any Python) is
-  left alone, so running the installer twice changes nothing;
-* before any change the old file is copied to ``settings.json.bak-<timestamp>``
-  and the new one replaces it atomically.
+* install appends ours as its own matcher group per event, unless the event
+  already runs ``memoryd hook claude-code`` (with any Python);
+* uninstall removes only entries running it (and groups, events or ``hooks``
+  left empty by that); when the rest equals a backup the installer made, that
+  backup is put back byte for byte; a file it created and that holds nothing
+  else is removed;
+* any other change first copies the old file to ``settings.json.bak-<time>``;
+  the new one replaces it atomically.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from memoryd import paths
+from memoryd.claude_folders import config_dir, memory_folder
 from memoryd.errors import ConfigError
 
 EVENTS = ("UserPromptSubmit", "SessionStart")
@@ -41,7 +43,7 @@ def hook_command() -> str:
 
 
 def default_settings() -> Path:
-    return paths.claude_config_dir() / "settings.json"
+    return config_dir() / "settings.json"
 
 
 @dataclass
@@ -58,8 +60,6 @@ class InstallResult:
         if self.backup is not None:
             lines.append(f"previous settings saved as {self.backup}")
         if cwd is not None:
-            from memoryd.claude_folders import memory_folder  # noqa: PLC0415
-
             found = memory_folder(cwd)
             state = "exists" if found.directory.is_dir() else "not created yet"
             lines.append(
@@ -80,7 +80,7 @@ def install_claude_code(settings: Path, command: str | None = None) -> InstallRe
         groups = hooks.setdefault(event, [])
         if not isinstance(groups, list):
             raise ConfigError(f"{settings}: 'hooks.{event}' is not a list; nothing was changed")
-        if any(_runs_memoryd(group) for group in groups):
+        if any(_ours(e) for g in groups if isinstance(g, dict) for e in _entries(g)):
             result.present.append(event)
             continue
         entry = {"type": "command", "command": command, "timeout": CLAUDE_TIMEOUT_S}
@@ -121,11 +121,30 @@ def hook_in_one_config_only() -> str | None:
 
 def _has_hook(settings: Path) -> bool:
     try:
-        hooks = _read(settings).get("hooks")
+        return any(hook_commands(_read(settings)).values())
     except ConfigError:
         return False
-    groups = hooks.values() if isinstance(hooks, dict) else []
-    return any(_runs_memoryd(g) for listed in groups if isinstance(listed, list) for g in listed)
+
+
+def hook_commands(doc: object) -> dict[str, list[str]]:
+    """Per event of :data:`EVENTS`, the commands in a settings ``doc`` that run memoryd's hook."""
+    hooks = doc.get("hooks") if isinstance(doc, dict) else None
+    found: dict[str, list[str]] = {}
+    for event in EVENTS:
+        listed = hooks.get(event) if isinstance(hooks, dict) else None
+        groups = listed if isinstance(listed, list) else []
+        entries = [e for g in groups if isinstance(g, dict) for e in _entries(g)]
+        found[event] = [str(e["command"]) for e in entries if isinstance(e, dict) and _ours(e)]
+    return found
+
+
+def _entries(group: Mapping[str, object]) -> list[object]:
+    entries = group.get("hooks")
+    return entries if isinstance(entries, list) else []
+
+
+def _ours(entry: object) -> bool:
+    return isinstance(entry, dict) and HOOK_MARKER in str(entry.get("command", ""))
 
 
 # dict[str, Any]: Claude Code's settings file, any JSON object of another program's; the
@@ -148,13 +167,6 @@ def _read(settings: Path) -> dict[str, Any]:
     if not isinstance(doc, dict):
         raise ConfigError(f"{settings} does not hold a JSON object; nothing was changed")
     return doc
-
-
-def _runs_memoryd(group: object) -> bool:
-    entries = group.get("hooks") if isinstance(group, dict) else None
-    return isinstance(entries, list) and any(
-        isinstance(e, dict) and HOOK_MARKER in str(e.get("command", "")) for e in entries
-    )
 
 
 def backup_copy(settings: Path) -> Path:
@@ -186,3 +198,88 @@ def write_text(path: Path, text: str) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+@dataclass
+class UninstallResult:
+    settings: Path
+    removed: list[str]
+    outcome: str
+    """``absent`` (no hook of ours), ``restored`` (from ``backup``), ``rewritten``, ``deleted``."""
+    backup: Path | None = None
+
+    def report(self) -> str:
+        if self.outcome == "absent":
+            return f"no memoryd hook in {self.settings}; nothing changed"
+        lines = [f"removed the {event} hook from {self.settings}" for event in self.removed]
+        if self.outcome == "restored":
+            lines.append(f"restored {self.settings} as before install-hook, from {self.backup}")
+        elif self.outcome == "deleted":
+            lines.append(f"removed {self.settings}: install-hook created it, nothing else is in it")
+        else:
+            lines.append(f"kept the other changes made since install-hook; before: {self.backup}")
+        return "\n".join(lines)
+
+
+def uninstall_claude_code(settings: Path) -> UninstallResult:
+    """Remove memoryd's UserPromptSubmit and SessionStart entries from ``settings``."""
+    doc = _read(settings)
+    hooks = doc.get("hooks")
+    if not isinstance(hooks, dict):
+        return UninstallResult(settings, [], "absent")
+    removed = [event for event in EVENTS if _drop_ours(hooks, event)]
+    if not removed:
+        return UninstallResult(settings, [], "absent")
+    if not hooks:
+        del doc["hooks"]
+    before = _matching_backup(settings, doc)
+    if before is not None:
+        shutil.copy2(before, settings)
+        return UninstallResult(settings, removed, "restored", before)
+    if not doc and not _backups(settings):
+        settings.unlink()
+        return UninstallResult(settings, removed, "deleted")
+    backup = backup_copy(settings)
+    _write(settings, doc)
+    return UninstallResult(settings, removed, "rewritten", backup)
+
+
+def _drop_ours(hooks: dict[str, object], event: str) -> bool:
+    """Remove memoryd's entries under ``event``; True when there were any."""
+    groups = hooks.get(event)
+    if not isinstance(groups, list):
+        return False
+    found = False
+    kept_groups = []
+    for group in groups:
+        if not isinstance(group, dict) or not isinstance(group.get("hooks"), list):
+            kept_groups.append(group)
+            continue
+        entries = _entries(group)
+        kept = [e for e in entries if not _ours(e)]
+        found = found or len(kept) < len(entries)
+        if kept or not entries:
+            kept_groups.append({**group, "hooks": kept})
+    if not found:
+        return False
+    if kept_groups:
+        hooks[event] = kept_groups
+    else:
+        del hooks[event]
+    return True
+
+
+def _backups(settings: Path) -> list[Path]:
+    """The installer's backups of ``settings``, newest first."""
+    return sorted(settings.parent.glob(f"{settings.name}.bak-*"), reverse=True)
+
+
+def _matching_backup(settings: Path, doc: Mapping[str, object]) -> Path | None:
+    """The newest backup whose JSON is ``doc``: the file as it was before the install."""
+    for backup in _backups(settings):
+        try:
+            if json.loads(backup.read_text(encoding="utf-8") or "{}") == doc:
+                return backup
+        except (OSError, ValueError):
+            continue
+    return None

@@ -1,25 +1,13 @@
 """The memory tools of ``memoryd mcp``, over one connection to the warm daemon.
 
-Every tool sends its request through one persistent
-:class:`memoryd.ipc.client.Client`, so the warm daemon does the work; no tool
-starts a daemon. A daemon that is not running, bad arguments and any error
-the daemon answers with are raised as :class:`ToolError`, whose text tells
-the agent what happened; arguments are checked against the tool's own input
-schema (:mod:`.mcp_schema`) before any is used. Each tool answers
-``(structured result, text)``: Claude Code (2.1) hands the model the
-structured result as JSON and drops the text; other clients show the text.
-So both are written for the model: ``memory_select`` puts each memory's text
-in both, capped as the hook caps it (:mod:`._delivery`), and the daemon's
-bookkeeping (telemetry counts, capabilities) is left out.
-
-Without ``dir`` a tool serves the memory folder Claude Code keeps for the
-project (:func:`memoryd.claude_folders.memory_folder`), the project being
-``$CLAUDE_PROJECT_DIR`` (set by Claude Code), else the client's first root
-(:attr:`MemoryTools.roots`, which the session fills in), else the server's
-working directory (Codex starts servers in its own). Under Claude Code what
-the session (``$CLAUDE_CODE_SESSION_ID``) was shown is kept in the same
-record the hook keeps (:mod:`._hook_state`), so the hook and the tool never
-hand the model the same memory twice.
+No tool starts a daemon. Arguments are checked against the tool's input schema first;
+every failure (no daemon, bad arguments, an error reply) is a :class:`ToolError` whose text
+tells the agent what happened. A tool answers ``(structured result, text)``, both written
+for the model (Claude Code hands it only the structured one): ``memory_select`` puts each
+memory's text, capped as the hook caps it, in both, and leaves out the daemon's bookkeeping.
+Without ``dir`` a tool serves Claude Code's memory folder for ``$CLAUDE_PROJECT_DIR``, else
+the client's first root, else the working directory. What the session
+(``$CLAUDE_CODE_SESSION_ID``) was shown is kept in the hook's record, so neither repeats it.
 """
 
 from __future__ import annotations
@@ -32,6 +20,8 @@ from typing import TYPE_CHECKING, Any, cast
 from memoryd._delivery import memory_block, memory_text
 from memoryd.claude_folders import memory_folder
 from memoryd.errors import START_HINT, DaemonUnavailable, MemorydError, RequestError
+from memoryd.indexer.store import open_reader
+from memoryd.integrations import why
 from memoryd.integrations._hook_state import SessionState
 from memoryd.integrations.mcp_schema import ArgumentError, check
 from memoryd.integrations.mcp_tools import BY_NAME
@@ -49,8 +39,6 @@ if TYPE_CHECKING:
 CALL_TIMEOUT_S = 60.0
 SELECT_BOOKKEEPING = ("excluded", "dropped_unknown", "latency_ms")
 """Fields of a ``select`` answer that are telemetry, not for the model (``memoryd stats``)."""
-
-
 ToolAnswer = tuple[Mapping[str, object], str]
 """A tool's ``(structured result, text for the model)``."""
 
@@ -183,9 +171,6 @@ class MemoryTools:
 
     def memory_why(self, args: Mapping[str, object]) -> ToolAnswer:
         """Read the daemon's index read-only (its path from ``status``) and the transcript."""
-        from memoryd.indexer.store import open_reader  # noqa: PLC0415 - this tool only
-        from memoryd.integrations import why  # noqa: PLC0415
-
         directory = os.path.realpath(self._dir(args))
         try:
             db = self._ask("status", {}).get("db")

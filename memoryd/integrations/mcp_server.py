@@ -1,27 +1,14 @@
 """``memoryd mcp``: the daemon's memory methods as tools for any MCP client, over stdio.
 
-Claude Code connects MCP servers without waiting for them, so a server that
-is not ready when the first prompt goes out is missing from it. Importing
-the ``mcp`` SDK is slow (its package imports both client and server and
-builds every protocol model), which is why this server speaks the
-protocol itself: newline-delimited JSON-RPC 2.0 with the ``initialize``
-handshake (protocol versions 2024-11-05 to 2025-11-25), ``ping``,
-``tools/list`` and ``tools/call``, using only the standard library and
-memoryd's light client modules. It answers ``initialize`` as soon as the
-interpreter is up and adds little per call over the daemon's own time.
-``server/discover``
-(the stateless 2026 era) is answered "method not found", which makes such
-clients fall back to the handshake.
-
-The tools themselves are :mod:`.mcp_calls`; a tool's failure comes back
-as a tool error (``isError``) whose text tells the agent what happened. A
-message that is not valid JSON-RPC gets its JSON-RPC error (``id`` null when
-it has no usable id), a message over :data:`MAX_MESSAGE_BYTES` is refused
-unread, and no message ends the session. When the client offers roots they
-are asked for with ``roots/list`` (again on
-``notifications/roots/list_changed``), and a tool call waits for the answer,
-holding back what else arrives meanwhile, because a tool without ``dir``
-serves the first root's memory folder.
+Newline-delimited JSON-RPC 2.0 spoken with the standard library (the ``mcp`` SDK is too
+slow to import: Claude Code does not wait for a server): the ``initialize`` handshake
+(2024-11-05 to 2025-11-25), ``ping``, ``tools/list``, ``tools/call``; anything else, e.g.
+``server/discover``, is "method not found". A tool's failure is a tool error
+(``isError``) the agent reads; an invalid message gets its JSON-RPC error, one over
+:data:`MAX_MESSAGE_BYTES` is refused unread, and no message ends the session. A client
+offering roots is asked for them (again on ``roots/list_changed``), and a tool call
+waits for them (holding back what else arrives): a tool without ``dir`` serves the
+first root's memory folder.
 """
 
 from __future__ import annotations
@@ -33,7 +20,7 @@ import sys
 from collections import deque
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import IO, NotRequired, TypedDict, cast
+from typing import IO, Any, cast
 from urllib.parse import unquote, urlparse
 
 from memoryd import __version__
@@ -65,38 +52,8 @@ INVALID_PARAMS = -32602
 INTERNAL_ERROR = -32603
 
 
-class TextContent(TypedDict):
-    type: str
-    text: str
-
-
-class ToolCallResult(TypedDict):
-    """The result of ``tools/call`` (MCP's ``CallToolResult``)."""
-
-    content: list[TextContent]
-    structuredContent: NotRequired[Mapping[str, object]]
-    isError: bool
-
-
-class ErrorObject(TypedDict):
-    code: int
-    message: str
-
-
-class RpcResult(TypedDict):
-    """A JSON-RPC 2.0 response that succeeded."""
-
-    jsonrpc: str
-    id: object
-    result: Mapping[str, object]
-
-
-class RpcFailure(TypedDict):
-    """A JSON-RPC 2.0 response carrying an error."""
-
-    jsonrpc: str
-    id: object
-    error: ErrorObject
+Message = dict[str, Any]
+"""A JSON-RPC message, or an MCP result object, as sent."""
 
 
 class StdioServer:
@@ -115,7 +72,7 @@ class StdioServer:
         """Answer messages until the client closes the stream; no message can end it."""
         for line in self._lines():
             if line is None:
-                reply: RpcResult | RpcFailure | None = _error(
+                reply: Message | None = _error(
                     None, INVALID_REQUEST, f"message longer than {MAX_MESSAGE_BYTES} bytes"
                 )
             elif not line.strip():
@@ -143,10 +100,7 @@ class StdioServer:
                 return
 
     def _read(self) -> bytes | None:
-        """The next line (``b""`` at the end); None for one over :data:`MAX_MESSAGE_BYTES`.
-
-        A line too long is read past, not kept.
-        """
+        """The next line (``b""`` at the end); None for one too long (read past, not kept)."""
         line = self.reader.readline(MAX_MESSAGE_BYTES + 1)
         if len(line) <= MAX_MESSAGE_BYTES or line.endswith(b"\n"):
             return line
@@ -183,7 +137,7 @@ class StdioServer:
             else:
                 self._held.append(line)
 
-    def handle_line(self, line: bytes) -> RpcResult | RpcFailure | None:
+    def handle_line(self, line: bytes) -> Message | None:
         try:
             message = _decode(line)
         except (ValueError, RecursionError) as exc:
@@ -235,7 +189,7 @@ class StdioServer:
             return self.call_tool(params)
         raise _RpcError(METHOD_NOT_FOUND, f"method not found: {method}")
 
-    def call_tool(self, params: Mapping[str, object]) -> ToolCallResult:
+    def call_tool(self, params: Mapping[str, object]) -> Message:
         name = params.get("name")
         if not isinstance(name, str) or name not in BY_NAME:
             raise _RpcError(INVALID_PARAMS, f"unknown tool: {name!r}")
@@ -260,7 +214,7 @@ class _RpcError(Exception):
         self.code, self.message = code, message
 
 
-def _tool_error(text: str) -> ToolCallResult:
+def _tool_error(text: str) -> Message:
     """A tool result the agent reads (MCP: argument and execution errors are not protocol ones)."""
     return {"content": [{"type": "text", "text": text}], "isError": True}
 
@@ -300,7 +254,7 @@ def _valid_id(msg_id: object) -> bool:
     return msg_id is None or (isinstance(msg_id, int) and not isinstance(msg_id, bool))
 
 
-def _error(msg_id: object, code: int, message: str) -> RpcFailure:
+def _error(msg_id: object, code: int, message: str) -> Message:
     return {"jsonrpc": "2.0", "id": msg_id, "error": {"code": code, "message": message}}
 
 

@@ -1,21 +1,12 @@
 """``memoryd eval``: how ``select`` does today on the prompts of the user's own Claude sessions.
 
-Each transcript's project is found from its records' ``cwd`` (the start
-directory as the hook finds it, then Claude Code's memory folder for it), or
-given (``directory``). Per user prompt (:mod:`._turns`), the **labels** are
-the memories of that folder the agent went on to ``Read`` in the same turn
-and those Claude Code's own recall attached to it, minus any the session had
-seen before the prompt. A prompt with no label is counted, not scored.
-For each labelled prompt, ``select`` runs now as the hook would have run
-it: the prompt (first 20,000 characters), the files the transcript showed
-seen before it as ``surfaced``, its recent tools; once per ranker asked.
-Precision is hits over memories picked, recall hits over labels, summed
-over the folder's labelled prompts (micro-averaged); F1 their harmonic mean.
-
-Each folder is indexed afresh into a temporary index that is deleted after,
-so the daemon's index and its telemetry are untouched. Nothing is sent
-anywhere unless a judge (``anthropic``, ``openai``) is asked for, which is
-sent each labelled prompt with the local ranker's shortlist as ``select`` does.
+Each transcript goes to its project's memory folder (from its first ``cwd``, or given).
+Per user prompt, the **labels** are the folder's memories the agent ``Read`` in that turn or
+Claude Code's recall attached to it, minus those seen before; an unlabelled prompt is
+counted, not scored. ``select`` runs as the hook would have run it, once per ranker asked;
+precision and recall are summed over a folder's labelled prompts (micro-averaged). Each
+folder is indexed afresh into a temporary index, so the daemon's index and telemetry are
+untouched; nothing is sent anywhere unless a judge is asked for.
 """
 
 from __future__ import annotations
@@ -27,14 +18,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from memoryd.claude_folders import Environ, memory_folder, project_dir
+from memoryd.claude_folders import memory_folder, project_dir
 from memoryd.config import Config
 from memoryd.errors import InvalidParams
 from memoryd.indexer.queries import memories_in
 from memoryd.indexer.store import IndexStore
 from memoryd.indexer.sync import Syncer
 from memoryd.integrations._hook_state import in_directory
-from memoryd.integrations._turns import Turn, first_cwd, turns
+from memoryd.integrations._transcript import Turn, first_cwd, turns
 from memoryd.integrations.claude_code import MAX_QUERY_CHARS
 from memoryd.replies import SelectResult
 from memoryd.select.selector import Selector
@@ -107,11 +98,11 @@ def _round(value: float | None) -> float | None:
 
 
 def group(
-    transcripts: Sequence[Path], environ: Environ, directory: str | None = None
+    transcripts: Sequence[Path], directory: str | None = None
 ) -> tuple[dict[str, Project], list[str]]:
     """The transcripts by memory folder (``directory`` for all, if given), and notes."""
     # A session's own $CLAUDE_PROJECT_DIR must not stand for every transcript's start.
-    env = {k: v for k, v in environ.items() if k != "CLAUDE_PROJECT_DIR"}
+    env = {k: v for k, v in os.environ.items() if k != "CLAUDE_PROJECT_DIR"}
     found: dict[str, Project] = {}
     notes: list[str] = []
     for path in transcripts:
@@ -141,7 +132,6 @@ def evaluate(
     rankers: Sequence[str] = ("local",),
     *,
     directory: str | None = None,
-    environ: Environ | None = None,
 ) -> dict[str, Any]:
     """The figures per project and ranker, as ``memoryd eval --json`` prints them."""
     judges = judge_factories(cfg)
@@ -156,8 +146,7 @@ def evaluate(
         for name in judges
         if name not in rankers
     ]
-    env = os.environ if environ is None else environ
-    projects, skipped = group(transcripts, env, directory)
+    projects, skipped = group(transcripts, directory)
     notes += skipped
     selector = Selector(judges=judges, shortlist=cfg.shortlist)
     out = []

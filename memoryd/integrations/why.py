@@ -1,26 +1,12 @@
 """``memoryd why``: what memoryd gave a session's last prompts, why, and whether the agent used it.
 
-It reads the ``selector_runs`` rows the daemon keeps per select (on a
-read-only connection; :mod:`memoryd.select.telemetry` writes them) and the
-session's Claude Code transcript (:mod:`._turns`). Per prompt: each memory
-chosen, with its rank and score (the local ranker) or the judge that picked
-it (``anthropic``, ``openai``), its estimated token cost, what each rule left
-out, and whether the agent then read the file or quoted it in that turn's answer.
-
-* **Tokens** are estimated as the UTF-8 bytes of the block the hook injects
-  for the memory (heading and text capped at 200 lines / 4 KB,
-  :mod:`memoryd._delivery`), measured on the file as it is now, divided by
-  :data:`BYTES_PER_TOKEN`. The hook may still have dropped a memory past the
-  session's 60 KB budget.
-* **Delivered**: the path is in that turn's hook context in the transcript
-  (what Claude Code recorded the hook gave).
-* **Used**: ``read`` when the agent ``Read`` the file in that turn;
-  ``quoted`` when the turn's answer holds the file name or a run of
-  :data:`QUOTE_WORDS` words of the memory's text. A turn is matched by the
-  hash of its prompt; None means no turn matched (no transcript, or a query
-  that was not a prompt, e.g. the MCP tool's).
-* The query's text is shown only when the row kept it
-  (``telemetry.log_queries``); otherwise its hash and length.
+From the daemon's ``selector_runs`` rows (read-only) and the session's transcript, per
+prompt: each memory chosen with its rank and score (or the judge that picked it), its
+token cost (UTF-8 bytes of the block the hook injects, as the file is now, over
+:data:`BYTES_PER_TOKEN`), what each rule left out, whether the hook's context in the
+transcript holds it (*delivered*), and whether the agent ``Read`` it or quoted it (its
+name or :data:`QUOTE_WORDS` words of it) in that turn's answer. A row is matched to a turn
+by its prompt's hash; no match (no transcript, an MCP query) leaves use unknown (None).
 """
 
 from __future__ import annotations
@@ -36,10 +22,9 @@ from typing import Any
 
 from memoryd import paths
 from memoryd._delivery import memory_block, memory_text
-from memoryd.claude_folders import Environ
 from memoryd.errors import InvalidParams
 from memoryd.indexer.queries import iso_utc
-from memoryd.integrations._turns import Turn, transcript_of, turns
+from memoryd.integrations._transcript import Turn, transcript_of, turns
 from memoryd.integrations.claude_code import MAX_QUERY_CHARS
 from memoryd.select.telemetry import query_hash
 
@@ -55,16 +40,6 @@ _RULES = {
 }
 
 
-def latest_session(conn: sqlite3.Connection, directory: str) -> str | None:
-    """The session label of the newest recorded select on ``directory``."""
-    row = conn.execute(
-        "SELECT session_id FROM selector_runs WHERE dir = ? AND session_id IS NOT NULL "
-        "ORDER BY at DESC LIMIT 1",
-        (directory,),
-    ).fetchone()
-    return None if row is None else str(row[0])
-
-
 # dict[str, Any]: the report is JSON for `memoryd why --json` and MCP's memory_why.
 def explain(
     conn: sqlite3.Connection,
@@ -72,12 +47,17 @@ def explain(
     *,
     session: str | None = None,
     last: int = 5,
-    environ: Environ | None = None,
 ) -> dict[str, Any]:
     """The report for the last ``last`` prompts of ``session`` (default: the folder's latest)."""
     if last < 1:
         raise InvalidParams("'last' must be at least 1", {"field": "last"})
-    session = session or latest_session(conn, directory)
+    if not session:  # the newest recorded select's on the folder
+        row = conn.execute(
+            "SELECT session_id FROM selector_runs WHERE dir = ? AND session_id IS NOT NULL "
+            "ORDER BY at DESC LIMIT 1",
+            (directory,),
+        ).fetchone()
+        session = None if row is None else str(row[0])
     if session is None:
         raise InvalidParams(
             f"no select with a session is recorded for {directory}: the Claude Code hook "
@@ -88,7 +68,7 @@ def explain(
         "SELECT * FROM selector_runs WHERE session_id = ? ORDER BY at DESC LIMIT ?",
         (session, last),
     ).fetchall()
-    transcript = transcript_of(session, environ)
+    transcript = transcript_of(session)
     matched = _match(rows, turns(transcript) if transcript else [])
     prompts = [_prompt(row, turn) for row, turn in zip(rows, matched, strict=True)]
     return {
@@ -182,12 +162,13 @@ def _memory(
     }
 
 
-def quotes(answer: str, text: str, words: int = QUOTE_WORDS) -> bool:
-    """Whether ``answer`` holds a run of ``words`` consecutive words of ``text`` (case folded)."""
+def quotes(answer: str, text: str) -> bool:
+    """Whether ``answer`` holds :data:`QUOTE_WORDS` consecutive words of ``text`` (case folded)."""
+    n = QUOTE_WORDS
     ours = _WORD.findall(text.lower())
-    grams = {tuple(ours[i : i + words]) for i in range(len(ours) - words + 1)}
+    grams = {tuple(ours[i : i + n]) for i in range(len(ours) - n + 1)}
     theirs = _WORD.findall(answer.lower())
-    return any(tuple(theirs[i : i + words]) in grams for i in range(len(theirs) - words + 1))
+    return any(tuple(theirs[i : i + n]) in grams for i in range(len(theirs) - n + 1))
 
 
 def render(report: Mapping[str, Any]) -> str:
