@@ -19,10 +19,11 @@ from conftest import MakeMemory
 from memoryd.errors import InvalidParams
 from memoryd.indexer.store import IndexStore
 from memoryd.indexer.sync import Syncer
+from memoryd.methods import Select, decode, handler
 from memoryd.replies import SelectResult
 from memoryd.select.selector import Selector
 from memoryd.select.telemetry import RunRecord
-from memoryd.select.types import SelectRequest, parse_select
+from memoryd.select.types import SelectRequest
 from memoryd.service import MemoryService, StoreIndex
 
 QUERY = "how do I run the fast pytest subset?"
@@ -40,7 +41,10 @@ class RecordingIndex(StoreIndex):
 
 
 def run_select(index: RecordingIndex, params: dict[str, Any]) -> SelectResult:
-    return MemoryService(index, Selector()).cmd_select(params)
+    answer = handler(MemoryService(index, Selector()), "select")
+    assert answer is not None
+    result: SelectResult = answer(params)
+    return result
 
 
 @pytest.fixture
@@ -124,7 +128,7 @@ def test_the_selector_alone_needs_no_callbacks_and_keeps_no_session_record(
     third = selector.run(store.conn, shown, str(folder), "r3")
     assert third.result["selected"] == [] and third.result["excluded"]["surfaced"] == 1
     assert (
-        parse_select({"query": QUERY, "dir": str(folder), "session_id": "s1", "ranker": "local"})
+        decode(Select, {"query": QUERY, "dir": str(folder), "session_id": "s1", "ranker": "local"})
         == req
     )
 

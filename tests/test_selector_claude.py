@@ -19,6 +19,7 @@ from fake_messages_api import Delay, FakeMessagesAPI, JsonAnswer, TextAnswer
 
 from memoryd.errors import InvalidParams
 from memoryd.indexer.store import IndexStore
+from memoryd.methods import Select, decode
 from memoryd.select.claude import ClaudeJudge, ClaudeSettings
 from memoryd.select.selector import Selector
 from memoryd.select.telemetry import RunRecord
@@ -41,7 +42,9 @@ class Harness(StoreIndex):
         self.records.append(record)
 
     def select(self, query: str = QUERY, **params: Any) -> dict[str, Any]:
-        return dict(self.service.cmd_select({"query": query, "dir": self.folder, **params}))
+        return dict(
+            self.service.cmd_select(decode(Select, {"query": query, "dir": self.folder, **params}))
+        )
 
 
 @pytest.fixture

@@ -59,7 +59,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     directory = memory_dir(args.dir)
 
     result: CheckResult = daemon_or_local(
-        args, "check", wire_params(args, methods.CHECK, dir=directory)
+        args, "check", wire_params(args, methods.Check, dir=directory)
     )
     if args.json:
         print_json(result)

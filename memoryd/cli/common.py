@@ -6,16 +6,14 @@ import argparse
 import json
 import os
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NotRequired, TypedDict
+from typing import Any, NotRequired, TypedDict
 
 from memoryd import paths
 from memoryd.cli.suggest import near_folder
 from memoryd.errors import DirectoryError
-
-if TYPE_CHECKING:
-    from memoryd.methods import Method
+from memoryd.methods import params
 
 
 def memory_dir(value: str, *, must_read: bool = True) -> str:
@@ -103,32 +101,36 @@ def project_slug(value: str) -> str:
     return value.lower()
 
 
-def wire_params(args: argparse.Namespace, method: Method, **given: object) -> Mapping[str, object]:
-    """``method``'s params as the command line gave them, then ``given`` (resolved values).
+def wire_params(args: argparse.Namespace, decl: type, **given: object) -> Mapping[str, object]:
+    """``decl``'s params as the command line gave them, then ``given`` (resolved values).
 
     A flag carries a param when its ``dest`` is the param's wire name, so a
     command sends what its flags say and nothing is spelt out twice; flags
     left unset (None) are not sent.
     """
-    flags = {p.name: getattr(args, p.name, None) for p in method.params}
+    flags = {p.name: getattr(args, p.name, None) for p in params(decl)}
     return {**{name: value for name, value in flags.items() if value is not None}, **given}
 
 
 class ArgumentHelp(TypedDict):
-    """``add_argument`` keywords a wire param supplies."""
+    """``add_argument`` keywords a declared param supplies."""
 
     help: str
     default: NotRequired[object]
+    type: NotRequired[Callable[[str], object]]
+    choices: NotRequired[tuple[str, ...]]
 
 
-def described(method: Method, name: str) -> ArgumentHelp:
-    """``add_argument`` keywords from ``method``'s param ``name``: its help and its default."""
-    param = method.param(name)
-    return (
-        {"help": param.help}
-        if param.default is None
-        else {
-            "help": f"{param.help} (default: {param.default})",
-            "default": param.default,
-        }
-    )
+def described(decl: type, name: str) -> ArgumentHelp:
+    """``add_argument`` keywords from param ``name`` of ``decl``: its help, default, type and
+    choices (flag names, and which params a command offers, are the command's own)."""
+    param = next(p for p in params(decl) if p.name == name)
+    found: ArgumentHelp = {"help": param.help}
+    if param.default not in (None, (), False):
+        found["help"] += f" (default: {param.default})"
+        found["default"] = param.default
+    if param.kind == "integer":
+        found["type"] = int
+    if param.choices:
+        found["choices"] = param.choices
+    return found

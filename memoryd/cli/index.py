@@ -71,7 +71,7 @@ def render_list(payload: ListReply) -> str:
 def cmd_list(args: argparse.Namespace) -> int:
     directory = memory_dir(args.dir)
 
-    payload = daemon_or_local(args, "list", wire_params(args, methods.LIST, dir=directory))
+    payload = daemon_or_local(args, "list", wire_params(args, methods.List, dir=directory))
     if args.json:
         print_json(payload)
     else:

@@ -56,7 +56,7 @@ def describe(result: ReportResult) -> str:
 
 def cmd_report(args: argparse.Namespace) -> int:
     directory = None if args.dir is None else memory_dir(args.dir)
-    result = daemon_or_local(args, "report", wire_params(args, methods.REPORT, dir=directory))
+    result = daemon_or_local(args, "report", wire_params(args, methods.Report, dir=directory))
     if args.json:
         print_json(result)
     else:

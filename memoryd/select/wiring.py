@@ -17,11 +17,11 @@ from typing import Any
 from memoryd.config import Config
 from memoryd.indexer import queries
 from memoryd.indexer.store import IndexStore
+from memoryd.methods import Select, decode
 from memoryd.replies import SelectResult, StatsReply
 from memoryd.select import telemetry
 from memoryd.select.judge import Judge
 from memoryd.select.selector import Selector
-from memoryd.select.types import StatsRequest, parse_select
 
 
 def judge_factories(cfg: Config) -> dict[str, Callable[[], Judge]]:
@@ -95,13 +95,12 @@ def select_unrecorded(
     selector: Selector, conn: sqlite3.Connection, params: Mapping[str, Any]
 ) -> SelectResult:
     """``select`` over a directory indexed already, with no telemetry: for benchmarks and tests."""
-    req = parse_select(params)
+    req = decode(Select, params)
     return selector.run(conn, req, req.dir, "unrecorded").result
 
 
-def run_stats(conn: sqlite3.Connection, req: StatsRequest) -> StatsReply:
-    """The ``stats`` method: aggregates over ``selector_runs`` in the request's window."""
-    window = req.window_s
+def run_stats(conn: sqlite3.Connection, window: float) -> StatsReply:
+    """The ``stats`` method: aggregates over ``selector_runs`` in the last ``window`` seconds."""
     since = time.time() - window
     dirs = [
         r[0]
