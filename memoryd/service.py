@@ -6,14 +6,13 @@ out); what differs between them is only the index it runs over
 (:class:`MemoryIndex`): the daemon's (a read-only connection per request
 thread, directories kept watched, writes queued for the writer thread) or
 the CLI's :class:`StoreIndex` (one local store, each directory synced just
-before it is read, writes done at once). Params are parsed where a request
-enters, into the typed requests of :mod:`memoryd.select.types` and
-:mod:`memoryd.operations`; the features below never see a wire dict.
+before it is read, writes done at once).
 
-Each method's entry from the wire is ``cmd_<method>`` (params in, reply out),
-found by name as dmypy's server finds its commands
-(:func:`memoryd.methods.handler`): the daemon's one method table takes these
-for every method this service answers, and the CLI's fallback calls the same
+Each method's entry is ``cmd_<method>``, taking the method's declaration
+(:mod:`memoryd.methods`) and returning its reply; it is found by name as
+dmypy's server finds its commands (:func:`memoryd.methods.handler`, which
+decodes the wire params first): the daemon's one method table takes these for
+every method this service answers, and the CLI's fallback calls the same
 entries through :meth:`MemoryService.call`.
 """
 
