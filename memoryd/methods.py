@@ -200,9 +200,6 @@ class Method(NamedTuple):
     def params(self) -> tuple[Param, ...]:
         return params(self.decl)
 
-    def param(self, name: str) -> Param:
-        return next(p for p in self.params if p.name == name)
-
 
 METHODS: dict[str, Method] = {}
 """Every method the daemon answers, by name, in docs/protocol.md's order."""
@@ -403,6 +400,27 @@ class Report:
 @dataclass(frozen=True)
 class Check:
     dir: Dir = param(MEMORY_DIR)
+
+
+def described(decl: type, name: str) -> dict[str, Any]:
+    """``add_argument`` keywords for param ``name`` of ``decl``: its help, default, type and
+    choices (a command's flag names, and which params it offers, are the command's own)."""
+    p = next(p for p in params(decl) if p.name == name)
+    found: dict[str, Any] = {"help": p.help}
+    if p.default not in (None, (), False):
+        found.update(help=f"{p.help} (default: {p.default})", default=p.default)
+    if p.kind == "integer":
+        found["type"] = int
+    if p.choices:
+        found["choices"] = p.choices
+    return found
+
+
+def wire_params(args: object, decl: type, **given: object) -> dict[str, object]:
+    """``decl``'s params as a command line's ``args`` gave them (a flag's ``dest`` is the wire
+    name; unset flags are None and not sent), then ``given`` (resolved values)."""
+    flags = {p.name: getattr(args, p.name, None) for p in params(decl)}
+    return {**{k: v for k, v in flags.items() if v is not None}, **given}
 
 
 def capabilities() -> list[str]:

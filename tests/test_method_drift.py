@@ -84,7 +84,9 @@ def test_cli_flags_are_the_methods_params(command: str) -> None:
     check_edge(method, {a.dest for a in actions} - CLI_ONLY, NOT_ON_CLI)
     for action in actions:  # a flag's default is the wire's, or none (the daemon's applies)
         if action.dest not in CLI_ONLY and action.default not in (None, []):
-            assert action.default == method.param(action.dest).default, action.dest
+            assert action.default == {p.name: p.default for p in method.params}[action.dest], (
+                action.dest
+            )
 
 
 @pytest.mark.parametrize("name", sorted(methods.METHODS))

@@ -6,14 +6,12 @@ import argparse
 import json
 import os
 import sys
-from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, NotRequired, TypedDict
+from typing import Any
 
 from memoryd import paths
 from memoryd.cli.suggest import near_folder
 from memoryd.errors import DirectoryError
-from memoryd.methods import params
 
 
 def memory_dir(value: str, *, must_read: bool = True) -> str:
@@ -99,38 +97,3 @@ def project_slug(value: str) -> str:
         return value  # not a slug even lowercased: the invalid_params check explains why
     note(message)
     return value.lower()
-
-
-def wire_params(args: argparse.Namespace, decl: type, **given: object) -> Mapping[str, object]:
-    """``decl``'s params as the command line gave them, then ``given`` (resolved values).
-
-    A flag carries a param when its ``dest`` is the param's wire name, so a
-    command sends what its flags say and nothing is spelt out twice; flags
-    left unset (None) are not sent.
-    """
-    flags = {p.name: getattr(args, p.name, None) for p in params(decl)}
-    return {**{name: value for name, value in flags.items() if value is not None}, **given}
-
-
-class ArgumentHelp(TypedDict):
-    """``add_argument`` keywords a declared param supplies."""
-
-    help: str
-    default: NotRequired[object]
-    type: NotRequired[Callable[[str], object]]
-    choices: NotRequired[tuple[str, ...]]
-
-
-def described(decl: type, name: str) -> ArgumentHelp:
-    """``add_argument`` keywords from param ``name`` of ``decl``: its help, default, type and
-    choices (flag names, and which params a command offers, are the command's own)."""
-    param = next(p for p in params(decl) if p.name == name)
-    found: ArgumentHelp = {"help": param.help}
-    if param.default not in (None, (), False):
-        found["help"] += f" (default: {param.default})"
-        found["default"] = param.default
-    if param.kind == "integer":
-        found["type"] = int
-    if param.choices:
-        found["choices"] = param.choices
-    return found

@@ -9,16 +9,10 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from memoryd import methods
-from memoryd.cli.common import (
-    add_db_option,
-    described,
-    memory_dir,
-    print_json,
-    project_slug,
-    wire_params,
-)
+from memoryd.cli.common import add_db_option, memory_dir, print_json, project_slug
 from memoryd.cli.daemon import add_socket_options, daemon_or_local
 from memoryd.errors import ConfigError
+from memoryd.methods import described, wire_params
 
 if TYPE_CHECKING:
     from memoryd.replies import Kept
