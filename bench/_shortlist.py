@@ -18,7 +18,8 @@ from typing import Any
 
 from memoryd.indexer.store import IndexStore
 from memoryd.indexer.sync import Syncer
-from memoryd.methods import Select, decode
+from memoryd.methods import Select
+from memoryd.params import decode
 from memoryd.select.local import LocalRanker
 from memoryd.select.selector import Selector, _Pool
 

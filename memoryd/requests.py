@@ -1,6 +1,6 @@
 """Directory params resolved: a real absolute path that exists, or ``invalid_params``.
 
-A param's type and bounds are checked by :func:`memoryd.methods.decode`; what
+A param's type and bounds are checked by :func:`memoryd.params.decode`; what
 needs the disk (does the directory exist, where do its links lead) is checked
 here, by the handlers that take a directory.
 """

@@ -41,7 +41,8 @@ from fake_openai_api import (
 from memoryd import config
 from memoryd.errors import ConfigError, InvalidParams
 from memoryd.indexer.store import IndexStore
-from memoryd.methods import Select, decode
+from memoryd.methods import Select
+from memoryd.params import decode
 from memoryd.select.claude import ClaudeJudge, ClaudeSettings
 from memoryd.select.judge import SYSTEM_PROMPT, Shortlisted, request_chars, user_message
 from memoryd.select.openai_compat import OpenAIJudge, OpenAISettings

@@ -19,7 +19,8 @@ from conftest import MakeMemory
 from memoryd.errors import InvalidParams
 from memoryd.indexer.store import IndexStore
 from memoryd.indexer.sync import Syncer
-from memoryd.methods import Select, decode, handler
+from memoryd.methods import Select, handler
+from memoryd.params import decode
 from memoryd.replies import SelectResult
 from memoryd.select.selector import Selector
 from memoryd.select.telemetry import RunRecord

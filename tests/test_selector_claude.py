@@ -19,7 +19,8 @@ from fake_messages_api import Delay, FakeMessagesAPI, JsonAnswer, TextAnswer
 
 from memoryd.errors import InvalidParams
 from memoryd.indexer.store import IndexStore
-from memoryd.methods import Select, decode
+from memoryd.methods import Select
+from memoryd.params import decode
 from memoryd.select.claude import ClaudeJudge, ClaudeSettings
 from memoryd.select.selector import Selector
 from memoryd.select.telemetry import RunRecord

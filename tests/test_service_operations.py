@@ -24,7 +24,8 @@ from memoryd.config import Config
 from memoryd.errors import InvalidParams, NotFound
 from memoryd.indexer import queries
 from memoryd.indexer.store import IndexStore
-from memoryd.methods import LoadLast, decode
+from memoryd.methods import LoadLast
+from memoryd.params import decode
 from memoryd.select.selector import Selector
 from memoryd.service import LocalReports, MemoryService, StoreIndex
 from memoryd.sessions.files import parse_save

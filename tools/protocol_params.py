@@ -13,7 +13,8 @@ import re
 import sys
 from pathlib import Path
 
-from memoryd.methods import METHODS, Param
+from memoryd.methods import METHODS
+from memoryd.params import Param
 
 PAGE = Path(__file__).resolve().parent.parent / "docs" / "protocol.md"
 BLOCK = re.compile(r"(<!-- params (\w+) -->\n).*?(<!-- /params -->)", re.DOTALL)

@@ -9,7 +9,7 @@ from memoryd import methods
 from memoryd._delivery import MAX_FILE_BYTES, MAX_FILE_LINES
 from memoryd.cli.common import add_db_option, memory_dir, print_json
 from memoryd.cli.daemon import add_socket_options, daemon_or_local
-from memoryd.methods import wire_params
+from memoryd.params import wire_params
 
 if TYPE_CHECKING:
     from memoryd.replies import ListReply

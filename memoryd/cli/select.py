@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from memoryd import methods
 from memoryd.cli.common import add_db_option, memory_dir, print_json
 from memoryd.cli.daemon import add_socket_options, daemon_or_local
-from memoryd.methods import described, wire_params
+from memoryd.params import described, wire_params
 from memoryd.staleness.render import caution
 
 if TYPE_CHECKING:

@@ -12,7 +12,7 @@ from memoryd import methods
 from memoryd.cli.common import add_db_option, memory_dir, print_json, project_slug
 from memoryd.cli.daemon import add_socket_options, daemon_or_local
 from memoryd.errors import ConfigError
-from memoryd.methods import described, wire_params
+from memoryd.params import described, wire_params
 
 if TYPE_CHECKING:
     from memoryd.replies import Kept

@@ -18,7 +18,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import NotRequired, TypedDict
 
-from memoryd.methods import Context, LoadLast, Save, Select, Status, params
+from memoryd.methods import Context, LoadLast, Save, Select, Status
+from memoryd.params import params
 
 
 class ObjectSchema(TypedDict):

@@ -17,7 +17,8 @@ from typing import Any
 from memoryd.config import Config
 from memoryd.indexer import queries
 from memoryd.indexer.store import IndexStore
-from memoryd.methods import Select, decode
+from memoryd.methods import Select
+from memoryd.params import decode
 from memoryd.replies import SelectResult, StatsReply
 from memoryd.select import telemetry
 from memoryd.select.judge import Judge

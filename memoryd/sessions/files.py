@@ -36,7 +36,8 @@ from memoryd.indexer.parse import content_hash, describe_os_error, parse_bytes
 from memoryd.indexer.records import KIND_SESSION, unexpected
 from memoryd.indexer.secrets import redact, redact_value
 from memoryd.indexer.store import process_alive
-from memoryd.methods import Save, decode
+from memoryd.methods import Save
+from memoryd.params import decode
 from memoryd.paths import session_stamp_problem
 from memoryd.replies import (
     CheckFinding,

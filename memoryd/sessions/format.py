@@ -22,7 +22,8 @@ from typing import Any
 import yaml
 
 from memoryd.errors import InvalidParams
-from memoryd.methods import MODES, STATUSES, Save, params
+from memoryd.methods import MODES, STATUSES, Save
+from memoryd.params import params
 from memoryd.paths import SESSION_FILENAME, SESSION_STAMP_FORMAT, session_stamp_problem
 from memoryd.sessions._sections import Entry, SessionSections, parse_sections
 
