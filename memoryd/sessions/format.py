@@ -37,7 +37,6 @@ _LABEL = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 _DECISION_KEYS = ("option", "note", "regenerated_count")
 # ``dir`` is resolved by the request's parser, ``replace`` decides how the file is written.
 SESSION_FIELDS = tuple(p.name for p in params(Save) if p.name not in ("dir", "replace"))
-_IGNORED_KEYS = ("dir",)  # added by the socket layer, which resolves it itself
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,13 +73,8 @@ def session_started(session: str) -> dt.datetime:
 def validate_save_params(
     params: Mapping[str, object], *, now: dt.datetime | None = None
 ) -> SessionInput:
-    """Check every ``save`` param; the InvalidParams message names the bad field."""
-    unknown = sorted(set(params) - set(SESSION_FIELDS) - set(_IGNORED_KEYS))
-    if unknown:
-        raise InvalidParams(
-            f"unknown params: {', '.join(unknown)} (expected: {', '.join(SESSION_FIELDS)})",
-            {"fields": unknown},
-        )
+    """Check every field of a session (``SESSION_FIELDS``; other keys are not read); the
+    InvalidParams message names the bad field."""
     return SessionInput(
         project=check_project(params.get("project")),
         session=_session(params.get("session"), now),
