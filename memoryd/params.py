@@ -19,7 +19,7 @@ import types
 import typing
 from collections.abc import Mapping
 from dataclasses import field
-from typing import Annotated, Any, NamedTuple, TypeVar
+from typing import Annotated, Any, NamedTuple, NotRequired, TypedDict, TypeVar
 
 from memoryd.durations import parse_duration
 from memoryd.errors import InvalidParams
@@ -173,13 +173,23 @@ def decode(decl: type[D], given: Mapping[str, Any]) -> D:
     return decl(**{p.name: _value(p, given.get(p.name)) for p in known})
 
 
-def described(decl: type, name: str) -> dict[str, Any]:
+class ArgumentHelp(TypedDict):
+    """``add_argument`` keywords a declared param supplies."""
+
+    help: str
+    default: NotRequired[object]
+    type: NotRequired[type]
+    choices: NotRequired[tuple[str, ...]]
+
+
+def described(decl: type, name: str) -> ArgumentHelp:
     """``add_argument`` keywords for param ``name`` of ``decl``: its help, default, type and
     choices (a command's flag names, and which params it offers, are the command's own)."""
     p = next(p for p in params(decl) if p.name == name)
-    found: dict[str, Any] = {"help": p.help}
+    found: ArgumentHelp = {"help": p.help}
     if p.default not in (None, (), False):
-        found.update(help=f"{p.help} (default: {p.default})", default=p.default)
+        found["help"] += f" (default: {p.default})"
+        found["default"] = p.default
     if p.kind == "integer":
         found["type"] = int
     if p.choices:
