@@ -1,9 +1,10 @@
 """The edges that name params themselves agree with memoryd/methods.py's declarations.
 
 The CLI's commands (a flag's dest is the wire name) and the Python client's
-helpers choose which params they offer; a param declared and offered by
-neither fails, unless a reason below says why it is left out. The MCP input
-schemas and docs/protocol.md's tables are generated from the declarations.
+helpers with named arguments choose which params they offer; a declared param
+one of them does not offer fails, unless a reason below says why it is left
+out. The MCP input schemas and docs/protocol.md's tables are generated from
+the declarations.
 """
 
 from __future__ import annotations
@@ -53,10 +54,6 @@ NOT_ON_CLI = {
     ("load_last", "reveal_secrets"): "a socket/Client param only (docs/limits.md)",
 }
 
-NOT_ON_CLIENT = {
-    ("select", "allow_secrets"): "for programs that send the wire params themselves",
-}
-
 
 def command_parser(command: str) -> argparse.ArgumentParser:
     parser = build_parser(command)
@@ -97,8 +94,8 @@ def test_client_helpers_take_the_params_and_return_the_reply_type(name: str) -> 
     assert signature.return_annotation == method.reply.__name__, name
     takes = signature.parameters
     if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in takes.values()):
-        return  # save: the fields beyond dir and project pass through as they are
-    check_edge(method, set(takes) - {"self"}, NOT_ON_CLIENT)
+        return  # the params beyond the first pass through as keywords
+    check_edge(method, set(takes) - {"self"}, {})
 
 
 def test_the_checked_session_has_every_field_a_save_sends() -> None:
