@@ -7,8 +7,7 @@ help text, bounds, choices and whether only the daemon reads it. :func:`decode`
 is the one parser of a request's params: an unknown param, a wrong type or a
 value out of bounds is ``invalid_params`` naming the field. Checks that need
 the disk or a domain's rules (a directory's existence, a project slug, a
-session's labels) stay with the handler that needs them. :func:`described`
-and :func:`wire_params` turn a param into a CLI flag and back.
+session's labels) stay with the handler that needs them.
 """
 
 from __future__ import annotations
@@ -19,7 +18,7 @@ import types
 import typing
 from collections.abc import Mapping
 from dataclasses import field
-from typing import Annotated, Any, NamedTuple, NotRequired, TypedDict, TypeVar
+from typing import Annotated, Any, NamedTuple, TypeVar
 
 from memoryd.durations import parse_duration
 from memoryd.errors import InvalidParams
@@ -171,34 +170,3 @@ def decode(decl: type[D], given: Mapping[str, Any]) -> D:
     if extra:
         raise InvalidParams(f"unknown parameter(s): {', '.join(extra)}", {"fields": extra})
     return decl(**{p.name: _value(p, given.get(p.name)) for p in known})
-
-
-class ArgumentHelp(TypedDict):
-    """``add_argument`` keywords a declared param supplies."""
-
-    help: str
-    default: NotRequired[object]
-    type: NotRequired[type]
-    choices: NotRequired[tuple[str, ...]]
-
-
-def described(decl: type, name: str) -> ArgumentHelp:
-    """``add_argument`` keywords for param ``name`` of ``decl``: its help, default, type and
-    choices (a command's flag names, and which params it offers, are the command's own)."""
-    p = next(p for p in params(decl) if p.name == name)
-    found: ArgumentHelp = {"help": p.help}
-    if p.default not in (None, (), False):
-        found["help"] += f" (default: {p.default})"
-        found["default"] = p.default
-    if p.kind == "integer":
-        found["type"] = int
-    if p.choices:
-        found["choices"] = p.choices
-    return found
-
-
-def wire_params(args: object, decl: type, **given: object) -> dict[str, object]:
-    """``decl``'s params as a command line's ``args`` gave them (a flag's ``dest`` is the wire
-    name; unset flags are None and not sent), then ``given`` (resolved values)."""
-    flags = {p.name: getattr(args, p.name, None) for p in params(decl)}
-    return {**{k: v for k, v in flags.items() if v is not None}, **given}

@@ -14,10 +14,9 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any
 
-from memoryd import methods
 from memoryd.cli.common import add_db_option, memory_dir, print_json
 from memoryd.cli.daemon import add_socket_options, daemon_or_local
-from memoryd.params import wire_params
+from memoryd.cli.flags import wire_params
 from memoryd.staleness.render import render_check
 
 if TYPE_CHECKING:
@@ -59,9 +58,7 @@ def failing(result: CheckResult, fail_on: str | None) -> bool:
 def cmd_check(args: argparse.Namespace) -> int:
     directory = memory_dir(args.dir)
 
-    result: CheckResult = daemon_or_local(
-        args, "check", wire_params(args, methods.Check, dir=directory)
-    )
+    result: CheckResult = daemon_or_local(args, "check", wire_params(args, "check", dir=directory))
     if args.json:
         print_json(result)
     else:

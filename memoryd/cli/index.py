@@ -5,11 +5,10 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any
 
-from memoryd import methods
 from memoryd._delivery import MAX_FILE_BYTES, MAX_FILE_LINES
 from memoryd.cli.common import add_db_option, memory_dir, print_json
 from memoryd.cli.daemon import add_socket_options, daemon_or_local
-from memoryd.params import wire_params
+from memoryd.cli.flags import wire_params
 
 if TYPE_CHECKING:
     from memoryd.replies import ListReply
@@ -72,7 +71,7 @@ def render_list(payload: ListReply) -> str:
 def cmd_list(args: argparse.Namespace) -> int:
     directory = memory_dir(args.dir)
 
-    payload = daemon_or_local(args, "list", wire_params(args, methods.List, dir=directory))
+    payload = daemon_or_local(args, "list", wire_params(args, "list", dir=directory))
     if args.json:
         print_json(payload)
     else:

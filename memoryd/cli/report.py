@@ -11,10 +11,9 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any
 
-from memoryd import methods
 from memoryd.cli.common import add_db_option, memory_dir, print_json
 from memoryd.cli.daemon import add_socket_options, daemon_or_local
-from memoryd.params import wire_params
+from memoryd.cli.flags import wire_params
 
 if TYPE_CHECKING:
     from memoryd.replies import ReportResult
@@ -57,7 +56,7 @@ def describe(result: ReportResult) -> str:
 
 def cmd_report(args: argparse.Namespace) -> int:
     directory = None if args.dir is None else memory_dir(args.dir)
-    result = daemon_or_local(args, "report", wire_params(args, methods.Report, dir=directory))
+    result = daemon_or_local(args, "report", wire_params(args, "report", dir=directory))
     if args.json:
         print_json(result)
     else:

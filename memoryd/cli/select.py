@@ -7,10 +7,9 @@ import os
 import sys
 from typing import TYPE_CHECKING, Any
 
-from memoryd import methods
 from memoryd.cli.common import add_db_option, memory_dir, print_json
 from memoryd.cli.daemon import add_socket_options, daemon_or_local
-from memoryd.params import described, wire_params
+from memoryd.cli.flags import described, wire_params
 from memoryd.staleness.render import caution
 
 if TYPE_CHECKING:
@@ -19,8 +18,8 @@ if TYPE_CHECKING:
 
 def register(sub: Any) -> None:
     s = sub.add_parser("select", help="the memories that clearly help a query")
-    s.add_argument("query", **described(methods.Select, "query"))
-    s.add_argument("--dir", required=True, **described(methods.Select, "dir"))
+    s.add_argument("query", **described("select", "query"))
+    s.add_argument("--dir", required=True, **described("select", "dir"))
     s.add_argument(
         "--surfaced",
         action="append",
@@ -38,15 +37,15 @@ def register(sub: Any) -> None:
         metavar="TOOL",
         help="a tool the agent used recently (repeatable)",
     )
-    s.add_argument("--limit", **described(methods.Select, "limit"))
-    s.add_argument("--ranker", **described(methods.Select, "ranker"))
+    s.add_argument("--limit", **described("select", "limit"))
+    s.add_argument("--ranker", **described("select", "ranker"))
     s.add_argument("--json", action="store_true", help="print the result as JSON")
     add_db_option(s)
     add_socket_options(s, fallback=True)
     s.set_defaults(handler=cmd_select)
 
     t = sub.add_parser("stats", help="selector telemetry: runs, latency, fallbacks, usage")
-    t.add_argument("--since", **described(methods.Stats, "since"))
+    t.add_argument("--since", **described("stats", "since"))
     t.add_argument("--json", action="store_true", help="print the result as JSON")
     add_db_option(t)
     add_socket_options(t, fallback=True)
@@ -60,7 +59,7 @@ def surfaced_entry(value: str) -> str:
 
 def cmd_select(args: argparse.Namespace) -> int:
     directory = memory_dir(args.dir)
-    result = daemon_or_local(args, "select", wire_params(args, methods.Select, dir=directory))
+    result = daemon_or_local(args, "select", wire_params(args, "select", dir=directory))
     note = result.get("note")
     # Not a memory folder at all (a typo, the checkout's top): say what it holds, and fail.
     # A memory folder whose files all have errors is the right folder: its note is shown.
@@ -124,7 +123,7 @@ def aligned(rows: list[tuple[str, str, str]]) -> list[str]:
 
 def cmd_stats(args: argparse.Namespace) -> int:
 
-    result = daemon_or_local(args, "stats", wire_params(args, methods.Stats))
+    result = daemon_or_local(args, "stats", wire_params(args, "stats"))
     if args.json:
         print_json(result)
     else:

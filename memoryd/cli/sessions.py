@@ -8,11 +8,10 @@ import sys
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from memoryd import methods
 from memoryd.cli.common import add_db_option, memory_dir, print_json, project_slug
 from memoryd.cli.daemon import add_socket_options, daemon_or_local
+from memoryd.cli.flags import described, wire_params
 from memoryd.errors import ConfigError
-from memoryd.params import described, wire_params
 
 if TYPE_CHECKING:
     from memoryd.replies import Kept
@@ -55,13 +54,13 @@ def register(sub: Any) -> None:
         "decisions, approved checkpoints, and its summary or active state when this save has "
         "none. --replace writes this save alone instead.",
     )
-    s.add_argument("--dir", required=True, **described(methods.Save, "dir"))
-    s.add_argument("--project", type=project_slug, **described(methods.Save, "project"))
-    s.add_argument("--session", **described(methods.Save, "session"))
-    s.add_argument("--mode", **described(methods.Save, "mode"))
-    s.add_argument("--status", **described(methods.Save, "status"))
+    s.add_argument("--dir", required=True, **described("save", "dir"))
+    s.add_argument("--project", type=project_slug, **described("save", "project"))
+    s.add_argument("--session", **described("save", "session"))
+    s.add_argument("--mode", **described("save", "mode"))
+    s.add_argument("--status", **described("save", "status"))
     s.add_argument(
-        "--last-checkpoint", dest="last_checkpoint", **described(methods.Save, "last_checkpoint")
+        "--last-checkpoint", dest="last_checkpoint", **described("save", "last_checkpoint")
     )
     s.add_argument(
         "--checkpoint",
@@ -71,10 +70,8 @@ def register(sub: Any) -> None:
         metavar="CP",
         help="an approved checkpoint (repeatable)",
     )
-    s.add_argument("--target-dir", dest="target_dir", **described(methods.Save, "target_dir"))
-    s.add_argument(
-        "--summary", dest="session_summary", **described(methods.Save, "session_summary")
-    )
+    s.add_argument("--target-dir", dest="target_dir", **described("save", "target_dir"))
+    s.add_argument("--summary", dest="session_summary", **described("save", "session_summary"))
     s.add_argument(
         "--step",
         action=StepEntries,
@@ -91,7 +88,7 @@ def register(sub: Any) -> None:
         help="what the user chose at each checkpoint, as a JSON object: "
         '\'{"CP-S1": {"option": "B", "note": "..."}}\'',
     )
-    s.add_argument("--active-state", dest="active_state", **described(methods.Save, "active_state"))
+    s.add_argument("--active-state", dest="active_state", **described("save", "active_state"))
     s.add_argument(
         "--decision",
         action="append",
@@ -117,9 +114,9 @@ def register(sub: Any) -> None:
     s.set_defaults(handler=cmd_save)
 
     ll = sub.add_parser("load-last", help="the newest session memory of a project")
-    ll.add_argument("--dir", required=True, **described(methods.LoadLast, "dir"))
+    ll.add_argument("--dir", required=True, **described("load_last", "dir"))
     ll.add_argument(
-        "--project", required=True, type=project_slug, **described(methods.LoadLast, "project")
+        "--project", required=True, type=project_slug, **described("load_last", "project")
     )
     ll.add_argument("--json", action="store_true", help="print the result as JSON")
     add_db_option(ll)
@@ -127,10 +124,10 @@ def register(sub: Any) -> None:
     ll.set_defaults(handler=cmd_load_last)
 
     c = sub.add_parser("context", help="a short, cited brief of what earlier sessions learned")
-    c.add_argument("task", **described(methods.Context, "task"))
+    c.add_argument("task", **described("context", "task"))
     c.add_argument("--dir", action="append", required=True, help="a memory directory (repeatable)")
-    c.add_argument("--project", type=project_slug, **described(methods.Context, "project"))
-    c.add_argument("--budget", dest="budget_tokens", **described(methods.Context, "budget_tokens"))
+    c.add_argument("--project", type=project_slug, **described("context", "project"))
+    c.add_argument("--budget", dest="budget_tokens", **described("context", "budget_tokens"))
     c.add_argument("--json", action="store_true", help="print the result as JSON")
     add_db_option(c)
     add_socket_options(c, fallback=True)
@@ -149,7 +146,7 @@ def save_params(args: argparse.Namespace) -> Mapping[str, object]:
         if not isinstance(doc, dict):
             raise ConfigError("stdin must hold a mapping of save params")
         params.update(doc)
-    return {**params, **wire_params(args, methods.Save)}
+    return {**params, **wire_params(args, "save")}
 
 
 def cmd_save(args: argparse.Namespace) -> int:
@@ -188,7 +185,7 @@ def kept(what: Kept) -> str:
 def cmd_load_last(args: argparse.Namespace) -> int:
     directory = memory_dir(args.dir)
 
-    params = wire_params(args, methods.LoadLast, dir=directory)
+    params = wire_params(args, "load_last", dir=directory)
     result = daemon_or_local(args, "load_last", params)
     if args.json:
         print_json(result)
@@ -208,7 +205,7 @@ def cmd_load_last(args: argparse.Namespace) -> int:
 
 def cmd_context(args: argparse.Namespace) -> int:
     dirs = [memory_dir(d, must_read=False) for d in args.dir]
-    result = daemon_or_local(args, "context", wire_params(args, methods.Context, dir=dirs))
+    result = daemon_or_local(args, "context", wire_params(args, "context", dir=dirs))
     if args.json:
         print(json.dumps(result, ensure_ascii=False, indent=2))
     else:
