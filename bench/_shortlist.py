@@ -18,9 +18,10 @@ from typing import Any
 
 from memoryd.indexer.store import IndexStore
 from memoryd.indexer.sync import Syncer
+from memoryd.methods import Select
+from memoryd.params import decode
 from memoryd.select.local import LocalRanker
 from memoryd.select.selector import Selector, _Pool
-from memoryd.select.types import parse_select
 
 KS = (5, 8)
 """Shortlist sizes reported: the issue's default shortlist is 8."""
@@ -44,14 +45,15 @@ def shortlist(
     selector: Selector, conn: sqlite3.Connection, q: Mapping[str, Any], folder: Path, k: int
 ) -> list[str]:
     """The local ranker's top ``k`` eligible memories for query ``q`` over ``folder``."""
-    req = parse_select(
+    req = decode(
+        Select,
         {
             "query": q["query"],
             "dir": str(folder),
             "surfaced": q["surfaced"],
             "recent_tools": q["recent_tools"],
             "ranker": "local",
-        }
+        },
     )
     manifest = selector.manifests.get(conn, req.dir)
     pool = _Pool.of(conn, manifest, req, req.dir)

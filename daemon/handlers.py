@@ -21,12 +21,12 @@ from memoryd import __version__, methods
 from memoryd import requests as p
 from memoryd.daemon.core import Core, RootState
 from memoryd.daemon.roots import PERSISTED
-from memoryd.daemon.staleness_checker import pop_cwd
 from memoryd.errors import InvalidParams, NotFound
 from memoryd.indexer import queries
 from memoryd.indexer.folders import empty_folder_note
 from memoryd.ipc.protocol import PROTOCOL_VERSION
 from memoryd.ipc.server import Handler
+from memoryd.methods import Reindex, Select, Shutdown, Status, Unwatch, Watch
 from memoryd.replies import (
     LastReconcile,
     ReindexReply,
@@ -42,6 +42,9 @@ if TYPE_CHECKING:
     from memoryd.daemon.maintenance import ReconcileInfo
     from memoryd.daemon.staleness_checker import Staleness
     from memoryd.service import MemoryService
+
+
+MAX_CWD = 4096
 
 
 def _iso(epoch: float | None) -> str | None:
@@ -95,8 +98,10 @@ class DaemonMethods:
             table[name] = found
         return table
 
-    def cmd_status(self, params: Mapping[str, Any]) -> StatusReply:
-        p.reject_unknown(params, methods.STATUS.accepts())
+    def refused(self, method: str, params: Mapping[str, Any], error: InvalidParams) -> None:
+        self.service.refused(method, params, error)
+
+    def cmd_status(self, req: Status) -> StatusReply:
         core = self.core
         run = core.runtime()
         reply: StatusReply = {
@@ -129,13 +134,12 @@ class DaemonMethods:
         # Then the features' entries (report_schedule, last_report).
         return {**reply, **run.extra}
 
-    def cmd_reindex(self, params: Mapping[str, Any]) -> ReindexReply:
-        p.reject_unknown(params, methods.REINDEX.accepts())
+    def cmd_reindex(self, req: Reindex) -> ReindexReply:
         core = self.core
-        if params.get("dir") is None:
+        if req.dir is None:
             result, dirs = core.reconcile("reindex"), core.roots()
         else:
-            directory = core.ensure_dir(params.get("dir"))
+            directory = core.ensure_dir(req.dir)
             if core.root_for(directory) is None:
                 # Scanning it would index its subfolders with no root to keep them fresh.
                 raise InvalidParams(
@@ -145,16 +149,12 @@ class DaemonMethods:
         result.errors = core.errors_under(dirs)
         return {**result.to_json(), "dirs": dirs}
 
-    def cmd_watch(self, params: Mapping[str, Any]) -> WatchReply:
-        p.reject_unknown(params, methods.WATCH.accepts())
-        return self.core.watch(params.get("dir"))
+    def cmd_watch(self, req: Watch) -> WatchReply:
+        return self.core.watch(req.dir)
 
-    def cmd_unwatch(self, params: Mapping[str, Any]) -> UnwatchReply:
-        p.reject_unknown(params, methods.UNWATCH.accepts())
+    def cmd_unwatch(self, req: Unwatch) -> UnwatchReply:
         core = self.core
-        raw = params.get("dir")
-        if not isinstance(raw, str) or not raw:
-            raise InvalidParams("'dir' must be a directory path", {"field": "dir"})
+        raw = req.dir
         path = p.real_path(raw)
         origin = core.origin_of(path)
         if origin is None:
@@ -172,16 +172,19 @@ class DaemonMethods:
             "returns_at_restart": origin not in PERSISTED,
         }
 
-    def cmd_shutdown(self, params: Mapping[str, Any]) -> ShutdownReply:
-        p.reject_unknown(params, methods.SHUTDOWN.accepts())
+    def cmd_shutdown(self, req: Shutdown) -> ShutdownReply:
         self.core.stop()
         return {"stopping": True, "pid": os.getpid()}
 
-    def cmd_select(self, params: Mapping[str, Any]) -> SelectResult:
-        """The service's ``select``, with the hook's ``cwd`` taken off and handed to the checker."""
-        rest = dict(params)
-        cwd = pop_cwd(rest)
-        result = self.service.cmd_select(rest)
+    def cmd_select(self, req: Select) -> SelectResult:
+        """The service's ``select``; the hook's ``cwd`` is then handed to the checker."""
+        cwd = req.cwd
+        if cwd is not None and (not cwd.startswith("/") or "\0" in cwd or len(cwd) > MAX_CWD):
+            raise InvalidParams(
+                "'cwd' must be an absolute directory path (the agent's working directory)",
+                {"field": "cwd"},
+            )
+        result = self.service.cmd_select(req)
         if cwd is not None:
-            self.staleness.note_cwd(rest.get("dir"), cwd)
+            self.staleness.note_cwd(req.dir, cwd)
         return result

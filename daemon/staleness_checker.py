@@ -12,12 +12,11 @@ from __future__ import annotations
 import sqlite3
 import threading
 import time
-from collections.abc import MutableMapping
 from typing import TYPE_CHECKING, Any
 
 import structlog
 
-from memoryd.errors import InvalidParams, StoreError
+from memoryd.errors import StoreError
 from memoryd.replies import CheckoutFound
 from memoryd.staleness.checks import Checker, Write, citing_dirs
 
@@ -29,7 +28,6 @@ if TYPE_CHECKING:
 
 TICK_S = 1.0
 RECHECK_S = 60.0
-MAX_CWD = 4096
 
 log = structlog.get_logger("memoryd.staleness")
 
@@ -103,16 +101,3 @@ class Staleness:
                 log.warning("staleness.pass_failed", error=str(exc))
             except Exception:  # a bug here must not end the checks for good
                 log.exception("staleness.pass_failed")
-
-
-def pop_cwd(params: MutableMapping[str, object]) -> str | None:
-    """Take the optional ``cwd`` param (the agent's working directory) out of ``params``."""
-    cwd = params.pop("cwd", None)
-    if cwd is None:
-        return None
-    if not isinstance(cwd, str) or not cwd.startswith("/") or "\0" in cwd or len(cwd) > MAX_CWD:
-        raise InvalidParams(
-            "'cwd' must be an absolute directory path (the agent's working directory)",
-            {"field": "cwd"},
-        )
-    return cwd

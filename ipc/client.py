@@ -199,9 +199,9 @@ class Client:
     def _timed_out(self) -> DaemonTimeout:
         return DaemonTimeout(f"the daemon did not answer within {self.timeout:g} s")
 
-    # The helpers below send plain arguments and return the typed replies.
-    # They build the wire params themselves: importing the request classes
-    # (dataclasses pulls in inspect) would add that import to the hook on every prompt.
+    # The helpers below send plain arguments and return the typed replies. The params
+    # beyond the first are passed through as keywords: the daemon's decoder names any it
+    # does not know. (The declarations are not imported: the hook pays every import.)
 
     def status(self) -> StatusReply:
         result: StatusReply = self.call("status")
@@ -228,34 +228,10 @@ class Client:
         result: ShutdownReply = self.call("shutdown")
         return result
 
-    def select(
-        self,
-        query: str,
-        dir: str,
-        *,
-        surfaced: Sequence[str] | None = None,
-        recent_tools: Sequence[str] | None = None,
-        limit: int | None = None,
-        ranker: str | None = None,
-        session_id: str | None = None,
-        cwd: str | None = None,
-        timeout_ms: int | None = None,
-    ) -> SelectResult:
-        """The memories that clearly help ``query`` (see docs/protocol.md#select)."""
-        result: SelectResult = self.call(
-            "select",
-            {
-                "query": query,
-                "dir": dir,
-                "surfaced": None if surfaced is None else list(surfaced),
-                "recent_tools": None if recent_tools is None else list(recent_tools),
-                "limit": limit,
-                "ranker": ranker,
-                "session_id": session_id,
-                "cwd": cwd,
-                "timeout_ms": timeout_ms,
-            },
-        )
+    def select(self, query: str, dir: str, **params: object) -> SelectResult:
+        """The memories that clearly help ``query``; ``params`` are ``select``'s others
+        (``surfaced``, ``limit``, ``session_id``, ... as in docs/protocol.md#select)."""
+        result: SelectResult = self.call("select", {"query": query, "dir": dir, **params})
         return result
 
     def check(self, dir: str) -> CheckResult:
@@ -267,34 +243,21 @@ class Client:
         result: StatsReply = self.call("stats", {"since": since})
         return result
 
-    def save(self, dir: str, project: str, **fields: Any) -> SaveResult:
-        """Write a session memory; ``fields`` are the other ``save`` params (snake_case)."""
-        result: SaveResult = self.call("save", {"dir": dir, "project": project, **fields})
+    def save(self, dir: str, project: str, **params: object) -> SaveResult:
+        """Write a session memory; ``params`` are the other ``save`` params."""
+        result: SaveResult = self.call("save", {"dir": dir, "project": project, **params})
         return result
 
-    def load_last(
-        self, dir: str, project: str, *, reveal_secrets: bool | None = None
-    ) -> LoadLastReply:
-        """The newest session memory of ``project``; credentials redacted unless revealed."""
-        result: LoadLastReply = self.call(
-            "load_last", {"dir": dir, "project": project, "reveal_secrets": reveal_secrets}
-        )
+    def load_last(self, dir: str, project: str, **params: object) -> LoadLastReply:
+        """The newest session memory of ``project``; credentials redacted unless
+        ``reveal_secrets=True``."""
+        result: LoadLastReply = self.call("load_last", {"dir": dir, "project": project, **params})
         return result
 
-    def context(
-        self,
-        task: str,
-        dir: str | Sequence[str],
-        *,
-        project: str | None = None,
-        budget_tokens: int | None = None,
-    ) -> ContextReply:
-        """The cited prior-session brief for ``task``."""
+    def context(self, task: str, dir: str | Sequence[str], **params: object) -> ContextReply:
+        """The cited prior-session brief for ``task`` (``project``, ``budget_tokens``)."""
         dirs = dir if isinstance(dir, str) else list(dir)
-        result: ContextReply = self.call(
-            "context",
-            {"task": task, "dir": dirs, "project": project, "budget_tokens": budget_tokens},
-        )
+        result: ContextReply = self.call("context", {"task": task, "dir": dirs, **params})
         return result
 
     def report(self, dir: str | None = None, older_than: str | float | None = None) -> ReportResult:

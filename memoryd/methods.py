@@ -1,229 +1,249 @@
-"""Every socket method, defined once: its params, its reply type, the capabilities it brings.
+"""Every socket method, declared once: a frozen dataclass of its params, and its reply type.
 
-The daemon's dispatch, the service's params checks, ``status``'s
-``capabilities`` and the start-up gate read these definitions; the CLI's
-flags, the MCP tools' input schemas, the client's helpers and
-docs/protocol.md are held to them by a drift test, so a param added here
-and forgotten there fails a test instead of drifting.
-
-The CLI's daemon-backed commands import it before they send anything, so it
-imports only :mod:`memoryd.replies` (typing) and is made of plain classes (no
-dataclasses: they import :mod:`inspect`); the hook, which pays its imports on
-every prompt, does not need it at all. Limits and messages of each check stay
-with the parser that enforces them; what a param *is* lives here.
+Each declaration (its fields' types, defaults, help and bounds: see
+:mod:`memoryd.params`) is registered with its name, reply type and
+capabilities by :func:`method`. Handlers take the declaration
+(``cmd_select(self, req: Select) -> SelectResult``) and are found by name
+(:func:`handler`, which decodes the wire params first). The CLI's flags, the
+MCP tools' input schemas and docs/protocol.md's parameter tables are made
+from the same fields.
 """
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, NamedTuple, TypeVar
 
 from memoryd import replies
-
-Kind = Literal["string", "strings", "integer", "boolean", "mapping", "duration", "dirs"]
-"""A param's shape on the wire: ``strings`` a list of strings, ``duration`` ``7d`` or seconds,
-``dirs`` a directory or a list of them."""
+from memoryd.errors import InvalidParams
+from memoryd.params import Dir, Dirs, Duration, Param, decode, param, params
 
 WIRE_CAPABILITIES = ("peer-uid-check",)
 """Capabilities of the socket itself, not of one method."""
 
-
-class Param:
-    """One param of a method: its wire name, its shape, whether it must be given, what it is."""
-
-    __slots__ = ("daemon_only", "default", "help", "kind", "name", "required")
-
-    def __init__(
-        self,
-        name: str,
-        kind: Kind,
-        help: str,
-        *,
-        required: bool = False,
-        default: object = None,
-        daemon_only: bool = False,
-    ) -> None:
-        self.name = name
-        self.kind = kind
-        self.help = help
-        self.required = required
-        self.default = default
-        self.daemon_only = daemon_only
-        """Taken off by the daemon before the service parses the rest (``select``'s ``cwd``)."""
-
-
-class Method:
-    """A socket method: what it takes, what it answers, and when it can be answered."""
-
-    __slots__ = ("before_ready", "capabilities", "name", "params", "reply")
-
-    def __init__(
-        self,
-        name: str,
-        params: tuple[Param, ...],
-        reply: type,
-        *,
-        capabilities: tuple[str, ...] = (),
-        before_ready: bool = False,
-    ) -> None:
-        self.name = name
-        self.params = params
-        self.reply = reply
-        self.capabilities = (name, *capabilities)
-        """What ``status`` announces for it: its name, then the features it brings."""
-        self.before_ready = before_ready
-        """Answered during the first index; every other method waits for it to finish."""
-
-    def accepts(self) -> tuple[str, ...]:
-        """The params the service's parser takes, in definition order."""
-        return tuple(p.name for p in self.params if not p.daemon_only)
-
-    def param(self, name: str) -> Param:
-        return next(p for p in self.params if p.name == name)
-
-
-def _dir(help: str = "the memory directory", *, required: bool = True) -> Param:
-    return Param("dir", "string", help, required=required)
-
-
+RANKERS = ("auto", "local", "anthropic", "openai")
+MODES = ("architect", "express")
+STATUSES = ("in-progress", "paused", "completed")
+MEMORY_DIR = "the memory directory"
 PROJECT_HELP = "the project's slug: lowercase letters, digits, '.', '_', '-'"
 
-STATUS = Method(
-    "status",
-    (),
-    replies.StatusReply,
-    capabilities=("request-root-expiry",),
-    before_ready=True,
-)
-LIST = Method(
-    "list",
-    (_dir(),),
-    replies.ListReply,
-)
-REINDEX = Method(
-    "reindex",
-    (_dir("the folder to scan (default: every root)", required=False),),
-    replies.ReindexReply,
-)
-WATCH = Method(
-    "watch",
-    (_dir("the folder to watch"),),
-    replies.WatchReply,
-)
-UNWATCH = Method(
-    "unwatch",
-    (_dir("the root to drop"),),
-    replies.UnwatchReply,
-)
-SHUTDOWN = Method("shutdown", (), replies.ShutdownReply, before_ready=True)
-RANKERS = ("auto", "local", "anthropic", "openai")
-"""The values ``select``'s ``ranker`` takes."""
 
-SELECT = Method(
-    "select",
-    (
-        Param("query", "string", "the task or question, in natural language", required=True),
-        _dir(),
-        Param("surfaced", "strings", "memories already shown this session (names or paths)"),
-        Param("recent_tools", "strings", "tools used recently: their usage docs are skipped"),
-        Param("limit", "integer", "the most memories to return", default=5),
-        Param("ranker", "string", "auto: the configured judge, else local", default="auto"),
-        Param("allow_secrets", "boolean", "let files holding credentials be selected"),
-        Param("session_id", "string", "a label for the log and the run's telemetry row"),
-        Param("timeout_ms", "integer", "how long the client will wait"),
-        Param("cwd", "string", "the agent's working directory", daemon_only=True),
-    ),
-    replies.SelectResult,
-    capabilities=(
-        "select-ranker-local",
-        "select-ranker-anthropic",
-        "select-ranker-openai",
-        "selector-telemetry",
-        "select-staleness",
-    ),
-)
-STATS = Method(
-    "stats",
-    (Param("since", "duration", "the window, such as 7d or 24h", default="7d"),),
-    replies.StatsReply,
-)
-SAVE = Method(
-    "save",
-    (
-        _dir("the memory directory (must exist)"),
-        Param("project", "string", PROJECT_HELP, required=True),
-        Param("session", "string", "the session's start, YYYY-MM-DD-HH-MM (default: now)"),
-        Param("mode", "string", "architect or express"),
-        Param("status", "string", "in-progress, paused or completed"),
-        Param("last_checkpoint", "string", "the last checkpoint reached"),
-        Param("checkpoints_approved", "strings", "checkpoint labels the user approved"),
-        Param(
-            "checkpoint_decisions",
-            "mapping",
-            "checkpoint -> {option, note?, regenerated_count?}: what the user chose",
-        ),
-        Param("target_dir", "string", "the folder the work is about"),
-        Param("session_summary", "string", "what this session did, in prose"),
-        Param("steps_completed", "mapping", "step id -> what was done"),
-        Param("active_state", "string", "where things stand and what comes next"),
-        Param("key_decisions", "strings", "decisions a later session must respect"),
-        Param("replace", "boolean", "overwrite an earlier save of this session"),
-    ),
-    replies.SaveResult,
-    capabilities=("session-schema-1.1", "project-case-notes"),
-)
-LOAD_LAST = Method(
-    "load_last",
-    (
-        _dir(),
-        Param("project", "string", PROJECT_HELP, required=True),
-        Param("reveal_secrets", "boolean", "return credentials in the file unredacted"),
-    ),
-    replies.LoadLastReply,
-)
-CONTEXT = Method(
-    "context",
-    (
-        Param("task", "string", "the task about to be done", required=True),
-        Param("dir", "dirs", "the memory directory, or a list of them", required=True),
-        Param("project", "string", "only this project's sessions"),
-        Param("budget_tokens", "integer", "the size limit of the brief", default=600),
-    ),
-    replies.ContextReply,
-)
-REPORT = Method(
-    "report",
-    (
-        _dir("the folder to report on (default: every root)", required=False),
-        Param("older_than", "duration", "the age from which sessions count as old"),
-    ),
-    replies.ReportResult,
-    capabilities=("report-schedule",),
-)
-CHECK = Method(
-    "check",
-    (_dir(),),
-    replies.CheckResult,
-)
+class Method(NamedTuple):
+    """A socket method: its declaration, what it answers, and when it can be answered."""
 
-METHODS: dict[str, Method] = {
-    m.name: m
-    for m in (
-        STATUS,
-        LIST,
-        REINDEX,
-        WATCH,
-        UNWATCH,
-        SHUTDOWN,
-        SELECT,
-        STATS,
-        SAVE,
-        LOAD_LAST,
-        CONTEXT,
-        REPORT,
-        CHECK,
-    )
-}
+    name: str
+    decl: type
+    reply: type
+    capabilities: tuple[str, ...]
+    """What ``status`` announces for it: its name, then the features it brings."""
+    before_ready: bool
+    """Answered during the first index; every other method waits for it to finish."""
+
+    @property
+    def params(self) -> tuple[Param, ...]:
+        return params(self.decl)
+
+
+METHODS: dict[str, Method] = {}
 """Every method the daemon answers, by name, in docs/protocol.md's order."""
+
+T = TypeVar("T", bound=type)
+
+
+def method(
+    name: str, reply: type, *capabilities: str, before_ready: bool = False
+) -> Callable[[T], T]:
+    """Register the decorated declaration as method ``name``."""
+
+    def register(cls: T) -> T:
+        METHODS[name] = Method(name, cls, reply, (name, *capabilities), before_ready)
+        return cls
+
+    return register
+
+
+@method("status", replies.StatusReply, "request-root-expiry", before_ready=True)
+@dataclass(frozen=True)
+class Status:
+    pass
+
+
+@method("list", replies.ListReply)
+@dataclass(frozen=True)
+class List:
+    dir: Dir = param(MEMORY_DIR)
+
+
+@method("reindex", replies.ReindexReply)
+@dataclass(frozen=True)
+class Reindex:
+    dir: Dir | None = param("the folder to scan (default: every root)", None)
+
+
+@method("watch", replies.WatchReply)
+@dataclass(frozen=True)
+class Watch:
+    dir: Dir = param("the folder to watch")
+
+
+@method("unwatch", replies.UnwatchReply)
+@dataclass(frozen=True)
+class Unwatch:
+    dir: Dir = param("the root to drop")
+
+
+@method("shutdown", replies.ShutdownReply, before_ready=True)
+@dataclass(frozen=True)
+class Shutdown:
+    pass
+
+
+@method(
+    "select",
+    replies.SelectResult,
+    "select-ranker-local",
+    "select-ranker-anthropic",
+    "select-ranker-openai",
+    "selector-telemetry",
+    "select-staleness",
+)
+@dataclass(frozen=True)
+class Select:
+    query: str = param("the task or question, in natural language", max_len=20_000)
+    dir: Dir = param(MEMORY_DIR)
+    session_id: str | None = param(
+        "a label for the log and the run's telemetry row",
+        None,
+        max_len=200,
+        doc="a label for the log and the run's `selector_runs` row (`memoryd why` reads it); "
+        "the daemon keeps no record of what a session was shown (only the client knows what "
+        "it delivered: pass `surfaced`)",
+    )
+    surfaced: tuple[str, ...] = param(
+        "memories already shown this session (names or paths)",
+        (),
+        doc="already shown this session; never returned, and when they are the best matches "
+        "the weaker ones are not offered instead (the answer may be empty). A path (as "
+        "`select` returns it) must name a file of `dir`; a relative path or one elsewhere is "
+        "`invalid_params`",
+    )
+    recent_tools: tuple[str, ...] = param(
+        "tools used recently: their usage docs are skipped",
+        (),
+        doc="usage/API docs for these tools are never returned; their gotchas still are",
+    )
+    limit: int = param("the most memories to return", 5, lo=1, hi=5)
+    ranker: str = param(
+        "auto: the configured judge, else local",
+        "auto",
+        choices=RANKERS,
+        doc="`auto` = the configured judge (an OpenAI-compatible server, else Claude with an "
+        "API key) reading the local ranker's shortlist, else local; `anthropic` without a "
+        "configured key, or `openai` without `openai.base_url`, is `invalid_params` "
+        '(docs/ranker.md, "Two stages")',
+    )
+    allow_secrets: bool = param("let files holding credentials be selected", False)
+    timeout_ms: int | None = param(
+        "how long the client will wait",
+        None,
+        lo=1,
+        hi=600_000,
+        doc="how long the client will wait; the judge gets this minus 300 ms (the local "
+        "ranker's share) and is not asked with less than 200 ms left; when it has not answered "
+        'in time the local ranker does (`fallback: "deadline"`) and the judge\'s late answer '
+        "is cached for the next ask",
+    )
+    cwd: str | None = param(
+        "the agent's working directory",
+        None,
+        daemon_only=True,
+        doc="the agent's working directory; remembered as the folder's checkout (see `check`)",
+    )
+
+
+@method("stats", replies.StatsReply)
+@dataclass(frozen=True)
+class Stats:
+    since: Duration = param("the window, such as 7d or 24h", "7d")
+
+
+@method("save", replies.SaveResult, "session-schema-1.1", "project-case-notes")
+@dataclass(frozen=True)
+class Save:
+    dir: Dir = param(
+        "the memory directory (must exist)",
+        doc="must exist: otherwise `not_found`, `memory directory not found at {dir}`, and "
+        "nothing is created",
+    )
+    project: str = param(
+        PROJECT_HELP,
+        doc="a slug `[a-z0-9][a-z0-9._-]*`, no `/`, no `..`; a name that is a slug but for its "
+        "capitals (`TaskTrack`) is lowercased, and the reply of `save`, `load_last` and "
+        '`context` then carries `"notes": ["project name \'TaskTrack\' lowercased to '
+        "'tasktrack'\"]`",
+    )
+    session: str | None = param("the session's start, YYYY-MM-DD-HH-MM (default: now)", None)
+    mode: str | None = param("architect or express", None, choices=MODES)
+    status: str | None = param("in-progress, paused or completed", None, choices=STATUSES)
+    last_checkpoint: str | None = param("the last checkpoint reached", None)
+    checkpoints_approved: tuple[str, ...] = param("checkpoint labels the user approved", ())
+    checkpoint_decisions: Mapping[str, Any] | None = param(
+        "checkpoint -> {option, note?, regenerated_count?}: what the user chose", None
+    )
+    target_dir: str | None = param("the folder the work is about", None)
+    session_summary: str | None = param("what this session did, in prose", None)
+    steps_completed: Mapping[str, Any] | None = param("step id -> what was done", None)
+    active_state: str | None = param("where things stand and what comes next", None)
+    key_decisions: tuple[str, ...] = param("decisions a later session must respect", ())
+    replace: bool = param(
+        "overwrite an earlier save of this session",
+        False,
+        doc="overwrite an earlier save of this session instead of merging into it",
+    )
+
+
+@method("load_last", replies.LoadLastReply)
+@dataclass(frozen=True)
+class LoadLast:
+    dir: Dir = param(MEMORY_DIR)
+    project: str = param(PROJECT_HELP)
+    reveal_secrets: bool = param("return credentials in the file unredacted", False)
+
+
+@method("context", replies.ContextReply)
+@dataclass(frozen=True)
+class Context:
+    task: str = param("the task about to be done", max_len=20_000)
+    dir: Dirs = param("the memory directory, or a list of them")
+    project: str | None = param(
+        "only this project's sessions", None, doc="only this project's sessions (a slug)"
+    )
+    budget_tokens: int = param(
+        "the size limit of the brief",
+        600,
+        lo=100,
+        hi=4000,
+        doc="the size limit of the brief (tokens counted as ⌈characters / 4⌉)",
+    )
+
+
+@method("report", replies.ReportResult, "report-schedule")
+@dataclass(frozen=True)
+class Report:
+    dir: Dir | None = param("the folder to report on (default: every root)", None)
+    older_than: Duration | None = param(
+        "the age from which sessions count as old",
+        None,
+        doc="the age from which sessions count as old (default: the config's "
+        "`reports.older_than_days`, 30)",
+    )
+
+
+@method("check", replies.CheckResult)
+@dataclass(frozen=True)
+class Check:
+    dir: Dir = param(MEMORY_DIR)
 
 
 def capabilities() -> list[str]:
@@ -232,6 +252,23 @@ def capabilities() -> list[str]:
     return sorted(found.union(WIRE_CAPABILITIES))
 
 
-def handler(owner: object, method: str) -> Any:
-    """``owner``'s answer to ``method``: its ``cmd_<method>``, or None (dmypy's lookup)."""
-    return getattr(owner, f"cmd_{method}", None) if method in METHODS else None
+def handler(owner: object, name: str) -> Callable[[Mapping[str, Any]], Any] | None:
+    """``owner``'s answer to method ``name`` (its ``cmd_<name>``, as dmypy finds its commands)
+    taking the wire params, or None. A request refused by :func:`decode` is shown to
+    ``owner.refused`` first, when it has one (``select`` records refusals)."""
+    found = getattr(owner, f"cmd_{name}", None) if name in METHODS else None
+    if found is None:
+        return None
+    decl = METHODS[name].decl
+    refused = getattr(owner, "refused", None)
+
+    def answer(given: Mapping[str, Any]) -> Any:
+        try:
+            req: Any = decode(decl, given)
+        except InvalidParams as exc:
+            if refused is not None:
+                refused(name, given, exc)
+            raise
+        return found(req)
+
+    return answer

@@ -1,10 +1,8 @@
-"""Request validation: typed access to a method's params; every mistake names the field.
+"""Directory params resolved: a real absolute path that exists, or ``invalid_params``.
 
-It sits beside the operations rather than in ``ipc/``: the daemon's handlers,
-the CLI's in-process fallback and the typed requests all parse params the same
-way, and none of that is the wire. Handlers call these instead of indexing
-``params`` directly, so a wrong type always becomes ``invalid_params`` with a message such as
-``'limit' must be an integer from 1 to 5``, never a ``KeyError`` traceback.
+A param's type and bounds are checked by :func:`memoryd.params.decode`; what
+needs the disk (does the directory exist, where do its links lead) is checked
+here, by the handlers that take a directory.
 """
 
 from __future__ import annotations
@@ -12,81 +10,11 @@ from __future__ import annotations
 import os
 import stat
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable
 from typing import Any
 
 from memoryd.errors import InvalidParams, RequestError
 from memoryd.paths import escaped, name_problem
-
-
-def reject_unknown(params: Mapping[str, Any], allowed: Iterable[str]) -> None:
-    extra = sorted(set(params) - set(allowed))
-    if extra:
-        raise InvalidParams(f"unknown parameter(s): {', '.join(extra)}", {"fields": extra})
-
-
-def string(
-    params: Mapping[str, Any],
-    key: str,
-    *,
-    required: bool = False,
-    max_len: int | None = None,
-    default: str | None = None,
-) -> str | None:
-    value = params.get(key)
-    if value is None:
-        if required:
-            raise InvalidParams(f"'{key}' is required", {"field": key})
-        return default
-    if not isinstance(value, str):
-        raise InvalidParams(f"'{key}' must be a string", {"field": key})
-    if required and not value.strip():
-        raise InvalidParams(f"'{key}' must not be empty", {"field": key})
-    if max_len is not None and len(value) > max_len:
-        raise InvalidParams(
-            f"'{key}' is {len(value):,} characters; the limit is {max_len:,}", {"field": key}
-        )
-    return value
-
-
-def required_string(params: Mapping[str, Any], key: str, *, max_len: int | None = None) -> str:
-    value = string(params, key, required=True, max_len=max_len)
-    assert value is not None
-    return value
-
-
-def string_list(params: Mapping[str, Any], key: str) -> list[str]:
-    value = params.get(key)
-    if value is None:
-        return []
-    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise InvalidParams(f"'{key}' must be a list of strings", {"field": key})
-    return list(value)
-
-
-def integer(
-    params: Mapping[str, Any], key: str, *, default: int, minimum: int, maximum: int
-) -> int:
-    value = params.get(key, default)
-    if isinstance(value, bool) or not isinstance(value, int) or not minimum <= value <= maximum:
-        raise InvalidParams(
-            f"'{key}' must be an integer from {minimum} to {maximum}", {"field": key}
-        )
-    return value
-
-
-def choice(params: Mapping[str, Any], key: str, options: tuple[str, ...], default: str) -> str:
-    value = params.get(key, default)
-    if value not in options:
-        raise InvalidParams(f"'{key}' must be one of: {', '.join(options)}", {"field": key})
-    return str(value)
-
-
-def boolean(params: Mapping[str, Any], key: str, *, default: bool = False) -> bool:
-    value = params.get(key, default)
-    if not isinstance(value, bool):
-        raise InvalidParams(f"'{key}' must be true or false", {"field": key})
-    return value
 
 
 def directory(

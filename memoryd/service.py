@@ -1,16 +1,14 @@
 """The operations memoryd answers, over the index they are given.
 
-The daemon's socket handlers call a :class:`MemoryService`, through
-:meth:`MemoryService.call` (params in, reply out), over its index
-(:class:`MemoryIndex`: a read-only connection per request thread,
-directories kept watched, writes queued for the writer thread). Params are parsed where a request
-enters, into the typed requests of :mod:`memoryd.select.types` and
-:mod:`memoryd.operations`; the features below never see a wire dict.
+The daemon's socket handlers call a :class:`MemoryService` over its index
+(:class:`MemoryIndex`: a read-only connection per request thread, directories
+kept watched, writes queued for the writer thread).
 
-Each method's entry from the wire is ``cmd_<method>`` (params in, reply out),
-found by name as dmypy's server finds its commands
-(:func:`memoryd.methods.handler`): the daemon's one method table takes these
-for every method this service answers.
+Each method's entry is ``cmd_<method>``, taking the method's declaration
+(:mod:`memoryd.methods`) and returning its reply; it is found by name as
+dmypy's server finds its commands (:func:`memoryd.methods.handler`, which
+decodes the wire params first): the daemon's one method table takes these for
+every method this service answers.
 """
 
 from __future__ import annotations
@@ -23,19 +21,10 @@ from typing import Any, Protocol, TypeVar, cast
 
 from memoryd import requests as p
 from memoryd.config import Config
-from memoryd.errors import MemorydError, UnknownMethod
+from memoryd.durations import parse_duration
+from memoryd.errors import InvalidParams, MemorydError, UnknownMethod
 from memoryd.indexer import queries
-from memoryd.methods import handler
-from memoryd.operations import (
-    CheckRequest,
-    ContextRequest,
-    ListRequest,
-    LoadLastRequest,
-    ReportRequest,
-    SaveRequest,
-    parse_folder,
-    parse_report,
-)
+from memoryd.methods import Check, Context, List, LoadLast, Report, Save, Select, Stats, handler
 from memoryd.replies import (
     CheckResult,
     ContextReply,
@@ -50,11 +39,10 @@ from memoryd.report.findings import listing
 from memoryd.select import telemetry
 from memoryd.select.manifest import superseded_in
 from memoryd.select.selector import Selector
-from memoryd.select.types import StatsRequest, parse_select, parse_stats
 from memoryd.select.wiring import run_stats, selector_settings
 from memoryd.sessions import files as sessions
 from memoryd.sessions.brief import ParsedSessions
-from memoryd.sessions.format import project_case_note
+from memoryd.sessions.format import check_project, project_case_note
 from memoryd.staleness.checks import Checker, Write, check_tree
 from memoryd.staleness.results import annotate_listing
 
@@ -141,35 +129,41 @@ class MemoryService:
         result: Mapping[str, Any] = entry(params)
         return result
 
-    def cmd_select(self, params: Mapping[str, Any]) -> SelectResult:
-        """Parse, resolve, select and record one telemetry row; errors are recorded, then raised.
+    def refused(self, method: str, params: Mapping[str, Any], error: InvalidParams) -> None:
+        """A request whose params were refused: a ``select`` still leaves its telemetry row."""
+        if method == "select":
+            query, session = params.get("query"), params.get("session_id")
+            req = Select(
+                query if isinstance(query, str) else "",
+                "",
+                session_id=session if isinstance(session, str) else None,
+            )
+            self._record(
+                time.perf_counter(), uuid.uuid4().hex[:16], req, None, ranker=None, error=error.code
+            )
 
-        Parsing happens inside the recorded span, so a refused request still
-        leaves its row (``error: invalid_params``).
-        """
+    def _record(
+        self, started: float, run_id: str, req: Select, directory: str | None, **fields: Any
+    ) -> None:
+        run = telemetry.make_record(
+            run_id=run_id,
+            directory=directory,
+            query=req.query,
+            session_id=req.session_id,
+            log_queries=self.selector.log_queries,
+            latency_ms=(time.perf_counter() - started) * 1000,
+            **fields,
+        )
+        telemetry.emit(run)
+        self.index.record_run(run)
+
+    def cmd_select(self, req: Select) -> SelectResult:
+        """Resolve, select and record one telemetry row; errors are recorded, then raised."""
         started = time.perf_counter()
         run_id = uuid.uuid4().hex[:16]  # the 16 hex digits run ids have always had
-        raw_query = params.get("query")
-        query = raw_query if isinstance(raw_query, str) else ""
-        session = params.get("session_id")
         directory: str | None = None
-
-        def record(**fields: Any) -> None:
-            run = telemetry.make_record(
-                run_id=run_id,
-                directory=directory,
-                query=query,
-                log_queries=self.selector.log_queries,
-                latency_ms=(time.perf_counter() - started) * 1000,
-                session_id=session if isinstance(session, str) else None,
-                **fields,
-            )
-            telemetry.emit(run)
-            self.index.record_run(run)
-
         arrived = time.monotonic()
         try:
-            req = parse_select(params)
             directory = self.index.directory(req.dir)
             # The client's wait started when the request came, not when its folder was ready.
             deadline = None if req.timeout_ms is None else arrived + req.timeout_ms / 1000
@@ -177,14 +171,19 @@ class MemoryService:
                 self.index.reader(), req, directory, run_id, deadline=deadline
             )
         except MemorydError as exc:
-            record(ranker=None, error=getattr(exc, "code", type(exc).__name__))
+            error = getattr(exc, "code", type(exc).__name__)
+            self._record(started, run_id, req, directory, ranker=None, error=error)
             raise
         except Exception:
-            record(ranker=None, error="internal")
+            self._record(started, run_id, req, directory, ranker=None, error="internal")
             raise
         result = selection.result
         result["latency_ms"] = round((time.perf_counter() - started) * 1000, 3)
-        record(
+        self._record(
+            started,
+            run_id,
+            req,
+            directory,
             ranker=result["ranker"],
             fallback=result["fallback"],
             candidates=result["candidates"],
@@ -201,52 +200,40 @@ class MemoryService:
         )
         return result
 
-    def cmd_stats(self, params: Mapping[str, Any]) -> StatsReply:
-        return self.stats(parse_stats(params))
-
-    def stats(self, request: StatsRequest) -> StatsReply:
+    def cmd_stats(self, req: Stats) -> StatsReply:
         self.index.runs_recorded()
-        return run_stats(self.index.reader(), request)
+        return run_stats(self.index.reader(), parse_duration(req.since, "since"))
 
-    def cmd_list(self, params: Mapping[str, Any]) -> ListReply:
-        return self.list(parse_folder(params, ListRequest))
-
-    def list(self, request: ListRequest) -> ListReply:
+    def cmd_list(self, req: List) -> ListReply:
         """Every file in or below ``dir`` (stale and oversized memories marked), and failures."""
-        directory = self.index.directory(request.dir)
+        directory = self.index.directory(req.dir)
         conn = self.index.reader()
         files = queries.files_under(conn, directory)
         return annotate_listing(conn, listing(files, directory, superseded_in(files)))
 
-    def cmd_save(self, params: Mapping[str, Any]) -> SaveResult:
-        return self.save(sessions.parse_save(params))
-
-    def save(self, request: SaveRequest) -> SaveResult:
+    def cmd_save(self, req: Save) -> SaveResult:
         """Write a session memory, index it, and say where; every refusal comes first."""
+        request = sessions.save_request(req)
         self.index.refuse_root(request.dir)
         result = sessions.save(request)
         # Indexed before the reply, so a load_last right after it sees the file.
-        result["dir"], pending = self.index.saved(request.raw_dir, result["path"])
+        result["dir"], pending = self.index.saved(req.dir, result["path"])
         if pending is not None:
             result["index_pending"] = True
             result["notes"] = [pending]
-        return _noted(result, request.project_given)
+        return _noted(result, req.project)
 
-    def cmd_load_last(self, params: Mapping[str, Any]) -> LoadLastReply:
-        return self.load_last(sessions.parse_load_last(params))
-
-    def load_last(self, request: LoadLastRequest) -> LoadLastReply:
-        directory = self.index.directory(request.dir)
+    def cmd_load_last(self, req: LoadLast) -> LoadLastReply:
+        project = check_project(req.project)
+        directory = self.index.directory(req.dir)
         found = sessions.load_last(
-            self.index.reader(), directory, request.project, reveal_secrets=request.reveal_secrets
+            self.index.reader(), directory, project, reveal_secrets=req.reveal_secrets
         )
-        return _noted(found, request.project_given)
+        return _noted(found, req.project)
 
-    def cmd_context(self, params: Mapping[str, Any]) -> ContextReply:
-        return self.context(sessions.parse_context(params))
-
-    def context(self, request: ContextRequest) -> ContextReply:
-        dirs = [p.directory(d) for d in request.dirs]
+    def cmd_context(self, req: Context) -> ContextReply:
+        project = None if req.project is None else check_project(req.project)
+        dirs = [p.directory(d) for d in req.dir]
         # An unreadable history is reported in the brief ("unavailable"), so
         # only readable directories are watched and indexed.
         if not any(sessions.dir_unreadable(d) for d in dirs):
@@ -254,35 +241,29 @@ class MemoryService:
         brief = sessions.context(
             self.index.reader(),
             dirs,
-            request.task,
-            request.project,
-            request.budget_tokens,
+            req.task,
+            project,
+            req.budget_tokens,
             parsed=self.parsed_sessions,
         )
-        return _noted(brief, request.project_given)
+        return _noted(brief, req.project)
 
-    def cmd_report(self, params: Mapping[str, Any]) -> ReportResult:
-        return self.report(parse_report(params))
-
-    def report(self, request: ReportRequest) -> ReportResult:
+    def cmd_report(self, req: Report) -> ReportResult:
         """Write a report of ``dir``, or of every root, now."""
         if self.reports is None:
             raise RuntimeError("this service was built without a report writer")
-        dirs = self.index.roots() if request.dir is None else [self.index.directory(request.dir)]
-        older = request.older_than_s
+        older = None if req.older_than is None else parse_duration(req.older_than, "older_than")
+        dirs = self.index.roots() if req.dir is None else [self.index.directory(req.dir)]
         if older is None:
             older = self.reports.default_older_than_s()
         return self.reports.run(dirs, older, "request")
 
-    def cmd_check(self, params: Mapping[str, Any]) -> CheckResult:
-        return self.check(parse_folder(params, CheckRequest))
-
-    def check(self, request: CheckRequest) -> CheckResult:
+    def cmd_check(self, req: Check) -> CheckResult:
         """Re-check every citing memory in or below ``dir`` against its checkout now.
 
         Session files whose stamp is more than a day ahead come back as ``findings``.
         """
-        directory = self.index.directory(request.dir)
+        directory = self.index.directory(req.dir)
         write: Write = self.index.write
         result = check_tree(self.checker, self.index.reader(), directory, write)
         findings = sessions.stamp_findings(self.index.reader(), directory)

@@ -93,6 +93,8 @@ def test_hook_prompt_path_imports_nothing_heavy(served: DaemonProc) -> None:
     modules, out = imported(served, argv, json.dumps(event))
     assert "feedback_ledger.md" in out  # the daemon answered and the hook injected it
     assert heavy_in(modules) == []
+    # The hook sends its params itself: the declarations (and dataclasses) stay unloaded.
+    assert "memoryd.methods" not in modules and "dataclasses" not in modules
 
 
 def test_hook_session_start_path_imports_nothing_heavy(served: DaemonProc) -> None:

@@ -42,6 +42,8 @@ from synced_index import SyncedIndex
 from memoryd import config
 from memoryd.errors import ConfigError, InvalidParams
 from memoryd.indexer.store import IndexStore
+from memoryd.methods import Select
+from memoryd.params import decode
 from memoryd.select.claude import ClaudeJudge, ClaudeSettings
 from memoryd.select.judge import SYSTEM_PROMPT, Shortlisted, request_chars, user_message
 from memoryd.select.openai_compat import OpenAIJudge, OpenAISettings
@@ -140,7 +142,9 @@ class Harness(SyncedIndex):
         self.service = MemoryService(self, selector)
 
     def select(self, query: str = QUERY, **params: Any) -> dict[str, Any]:
-        return dict(self.service.cmd_select({"query": query, "dir": self.folder, **params}))
+        return dict(
+            self.service.cmd_select(decode(Select, {"query": query, "dir": self.folder, **params}))
+        )
 
 
 @pytest.fixture
@@ -400,7 +404,9 @@ def test_auto_asks_the_openai_server_first_and_an_unconfigured_judge_is_refused(
     service = MemoryService(SyncedIndex(store), Selector())
     for ranker in ("openai", "anthropic"):
         with pytest.raises(InvalidParams, match=f"ranker '{ranker}' needs"):
-            service.cmd_select({"query": QUERY, "dir": str(memdir), "ranker": ranker})
+            service.cmd_select(
+                decode(Select, {"query": QUERY, "dir": str(memdir), "ranker": ranker})
+            )
 
 
 # -- through the daemon --------------------------------------------------------

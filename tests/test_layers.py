@@ -7,15 +7,14 @@ The layers, bottom to top (a module may import its own layer and any below):
    ``_sized_cache``, ``durations``, ``log_lines``, ``system_trees``), where
    Claude Code keeps its memory folders (``claude_folders``: config's default
    roots need it as much as the hook does), and the wire methods written
-   once: their definitions (``methods``), reply types (``replies``) and
-   param checks (``requests``), which every layer above speaks.
+   once: their declarations (``methods``, ``params``), reply types (``replies``) and
+   directory checks (``requests``), which every layer above speaks.
 2. **storage**, ``memoryd.indexer``: files, parses, the SQLite index and its
    schema. Citation extraction is storage's own, like the secret scan. It
    returns its own row types and never imports the reply types
    (:data:`FORBIDDEN`).
 3. **domain**: what memoryd does with the index: ``select``, ``sessions``,
-   ``staleness``, ``report``; the typed requests they take
-   (``operations``); what an agent is shown of a memory (``_delivery``: the
+   ``staleness``, ``report``; what an agent is shown of a memory (``_delivery``: the
    hook, MCP and the report's oversize flag share its caps); and the two
    settings modules that lean on storage helpers: ``config`` (read with the
    indexer's YAML guard) and ``logs`` (redacted with the indexer's secret
@@ -55,6 +54,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "memoryd.errors",
         "memoryd.log_lines",
         "memoryd.methods",
+        "memoryd.params",
         "memoryd.paths",
         "memoryd.replies",
         "memoryd.requests",
@@ -65,7 +65,6 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "memoryd._delivery",
         "memoryd.config",
         "memoryd.logs",
-        "memoryd.operations",
         "memoryd.report",
         "memoryd.select",
         "memoryd.sessions",

@@ -23,8 +23,7 @@ from memoryd.errors import RequestError
 from memoryd.indexer.parse import parse_bytes
 from memoryd.indexer.records import KIND_INDEX, KIND_MEMORY, KIND_SESSION
 from memoryd.ipc.protocol import decode_request
-from memoryd.select.types import PARAMS as SELECT_PARAMS
-from memoryd.sessions.format import _PARAM_KEYS as SAVE_PARAMS
+from memoryd.methods import METHODS
 
 JSON_SCALARS = st.one_of(
     st.none(),
@@ -143,16 +142,9 @@ def _dirs(d: DaemonProc) -> st.SearchStrategy[Any]:
 
 
 PARAM_KEYS = {
-    "status": [],
-    "list": ["dir"],
-    "reindex": ["dir"],
-    "watch": ["dir"],
-    "select": list(SELECT_PARAMS),
-    "stats": ["since"],
-    "save": ["dir", *SAVE_PARAMS],
-    "load_last": ["dir", "project", "reveal_secrets"],
-    "context": ["task", "dir", "project", "budget_tokens"],
-    "report": ["dir", "older_than"],
+    name: [p.name for p in m.params]
+    for name, m in METHODS.items()
+    if name not in ("unwatch", "shutdown", "check")
 }
 
 

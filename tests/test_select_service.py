@@ -20,16 +20,21 @@ from synced_index import SyncedIndex
 from memoryd.errors import InvalidParams
 from memoryd.indexer.store import IndexStore
 from memoryd.indexer.sync import Syncer
+from memoryd.methods import Select, handler
+from memoryd.params import decode
 from memoryd.replies import SelectResult
 from memoryd.select.selector import Selector
-from memoryd.select.types import SelectRequest, parse_select
+from memoryd.select.types import SelectRequest
 from memoryd.service import MemoryService
 
 QUERY = "how do I run the fast pytest subset?"
 
 
 def run_select(index: SyncedIndex, params: dict[str, Any]) -> SelectResult:
-    return MemoryService(index, Selector()).cmd_select(params)
+    answer = handler(MemoryService(index, Selector()), "select")
+    assert answer is not None
+    result: SelectResult = answer(params)
+    return result
 
 
 @pytest.fixture
@@ -113,7 +118,7 @@ def test_the_selector_alone_needs_no_callbacks_and_keeps_no_session_record(
     third = selector.run(store.conn, shown, str(folder), "r3")
     assert third.result["selected"] == [] and third.result["excluded"]["surfaced"] == 1
     assert (
-        parse_select({"query": QUERY, "dir": str(folder), "session_id": "s1", "ranker": "local"})
+        decode(Select, {"query": QUERY, "dir": str(folder), "session_id": "s1", "ranker": "local"})
         == req
     )
 

@@ -20,6 +20,8 @@ from synced_index import SyncedIndex
 
 from memoryd.errors import InvalidParams
 from memoryd.indexer.store import IndexStore
+from memoryd.methods import Select
+from memoryd.params import decode
 from memoryd.select.claude import ClaudeJudge, ClaudeSettings
 from memoryd.select.selector import Selector
 from memoryd.service import MemoryService
@@ -38,7 +40,9 @@ class Harness(SyncedIndex):
         self.service = MemoryService(self, Selector(judges={"anthropic": lambda: self.ranker}))
 
     def select(self, query: str = QUERY, **params: Any) -> dict[str, Any]:
-        return dict(self.service.cmd_select({"query": query, "dir": self.folder, **params}))
+        return dict(
+            self.service.cmd_select(decode(Select, {"query": query, "dir": self.folder, **params}))
+        )
 
 
 @pytest.fixture

@@ -25,9 +25,11 @@ from memoryd.config import Config
 from memoryd.errors import InvalidParams, NotFound
 from memoryd.indexer import queries
 from memoryd.indexer.store import IndexStore
+from memoryd.methods import LoadLast
+from memoryd.params import decode
 from memoryd.select.selector import Selector
 from memoryd.service import MemoryService
-from memoryd.sessions.files import parse_context, parse_load_last, parse_save
+from memoryd.sessions.files import parse_save
 from memoryd.staleness.checks import Checker
 
 PROJECT = "ledger"
@@ -108,7 +110,7 @@ def test_a_refused_save_writes_nothing_and_indexes_nothing(
     [
         ({"dir": "/nonexistent/memoryd-x", **SESSION}, NotFound, "memory directory not found at"),
         ({**SESSION, "mode": "lazy"}, InvalidParams, "'mode' must be one of"),
-        ({**SESSION, "colour": "red"}, InvalidParams, "unknown params: colour"),
+        ({**SESSION, "colour": "red"}, InvalidParams, r"unknown parameter\(s\): colour"),
         ({"session_summary": "x"}, InvalidParams, "'project' is required"),
     ],
 )
@@ -144,18 +146,20 @@ def test_a_capitalised_project_is_lowercased_with_a_note_in_every_session_reply(
         ({"task": "x", "dir": ".", "depth": 1}, r"unknown parameter\(s\): depth"),
     ],
 )
-def test_context_params_name_the_field(params: dict[str, Any], message: str) -> None:
+def test_context_params_name_the_field(
+    service: MemoryService, params: dict[str, Any], message: str
+) -> None:
     with pytest.raises(InvalidParams, match=message):
-        parse_context(params)
+        service.call("context", params)
 
 
-def test_load_last_checks_its_fields_in_order() -> None:
-    with pytest.raises(InvalidParams, match="'project' is required"):
-        parse_load_last({"dir": 3})
-    with pytest.raises(InvalidParams, match="'reveal_secrets' must be true or false"):
-        parse_load_last({"project": PROJECT, "reveal_secrets": "yes"})
+def test_load_last_names_each_bad_field() -> None:
     with pytest.raises(InvalidParams, match="'dir' must be a directory path"):
-        parse_load_last({"project": PROJECT})
+        decode(LoadLast, {"dir": 3, "project": PROJECT})
+    with pytest.raises(InvalidParams, match="'project' is required"):
+        decode(LoadLast, {"dir": "."})
+    with pytest.raises(InvalidParams, match="'reveal_secrets' must be true or false"):
+        decode(LoadLast, {"dir": ".", "project": PROJECT, "reveal_secrets": "yes"})
 
 
 def test_context_over_a_folder_synced_on_demand(

@@ -14,15 +14,9 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any
 
-from memoryd import methods
-from memoryd.cli.common import (
-    add_db_option,
-    add_socket_options,
-    memory_dir,
-    print_json,
-    wire_params,
-)
+from memoryd.cli.common import add_db_option, add_socket_options, memory_dir, print_json
 from memoryd.cli.connect import ask
+from memoryd.cli.flags import wire_params
 from memoryd.staleness.render import render_check
 
 if TYPE_CHECKING:
@@ -64,7 +58,7 @@ def failing(result: CheckResult, fail_on: str | None) -> bool:
 def cmd_check(args: argparse.Namespace) -> int:
     directory = memory_dir(args.dir)
 
-    result: CheckResult = ask(args, "check", wire_params(args, methods.CHECK, dir=directory))
+    result: CheckResult = ask(args, "check", wire_params(args, "check", dir=directory))
     if args.json:
         print_json(result)
     else:

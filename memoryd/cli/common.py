@@ -6,15 +6,11 @@ import argparse
 import json
 import os
 import sys
-from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NotRequired, TypedDict
+from typing import Any
 
 from memoryd.cli.suggest import near_folder
 from memoryd.errors import DirectoryError
-
-if TYPE_CHECKING:
-    from memoryd.methods import Method
 
 
 def memory_dir(value: str, *, must_read: bool = True) -> str:
@@ -112,34 +108,3 @@ def project_slug(value: str) -> str:
         return value  # not a slug even lowercased: the invalid_params check explains why
     note(message)
     return value.lower()
-
-
-def wire_params(args: argparse.Namespace, method: Method, **given: object) -> Mapping[str, object]:
-    """``method``'s params as the command line gave them, then ``given`` (resolved values).
-
-    A flag carries a param when its ``dest`` is the param's wire name, so a
-    command sends what its flags say and nothing is spelt out twice; flags
-    left unset (None) are not sent.
-    """
-    flags = {p.name: getattr(args, p.name, None) for p in method.params}
-    return {**{name: value for name, value in flags.items() if value is not None}, **given}
-
-
-class ArgumentHelp(TypedDict):
-    """``add_argument`` keywords a wire param supplies."""
-
-    help: str
-    default: NotRequired[object]
-
-
-def described(method: Method, name: str) -> ArgumentHelp:
-    """``add_argument`` keywords from ``method``'s param ``name``: its help and its default."""
-    param = method.param(name)
-    return (
-        {"help": param.help}
-        if param.default is None
-        else {
-            "help": f"{param.help} (default: {param.default})",
-            "default": param.default,
-        }
-    )

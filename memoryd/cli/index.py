@@ -10,16 +10,10 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any
 
-from memoryd import methods
 from memoryd._delivery import MAX_FILE_BYTES, MAX_FILE_LINES
-from memoryd.cli.common import (
-    add_db_option,
-    add_socket_options,
-    memory_dir,
-    print_json,
-    wire_params,
-)
+from memoryd.cli.common import add_db_option, add_socket_options, memory_dir, print_json
 from memoryd.cli.connect import ask, connected
+from memoryd.cli.flags import wire_params
 from memoryd.cli.wait import told_while_starting
 
 if TYPE_CHECKING:
@@ -89,7 +83,7 @@ def render_list(payload: ListReply) -> str:
 def cmd_list(args: argparse.Namespace) -> int:
     directory = memory_dir(args.dir)
 
-    payload = ask(args, "list", wire_params(args, methods.LIST, dir=directory))
+    payload = ask(args, "list", wire_params(args, "list", dir=directory))
     if args.json:
         print_json(payload)
     else:

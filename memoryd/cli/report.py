@@ -5,15 +5,9 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any
 
-from memoryd import methods
-from memoryd.cli.common import (
-    add_db_option,
-    add_socket_options,
-    memory_dir,
-    print_json,
-    wire_params,
-)
+from memoryd.cli.common import add_db_option, add_socket_options, memory_dir, print_json
 from memoryd.cli.connect import ask
+from memoryd.cli.flags import wire_params
 
 if TYPE_CHECKING:
     from memoryd.replies import ReportResult
@@ -56,7 +50,7 @@ def describe(result: ReportResult) -> str:
 
 def cmd_report(args: argparse.Namespace) -> int:
     directory = None if args.dir is None else memory_dir(args.dir)
-    result = ask(args, "report", wire_params(args, methods.REPORT, dir=directory))
+    result = ask(args, "report", wire_params(args, "report", dir=directory))
     if args.json:
         print_json(result)
     else:

@@ -7,16 +7,9 @@ import os
 import sys
 from typing import TYPE_CHECKING, Any
 
-from memoryd import methods
-from memoryd.cli.common import (
-    add_db_option,
-    add_socket_options,
-    described,
-    memory_dir,
-    print_json,
-    wire_params,
-)
+from memoryd.cli.common import add_db_option, add_socket_options, memory_dir, print_json
 from memoryd.cli.connect import ask
+from memoryd.cli.flags import described, wire_params
 from memoryd.staleness.render import caution
 
 if TYPE_CHECKING:
@@ -25,8 +18,8 @@ if TYPE_CHECKING:
 
 def register(sub: Any) -> None:
     s = sub.add_parser("select", help="the memories that clearly help a query")
-    s.add_argument("query", **described(methods.SELECT, "query"))
-    s.add_argument("--dir", required=True, **described(methods.SELECT, "dir"))
+    s.add_argument("query", **described("select", "query"))
+    s.add_argument("--dir", required=True, **described("select", "dir"))
     s.add_argument(
         "--surfaced",
         action="append",
@@ -44,15 +37,15 @@ def register(sub: Any) -> None:
         metavar="TOOL",
         help="a tool the agent used recently (repeatable)",
     )
-    s.add_argument("--limit", type=int, **described(methods.SELECT, "limit"))
-    s.add_argument("--ranker", choices=methods.RANKERS, **described(methods.SELECT, "ranker"))
+    s.add_argument("--limit", **described("select", "limit"))
+    s.add_argument("--ranker", **described("select", "ranker"))
     s.add_argument("--json", action="store_true", help="print the result as JSON")
     add_db_option(s)
     add_socket_options(s)
     s.set_defaults(handler=cmd_select)
 
     t = sub.add_parser("stats", help="selector telemetry: runs, latency, fallbacks, usage")
-    t.add_argument("--since", **described(methods.STATS, "since"))
+    t.add_argument("--since", **described("stats", "since"))
     t.add_argument("--json", action="store_true", help="print the result as JSON")
     add_db_option(t)
     add_socket_options(t)
@@ -66,7 +59,7 @@ def surfaced_entry(value: str) -> str:
 
 def cmd_select(args: argparse.Namespace) -> int:
     directory = memory_dir(args.dir)
-    result = ask(args, "select", wire_params(args, methods.SELECT, dir=directory))
+    result = ask(args, "select", wire_params(args, "select", dir=directory))
     note = result.get("note")
     # Not a memory folder at all (a typo, the checkout's top): say what it holds, and fail.
     # A memory folder whose files all have errors is the right folder: its note is shown.
@@ -130,7 +123,7 @@ def aligned(rows: list[tuple[str, str, str]]) -> list[str]:
 
 def cmd_stats(args: argparse.Namespace) -> int:
 
-    result = ask(args, "stats", wire_params(args, methods.STATS))
+    result = ask(args, "stats", wire_params(args, "stats"))
     if args.json:
         print_json(result)
     else:

@@ -8,19 +8,16 @@ import sys
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from memoryd import methods
 from memoryd.cli.common import (
     add_db_option,
     add_socket_options,
-    described,
     memory_dir,
     print_json,
     project_slug,
-    wire_params,
 )
 from memoryd.cli.connect import ask
+from memoryd.cli.flags import described, wire_params
 from memoryd.errors import ConfigError
-from memoryd.sessions._choices import MODES, STATUSES
 
 if TYPE_CHECKING:
     from memoryd.replies import Kept
@@ -63,13 +60,13 @@ def register(sub: Any) -> None:
         "decisions, approved checkpoints, and its summary or active state when this save has "
         "none. --replace writes this save alone instead.",
     )
-    s.add_argument("--dir", required=True, **described(methods.SAVE, "dir"))
-    s.add_argument("--project", type=project_slug, **described(methods.SAVE, "project"))
-    s.add_argument("--session", **described(methods.SAVE, "session"))
-    s.add_argument("--mode", choices=MODES, **described(methods.SAVE, "mode"))
-    s.add_argument("--status", choices=STATUSES, **described(methods.SAVE, "status"))
+    s.add_argument("--dir", required=True, **described("save", "dir"))
+    s.add_argument("--project", type=project_slug, **described("save", "project"))
+    s.add_argument("--session", **described("save", "session"))
+    s.add_argument("--mode", **described("save", "mode"))
+    s.add_argument("--status", **described("save", "status"))
     s.add_argument(
-        "--last-checkpoint", dest="last_checkpoint", **described(methods.SAVE, "last_checkpoint")
+        "--last-checkpoint", dest="last_checkpoint", **described("save", "last_checkpoint")
     )
     s.add_argument(
         "--checkpoint",
@@ -79,10 +76,8 @@ def register(sub: Any) -> None:
         metavar="CP",
         help="an approved checkpoint (repeatable)",
     )
-    s.add_argument("--target-dir", dest="target_dir", **described(methods.SAVE, "target_dir"))
-    s.add_argument(
-        "--summary", dest="session_summary", **described(methods.SAVE, "session_summary")
-    )
+    s.add_argument("--target-dir", dest="target_dir", **described("save", "target_dir"))
+    s.add_argument("--summary", dest="session_summary", **described("save", "session_summary"))
     s.add_argument(
         "--step",
         action=StepEntries,
@@ -99,7 +94,7 @@ def register(sub: Any) -> None:
         help="what the user chose at each checkpoint, as a JSON object: "
         '\'{"CP-S1": {"option": "B", "note": "..."}}\'',
     )
-    s.add_argument("--active-state", dest="active_state", **described(methods.SAVE, "active_state"))
+    s.add_argument("--active-state", dest="active_state", **described("save", "active_state"))
     s.add_argument(
         "--decision",
         action="append",
@@ -125,9 +120,9 @@ def register(sub: Any) -> None:
     s.set_defaults(handler=cmd_save)
 
     ll = sub.add_parser("load-last", help="the newest session memory of a project")
-    ll.add_argument("--dir", required=True, **described(methods.LOAD_LAST, "dir"))
+    ll.add_argument("--dir", required=True, **described("load_last", "dir"))
     ll.add_argument(
-        "--project", required=True, type=project_slug, **described(methods.LOAD_LAST, "project")
+        "--project", required=True, type=project_slug, **described("load_last", "project")
     )
     ll.add_argument("--json", action="store_true", help="print the result as JSON")
     add_db_option(ll)
@@ -135,12 +130,10 @@ def register(sub: Any) -> None:
     ll.set_defaults(handler=cmd_load_last)
 
     c = sub.add_parser("context", help="a short, cited brief of what earlier sessions learned")
-    c.add_argument("task", **described(methods.CONTEXT, "task"))
+    c.add_argument("task", **described("context", "task"))
     c.add_argument("--dir", action="append", required=True, help="a memory directory (repeatable)")
-    c.add_argument("--project", type=project_slug, **described(methods.CONTEXT, "project"))
-    c.add_argument(
-        "--budget", type=int, dest="budget_tokens", **described(methods.CONTEXT, "budget_tokens")
-    )
+    c.add_argument("--project", type=project_slug, **described("context", "project"))
+    c.add_argument("--budget", dest="budget_tokens", **described("context", "budget_tokens"))
     c.add_argument("--json", action="store_true", help="print the result as JSON")
     add_db_option(c)
     add_socket_options(c)
@@ -159,7 +152,7 @@ def save_params(args: argparse.Namespace) -> Mapping[str, object]:
         if not isinstance(doc, dict):
             raise ConfigError("stdin must hold a mapping of save params")
         params.update(doc)
-    return {**params, **wire_params(args, methods.SAVE)}
+    return {**params, **wire_params(args, "save")}
 
 
 def cmd_save(args: argparse.Namespace) -> int:
@@ -198,7 +191,7 @@ def kept(what: Kept) -> str:
 def cmd_load_last(args: argparse.Namespace) -> int:
     directory = memory_dir(args.dir)
 
-    params = wire_params(args, methods.LOAD_LAST, dir=directory)
+    params = wire_params(args, "load_last", dir=directory)
     result = ask(args, "load_last", params)
     if args.json:
         print_json(result)
@@ -218,7 +211,7 @@ def cmd_load_last(args: argparse.Namespace) -> int:
 
 def cmd_context(args: argparse.Namespace) -> int:
     dirs = [memory_dir(d, must_read=False) for d in args.dir]
-    result = ask(args, "context", wire_params(args, methods.CONTEXT, dir=dirs))
+    result = ask(args, "context", wire_params(args, "context", dir=dirs))
     if args.json:
         print(json.dumps(result, ensure_ascii=False, indent=2))
     else:

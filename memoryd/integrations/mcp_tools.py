@@ -1,10 +1,9 @@
 """The MCP tools' definitions as plain JSON data: names, descriptions, schemas, hints.
 
-``memoryd mcp`` sends these verbatim in ``tools/list``; nothing is generated
-at start, so the server answers ``initialize`` before it has imported
-anything heavy. Input schemas spell out enumerations (``status``, ``mode``)
-and bounds; output schemas name the fields an agent acts on and leave
-``additionalProperties`` open, so a newer daemon's extra fields pass through
+``memoryd mcp`` sends these verbatim in ``tools/list``. Input schemas are
+made from the methods' declarations (types, bounds, enumerations, defaults),
+with the words and limits a tool adds; output schemas name the fields an
+agent acts on and leave ``additionalProperties`` open, so a newer daemon's extra fields pass through
 and never break an older server. Annotations follow the MCP spec's hints:
 every tool but ``memory_save`` only reads; ``memory_save`` writes a session
 file of its own and nothing else (never destructive), and repeating it with
@@ -19,7 +18,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import NotRequired, TypedDict
 
-from memoryd.sessions._choices import MODES, STATUSES
+from memoryd.methods import Context, LoadLast, Save, Select, Status
+from memoryd.params import params
 
 
 class ObjectSchema(TypedDict):
@@ -83,6 +83,40 @@ def _open(properties: Mapping[str, Mapping[str, object]], required: list[str]) -
     return {"type": "object", "properties": properties, "required": required}
 
 
+_JSON_TYPES = {"string": "string", "dir": "string", "integer": "integer", "boolean": "boolean"}
+
+
+def _inputs(
+    decl: type,
+    required: list[str],
+    leave_out: tuple[str, ...] = (),
+    **given: Mapping[str, object],
+) -> ObjectSchema:
+    """``decl``'s params (less ``leave_out``) as a tool's input schema, made from their
+    declarations; ``given`` adds to a param's schema, or adds a property the server folds
+    into a param (``context``'s ``more_dirs``)."""
+    properties: dict[str, Mapping[str, object]] = {}
+    for p in params(decl):
+        if p.name in leave_out or p.daemon_only:
+            continue
+        schema: dict[str, object] = {"type": _JSON_TYPES.get(p.kind, "object")}
+        if p.kind == "strings":
+            schema.update(type="array", items=_STR)
+        if p.lo is not None:
+            schema.update(minimum=p.lo, maximum=p.hi)
+        if p.kind == "string" and p.required:
+            schema["minLength"] = 1
+        if p.max_len is not None:
+            schema["maxLength"] = p.max_len
+        if p.choices:
+            schema["enum"] = list(p.choices)
+        if p.default not in (None, (), False):
+            schema["default"] = p.default
+        schema["description"] = p.help[0].upper() + p.help[1:]
+        properties[p.name] = {**schema, **given.pop(p.name, {})}
+    return _object({**properties, **given}, required)
+
+
 SELECTED_MEMORY = _open(
     {
         "filename": _STR,
@@ -115,33 +149,16 @@ TOOLS: list[Tool] = [
             "do not retry with the same query; when 'note' is set, the folder itself was wrong "
             "(it names the likely one)."
         ),
-        "inputSchema": _object(
-            {
-                "query": {
-                    "type": "string",
-                    "minLength": 1,
-                    "maxLength": 20000,
-                    "description": "The task or question, in natural language",
-                },
-                "dir": DIR,
-                "session_id": SESSION_ID,
-                "recent_tools": {
-                    **_STRS,
-                    "description": "Tools/CLIs you used recently (e.g. 'pytest'); skips their docs",
-                },
-                "surfaced": {
-                    **_STRS,
-                    "description": "File names already shown to you this session",
-                },
-                "limit": {
-                    "type": "integer",
-                    "minimum": 1,
-                    "maximum": 5,
-                    "default": 5,
-                    "description": "Maximum number of memories",
-                },
-            },
+        "inputSchema": _inputs(
+            Select,
             ["query"],
+            ("ranker", "allow_secrets", "timeout_ms"),
+            dir=DIR,
+            session_id=SESSION_ID,
+            recent_tools={
+                "description": "Tools/CLIs you used recently (e.g. 'pytest'); skips their docs"
+            },
+            surfaced={"description": "File names already shown to you this session"},
         ),
         "outputSchema": _open(
             {
@@ -164,7 +181,9 @@ TOOLS: list[Tool] = [
             "file (summary, steps completed, active state, key decisions). Call it once at the "
             "start of a session when continuing earlier work on the project."
         ),
-        "inputSchema": _object({"dir": DIR, "project": PROJECT}, ["project"]),
+        "inputSchema": _inputs(
+            LoadLast, ["project"], ("reveal_secrets",), dir=DIR, project=PROJECT
+        ),
         "outputSchema": _open(
             {
                 "found": {"type": "boolean"},
@@ -190,58 +209,26 @@ TOOLS: list[Tool] = [
             "keeps what the earlier save recorded that this one does not restate: steps, key "
             "decisions, approved checkpoints, omitted fields; the reply's 'kept' lists them."
         ),
-        "inputSchema": _object(
-            {
-                "dir": DIR,
-                "project": PROJECT,
-                "session_summary": {
-                    "type": "string",
-                    "minLength": 1,
-                    "description": "What this session did, in prose",
-                },
-                "active_state": {
-                    "type": "string",
-                    "description": "Where things stand now and what comes next",
-                },
-                "session": {
-                    "type": "string",
-                    "pattern": r"^\d{4}-\d{2}-\d{2}-\d{2}-\d{2}$",
-                    "description": "Session start as YYYY-MM-DD-HH-MM (default: now)",
-                },
-                "status": {"type": "string", "enum": list(STATUSES)},
-                "mode": {"type": "string", "enum": list(MODES)},
-                "last_checkpoint": _STR,
-                "target_dir": _PATH,
-                "steps_completed": {
-                    "type": "object",
-                    "additionalProperties": {"type": "string"},
-                    "description": "Step id -> what was done, e.g. {'S1': ...}",
-                },
-                "key_decisions": {
-                    **_STRS,
-                    "description": "Decisions a later session must respect",
-                },
-                "checkpoints_approved": {
-                    **_STRS,
-                    "description": "Checkpoint labels the user approved",
-                },
-                "checkpoint_decisions": {
-                    "type": "object",
-                    "additionalProperties": _object(
-                        {
-                            "option": _STR,
-                            "note": _STR,
-                            "regenerated_count": {"type": "integer", "minimum": 0},
-                        },
-                        ["option"],
-                    ),
-                    "description": (
-                        "Checkpoint label -> what the user chose there, "
-                        "e.g. {'CP-S1': {'option': 'B', 'note': 'keep the v1 endpoints'}}"
-                    ),
-                },
-            },
+        "inputSchema": _inputs(
+            Save,
             ["project", "session_summary"],
+            ("replace",),
+            dir=DIR,
+            project=PROJECT,
+            session_summary={"minLength": 1},
+            session={"pattern": r"^\d{4}-\d{2}-\d{2}-\d{2}-\d{2}$"},
+            target_dir=_PATH,
+            steps_completed={"additionalProperties": _STR},
+            checkpoint_decisions={
+                "additionalProperties": _object(
+                    {
+                        "option": _STR,
+                        "note": _STR,
+                        "regenerated_count": {"type": "integer", "minimum": 0},
+                    },
+                    ["option"],
+                ),
+            },
         ),
         "outputSchema": _open(
             {
@@ -269,29 +256,16 @@ TOOLS: list[Tool] = [
             "task (decisions, dead ends, open work). Call it when starting work that earlier "
             "sessions may have touched, before re-deciding something."
         ),
-        "inputSchema": _object(
-            {
-                "task": {
-                    "type": "string",
-                    "minLength": 1,
-                    "description": "The task you are about to do",
-                },
-                "dir": DIR,
-                "more_dirs": {
-                    "type": "array",
-                    "items": _PATH,
-                    "description": "Other memory folders to read too",
-                },
-                "project": {**PROJECT, "description": "Limit to one project slug"},
-                "budget_tokens": {
-                    "type": "integer",
-                    "minimum": 100,
-                    "maximum": 4000,
-                    "default": 600,
-                    "description": "Size limit of the brief",
-                },
-            },
+        "inputSchema": _inputs(
+            Context,
             ["task"],
+            dir=DIR,
+            project={**PROJECT, "description": "Limit to one project slug"},
+            more_dirs={
+                "type": "array",
+                "items": _PATH,
+                "description": "Other memory folders to read too",
+            },
         ),
         "outputSchema": _open(
             {
@@ -318,7 +292,7 @@ TOOLS: list[Tool] = [
             "this server uses and why. Call it when another memory tool fails or returns "
             "nothing unexpectedly."
         ),
-        "inputSchema": _object({}, []),
+        "inputSchema": _inputs(Status, []),
         "outputSchema": _open(
             {
                 "version": _STR,

@@ -12,11 +12,12 @@ from typing import Any
 from memoryd.config import Config
 from memoryd.indexer import queries
 from memoryd.indexer.store import IndexStore
+from memoryd.methods import Select
+from memoryd.params import decode
 from memoryd.replies import SelectResult, StatsReply
 from memoryd.select import telemetry
 from memoryd.select.judge import Judge
 from memoryd.select.selector import Selector
-from memoryd.select.types import StatsRequest, parse_select
 
 
 def judge_factories(cfg: Config) -> dict[str, Callable[[], Judge]]:
@@ -89,13 +90,13 @@ def select_unrecorded(
     selector: Selector, conn: sqlite3.Connection, params: Mapping[str, Any]
 ) -> SelectResult:
     """``select`` over a directory indexed already, with no telemetry: for benchmarks and tests."""
-    req = parse_select(params)
+    req = decode(Select, params)
     return selector.run(conn, req, req.dir, "unrecorded").result
 
 
-def run_stats(conn: sqlite3.Connection, req: StatsRequest) -> StatsReply:
-    """The ``stats`` method: aggregates over ``selector_runs`` in the request's window."""
-    since = time.time() - req.window_s
+def run_stats(conn: sqlite3.Connection, window: float) -> StatsReply:
+    """The ``stats`` method: aggregates over ``selector_runs`` in the last ``window`` seconds."""
+    since = time.time() - window
     dirs = [
         r[0]
         for r in conn.execute(
@@ -103,4 +104,4 @@ def run_stats(conn: sqlite3.Connection, req: StatsRequest) -> StatsReply:
         )
     ]
     manifest = {d: [f.filename for f in queries.memories_in(conn, d)] for d in dirs}
-    return telemetry.stats(conn, since, req.window_s, manifest)
+    return telemetry.stats(conn, since, window, manifest)

@@ -12,6 +12,7 @@ import math
 import os
 import sqlite3
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, cast
 
 from memoryd import requests as p
@@ -21,14 +22,8 @@ from memoryd.indexer import queries
 from memoryd.indexer.parse import describe_os_error, parse_bytes
 from memoryd.indexer.records import KIND_SESSION, unexpected
 from memoryd.indexer.secrets import redact, redact_value
-from memoryd.methods import CONTEXT, LOAD_LAST
-from memoryd.operations import (
-    DEFAULT_BUDGET,
-    ContextRequest,
-    LoadLastRequest,
-    SaveRequest,
-    directory_param,
-)
+from memoryd.methods import Save
+from memoryd.params import decode
 from memoryd.paths import session_stamp_problem
 from memoryd.replies import (
     CheckFinding,
@@ -42,7 +37,8 @@ from memoryd.sessions._sections import resume_line
 from memoryd.sessions.brief import ParsedSessions, SessionDoc, build_brief, unavailable_message
 from memoryd.sessions.format import (
     SCHEMA_VERSION,
-    check_project,
+    SESSION_FIELDS,
+    SessionInput,
     merge,
     render_session,
     session_filename,
@@ -51,56 +47,34 @@ from memoryd.sessions.format import (
 )
 from memoryd.sessions.writes import acquire, unwritable, write_atomic
 
-MIN_BUDGET, MAX_BUDGET = 100, 4000
+
+@dataclass(frozen=True)
+class SaveRequest:
+    """A checked ``save``: the real directory, the session's fields, how to write them."""
+
+    dir: str
+    session: SessionInput
+    replace: bool = False
 
 
-def parse_save(params: Mapping[str, Any], *, now: dt.datetime | None = None) -> SaveRequest:
+def save_request(req: Save, *, now: dt.datetime | None = None) -> SaveRequest:
     """``save``'s params checked: the directory first, then every field of the session.
 
     ``save`` must not create anything: a missing directory is ``not_found``, naming it.
     """
-    raw = params.get("dir")
 
     def missing(given: str) -> NotFound:
         return NotFound(f"memory directory not found at {given}", {"field": "dir"})
 
-    directory = p.directory(raw, missing=missing)
-    fields = {k: v for k, v in params.items() if k != "replace"}
-    return SaveRequest(
-        dir=directory,
-        raw_dir=str(raw),
-        session=validate_save_params(fields, now=now),
-        project_given=params.get("project"),
-        replace=p.boolean(params, "replace"),
-    )
+    directory = p.directory(req.dir, missing=missing)
+    given = {name: getattr(req, name) for name in SESSION_FIELDS}
+    fields = {k: list(v) if isinstance(v, tuple) else v for k, v in given.items()}
+    return SaveRequest(directory, validate_save_params(fields, now=now), req.replace)
 
 
-def parse_load_last(params: Mapping[str, Any]) -> LoadLastRequest:
-    p.reject_unknown(params, LOAD_LAST.accepts())
-    project = check_project(params.get("project"))
-    reveal = p.boolean(params, "reveal_secrets")
-    return LoadLastRequest(
-        dir=directory_param(params),
-        project=project,
-        project_given=params.get("project"),
-        reveal_secrets=reveal,
-    )
-
-
-def parse_context(params: Mapping[str, Any]) -> ContextRequest:
-    """``context``'s params in the order they are checked: task, dir(s), project, budget."""
-    p.reject_unknown(params, CONTEXT.accepts())
-    task = p.required_string(params, "task", max_len=20_000)
-    raw = params.get("dir")
-    raw_dirs = raw if isinstance(raw, list) else [raw]
-    if not raw_dirs or not all(isinstance(d, str) and d for d in raw_dirs):
-        raise InvalidParams("'dir' must be a directory path or a list of them", {"field": "dir"})
-    given = params.get("project")
-    project = None if given is None else check_project(given)
-    budget = p.integer(
-        params, "budget_tokens", default=DEFAULT_BUDGET, minimum=MIN_BUDGET, maximum=MAX_BUDGET
-    )
-    return ContextRequest(task, tuple(str(d) for d in raw_dirs), project, budget, given)
+def parse_save(params: Mapping[str, Any], *, now: dt.datetime | None = None) -> SaveRequest:
+    """:func:`save_request` of wire params (the in-process callers')."""
+    return save_request(decode(Save, params), now=now)
 
 
 def save(request: SaveRequest) -> SaveResult:

@@ -18,10 +18,10 @@ from typing import Any
 import yaml
 
 from memoryd.errors import InvalidParams
-from memoryd.methods import SAVE
+from memoryd.methods import MODES, STATUSES, Save
+from memoryd.params import params
 from memoryd.paths import SESSION_FILENAME, SESSION_STAMP_FORMAT, session_stamp_problem
 from memoryd.replies import Kept
-from memoryd.sessions._choices import MODES, STATUSES
 from memoryd.sessions._sections import Entry, parse_sections, session_started
 
 SCHEMA_VERSION = "1.1"
@@ -32,9 +32,7 @@ _SESSION = re.compile(r"\d{4}-\d{2}-\d{2}-\d{2}-\d{2}")
 _LABEL = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 _DECISION_KEYS = ("option", "note", "regenerated_count")
 # ``dir`` is resolved by the request's parser, ``replace`` decides how the file is written.
-_REQUEST_KEYS = ("dir", "replace")
-_PARAM_KEYS = tuple(name for name in SAVE.accepts() if name not in _REQUEST_KEYS)
-_IGNORED_KEYS = ("dir",)  # added by the socket layer, which resolves it itself
+SESSION_FIELDS = tuple(p.name for p in params(Save) if p.name not in ("dir", "replace"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,13 +61,8 @@ def session_filename(project: str, session: str) -> str:
 def validate_save_params(
     params: Mapping[str, object], *, now: dt.datetime | None = None
 ) -> SessionInput:
-    """Check every ``save`` param; the InvalidParams message names the bad field."""
-    unknown = sorted(set(params) - set(_PARAM_KEYS) - set(_IGNORED_KEYS))
-    if unknown:
-        raise InvalidParams(
-            f"unknown params: {', '.join(unknown)} (expected: {', '.join(_PARAM_KEYS)})",
-            {"fields": unknown},
-        )
+    """Check every field of a session (``SESSION_FIELDS``; other keys are not read); the
+    InvalidParams message names the bad field."""
     return SessionInput(
         project=check_project(params.get("project")),
         session=_session(params.get("session"), now),
