@@ -22,8 +22,7 @@ from memoryd import config as config_mod
 from memoryd.config import Config
 from memoryd.daemon import runtime, startup, systemd
 from memoryd.daemon.compose import Parts, compose
-from memoryd.daemon.core import Where
-from memoryd.daemon.lifecycle import FATAL_EXIT, Lifecycle, Reload
+from memoryd.daemon.lifecycle import FATAL_EXIT, Lifecycle, Reload, Where
 from memoryd.daemon.maintenance import WallClock
 from memoryd.daemon.roots import Origin
 from memoryd.errors import DaemonError

@@ -23,10 +23,9 @@ from apscheduler.schedulers.background import BackgroundScheduler
 from memoryd.config import Config
 from memoryd.daemon import health, startup
 from memoryd.daemon.alarms import Alarms
-from memoryd.daemon.core import Core, Where
 from memoryd.daemon.handlers import DaemonMethods
 from memoryd.daemon.index import DaemonIndex, RunRows
-from memoryd.daemon.lifecycle import Job, Lifecycle
+from memoryd.daemon.lifecycle import Job, Lifecycle, Where
 from memoryd.daemon.maintenance import Maintenance, repairer
 from memoryd.daemon.readers import Readers
 from memoryd.daemon.reporter import Reporter
@@ -152,9 +151,12 @@ def compose(
         on_disconnect=readers.release,
         rebind=where.rebind,
     )
-    core = Core(
+    # `status` answers (with progress) during the first reconcile; the other
+    # methods wait for it. Storage trouble is answered `index_unavailable`.
+    methods = DaemonMethods(
         life,
         where,
+        service=service,
         roots=roots,
         watcher=watcher,
         writer=writer,
@@ -167,10 +169,7 @@ def compose(
             maintenance,
             Alarms(roots.paths, watcher, maintenance, readers, life),
         ],
-    )
-    # `status` answers (with progress) during the first reconcile; the other
-    # methods wait for it. Storage trouble is answered `index_unavailable`.
-    methods = DaemonMethods(core, service, staleness).table()
+    ).table()
     return Parts(
         writer=writer,
         watcher=watcher,

@@ -133,38 +133,51 @@ class _Writer(Protocol):
     def report_damage(self, store: IndexStore, reason: str) -> None: ...
 
 
+def trouble(exc: BaseException, store: IndexStore, writer: _Writer) -> tuple[str, bool] | None:
+    """What a request's read over ``store`` failing with ``exc`` means for the index.
+
+    ``(why, rebuilding)``, or None when ``exc`` is not the storage's. The
+    index is being rebuilt when its file was deleted or replaced (the writer
+    starts over within a second), when the writer replaced its store or is
+    rebuilding meanwhile, or when the read found damage, which is reported to
+    the writer here.
+    """
+    found = recovery.trouble(exc)
+    lost = recovery.replaced(store)
+    if lost is not None:
+        return f"{lost}; it is being rebuilt from the files", True
+    if found is not None and found[0] == recovery.DAMAGED:
+        writer.report_damage(store, found[1])
+        return f"the index is damaged ({found[1]}); it is being rebuilt from the files", True
+    why = found[1] if found else str(exc)
+    if writer.health.state == REBUILDING or writer.store is not store:
+        return why, True
+    if found is not None or isinstance(exc, StoreError):
+        return why, False
+    return None
+
+
 def guard(handlers: dict[str, Handler], writer: _Writer) -> dict[str, Handler]:
     """``handlers`` that answer storage trouble with ``index_unavailable``, never ``internal``.
 
-    Damage a query runs into is reported to the writer, which sets the file
-    aside and rebuilds the index (as it does by itself for a file deleted or
-    replaced); while that runs, requests wait a little for it and are then
-    told to retry. ``status`` is never held.
+    While the index is rebuilt, requests wait a little for it and are then
+    told to retry. ``status`` is never held, and answers storage trouble itself.
     """
 
     def guarded(name: str, handler: Handler) -> Handler:
         # dict[str, Any]: a request's params as decoded, unchecked (ipc.server.Handler).
         def answer(params: dict[str, Any]) -> Any:
-            health = writer.health
-            if name != "status" and health.state == REBUILDING:
-                _wait_rebuilt(health)
+            if name != "status" and writer.health.state == REBUILDING:
+                _wait_rebuilt(writer.health)
             store = writer.store  # read per request: a rebuild replaces it
             try:
                 return handler(params)
             except (sqlite3.Error, StoreError) as exc:
-                found = recovery.trouble(exc)
-                lost = recovery.replaced(store)  # the writer starts over within a second
-                # a reader that met the rebuilt file before its tables: the rebuild, not a defect
-                rebuilding = health.state == REBUILDING or "no such table" in str(exc)
-                if not (found or lost or rebuilding or isinstance(exc, StoreError)):
+                found = trouble(exc, store, writer)
+                if found is None:
                     raise
-                why = found[1] if found else str(exc)
-                if lost is not None:
-                    why = f"{lost}; it is being rebuilt from the files"
-                elif found is not None and found[0] == recovery.DAMAGED:
-                    writer.report_damage(store, why)
-                    why = f"the index is damaged ({why}); it is being rebuilt from the files"
-                raise IndexUnavailable(f"{why}; retry in a few seconds", {"retry": True}) from None
+                why = f"{found[0]}; retry in a few seconds"
+                raise IndexUnavailable(why, {"retry": True}) from None
 
         return answer
 

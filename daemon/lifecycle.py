@@ -1,4 +1,4 @@
-"""Where the daemon is in its life, how a part asks it to stop, and a part's periodic job.
+"""Where the daemon is in its life and on disk, how a part asks it to stop, its periodic jobs.
 
 The daemon's parts are handed a :class:`Lifecycle` instead of the daemon:
 the staleness thread and a full reconcile watch ``stop_requested``, the
@@ -14,6 +14,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from socket import socket as Listener
 from typing import Literal
 
 import structlog
@@ -33,6 +34,20 @@ class Reload:
 
     at: float
     refused: str | None
+
+
+@dataclass(frozen=True)
+class Where:
+    """Where this daemon can be found, and how to stop being findable."""
+
+    socket: str
+    activated: bool
+    """The listening socket came from systemd (socket activation), not from our bind."""
+    db: str
+    release: Callable[[], None]
+    """Remove the socket file and the pidfile (``shutdown`` does so before it replies)."""
+    rebind: Callable[[], Listener | None] = lambda: None
+    """A new listening socket when ours can no longer be reached (its file deleted), else None."""
 
 
 @dataclass(frozen=True)
