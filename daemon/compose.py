@@ -1,12 +1,9 @@
-"""The daemon's parts, built in one place, in dependency order, and handed their collaborators.
+"""The daemon's parts, built in one place, in dependency order.
 
-:func:`compose` is the only code that knows every part: the writer thread,
-the readers, the watcher, the roots, the periodic jobs, the selector and the
-service over the index, the reporter, the staleness checker, the socket
-methods and the server. Each part is built after everything it uses and
-gets it as constructor arguments, never the daemon; no part is handed a
-collaborator later. The daemon keeps only its life: claiming the socket,
-starting, reloading and stopping what :func:`compose` built.
+:func:`compose` is the only code that knows every part. Each is built after
+everything it uses and gets it as constructor arguments, never the daemon,
+and is handed no collaborator later. The daemon starts, reloads and stops
+what it built.
 """
 
 from __future__ import annotations
@@ -50,17 +47,6 @@ class Scheduled(Protocol):
     """A part with periodic jobs, handed over as data each time they are installed."""
 
     def jobs(self) -> list[Job]: ...
-
-
-class ServerLimits:
-    """The server's share of the config: its connection cap and idle timeout."""
-
-    def __init__(self, server: Server) -> None:
-        self._server = server
-
-    def reconfigure(self, cfg: Config) -> None:
-        self._server.max_connections = cfg.max_connections
-        self._server.idle_timeout = cfg.idle_timeout
 
 
 @dataclass(frozen=True)
@@ -183,7 +169,7 @@ def compose(
         handlers=health.guard(startup.gate(methods, life), writer),
         reconfigurable=[
             watcher,
-            ServerLimits(server),
+            server,
             roots,
             maintenance,
             runs,

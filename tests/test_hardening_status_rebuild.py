@@ -66,7 +66,7 @@ def test_status_answers_while_the_writer_has_not_noticed_the_index_was_replaced(
 
         def rebuilt() -> bool:
             again = status()
-            return again["index"]["state"] == "ok" and again["roots"][0]["files"] == 1
+            return bool(again["index"]["state"] == "ok" and again["roots"][0]["files"] == 1)
 
         wait_until(rebuilt, 15, "the writer to rebuild the index from the files")
 
