@@ -71,12 +71,8 @@ class Parts:
             self.schedule()
 
     def schedule(self) -> None:
-        """Install every periodic job from a fresh trigger (so: from now), and run them.
-
-        At the end of start-up, after a reload, and after the wall clock was
-        set back (apscheduler keeps next run times in wall-clock terms: the
-        jobs would otherwise wait out the time the clock went back).
-        """
+        """Install every periodic job from a fresh trigger (so: from now), and run them:
+        after start-up, a reload, and the wall clock set back (apscheduler counts in it)."""
         self.scheduler.remove_all_jobs()
         for part in self.scheduled:
             for job in part.jobs():
@@ -104,9 +100,8 @@ def compose(
 ) -> Parts:
     """Every part of a daemon serving ``listener`` over ``store``; nothing is walked yet.
 
-    The writer and watcher threads run from here on; the staleness thread,
-    the server and the scheduler are started by the daemon. ``clock`` is
-    when roots are used and go idle (tests pass their own, instead of waiting).
+    The writer and watcher threads run from here on; the daemon starts the
+    rest. ``clock`` dates roots' use (tests pass their own).
     """
     readers = Readers(cfg.db_path)
     selector = make_selector(cfg)

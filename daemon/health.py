@@ -1,15 +1,11 @@
 """Whether the index can be written now, when the writer tries again, and the request guard.
 
-The writer reports every storage failure (a full disk, another process's
-lock) here and the state becomes ``degraded``: reads go on, writes stop
-waiting for the lock, watcher hints are dropped, and a *repair* (a full
-reconcile, which writes only what differs from the disk) is due after a
-backoff doubling up to :data:`MAX_BACKOFF_S`. Each attempt first makes one
-tiny write (a probe), so retries stay cheap while it fails; a repair that
-fails after its probe passed backs off up to :data:`MAX_REPAIR_BACKOFF_S`.
-The first repair that succeeds ends the state; damage found while running
-makes it ``rebuilding`` until the new index is filled. Retry times are
-monotonic. :func:`guard` answers storage trouble with ``index_unavailable``.
+A storage failure (a full disk, another process's lock) makes the state
+``degraded``: reads go on, watcher hints are dropped, and a *repair* (a probe
+write, then a full reconcile) is due after a doubling backoff. The first
+repair that succeeds ends it; damage, or the index file lost, makes it
+``rebuilding`` until the new index is filled. :func:`guard` answers storage
+trouble with ``index_unavailable``.
 """
 
 from __future__ import annotations
@@ -18,7 +14,7 @@ import sqlite3
 import threading
 import time
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from memoryd.errors import IndexUnavailable, StoreError
 from memoryd.indexer import recovery
@@ -26,6 +22,9 @@ from memoryd.indexer.queries import iso_utc
 from memoryd.indexer.store import IndexStore
 from memoryd.ipc.server import Handler
 from memoryd.replies import IndexHealth
+
+if TYPE_CHECKING:
+    from memoryd.daemon.writer import Writer
 
 OK, DEGRADED, REBUILDING = "ok", "degraded", "rebuilding"
 FIRST_BACKOFF_S = 0.5
@@ -124,16 +123,7 @@ REBUILD_WAIT_S = 5.0
 """How long a request waits for a rebuilt index to be filled before ``index_unavailable``."""
 
 
-class _Writer(Protocol):
-    health: Health
-
-    @property
-    def store(self) -> IndexStore: ...
-
-    def report_damage(self, store: IndexStore, reason: str) -> None: ...
-
-
-def trouble(exc: BaseException, store: IndexStore, writer: _Writer) -> tuple[str, bool] | None:
+def trouble(exc: BaseException, store: IndexStore, writer: Writer) -> tuple[str, bool] | None:
     """What a request's read over ``store`` failing with ``exc`` means for the index.
 
     ``(why, rebuilding)``, or None when ``exc`` is not the storage's. The
@@ -157,7 +147,7 @@ def trouble(exc: BaseException, store: IndexStore, writer: _Writer) -> tuple[str
     return None
 
 
-def guard(handlers: dict[str, Handler], writer: _Writer) -> dict[str, Handler]:
+def guard(handlers: dict[str, Handler], writer: Writer) -> dict[str, Handler]:
     """``handlers`` that answer storage trouble with ``index_unavailable``, never ``internal``.
 
     While the index is rebuilt, requests wait a little for it and are then
@@ -167,8 +157,13 @@ def guard(handlers: dict[str, Handler], writer: _Writer) -> dict[str, Handler]:
     def guarded(name: str, handler: Handler) -> Handler:
         # dict[str, Any]: a request's params as decoded, unchecked (ipc.server.Handler).
         def answer(params: dict[str, Any]) -> Any:
-            if name != "status" and writer.health.state == REBUILDING:
-                _wait_rebuilt(writer.health)
+            held = writer.health
+            deadline = time.monotonic() + REBUILD_WAIT_S
+            while name != "status" and held.state == REBUILDING:
+                if time.monotonic() >= deadline:
+                    why = f"the index is being rebuilt after damage ({held.reason})"
+                    raise IndexUnavailable(f"{why}; retry in a few seconds", {"retry": True})
+                time.sleep(0.05)
             store = writer.store  # read per request: a rebuild replaces it
             try:
                 return handler(params)
@@ -182,14 +177,3 @@ def guard(handlers: dict[str, Handler], writer: _Writer) -> dict[str, Handler]:
         return answer
 
     return {name: guarded(name, handler) for name, handler in handlers.items()}
-
-
-def _wait_rebuilt(health: Health) -> None:
-    deadline = time.monotonic() + REBUILD_WAIT_S
-    while health.state == REBUILDING and time.monotonic() < deadline:
-        time.sleep(0.05)
-    if health.state == REBUILDING:
-        raise IndexUnavailable(
-            f"the index is being rebuilt after damage ({health.reason}); retry in a few seconds",
-            {"retry": True},
-        )

@@ -48,10 +48,6 @@ _ERROR_KEPT = 300
 """How much of a failed reconcile's error ``status`` shows."""
 
 
-def _memory_or_temp(name: str) -> bool:
-    return is_memory_filename(name) or is_temp_name(name)
-
-
 @dataclass
 class ReconcileInfo:
     at: float
@@ -207,7 +203,8 @@ class Maintenance:
         temps: list[str] = []
         for root in roots:
             tree = listed[root] = []
-            for directory, entries in walk_dirs(root, keep=_memory_or_temp):
+            kept = walk_dirs(root, keep=lambda n: is_memory_filename(n) or is_temp_name(n))
+            for directory, entries in kept:
                 if self._stop.is_set():
                     break
                 temps += [e.path for e in entries if is_temp_name(e.name)]
