@@ -348,8 +348,8 @@ class Server:
             req_id = req.id
             handler = self.handlers.get(req.method)
             if handler is None:
-                known = {"methods": sorted(self.handlers)}
-                raise UnknownMethod(f"unknown method {req.method!r}", known)
+                why = f"unknown method {req.method!r}"
+                raise UnknownMethod(why, {"methods": sorted(self.handlers)})
             return encode_result(req_id, handler(req.params))
         except RequestError as err:
             if req_id is None and isinstance(err.data, dict):
