@@ -52,6 +52,8 @@ log = structlog.get_logger("memoryd.watcher")
 
 MAX_WAIT = 0.5
 """A steady stream of events is still flushed this often."""
+POLL_S = 1.0
+"""How often a polled root is listed."""
 
 _LIMIT_ERRNOS = {errno.ENOSPC, errno.EMFILE, errno.ENFILE}
 _WATCHES = "/proc/sys/fs/inotify/max_user_watches"
@@ -133,14 +135,12 @@ class Watcher:
         on_paths: Callable[[set[str], set[str]], None],
         *,
         settle: float = 0.05,
-        polling_interval: float = 1.0,
         inotify_watches: int | None = None,
     ) -> None:
         self.on_paths = on_paths
         self._lost: set[str] = set()
         """Roots whose events the kernel dropped since :meth:`lost_roots` was last asked."""
         self.settle = settle
-        self.polling_interval = polling_interval
         self.inotify_watches = inotify_budget() if inotify_watches is None else inotify_watches
         self._dirs: dict[str, int] = {}
         """Root -> the inotify watches it took (its directories when it was scheduled)."""
@@ -209,7 +209,7 @@ class Watcher:
                 )
         mode: WatcherMode = "inotify"
         if note is not None:
-            note += f"; polled every {self.polling_interval:g} s instead"
+            note += f"; polled every {POLL_S:g} s instead"
             log.warning("watcher.polling_fallback", root=root, reason=note)
             observer = self._observer("polling")
             watch = observer.schedule(handler, root, recursive=True, event_filter=CONTENT_EVENTS)
@@ -227,9 +227,7 @@ class Watcher:
         """The running observer shared by every root of ``mode`` (a new one if it died)."""
         observer: Any = self._shared.get(mode)
         if observer is None or not observer.is_alive():
-            observer = (
-                inotify_observer() if mode == "inotify" else polling_observer(self.polling_interval)
-            )
+            observer = inotify_observer() if mode == "inotify" else polling_observer(POLL_S)
             observer.start()
             self._shared[mode] = observer
         return observer

@@ -86,9 +86,9 @@ class Writer:
 
         self.submit(rebuild, keep=True)
 
-    def call(self, job: Callable[[IndexStore], T], timeout: float | None = None) -> T:
+    def call(self, job: Callable[[IndexStore], T]) -> T:
         """Run ``job`` on the writer thread and wait for its result."""
-        return self.submit(job).result(timeout)
+        return self.submit(job).result()
 
     def close(self, timeout: float = 30.0) -> None:
         """Run the kept jobs (in order), cancel the rest, close the store cleanly.
