@@ -185,7 +185,7 @@ class Daemon:
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
 
     def _hangup(self, *_: object) -> None:
-        """SIGHUP: a reload, and a deleted socket file bound again at once (even while indexing)."""
+        """SIGHUP: a reload, and a deleted socket file bound again at once."""
         self._reload_requested.set()
         if self._parts is not None:
             self._parts.server.check_listener()

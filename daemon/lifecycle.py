@@ -1,11 +1,8 @@
 """Where the daemon is in its life and on disk, how a part asks it to stop, its periodic jobs.
 
-The daemon's parts are handed a :class:`Lifecycle` instead of the daemon:
-the staleness thread and a full reconcile watch ``stop_requested``, the
-writer and the server call :meth:`Lifecycle.fail` when they die, ``status``
-reports the state, and requests that arrive during the first index wait on
-``ready``. A part with periodic work describes it as :class:`Job` values;
-the daemon installs them.
+The daemon's parts are handed a :class:`Lifecycle` and a :class:`Where`
+instead of the daemon; a part with periodic work describes it as
+:class:`Job` values, which the daemon installs.
 """
 
 from __future__ import annotations

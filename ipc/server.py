@@ -60,11 +60,8 @@ class LineTooLong(Exception):
 
 
 class LineReader:
-    """Read ``\\n``-terminated lines from a socket, never holding more than the cap.
-
-    A line over the cap raises :class:`LineTooLong` once; the reader then
-    discards bytes up to that line's newline, so the connection can go on.
-    """
+    """Read ``\\n``-terminated lines from a socket, never holding more than the cap; a line
+    over it raises :class:`LineTooLong` once and is discarded up to its newline."""
 
     def __init__(self, sock: socket.socket, limit: int = MAX_LINE_BYTES) -> None:
         self.sock = sock
@@ -270,14 +267,9 @@ class Server:
         return thread
 
     def _shed(self, exc: OSError) -> None:
-        """Out of descriptors: close an idle connection, or answer the waiting client ``busy``.
-
-        An idle connection's descriptors (its socket, its thread's database
-        connection) are freed for the new client, once its thread has let go
-        of them. Without one, the spare descriptor answers ``busy``: otherwise
-        the connection stays in the backlog, every accept fails at once and
-        the loop spins.
-        """
+        """Out of descriptors: close an idle connection (its thread lets go of its socket
+        and database connection), else answer the waiting client ``busy`` from the spare
+        descriptor, so the backlog never spins the accept loop."""
         now = time.monotonic()
         if now - self._shed_logged > _SHED_LOG_EVERY_S:
             self._shed_logged = now
