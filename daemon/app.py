@@ -22,8 +22,7 @@ from memoryd import config as config_mod
 from memoryd.config import Config
 from memoryd.daemon import runtime, startup, systemd
 from memoryd.daemon.compose import Parts, compose
-from memoryd.daemon.core import Where
-from memoryd.daemon.lifecycle import FATAL_EXIT, Lifecycle, Reload
+from memoryd.daemon.lifecycle import FATAL_EXIT, Lifecycle, Reload, Where
 from memoryd.daemon.maintenance import WallClock
 from memoryd.daemon.roots import Origin
 from memoryd.errors import DaemonError
@@ -148,11 +147,8 @@ class Daemon:
     def _rebound(self) -> socket.socket | None:
         """Every second on the accept thread: a new socket if our socket file is gone.
 
-        Deleted or replaced by something that does not answer, it is bound
-        again (a live socket of another daemon, or a file that is not a socket,
-        is left alone and logged). systemd's socket (activation) is not ours to
-        bind: its loss is logged once, and ``systemctl --user restart
-        memoryd.socket`` makes a new one.
+        A live socket of another daemon, or a file that is not a socket, is
+        left alone and logged; so is the loss of systemd's socket (not ours).
         """
         with self._socket_lock:
             inode, path = self._socket_inode, self.cfg.socket
@@ -189,7 +185,7 @@ class Daemon:
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
 
     def _hangup(self, *_: object) -> None:
-        """SIGHUP: a reload, and a deleted socket file bound again at once (even while indexing)."""
+        """SIGHUP: a reload, and a deleted socket file bound again at once."""
         self._reload_requested.set()
         if self._parts is not None:
             self._parts.server.check_listener()
@@ -197,13 +193,8 @@ class Daemon:
     def reload(self) -> None:
         """SIGHUP: re-read the config file; every setting but the paths is applied.
 
-        The file is validated whole before anything changes, roots included
-        (one no folder may be, such as ``/``), so a refused file leaves the
-        running configuration and roots exactly as they were, and ``status``
-        says why it was refused. Each part takes
-        its settings in its ``reconfigure``: roots added to the file are
-        watched and indexed, roots taken out of it are unwatched and their
-        rows dropped. ``socket`` and ``state_dir`` need a restart.
+        The file is validated whole (roots included) before anything changes:
+        a refused one leaves everything as it was, and ``status`` says why.
         """
         try:
             fresh = config_mod.load(self.cfg.source)

@@ -1,12 +1,9 @@
-"""The daemon's parts, built in one place, in dependency order, and handed their collaborators.
+"""The daemon's parts, built in one place, in dependency order.
 
-:func:`compose` is the only code that knows every part: the writer thread,
-the readers, the watcher, the roots, the periodic jobs, the selector and the
-service over the index, the reporter, the staleness checker, the socket
-methods and the server. Each part is built after everything it uses and
-gets it as constructor arguments, never the daemon; no part is handed a
-collaborator later. The daemon keeps only its life: claiming the socket,
-starting, reloading and stopping what :func:`compose` built.
+:func:`compose` is the only code that knows every part. Each is built after
+everything it uses and gets it as constructor arguments, never the daemon,
+and is handed no collaborator later. The daemon starts, reloads and stops
+what it built.
 """
 
 from __future__ import annotations
@@ -23,10 +20,9 @@ from apscheduler.schedulers.background import BackgroundScheduler
 from memoryd.config import Config
 from memoryd.daemon import health, startup
 from memoryd.daemon.alarms import Alarms
-from memoryd.daemon.core import Core, Where
 from memoryd.daemon.handlers import DaemonMethods
 from memoryd.daemon.index import DaemonIndex, RunRows
-from memoryd.daemon.lifecycle import Job, Lifecycle
+from memoryd.daemon.lifecycle import Job, Lifecycle, Where
 from memoryd.daemon.maintenance import Maintenance, repairer
 from memoryd.daemon.readers import Readers
 from memoryd.daemon.reporter import Reporter
@@ -53,17 +49,6 @@ class Scheduled(Protocol):
     def jobs(self) -> list[Job]: ...
 
 
-class ServerLimits:
-    """The server's share of the config: its connection cap and idle timeout."""
-
-    def __init__(self, server: Server) -> None:
-        self._server = server
-
-    def reconfigure(self, cfg: Config) -> None:
-        self._server.max_connections = cfg.max_connections
-        self._server.idle_timeout = cfg.idle_timeout
-
-
 @dataclass(frozen=True)
 class Parts:
     """What :func:`compose` built; the daemon starts, reloads and stops it."""
@@ -86,12 +71,8 @@ class Parts:
             self.schedule()
 
     def schedule(self) -> None:
-        """Install every periodic job from a fresh trigger (so: from now), and run them.
-
-        At the end of start-up, after a reload, and after the wall clock was
-        set back (apscheduler keeps next run times in wall-clock terms: the
-        jobs would otherwise wait out the time the clock went back).
-        """
+        """Install every periodic job from a fresh trigger (so: from now), and run them:
+        after start-up, a reload, and the wall clock set back (apscheduler counts in it)."""
         self.scheduler.remove_all_jobs()
         for part in self.scheduled:
             for job in part.jobs():
@@ -119,9 +100,8 @@ def compose(
 ) -> Parts:
     """Every part of a daemon serving ``listener`` over ``store``; nothing is walked yet.
 
-    The writer and watcher threads run from here on; the staleness thread,
-    the server and the scheduler are started by the daemon. ``clock`` is
-    when roots are used and go idle (tests pass their own, instead of waiting).
+    The writer and watcher threads run from here on; the daemon starts the
+    rest. ``clock`` dates roots' use (tests pass their own).
     """
     readers = Readers(cfg.db_path)
     selector = make_selector(cfg)
@@ -152,9 +132,12 @@ def compose(
         on_disconnect=readers.release,
         rebind=where.rebind,
     )
-    core = Core(
+    # `status` answers (with progress) during the first reconcile; the other
+    # methods wait for it. Storage trouble is answered `index_unavailable`.
+    methods = DaemonMethods(
         life,
         where,
+        service=service,
         roots=roots,
         watcher=watcher,
         writer=writer,
@@ -167,10 +150,7 @@ def compose(
             maintenance,
             Alarms(roots.paths, watcher, maintenance, readers, life),
         ],
-    )
-    # `status` answers (with progress) during the first reconcile; the other
-    # methods wait for it. Storage trouble is answered `index_unavailable`.
-    methods = DaemonMethods(core, service, staleness).table()
+    ).table()
     return Parts(
         writer=writer,
         watcher=watcher,
@@ -184,7 +164,7 @@ def compose(
         handlers=health.guard(startup.gate(methods, life), writer),
         reconfigurable=[
             watcher,
-            ServerLimits(server),
+            server,
             roots,
             maintenance,
             runs,

@@ -1,33 +1,36 @@
 """The daemon's one method table, and the methods only the daemon answers.
 
-Every socket method is looked up here by name, as dmypy's server looks up its
-``cmd_*`` commands: :class:`DaemonMethods` answers ``status``, ``reindex``,
-``watch``, ``unwatch`` and ``shutdown`` itself (each checks its params, asks
-the daemon's narrow :class:`~memoryd.daemon.core.Core` and encodes the answer;
-it never touches the ``Daemon``), and ``select``'s ``cwd``; every other method
-is the shared :class:`~memoryd.service.MemoryService`'s ``cmd_*``, the same
-entry the CLI's in-process fallback calls. Which methods exist, and what they
-take, is :mod:`memoryd.methods`.
+:class:`DaemonMethods` answers ``status``, ``reindex``, ``watch``, ``unwatch``,
+``shutdown`` and ``select``'s ``cwd`` from the parts it is handed; every other
+method is the shared :class:`~memoryd.service.MemoryService`'s ``cmd_*``.
+Which methods exist, and what they take, is :mod:`memoryd.methods`.
+``status`` answers whatever the index's state: a read it cannot make is said
+in its ``index`` entry. Features add keys to ``status`` as a :class:`StatusPart`.
 """
 
 from __future__ import annotations
 
 import os
+import sqlite3
+import threading
 import time
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Protocol
+
+import structlog
 
 from memoryd import __version__, methods
 from memoryd import requests as p
-from memoryd.daemon.core import Core, RootState
+from memoryd.daemon import health
 from memoryd.daemon.roots import PERSISTED
-from memoryd.errors import InvalidParams, NotFound
+from memoryd.errors import InvalidParams, NotFound, StoreError
 from memoryd.indexer import queries
 from memoryd.indexer.folders import empty_folder_note
 from memoryd.ipc.protocol import PROTOCOL_VERSION
 from memoryd.ipc.server import Handler
 from memoryd.methods import Reindex, Select, Shutdown, Status, Unwatch, Watch
 from memoryd.replies import (
+    FeatureStatus,
     LastReconcile,
     ReindexReply,
     RootStatus,
@@ -39,12 +42,21 @@ from memoryd.replies import (
 )
 
 if TYPE_CHECKING:
-    from memoryd.daemon.maintenance import ReconcileInfo
+    from memoryd.daemon.lifecycle import Lifecycle, Where
+    from memoryd.daemon.maintenance import Maintenance, ReconcileInfo
+    from memoryd.daemon.readers import Readers
     from memoryd.daemon.staleness_checker import Staleness
+    from memoryd.daemon.watched_roots import WatchedRoots
+    from memoryd.daemon.watcher import Watcher
+    from memoryd.daemon.writer import Writer
+    from memoryd.ipc.server import Server
     from memoryd.service import MemoryService
 
+log = structlog.get_logger(__name__)
 
 MAX_CWD = 4096
+COUNTS_MAX_AGE = 2.0
+"""Seconds a root's file counts may be reused by ``status`` when nothing was written."""
 
 
 def _iso(epoch: float | None) -> str | None:
@@ -62,31 +74,36 @@ def _reconcile_json(rec: ReconcileInfo | None) -> LastReconcile | None:
     }
 
 
-def _root_json(root: RootState) -> RootStatus:
-    entry: RootStatus = {
-        "path": root.path,
-        "origin": root.origin,
-        "forget_after": _iso(root.forget_at),
-        "watcher": root.watcher,
-        "files": root.files,
-        "errors": root.errors,
-        "recrawls": root.recrawls,
-        "last_recrawl": _reconcile_json(root.last_recrawl),
-    }
-    if root.watcher_note is not None:
-        entry["watcher_note"] = root.watcher_note
-    entry["checkout"] = root.checkout
-    return entry
+class StatusPart(Protocol):
+    """A feature's share of ``status``: keys merged into the reply's top level."""
+
+    def status(self) -> FeatureStatus: ...
 
 
 class DaemonMethods:
-    """The methods the daemon answers itself, over its core, its service and its checker."""
+    """The methods the daemon answers itself, over the parts they need."""
 
-    def __init__(self, core: Core, service: MemoryService, staleness: Staleness) -> None:
-        self.core = core
-        self.service = service
-        self.staleness = staleness
+    def __init__(
+        self,
+        life: Lifecycle,
+        where: Where,
+        *,
+        service: MemoryService,
+        roots: WatchedRoots,
+        watcher: Watcher,
+        writer: Writer,
+        readers: Readers,
+        maintenance: Maintenance,
+        staleness: Staleness,
+        server: Server,
+        status_parts: Sequence[StatusPart],
+    ) -> None:
+        self.life, self.where, self.service = life, where, service
+        self.roots, self.watcher, self.writer, self.readers = roots, watcher, writer, readers
+        self.maintenance, self.staleness, self.server = maintenance, staleness, server
+        self.status_parts = status_parts
         self.capabilities = methods.capabilities()
+        self._counts: dict[str, tuple[int, float, tuple[int, int]]] = {}
 
     def table(self) -> dict[str, Handler]:
         """Each method's ``cmd_*`` here, else the service's: the daemon's only method table."""
@@ -101,79 +118,136 @@ class DaemonMethods:
     def refused(self, method: str, params: Mapping[str, Any], error: InvalidParams) -> None:
         self.service.refused(method, params, error)
 
+    def _root_counts(self, root: str) -> tuple[int, int]:
+        """Files and errors under ``root``, recounted when the writer has written since.
+
+        A short age limit also catches writes by another process, which do
+        not bump the generation.
+        """
+        generation, now = self.writer.store.generation, time.monotonic()
+        cached = self._counts.get(root)
+        if cached is not None and cached[0] == generation and now - cached[1] < COUNTS_MAX_AGE:
+            return cached[2]
+        value = queries.counts_under(self.readers.conn(), root)
+        self._counts[root] = (generation, now, value)
+        return value
+
+    def _root_json(self, root: str, counts: tuple[int, int]) -> RootStatus:
+        found = self.roots.get(root)
+        forget_at = None
+        if found is not None and found.origin == "request":
+            forget_at = found.last_used + self.roots.idle_seconds
+        mode, note = self.watcher.mode_of(root)
+        recrawls = self.maintenance.recrawls.get(root)
+        entry: RootStatus = {
+            "path": root,
+            "origin": found.origin if found else "none",
+            "forget_after": _iso(forget_at),
+            "watcher": mode or "none",
+            "files": counts[0],
+            "errors": counts[1],
+            "recrawls": recrawls.count if recrawls else 0,
+            "last_recrawl": _reconcile_json(recrawls.last if recrawls else None),
+        }
+        if note is not None:
+            entry["watcher_note"] = note
+        entry["checkout"] = self.staleness.checkout_of(root)
+        return entry
+
     def cmd_status(self, req: Status) -> StatusReply:
-        core = self.core
-        run = core.runtime()
+        life, maintenance, server = self.life, self.maintenance, self.server
+        extra: FeatureStatus = {}
+        for part in self.status_parts:
+            try:
+                extra.update(part.status())
+            except Exception:  # one part's defect must not cost the whole status answer
+                log.exception("status.part_failed", part=type(part).__name__)
+        index, store, roots = self.writer.health.to_json(), self.writer.store, self.roots.paths()
+        try:
+            counts = [self._root_counts(root) for root in roots]
+        except (sqlite3.Error, StoreError) as exc:
+            found = health.trouble(exc, store, self.writer)
+            if found is None:
+                raise
+            index["reason"] = found[0]
+            if found[1]:
+                index["state"] = health.REBUILDING
+            counts = [self._counts[r][2] if r in self._counts else (0, 0) for r in roots]
         reply: StatusReply = {
             "protocol": PROTOCOL_VERSION,
             "capabilities": self.capabilities,
             "version": __version__,
             "pid": os.getpid(),
-            "state": run.state,
-            "uptime_s": round(time.time() - run.started, 3),
-            "socket": run.socket,
-            "activated": run.activated,
-            "db": run.db,
-            "roots": [_root_json(root) for root in core.root_states()],
-            "last_event": _iso(run.last_event),
-            "last_reconcile": _reconcile_json(run.last_reconcile),
-            "drift_fixed_total": run.drift_fixed_total,
-            "indexing": run.indexing,
-            "writer_queue": run.writer_queue,
-            "index": run.index,
-            "connections": run.connections,
-            "connections_refused": run.connections_refused,
+            "state": life.state,
+            "uptime_s": round(time.time() - life.started, 3),
+            "socket": self.where.socket,
+            "activated": self.where.activated,
+            "db": self.where.db,
+            "roots": [self._root_json(root, n) for root, n in zip(roots, counts, strict=True)],
+            "last_event": _iso(self.watcher.last_event),
+            "last_reconcile": _reconcile_json(maintenance.last_reconcile),
+            "drift_fixed_total": maintenance.drift_fixed_total,
+            "indexing": None if maintenance.indexing is None else maintenance.indexing.to_json(),
+            "writer_queue": self.writer.depth,
+            "index": index,
+            "connections": server.connections,
+            "connections_refused": server.refused,
         }
-        if run.last_reload is not None:
-            reload = run.last_reload
+        if life.last_reload is not None:
+            reload = life.last_reload
             reply["last_reload"] = {
                 "at": queries.iso_utc(reload.at),
                 "applied": reload.refused is None,
                 "reason": reload.refused,
             }
         # Then the features' entries (report_schedule, last_report).
-        return {**reply, **run.extra}
+        return {**reply, **extra}
 
     def cmd_reindex(self, req: Reindex) -> ReindexReply:
-        core = self.core
+        roots = self.roots
         if req.dir is None:
-            result, dirs = core.reconcile("reindex"), core.roots()
+            result, dirs = self.maintenance.reconcile("reindex"), roots.paths()
         else:
-            directory = core.ensure_dir(req.dir)
-            if core.root_for(directory) is None:
+            directory = roots.ensure_dir(req.dir)
+            if roots.root_for(directory) is None:
                 # Scanning it would index its subfolders with no root to keep them fresh.
                 raise InvalidParams(
                     f"'dir': not reindexed: {empty_folder_note(directory)}", {"field": "dir"}
                 )
-            result, dirs = core.sync_tree(directory), [directory]
-        result.errors = core.errors_under(dirs)
+            result = self.writer.call(lambda s: roots.syncer(s).sync_tree(directory))
+            dirs = [directory]
+        conn = self.readers.conn()
+        result.errors = [e for d in dirs for e in queries.errors_under(conn, d)]
         return {**result.to_json(), "dirs": dirs}
 
     def cmd_watch(self, req: Watch) -> WatchReply:
-        return self.core.watch(req.dir)
+        found = self.roots.watch_dir(req.dir)
+        mode, _ = self.watcher.mode_of(found["root"] or "")
+        return {**found, "watcher": mode or "none"}
 
     def cmd_unwatch(self, req: Unwatch) -> UnwatchReply:
-        core = self.core
-        raw = req.dir
-        path = p.real_path(raw)
-        origin = core.origin_of(path)
-        if origin is None:
-            roots = core.roots()
+        path = p.real_path(req.dir)
+        found = self.roots.get(path)
+        if found is None:
+            roots = self.roots.paths()
             raise NotFound(
-                f"{raw} is not a watched root (roots: {', '.join(roots) or 'none'})",
+                f"{req.dir} is not a watched root (roots: {', '.join(roots) or 'none'})",
                 {"roots": roots},
             )
-        dropped = core.forget(path)
         return {
             "dir": path,
             "removed": True,
-            "origin": origin,
-            "files_forgotten": dropped,
-            "returns_at_restart": origin not in PERSISTED,
+            "origin": found.origin,
+            "files_forgotten": self.roots.forget(path, reason="unwatch"),
+            "returns_at_restart": found.origin not in PERSISTED,
         }
 
     def cmd_shutdown(self, req: Shutdown) -> ShutdownReply:
-        self.core.stop()
+        """Stop being findable now, and stop the daemon a moment later."""
+        # As dmypy does: stop being findable before saying yes, so a client
+        # that starts a new daemon right after the reply never races us.
+        self.where.release()
+        threading.Timer(0.05, self.life.stop_requested.set).start()
         return {"stopping": True, "pid": os.getpid()}
 
     def cmd_select(self, req: Select) -> SelectResult:

@@ -1,15 +1,11 @@
 """Whether the index can be written now, when the writer tries again, and the request guard.
 
-The writer reports every storage failure (a full disk, another process's
-lock) here and the state becomes ``degraded``: reads go on, writes stop
-waiting for the lock, watcher hints are dropped, and a *repair* (a full
-reconcile, which writes only what differs from the disk) is due after a
-backoff doubling up to :data:`MAX_BACKOFF_S`. Each attempt first makes one
-tiny write (a probe), so retries stay cheap while it fails; a repair that
-fails after its probe passed backs off up to :data:`MAX_REPAIR_BACKOFF_S`.
-The first repair that succeeds ends the state; damage found while running
-makes it ``rebuilding`` until the new index is filled. Retry times are
-monotonic. :func:`guard` answers storage trouble with ``index_unavailable``.
+A storage failure (a full disk, another process's lock) makes the state
+``degraded``: reads go on, watcher hints are dropped, and a *repair* (a probe
+write, then a full reconcile) is due after a doubling backoff. The first
+repair that succeeds ends it; damage, or the index file lost, makes it
+``rebuilding`` until the new index is filled. :func:`guard` answers storage
+trouble with ``index_unavailable``.
 """
 
 from __future__ import annotations
@@ -18,7 +14,7 @@ import sqlite3
 import threading
 import time
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from memoryd.errors import IndexUnavailable, StoreError
 from memoryd.indexer import recovery
@@ -26,6 +22,9 @@ from memoryd.indexer.queries import iso_utc
 from memoryd.indexer.store import IndexStore
 from memoryd.ipc.server import Handler
 from memoryd.replies import IndexHealth
+
+if TYPE_CHECKING:
+    from memoryd.daemon.writer import Writer
 
 OK, DEGRADED, REBUILDING = "ok", "degraded", "rebuilding"
 FIRST_BACKOFF_S = 0.5
@@ -124,59 +123,57 @@ REBUILD_WAIT_S = 5.0
 """How long a request waits for a rebuilt index to be filled before ``index_unavailable``."""
 
 
-class _Writer(Protocol):
-    health: Health
+def trouble(exc: BaseException, store: IndexStore, writer: Writer) -> tuple[str, bool] | None:
+    """What a request's read over ``store`` failing with ``exc`` means for the index.
 
-    @property
-    def store(self) -> IndexStore: ...
+    ``(why, rebuilding)``, or None when ``exc`` is not the storage's. The
+    index is being rebuilt when its file was deleted or replaced (the writer
+    starts over within a second), when the writer replaced its store or is
+    rebuilding meanwhile, or when the read found damage, which is reported to
+    the writer here.
+    """
+    found = recovery.trouble(exc)
+    lost = recovery.replaced(store)
+    if lost is not None:
+        return f"{lost}; it is being rebuilt from the files", True
+    if found is not None and found[0] == recovery.DAMAGED:
+        writer.report_damage(store, found[1])
+        return f"the index is damaged ({found[1]}); it is being rebuilt from the files", True
+    why = found[1] if found else str(exc)
+    if writer.health.state == REBUILDING or writer.store is not store:
+        return why, True
+    if found is not None or isinstance(exc, StoreError):
+        return why, False
+    return None
 
-    def report_damage(self, store: IndexStore, reason: str) -> None: ...
 
-
-def guard(handlers: dict[str, Handler], writer: _Writer) -> dict[str, Handler]:
+def guard(handlers: dict[str, Handler], writer: Writer) -> dict[str, Handler]:
     """``handlers`` that answer storage trouble with ``index_unavailable``, never ``internal``.
 
-    Damage a query runs into is reported to the writer, which sets the file
-    aside and rebuilds the index (as it does by itself for a file deleted or
-    replaced); while that runs, requests wait a little for it and are then
-    told to retry. ``status`` is never held.
+    While the index is rebuilt, requests wait a little for it and are then
+    told to retry. ``status`` is never held, and answers storage trouble itself.
     """
 
     def guarded(name: str, handler: Handler) -> Handler:
         # dict[str, Any]: a request's params as decoded, unchecked (ipc.server.Handler).
         def answer(params: dict[str, Any]) -> Any:
-            health = writer.health
-            if name != "status" and health.state == REBUILDING:
-                _wait_rebuilt(health)
+            held = writer.health
+            deadline = time.monotonic() + REBUILD_WAIT_S
+            while name != "status" and held.state == REBUILDING:
+                if time.monotonic() >= deadline:
+                    why = f"the index is being rebuilt after damage ({held.reason})"
+                    raise IndexUnavailable(f"{why}; retry in a few seconds", {"retry": True})
+                time.sleep(0.05)
             store = writer.store  # read per request: a rebuild replaces it
             try:
                 return handler(params)
             except (sqlite3.Error, StoreError) as exc:
-                found = recovery.trouble(exc)
-                lost = recovery.replaced(store)  # the writer starts over within a second
-                # a reader that met the rebuilt file before its tables: the rebuild, not a defect
-                rebuilding = health.state == REBUILDING or "no such table" in str(exc)
-                if not (found or lost or rebuilding or isinstance(exc, StoreError)):
+                found = trouble(exc, store, writer)
+                if found is None:
                     raise
-                why = found[1] if found else str(exc)
-                if lost is not None:
-                    why = f"{lost}; it is being rebuilt from the files"
-                elif found is not None and found[0] == recovery.DAMAGED:
-                    writer.report_damage(store, why)
-                    why = f"the index is damaged ({why}); it is being rebuilt from the files"
-                raise IndexUnavailable(f"{why}; retry in a few seconds", {"retry": True}) from None
+                why = f"{found[0]}; retry in a few seconds"
+                raise IndexUnavailable(why, {"retry": True}) from None
 
         return answer
 
     return {name: guarded(name, handler) for name, handler in handlers.items()}
-
-
-def _wait_rebuilt(health: Health) -> None:
-    deadline = time.monotonic() + REBUILD_WAIT_S
-    while health.state == REBUILDING and time.monotonic() < deadline:
-        time.sleep(0.05)
-    if health.state == REBUILDING:
-        raise IndexUnavailable(
-            f"the index is being rebuilt after damage ({health.reason}); retry in a few seconds",
-            {"retry": True},
-        )

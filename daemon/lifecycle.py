@@ -1,11 +1,8 @@
-"""Where the daemon is in its life, how a part asks it to stop, and a part's periodic job.
+"""Where the daemon is in its life and on disk, how a part asks it to stop, its periodic jobs.
 
-The daemon's parts are handed a :class:`Lifecycle` instead of the daemon:
-the staleness thread and a full reconcile watch ``stop_requested``, the
-writer and the server call :meth:`Lifecycle.fail` when they die, ``status``
-reports the state, and requests that arrive during the first index wait on
-``ready``. A part with periodic work describes it as :class:`Job` values;
-the daemon installs them.
+The daemon's parts are handed a :class:`Lifecycle` and a :class:`Where`
+instead of the daemon; a part with periodic work describes it as
+:class:`Job` values, which the daemon installs.
 """
 
 from __future__ import annotations
@@ -14,6 +11,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from socket import socket as Listener
 from typing import Literal
 
 import structlog
@@ -33,6 +31,20 @@ class Reload:
 
     at: float
     refused: str | None
+
+
+@dataclass(frozen=True)
+class Where:
+    """Where this daemon can be found, and how to stop being findable."""
+
+    socket: str
+    activated: bool
+    """The listening socket came from systemd (socket activation), not from our bind."""
+    db: str
+    release: Callable[[], None]
+    """Remove the socket file and the pidfile (``shutdown`` does so before it replies)."""
+    rebind: Callable[[], Listener | None] = lambda: None
+    """A new listening socket when ours can no longer be reached (its file deleted), else None."""
 
 
 @dataclass(frozen=True)

@@ -1,15 +1,10 @@
 """The daemon's upkeep of its index: full reconciles, recrawls, the writer's repair, its jobs.
 
-A full reconcile is the same per-path decision as a watcher hint over a
-stat walk of every root, run on the writer thread (never on the main thread,
-which handles signals); it repairs whatever events were lost. A *recrawl* is
-the same for one root, within a second, when the watcher knows events were
-lost there or its folder was replaced; ``status`` counts them per root. The periodic
-jobs (a full reconcile every ``reconcile_interval``, the observer check every
-second, the systemd watchdog ping) are handed to the daemon as data
-(:meth:`Maintenance.jobs`); :class:`WallClock` notices the clock being set
-back, after which the daemon installs every job again from now.
-:func:`repairer` is what the writer runs after failed writes.
+A full reconcile is a watcher hint's per-path decision over a stat walk of
+every root, on the writer thread; a *recrawl* is the same for one root whose
+events were lost or whose folder was replaced. The periodic jobs are handed
+over as data (:meth:`Maintenance.jobs`); :class:`WallClock` notices the clock
+set back. :func:`repairer` is what the writer runs after failed writes.
 """
 
 from __future__ import annotations
@@ -46,10 +41,6 @@ deleted root has come back): a loop over the roots, cheap enough to run every se
 
 _ERROR_KEPT = 300
 """How much of a failed reconcile's error ``status`` shows."""
-
-
-def _memory_or_temp(name: str) -> bool:
-    return is_memory_filename(name) or is_temp_name(name)
 
 
 @dataclass
@@ -207,7 +198,8 @@ class Maintenance:
         temps: list[str] = []
         for root in roots:
             tree = listed[root] = []
-            for directory, entries in walk_dirs(root, keep=_memory_or_temp):
+            kept = walk_dirs(root, keep=lambda n: is_memory_filename(n) or is_temp_name(n))
+            for directory, entries in kept:
                 if self._stop.is_set():
                     break
                 temps += [e.path for e in entries if is_temp_name(e.name)]
@@ -219,14 +211,9 @@ class Maintenance:
         return listed
 
     def reconcile_quietly(self, reason: str) -> SyncResult | None:
-        """:meth:`reconcile` for the scheduler and start-up, which must go on whatever it meets.
-
-        A storage failure leaves the writer degraded, and it repairs on its
-        own; anything else is logged with its traceback and shown in
-        ``status`` (:meth:`status`), and the next reconcile tries again. A
-        start-up must not exit over it: under systemd that is a restart loop.
-        None says the pass did not complete.
-        """
+        """:meth:`reconcile` for the scheduler and start-up, which go on whatever it meets
+        (a storage failure is the writer's to repair, anything else is logged and shown
+        in ``status``); None: the pass did not complete."""
         try:
             return self.reconcile(reason)
         except Exception as exc:
@@ -242,13 +229,8 @@ class Maintenance:
         return {} if self.last_failure is None else {"last_reconcile_error": self.last_failure}
 
     def recrawl(self, root: str, reason: str) -> None:
-        """Rescan ``root`` through the writer now, without waiting (watchman's recrawl).
-
-        The observer check calls it when the kernel dropped events there
-        (``events-lost``) or the root's folder was replaced (``root-replaced``).
-        Like a watcher hint, it is skipped while the index cannot be written:
-        the repair then rescans every root.
-        """
+        """Rescan ``root`` through the writer, without waiting; a hint, so skipped while
+        degraded (the repair rescans every root)."""
         log.warning("watcher.recrawl", root=root, reason=reason)
         info = ReconcileInfo(time.time(), 0.0, 0, reason)
         previous = self.recrawls.get(root)
@@ -271,12 +253,8 @@ class Maintenance:
         self._writer.submit(job, hint=True)
 
     def check_observers(self) -> None:
-        """Every second: a dead observer, or a deleted root that exists again, reconciles.
-
-        A root whose events the kernel dropped is rescanned; so is one whose
-        path names another folder than the one watched (moved away, or deleted
-        and made again), after it is watched afresh (or marked ``missing``).
-        """
+        """Every second: a dead observer or a returned root reconciles; a root with events
+        lost is recrawled, and so is a replaced one once watched afresh."""
         watcher = self._watcher
         if watcher.dead_roots():
             self.reconcile_quietly("observer-error")
@@ -290,12 +268,8 @@ class Maintenance:
 
 
 def repairer(root_set: RootSet, runs: RunRows) -> Callable[[IndexStore], None]:
-    """The writer's catch-up after failed writes (run on its thread): what they missed.
-
-    The remembered roots are written again (a save may have added one), then
-    every root is reconciled, which writes only what differs from the disk;
-    the telemetry rows held back follow.
-    """
+    """The writer's catch-up after failed writes: the stored roots written again, every
+    root reconciled, the telemetry rows held back written."""
 
     def repair(store: IndexStore) -> None:
         for root in root_set.paths():

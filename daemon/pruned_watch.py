@@ -8,12 +8,9 @@ inotify observer walks a root itself, pruned by
 the root is set up and when a directory appears in it; the polling observer
 lists directories through the same rule. A root set up inside
 :func:`watch_budget` takes at most that many watches, counted by the set-up's
-own walk: past it, the set-up takes none and fails with ``ENOSPC``.
-
-The inotify side replaces two steps of watchdog's watch group (its tree walk
-and the events it makes up for a new directory's contents); where the
-installed watchdog has no such group, :data:`PRUNES_INOTIFY` is False and the
-plain observer is used, which watches every directory.
+own walk: past it, the set-up takes none and fails with ``ENOSPC``. The
+inotify side replaces two steps of watchdog's watch group: its tree walk and
+the events it makes up for a new directory's contents.
 """
 
 from __future__ import annotations
@@ -25,19 +22,13 @@ import threading
 from collections.abc import Iterator
 from typing import Any
 
+from watchdog.observers.inotify import InotifyEmitter, InotifyObserver, InotifyWatchGroup
 from watchdog.observers.polling import PollingObserverVFS
 
 from memoryd.indexer.scanner import is_skipped_dir, skipped_below
 
-try:
-    from watchdog.observers.inotify import InotifyEmitter, InotifyObserver, InotifyWatchGroup
-except ImportError:  # an older watchdog: no watch groups to prune
-    PRUNES_INOTIFY = False
-else:
-    PRUNES_INOTIFY = True
 
-
-def kept_subdirectories(root: str, prune: bool = True) -> Iterator[str]:
+def kept_subdirectories(root: str) -> Iterator[str]:
     """Every real directory below ``root`` that is neither skipped nor under a skipped one."""
     stack = [root]
     while stack:
@@ -47,7 +38,7 @@ def kept_subdirectories(root: str, prune: bool = True) -> Iterator[str]:
         except OSError:
             continue
         for entry in found:
-            if not (prune and is_skipped_dir(entry.name, entry.path)):
+            if not is_skipped_dir(entry.name, entry.path):
                 stack.append(entry.path)
                 yield entry.path
 
@@ -73,9 +64,6 @@ def watch_budget(root: str, budget: Budget) -> Iterator[None]:
     """Within: ``root``'s inotify set-up on this thread takes at most ``budget``'s watches."""
     _setting_up.budget = budget
     try:
-        if not PRUNES_INOTIFY:  # watchdog's own walk watches every directory: count them first
-            for _ in range(1 + sum(1 for _ in kept_subdirectories(root, prune=False))):
-                budget.take()
         yield
     finally:
         _setting_up.budget = None
@@ -101,45 +89,40 @@ def polling_observer(interval: float) -> Any:
 
 
 def inotify_observer() -> Any:
-    if not PRUNES_INOTIFY:
-        from watchdog.observers import Observer  # noqa: PLC0415
-
-        return Observer()
     observer = InotifyObserver()
     observer._emitter_class = _PrunedEmitter  # the one class its schedule() builds
     return observer
 
 
-if PRUNES_INOTIFY:
+class _PrunedGroup(InotifyWatchGroup):
+    """watchdog's watch group, walking only the directories the scan walks."""
 
-    class _PrunedGroup(InotifyWatchGroup):
-        """watchdog's watch group, walking only the directories the scan walks."""
+    def _add_all_callbacks(self, path: bytes) -> None:
+        text = os.fsdecode(path)
+        if skipped_below(os.fsdecode(self.path), text):  # a new directory in a skipped one
+            return
+        # The set-up (not yet active) counts against the root's budget.
+        budget = None if self.is_active else getattr(_setting_up, "budget", None)
+        take = budget.take if budget is not None else lambda: None
+        take()
+        self._add_callback(path)
+        if self.is_recursive and os.path.isdir(path):
+            for directory in kept_subdirectories(text):
+                take()
+                self._add_callback(os.fsencode(directory))
 
-        def _add_all_callbacks(self, path: bytes) -> None:
-            text = os.fsdecode(path)
-            if skipped_below(os.fsdecode(self.path), text):  # a new directory in a skipped one
-                return
-            # The set-up (not yet active) counts against the root's budget.
-            budget = None if self.is_active else getattr(_setting_up, "budget", None)
-            take = budget.take if budget is not None else lambda: None
-            take()
-            self._add_callback(path)
-            if self.is_recursive and os.path.isdir(path):
-                for directory in kept_subdirectories(text):
-                    take()
-                    self._add_callback(os.fsencode(directory))
+    def _recursive_simulate(self, src_path: bytes) -> list[Any]:
+        if skipped_below(os.fsdecode(self.path), os.fsdecode(src_path)):
+            return []
+        return super()._recursive_simulate(src_path)
 
-        def _recursive_simulate(self, src_path: bytes) -> list[Any]:
-            if skipped_below(os.fsdecode(self.path), os.fsdecode(src_path)):
-                return []
-            return super()._recursive_simulate(src_path)
 
-    class _PrunedEmitter(InotifyEmitter):
-        def on_thread_start(self) -> None:
-            self._inotify = _PrunedGroup(
-                self._inotify_fd,
-                os.fsencode(self.watch.path),
-                is_recursive=self.watch.is_recursive,
-                event_mask=self.get_event_mask_from_filter(),
-                follow_symlink=self.watch.follow_symlink,
-            )
+class _PrunedEmitter(InotifyEmitter):
+    def on_thread_start(self) -> None:
+        self._inotify = _PrunedGroup(
+            self._inotify_fd,
+            os.fsencode(self.watch.path),
+            is_recursive=self.watch.is_recursive,
+            event_mask=self.get_event_mask_from_filter(),
+            follow_symlink=self.watch.follow_symlink,
+        )

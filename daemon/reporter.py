@@ -117,10 +117,7 @@ class Reporter:
 
 
 def _described(cfg: Config) -> ReportSchedule:
-    """``status``'s ``report_schedule``; a bad interval is logged and described as an error.
-
-    A cron that does not parse never gets here: loading the config refuses it.
-    """
+    """``status``'s ``report_schedule``; a bad interval is logged and described as an error."""
     try:
         return schedule_for(cfg)[1]
     except ValueError as exc:

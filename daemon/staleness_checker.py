@@ -68,19 +68,9 @@ class Staleness:
         return found.to_json() if found else None
 
     def note_cwd(self, raw_dir: Any, cwd: str) -> None:
-        """Remember the hook's ``cwd``; a new one makes the next tick re-resolve and check.
-
-        The select it came with has just checked ``raw_dir`` and kept it watched:
-        only its resolution is needed here.
-        """
+        """Remember the hook's ``cwd``; a new one makes the next tick re-resolve and check."""
         if self.checker.note_cwd(self._roots.resolve(raw_dir), cwd, self.write):
             self._poked.set()
-
-    def run_pass(self, conn: sqlite3.Connection) -> None:
-        for root in self._roots.paths():
-            self.checker.resolve(conn, root)
-            for directory in citing_dirs(conn, root):
-                self.checker.check_dir(conn, directory, self.write, details=False)
 
     def _loop(self) -> None:
         seen, last = -1, 0.0
@@ -92,12 +82,12 @@ class Staleness:
             self._poked.clear()
             seen, last = generation, time.monotonic()
             try:
-                self.run_pass(self._readers.conn())
-            except (
-                OSError,
-                sqlite3.Error,
-                StoreError,
-            ) as exc:  # out of descriptors, a locked index
-                log.warning("staleness.pass_failed", error=str(exc))
+                conn = self._readers.conn()
+                for root in self._roots.paths():
+                    self.checker.resolve(conn, root)
+                    for directory in citing_dirs(conn, root):
+                        self.checker.check_dir(conn, directory, self.write, details=False)
+            except (OSError, sqlite3.Error, StoreError) as exc:
+                log.warning("staleness.pass_failed", error=str(exc))  # no descriptor, a lock
             except Exception:  # a bug here must not end the checks for good
                 log.exception("staleness.pass_failed")

@@ -1,9 +1,7 @@
 """sd_notify and socket activation without libsystemd.
 
-Both protocols are tiny and stable: ``$NOTIFY_SOCKET`` takes ``KEY=VALUE``
-datagrams, and ``$LISTEN_FDS`` hands over sockets starting at fd 3 when
-``$LISTEN_PID`` is ours. Implementing them here keeps memoryd free of a
-compiled dependency, and the tests exercise them with real sockets.
+``$NOTIFY_SOCKET`` takes ``KEY=VALUE`` datagrams; ``$LISTEN_FDS`` hands over
+sockets from fd 3 when ``$LISTEN_PID`` is ours.
 """
 
 from __future__ import annotations
@@ -41,13 +39,12 @@ def watchdog_interval() -> float | None:
         return None
 
 
-def listen_fds(unset: bool = True) -> list[socket.socket]:
-    """Sockets passed by socket activation (empty when not activated)."""
+def listen_fds() -> list[socket.socket]:
+    """Sockets passed by socket activation (empty when not activated); the variables unset."""
     pid = os.environ.get("LISTEN_PID")
     count = os.environ.get("LISTEN_FDS")
-    if unset:
-        for key in ("LISTEN_PID", "LISTEN_FDS", "LISTEN_FDNAMES"):
-            os.environ.pop(key, None)
+    for key in ("LISTEN_PID", "LISTEN_FDS", "LISTEN_FDNAMES"):
+        os.environ.pop(key, None)
     if not count or pid != str(os.getpid()):
         return []
     sockets = []

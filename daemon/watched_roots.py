@@ -1,13 +1,9 @@
 """The roots the daemon watches: adding, touching, forgetting, and the config's share of them.
 
-:class:`WatchedRoots` keeps the :class:`~memoryd.daemon.roots.RootSet` (which
-folders, from where, last used), the watcher's watches and the index's
-``roots`` rows in step: every change to a root goes through it. Requests
-reach it through ``ensure_dir`` (a folder they name is kept watched while it
-is used) and ``watch``/``unwatch``; the SIGHUP reload through
-:meth:`WatchedRoots.reconfigure`; the periodic reconcile through
-:meth:`WatchedRoots.forget_idle`. :func:`hint_sink` turns the watcher's
-batches into writer jobs.
+:class:`WatchedRoots` keeps the :class:`~memoryd.daemon.roots.RootSet`, the
+watcher's watches and the index's ``roots`` rows in step: every change to a
+root goes through it. :func:`hint_sink` turns the watcher's batches into
+writer jobs.
 """
 
 from __future__ import annotations
@@ -127,12 +123,9 @@ class WatchedRoots:
     ) -> Root | None:
         """Watch ``root`` and record it; ``index`` scans it now (roots added after start-up).
 
-        The watch (inotify walks the tree to set it up), the record and the
-        scan run as one job on the writer thread. With ``wait`` the caller
-        waits for it (a request about to read the folder); the main thread
-        does not (start-up, reload), so it never walks a tree. A write the
-        index refuses now (full disk, held lock) leaves the root watched and
-        to the writer's repair.
+        The watch, the record and the scan are one writer job; ``wait`` (a
+        request about to read the folder) waits for it, the main thread does
+        not. A write the index refuses leaves the root watched and to the repair.
         """
         refused = _refusal(root)
         if refused is not None:
@@ -171,22 +164,13 @@ class WatchedRoots:
             log.warning("daemon.root_index_deferred", root=root, cause=str(exc))
 
     def _make_room(self, keep: str) -> None:
-        """Forget the least recently used request roots beyond ``max_request_roots``.
-
-        A folder that only requests named is a cache entry, not a setting: a
-        thousand of them must not become a thousand watched trees (threads,
-        inotify instances, rows). One that is named again is watched again.
-        """
+        """Forget the least recently used request roots beyond ``max_request_roots``."""
         for root in self._root_set.over_limit("request", self._max_request_roots, keep):
             self.forget(root, "over max_request_roots (least recently used)", origin="request")
 
     def forget(self, root: str, reason: str, origin: Origin | None = None) -> int:
-        """Drop ``origin`` from ``root`` (None: all); with none left, stop watching it.
-
-        A root another origin still holds stays watched with its rows; only its
-        stored record follows what is left. Otherwise its rows go (those under
-        another root stay).
-        """
+        """Drop ``origin`` from ``root`` (None: all); with none left, stop watching it and
+        drop its rows (those under another root stay). How many rows went."""
         left = self._root_set.remove(root, origin)
         if left is not None:
             stored = left.stored
@@ -210,11 +194,7 @@ class WatchedRoots:
             self.forget(root, reason="idle", origin="request")
 
     def refuse_too_broad(self, path: str, field: str = "dir") -> None:
-        """Raise for a directory no request may watch or save into (system_trees.py).
-
-        Nothing is changed either way; a folder inside a root the user set up is
-        never refused.
-        """
+        """Raise for a directory no request may watch or save into (one inside a root never is)."""
         if self.root_for(path) is not None:
             return
         reason = system_trees.refusal(path)
@@ -236,11 +216,8 @@ class WatchedRoots:
     def ensure_dir(self, raw: Any, field: str = "dir") -> str:
         """Validate a directory param; keep it watched while requests use it.
 
-        A folder outside every root becomes a ``request`` root only when it
-        is a memory folder itself (:func:`~memoryd.indexer.folders.is_memory_folder`):
-        an empty folder, a typo'd parent or a checkout's top level (a README is
-        no memory) are answered (with a note saying what was found) but not
-        watched.
+        A folder outside every root becomes a ``request`` root only when it is
+        a memory folder itself; others are answered but not watched.
         """
         path = self.resolve(raw, field)
         root = self.root_for(path)
@@ -263,11 +240,8 @@ class WatchedRoots:
         return path
 
     def watch_dir(self, raw: Any, field: str = "dir") -> Watched:
-        """``watch``: make ``raw`` a permanent root, remembered across restarts.
-
-        A folder with no memories of its own is refused, with what it holds
-        (``did you mean DIR/memory?``), as it would not be watched for a request.
-        """
+        """``watch``: make ``raw`` a permanent root, remembered across restarts; a folder
+        with no memories of its own is refused, with what it holds."""
         path = requests.directory(raw, field)
         covering = self.root_for(path)
         known = self._root_set.get(covering) if covering else None
@@ -283,12 +257,8 @@ class WatchedRoots:
         return {"dir": path, "root": path, "added": covering != path, "origin": origin}
 
     def refused(self, roots: tuple[str, ...]) -> str | None:
-        """Why a config naming ``roots`` must be refused whole (None: it may be applied).
-
-        Checked before the reload changes anything: a root no folder may be
-        (``/``, a system tree) would otherwise be skipped after the roots it
-        replaces were already forgotten, leaving nothing watched.
-        """
+        """Why a config naming ``roots`` must be refused whole (None: it may be applied);
+        checked before a reload changes anything."""
         for root in roots:
             reason = _refusal(os.path.realpath(root))
             if reason is not None:

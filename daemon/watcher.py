@@ -1,16 +1,11 @@
 """The roots' watches: watchdog events as hints, collected, settled and handed on.
 
-Events are never trusted for content: both ends of a move are kept, only
-``*.md`` files and directories, and after ``settle`` seconds of quiet the
-batch goes to its sink, which re-states every path from disk. Only events
-that can change the disk are subscribed (``CONTENT_EVENTS``): reads never
-wake Python.
-
-All roots share two observers (one inotify, one polling). inotify watches
-(one per directory) are shared with the user's other programs: memoryd uses
-at most :func:`inotify_budget`, and a root whose directories would not fit,
-or whose set-up hits a kernel limit, is polled instead, with a note in
-``status`` saying why.
+An event is a hint: both ends of a move are kept, only ``*.md`` files and
+directories, and after ``settle`` seconds of quiet the batch goes to its sink,
+which re-states every path from disk. Only ``CONTENT_EVENTS`` are subscribed.
+All roots share two observers (inotify, polling); a root whose directories
+would take memoryd past :func:`inotify_budget`, or whose set-up hits a kernel
+limit, is polled, with a note in ``status``.
 """
 
 from __future__ import annotations
@@ -57,6 +52,8 @@ log = structlog.get_logger("memoryd.watcher")
 
 MAX_WAIT = 0.5
 """A steady stream of events is still flushed this often."""
+POLL_S = 1.0
+"""How often a polled root is listed."""
 
 _LIMIT_ERRNOS = {errno.ENOSPC, errno.EMFILE, errno.ENFILE}
 _WATCHES = "/proc/sys/fs/inotify/max_user_watches"
@@ -85,21 +82,15 @@ CONTENT_EVENTS: list[type[FileSystemEvent]] = [
     EventsLostEvent,
 ]
 """The events that can change what is on disk (``FileClosedEvent`` is close-after-write),
-and the one that says some were lost (the kernel's queue overflowed: the root is rescanned).
-
-watchdog turns this list into the inotify mask, so ``IN_OPEN`` and
-``IN_CLOSE_NOWRITE`` are never subscribed: reading a watched folder costs the
-daemon nothing. ``IN_Q_OVERFLOW`` needs no subscription; a filter that did not
-list ``EventsLostEvent`` would drop it."""
+and the one that says some were lost (the root is then rescanned). It is the inotify
+mask: reading a watched folder wakes nothing."""
 
 
 def split_batch(batch: dict[str, bool]) -> tuple[set[str], set[str]]:
     """``(paths to reconcile, directories to list)`` out of a debounced batch.
 
     A directory whose "modified" event came with an event for a memory file in
-    it needs no listing: the file's own event names the change, and listing a
-    large folder on every edit would cost more than the edit. The listing
-    stays for the rest (a temp file written there, a polling observer's report).
+    it needs no listing: the file's own event names the change.
     """
     paths = {path for path, listing in batch.items() if not listing}
     parents = {os.path.dirname(path) for path in paths}
@@ -134,11 +125,9 @@ class _Handler(FileSystemEventHandler):
 class Watcher:
     """Two shared observers for all roots; a debounce thread delivers path batches.
 
-    ``on_paths(paths, listed)`` gets the paths to reconcile (files, and
-    directories created, moved or deleted) and, apart, the directories whose
-    entries changed, whose names alone need comparing with the index. What
-    the watcher knows of its roots' health (dead, returned, replaced, events
-    lost) is asked of it: it calls nothing else.
+    ``on_paths(paths, listed)`` gets the paths to reconcile and, apart, the
+    directories whose names alone need comparing with the index. Its roots'
+    health (dead, returned, replaced, events lost) is asked of it.
     """
 
     def __init__(
@@ -146,14 +135,12 @@ class Watcher:
         on_paths: Callable[[set[str], set[str]], None],
         *,
         settle: float = 0.05,
-        polling_interval: float = 1.0,
         inotify_watches: int | None = None,
     ) -> None:
         self.on_paths = on_paths
         self._lost: set[str] = set()
         """Roots whose events the kernel dropped since :meth:`lost_roots` was last asked."""
         self.settle = settle
-        self.polling_interval = polling_interval
         self.inotify_watches = inotify_budget() if inotify_watches is None else inotify_watches
         self._dirs: dict[str, int] = {}
         """Root -> the inotify watches it took (its directories when it was scheduled)."""
@@ -183,9 +170,8 @@ class Watcher:
     def mode_of(self, root: str) -> tuple[WatcherMode | None, str | None]:
         """How ``root`` is watched now (None: not at all) and why it is polled, if it is.
 
-        Read without the lock, which a root's set-up holds through a walk of its
-        tree: ``status`` must answer at once. A restart keeps the root's mode
-        until the new one is known, so no reader sees it unwatched meanwhile.
+        Read without the lock, which a set-up holds through a tree walk; a
+        restart keeps the mode until the new one is known.
         """
         return self.modes.get(root), self.notes.get(root)
 
@@ -223,7 +209,7 @@ class Watcher:
                 )
         mode: WatcherMode = "inotify"
         if note is not None:
-            note += f"; polled every {self.polling_interval:g} s instead"
+            note += f"; polled every {POLL_S:g} s instead"
             log.warning("watcher.polling_fallback", root=root, reason=note)
             observer = self._observer("polling")
             watch = observer.schedule(handler, root, recursive=True, event_filter=CONTENT_EVENTS)
@@ -241,19 +227,13 @@ class Watcher:
         """The running observer shared by every root of ``mode`` (a new one if it died)."""
         observer: Any = self._shared.get(mode)
         if observer is None or not observer.is_alive():
-            observer = (
-                inotify_observer() if mode == "inotify" else polling_observer(self.polling_interval)
-            )
+            observer = inotify_observer() if mode == "inotify" else polling_observer(POLL_S)
             observer.start()
             self._shared[mode] = observer
         return observer
 
     def dead_roots(self) -> list[str]:
-        """Roots whose observer or emitter thread died (the daemon then recrawls them).
-
-        watchdog keeps the observer thread running when an emitter stops (for
-        example after its root directory was deleted), so both are checked.
-        """
+        """Roots whose observer or emitter thread died (the daemon then recrawls them)."""
         with self._lock:
             dead = []
             for root, (observer, watch) in self._watches.items():
@@ -279,12 +259,8 @@ class Watcher:
             self._lost.add(root)
 
     def replaced_roots(self) -> list[str]:
-        """Watched roots whose path now names another directory, or none (to watch afresh).
-
-        ``mv mem mem.bak; mkdir mem`` leaves inotify watching ``mem.bak`` under
-        the old name and nothing watching the new ``mem``; only the path's
-        device and inode say so.
-        """
+        """Watched roots whose path now names another directory (by device and inode), or
+        none: to watch afresh."""
         with self._lock:
             watched = list(self._identity.items())
         replaced = []
@@ -299,11 +275,8 @@ class Watcher:
         return replaced
 
     def restart(self, root: str) -> WatcherMode | None:
-        """Watch a root afresh; a root that cannot be watched is marked ``missing``.
-
-        A root removed meanwhile stays removed (None): only a root the watcher
-        still holds, watched or ``missing``, is set up again.
-        """
+        """Watch a root afresh; one that cannot be watched is marked ``missing``, one
+        removed meanwhile stays removed (None)."""
         with self._lock:
             if root not in self.modes:
                 return None

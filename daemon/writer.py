@@ -1,13 +1,11 @@
 """The single writer thread: the only code that touches the write connection.
 
-Everything that changes the index is a job submitted here and run in order,
-so there is no second writer to contend with and the queue depth is the
-honest backlog. A job that fails because the index cannot be written makes
-the writer ``degraded`` (:mod:`memoryd.daemon.health`): it drops watcher
-hints and runs its *repair* on its own thread, with backoff, until one
-succeeds. A damaged database, or an index file deleted or replaced (checked
-before each job and every :data:`FILE_CHECK_S` while idle), is set aside and
-a new one opened, which the repair fills from the files.
+Every change to the index is a job submitted here and run in order. A job
+that fails because the index cannot be written makes the writer ``degraded``
+(:mod:`memoryd.daemon.health`): it drops watcher hints and runs its *repair*,
+with backoff, until one succeeds. A damaged database, or an index file
+deleted or replaced (checked before each job and every :data:`FILE_CHECK_S`
+while idle), is set aside and a new one opened, which the repair fills.
 """
 
 from __future__ import annotations
@@ -38,23 +36,16 @@ Job = tuple[Callable[[IndexStore], Any], Future[Any], bool, bool]
 log = structlog.get_logger("memoryd.writer")
 
 
-def _nothing(store: IndexStore) -> None:
-    return None
-
-
 class Writer:
-    """Runs jobs on one thread; ``repair`` is the daemon's catch-up after a failed write.
-
-    ``on_rebuilt`` is called (on this thread) once a damaged database has been
-    replaced, so readers and caches of the old one are dropped.
-    """
+    """Runs jobs on one thread; ``repair`` catches up after failed writes, ``on_rebuilt``
+    drops readers and caches of a replaced database (both on this thread)."""
 
     def __init__(
         self,
         store: IndexStore,
         on_fatal: Callable[[str], None] = lambda reason: None,
         *,
-        repair: Callable[[IndexStore], object] = _nothing,
+        repair: Callable[[IndexStore], object] = lambda store: None,
         on_rebuilt: Callable[[], None] = lambda: None,
     ) -> None:
         self.store = store
@@ -95,18 +86,15 @@ class Writer:
 
         self.submit(rebuild, keep=True)
 
-    def call(self, job: Callable[[IndexStore], T], timeout: float | None = None) -> T:
+    def call(self, job: Callable[[IndexStore], T]) -> T:
         """Run ``job`` on the writer thread and wait for its result."""
-        return self.submit(job).result(timeout)
+        return self.submit(job).result()
 
     def close(self, timeout: float = 30.0) -> None:
-        """Run the kept jobs, cancel the rest, close the store cleanly.
+        """Run the kept jobs (in order), cancel the rest, close the store cleanly.
 
-        Request handlers that wait for their jobs have all returned by now.
-        What can still be queued is watcher hints and reconciles (cancelled:
-        the next start-up reconcile redoes them) and writes submitted with
-        ``keep`` without waiting, such as telemetry rows, which run in order
-        before the store is closed.
+        Request handlers that wait for their jobs have all returned by now;
+        cancelled hints and reconciles are redone by the next start-up.
         """
         kept: list[Job] = []
         while True:
@@ -237,12 +225,9 @@ class Writer:
     def _restart_wal(self) -> None:
         """Start the WAL over once it has grown past :data:`WAL_RESTART_BYTES`.
 
-        SQLite's own checkpoints copy pages back but restart the WAL only at a
-        moment no reader holds an older snapshot, which request threads that
-        read all the time may never leave; the WAL then grows and every read
-        searches more of it. A TRUNCATE checkpoint waits for just those older
-        readers (new ones read the checkpointed file), which end quickly, and
-        leaves an empty WAL.
+        SQLite restarts the WAL only when no reader holds an older snapshot,
+        which busy request threads may never allow; TRUNCATE waits for just
+        those older readers and leaves an empty WAL.
         """
         try:
             size = os.stat(f"{self.store.path}-wal").st_size

@@ -1,15 +1,11 @@
-"""The Python client: plain arguments in, typed replies out, typed errors.
+"""The Python client: one connection, requests in order, typed replies and errors.
 
-One helper per socket method takes plain arguments and returns that
-method's reply type.
-
-A :class:`Client` keeps one connection open and sends requests one at a time
-(the protocol answers in order). Error objects from the daemon are raised as
-the :class:`~memoryd.errors.RequestError` subclass for their code. Transport
+The daemon's error objects are raised as the
+:class:`~memoryd.errors.RequestError` subclass of their code. Transport
 failures tell "nothing was sent" (:class:`~memoryd.errors.DaemonUnavailable`)
 from "sent, but no answer" (:class:`~memoryd.errors.NoReply`,
-:class:`~memoryd.errors.DaemonTimeout`), because only the first leaves a
-caller free to do the work itself.
+:class:`~memoryd.errors.DaemonTimeout`): only the first leaves a caller free to
+do the work itself.
 """
 
 from __future__ import annotations
@@ -37,16 +33,13 @@ from memoryd.ipc.protocol import encode_request, peer_uid
 
 if TYPE_CHECKING:
     from memoryd.replies import (
-        CheckResult,
         ContextReply,
         ListReply,
         LoadLastReply,
         ReindexReply,
-        ReportResult,
         SaveResult,
         SelectResult,
         ShutdownReply,
-        StatsReply,
         StatusReply,
         UnwatchReply,
         WatchReply,
@@ -199,9 +192,7 @@ class Client:
     def _timed_out(self) -> DaemonTimeout:
         return DaemonTimeout(f"the daemon did not answer within {self.timeout:g} s")
 
-    # The helpers below send plain arguments and return the typed replies. The params
-    # beyond the first are passed through as keywords: the daemon's decoder names any it
-    # does not know. (The declarations are not imported: the hook pays every import.)
+    # Plain arguments in, typed replies out; unknown keywords are named by the daemon.
 
     def status(self) -> StatusReply:
         result: StatusReply = self.call("status")
@@ -234,15 +225,6 @@ class Client:
         result: SelectResult = self.call("select", {"query": query, "dir": dir, **params})
         return result
 
-    def check(self, dir: str) -> CheckResult:
-        """Check what the memories in ``dir`` cite against their checkout now."""
-        result: CheckResult = self.call("check", {"dir": dir})
-        return result
-
-    def stats(self, since: str | float | None = None) -> StatsReply:
-        result: StatsReply = self.call("stats", {"since": since})
-        return result
-
     def save(self, dir: str, project: str, **params: object) -> SaveResult:
         """Write a session memory; ``params`` are the other ``save`` params."""
         result: SaveResult = self.call("save", {"dir": dir, "project": project, **params})
@@ -258,11 +240,6 @@ class Client:
         """The cited prior-session brief for ``task`` (``project``, ``budget_tokens``)."""
         dirs = dir if isinstance(dir, str) else list(dir)
         result: ContextReply = self.call("context", {"task": task, "dir": dirs, **params})
-        return result
-
-    def report(self, dir: str | None = None, older_than: str | float | None = None) -> ReportResult:
-        """Write a compaction report now (every root, or ``dir``); its paths and counts."""
-        result: ReportResult = self.call("report", {"dir": dir, "older_than": older_than})
         return result
 
 

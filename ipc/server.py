@@ -1,30 +1,15 @@
-"""A threaded Unix-socket server for the line protocol.
+"""A threaded Unix-socket server for the line protocol: one thread per connection.
 
-One thread accepts; each connection gets its own thread, so a slow or
-vanished client (or a slow request: a call to the Anthropic API, a large
-folder's first load) only ever blocks itself.
-
-Lines are read through a bounded buffer: a request over
-:data:`MAX_LINE_BYTES` is answered with ``invalid_request`` and the rest of
-that line is discarded unbuffered, so the connection stays usable.
-Handlers are plain callables ``params -> result``; any
-:class:`~memoryd.errors.RequestError` they raise is sent as data, anything else
-becomes ``internal`` and is logged with its traceback.
-
-What a crowd of clients can do is bounded: at most ``max_connections`` are
-served at once. A new connection beyond that, or one that arrives when the
-process is out of descriptors, takes the place of the connection that has
-waited longest for its next request (idle connections cannot lock clients
-out); when none is idle, it is answered with a ``busy`` error line and
-closed (a spare descriptor is kept for that answer, so the backlog never
-turns into a busy loop of failed accepts), as is a connection for which no
-thread can be started (a thread limit). A connection idle for
-``idle_timeout`` seconds is closed. The daemon may hand the accept thread a
-new listening socket (:attr:`Server.rebind`), when the file of the one it
-serves was deleted.
-The accept loop never dies of a bad connection; if it fails for any other
-reason, ``on_fatal`` tells the daemon, which exits non-zero so that systemd
-restarts it.
+Handlers are callables ``params -> result``; a
+:class:`~memoryd.errors.RequestError` they raise is sent as data, anything
+else becomes ``internal`` and is logged. A line over :data:`MAX_LINE_BYTES`
+is answered ``invalid_request`` and discarded unbuffered. At most
+``max_connections`` are served: a new one beyond that, or one met while out of
+descriptors, replaces the connection idle longest, else is answered ``busy``
+(from a spare descriptor) and closed, as is one no thread can be started for.
+Peers of another uid are refused; a connection idle for ``idle_timeout`` is
+closed. The accept thread serves the new listening socket :attr:`Server.rebind`
+hands it; if it fails, ``on_fatal`` tells the daemon.
 """
 
 from __future__ import annotations
@@ -36,19 +21,21 @@ import socket
 import threading
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import structlog
 
 from memoryd.errors import Busy, InternalError, InvalidRequest, RequestError, UnknownMethod
 from memoryd.ipc.protocol import (
     MAX_LINE_BYTES,
-    Request,
     decode_request,
     encode_error,
     encode_result,
     peer_uid,
 )
+
+if TYPE_CHECKING:
+    from memoryd.config import Config
 
 Handler = Callable[[dict[str, Any]], Any]
 
@@ -73,11 +60,8 @@ class LineTooLong(Exception):
 
 
 class LineReader:
-    """Read ``\\n``-terminated lines from a socket, never holding more than the cap.
-
-    A line over the cap raises :class:`LineTooLong` once; the reader then
-    discards bytes up to that line's newline, so the connection can go on.
-    """
+    """Read ``\\n``-terminated lines from a socket, never holding more than the cap; a line
+    over it raises :class:`LineTooLong` once and is discarded up to its newline."""
 
     def __init__(self, sock: socket.socket, limit: int = MAX_LINE_BYTES) -> None:
         self.sock = sock
@@ -176,6 +160,11 @@ class Server:
         for sock in clients:
             with contextlib.suppress(OSError):
                 sock.shutdown(socket.SHUT_RDWR)
+
+    def reconfigure(self, cfg: Config) -> None:
+        """SIGHUP: the new cap and idle timeout apply to the next connection."""
+        self.max_connections = cfg.max_connections
+        self.idle_timeout = cfg.idle_timeout
 
     @property
     def connections(self) -> int:
@@ -278,14 +267,9 @@ class Server:
         return thread
 
     def _shed(self, exc: OSError) -> None:
-        """Out of descriptors: close an idle connection, or answer the waiting client ``busy``.
-
-        An idle connection's descriptors (its socket, its thread's database
-        connection) are freed for the new client, once its thread has let go
-        of them. Without one, the spare descriptor answers ``busy``: otherwise
-        the connection stays in the backlog, every accept fails at once and
-        the loop spins.
-        """
+        """Out of descriptors: close an idle connection (its thread lets go of its socket
+        and database connection), else answer the waiting client ``busy`` from the spare
+        descriptor, so the backlog never spins the accept loop."""
         now = time.monotonic()
         if now - self._shed_logged > _SHED_LOG_EVERY_S:
             self._shed_logged = now
@@ -354,7 +338,11 @@ class Server:
         try:
             req = decode_request(line)
             req_id = req.id
-            return encode_result(req_id, self._dispatch(req))
+            handler = self.handlers.get(req.method)
+            if handler is None:
+                why = f"unknown method {req.method!r}"
+                raise UnknownMethod(why, {"methods": sorted(self.handlers)})
+            return encode_result(req_id, handler(req.params))
         except RequestError as err:
             if req_id is None and isinstance(err.data, dict):
                 req_id = err.data.pop("id", None)
@@ -363,14 +351,6 @@ class Server:
         except Exception:
             log.exception("ipc.handler_failed")
             return encode_error(req_id, InternalError("internal error; see the daemon log"))
-
-    def _dispatch(self, req: Request) -> Any:
-        handler = self.handlers.get(req.method)
-        if handler is None:
-            raise UnknownMethod(
-                f"unknown method {req.method!r}", {"methods": sorted(self.handlers)}
-            )
-        return handler(req.params)
 
     @staticmethod
     def _send(sock: socket.socket, data: bytes) -> bool:

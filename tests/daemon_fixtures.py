@@ -26,8 +26,7 @@ import pytest
 
 from memoryd.config import Config
 from memoryd.daemon.compose import Parts, compose
-from memoryd.daemon.core import Where
-from memoryd.daemon.lifecycle import Lifecycle
+from memoryd.daemon.lifecycle import Lifecycle, Where
 from memoryd.indexer.store import IndexStore
 from memoryd.ipc.client import Client
 

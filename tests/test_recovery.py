@@ -51,7 +51,7 @@ def test_a_damaged_index_is_moved_aside_rebuilt_and_served(
     d.start()
     with d.client() as c:
         c.select("deploy note", str(root), ranker="local")
-        wait_until(lambda: c.stats()["runs"] >= 1, 10, "the telemetry row")
+        wait_until(lambda: c.call("stats")["runs"] >= 1, 10, "the telemetry row")
     assert d.stop() == 0
     corrupt(d.db)
     assert damage(d.db) is not None

@@ -328,10 +328,10 @@ def test_report_socket_method_and_status(make_daemon: Callable[..., DaemonProc])
     (root / "broken.md").write_text("no frontmatter\n")
     d.call("reindex")
     with d.client() as c:
-        result = c.report(str(root), "1d")
+        result = c.call("report", {"dir": str(root), "older_than": "1d"})
         assert "report" in c.status()["capabilities"]
         with pytest.raises(InvalidParams, match="'older_than'"):
-            c.report(str(root), "soon")
+            c.call("report", {"dir": str(root), "older_than": "soon"})
         with pytest.raises(InvalidParams):
             c.call("report", {"bogus": 1})
         status = c.status()
@@ -373,7 +373,7 @@ def test_schedule_fires_and_runs_never_overlap(
     def ask() -> None:
         with d.client(timeout=30) as c:
             for _ in range(3):
-                c.report()
+                c.call("report")
 
     threads = [threading.Thread(target=ask) for _ in range(3)]
     for t in threads:
