@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import structlog
 
+from memoryd.file_entries import FileError
 from memoryd.indexer import queries
-from memoryd.indexer.records import FileError
 from memoryd.indexer.sync import SyncResult
 from memoryd.replies import FeatureStatus, IndexHealth, IndexingProgress, WatchReply
 

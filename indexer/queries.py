@@ -13,7 +13,7 @@ import sqlite3
 from dataclasses import dataclass, fields
 from typing import Any
 
-from memoryd.indexer.records import FileError, FileWarning
+from memoryd.file_entries import FileError, FileWarning
 
 FILES_TABLE = (
     "path",

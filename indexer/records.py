@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, TypedDict
+from typing import Any
 
 from memoryd.indexer.secrets import redact
 
@@ -17,20 +17,6 @@ INDEX_FILENAME = "MEMORY.md"
 # change mtime), "parse" errors only when the file's stat changes.
 ERROR_READ = "read"
 ERROR_PARSE = "parse"
-
-
-class FileError(TypedDict):
-    """A file that is indexed but did not parse (or could not be read), and why."""
-
-    path: str
-    error: str
-
-
-class FileWarning(TypedDict):
-    """A file that is indexed and used, with a problem its author should fix."""
-
-    path: str
-    warning: str
 
 
 @dataclass(frozen=True, slots=True)

@@ -22,10 +22,11 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from itertools import chain
-from typing import Protocol, TypedDict
+from typing import Protocol
 
+from memoryd.file_entries import FileError, SyncCounts
 from memoryd.indexer.parse import classify, parse_file
-from memoryd.indexer.records import ERROR_READ, FileError, FileStat, ParsedFile
+from memoryd.indexer.records import ERROR_READ, FileStat, ParsedFile
 from memoryd.indexer.rows import Row
 from memoryd.indexer.scanner import (
     Listing,
@@ -82,17 +83,6 @@ class Progress(Protocol):
     """Told of each file a full scan has reconciled."""
 
     def advance(self) -> None: ...
-
-
-class SyncCounts(TypedDict):
-    """A pass's counts as JSON, with the errors under its folders."""
-
-    added: int
-    updated: int
-    removed: int
-    unchanged: int
-    errors: list[FileError]
-    seconds: float
 
 
 @dataclass

@@ -1,19 +1,16 @@
 """The reply of every socket method, as a type: what ``result`` holds (docs/protocol.md).
 
-These are the shapes the daemon and the CLI's in-process fallback build and
-the Python client returns. Only :mod:`typing` is imported, so the client path
-(the hook, every CLI command) can name them for free, and
-:mod:`memoryd.methods` can say which one each method answers with.
-
-Nested entries are typed too (a root, a verdict, a finding of a brief, a
-file in a listing), so a client reads them by name. A few stay
-``dict[str, Any]`` (a session file's front matter): its keys come from the
-file, not from memoryd.
+The daemon builds them and the Python client returns them. Only :mod:`typing` is
+imported, so the client path can name them for free. Nested entries are typed
+too; a few stay ``dict[str, Any]`` (a session file's front matter), whose keys
+come from the file, not from memoryd.
 """
 
 from __future__ import annotations
 
 from typing import Any, Literal, NotRequired, TypedDict
+
+from memoryd.file_entries import FileError, FileWarning, SyncCounts
 
 
 class RootStatus(TypedDict):
@@ -163,37 +160,12 @@ class FileSummary(TypedDict):
     staleness: NotRequired[Verdict | None]
 
 
-class ParseFailure(TypedDict):
-    """A file that is indexed but did not parse, and why."""
-
-    path: str
-    error: str
-
-
-class FileWarning(TypedDict):
-    """A file that is indexed and used, with a problem its author should fix."""
-
-    path: str
-    warning: str
-
-
 class ListReply(TypedDict):
     """Every indexed file in or below ``dir``, and the files that did not parse."""
 
     dir: str
     files: list[FileSummary]
-    errors: list[ParseFailure]
-
-
-class SyncCounts(TypedDict):
-    """What a stat scan changed (``memoryd index``), and the parse errors under its folders."""
-
-    added: int
-    updated: int
-    removed: int
-    unchanged: int
-    errors: list[ParseFailure]
-    seconds: float
+    errors: list[FileError]
 
 
 class ReindexReply(SyncCounts):

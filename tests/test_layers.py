@@ -7,8 +7,9 @@ The layers, bottom to top (a module may import its own layer and any below):
    ``_sized_cache``, ``durations``, ``log_lines``, ``system_trees``), where
    Claude Code keeps its memory folders (``claude_folders``: config's default
    roots need it as much as the hook does), and the wire methods written
-   once: their declarations (``methods``, ``params``), reply types (``replies``) and
-   directory checks (``requests``), which every layer above speaks.
+   once: their declarations (``methods``, ``params``), reply types (``replies``, and
+   ``file_entries``, the file entries storage reports) and directory checks
+   (``requests``), which every layer above speaks.
 2. **storage**, ``memoryd.indexer``: files, parses, the SQLite index and its
    schema. Citation extraction is storage's own, like the secret scan. It
    returns its own row types and never imports the reply types
@@ -52,6 +53,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "memoryd.claude_folders",
         "memoryd.durations",
         "memoryd.errors",
+        "memoryd.file_entries",
         "memoryd.log_lines",
         "memoryd.methods",
         "memoryd.params",

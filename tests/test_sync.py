@@ -16,11 +16,11 @@ from pathlib import Path
 import pytest
 from conftest import MakeMemory, run_unprivileged
 
+from memoryd.file_entries import FileError
 from memoryd.indexer import queries
 from memoryd.indexer.scanner import stat_entry, walk_dirs
 from memoryd.indexer.store import IndexStore
 from memoryd.indexer.sync import Syncer, SyncResult, read_file
-from memoryd.replies import ParseFailure
 
 WORDS = [
     "deploy",
@@ -288,7 +288,7 @@ def test_unreadable_file_is_reported_then_recovered(world_tmp: Path) -> None:
     path.chmod(0o000)
     db = world_tmp / "index.db"
 
-    def index_once() -> tuple[tuple[int, int, int, int], list[ParseFailure], int]:
+    def index_once() -> tuple[tuple[int, int, int, int], list[FileError], int]:
         st = IndexStore(db)
         try:
             result, written = sync(st, memdir)
