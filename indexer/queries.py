@@ -131,11 +131,6 @@ def memories_in(conn: sqlite3.Connection, directory: str) -> list[IndexedFile]:
     return [row_to_file(r) for r in rows]
 
 
-def get_file(conn: sqlite3.Connection, path: str) -> IndexedFile | None:
-    row = conn.execute(f"SELECT {FILE_COLUMNS} FROM files WHERE path = ?", (path,)).fetchone()
-    return None if row is None else row_to_file(row)
-
-
 def errors_under(conn: sqlite3.Connection, directory: str) -> list[FileError]:
     rows = conn.execute(
         f"SELECT path, error FROM files WHERE error IS NOT NULL AND {_under('directory')} "
