@@ -10,12 +10,10 @@ failing half-way. Readers open their own ``mode=ro`` connections
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import os
 import sqlite3
 import time
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote
 
@@ -23,7 +21,19 @@ import sqlite_utils
 
 from memoryd.errors import StoreError
 from memoryd.indexer.citations import add_citations, replace_citations
-from memoryd.indexer.records import ERROR_PARSE, KIND_MEMORY, FileStat, ParsedFile, unexpected
+from memoryd.indexer.records import (
+    ERROR_PARSE,
+    KIND_MEMORY,
+    STAT_COLUMNS,
+    Change,
+    Delete,
+    FileStat,
+    ParsedFile,
+    StoredStat,
+    Touch,
+    Upsert,
+    unexpected,
+)
 from memoryd.indexer.rows import (
     DIRECTORY,
     INSERT_SQL,
@@ -35,51 +45,6 @@ from memoryd.indexer.rows import (
 from memoryd.indexer.schema import migrate, needs_migration
 
 BUSY_TIMEOUT_MS = 10_000
-
-
-@dataclass(frozen=True, slots=True)
-class StoredStat:
-    """The change-detection columns of one indexed row."""
-
-    mtime_ns: int
-    size: int
-    inode: int
-    content_hash: str | None
-    error_kind: str | None
-    error: str | None
-
-    @property
-    def signature(self) -> tuple[int, int, int]:
-        return (self.mtime_ns, self.size, self.inode)
-
-    @classmethod
-    def from_row(cls, row: sqlite3.Row) -> StoredStat:
-        return cls(**{name: row[name] for name in _STAT_FIELDS})
-
-
-_STAT_FIELDS = tuple(f.name for f in dataclasses.fields(StoredStat))
-_STAT_COLUMNS = ", ".join(_STAT_FIELDS)
-
-
-@dataclass(frozen=True, slots=True)
-class Upsert:
-    stat: FileStat
-    parsed: ParsedFile
-
-
-@dataclass(frozen=True, slots=True)
-class Touch:
-    """Same content, new stat (e.g. ``touch`` or a rewrite with equal bytes)."""
-
-    stat: FileStat
-
-
-@dataclass(frozen=True, slots=True)
-class Delete:
-    path: str
-
-
-Change = Upsert | Touch | Delete
 
 
 def _make_private(path: Path) -> None:
@@ -224,11 +189,6 @@ class IndexStore:
         """How long a write waits for another process's lock before failing."""
         self.conn.execute(f"PRAGMA busy_timeout = {int(ms)}")
 
-    @property
-    def total_changes(self) -> int:
-        """Rows written by this connection since it opened (for "no writes" checks)."""
-        return self.conn.total_changes
-
     def _repair_if_dirty(self) -> None:
         """Check full-text consistency after an unclean stop and rebuild if needed.
 
@@ -290,7 +250,7 @@ class IndexStore:
     def stats_in(self, directory: str) -> dict[str, StoredStat]:
         """Change-detection columns for the files directly in ``directory``."""
         rows = self.conn.execute(
-            f"SELECT path, {_STAT_COLUMNS} FROM files WHERE directory = ?", (directory,)
+            f"SELECT path, {STAT_COLUMNS} FROM files WHERE directory = ?", (directory,)
         )
         return {r["path"]: StoredStat.from_row(r) for r in rows}
 
@@ -301,7 +261,7 @@ class IndexStore:
 
     def stat_of(self, path: str) -> StoredStat | None:
         r = self.conn.execute(
-            f"SELECT {_STAT_COLUMNS} FROM files WHERE path = ?", (path,)
+            f"SELECT {STAT_COLUMNS} FROM files WHERE path = ?", (path,)
         ).fetchone()
         return None if r is None else StoredStat.from_row(r)
 

@@ -26,7 +26,16 @@ from typing import Protocol
 
 from memoryd.file_entries import FileError, SyncCounts
 from memoryd.indexer.parse import classify, parse_file
-from memoryd.indexer.records import ERROR_READ, FileStat, ParsedFile
+from memoryd.indexer.records import (
+    ERROR_READ,
+    Change,
+    Delete,
+    FileStat,
+    ParsedFile,
+    StoredStat,
+    Touch,
+    Upsert,
+)
 from memoryd.indexer.rows import Row
 from memoryd.indexer.scanner import (
     Listing,
@@ -36,7 +45,7 @@ from memoryd.indexer.scanner import (
     stat_path,
     walk_dirs,
 )
-from memoryd.indexer.store import Change, Delete, IndexStore, StoredStat, Touch, Upsert
+from memoryd.indexer.store import IndexStore
 from memoryd.paths import escaped
 
 BATCH_SIZE = 500

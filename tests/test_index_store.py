@@ -9,9 +9,9 @@ import pytest
 
 from memoryd.errors import StoreError
 from memoryd.indexer import queries
-from memoryd.indexer.records import FileStat, ParsedFile
+from memoryd.indexer.records import Delete, FileStat, ParsedFile, Touch, Upsert
 from memoryd.indexer.schema import MIGRATIONS
-from memoryd.indexer.store import Delete, IndexStore, Touch, Upsert, open_reader
+from memoryd.indexer.store import IndexStore, open_reader
 
 
 def _stat(path: str, mtime_ns: int = 1_700_000_000_000_000_000, size: int = 10) -> FileStat:

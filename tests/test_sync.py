@@ -56,9 +56,9 @@ def make_tree(root: Path, count: int, per_dir: int) -> list[Path]:
 
 def sync(store: IndexStore, root: Path) -> tuple[SyncResult, int]:
     """Run one pass; return its result and the rows the connection really wrote."""
-    before = store.total_changes
+    before = store.conn.total_changes
     result = Syncer(store).sync_tree(str(root))
-    return result, store.total_changes - before
+    return result, store.conn.total_changes - before
 
 
 def counts(r: SyncResult) -> tuple[int, int, int, int]:
