@@ -103,20 +103,23 @@ def row_to_file(row: sqlite3.Row) -> IndexedFile:
     return IndexedFile(**values)
 
 
-def _under(column: str) -> str:
-    # Range on the indexed column instead of LIKE, which cannot use the index.
+def under(column: str) -> str:
+    """SQL: ``column`` names a path equal to or below a directory (args: :func:`under_args`).
+
+    A range on the indexed column, not ``LIKE``, which cannot use the index.
+    """
     return f"({column} = ? OR ({column} >= ? AND {column} < ?))"
 
 
-def _under_args(directory: str) -> tuple[str, str, str]:
+def under_args(directory: str) -> tuple[str, str, str]:
     return (directory, directory + "/", directory + "0")
 
 
 def files_under(conn: sqlite3.Connection, directory: str) -> list[IndexedFile]:
     """Every indexed file in or below ``directory``, by path."""
     rows = conn.execute(
-        f"SELECT {FILE_COLUMNS} FROM files WHERE {_under('directory')} ORDER BY path",
-        _under_args(directory),
+        f"SELECT {FILE_COLUMNS} FROM files WHERE {under('directory')} ORDER BY path",
+        under_args(directory),
     )
     return [row_to_file(r) for r in rows]
 
@@ -133,9 +136,9 @@ def memories_in(conn: sqlite3.Connection, directory: str) -> list[IndexedFile]:
 
 def errors_under(conn: sqlite3.Connection, directory: str) -> list[FileError]:
     rows = conn.execute(
-        f"SELECT path, error FROM files WHERE error IS NOT NULL AND {_under('directory')} "
+        f"SELECT path, error FROM files WHERE error IS NOT NULL AND {under('directory')} "
         "ORDER BY path",
-        _under_args(directory),
+        under_args(directory),
     )
     return [{"path": r["path"], "error": r["error"]} for r in rows]
 
@@ -143,9 +146,9 @@ def errors_under(conn: sqlite3.Connection, directory: str) -> list[FileError]:
 def warnings_under(conn: sqlite3.Connection, directory: str) -> list[FileWarning]:
     """Files in or below ``directory`` indexed with a warning (read in part, or leniently)."""
     rows = conn.execute(
-        f"SELECT path, warning FROM files WHERE warning IS NOT NULL AND {_under('directory')} "
+        f"SELECT path, warning FROM files WHERE warning IS NOT NULL AND {under('directory')} "
         "ORDER BY path",
-        _under_args(directory),
+        under_args(directory),
     )
     return [{"path": r["path"], "warning": r["warning"]} for r in rows]
 
@@ -155,11 +158,11 @@ def counts_under(conn: sqlite3.Connection, directory: str) -> tuple[int, int]:
     # Two queries so each is answered from an index alone (the covering
     # (directory, filename) index, and the partial index on rows with errors).
     files = conn.execute(
-        f"SELECT count(*) FROM files WHERE {_under('directory')}", _under_args(directory)
+        f"SELECT count(*) FROM files WHERE {under('directory')}", under_args(directory)
     ).fetchone()[0]
     errors = conn.execute(
-        f"SELECT count(*) FROM files WHERE error IS NOT NULL AND {_under('directory')}",
-        _under_args(directory),
+        f"SELECT count(*) FROM files WHERE error IS NOT NULL AND {under('directory')}",
+        under_args(directory),
     ).fetchone()[0]
     return int(files), int(errors)
 

@@ -1,9 +1,7 @@
-"""The SQLite manifest index: one writer connection, many read-only readers.
+"""The SQLite index: one writer connection, many read-only readers.
 
-Following datasette/sqlite-utils practice, writes go through a single
-:class:`IndexStore` (the daemon gives it one thread) and every change is made
-inside ``BEGIN IMMEDIATE`` so a concurrent ``memoryd index`` waits instead of
-failing half-way. Readers open their own ``mode=ro`` connections
+Every write goes through one :class:`IndexStore` (give it one thread), each
+inside ``BEGIN IMMEDIATE``. Readers open their own ``mode=ro`` connections
 (:func:`open_reader`); WAL lets them read while the writer commits.
 """
 
@@ -21,6 +19,7 @@ import sqlite_utils
 
 from memoryd.errors import StoreError
 from memoryd.indexer.citations import add_citations, replace_citations
+from memoryd.indexer.queries import under, under_args
 from memoryd.indexer.records import (
     ERROR_PARSE,
     KIND_MEMORY,
@@ -46,6 +45,9 @@ from memoryd.indexer.schema import migrate, needs_migration
 
 BUSY_TIMEOUT_MS = 10_000
 
+SIDE_FILES = ("-wal", "-shm")
+"""What SQLite keeps beside the database file in WAL mode, by suffix."""
+
 
 def _make_private(path: Path) -> None:
     """Create the index file 0600 (and missing parent dirs 0700), whatever the umask.
@@ -62,7 +64,7 @@ def _make_private(path: Path) -> None:
             os.chmod(directory, 0o700)
     fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
     os.close(fd)
-    for suffix in ("", "-wal", "-shm"):
+    for suffix in ("", *SIDE_FILES):
         with contextlib.suppress(OSError):
             file = Path(f"{path}{suffix}")
             st = file.stat()
@@ -92,10 +94,6 @@ def _connect(path: Path, *, readonly: bool) -> sqlite3.Connection:
         raise StoreError(f"cannot open index at {path}: {exc}") from None
     conn.row_factory = sqlite3.Row
     return conn
-
-
-SIDE_FILES = ("-wal", "-shm")
-"""What SQLite keeps beside the database file in WAL mode, by suffix."""
 
 
 def _identities(path: Path) -> dict[str, tuple[int, int]]:
@@ -160,13 +158,10 @@ class IndexStore:
 
     @contextlib.contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
-        """``BEGIN IMMEDIATE`` ... ``COMMIT``; rolls back on any exception.
+        """``BEGIN IMMEDIATE`` ... ``COMMIT``; rolls back on any exception, a failed COMMIT too.
 
-        A ``COMMIT`` that fails (a full disk) leaves the transaction open in
-        SQLite; it is rolled back here too, or every later ``BEGIN`` would
-        fail and the index would never be written again. The SQLite error is
-        kept as the cause of a :class:`StoreError`, so callers can tell a full
-        disk or a held lock from damage.
+        A ``BEGIN`` that fails raises :class:`StoreError` with SQLite's error as
+        its cause, so callers can tell a full disk or a held lock from damage.
         """
         try:
             self.conn.execute("BEGIN IMMEDIATE")
@@ -190,13 +185,10 @@ class IndexStore:
         self.conn.execute(f"PRAGMA busy_timeout = {int(ms)}")
 
     def _repair_if_dirty(self) -> None:
-        """Check full-text consistency after an unclean stop and rebuild if needed.
+        """After an unclean stop, check the full-text index and rebuild it if damaged.
 
-        Row data is protected by SQLite's transactions; the check guards the
-        FTS shadow tables against a corrupted page rather than a torn write.
         Each writer process keeps its own ``dirty:<pid>`` marker, so a second
-        process opening the index (``memoryd index`` beside the daemon) can
-        neither clear the daemon's marker nor mistake a live writer for a crash.
+        one can neither clear another's marker nor take a live writer for a crash.
         """
         markers = self.conn.execute(
             "SELECT key, value FROM meta WHERE key = 'dirty' OR key LIKE 'dirty:%'"
@@ -223,12 +215,7 @@ class IndexStore:
         return f"dirty:{os.getpid()}"
 
     def close(self) -> None:
-        """Mark a clean stop, fold the WAL back into the database, close; safe to call twice.
-
-        The TRUNCATE checkpoint leaves a zero-length WAL behind instead of the
-        megabytes a busy run accumulates; it is skipped (not waited for) while
-        another process still reads.
-        """
+        """Mark a clean stop, fold the WAL back (TRUNCATE), close; safe to call twice."""
         with contextlib.suppress(sqlite3.Error, StoreError):
             with self.transaction() as conn:
                 conn.execute("DELETE FROM meta WHERE key = ?", (self._marker,))
@@ -268,9 +255,7 @@ class IndexStore:
     def directories_under(self, root: str) -> list[str]:
         """Indexed directories equal to or below ``root``."""
         rows = self.conn.execute(
-            "SELECT DISTINCT directory FROM files WHERE directory = ? "
-            "OR (directory >= ? AND directory < ?)",
-            (root, root + "/", root + "0"),
+            f"SELECT DISTINCT directory FROM files WHERE {under('directory')}", under_args(root)
         )
         return [r["directory"] for r in rows]
 
@@ -328,15 +313,10 @@ class IndexStore:
     def load_fresh(self, rows: Iterable[Row]) -> int:
         """Fill an empty index in one transaction, building the full-text index once.
 
-        Row by row, the insert trigger makes FTS5 add each file to its index
-        separately; for a first index it is dropped, the rows go in, FTS5
-        builds its index from them in one pass, and the trigger is put back
-        before the commit, so no other writer ever sees the table without it.
-        Into a still empty table the rows go in with a plain ``INSERT``: the
-        upsert's conflict check would cost about as much again per row.
-        The rows come finished (:func:`memoryd.indexer.rows.file_row`) and are
-        taken as they come: whatever the iterable yields before it ends is
-        committed, so a caller that stops early keeps what it loaded.
+        The insert trigger is dropped, the rows go in (a plain ``INSERT`` while
+        the table is still empty), FTS5 builds its index in one pass, and the
+        trigger is put back before the commit, so no other writer sees the
+        table without it. Whatever ``rows`` yields before it ends is committed.
         """
         dirs: set[str] = set()
 
