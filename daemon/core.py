@@ -27,6 +27,7 @@ from memoryd.replies import FeatureStatus, IndexHealth, IndexingProgress, WatchR
 log = structlog.get_logger(__name__)
 
 if TYPE_CHECKING:
+    from memoryd.check_replies import CheckoutFound
     from memoryd.daemon.lifecycle import DaemonState, Lifecycle, Reload
     from memoryd.daemon.maintenance import Maintenance, ReconcileInfo
     from memoryd.daemon.readers import Readers
@@ -36,7 +37,6 @@ if TYPE_CHECKING:
     from memoryd.daemon.watcher import Watcher
     from memoryd.daemon.writer import Writer
     from memoryd.ipc.server import Server
-    from memoryd.replies import CheckoutFound
 
 COUNTS_MAX_AGE = 2.0
 """Seconds a root's file counts may be reused by ``status`` when nothing was written."""

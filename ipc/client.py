@@ -36,8 +36,8 @@ from memoryd.errors import (
 from memoryd.ipc.protocol import encode_request, peer_uid
 
 if TYPE_CHECKING:
+    from memoryd.check_replies import CheckResult
     from memoryd.replies import (
-        CheckResult,
         ContextReply,
         ListReply,
         LoadLastReply,

@@ -27,8 +27,8 @@ from dataclasses import dataclass
 from typing import NotRequired
 
 from memoryd.bounded_read import read_capped
+from memoryd.check_replies import CheckedFolder, CheckedMemory, CheckoutFound, CheckResult, Verdict
 from memoryd.indexer.queries import directory_version, under, under_args, warnings_under
-from memoryd.replies import CheckedFolder, CheckedMemory, CheckoutFound, CheckResult, Verdict
 from memoryd.staleness import results
 from memoryd.staleness.git import GitUnavailable, History, head_of, ignored, tracked_files
 from memoryd.staleness.verdicts import Snapshot, Tracked, judge

@@ -14,9 +14,10 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TypedDict
 
+from memoryd.check_replies import Verdict
 from memoryd.indexer.citations import Citation
 from memoryd.indexer.queries import under, under_args
-from memoryd.replies import ListReply, Verdict
+from memoryd.replies import ListReply
 
 
 class StaleMemory(TypedDict):
