@@ -3,7 +3,7 @@
 The layers, bottom to top (a module may import its own layer and any below):
 
 1. **base**: helpers that need nothing of memoryd but errors and paths
-   (``errors``, ``paths``, ``bounded_read``, ``_unicode_words``, ``_lazy``,
+   (``errors``, ``paths``, ``bounded_read``, ``_unicode_words``,
    ``_sized_cache``, ``durations``, ``log_lines``, ``system_trees``), where
    Claude Code keeps its memory folders (``claude_folders``: config's default
    roots need it as much as the hook does), and the wire methods written
@@ -46,7 +46,6 @@ ROOT = Path(__file__).resolve().parents[1]
 
 LAYERS: tuple[tuple[str, ...], ...] = (
     (
-        "memoryd._lazy",
         "memoryd._sized_cache",
         "memoryd._unicode_words",
         "memoryd.bounded_read",
