@@ -163,46 +163,39 @@ class Syncer:
         after it.
         """
         started = time.perf_counter()
-        total = SyncResult()
         fresh = self.store.is_empty()
         for root in roots:
-            one = self.sync_tree(root, fresh=fresh, listed=(listed or {}).get(root))
-            total.added += one.added
-            total.updated += one.updated
-            total.removed += one.removed
-            total.unchanged += one.unchanged
-            total.rows_written += one.rows_written
-            if one.stopped:
-                total.stopped = True
+            self._tree(root, fresh, (listed or {}).get(root))
+            self._flush()
+            if self._result.stopped:
                 break
-        total.seconds = time.perf_counter() - started
-        return total
+        return self._finish(started)
 
-    def sync_tree(
-        self, root: str, *, fresh: bool | None = None, listed: Listing | None = None
-    ) -> SyncResult:
+    def sync_tree(self, root: str) -> SyncResult:
         """Reconcile ``root`` and everything below it (full stat scan).
 
-        Into an empty index (or with ``fresh``) the tree is loaded instead
-        (:meth:`_load_fresh`); either way, progress moves file by file, and a
-        stop between directories keeps what was done so far.
+        Into an empty index the tree is loaded instead (:meth:`_load_fresh`);
+        either way, progress moves file by file, and a stop between
+        directories keeps what was done so far.
         """
         started = time.perf_counter()
+        self._tree(root, self.store.is_empty(), None)
+        return self._finish(started)
+
+    def _tree(self, root: str, fresh: bool, listed: Listing | None) -> None:
         seen: set[str] = set()
         boundary = self._boundary(root, root)
         stats = self._stats(walk_dirs(root) if listed is None else listed, seen, boundary)
-        if self.store.is_empty() if fresh is None else fresh:
+        if fresh:
             self._load_fresh(stats, boundary)
         else:
             for directory, disk in stats:
                 self._reconcile_dir(directory, disk, boundary)
         if self._result.stopped:
-            # Not every directory was seen: deleting the "unseen" ones' rows would be wrong.
-            return self._finish(started)
+            return  # not every directory was seen: deleting the "unseen" ones' rows would be wrong
         for directory in self.store.directories_under(root):
             if directory not in seen:
                 self._reconcile_dir(directory, {}, boundary)
-        return self._finish(started)
 
     def _stats(
         self, listed: Listing, seen: set[str], boundary: str
