@@ -236,15 +236,11 @@ class Syncer:
     def sync_listing(self, directory: str) -> SyncResult:
         """Reconcile the names in one directory a watcher saw change, without a stat each.
 
-        watchdog adds a "directory modified" event for the folder to every
-        create, delete, move and close-after-write in it, and the file's own
-        event already names what changed. What that event can add is a memory
-        name that appeared or vanished without an event of its own, so only
-        the names are compared with the index: one scandir of the folder
-        instead of a stat per file (a full ``sync_path`` of a large folder on
-        every edit would cost far more than the edit). Subdirectories have
-        their own events; a directory that vanished or cannot be listed gets
-        the full treatment.
+        A "directory modified" event accompanies every change of a file in it,
+        whose own event names what changed; what it can add is a name that
+        appeared or vanished without an event, so only names are compared with
+        the index (one scandir). A directory that vanished or cannot be listed
+        gets :meth:`sync_path`.
         """
         started = time.perf_counter()
         root = self.root_of(directory)
