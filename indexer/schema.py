@@ -139,8 +139,8 @@ def _m_request_root_last_used(db: sqlite_utils.Database) -> None:
 
 
 def _m_staleness(db: sqlite_utils.Database) -> None:
-    # Code citations per memory (indexer/citations.py), their last verdicts and
-    # the hook's cwd per folder (memoryd/staleness/results.py reads and writes them).
+    # Code citations per memory (memoryd.indexer.citations), their last verdicts and
+    # the hook's cwd per folder (memoryd.staleness.results reads and writes them).
     db.execute(
         "CREATE TABLE citations (path TEXT NOT NULL, target TEXT NOT NULL, kind TEXT NOT NULL, "
         "line INTEGER, PRIMARY KEY (path, target))"
