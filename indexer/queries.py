@@ -15,36 +15,6 @@ from typing import Any
 
 from memoryd.file_entries import FileError, FileWarning
 
-FILES_TABLE = (
-    "path",
-    "directory",
-    "filename",
-    "kind",
-    "name",
-    "description",
-    "type",
-    "body",
-    "project",
-    "session",
-    "status",
-    "meta_json",
-    "mtime_ns",
-    "size",
-    "inode",
-    "content_hash",
-    "error",
-    "error_kind",
-    "warning",
-    "indexed_at",
-    "secrets_json",
-    "grams",
-)
-"""Every column of the ``files`` table, as the migrations leave it.
-
-The one list the store writes and the readers select from: rows are read
-and written by these names, never by position.
-"""
-
 _JSON_FIELDS = {"meta": "meta_json", "secrets": "secrets_json"}
 """Fields of :class:`IndexedFile` decoded from a JSON column of another name."""
 
@@ -92,6 +62,9 @@ FILE_FIELDS = {f.name: _JSON_FIELDS.get(f.name, f.name) for f in fields(IndexedF
 """Each field of :class:`IndexedFile` and the ``files`` column it is read from."""
 FILE_COLUMNS = ", ".join(FILE_FIELDS.values())
 """The select list that :func:`row_to_file` reads."""
+FILES_TABLE = (*FILE_FIELDS.values(), "inode", "error_kind", "indexed_at", "grams")
+"""Every column of the ``files`` table: those :class:`IndexedFile` is read from, and
+those only the writer uses. Rows are read and written by these names, never by position."""
 
 
 def row_to_file(row: sqlite3.Row) -> IndexedFile:
