@@ -38,10 +38,10 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _git_corpus import git
 
+from memoryd.check_replies import Verdict
 from memoryd.indexer.citations import KIND_DIR, KIND_NAME
 from memoryd.indexer.store import IndexStore
 from memoryd.indexer.sync import Syncer
-from memoryd.replies import Verdict
 from memoryd.staleness.checks import Checker
 
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "bench" / "coding-memories"

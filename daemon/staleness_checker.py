@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, Any
 
 import structlog
 
+from memoryd.check_replies import CheckoutFound
 from memoryd.errors import StoreError
-from memoryd.replies import CheckoutFound
 from memoryd.staleness.checks import Checker, Write, citing_dirs
 
 if TYPE_CHECKING:

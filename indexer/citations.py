@@ -50,7 +50,7 @@ SOURCE_EXTENSIONS = frozenset(
     """.split()  # noqa: SIM905 - a word list reads better than 90 quoted strings
 )
 
-# Every pattern here is linear in the text (tests/test_regex_linear.py counts the
+# Every pattern here is linear in the text (a test counts the
 # steps): a match can start only where the previous character cannot continue
 # it, and runs are possessive, so no character is scanned from many starts.
 _SEGMENT_CHARS = r"[A-Za-z0-9_@+.-]"

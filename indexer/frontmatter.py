@@ -101,9 +101,7 @@ def split(text: str) -> tuple[str, str]:
     first_line = text if first_nl < 0 else text[:first_nl]
     if not _DELIM.fullmatch(first_line):
         raise FrontmatterError("no frontmatter: the first line is not exactly '---'")
-    if first_nl < 0:
-        raise FrontmatterError("unterminated frontmatter: opening '---' on line 1 is never closed")
-    close = _DELIM.search(text, first_nl + 1)
+    close = None if first_nl < 0 else _DELIM.search(text, first_nl + 1)
     if close is None:
         raise FrontmatterError("unterminated frontmatter: opening '---' on line 1 is never closed")
     yaml_text = text[first_nl + 1 : close.start()]

@@ -66,14 +66,11 @@ def content_hash(data: bytes) -> str:
 
 
 def read_head(path: str, size_hint: int, within: str | None = None) -> tuple[bytes, bool]:
-    """Read the whole file, or only its head when it is over the cap.
+    """``(data, truncated)``: the whole file, or only its head when it is over the cap.
 
-    Returns ``(data, truncated)``. Raises OSError for unreadable files. Plain
-    descriptor reads: a buffered file object costs more to set up than
-    reading a few-KiB memory does. Opened without blocking, through a link
-    only to a file inside ``within`` (none without it), and checked to be a
-    regular file (:func:`~memoryd.bounded_read.open_memory`): a FIFO or a link
-    swapped in after the stat must neither hang the writer nor be read.
+    Raises OSError for unreadable files. Opened through
+    :func:`~memoryd.bounded_read.open_memory`: a link only to a file inside
+    ``within``, and a FIFO or a link swapped in after the stat is not read.
     """
     fd = open_memory(path, within)
     try:
@@ -158,10 +155,8 @@ def parse_file(path: str, filename: str, size_hint: int, within: str | None = No
 def parse_bytes(data: bytes, kind: str, *, truncated: bool = False, size: int = 0) -> ParsedFile:
     """Parse file content already in memory (also used by ``save`` to validate output).
 
-    Whatever goes wrong with one file becomes that file's error: an exception
-    no check foresaw is caught here, once, for every caller (the writer's
-    batches, the CLI, session load and save), so one file can never stop the
-    files after it.
+    Any exception, foreseen or not, becomes this file's error, so one file can
+    never stop the files after it.
     """
     digest = content_hash(data)
     try:
@@ -206,14 +201,10 @@ MAX_FIELD_CHARS = 1000
 def _cap_fields(record: ParsedFile) -> None:
     """Cut a ``name`` or ``description`` over :data:`MAX_FIELD_CHARS`, visibly.
 
-    Cut here, once, when the file is parsed, rather than in each reply: the
-    index, the rankers (their term counts, the Claude ranker's prompt) and
-    every reply (``list``, ``select``, the hook, reports) then see one same
-    bounded value, and a megabyte written into a header cannot ride along in
-    every answer. The value ends in ``… [cut: N characters]`` so nobody takes
-    it for the whole text, and the file carries a warning (``list``,
-    ``check``) saying so. A file holding a credential is redacted before the
-    cut, so the cut cannot leave part of a value that no pattern then finds.
+    Cut once, at parse time, so the index, the rankers and every reply see the
+    same bounded value. It ends in ``… [cut: N characters]`` and the file gets a
+    warning. A file holding a credential is redacted before the cut, so the cut
+    cannot leave part of a value that no pattern then finds.
     """
     for field in ("name", "description"):
         value = getattr(record, field)

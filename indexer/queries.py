@@ -13,37 +13,7 @@ import sqlite3
 from dataclasses import dataclass, fields
 from typing import Any
 
-from memoryd.indexer.records import FileError, FileWarning
-
-FILES_TABLE = (
-    "path",
-    "directory",
-    "filename",
-    "kind",
-    "name",
-    "description",
-    "type",
-    "body",
-    "project",
-    "session",
-    "status",
-    "meta_json",
-    "mtime_ns",
-    "size",
-    "inode",
-    "content_hash",
-    "error",
-    "error_kind",
-    "warning",
-    "indexed_at",
-    "secrets_json",
-    "grams",
-)
-"""Every column of the ``files`` table, as the migrations leave it.
-
-The one list the store writes and the readers select from: rows are read
-and written by these names, never by position.
-"""
+from memoryd.file_entries import FileError, FileWarning
 
 _JSON_FIELDS = {"meta": "meta_json", "secrets": "secrets_json"}
 """Fields of :class:`IndexedFile` decoded from a JSON column of another name."""
@@ -92,6 +62,9 @@ FILE_FIELDS = {f.name: _JSON_FIELDS.get(f.name, f.name) for f in fields(IndexedF
 """Each field of :class:`IndexedFile` and the ``files`` column it is read from."""
 FILE_COLUMNS = ", ".join(FILE_FIELDS.values())
 """The select list that :func:`row_to_file` reads."""
+FILES_TABLE = (*FILE_FIELDS.values(), "inode", "error_kind", "indexed_at", "grams")
+"""Every column of the ``files`` table: those :class:`IndexedFile` is read from, and
+those only the writer uses. Rows are read and written by these names, never by position."""
 
 
 def row_to_file(row: sqlite3.Row) -> IndexedFile:
@@ -103,20 +76,23 @@ def row_to_file(row: sqlite3.Row) -> IndexedFile:
     return IndexedFile(**values)
 
 
-def _under(column: str) -> str:
-    # Range on the indexed column instead of LIKE, which cannot use the index.
+def under(column: str) -> str:
+    """SQL: ``column`` names a path equal to or below a directory (args: :func:`under_args`).
+
+    A range on the indexed column, not ``LIKE``, which cannot use the index.
+    """
     return f"({column} = ? OR ({column} >= ? AND {column} < ?))"
 
 
-def _under_args(directory: str) -> tuple[str, str, str]:
+def under_args(directory: str) -> tuple[str, str, str]:
     return (directory, directory + "/", directory + "0")
 
 
 def files_under(conn: sqlite3.Connection, directory: str) -> list[IndexedFile]:
     """Every indexed file in or below ``directory``, by path."""
     rows = conn.execute(
-        f"SELECT {FILE_COLUMNS} FROM files WHERE {_under('directory')} ORDER BY path",
-        _under_args(directory),
+        f"SELECT {FILE_COLUMNS} FROM files WHERE {under('directory')} ORDER BY path",
+        under_args(directory),
     )
     return [row_to_file(r) for r in rows]
 
@@ -131,16 +107,11 @@ def memories_in(conn: sqlite3.Connection, directory: str) -> list[IndexedFile]:
     return [row_to_file(r) for r in rows]
 
 
-def get_file(conn: sqlite3.Connection, path: str) -> IndexedFile | None:
-    row = conn.execute(f"SELECT {FILE_COLUMNS} FROM files WHERE path = ?", (path,)).fetchone()
-    return None if row is None else row_to_file(row)
-
-
 def errors_under(conn: sqlite3.Connection, directory: str) -> list[FileError]:
     rows = conn.execute(
-        f"SELECT path, error FROM files WHERE error IS NOT NULL AND {_under('directory')} "
+        f"SELECT path, error FROM files WHERE error IS NOT NULL AND {under('directory')} "
         "ORDER BY path",
-        _under_args(directory),
+        under_args(directory),
     )
     return [{"path": r["path"], "error": r["error"]} for r in rows]
 
@@ -148,9 +119,9 @@ def errors_under(conn: sqlite3.Connection, directory: str) -> list[FileError]:
 def warnings_under(conn: sqlite3.Connection, directory: str) -> list[FileWarning]:
     """Files in or below ``directory`` indexed with a warning (read in part, or leniently)."""
     rows = conn.execute(
-        f"SELECT path, warning FROM files WHERE warning IS NOT NULL AND {_under('directory')} "
+        f"SELECT path, warning FROM files WHERE warning IS NOT NULL AND {under('directory')} "
         "ORDER BY path",
-        _under_args(directory),
+        under_args(directory),
     )
     return [{"path": r["path"], "warning": r["warning"]} for r in rows]
 
@@ -160,11 +131,11 @@ def counts_under(conn: sqlite3.Connection, directory: str) -> tuple[int, int]:
     # Two queries so each is answered from an index alone (the covering
     # (directory, filename) index, and the partial index on rows with errors).
     files = conn.execute(
-        f"SELECT count(*) FROM files WHERE {_under('directory')}", _under_args(directory)
+        f"SELECT count(*) FROM files WHERE {under('directory')}", under_args(directory)
     ).fetchone()[0]
     errors = conn.execute(
-        f"SELECT count(*) FROM files WHERE error IS NOT NULL AND {_under('directory')}",
-        _under_args(directory),
+        f"SELECT count(*) FROM files WHERE error IS NOT NULL AND {under('directory')}",
+        under_args(directory),
     ).fetchone()[0]
     return int(files), int(errors)
 

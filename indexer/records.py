@@ -1,9 +1,11 @@
-"""Plain records passed between the scanner, the parser and the store."""
+"""Plain records passed between the scanner, the parser, the syncer and the store."""
 
 from __future__ import annotations
 
+import dataclasses
+import sqlite3
 from dataclasses import dataclass, field
-from typing import Any, TypedDict
+from typing import Any
 
 from memoryd.indexer.secrets import redact
 
@@ -17,20 +19,6 @@ INDEX_FILENAME = "MEMORY.md"
 # change mtime), "parse" errors only when the file's stat changes.
 ERROR_READ = "read"
 ERROR_PARSE = "parse"
-
-
-class FileError(TypedDict):
-    """A file that is indexed but did not parse (or could not be read), and why."""
-
-    path: str
-    error: str
-
-
-class FileWarning(TypedDict):
-    """A file that is indexed and used, with a problem its author should fix."""
-
-    path: str
-    warning: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,6 +57,51 @@ class ParsedFile:
     warning: str | None = None
     # Lines that look like credentials: ``[{"line": n, "kind": "..."}]``.
     secrets: list[dict[str, Any]] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
+class StoredStat:
+    """The change-detection columns of one indexed row."""
+
+    mtime_ns: int
+    size: int
+    inode: int
+    content_hash: str | None
+    error_kind: str | None
+    error: str | None
+
+    @property
+    def signature(self) -> tuple[int, int, int]:
+        return (self.mtime_ns, self.size, self.inode)
+
+    @classmethod
+    def from_row(cls, row: sqlite3.Row) -> StoredStat:
+        return cls(**{name: row[name] for name in _STAT_FIELDS})
+
+
+_STAT_FIELDS = tuple(f.name for f in dataclasses.fields(StoredStat))
+STAT_COLUMNS = ", ".join(_STAT_FIELDS)
+
+
+@dataclass(frozen=True, slots=True)
+class Upsert:
+    stat: FileStat
+    parsed: ParsedFile
+
+
+@dataclass(frozen=True, slots=True)
+class Touch:
+    """Same content, new stat (e.g. ``touch`` or a rewrite with equal bytes)."""
+
+    stat: FileStat
+
+
+@dataclass(frozen=True, slots=True)
+class Delete:
+    path: str
+
+
+Change = Upsert | Touch | Delete
 
 
 _CAUSE_KEPT = 300

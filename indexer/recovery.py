@@ -1,21 +1,13 @@
 """Open the index, or set a damaged one aside and start over.
 
-The index is a cache of the memory files: everything in it except telemetry
-and the list of request-added roots can be rebuilt by a scan. So when the
-database is damaged (a truncated file, a garbage header, garbage pages), the
-daemon must not crash-loop under ``Restart=on-failure``: it renames the file
-to ``index.db.corrupt-<time>`` (kept for a post-mortem, never deleted),
-creates a fresh index, copies over whatever telemetry and roots can still be
-read from the damaged one, logs it once, and carries on; the start-up
-reconcile then rebuilds the rest from disk.
-
-Only the daemon does this, while it holds the pidfile lock: a second process
-moving the file away under a running daemon would be worse than the damage.
-The same happens when damage shows up while the daemon runs (a query or a
-write answered ``SQLITE_CORRUPT``): :func:`trouble` tells that apart from a
-full disk or a held lock, which only need the write retried later. A file
-deleted or replaced under the daemon (:func:`replaced`) is started over the
-same way (:func:`reopen`).
+The index is a cache of the files: a damaged database (truncated, garbage
+header or pages) is renamed ``<name>.corrupt-<time>`` (kept, never deleted), a
+fresh one is created with whatever telemetry and roots could still be read
+from the old, and the start-up reconcile rebuilds the rest. Only the daemon
+does this, holding the pidfile lock. Damage met while running (a query or
+write answered ``SQLITE_CORRUPT``) is told apart from a full disk or a held
+lock by :func:`trouble`; a file deleted or replaced under the daemon
+(:func:`replaced`) is started over the same way (:func:`reopen`).
 """
 
 from __future__ import annotations

@@ -111,7 +111,7 @@ def stat_entry(entry: os.DirEntry[str], directory: str, boundary: str | None = N
     try:
         st = entry.stat()
     except OSError as exc:
-        return _unstattable(entry.path, directory, entry.name, exc)
+        return _failed(entry.path, directory, entry.name, describe_os_error(exc, entry.path))
     if not _is_regular(st.st_mode):
         return FileStat(
             entry.path,
@@ -140,7 +140,7 @@ def stat_path(path: str, boundary: str | None = None) -> FileStat | None:
     except OSError as exc:
         if not os.path.islink(path):
             return None
-        return _unstattable(path, directory, filename, exc)
+        return _failed(path, directory, filename, describe_os_error(exc, path))
     if not _is_regular(st.st_mode):
         return None
     return FileStat(path, directory, filename, st.st_mtime_ns, st.st_size, st.st_ino)
@@ -155,21 +155,9 @@ def _name_problem(path: str, directory: str) -> FileStat | None:
     problem = name_problem(path)
     if problem is None:
         return None
-    try:
-        lst = os.lstat(path)
-        mtime_ns, size, inode = lst.st_mtime_ns, lst.st_size, lst.st_ino
-    except OSError:
-        mtime_ns, size, inode = 0, 0, 0
     shown = escaped(path)
-    return FileStat(
-        shown,
-        escaped(directory),
-        os.path.basename(shown),
-        mtime_ns,
-        size,
-        inode,
-        stat_error=f"path {problem} (shown escaped); rename it to index the file",
-    )
+    why = f"path {problem} (shown escaped); rename it to index the file"
+    return _failed(path, escaped(directory), os.path.basename(shown), why, key=shown, size=True)
 
 
 def _outside(link: str, boundary: str) -> str | None:
@@ -180,30 +168,18 @@ def _outside(link: str, boundary: str) -> str | None:
     return escaped(target)
 
 
-def _link_stat(path: str) -> tuple[int, int]:
-    """``(mtime_ns, inode)`` of the entry itself, not followed (zeros when gone)."""
+def _refused(path: str, directory: str, filename: str, target: str) -> FileStat:
+    why = f"symlink points outside the root (to {target!r}); not followed"
+    return _failed(path, directory, filename, why)
+
+
+def _failed(
+    path: str, directory: str, filename: str, why: str, *, key: str = "", size: bool = False
+) -> FileStat:
+    """An error record with the entry's own ``lstat`` (zeros when gone); size 0 unless asked."""
     try:
         lst = os.lstat(path)
+        mtime_ns, length, inode = lst.st_mtime_ns, lst.st_size if size else 0, lst.st_ino
     except OSError:
-        return 0, 0
-    return lst.st_mtime_ns, lst.st_ino
-
-
-def _refused(path: str, directory: str, filename: str, target: str) -> FileStat:
-    mtime_ns, inode = _link_stat(path)
-    return FileStat(
-        path,
-        directory,
-        filename,
-        mtime_ns,
-        0,
-        inode,
-        stat_error=f"symlink points outside the root (to {target!r}); not followed",
-    )
-
-
-def _unstattable(path: str, directory: str, filename: str, exc: OSError) -> FileStat:
-    mtime_ns, inode = _link_stat(path)
-    return FileStat(
-        path, directory, filename, mtime_ns, 0, inode, stat_error=describe_os_error(exc, path)
-    )
+        mtime_ns, length, inode = 0, 0, 0
+    return FileStat(key or path, directory, filename, mtime_ns, length, inode, stat_error=why)

@@ -44,6 +44,11 @@ def _full_text(db: sqlite_utils.Database, columns: list[str], tokenize: str) -> 
     )
 
 
+def _reread(db: sqlite_utils.Database, where: str = "") -> None:
+    """Forget the stat and hash of the rows ``where`` picks: the next scan parses them again."""
+    db.execute(f"UPDATE files SET mtime_ns = -1, content_hash = '' {where}")
+
+
 def _m001_files(db: sqlite_utils.Database) -> None:
     db.table("files").create(
         {
@@ -134,8 +139,8 @@ def _m_request_root_last_used(db: sqlite_utils.Database) -> None:
 
 
 def _m_staleness(db: sqlite_utils.Database) -> None:
-    # Code citations per memory (indexer/citations.py), their last verdicts and
-    # the hook's cwd per folder (memoryd/staleness/results.py reads and writes them).
+    # Code citations per memory (memoryd.indexer.citations), their last verdicts and
+    # the hook's cwd per folder (memoryd.staleness.results reads and writes them).
     db.execute(
         "CREATE TABLE citations (path TEXT NOT NULL, target TEXT NOT NULL, kind TEXT NOT NULL, "
         "line INTEGER, PRIMARY KEY (path, target))"
@@ -176,12 +181,8 @@ def _m_terms_packed(db: sqlite_utils.Database) -> None:
 
 def _m_reread_nested_headers(db: sqlite_utils.Database) -> None:
     # Memories whose type (or name, description) sits under a nested
-    # `metadata:` (Claude Code 2.1's format) were indexed untyped or as broken;
-    # forgetting their stat and hash makes the next scan parse them again.
-    db.execute(
-        "UPDATE files SET mtime_ns = -1, content_hash = '' "
-        "WHERE kind = 'memory' AND (type IS NULL OR error IS NOT NULL)"
-    )
+    # `metadata:` (Claude Code 2.1's format) were indexed untyped or as broken.
+    _reread(db, "WHERE kind = 'memory' AND (type IS NULL OR error IS NOT NULL)")
 
 
 def _m_unspaced_grams(db: sqlite_utils.Database) -> None:
@@ -207,9 +208,8 @@ def _m_unspaced_grams(db: sqlite_utils.Database) -> None:
         "INSERT INTO files_fts(files_fts, rank) VALUES ('rank', 'bm25(2.0, 2.0, 3.0, 1.0, 2.0)')"
     )
     # Memories now keep header facts (related:, status, dates; a type under
-    # metadata:) that older parses dropped: forgetting each memory's stat makes
-    # the next scan parse it again.
-    db.execute("UPDATE files SET mtime_ns = -1, content_hash = '' WHERE kind = 'memory'")
+    # metadata:) that older parses dropped.
+    _reread(db, "WHERE kind = 'memory'")
 
 
 def _m_judge_telemetry(db: sqlite_utils.Database) -> None:
@@ -225,9 +225,8 @@ def _m_reread_after_parse_hardening(db: sqlite_utils.Database) -> None:
     # Every file is parsed again once: headers YAML cannot build (bad dates,
     # tags) and plain `key: value` headers are now read, names and descriptions
     # are capped, and more credential shapes are flagged and redacted (rows
-    # written before held them raw). Forgetting stat and hash makes the next
-    # scan read each file and write its row anew.
-    db.execute("UPDATE files SET mtime_ns = -1, content_hash = ''")
+    # written before held them raw).
+    _reread(db)
 
 
 def _m_runs_session_detail(db: sqlite_utils.Database) -> None:
@@ -268,7 +267,7 @@ MIGRATIONS: list[tuple[str, Migration]] = [
     ("015_drop_term_stats", _m_drop_term_stats),
 ]
 
-SCHEMA_VERSION = len(MIGRATIONS)
+_NAMES = [name for name, _ in MIGRATIONS]
 
 
 def applied(db: sqlite_utils.Database) -> list[str]:
@@ -279,11 +278,11 @@ def applied(db: sqlite_utils.Database) -> list[str]:
 
 def needs_migration(db: sqlite_utils.Database) -> bool:
     """Whether :func:`migrate` has anything to do (or to refuse): a read, no lock taken."""
-    return applied(db) != [name for name, _ in MIGRATIONS]
+    return applied(db) != _NAMES
 
 
-def migrate(db: sqlite_utils.Database) -> list[str]:
-    """Apply pending migrations in order; return the names applied now.
+def migrate(db: sqlite_utils.Database) -> None:
+    """Apply pending migrations in order.
 
     The caller holds a write transaction. Raises ValueError for an index
     written by a newer memoryd (unknown migration names).
@@ -291,17 +290,13 @@ def migrate(db: sqlite_utils.Database) -> list[str]:
     if "_migrations" not in db.table_names():
         db.table("_migrations").create({"id": int, "name": str, "applied_at": float}, pk="id")
     done = applied(db)
-    known = [name for name, _ in MIGRATIONS]
-    unknown = [name for name in done if name not in known]
+    unknown = [name for name in done if name not in _NAMES]
     if unknown:
         raise ValueError(
             f"the index was written by a newer memoryd (unknown migrations: {', '.join(unknown)})"
         )
-    ran = []
     for number, (name, step) in enumerate(MIGRATIONS, start=1):
         if name in done:
             continue
         step(db)
         db.table("_migrations").insert({"id": number, "name": name, "applied_at": time.time()})
-        ran.append(name)
-    return ran

@@ -1,21 +1,17 @@
-"""The SQLite manifest index: one writer connection, many read-only readers.
+"""The SQLite index: one writer connection, many read-only readers.
 
-Following datasette/sqlite-utils practice, writes go through a single
-:class:`IndexStore` (the daemon gives it one thread) and every change is made
-inside ``BEGIN IMMEDIATE`` so a concurrent ``memoryd index`` waits instead of
-failing half-way. Readers open their own ``mode=ro`` connections
+Every write goes through one :class:`IndexStore` (give it one thread), each
+inside ``BEGIN IMMEDIATE``. Readers open their own ``mode=ro`` connections
 (:func:`open_reader`); WAL lets them read while the writer commits.
 """
 
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import os
 import sqlite3
 import time
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote
 
@@ -23,7 +19,20 @@ import sqlite_utils
 
 from memoryd.errors import StoreError
 from memoryd.indexer.citations import add_citations, replace_citations
-from memoryd.indexer.records import ERROR_PARSE, KIND_MEMORY, FileStat, ParsedFile, unexpected
+from memoryd.indexer.queries import under, under_args
+from memoryd.indexer.records import (
+    ERROR_PARSE,
+    KIND_MEMORY,
+    STAT_COLUMNS,
+    Change,
+    Delete,
+    FileStat,
+    ParsedFile,
+    StoredStat,
+    Touch,
+    Upsert,
+    unexpected,
+)
 from memoryd.indexer.rows import (
     DIRECTORY,
     INSERT_SQL,
@@ -36,50 +45,8 @@ from memoryd.indexer.schema import migrate, needs_migration
 
 BUSY_TIMEOUT_MS = 10_000
 
-
-@dataclass(frozen=True, slots=True)
-class StoredStat:
-    """The change-detection columns of one indexed row."""
-
-    mtime_ns: int
-    size: int
-    inode: int
-    content_hash: str | None
-    error_kind: str | None
-    error: str | None
-
-    @property
-    def signature(self) -> tuple[int, int, int]:
-        return (self.mtime_ns, self.size, self.inode)
-
-    @classmethod
-    def from_row(cls, row: sqlite3.Row) -> StoredStat:
-        return cls(**{name: row[name] for name in _STAT_FIELDS})
-
-
-_STAT_FIELDS = tuple(f.name for f in dataclasses.fields(StoredStat))
-_STAT_COLUMNS = ", ".join(_STAT_FIELDS)
-
-
-@dataclass(frozen=True, slots=True)
-class Upsert:
-    stat: FileStat
-    parsed: ParsedFile
-
-
-@dataclass(frozen=True, slots=True)
-class Touch:
-    """Same content, new stat (e.g. ``touch`` or a rewrite with equal bytes)."""
-
-    stat: FileStat
-
-
-@dataclass(frozen=True, slots=True)
-class Delete:
-    path: str
-
-
-Change = Upsert | Touch | Delete
+SIDE_FILES = ("-wal", "-shm")
+"""What SQLite keeps beside the database file in WAL mode, by suffix."""
 
 
 def _make_private(path: Path) -> None:
@@ -97,7 +64,7 @@ def _make_private(path: Path) -> None:
             os.chmod(directory, 0o700)
     fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
     os.close(fd)
-    for suffix in ("", "-wal", "-shm"):
+    for suffix in ("", *SIDE_FILES):
         with contextlib.suppress(OSError):
             file = Path(f"{path}{suffix}")
             st = file.stat()
@@ -127,10 +94,6 @@ def _connect(path: Path, *, readonly: bool) -> sqlite3.Connection:
         raise StoreError(f"cannot open index at {path}: {exc}") from None
     conn.row_factory = sqlite3.Row
     return conn
-
-
-SIDE_FILES = ("-wal", "-shm")
-"""What SQLite keeps beside the database file in WAL mode, by suffix."""
 
 
 def _identities(path: Path) -> dict[str, tuple[int, int]]:
@@ -195,13 +158,10 @@ class IndexStore:
 
     @contextlib.contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
-        """``BEGIN IMMEDIATE`` ... ``COMMIT``; rolls back on any exception.
+        """``BEGIN IMMEDIATE`` ... ``COMMIT``; rolls back on any exception, a failed COMMIT too.
 
-        A ``COMMIT`` that fails (a full disk) leaves the transaction open in
-        SQLite; it is rolled back here too, or every later ``BEGIN`` would
-        fail and the index would never be written again. The SQLite error is
-        kept as the cause of a :class:`StoreError`, so callers can tell a full
-        disk or a held lock from damage.
+        A ``BEGIN`` that fails raises :class:`StoreError` with SQLite's error as
+        its cause, so callers can tell a full disk or a held lock from damage.
         """
         try:
             self.conn.execute("BEGIN IMMEDIATE")
@@ -224,19 +184,11 @@ class IndexStore:
         """How long a write waits for another process's lock before failing."""
         self.conn.execute(f"PRAGMA busy_timeout = {int(ms)}")
 
-    @property
-    def total_changes(self) -> int:
-        """Rows written by this connection since it opened (for "no writes" checks)."""
-        return self.conn.total_changes
-
     def _repair_if_dirty(self) -> None:
-        """Check full-text consistency after an unclean stop and rebuild if needed.
+        """After an unclean stop, check the full-text index and rebuild it if damaged.
 
-        Row data is protected by SQLite's transactions; the check guards the
-        FTS shadow tables against a corrupted page rather than a torn write.
         Each writer process keeps its own ``dirty:<pid>`` marker, so a second
-        process opening the index (``memoryd index`` beside the daemon) can
-        neither clear the daemon's marker nor mistake a live writer for a crash.
+        one can neither clear another's marker nor take a live writer for a crash.
         """
         markers = self.conn.execute(
             "SELECT key, value FROM meta WHERE key = 'dirty' OR key LIKE 'dirty:%'"
@@ -263,12 +215,7 @@ class IndexStore:
         return f"dirty:{os.getpid()}"
 
     def close(self) -> None:
-        """Mark a clean stop, fold the WAL back into the database, close; safe to call twice.
-
-        The TRUNCATE checkpoint leaves a zero-length WAL behind instead of the
-        megabytes a busy run accumulates; it is skipped (not waited for) while
-        another process still reads.
-        """
+        """Mark a clean stop, fold the WAL back (TRUNCATE), close; safe to call twice."""
         with contextlib.suppress(sqlite3.Error, StoreError):
             with self.transaction() as conn:
                 conn.execute("DELETE FROM meta WHERE key = ?", (self._marker,))
@@ -290,7 +237,7 @@ class IndexStore:
     def stats_in(self, directory: str) -> dict[str, StoredStat]:
         """Change-detection columns for the files directly in ``directory``."""
         rows = self.conn.execute(
-            f"SELECT path, {_STAT_COLUMNS} FROM files WHERE directory = ?", (directory,)
+            f"SELECT path, {STAT_COLUMNS} FROM files WHERE directory = ?", (directory,)
         )
         return {r["path"]: StoredStat.from_row(r) for r in rows}
 
@@ -301,16 +248,14 @@ class IndexStore:
 
     def stat_of(self, path: str) -> StoredStat | None:
         r = self.conn.execute(
-            f"SELECT {_STAT_COLUMNS} FROM files WHERE path = ?", (path,)
+            f"SELECT {STAT_COLUMNS} FROM files WHERE path = ?", (path,)
         ).fetchone()
         return None if r is None else StoredStat.from_row(r)
 
     def directories_under(self, root: str) -> list[str]:
         """Indexed directories equal to or below ``root``."""
         rows = self.conn.execute(
-            "SELECT DISTINCT directory FROM files WHERE directory = ? "
-            "OR (directory >= ? AND directory < ?)",
-            (root, root + "/", root + "0"),
+            f"SELECT DISTINCT directory FROM files WHERE {under('directory')}", under_args(root)
         )
         return [r["directory"] for r in rows]
 
@@ -368,15 +313,10 @@ class IndexStore:
     def load_fresh(self, rows: Iterable[Row]) -> int:
         """Fill an empty index in one transaction, building the full-text index once.
 
-        Row by row, the insert trigger makes FTS5 add each file to its index
-        separately; for a first index it is dropped, the rows go in, FTS5
-        builds its index from them in one pass, and the trigger is put back
-        before the commit, so no other writer ever sees the table without it.
-        Into a still empty table the rows go in with a plain ``INSERT``: the
-        upsert's conflict check would cost about as much again per row.
-        The rows come finished (:func:`memoryd.indexer.rows.file_row`) and are
-        taken as they come: whatever the iterable yields before it ends is
-        committed, so a caller that stops early keeps what it loaded.
+        The insert trigger is dropped, the rows go in (a plain ``INSERT`` while
+        the table is still empty), FTS5 builds its index in one pass, and the
+        trigger is put back before the commit, so no other writer sees the
+        table without it. Whatever ``rows`` yields before it ends is committed.
         """
         dirs: set[str] = set()
 

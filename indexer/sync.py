@@ -22,10 +22,20 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from itertools import chain
-from typing import Protocol, TypedDict
+from typing import Protocol
 
+from memoryd.file_entries import FileError, SyncCounts
 from memoryd.indexer.parse import classify, parse_file
-from memoryd.indexer.records import ERROR_READ, FileError, FileStat, ParsedFile
+from memoryd.indexer.records import (
+    ERROR_READ,
+    Change,
+    Delete,
+    FileStat,
+    ParsedFile,
+    StoredStat,
+    Touch,
+    Upsert,
+)
 from memoryd.indexer.rows import Row
 from memoryd.indexer.scanner import (
     Listing,
@@ -35,7 +45,7 @@ from memoryd.indexer.scanner import (
     stat_path,
     walk_dirs,
 )
-from memoryd.indexer.store import Change, Delete, IndexStore, StoredStat, Touch, Upsert
+from memoryd.indexer.store import IndexStore
 from memoryd.paths import escaped
 
 BATCH_SIZE = 500
@@ -82,17 +92,6 @@ class Progress(Protocol):
     """Told of each file a full scan has reconciled."""
 
     def advance(self) -> None: ...
-
-
-class SyncCounts(TypedDict):
-    """A pass's counts as JSON, with the errors under its folders."""
-
-    added: int
-    updated: int
-    removed: int
-    unchanged: int
-    errors: list[FileError]
-    seconds: float
 
 
 @dataclass
@@ -164,46 +163,39 @@ class Syncer:
         after it.
         """
         started = time.perf_counter()
-        total = SyncResult()
         fresh = self.store.is_empty()
         for root in roots:
-            one = self.sync_tree(root, fresh=fresh, listed=(listed or {}).get(root))
-            total.added += one.added
-            total.updated += one.updated
-            total.removed += one.removed
-            total.unchanged += one.unchanged
-            total.rows_written += one.rows_written
-            if one.stopped:
-                total.stopped = True
+            self._tree(root, fresh, (listed or {}).get(root))
+            self._flush()
+            if self._result.stopped:
                 break
-        total.seconds = time.perf_counter() - started
-        return total
+        return self._finish(started)
 
-    def sync_tree(
-        self, root: str, *, fresh: bool | None = None, listed: Listing | None = None
-    ) -> SyncResult:
+    def sync_tree(self, root: str) -> SyncResult:
         """Reconcile ``root`` and everything below it (full stat scan).
 
-        Into an empty index (or with ``fresh``) the tree is loaded instead
-        (:meth:`_load_fresh`); either way, progress moves file by file, and a
-        stop between directories keeps what was done so far.
+        Into an empty index the tree is loaded instead (:meth:`_load_fresh`);
+        either way, progress moves file by file, and a stop between
+        directories keeps what was done so far.
         """
         started = time.perf_counter()
+        self._tree(root, self.store.is_empty(), None)
+        return self._finish(started)
+
+    def _tree(self, root: str, fresh: bool, listed: Listing | None) -> None:
         seen: set[str] = set()
         boundary = self._boundary(root, root)
         stats = self._stats(walk_dirs(root) if listed is None else listed, seen, boundary)
-        if self.store.is_empty() if fresh is None else fresh:
+        if fresh:
             self._load_fresh(stats, boundary)
         else:
             for directory, disk in stats:
                 self._reconcile_dir(directory, disk, boundary)
         if self._result.stopped:
-            # Not every directory was seen: deleting the "unseen" ones' rows would be wrong.
-            return self._finish(started)
+            return  # not every directory was seen: deleting the "unseen" ones' rows would be wrong
         for directory in self.store.directories_under(root):
             if directory not in seen:
                 self._reconcile_dir(directory, {}, boundary)
-        return self._finish(started)
 
     def _stats(
         self, listed: Listing, seen: set[str], boundary: str
@@ -244,15 +236,11 @@ class Syncer:
     def sync_listing(self, directory: str) -> SyncResult:
         """Reconcile the names in one directory a watcher saw change, without a stat each.
 
-        watchdog adds a "directory modified" event for the folder to every
-        create, delete, move and close-after-write in it, and the file's own
-        event already names what changed. What that event can add is a memory
-        name that appeared or vanished without an event of its own, so only
-        the names are compared with the index: one scandir of the folder
-        instead of a stat per file (a full ``sync_path`` of a large folder on
-        every edit would cost far more than the edit). Subdirectories have
-        their own events; a directory that vanished or cannot be listed gets
-        the full treatment.
+        A "directory modified" event accompanies every change of a file in it,
+        whose own event names what changed; what it can add is a name that
+        appeared or vanished without an event, so only names are compared with
+        the index (one scandir). A directory that vanished or cannot be listed
+        gets :meth:`sync_path`.
         """
         started = time.perf_counter()
         root = self.root_of(directory)

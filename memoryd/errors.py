@@ -157,21 +157,8 @@ class InternalError(RequestError):
     code = "internal"
 
 
-_BY_CODE: dict[str, type[RequestError]] = {
-    cls.code: cls
-    for cls in (
-        ParseError,
-        InvalidRequest,
-        UnknownMethod,
-        InvalidParams,
-        NotFound,
-        NotRegularFile,
-        Unwritable,
-        IndexUnavailable,
-        Busy,
-        InternalError,
-    )
-}
+_BY_CODE = {cls.code: cls for cls in RequestError.__subclasses__()}
+"""Each protocol code's class: every subclass of :class:`RequestError` names one."""
 
 
 def remote_error(code: str, message: str, data: Any = None) -> RequestError:

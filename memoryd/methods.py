@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, NamedTuple, TypeVar
 
-from memoryd import replies
+from memoryd import check_replies, replies
 from memoryd.errors import InvalidParams
 from memoryd.params import Dir, Dirs, Duration, Param, decode, param, params
 
@@ -240,7 +240,7 @@ class Report:
     )
 
 
-@method("check", replies.CheckResult)
+@method("check", check_replies.CheckResult)
 @dataclass(frozen=True)
 class Check:
     dir: Dir = param(MEMORY_DIR)

@@ -1,19 +1,17 @@
 """The reply of every socket method, as a type: what ``result`` holds (docs/protocol.md).
 
-These are the shapes the daemon and the CLI's in-process fallback build and
-the Python client returns. Only :mod:`typing` is imported, so the client path
-(the hook, every CLI command) can name them for free, and
-:mod:`memoryd.methods` can say which one each method answers with.
-
-Nested entries are typed too (a root, a verdict, a finding of a brief, a
-file in a listing), so a client reads them by name. A few stay
-``dict[str, Any]`` (a session file's front matter): its keys come from the
-file, not from memoryd.
+The daemon builds them and the Python client returns them. Only :mod:`typing`
+and the sibling type modules are imported, so the client path can name them for
+free. Nested entries are typed too; a few stay ``dict[str, Any]`` (a session
+file's front matter), whose keys come from the file, not from memoryd.
 """
 
 from __future__ import annotations
 
 from typing import Any, Literal, NotRequired, TypedDict
+
+from memoryd.check_replies import CheckoutFound, Verdict
+from memoryd.file_entries import FileError, SyncCounts
 
 
 class RootStatus(TypedDict):
@@ -163,37 +161,12 @@ class FileSummary(TypedDict):
     staleness: NotRequired[Verdict | None]
 
 
-class ParseFailure(TypedDict):
-    """A file that is indexed but did not parse, and why."""
-
-    path: str
-    error: str
-
-
-class FileWarning(TypedDict):
-    """A file that is indexed and used, with a problem its author should fix."""
-
-    path: str
-    warning: str
-
-
 class ListReply(TypedDict):
     """Every indexed file in or below ``dir``, and the files that did not parse."""
 
     dir: str
     files: list[FileSummary]
-    errors: list[ParseFailure]
-
-
-class SyncCounts(TypedDict):
-    """What a stat scan changed (``memoryd index``), and the parse errors under its folders."""
-
-    added: int
-    updated: int
-    removed: int
-    unchanged: int
-    errors: list[ParseFailure]
-    seconds: float
+    errors: list[FileError]
 
 
 class ReindexReply(SyncCounts):
@@ -230,28 +203,6 @@ class UnwatchReply(TypedDict):
 class ShutdownReply(TypedDict):
     stopping: bool
     pid: int
-
-
-class ChangedPath(TypedDict):
-    """A cited path that commits changed after the memory was last written."""
-
-    path: str
-    commits: int
-    newest: str
-
-
-class Verdict(TypedDict):
-    """Whether what a memory cites is still there in its checkout (``staleness``)."""
-
-    checkout: str
-    checkout_guessed: bool
-    head: str | None
-    cited: int
-    missing: list[str]
-    renamed: dict[str, str]
-    changed_since: list[ChangedPath]
-    all_gone: bool
-    stale: bool
 
 
 class SelectedMemory(TypedDict):
@@ -441,48 +392,3 @@ class ReportResult(TypedDict):
     roots: list[str]
     summary: dict[str, int]
     seconds: NotRequired[float]
-
-
-class CheckoutFound(TypedDict):
-    """The checkout a memory folder's citations are checked against, or why there is none."""
-
-    path: str | None
-    source: str | None
-    reason: str | None
-
-
-class CheckedFolder(TypedDict):
-    """A folder ``check`` covered: its checkout and how it was read (None: not checked)."""
-
-    dir: str
-    checkout: CheckoutFound
-    mode: str | None
-
-
-class CheckedMemory(TypedDict):
-    """A citing memory, the paths it cites, and its verdict (None: no checkout)."""
-
-    filename: str
-    path: str
-    citations: list[str]
-    staleness: Verdict | None
-
-
-class CheckFinding(TypedDict):
-    """A file ``check`` found wrong in itself (not in what it cites), and what is wrong."""
-
-    filename: str
-    path: str
-    problem: str
-
-
-class CheckResult(TypedDict):
-    """Each citing memory's verdict under a folder, how many are stale, and files found wrong."""
-
-    dir: str
-    folders: list[CheckedFolder]
-    memories: list[CheckedMemory]
-    citing: int
-    stale: int
-    findings: NotRequired[list[CheckFinding]]
-    warnings: list[FileWarning]

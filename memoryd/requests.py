@@ -67,17 +67,15 @@ _RESOLVED_MAX = 512
 
 
 class ResolvedDirs:
-    """:func:`directory` for a busy reader, without a ``realpath`` walk per request.
+    """:func:`directory` for a busy reader, without a ``realpath`` walk (an ``lstat``
+    per path component) per request.
 
-    ``realpath`` costs an ``lstat`` per path component, and each system call
-    lets another request thread take the interpreter: at a thousand selects a
-    second that dominated the work outside ranking. A resolution is reused
-    while two ``stat`` calls show it still holds: ``raw`` (symlinks followed)
-    is the same directory as before, so a re-pointed link or a removed folder
-    is seen at once, and the resolved path (last component not followed) is
-    still that directory itself, not a link to it. A rename further up that
-    keeps both true is picked up within :data:`RESOLVED_TTL_S`. Only reads use
-    this; ``save`` resolves its directory in full every time.
+    A resolution is reused while two ``stat`` calls show it still holds: ``raw``
+    (symlinks followed) is the same directory as before, so a re-pointed link or
+    a removed folder is seen at once, and the resolved path (last component not
+    followed) is still that directory itself. A rename further up that keeps
+    both true is picked up within :data:`RESOLVED_TTL_S`. Only reads use this;
+    ``save`` resolves its directory in full every time.
     """
 
     def __init__(self) -> None:

@@ -20,13 +20,13 @@ from collections.abc import Callable, Mapping
 from typing import Any, Protocol, TypeVar, cast
 
 from memoryd import requests as p
+from memoryd.check_replies import CheckResult
 from memoryd.config import Config
 from memoryd.durations import parse_duration
 from memoryd.errors import InvalidParams, MemorydError, UnknownMethod
 from memoryd.indexer import queries
 from memoryd.methods import Check, Context, List, LoadLast, Report, Save, Select, Stats, handler
 from memoryd.replies import (
-    CheckResult,
     ContextReply,
     ListReply,
     LoadLastReply,

@@ -14,9 +14,9 @@ import pytest
 import sqlite_utils
 
 from memoryd._unicode_words import ascii_equivalent, bigrams, fold, unspaced_grams, words
-from memoryd.indexer.records import FileStat, ParsedFile
+from memoryd.indexer.records import FileStat, ParsedFile, Upsert
 from memoryd.indexer.schema import MIGRATIONS
-from memoryd.indexer.store import IndexStore, Upsert
+from memoryd.indexer.store import IndexStore
 from memoryd.select._text import split_words, terms
 from memoryd.select.analysis import _words
 from memoryd.select.candidates import Candidate

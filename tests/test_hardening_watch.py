@@ -20,7 +20,7 @@ from watchdog.events import EventsLostEvent
 
 from memoryd.config import Config
 from memoryd.daemon.compose import Parts
-from memoryd.indexer.store import Delete
+from memoryd.indexer.records import Delete
 
 
 def _indexed(parts: Parts, folder: Path) -> set[str]:

@@ -66,9 +66,9 @@ def test_bad_names_become_error_entries_and_the_rest_is_indexed(
     assert all("shown escaped" in reason for reason in errors.values())
     names = [f.filename for f in queries.memories_in(store.conn, str(memdir))]
     assert names == ["feedback_fine.md"]
-    before = store.total_changes
+    before = store.conn.total_changes
     again = Syncer(store).sync_tree(str(memdir))
-    assert (again.changed, store.total_changes - before) == (0, 0)  # nothing rewritten
+    assert (again.changed, store.conn.total_changes - before) == (0, 0)  # nothing rewritten
     os.unlink(next(p for p in planted if p.endswith(b"bad_\xff\xfe.md")))
     Syncer(store).sync_path(os.fsdecode(os.fsencode(memdir) + b"/bad_\xff\xfe.md"))
     assert f"{memdir}/bad_\\xff\\xfe.md" not in errors_by_path(store, memdir)

@@ -3,16 +3,17 @@
 The layers, bottom to top (a module may import its own layer and any below):
 
 1. **base**: helpers that need nothing of memoryd but errors and paths
-   (``errors``, ``paths``, ``bounded_read``, ``_unicode_words``, ``_lazy``,
+   (``errors``, ``paths``, ``bounded_read``, ``_unicode_words``,
    ``_sized_cache``, ``durations``, ``log_lines``, ``system_trees``), where
    Claude Code keeps its memory folders (``claude_folders``: config's default
    roots need it as much as the hook does), and the wire methods written
-   once: their declarations (``methods``, ``params``), reply types (``replies``) and
+   once: their declarations (``methods``, ``params``), reply types (``replies``,
+   ``check_replies``; ``file_entries``, the entries storage returns too) and
    directory checks (``requests``), which every layer above speaks.
 2. **storage**, ``memoryd.indexer``: files, parses, the SQLite index and its
    schema. Citation extraction is storage's own, like the secret scan. It
-   returns its own row types and never imports the reply types
-   (:data:`FORBIDDEN`).
+   returns its own row types or ``file_entries`` and never imports the reply
+   types (:data:`FORBIDDEN`).
 3. **domain**: what memoryd does with the index: ``select``, ``sessions``,
    ``staleness``, ``report``; what an agent is shown of a memory (``_delivery``: the
    hook, MCP and the report's oversize flag share its caps); and the two
@@ -45,13 +46,14 @@ ROOT = Path(__file__).resolve().parents[1]
 
 LAYERS: tuple[tuple[str, ...], ...] = (
     (
-        "memoryd._lazy",
         "memoryd._sized_cache",
         "memoryd._unicode_words",
         "memoryd.bounded_read",
+        "memoryd.check_replies",
         "memoryd.claude_folders",
         "memoryd.durations",
         "memoryd.errors",
+        "memoryd.file_entries",
         "memoryd.log_lines",
         "memoryd.methods",
         "memoryd.params",
@@ -87,7 +89,9 @@ LAYERS: tuple[tuple[str, ...], ...] = (
 """Each entry names a module, a package (with everything in it) or, ending in
 ``*``, the modules whose names start so."""
 
-FORBIDDEN: dict[str, tuple[str, ...]] = {"memoryd.indexer": ("memoryd.replies",)}
+FORBIDDEN: dict[str, tuple[str, ...]] = {
+    "memoryd.indexer": ("memoryd.replies", "memoryd.check_replies")
+}
 """Imports a layer may not make although the target is below it: storage returns its own
 row types, and the layers above it shape the replies."""
 

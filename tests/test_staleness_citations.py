@@ -7,10 +7,10 @@ from pathlib import Path
 import pytest
 from conftest import MakeMemory
 
+from memoryd.check_replies import Verdict
 from memoryd.indexer.citations import KIND_DIR, KIND_FILE, KIND_NAME, Citation, extract
 from memoryd.indexer.store import IndexStore
 from memoryd.indexer.sync import Syncer
-from memoryd.replies import Verdict
 from memoryd.staleness.render import caution
 
 CASES = [

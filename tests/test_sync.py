@@ -16,11 +16,12 @@ from pathlib import Path
 import pytest
 from conftest import MakeMemory, run_unprivileged
 
+from memoryd.file_entries import FileError
 from memoryd.indexer import queries
+from memoryd.indexer.queries import IndexedFile
 from memoryd.indexer.scanner import stat_entry, walk_dirs
 from memoryd.indexer.store import IndexStore
 from memoryd.indexer.sync import Syncer, SyncResult, read_file
-from memoryd.replies import ParseFailure
 
 WORDS = [
     "deploy",
@@ -55,9 +56,9 @@ def make_tree(root: Path, count: int, per_dir: int) -> list[Path]:
 
 def sync(store: IndexStore, root: Path) -> tuple[SyncResult, int]:
     """Run one pass; return its result and the rows the connection really wrote."""
-    before = store.total_changes
+    before = store.conn.total_changes
     result = Syncer(store).sync_tree(str(root))
-    return result, store.total_changes - before
+    return result, store.conn.total_changes - before
 
 
 def counts(r: SyncResult) -> tuple[int, int, int, int]:
@@ -81,6 +82,12 @@ def tree(memdir: Path, make_memory: MakeMemory) -> Path:
     return memdir
 
 
+def row_of(store: IndexStore, path: str) -> IndexedFile | None:
+    """The indexed row of ``path``, if it has one."""
+    found = queries.files_under(store.conn, os.path.dirname(path))
+    return next((f for f in found if f.path == path), None)
+
+
 def test_cold_then_no_change_writes_nothing(store: IndexStore, tree: Path) -> None:
     cold, written = sync(store, tree)
     assert counts(cold) == (4, 0, 0, 0)
@@ -98,7 +105,7 @@ def test_one_file_edited(store: IndexStore, tree: Path) -> None:
     result, written = sync(store, tree)
     assert counts(result) == (0, 1, 0, 3)
     assert written == result.rows_written > 0
-    row = queries.get_file(store.conn, str(path))
+    row = row_of(store, str(path))
     assert row is not None and row.body.endswith("more\n")
 
 
@@ -143,8 +150,8 @@ def test_rename(store: IndexStore, tree: Path) -> None:
     old.rename(new)
     result, _written = sync(store, tree)
     assert counts(result) == (1, 0, 1, 3)
-    assert queries.get_file(store.conn, str(old)) is None
-    row = queries.get_file(store.conn, str(new))
+    assert row_of(store, str(old)) is None
+    row = row_of(store, str(new))
     assert row is not None and row.description == "beta decision"
 
 
@@ -288,7 +295,7 @@ def test_unreadable_file_is_reported_then_recovered(world_tmp: Path) -> None:
     path.chmod(0o000)
     db = world_tmp / "index.db"
 
-    def index_once() -> tuple[tuple[int, int, int, int], list[ParseFailure], int]:
+    def index_once() -> tuple[tuple[int, int, int, int], list[FileError], int]:
         st = IndexStore(db)
         try:
             result, written = sync(st, memdir)
@@ -336,8 +343,8 @@ def test_sync_listing_compares_names_only_and_leaves_subfolders_alone(
     (tree / "sub" / "user_d.md").unlink()  # below: the subfolder's own events say so
     result = syncer.sync_listing(str(tree))
     assert counts(result) == (1, 0, 1, 0)
-    assert queries.get_file(store.conn, str(tree / "feedback_new.md")) is not None
-    assert queries.get_file(store.conn, str(tree / "project_b.md")) is None
+    assert row_of(store, str(tree / "feedback_new.md")) is not None
+    assert row_of(store, str(tree / "project_b.md")) is None
     assert indexed_paths(store, tree) == disk_paths(tree) | {str(tree / "sub" / "user_d.md")}
     assert syncer.sync_path(str(edited)).updated == 1
     shutil.rmtree(tree / "sub")

@@ -20,7 +20,7 @@ from memoryd.cli.flags import wire_params
 from memoryd.staleness.render import render_check
 
 if TYPE_CHECKING:
-    from memoryd.replies import CheckResult
+    from memoryd.check_replies import CheckResult
 
 
 def register(sub: Any) -> None:

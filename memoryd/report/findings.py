@@ -20,10 +20,11 @@ from dataclasses import dataclass
 from urllib.parse import unquote
 
 from memoryd._delivery import MAX_FILE_BYTES, MAX_FILE_LINES
+from memoryd.file_entries import FileError
 from memoryd.indexer.citations import MARKDOWN_LINK
 from memoryd.indexer.queries import IndexedFile, iso_utc
 from memoryd.indexer.records import KIND_INDEX, KIND_MEMORY, KIND_SESSION
-from memoryd.replies import FileSummary, ListReply, ParseFailure, Size
+from memoryd.replies import FileSummary, ListReply, Size
 from memoryd.report.document import (
     BrokenFile,
     DuplicateGroup,
@@ -199,7 +200,7 @@ def listing(
         if size is not None:
             entry["oversized"] = size
         summaries.append(entry)
-    errors: list[ParseFailure] = [
+    errors: list[FileError] = [
         {"path": f.path, "error": f.error} for f in files if f.error is not None
     ]
     return {"dir": directory, "files": summaries, "errors": errors}

@@ -17,6 +17,7 @@ from typing import Any, cast
 
 from memoryd import requests as p
 from memoryd.bounded_read import MAX_READ_BYTES, NotAFile, read_capped
+from memoryd.check_replies import CheckFinding
 from memoryd.errors import InvalidParams, NotFound, NotRegularFile
 from memoryd.indexer import queries
 from memoryd.indexer.parse import describe_os_error, parse_bytes
@@ -25,14 +26,7 @@ from memoryd.indexer.secrets import redact, redact_value
 from memoryd.methods import Save
 from memoryd.params import decode
 from memoryd.paths import session_stamp_problem
-from memoryd.replies import (
-    CheckFinding,
-    ContextReply,
-    Kept,
-    LoadLastReply,
-    SaveResult,
-    SkippedSession,
-)
+from memoryd.replies import ContextReply, Kept, LoadLastReply, SaveResult, SkippedSession
 from memoryd.sessions._sections import resume_line
 from memoryd.sessions.brief import ParsedSessions, SessionDoc, build_brief, unavailable_message
 from memoryd.sessions.format import (

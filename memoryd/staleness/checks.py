@@ -27,8 +27,8 @@ from dataclasses import dataclass
 from typing import NotRequired
 
 from memoryd.bounded_read import read_capped
-from memoryd.indexer.queries import directory_version, warnings_under
-from memoryd.replies import CheckedFolder, CheckedMemory, CheckoutFound, CheckResult, Verdict
+from memoryd.check_replies import CheckedFolder, CheckedMemory, CheckoutFound, CheckResult, Verdict
+from memoryd.indexer.queries import directory_version, under, under_args, warnings_under
 from memoryd.staleness import results
 from memoryd.staleness.git import GitUnavailable, History, head_of, ignored, tracked_files
 from memoryd.staleness.verdicts import Snapshot, Tracked, judge
@@ -311,8 +311,8 @@ def citing_dirs(conn: sqlite3.Connection, root: str) -> list[str]:
     """Folders in or below ``root`` with at least one memory that cites code."""
     rows = conn.execute(
         "SELECT DISTINCT f.directory FROM citations c JOIN files f ON f.path = c.path "
-        "WHERE f.directory = ? OR (f.directory >= ? AND f.directory < ?)",
-        (root, root + "/", root + "0"),
+        f"WHERE {under('f.directory')}",
+        under_args(root),
     )
     return sorted(r[0] for r in rows)
 

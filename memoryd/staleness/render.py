@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from memoryd.replies import CheckResult, Verdict
+    from memoryd.check_replies import CheckResult, Verdict
 
 MAX_NAMED = 2
 

@@ -14,8 +14,10 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TypedDict
 
+from memoryd.check_replies import Verdict
 from memoryd.indexer.citations import Citation
-from memoryd.replies import ListReply, Verdict
+from memoryd.indexer.queries import under, under_args
+from memoryd.replies import ListReply
 
 
 class StaleMemory(TypedDict):
@@ -116,9 +118,8 @@ def stale_under(conn: sqlite3.Connection, directory: str) -> dict[str, list[Stal
     rows = conn.execute(
         "SELECT f.directory, f.filename, f.path, s.verdict_json FROM staleness s "
         "JOIN files f ON f.path = s.path AND f.content_hash = s.content_hash "
-        "WHERE s.stale = 1 AND (f.directory = ? OR (f.directory >= ? AND f.directory < ?)) "
-        "ORDER BY f.directory, f.filename",
-        (directory, directory + "/", directory + "0"),
+        f"WHERE s.stale = 1 AND {under('f.directory')} ORDER BY f.directory, f.filename",
+        under_args(directory),
     )
     out: dict[str, list[StaleMemory]] = {}
     for folder, filename, path, text in rows:

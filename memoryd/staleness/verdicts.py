@@ -13,9 +13,9 @@ import bisect
 import os
 from dataclasses import dataclass, field
 
+from memoryd.check_replies import ChangedPath, Verdict
 from memoryd.indexer.citations import KIND_DIR, KIND_FILE, KIND_NAME, Citation
 from memoryd.indexer.queries import iso_utc
-from memoryd.replies import ChangedPath, Verdict
 from memoryd.staleness.git import History
 
 GUESS_KEY = "?guessed"
