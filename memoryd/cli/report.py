@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import argparse
 from typing import TYPE_CHECKING, Any
 
-from memoryd.cli.common import add_db_option, add_socket_options, memory_dir, print_json
-from memoryd.cli.connect import ask
-from memoryd.cli.flags import wire_params
+from memoryd.cli.common import asks_daemon
+from memoryd.cli.connect import answered
 
 if TYPE_CHECKING:
     from memoryd.replies import ReportResult
@@ -23,10 +21,7 @@ def register(sub: Any) -> None:
         dest="older_than",
         help="age past which sessions count as old or stale, e.g. 30d (default: the config's)",
     )
-    r.add_argument("--json", action="store_true", help="print the answer as JSON")
-    add_db_option(r)
-    add_socket_options(r)
-    r.set_defaults(handler=cmd_report)
+    asks_daemon(r, answered("report", describe))
 
 
 def describe(result: ReportResult) -> str:
@@ -46,13 +41,3 @@ def describe(result: ReportResult) -> str:
     return "\n".join(
         [render.NOTICE, f"report: {result['path']}", f"json:   {result['json']}", *found]
     )
-
-
-def cmd_report(args: argparse.Namespace) -> int:
-    directory = None if args.dir is None else memory_dir(args.dir)
-    result = ask(args, "report", wire_params(args, "report", dir=directory))
-    if args.json:
-        print_json(result)
-    else:
-        print(describe(result))
-    return 0

@@ -7,8 +7,8 @@ import os
 import sys
 from typing import TYPE_CHECKING, Any
 
-from memoryd.cli.common import add_db_option, add_socket_options, memory_dir, print_json
-from memoryd.cli.connect import ask
+from memoryd.cli.common import asks_daemon, print_json
+from memoryd.cli.connect import answered, ask
 from memoryd.cli.flags import described, wire_params
 from memoryd.staleness.render import caution
 
@@ -39,17 +39,11 @@ def register(sub: Any) -> None:
     )
     s.add_argument("--limit", **described("select", "limit"))
     s.add_argument("--ranker", **described("select", "ranker"))
-    s.add_argument("--json", action="store_true", help="print the result as JSON")
-    add_db_option(s)
-    add_socket_options(s)
-    s.set_defaults(handler=cmd_select)
+    asks_daemon(s, cmd_select)
 
     t = sub.add_parser("stats", help="selector telemetry: runs, latency, fallbacks, usage")
     t.add_argument("--since", **described("stats", "since"))
-    t.add_argument("--json", action="store_true", help="print the result as JSON")
-    add_db_option(t)
-    add_socket_options(t)
-    t.set_defaults(handler=cmd_stats)
+    asks_daemon(t, answered("stats", render_stats))
 
 
 def surfaced_entry(value: str) -> str:
@@ -58,8 +52,7 @@ def surfaced_entry(value: str) -> str:
 
 
 def cmd_select(args: argparse.Namespace) -> int:
-    directory = memory_dir(args.dir)
-    result = ask(args, "select", wire_params(args, "select", dir=directory))
+    result = ask(args, "select", wire_params(args, "select"))
     note = result.get("note")
     # Not a memory folder at all (a typo, the checkout's top): say what it holds, and fail.
     # A memory folder whose files all have errors is the right folder: its note is shown.
@@ -119,13 +112,3 @@ def aligned(rows: list[tuple[str, str, str]]) -> list[str]:
     """Rows of (group, name, value) as text columns, the value right-aligned."""
     width = [max(len(r[i]) for r in rows) for i in range(3)]
     return [f"{g:<{width[0]}}  {n:<{width[1]}}  {v:>{width[2]}}".rstrip() for g, n, v in rows]
-
-
-def cmd_stats(args: argparse.Namespace) -> int:
-
-    result = ask(args, "stats", wire_params(args, "stats"))
-    if args.json:
-        print_json(result)
-    else:
-        print(render_stats(result))
-    return 0

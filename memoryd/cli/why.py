@@ -15,7 +15,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from memoryd.cli.common import add_db_option, memory_dir, print_json
+from memoryd.cli.common import add_db_option, memory_dir, show
 from memoryd.errors import MemorydError
 
 
@@ -88,10 +88,7 @@ def cmd_why(args: argparse.Namespace) -> int:
         report = why.explain(conn, directory, session=args.session, last=args.last)
     finally:
         conn.close()
-    if args.json:
-        print_json(report)
-    else:
-        print(why.render(report))
+    show(args, report, why.render)
     return 0
 
 
@@ -106,8 +103,5 @@ def cmd_eval(args: argparse.Namespace) -> int:
     report = replay.evaluate(
         transcripts_in(folder), config_mod.load(), args.rankers or ["local"], directory=directory
     )
-    if args.json:
-        print_json(report)
-    else:
-        print(replay.render(report))
+    show(args, report, replay.render)
     return 0
