@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from memoryd.cli.common import asks_daemon, show
 from memoryd.cli.connect import ask
-from memoryd.cli.flags import wire_params
+from memoryd.cli.flags import add_params, wire_params
 from memoryd.staleness.render import render_check
 
 if TYPE_CHECKING:
@@ -22,7 +22,7 @@ def register(sub: Any) -> None:
     c = sub.add_parser(
         "check", help="check memories against the code they cite (never changes memories)"
     )
-    c.add_argument("dir", metavar="DIR", help="memory directory (and the folders below it)")
+    add_params(c, "check", dir={"flag": "dir", "metavar": "DIR"})
     fail = c.add_mutually_exclusive_group()
     fail.add_argument(
         "--fail-on",

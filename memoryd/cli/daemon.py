@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from memoryd import logs
 from memoryd.cli.common import add_socket_options, asks_daemon, memory_dir, note, show
 from memoryd.cli.connect import ask
-from memoryd.cli.flags import wire_params
+from memoryd.cli.flags import add_params, wire_params
 from memoryd.errors import START_HINT, DaemonUnavailable, UnsafeDaemon
 from memoryd.ipc.client import Client
 
@@ -63,17 +63,15 @@ def register(sub: Any) -> None:
     p.set_defaults(handler=cmd_stop)
 
     p = sub.add_parser("reindex", help="full rescan of one directory or of every root")
-    p.add_argument(
-        "dir", nargs="?", metavar="DIR", help="the directory to rescan (default: every root)"
-    )
+    add_params(p, "reindex", dir={"flag": "dir", "nargs": "?", "metavar": "DIR"})
     asks_daemon(p, cmd_reindex, db=False)
 
     p = sub.add_parser("watch", help="keep watching a memory directory, across restarts")
-    p.add_argument("dir", metavar="DIR", help="a folder with memory files of its own")
+    add_params(p, "watch", dir={"flag": "dir", "metavar": "DIR"})
     asks_daemon(p, cmd_watch, db=False)
 
     p = sub.add_parser("unwatch", help="stop watching a root and drop it from the index")
-    p.add_argument("dir", metavar="DIR", help="the root to stop watching")
+    add_params(p, "unwatch", dir={"flag": "dir", "metavar": "DIR"})
     asks_daemon(p, cmd_unwatch, db=False)
 
     p = sub.add_parser("install-service", help="install the systemd user units")

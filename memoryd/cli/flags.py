@@ -1,17 +1,18 @@
-"""The methods' params as the CLI's flags read them: help, default, type, choices.
+"""The methods' params as the CLI's flags: help, default, type, choices.
 
 The table below is generated from the declarations in :mod:`memoryd.methods`
 by ``tools/generate.py``, so the daemon-backed commands build their flags
-without importing the declarations. A flag whose ``dest`` is a param's wire
-name carries that param (:func:`wire_params`); a ``dir`` param's folder is
-resolved here, so a wrong one fails before anything is sent.
+without importing the declarations. :func:`add_params` offers every param a
+command does not skip, so a new param is a flag without a CLI edit; a flag's
+``dest`` is its param's wire name (:func:`wire_params`), and a ``dir`` param's
+folder is resolved before anything is sent.
 """
 
 from __future__ import annotations
 
 import argparse
 from collections.abc import Mapping
-from typing import NotRequired, TypedDict
+from typing import Any, NotRequired, TypedDict
 
 from memoryd.cli.common import memory_dir
 
@@ -37,6 +38,25 @@ def described(method: str, name: str) -> ArgumentHelp:
     if choices:
         found["choices"] = choices
     return found
+
+
+def add_params(
+    parser: argparse.ArgumentParser,
+    method: str,
+    skip: tuple[str, ...] = (),
+    **own: Mapping[str, Any],
+) -> None:
+    """Every param of ``method`` but ``skip`` as ``--name-with-dashes`` with its declared help,
+    default, type and choices; ``own[name]`` adds ``add_argument`` keywords or respells it
+    (``flag``: another option, or a positional's name)."""
+    for name in PARAMS[method]:
+        if name in skip:
+            continue
+        kw: dict[str, Any] = {**described(method, name), **own.get(name, {})}
+        flag = kw.pop("flag", "--" + name.replace("_", "-"))
+        if flag.startswith("-"):
+            kw["dest"] = name
+        parser.add_argument(flag, **kw)
 
 
 def wire_params(args: argparse.Namespace, method: str, **given: object) -> Mapping[str, object]:
@@ -88,7 +108,6 @@ PARAMS: dict[str, dict[str, tuple[str, str, object, tuple[str, ...]]]] = {
         ),
         'allow_secrets': ('boolean', 'let files holding credentials be selected', False, ()),
         'timeout_ms': ('integer', 'how long the client will wait', None, ()),
-        'cwd': ('string', "the agent's working directory", None, ()),
     },
     'stats': {
         'since': ('duration', 'the window, such as 7d or 24h', '7d', ()),

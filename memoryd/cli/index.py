@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from memoryd._delivery import MAX_FILE_BYTES, MAX_FILE_LINES
 from memoryd.cli.common import asks_daemon, memory_dir, print_json
 from memoryd.cli.connect import answered, connected
+from memoryd.cli.flags import add_params
 
 if TYPE_CHECKING:
     from memoryd.replies import ListReply
@@ -24,7 +25,7 @@ def register(sub: Any) -> None:
     asks_daemon(p, cmd_index)
 
     p = sub.add_parser("list", help="show a directory's manifest and its parse errors")
-    p.add_argument("dir", metavar="DIR", help="the memory directory")
+    add_params(p, "list", dir={"flag": "dir", "metavar": "DIR"})
     asks_daemon(p, answered("list", render_list))
 
 

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 from memoryd.cli.common import asks_daemon
 from memoryd.cli.connect import answered
+from memoryd.cli.flags import add_params
 
 if TYPE_CHECKING:
     from memoryd.replies import ReportResult
@@ -15,12 +16,7 @@ def register(sub: Any) -> None:
     r = sub.add_parser(
         "report", help="write a compaction and memory-health report now (never changes memories)"
     )
-    r.add_argument("--dir", help="one memory directory (default: every root)")
-    r.add_argument(
-        "--older-than",
-        dest="older_than",
-        help="age past which sessions count as old or stale, e.g. 30d (default: the config's)",
-    )
+    add_params(r, "report")
     asks_daemon(r, answered("report", describe))
 
 

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from memoryd.cli.common import asks_daemon, print_json
 from memoryd.cli.connect import answered, ask
-from memoryd.cli.flags import described, wire_params
+from memoryd.cli.flags import add_params, wire_params
 from memoryd.staleness.render import caution
 
 if TYPE_CHECKING:
@@ -18,31 +18,31 @@ if TYPE_CHECKING:
 
 def register(sub: Any) -> None:
     s = sub.add_parser("select", help="the memories that clearly help a query")
-    s.add_argument("query", **described("select", "query"))
-    s.add_argument("--dir", required=True, **described("select", "dir"))
-    s.add_argument(
-        "--surfaced",
-        action="append",
-        default=[],
-        metavar="FILE",
-        type=surfaced_entry,
-        help="a memory already shown this session: its file name or its path, "
-        "as select prints it (repeatable)",
+    add_params(
+        s,
+        "select",
+        # for programs: a person reads secrets themselves, a shell has no session or deadline
+        skip=("allow_secrets", "session_id", "timeout_ms"),
+        query={"flag": "query"},
+        dir={"required": True},
+        surfaced={
+            "action": "append",
+            "metavar": "FILE",
+            "type": surfaced_entry,
+            "help": "a memory already shown this session: its file name or its path, "
+            "as select prints it (repeatable)",
+        },
+        recent_tools={
+            "flag": "--tool",
+            "action": "append",
+            "metavar": "TOOL",
+            "help": "a tool the agent used recently (repeatable)",
+        },
     )
-    s.add_argument(
-        "--tool",
-        action="append",
-        default=[],
-        dest="recent_tools",
-        metavar="TOOL",
-        help="a tool the agent used recently (repeatable)",
-    )
-    s.add_argument("--limit", **described("select", "limit"))
-    s.add_argument("--ranker", **described("select", "ranker"))
     asks_daemon(s, cmd_select)
 
     t = sub.add_parser("stats", help="selector telemetry: runs, latency, fallbacks, usage")
-    t.add_argument("--since", **described("stats", "since"))
+    add_params(t, "stats")
     asks_daemon(t, answered("stats", render_stats))
 
 

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from memoryd.cli.common import asks_daemon, print_json, project_slug
 from memoryd.cli.connect import ask
-from memoryd.cli.flags import described, wire_params
+from memoryd.cli.flags import add_params, wire_params
 from memoryd.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -54,54 +54,41 @@ def register(sub: Any) -> None:
         "decisions, approved checkpoints, and its summary or active state when this save has "
         "none. --replace writes this save alone instead.",
     )
-    s.add_argument("--dir", required=True, **described("save", "dir"))
-    s.add_argument("--project", type=project_slug, **described("save", "project"))
-    s.add_argument("--session", **described("save", "session"))
-    s.add_argument("--mode", **described("save", "mode"))
-    s.add_argument("--status", **described("save", "status"))
-    s.add_argument(
-        "--last-checkpoint", dest="last_checkpoint", **described("save", "last_checkpoint")
-    )
-    s.add_argument(
-        "--checkpoint",
-        action="append",
-        dest="checkpoints_approved",
-        default=None,
-        metavar="CP",
-        help="an approved checkpoint (repeatable)",
-    )
-    s.add_argument("--target-dir", dest="target_dir", **described("save", "target_dir"))
-    s.add_argument("--summary", dest="session_summary", **described("save", "session_summary"))
-    s.add_argument(
-        "--step",
-        action=StepEntries,
-        dest="steps_completed",
-        default=None,
-        metavar="S0=TEXT",
-        help="a completed step (repeatable)",
-    )
-    s.add_argument(
-        "--checkpoint-decisions",
-        dest="checkpoint_decisions",
-        type=json_object,
-        metavar="JSON",
-        help="what the user chose at each checkpoint, as a JSON object: "
-        '\'{"CP-S1": {"option": "B", "note": "..."}}\'',
-    )
-    s.add_argument("--active-state", dest="active_state", **described("save", "active_state"))
-    s.add_argument(
-        "--decision",
-        action="append",
-        dest="key_decisions",
-        default=None,
-        metavar="TEXT",
-        help="a key decision (repeatable)",
-    )
-    s.add_argument(
-        "--replace",
-        action="store_true",
-        default=None,
-        help="overwrite an earlier save of this session instead of keeping what it recorded",
+    add_params(
+        s,
+        "save",
+        dir={"required": True},
+        project={"type": project_slug},
+        checkpoints_approved={
+            "flag": "--checkpoint",
+            "action": "append",
+            "metavar": "CP",
+            "help": "an approved checkpoint (repeatable)",
+        },
+        checkpoint_decisions={
+            "type": json_object,
+            "metavar": "JSON",
+            "help": "what the user chose at each checkpoint, as a JSON object: "
+            '\'{"CP-S1": {"option": "B", "note": "..."}}\'',
+        },
+        session_summary={"flag": "--summary"},
+        steps_completed={
+            "flag": "--step",
+            "action": StepEntries,
+            "metavar": "S0=TEXT",
+            "help": "a completed step (repeatable)",
+        },
+        key_decisions={
+            "flag": "--decision",
+            "action": "append",
+            "metavar": "TEXT",
+            "help": "a key decision (repeatable)",
+        },
+        replace={
+            "action": "store_true",
+            "default": None,
+            "help": "overwrite an earlier save of this session instead of keeping what it recorded",
+        },
     )
     s.add_argument(
         "--stdin",
@@ -111,17 +98,24 @@ def register(sub: Any) -> None:
     asks_daemon(s, cmd_save)
 
     ll = sub.add_parser("load-last", help="the newest session memory of a project")
-    ll.add_argument("--dir", required=True, **described("load_last", "dir"))
-    ll.add_argument(
-        "--project", required=True, type=project_slug, **described("load_last", "project")
+    add_params(
+        ll,
+        "load_last",
+        skip=("reveal_secrets",),  # a socket param only: the CLI never prints credentials
+        dir={"required": True},
+        project={"required": True, "type": project_slug},
     )
     asks_daemon(ll, cmd_load_last)
 
     c = sub.add_parser("context", help="a short, cited brief of what earlier sessions learned")
-    c.add_argument("task", **described("context", "task"))
-    c.add_argument("--dir", action="append", required=True, help="a memory directory (repeatable)")
-    c.add_argument("--project", type=project_slug, **described("context", "project"))
-    c.add_argument("--budget", dest="budget_tokens", **described("context", "budget_tokens"))
+    add_params(
+        c,
+        "context",
+        task={"flag": "task"},
+        dir={"action": "append", "required": True, "help": "a memory directory (repeatable)"},
+        project={"type": project_slug},
+        budget_tokens={"flag": "--budget"},
+    )
     asks_daemon(c, cmd_context)
 
 
