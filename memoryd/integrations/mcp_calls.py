@@ -100,14 +100,7 @@ class MemoryTools:
         surfaced = _listed(args.get("surfaced"))
         if state is not None:
             surfaced += state.surfaced_in(os.path.realpath(directory))
-        params = {
-            "query": args["query"],
-            "dir": directory,
-            "surfaced": surfaced,
-            "recent_tools": args.get("recent_tools"),
-            "limit": args.get("limit"),
-            "session_id": session,
-        }
+        params = {**args, "dir": directory, "surfaced": surfaced, "session_id": session}
         reply: SelectResult = self._ask("select", params)
         result = dict(reply)
         for noise in SELECT_BOOKKEEPING:
@@ -132,9 +125,7 @@ class MemoryTools:
         return result, text
 
     def memory_load_last(self, args: Mapping[str, object]) -> ToolAnswer:
-        result: LoadLastReply = self._ask(
-            "load_last", {"dir": self._dir(args), "project": args["project"]}
-        )
+        result: LoadLastReply = self._ask("load_last", {**args, "dir": self._dir(args)})
         if not result.get("found"):
             return result, str(result.get("message") or "no session memory found")
         return result, f"{result['resume_line']}\nFile: {result['path']}\n\n{result['content']}"
@@ -145,13 +136,8 @@ class MemoryTools:
         return result, f"Saved {result['path']} ({how})."
 
     def memory_context(self, args: Mapping[str, object]) -> ToolAnswer:
-        dirs = [self._dir(args), *_listed(args.get("more_dirs"))]
-        params = {
-            "task": args["task"],
-            "dir": dirs,
-            "project": args.get("project"),
-            "budget_tokens": args.get("budget_tokens"),
-        }
+        params = {k: v for k, v in args.items() if k != "more_dirs"}
+        params["dir"] = [self._dir(args), *_listed(args.get("more_dirs"))]
         result: ContextReply = self._ask("context", params)
         return result, str(result["text"])
 

@@ -1,15 +1,8 @@
 """Tool arguments checked against the tool's own input schema, before any of them is used.
 
-One validator, driven by the JSON Schema that ``tools/list`` sends, so a tool
-never sees an argument of a type or range its schema rules out (a list where
-a string goes, ``-1`` for a list, a NUL in a path). It covers the keywords the
-tools' schemas use: ``type`` (one or a list), ``enum``, ``pattern``,
-``minLength``/``maxLength``, ``minimum``/``maximum``, ``items``,
-``properties``, ``required`` and ``additionalProperties`` (a boolean or a
-schema). Every string must also be valid Unicode (JSON's ``\\ud800`` escape
-decodes to text no path, file or answer line can hold). The walk follows the
-schema, never the data's depth, so a deeply nested value costs one step.
-The first problem found is raised as :class:`ArgumentError`, naming where it is.
+The JSON Schema keywords the tools' schemas use, and valid Unicode in every
+string. The walk follows the schema, never the data's depth. The first
+problem found is raised as :class:`ArgumentError`, naming where it is.
 """
 
 from __future__ import annotations
