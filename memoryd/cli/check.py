@@ -1,7 +1,9 @@
-"""``memoryd check DIR``: what a folder's memories cite, checked against their checkout now.
+"""``memoryd check DIR`` and ``memoryd report``: memories' health, never changing them.
 
-Exit 0 whatever is found, unless ``--fail-on`` (or ``--strict``) names what
-should fail a git hook or a CI job.
+``check`` checks what a folder's memories cite against their checkout now: exit
+0 whatever is found, unless ``--fail-on`` (or ``--strict``) names what should
+fail a git hook or a CI job. ``report`` has the daemon write a compaction and
+health report now, into its reports folder.
 """
 
 from __future__ import annotations
@@ -10,12 +12,12 @@ import argparse
 from typing import TYPE_CHECKING, Any
 
 from memoryd.cli.common import asks_daemon, show
-from memoryd.cli.connect import ask
+from memoryd.cli.connect import answered, ask
 from memoryd.cli.flags import add_params, wire_params
 from memoryd.staleness.render import render_check
 
 if TYPE_CHECKING:
-    from memoryd.replies import CheckResult
+    from memoryd.replies import CheckResult, ReportResult
 
 
 def register(sub: Any) -> None:
@@ -32,6 +34,12 @@ def register(sub: Any) -> None:
     )
     fail.add_argument("--strict", action="store_true", help="the same as --fail-on stale")
     asks_daemon(c, cmd_check)
+
+    r = sub.add_parser(
+        "report", help="write a compaction and memory-health report now (never changes memories)"
+    )
+    add_params(r, "report")
+    asks_daemon(r, answered("report", describe))
 
 
 FAIL_ON = ("gone", "stale")
@@ -51,3 +59,22 @@ def cmd_check(args: argparse.Namespace) -> int:
     result: CheckResult = ask(args, "check", wire_params(args, "check"))
     show(args, result, render_check)
     return 1 if failing(result, "stale" if args.strict else args.fail_on) else 0
+
+
+def describe(result: ReportResult) -> str:
+    """A few lines for a terminal: where the report is, and what it found.
+
+    The labels live with the report builder, which is loaded here and not at
+    start-up: a report takes seconds anyway, and ``--json`` never needs them.
+    """
+    from memoryd.report import render  # noqa: PLC0415
+
+    counts = result["summary"]
+    found = [
+        f"  {counts[key]:>6}  {label}"
+        for key, label in render.SUMMARY_LABELS
+        if key in ("directories", "files") or counts[key]
+    ]
+    return "\n".join(
+        [render.NOTICE, f"report: {result['path']}", f"json:   {result['json']}", *found]
+    )
