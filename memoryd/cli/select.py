@@ -56,8 +56,7 @@ def cmd_select(args: argparse.Namespace) -> int:
     note = result.get("note")
     # Not a memory folder at all (a typo, the checkout's top): say what it holds, and fail.
     # A memory folder whose files all have errors is the right folder: its note is shown.
-    # (indexer.folders.empty_folder_note words the second case "no valid memories in ...")
-    wrong = note if note and not note.startswith("no valid memories") else None
+    wrong = None if result.get("memory_folder", True) else note  # an older daemon: shown
     if args.json:
         print_json(result)
         return 1 if wrong else 0
