@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import os
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -83,11 +84,8 @@ def cmd_why(args: argparse.Namespace) -> int:
 
     folder = args.dir or str(memory_folder(os.getcwd()).directory)
     directory = memory_dir(folder)
-    conn = open_reader(why.db_of(args.db, None if args.db else _daemon_db()))
-    try:
+    with closing(open_reader(why.db_of(args.db, None if args.db else _daemon_db()))) as conn:
         report = why.explain(conn, directory, session=args.session, last=args.last)
-    finally:
-        conn.close()
     show(args, report, why.render)
     return 0
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable, Mapping
+from contextlib import closing
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
@@ -163,14 +164,10 @@ class MemoryTools:
         except ToolError:
             db = None
         session = cast("str | None", args.get("session_id")) or self._session
+        last = cast("int", args.get("last") or 5)
         try:
-            conn = open_reader(why.db_of(None, db))
-            try:
-                report = why.explain(
-                    conn, directory, session=session, last=cast("int", args.get("last") or 5)
-                )
-            finally:
-                conn.close()
+            with closing(open_reader(why.db_of(None, db))) as conn:
+                report = why.explain(conn, directory, session=session, last=last)
         except MemorydError as exc:
             raise ToolError(f"memory_why: {exc}") from None
         return report, why.render(report)
