@@ -23,9 +23,26 @@ from memoryd.errors import START_HINT, DaemonUnavailable, UnsafeDaemon
 from memoryd.ipc.client import Client
 
 if TYPE_CHECKING:
+    from typing import NotRequired, TypedDict
+
     from memoryd import config as config_mod
     from memoryd.daemon.roots import Origin
     from memoryd.replies import ReindexReply, StatusReply, WatchReply
+
+    class ClaudeFolder(TypedDict):
+        """Claude Code's memory folder for the current directory, as ``status`` shows it."""
+
+        cwd: str
+        path: str
+        reason: str
+        exists: bool
+        watched: bool
+
+    class ShownStatus(StatusReply):
+        """The daemon's ``status`` with what only the client knows: its socket, its folder."""
+
+        client_socket: NotRequired[dict[str, str]]
+        claude_code_folder: NotRequired[ClaudeFolder]
 
 
 def register(sub: Any) -> None:
@@ -131,7 +148,7 @@ def declared_roots(
     return list(roots.items())
 
 
-def _claude_folder(status: StatusReply) -> dict[str, Any]:
+def _claude_folder(status: StatusReply) -> ClaudeFolder:
     """Claude Code's memory folder for this directory, and whether the daemon watches it."""
     from memoryd.claude_folders import memory_folder  # noqa: PLC0415
 
@@ -150,7 +167,7 @@ def _claude_folder(status: StatusReply) -> dict[str, Any]:
     }
 
 
-def _alarm_lines(s: dict[str, Any]) -> list[str]:
+def _alarm_lines(s: ShownStatus) -> list[str]:
     """What quietly stopped working, first, so it is not missed (a daemon too old says nothing)."""
     alarms = s.get("alarms")
     if alarms is None:
@@ -160,7 +177,7 @@ def _alarm_lines(s: dict[str, Any]) -> list[str]:
     return ["alarms:", *(f"  ! {a['kind']}: {a['message']}" for a in alarms)]
 
 
-def render_status(s: dict[str, Any]) -> str:
+def render_status(s: ShownStatus) -> str:
     up = int(s["uptime_s"])
     uptime = f"{up // 3600}h{up // 60 % 60:02d}m{up % 60:02d}s"
     lines = [f"memoryd {s['version']} (pid {s['pid']}) {s['state']}, up {uptime}"]
@@ -225,10 +242,12 @@ def cmd_status(args: argparse.Namespace) -> int:
             reply = c.status()
     except DaemonUnavailable as exc:
         raise DaemonUnavailable(f"{exc}; {START_HINT}") from None
-    folder = _claude_folder(reply)
-    show(
-        args, {**reply, "client_socket": c.describe(), "claude_code_folder": folder}, render_status
-    )
+    shown: ShownStatus = {
+        **reply,
+        "client_socket": c.describe(),
+        "claude_code_folder": _claude_folder(reply),
+    }
+    show(args, shown, render_status)
     return 0
 
 
