@@ -12,32 +12,9 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Mapping
-from typing import Any, NotRequired, TypedDict
+from typing import Any
 
 from memoryd.cli.common import memory_dir
-
-
-class ArgumentHelp(TypedDict):
-    """``add_argument`` keywords a declared param supplies."""
-
-    help: str
-    default: NotRequired[object]
-    type: NotRequired[type]
-    choices: NotRequired[tuple[str, ...]]
-
-
-def described(method: str, name: str) -> ArgumentHelp:
-    """``add_argument`` keywords for ``method``'s param ``name``."""
-    kind, help, default, choices = PARAMS[method][name]
-    found: ArgumentHelp = {"help": help}
-    if default not in (None, (), False):
-        found["help"] += f" (default: {default})"
-        found["default"] = default
-    if kind == "integer":
-        found["type"] = int
-    if choices:
-        found["choices"] = choices
-    return found
 
 
 def add_params(
@@ -49,10 +26,17 @@ def add_params(
     """Every param of ``method`` but ``skip`` as ``--name-with-dashes`` with its declared help,
     default, type and choices; ``own[name]`` adds ``add_argument`` keywords or respells it
     (``flag``: another option, or a positional's name)."""
-    for name in PARAMS[method]:
+    for name, (kind, help, default, choices) in PARAMS[method].items():
         if name in skip:
             continue
-        kw: dict[str, Any] = {**described(method, name), **own.get(name, {})}
+        kw: dict[str, Any] = {"help": help}
+        if default not in (None, (), False):
+            kw.update(help=f"{help} (default: {default})", default=default)
+        if kind == "integer":
+            kw["type"] = int
+        if choices:
+            kw["choices"] = choices
+        kw.update(own.get(name, {}))
         flag = kw.pop("flag", "--" + name.replace("_", "-"))
         if flag.startswith("-"):
             kw["dest"] = name
