@@ -145,7 +145,12 @@ PARAMS: dict[str, dict[str, tuple[str, str, object, tuple[str, ...]]]] = {
     },
     'report': {
         'dir': ('dir', 'the folder to report on (default: every root)', None, ()),
-        'older_than': ('duration', 'the age from which sessions count as old', None, ()),
+        'older_than': (
+            'duration',
+            "the age from which sessions count as old, e.g. 30d (default: the config's)",
+            None,
+            (),
+        ),
     },
     'check': {
         'dir': ('dir', 'the memory directory', None, ()),
