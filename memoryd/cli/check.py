@@ -24,7 +24,7 @@ def register(sub: Any) -> None:
     c = sub.add_parser(
         "check", help="check memories against the code they cite (never changes memories)"
     )
-    add_params(c, "check", dir={"flag": "dir", "metavar": "DIR"})
+    add_params(c, "check", "dir")
     fail = c.add_mutually_exclusive_group()
     fail.add_argument(
         "--fail-on",

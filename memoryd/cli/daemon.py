@@ -80,15 +80,15 @@ def register(sub: Any) -> None:
     p.set_defaults(handler=cmd_stop)
 
     p = sub.add_parser("reindex", help="full rescan of one directory or of every root")
-    add_params(p, "reindex", dir={"flag": "dir", "nargs": "?", "metavar": "DIR"})
+    add_params(p, "reindex", "dir", dir={"nargs": "?"})
     asks_daemon(p, cmd_reindex, db=False)
 
     p = sub.add_parser("watch", help="keep watching a memory directory, across restarts")
-    add_params(p, "watch", dir={"flag": "dir", "metavar": "DIR"})
+    add_params(p, "watch", "dir")
     asks_daemon(p, cmd_watch, db=False)
 
     p = sub.add_parser("unwatch", help="stop watching a root and drop it from the index")
-    add_params(p, "unwatch", dir={"flag": "dir", "metavar": "DIR"})
+    add_params(p, "unwatch", "dir")
     asks_daemon(p, cmd_unwatch, db=False)
 
     p = sub.add_parser("install-service", help="install the systemd user units")

@@ -20,12 +20,13 @@ from memoryd.cli.common import memory_dir
 def add_params(
     parser: argparse.ArgumentParser,
     method: str,
+    positional: str = "",
     skip: tuple[str, ...] = (),
     **own: Mapping[str, Any],
 ) -> None:
-    """Every param of ``method`` but ``skip`` as ``--name-with-dashes`` with its declared help,
-    default, type and choices; ``own[name]`` adds ``add_argument`` keywords or respells it
-    (``flag``: another option, or a positional's name)."""
+    """Every param of ``method`` but ``skip`` as ``--name-with-dashes`` (``positional``: as
+    the command's argument) with its declared help, default, type and choices;
+    ``own[name]`` adds ``add_argument`` keywords, or another spelling as ``flag``."""
     for name, (kind, help, default, choices) in PARAMS[method].items():
         if name in skip:
             continue
@@ -36,11 +37,14 @@ def add_params(
             kw["type"] = int
         if choices:
             kw["choices"] = choices
+        if name == positional and kind == "dir":
+            kw["metavar"] = "DIR"
         kw.update(own.get(name, {}))
         flag = kw.pop("flag", "--" + name.replace("_", "-"))
-        if flag.startswith("-"):
-            kw["dest"] = name
-        parser.add_argument(flag, **kw)
+        if name == positional:
+            parser.add_argument(name, **kw)
+        else:
+            parser.add_argument(flag, dest=name, **kw)
 
 
 def wire_params(args: argparse.Namespace, method: str, **given: object) -> Mapping[str, object]:

@@ -25,7 +25,7 @@ def register(sub: Any) -> None:
     asks_daemon(p, cmd_index)
 
     p = sub.add_parser("list", help="show a directory's manifest and its parse errors")
-    add_params(p, "list", dir={"flag": "dir", "metavar": "DIR"})
+    add_params(p, "list", "dir")
     asks_daemon(p, answered("list", render_list))
 
 

@@ -21,9 +21,9 @@ def register(sub: Any) -> None:
     add_params(
         s,
         "select",
+        "query",
         # for programs: a person reads secrets themselves, a shell has no session or deadline
         skip=("allow_secrets", "session_id", "timeout_ms"),
-        query={"flag": "query"},
         dir={"required": True},
         surfaced={
             "action": "append",

@@ -111,7 +111,7 @@ def register(sub: Any) -> None:
     add_params(
         c,
         "context",
-        task={"flag": "task"},
+        "task",
         dir={"action": "append", "required": True, "help": "a memory directory (repeatable)"},
         project={"type": project_slug},
         budget_tokens={"flag": "--budget"},
