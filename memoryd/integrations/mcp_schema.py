@@ -63,11 +63,18 @@ def _type(schema: Mapping[str, Any], value: object, where: str) -> None:
     raise ArgumentError(f"{where} must be {wanted_kinds}, not {_kind(value)}")
 
 
-def _string(schema: Mapping[str, Any], value: str, where: str) -> None:
+def valid_text(text: str) -> bool:
+    """False for text holding a lone surrogate (JSON's ``\\ud800``), which no file can hold."""
     try:
-        value.encode("utf-8")
+        text.encode("utf-8")
     except UnicodeEncodeError:
-        raise ArgumentError(f"{where} holds a lone surrogate: text must be valid Unicode") from None
+        return False
+    return True
+
+
+def _string(schema: Mapping[str, Any], value: str, where: str) -> None:
+    if not valid_text(value):
+        raise ArgumentError(f"{where} holds a lone surrogate: text must be valid Unicode")
     if len(value) < schema.get("minLength", 0):
         raise ArgumentError(f"{where} must not be empty" if not value else f"{where} is too short")
     if "maxLength" in schema and len(value) > schema["maxLength"]:
