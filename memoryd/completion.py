@@ -75,9 +75,7 @@ def script(shell: str, parser: argparse.ArgumentParser) -> str:
     tree = command_tree(parser)
     if shell == "fish":
         return _fish(tree)
-    tables = _case_tables(tree)
-    driver = _BASH if shell == "bash" else _ZSH
-    return f"{_header(shell)}\n{tables}{driver}"
+    return f"{_header(shell)}\n{_case_tables(tree)}{_driver(shell)}"
 
 
 def _header(shell: str) -> str:
@@ -107,13 +105,15 @@ def _case_tables(tree: list[Command]) -> str:
     )
 
 
-# The drivers: find the command path (subcommand words, skipping options and
+# The driver: find the command path (subcommand words, skipping options and
 # their values), then complete an option's value, an option, a subcommand or
-# the positional argument, in that order.
-_BASH = r"""_memoryd() {
-    local cur="${COMP_WORDS[COMP_CWORD]}" cmdpath="" i w kind skip=""
-    for ((i = 1; i < COMP_CWORD; i++)); do
-        w="${COMP_WORDS[i]}"
+# the positional argument, in that order. Each shell fills in its words, the
+# cursor's index, how a kind of value is completed, how words are offered, and
+# how the function is registered.
+_DRIVER = r"""_memoryd() {
+    local cur="${WORDS[CWORD]}" cmdpath="" i w kind skip=""
+    for ((i = FIRST; i < CWORD; i++)); do
+        w="${WORDS[i]}"
         if [[ -n "$skip" ]]; then skip=""; continue; fi
         if [[ "$w" == -* ]]; then
             [[ "$w" != *=* && -n "$(_memoryd_value "$cmdpath|$w")" ]] && skip=1
@@ -124,57 +124,56 @@ _BASH = r"""_memoryd() {
         fi
     done
     kind=""
-    [[ -n "$skip" ]] && kind="$(_memoryd_value "$cmdpath|${COMP_WORDS[COMP_CWORD-1]}")"
+    [[ -n "$skip" ]] && kind="$(_memoryd_value "$cmdpath|${WORDS[CWORD-1]}")"
     if [[ -z "$kind" && "$cur" != -* && -z "$(_memoryd_subs "$cmdpath")" ]]; then
         kind="$(_memoryd_positional "$cmdpath")"
     fi
     case "$kind" in
+KINDS
+    esac
+    if [[ "$cur" == -* ]]; then
+        OFFER_OPTS
+    else
+        OFFER_SUBS
+    fi
+}
+REGISTER
+"""
+_SHELLS = {
+    "bash": {
+        "WORDS": "COMP_WORDS",
+        "CWORD": "COMP_CWORD",
+        "FIRST": "1",
+        "KINDS": """\
         dir) compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -d -- "$cur")); return ;;
         file) compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur")); return ;;
         choice:*) COMPREPLY=($(compgen -W "${kind#choice:}" -- "$cur")); return ;;
-        value) COMPREPLY=(); return ;;
-    esac
-    if [[ "$cur" == -* ]]; then
-        COMPREPLY=($(compgen -W "$(_memoryd_opts "$cmdpath")" -- "$cur"))
-    else
-        COMPREPLY=($(compgen -W "$(_memoryd_subs "$cmdpath")" -- "$cur"))
-    fi
-}
-complete -F _memoryd memoryd
-"""
-
-_ZSH = r"""_memoryd() {
-    local cur="${words[CURRENT]}" cmdpath="" i w kind skip=""
-    for ((i = 2; i < CURRENT; i++)); do
-        w="${words[i]}"
-        if [[ -n "$skip" ]]; then skip=""; continue; fi
-        if [[ "$w" == -* ]]; then
-            [[ "$w" != *=* && -n "$(_memoryd_value "$cmdpath|$w")" ]] && skip=1
-            continue
-        fi
-        if [[ " $(_memoryd_subs "$cmdpath") " == *" $w "* ]]; then
-            cmdpath="${cmdpath:+$cmdpath }$w"
-        fi
-    done
-    kind=""
-    [[ -n "$skip" ]] && kind="$(_memoryd_value "$cmdpath|${words[CURRENT-1]}")"
-    if [[ -z "$kind" && "$cur" != -* && -z "$(_memoryd_subs "$cmdpath")" ]]; then
-        kind="$(_memoryd_positional "$cmdpath")"
-    fi
-    case "$kind" in
+        value) COMPREPLY=(); return ;;""",
+        "OFFER_OPTS": 'COMPREPLY=($(compgen -W "$(_memoryd_opts "$cmdpath")" -- "$cur"))',
+        "OFFER_SUBS": 'COMPREPLY=($(compgen -W "$(_memoryd_subs "$cmdpath")" -- "$cur"))',
+        "REGISTER": "complete -F _memoryd memoryd",
+    },
+    "zsh": {
+        "WORDS": "words",
+        "CWORD": "CURRENT",
+        "FIRST": "2",
+        "KINDS": """\
         dir) _files -/; return ;;
         file) _files; return ;;
         choice:*) compadd -- ${=kind#choice:}; return ;;
-        value) return ;;
-    esac
-    if [[ "$cur" == -* ]]; then
-        compadd -- ${=$(_memoryd_opts "$cmdpath")}
-    else
-        compadd -- ${=$(_memoryd_subs "$cmdpath")}
-    fi
+        value) return ;;""",
+        "OFFER_OPTS": 'compadd -- ${=$(_memoryd_opts "$cmdpath")}',
+        "OFFER_SUBS": 'compadd -- ${=$(_memoryd_subs "$cmdpath")}',
+        "REGISTER": "(( $+functions[compdef] )) && compdef _memoryd memoryd",
+    },
 }
-(( $+functions[compdef] )) && compdef _memoryd memoryd
-"""
+
+
+def _driver(shell: str) -> str:
+    text = _DRIVER
+    for token, value in _SHELLS[shell].items():
+        text = text.replace(token, value)
+    return text
 
 
 def _fish(tree: list[Command]) -> str:

@@ -233,7 +233,7 @@ class Context:
 class Report:
     dir: Dir | None = param("the folder to report on (default: every root)", None)
     older_than: Duration | None = param(
-        "the age from which sessions count as old",
+        "the age from which sessions count as old, e.g. 30d (default: the config's)",
         None,
         doc="the age from which sessions count as old (default: the config's "
         "`reports.older_than_days`, 30)",

@@ -243,6 +243,7 @@ class SelectResult(TypedDict):
     dropped_unknown: list[str]
     fallback: str | None
     note: str | None
+    memory_folder: bool
     latency_ms: float
 
 

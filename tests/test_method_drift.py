@@ -1,15 +1,12 @@
 """The edges that name params themselves agree with memoryd/methods.py's declarations.
 
-The CLI's commands (a flag's dest is the wire name) and the Python client's
-helpers with named arguments choose which params they offer; a declared param
-one of them does not offer fails, unless a reason below says why it is left
-out. The MCP input schemas and docs/protocol.md's tables are generated from
-the declarations.
+The Python client's helpers with named arguments choose which params they
+offer; a declared param one of them does not offer fails. The CLI's flags, the
+MCP input schemas and docs/protocol.md's tables are made from the declarations.
 """
 
 from __future__ import annotations
 
-import argparse
 import inspect
 import json
 import re
@@ -20,70 +17,12 @@ from pathlib import Path
 import pytest
 
 from memoryd import methods
-from memoryd.cli import build_parser
 from memoryd.daemon.handlers import DaemonMethods
 from memoryd.ipc.client import Client
 from memoryd.service import MemoryService
 from memoryd.sessions.format import SessionInput
 
 PROTOCOL_MD = Path(__file__).resolve().parent.parent / "docs" / "protocol.md"
-
-CLI_COMMANDS = {
-    "status": "status",
-    "list": "list",
-    "reindex": "reindex",
-    "watch": "watch",
-    "unwatch": "unwatch",
-    "stop": "shutdown",
-    "select": "select",
-    "stats": "stats",
-    "save": "save",
-    "load-last": "load_last",
-    "context": "context",
-    "report": "report",
-    "check": "check",
-}
-CLI_ONLY = {"json", "db", "socket", "require_daemon", "stdin", "fail_on", "strict"}
-"""Flags about the command itself (output, transport, exit status), never sent."""
-
-NOT_ON_CLI = {
-    ("select", "allow_secrets"): "a person reads the files themselves; the flag is for programs",
-    ("select", "session_id"): "a label for the hook's and MCP's sessions; a shell has none",
-    ("select", "timeout_ms"): "the CLI waits for its answer; the hook sets a deadline",
-    ("select", "cwd"): "sent by the Claude Code hook, which knows the agent's directory",
-    ("load_last", "reveal_secrets"): "a socket/Client param only (docs/limits.md)",
-}
-
-
-def command_parser(command: str) -> argparse.ArgumentParser:
-    parser = build_parser(command)
-    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
-    found: argparse.ArgumentParser = sub.choices[command]
-    return found
-
-
-def check_edge(
-    method: methods.Method,
-    given: set[str],
-    missing_ok: dict[tuple[str, str], str],
-) -> None:
-    names = {p.name for p in method.params}
-    assert given <= names, f"{method.name}: not params of the method: {given - names}"
-    excused = {param for (name, param) in missing_ok if name == method.name}
-    assert names - given == excused, f"{method.name}: left out {names - given}, excused {excused}"
-
-
-@pytest.mark.parametrize("command", sorted(CLI_COMMANDS))
-def test_cli_flags_are_the_methods_params(command: str) -> None:
-    method = methods.METHODS[CLI_COMMANDS[command]]
-    parser = command_parser(command)
-    actions = [a for a in parser._actions if not isinstance(a, argparse._HelpAction)]
-    check_edge(method, {a.dest for a in actions} - CLI_ONLY, NOT_ON_CLI)
-    for action in actions:  # a flag's default is the wire's, or none (the daemon's applies)
-        if action.dest not in CLI_ONLY and action.default not in (None, []):
-            assert action.default == {p.name: p.default for p in method.params}[action.dest], (
-                action.dest
-            )
 
 
 @pytest.mark.parametrize("name", sorted(methods.METHODS))
@@ -97,7 +36,7 @@ def test_client_helpers_take_the_params_and_return_the_reply_type(name: str) -> 
     takes = signature.parameters
     if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in takes.values()):
         return  # the params beyond the first pass through as keywords
-    check_edge(method, set(takes) - {"self"}, {})
+    assert set(takes) - {"self"} == {p.name for p in method.params}, name
 
 
 def test_the_checked_session_has_every_field_a_save_sends() -> None:

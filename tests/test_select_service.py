@@ -58,6 +58,7 @@ def test_a_run_returns_the_documented_reply_and_records_it_once(
         "dropped_unknown",
         "fallback",
         "note",
+        "memory_folder",
         "latency_ms",
     ]
     assert [s["filename"] for s in result["selected"]] == ["reference_pytest.md"]

@@ -75,7 +75,8 @@ def _entry(p: Param) -> str:
 def flags_table() -> str:
     lines = ["PARAMS: dict[str, dict[str, tuple[str, str, object, tuple[str, ...]]]] = {"]
     for name, method in METHODS.items():
-        lines += [f"    {name!r}: {{", *map(_entry, method.params), "    },"]
+        offered = [p for p in method.params if not p.daemon_only]
+        lines += [f"    {name!r}: {{", *map(_entry, offered), "    },"]
     return "\n".join([*lines, "}"]) + "\n"
 
 

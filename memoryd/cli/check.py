@@ -1,12 +1,9 @@
-"""``memoryd check DIR``: check what a folder's memories cite against their checkout now.
+"""``memoryd check DIR`` and ``memoryd report``: memories' health, never changing them.
 
-Through the daemon (its verdicts are stored and its ``select`` results
-carry them). Exit 0 whatever is
-found, so it can be run for information. For a git hook or a CI job,
-``--fail-on gone`` exits 1 when a memory cites a path that is missing or was
-renamed (the memory now points at nothing), and ``--fail-on stale`` (or
-``--strict``) also when a cited path merely changed since the memory was
-written, which an active codebase does all day.
+``check`` checks what a folder's memories cite against their checkout now: exit
+0 whatever is found, unless ``--fail-on`` (or ``--strict``) names what should
+fail a git hook or a CI job. ``report`` has the daemon write a compaction and
+health report now, into its reports folder.
 """
 
 from __future__ import annotations
@@ -14,21 +11,21 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any
 
-from memoryd.cli.common import add_db_option, add_socket_options, memory_dir, print_json
-from memoryd.cli.connect import ask
-from memoryd.cli.flags import wire_params
+from memoryd.cli.common import asks_daemon, show
+from memoryd.cli.connect import answered, ask
+from memoryd.cli.flags import add_params, wire_params
 from memoryd.staleness.render import render_check
 
 if TYPE_CHECKING:
     from memoryd.check_replies import CheckResult
+    from memoryd.replies import ReportResult
 
 
 def register(sub: Any) -> None:
     c = sub.add_parser(
         "check", help="check memories against the code they cite (never changes memories)"
     )
-    c.add_argument("dir", metavar="DIR", help="memory directory (and the folders below it)")
-    c.add_argument("--json", action="store_true", help="print the answer as JSON")
+    add_params(c, "check", "dir")
     fail = c.add_mutually_exclusive_group()
     fail.add_argument(
         "--fail-on",
@@ -37,9 +34,13 @@ def register(sub: Any) -> None:
         "or also a path changed since it was written (stale)",
     )
     fail.add_argument("--strict", action="store_true", help="the same as --fail-on stale")
-    add_db_option(c)
-    add_socket_options(c)
-    c.set_defaults(handler=cmd_check)
+    asks_daemon(c, cmd_check)
+
+    r = sub.add_parser(
+        "report", help="write a compaction and memory-health report now (never changes memories)"
+    )
+    add_params(r, "report")
+    asks_daemon(r, answered("report", describe))
 
 
 FAIL_ON = ("gone", "stale")
@@ -56,11 +57,25 @@ def failing(result: CheckResult, fail_on: str | None) -> bool:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    directory = memory_dir(args.dir)
-
-    result: CheckResult = ask(args, "check", wire_params(args, "check", dir=directory))
-    if args.json:
-        print_json(result)
-    else:
-        print(render_check(result))
+    result: CheckResult = ask(args, "check", wire_params(args, "check"))
+    show(args, result, render_check)
     return 1 if failing(result, "stale" if args.strict else args.fail_on) else 0
+
+
+def describe(result: ReportResult) -> str:
+    """A few lines for a terminal: where the report is, and what it found.
+
+    The labels live with the report builder, which is loaded here and not at
+    start-up: a report takes seconds anyway, and ``--json`` never needs them.
+    """
+    from memoryd.report import render  # noqa: PLC0415
+
+    counts = result["summary"]
+    found = [
+        f"  {counts[key]:>6}  {label}"
+        for key, label in render.SUMMARY_LABELS
+        if key in ("directories", "files") or counts[key]
+    ]
+    return "\n".join(
+        [render.NOTICE, f"report: {result['path']}", f"json:   {result['json']}", *found]
+    )

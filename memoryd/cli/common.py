@@ -6,6 +6,7 @@ import argparse
 import json
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -79,6 +80,29 @@ def add_codex_config_option(parser: argparse.ArgumentParser) -> argparse.Argumen
         help="Codex config file (default: $CODEX_HOME/config.toml or ~/.codex/config.toml)",
     )
     return parser
+
+
+def asks_daemon(
+    parser: argparse.ArgumentParser,
+    handler: Callable[[argparse.Namespace], int],
+    *,
+    db: bool = True,
+    starts: bool = True,
+) -> None:
+    """A command the daemon answers: its handler, ``--json``, ``--db`` and the socket options."""
+    parser.add_argument("--json", action="store_true", help="print the result as JSON")
+    if db:
+        add_db_option(parser)
+    add_socket_options(parser, starts=starts)
+    parser.set_defaults(handler=handler)
+
+
+def show(args: argparse.Namespace, result: Any, render: Callable[[Any], str]) -> None:
+    """``result`` as JSON with ``--json``, else as ``render`` words it."""
+    if args.json:
+        print_json(result)
+    else:
+        print(render(result))
 
 
 def print_json(data: Any) -> None:

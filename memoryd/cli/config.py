@@ -1,10 +1,12 @@
-"""``memoryd config check`` and ``memoryd config show``: what a config file means, before serve.
+"""``memoryd config check|show``, ``doctor`` and ``completion``: setting this installation up.
 
-``check`` validates the file exactly as ``serve`` will (one ``memoryd: error:``
-line and exit 1 when serve would refuse it), then says what each setting the
-file or the environment sets will do. ``show`` prints the whole effective
-configuration, defaults included, in the file's own YAML shape (the API key
-only as ``<set>``).
+``config check`` validates the file exactly as ``serve`` will (exit 1 when serve
+would refuse it), then says what each setting the file or the environment sets
+will do. ``config show`` prints the whole effective configuration, defaults
+included, in the file's own YAML shape (the API key only as ``<set>``).
+``doctor`` prints one line per check of :mod:`memoryd.doctor`; only a failed
+one exits 1 (no daemon running or no hook are states a working setup can be in).
+``completion SHELL`` prints a completion script generated from the parser.
 """
 
 from __future__ import annotations
@@ -32,6 +34,53 @@ def register(sub: Any) -> None:
         )
         a.add_argument("--json", action="store_true", help="print the result as JSON")
         a.set_defaults(handler=handler)
+
+    d = sub.add_parser("doctor", help="check this installation: daemon, socket, index, hook, units")
+    d.add_argument("--socket", type=Path, default=None, help="daemon socket to check")
+    d.add_argument("--json", action="store_true", help="print the result as JSON")
+    d.set_defaults(handler=cmd_doctor)
+
+    from memoryd.completion import SHELLS  # noqa: PLC0415 - light, but only this command uses it
+
+    c = sub.add_parser(
+        "completion",
+        help="print a shell completion script (bash, zsh, fish)",
+        description=COMPLETION_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    c.add_argument("shell", choices=SHELLS, help="the shell to print the script for")
+    c.set_defaults(handler=cmd_completion)
+
+
+COMPLETION_HELP = """\
+``eval "$(memoryd completion bash)"`` in ``~/.bashrc`` (zsh likewise, after
+``compinit``); ``memoryd completion fish | source`` in fish's config, or save
+the output as ``~/.config/fish/completions/memoryd.fish``."""
+
+
+def cmd_completion(args: argparse.Namespace) -> int:
+    from memoryd.cli import build_parser  # noqa: PLC0415 - every command, to complete them all
+    from memoryd.completion import script  # noqa: PLC0415
+
+    print(script(args.shell, build_parser()), end="")
+    return 0
+
+
+LABELS = {"ok": "ok  ", "warn": "warn", "fail": "FAIL"}
+
+
+def cmd_doctor(args: argparse.Namespace) -> int:
+    from memoryd import doctor  # noqa: PLC0415 - its checks import the index and the installers
+
+    checks = doctor.run_checks(doctor.gather(args.socket))
+    failed = any(c.status == doctor.FAIL for c in checks)
+    if args.json:
+        print_json({"ok": not failed, "checks": [c.to_json() for c in checks]})
+        return 1 if failed else 0
+    width = max(len(c.name) for c in checks)
+    for c in checks:
+        print(f"{LABELS[c.status]}  {c.name:<{width}}  {c.detail}")
+    return 1 if failed else 0
 
 
 def _load(args: argparse.Namespace) -> tuple[Path, bool, list[Any]]:

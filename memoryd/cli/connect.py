@@ -1,18 +1,14 @@
 """The CLI's way to the daemon: connect, and start one in the background when none answers.
 
-As watchman's CLI does: when nothing answers on the socket a command
-resolves (``--socket``, ``$MEMORYD_SOCKET``, the runtime dir), it starts
-``memoryd serve`` on that socket, detached, with this environment (so
-``MEMORYD_*`` and ``XDG_*`` apply), its output appended to ``daemon.log`` in
-its state directory, and waits until it answers. The daemon is the only
-writer of the index; no command does a daemon's work itself. Commands
-started together start one daemon: they take turns on a lock file beside its
-log, and each looks again for an answer before it starts one.
-
-Given ``--db``, a daemon started here serves that index and keeps its
-pidfile and log beside it; a running daemon that serves another index is an
-error (never an answer from the wrong file). ``--require-daemon`` fails
-instead of starting one.
+When nothing answers on the socket a command resolves (``--socket``,
+``$MEMORYD_SOCKET``, the runtime dir), it starts ``memoryd serve`` on that socket,
+detached, with this environment, its output appended to ``daemon.log`` in its
+state directory, and waits until it answers. Commands started together start one
+daemon: they take turns on a lock file beside its log. Given ``--db``, a daemon
+started here serves that index; a running daemon that serves another is an
+error. ``--require-daemon`` fails instead of starting one. A request held by a
+daemon still building its first index says so on stderr after
+:data:`NOTE_AFTER_S`.
 """
 
 from __future__ import annotations
@@ -22,29 +18,47 @@ import fcntl
 import os
 import subprocess
 import sys
+import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from memoryd import paths
-from memoryd.cli.common import note
-from memoryd.cli.wait import told_while_starting
+from memoryd.cli.common import note, show
+from memoryd.cli.flags import wire_params
 from memoryd.errors import DaemonUnavailable, InvalidParams, MemorydError, UnsafeDaemon
 from memoryd.ipc.client import Client
 
 START_WAIT_S = 30.0
 """How long a command waits for the daemon it started to answer on its socket."""
+NOTE_AFTER_S = 1.0
+"""How long a request waits before the daemon is asked whether it is still starting."""
 
 
-def ask(args: argparse.Namespace, method: str, params: Mapping[str, Any]) -> Any:
+def ask(
+    args: argparse.Namespace, method: str, params: Mapping[str, Any], timeout: float = 60.0
+) -> Any:
     """``method``'s answer from the daemon (started if none runs); None params are left out."""
-    with connected(args) as c, told_while_starting(c):
+    with connected(args, timeout) as c:
         return c.call(method, params)
 
 
-def connected(args: argparse.Namespace, timeout: float = 60.0) -> Client:
-    """A client connected to the daemon ``args`` name, started first if none answers."""
+def answered(method: str, render: Callable[[Any], str]) -> Callable[[argparse.Namespace], int]:
+    """The handler of a command that sends ``method`` its flags and shows the answer."""
+
+    def handler(args: argparse.Namespace) -> int:
+        show(args, ask(args, method, wire_params(args, method)), render)
+        return 0
+
+    return handler
+
+
+@contextmanager
+def connected(args: argparse.Namespace, timeout: float = 60.0) -> Iterator[Client]:
+    """A client connected to the daemon ``args`` name, started first if none answers; a
+    request held by a daemon still building its first index prints a line on stderr."""
     c = Client(args.socket, timeout=timeout)
     try:
         c.connect()
@@ -55,16 +69,38 @@ def connected(args: argparse.Namespace, timeout: float = 60.0) -> Client:
             raise
         start(c.socket_path, getattr(args, "db", None))
         c.connect()
-    db = getattr(args, "db", None)
-    if db is not None:
-        serving = c.status()["db"]
-        if os.path.realpath(serving) != os.path.realpath(db):
-            c.close()
+    with c:
+        db = getattr(args, "db", None)
+        if db is not None and os.path.realpath(serving := c.status()["db"]) != os.path.realpath(db):
             raise InvalidParams(
                 f"the daemon on {c.socket_path} serves {serving}, not --db {db}: stop it "
                 "(`memoryd stop`) or give --socket for a daemon of that index"
             )
-    return c
+        timer = threading.Timer(NOTE_AFTER_S, _say_if_starting, (c.socket_path,))
+        timer.daemon = True
+        timer.start()
+        try:
+            yield c
+        finally:
+            timer.cancel()
+            timer.join()  # a probe under way finishes its line before the command goes on
+
+
+def _say_if_starting(socket: Path) -> None:
+    """One line on stderr when the daemon on ``socket`` has not finished its first index."""
+    try:
+        with Client(socket, timeout=2) as probe:
+            status = probe.status()
+    except MemorydError:
+        return
+    progress = status.get("indexing")
+    if status.get("state") == "starting":
+        done = (
+            f" ({progress['done']:,} of {progress['total']:,} files so far)"
+            if progress and progress.get("phase") == "indexing"
+            else ""
+        )
+        note(f"waiting for the daemon to finish its first index{done}; this answers after it")
 
 
 def start(socket: Path, db: Path | None) -> None:

@@ -16,9 +16,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from memoryd import logs
-from memoryd.cli.common import add_socket_options, memory_dir, note, print_json
-from memoryd.cli.connect import connected
-from memoryd.cli.wait import told_while_starting
+from memoryd.cli.common import add_socket_options, asks_daemon, memory_dir, note, show
+from memoryd.cli.connect import ask
+from memoryd.cli.flags import add_params, wire_params
 from memoryd.errors import START_HINT, DaemonUnavailable, UnsafeDaemon
 from memoryd.ipc.client import Client
 
@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 
     from memoryd import config as config_mod
     from memoryd.daemon.roots import Origin
-    from memoryd.replies import StatusReply
+    from memoryd.replies import ReindexReply, StatusReply, WatchReply
 
     class ClaudeFolder(TypedDict):
         """Claude Code's memory folder for the current directory, as ``status`` shows it."""
@@ -43,10 +43,6 @@ if TYPE_CHECKING:
 
         client_socket: NotRequired[dict[str, str]]
         claude_code_folder: NotRequired[ClaudeFolder]
-
-
-def client(args: argparse.Namespace, timeout: float = 60.0) -> Client:
-    return Client(args.socket, timeout=timeout)
 
 
 def register(sub: Any) -> None:
@@ -77,33 +73,23 @@ def register(sub: Any) -> None:
     p.set_defaults(handler=cmd_serve)
 
     p = sub.add_parser("status", help="what the daemon is doing")
-    add_socket_options(p, starts=False)
-    p.add_argument("--json", action="store_true", help="print the result as JSON")
-    p.set_defaults(handler=cmd_status)
+    asks_daemon(p, cmd_status, db=False, starts=False)
 
     p = sub.add_parser("stop", help="stop the daemon")
     add_socket_options(p, starts=False)
     p.set_defaults(handler=cmd_stop)
 
     p = sub.add_parser("reindex", help="full rescan of one directory or of every root")
-    p.add_argument(
-        "dir", nargs="?", metavar="DIR", help="the directory to rescan (default: every root)"
-    )
-    add_socket_options(p)
-    p.add_argument("--json", action="store_true", help="print the result as JSON")
-    p.set_defaults(handler=cmd_reindex)
+    add_params(p, "reindex", "dir", dir={"nargs": "?"})
+    asks_daemon(p, cmd_reindex, db=False)
 
     p = sub.add_parser("watch", help="keep watching a memory directory, across restarts")
-    p.add_argument("dir", metavar="DIR", help="a folder with memory files of its own")
-    add_socket_options(p)
-    p.add_argument("--json", action="store_true", help="print the result as JSON")
-    p.set_defaults(handler=cmd_watch)
+    add_params(p, "watch", "dir")
+    asks_daemon(p, cmd_watch, db=False)
 
     p = sub.add_parser("unwatch", help="stop watching a root and drop it from the index")
-    p.add_argument("dir", metavar="DIR", help="the root to stop watching")
-    add_socket_options(p)
-    p.add_argument("--json", action="store_true", help="print the result as JSON")
-    p.set_defaults(handler=cmd_unwatch)
+    add_params(p, "unwatch", "dir")
+    asks_daemon(p, cmd_unwatch, db=False)
 
     p = sub.add_parser("install-service", help="install the systemd user units")
     p.add_argument("--unit-dir", type=Path, default=None, help="default ~/.config/systemd/user")
@@ -160,10 +146,6 @@ def declared_roots(
     for path, origin in raw:
         roots.setdefault(os.path.realpath(os.path.expanduser(path)), origin)
     return list(roots.items())
-
-
-def _ago(iso: str | None) -> str:
-    return iso or "never"
 
 
 def _claude_folder(status: StatusReply) -> ClaudeFolder:
@@ -230,7 +212,7 @@ def render_status(s: ShownStatus) -> str:
     rec = s.get("last_reconcile")
     rec_text = "never" if not rec else f"{rec['at']} ({rec['reason']}, drift {rec['drift']})"
     lines += [
-        f"last event:     {_ago(s.get('last_event'))}",
+        f"last event:     {s.get('last_event') or 'never'}",
         f"last reconcile: {rec_text}; drift fixed since start: {s['drift_fixed_total']}",
         f"writer queue:   {s['writer_queue']}; connections: {s['connections']}",
     ]
@@ -254,27 +236,24 @@ def render_status(s: ShownStatus) -> str:
 
 
 def cmd_status(args: argparse.Namespace) -> int:
-    c = client(args, timeout=10)
+    c = Client(args.socket, timeout=10)
     try:
         with c:
             reply = c.status()
     except DaemonUnavailable as exc:
         raise DaemonUnavailable(f"{exc}; {START_HINT}") from None
-    status: ShownStatus = {
+    shown: ShownStatus = {
         **reply,
         "client_socket": c.describe(),
         "claude_code_folder": _claude_folder(reply),
     }
-    if args.json:
-        print_json(status)
-    else:
-        print(render_status(status))
+    show(args, shown, render_status)
     return 0
 
 
 def cmd_stop(args: argparse.Namespace) -> int:
     """Stop the daemon; with none running that is already so (exit 0, as ``systemctl stop``)."""
-    c = client(args, timeout=10)
+    c = Client(args.socket, timeout=10)
     try:
         with c:
             reply = c.shutdown()
@@ -309,45 +288,37 @@ def _exited(pid: int) -> bool:
         return False
 
 
-def cmd_reindex(args: argparse.Namespace) -> int:
-    target = memory_dir(args.dir) if args.dir else None
-    with connected(args, timeout=600) as c, told_while_starting(c):
-        result = c.reindex(target)
-    if args.json:
-        print_json(result)
-        return 0
-    print(
+def _reindexed(result: ReindexReply) -> str:
+    return (
         f"reindexed {', '.join(result['dirs'])}: added {result['added']}, "
         f"updated {result['updated']}, removed {result['removed']}, "
         f"unchanged {result['unchanged']}, errors {len(result['errors'])} "
         f"in {result['seconds']:.2f} s"
     )
+
+
+def _watching(reply: WatchReply) -> str:
+    if reply["added"] or (reply["origin"] == "watch" and reply["root"] == reply["dir"]):
+        return f"watching {reply['root']} ({reply['watcher']}); kept across restarts"
+    return f"{reply['dir']} is already watched under {reply['root']} ({reply['origin']})"
+
+
+def cmd_reindex(args: argparse.Namespace) -> int:
+    show(args, ask(args, "reindex", wire_params(args, "reindex"), timeout=600), _reindexed)
     return 0
 
 
 def cmd_watch(args: argparse.Namespace) -> int:
-    with connected(args, timeout=600) as c, told_while_starting(c):
-        reply = c.watch(memory_dir(args.dir))
-    if args.json:
-        print_json(reply)
-    elif reply["added"] or (reply["origin"] == "watch" and reply["root"] == reply["dir"]):
-        print(f"watching {reply['root']} ({reply['watcher']}); kept across restarts")
-    else:
-        print(f"{reply['dir']} is already watched under {reply['root']} ({reply['origin']})")
+    show(args, ask(args, "watch", wire_params(args, "watch"), timeout=600), _watching)
     return 0
 
 
 def cmd_unwatch(args: argparse.Namespace) -> int:
-    with connected(args, timeout=600) as c, told_while_starting(c):
-        reply = c.unwatch(args.dir)
-    if args.json:
-        print_json(reply)
-        return 0
-    print(
-        f"stopped watching {reply['dir']} ({reply['origin']}); "
-        f"{reply['files_forgotten']} file(s) dropped from the index"
-    )
-    if reply["returns_at_restart"]:
+    """The root as given, not resolved: its folder may be gone."""
+    reply = ask(args, "unwatch", {"dir": args.dir}, timeout=600)
+    dropped = f"{reply['files_forgotten']} file(s) dropped from the index"
+    show(args, reply, lambda r: f"stopped watching {r['dir']} ({r['origin']}); {dropped}")
+    if reply["returns_at_restart"] and not args.json:
         note("it is declared by the config or --root, so it comes back at the next start")
     return 0
 

@@ -11,10 +11,9 @@ import argparse
 from typing import TYPE_CHECKING, Any
 
 from memoryd._delivery import MAX_FILE_BYTES, MAX_FILE_LINES
-from memoryd.cli.common import add_db_option, add_socket_options, memory_dir, print_json
-from memoryd.cli.connect import ask, connected
-from memoryd.cli.flags import wire_params
-from memoryd.cli.wait import told_while_starting
+from memoryd.cli.common import asks_daemon, memory_dir, print_json
+from memoryd.cli.connect import answered, connected
+from memoryd.cli.flags import add_params
 
 if TYPE_CHECKING:
     from memoryd.replies import ListReply
@@ -23,24 +22,18 @@ if TYPE_CHECKING:
 def register(sub: Any) -> None:
     p = sub.add_parser("index", help="have the daemon index memory directories now")
     p.add_argument("dirs", nargs="+", metavar="DIR", help="memory directory (searched recursively)")
-    add_db_option(p)
-    add_socket_options(p)
-    p.add_argument("--json", action="store_true", help="print one JSON object")
-    p.set_defaults(handler=cmd_index)
+    asks_daemon(p, cmd_index)
 
     p = sub.add_parser("list", help="show a directory's manifest and its parse errors")
-    p.add_argument("dir", metavar="DIR", help="the memory directory")
-    add_db_option(p)
-    add_socket_options(p)
-    p.add_argument("--json", action="store_true", help="print JSON")
-    p.set_defaults(handler=cmd_list)
+    add_params(p, "list", "dir")
+    asks_daemon(p, answered("list", render_list))
 
 
 def cmd_index(args: argparse.Namespace) -> int:
     dirs = [memory_dir(d) for d in args.dirs]
     counts = ("added", "updated", "removed", "unchanged")
     total: dict[str, Any] = {**dict.fromkeys(counts, 0), "errors": [], "seconds": 0.0, "dirs": []}
-    with connected(args, timeout=600) as c, told_while_starting(c):
+    with connected(args, timeout=600) as c:
         for directory in dirs:
             result: dict[str, Any] = dict(c.reindex(directory))
             for key in (*counts, "seconds"):
@@ -78,14 +71,3 @@ def render_list(payload: ListReply) -> str:
         lines.append(f"{len(payload['errors'])} file(s) could not be parsed:")
         lines.extend(f"  ! {e['path']}: {e['error']}" for e in payload["errors"])
     return "\n".join(lines)
-
-
-def cmd_list(args: argparse.Namespace) -> int:
-    directory = memory_dir(args.dir)
-
-    payload = ask(args, "list", wire_params(args, "list", dir=directory))
-    if args.json:
-        print_json(payload)
-    else:
-        print(render_list(payload))
-    return 0

@@ -7,9 +7,9 @@ import os
 import sys
 from typing import TYPE_CHECKING, Any
 
-from memoryd.cli.common import add_db_option, add_socket_options, memory_dir, print_json
-from memoryd.cli.connect import ask
-from memoryd.cli.flags import described, wire_params
+from memoryd.cli.common import asks_daemon, print_json
+from memoryd.cli.connect import answered, ask
+from memoryd.cli.flags import add_params, wire_params
 from memoryd.staleness.render import caution
 
 if TYPE_CHECKING:
@@ -18,38 +18,32 @@ if TYPE_CHECKING:
 
 def register(sub: Any) -> None:
     s = sub.add_parser("select", help="the memories that clearly help a query")
-    s.add_argument("query", **described("select", "query"))
-    s.add_argument("--dir", required=True, **described("select", "dir"))
-    s.add_argument(
-        "--surfaced",
-        action="append",
-        default=[],
-        metavar="FILE",
-        type=surfaced_entry,
-        help="a memory already shown this session: its file name or its path, "
-        "as select prints it (repeatable)",
+    add_params(
+        s,
+        "select",
+        "query",
+        # for programs: a person reads secrets themselves, a shell has no session or deadline
+        skip=("allow_secrets", "session_id", "timeout_ms"),
+        dir={"required": True},
+        surfaced={
+            "action": "append",
+            "metavar": "FILE",
+            "type": surfaced_entry,
+            "help": "a memory already shown this session: its file name or its path, "
+            "as select prints it (repeatable)",
+        },
+        recent_tools={
+            "flag": "--tool",
+            "action": "append",
+            "metavar": "TOOL",
+            "help": "a tool the agent used recently (repeatable)",
+        },
     )
-    s.add_argument(
-        "--tool",
-        action="append",
-        default=[],
-        dest="recent_tools",
-        metavar="TOOL",
-        help="a tool the agent used recently (repeatable)",
-    )
-    s.add_argument("--limit", **described("select", "limit"))
-    s.add_argument("--ranker", **described("select", "ranker"))
-    s.add_argument("--json", action="store_true", help="print the result as JSON")
-    add_db_option(s)
-    add_socket_options(s)
-    s.set_defaults(handler=cmd_select)
+    asks_daemon(s, cmd_select)
 
     t = sub.add_parser("stats", help="selector telemetry: runs, latency, fallbacks, usage")
-    t.add_argument("--since", **described("stats", "since"))
-    t.add_argument("--json", action="store_true", help="print the result as JSON")
-    add_db_option(t)
-    add_socket_options(t)
-    t.set_defaults(handler=cmd_stats)
+    add_params(t, "stats")
+    asks_daemon(t, answered("stats", render_stats))
 
 
 def surfaced_entry(value: str) -> str:
@@ -58,13 +52,11 @@ def surfaced_entry(value: str) -> str:
 
 
 def cmd_select(args: argparse.Namespace) -> int:
-    directory = memory_dir(args.dir)
-    result = ask(args, "select", wire_params(args, "select", dir=directory))
+    result = ask(args, "select", wire_params(args, "select"))
     note = result.get("note")
     # Not a memory folder at all (a typo, the checkout's top): say what it holds, and fail.
     # A memory folder whose files all have errors is the right folder: its note is shown.
-    # (indexer.folders.empty_folder_note words the second case "no valid memories in ...")
-    wrong = note if note and not note.startswith("no valid memories") else None
+    wrong = None if result.get("memory_folder", True) else note  # an older daemon: shown
     if args.json:
         print_json(result)
         return 1 if wrong else 0
@@ -119,13 +111,3 @@ def aligned(rows: list[tuple[str, str, str]]) -> list[str]:
     """Rows of (group, name, value) as text columns, the value right-aligned."""
     width = [max(len(r[i]) for r in rows) for i in range(3)]
     return [f"{g:<{width[0]}}  {n:<{width[1]}}  {v:>{width[2]}}".rstrip() for g, n, v in rows]
-
-
-def cmd_stats(args: argparse.Namespace) -> int:
-
-    result = ask(args, "stats", wire_params(args, "stats"))
-    if args.json:
-        print_json(result)
-    else:
-        print(render_stats(result))
-    return 0

@@ -8,15 +8,9 @@ import sys
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from memoryd.cli.common import (
-    add_db_option,
-    add_socket_options,
-    memory_dir,
-    print_json,
-    project_slug,
-)
+from memoryd.cli.common import asks_daemon, print_json, project_slug
 from memoryd.cli.connect import ask
-from memoryd.cli.flags import described, wire_params
+from memoryd.cli.flags import add_params, wire_params
 from memoryd.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -60,84 +54,69 @@ def register(sub: Any) -> None:
         "decisions, approved checkpoints, and its summary or active state when this save has "
         "none. --replace writes this save alone instead.",
     )
-    s.add_argument("--dir", required=True, **described("save", "dir"))
-    s.add_argument("--project", type=project_slug, **described("save", "project"))
-    s.add_argument("--session", **described("save", "session"))
-    s.add_argument("--mode", **described("save", "mode"))
-    s.add_argument("--status", **described("save", "status"))
-    s.add_argument(
-        "--last-checkpoint", dest="last_checkpoint", **described("save", "last_checkpoint")
-    )
-    s.add_argument(
-        "--checkpoint",
-        action="append",
-        dest="checkpoints_approved",
-        default=None,
-        metavar="CP",
-        help="an approved checkpoint (repeatable)",
-    )
-    s.add_argument("--target-dir", dest="target_dir", **described("save", "target_dir"))
-    s.add_argument("--summary", dest="session_summary", **described("save", "session_summary"))
-    s.add_argument(
-        "--step",
-        action=StepEntries,
-        dest="steps_completed",
-        default=None,
-        metavar="S0=TEXT",
-        help="a completed step (repeatable)",
-    )
-    s.add_argument(
-        "--checkpoint-decisions",
-        dest="checkpoint_decisions",
-        type=json_object,
-        metavar="JSON",
-        help="what the user chose at each checkpoint, as a JSON object: "
-        '\'{"CP-S1": {"option": "B", "note": "..."}}\'',
-    )
-    s.add_argument("--active-state", dest="active_state", **described("save", "active_state"))
-    s.add_argument(
-        "--decision",
-        action="append",
-        dest="key_decisions",
-        default=None,
-        metavar="TEXT",
-        help="a key decision (repeatable)",
-    )
-    s.add_argument(
-        "--replace",
-        action="store_true",
-        default=None,
-        help="overwrite an earlier save of this session instead of keeping what it recorded",
+    add_params(
+        s,
+        "save",
+        dir={"required": True},
+        project={"type": project_slug},
+        checkpoints_approved={
+            "flag": "--checkpoint",
+            "action": "append",
+            "metavar": "CP",
+            "help": "an approved checkpoint (repeatable)",
+        },
+        checkpoint_decisions={
+            "type": json_object,
+            "metavar": "JSON",
+            "help": "what the user chose at each checkpoint, as a JSON object: "
+            '\'{"CP-S1": {"option": "B", "note": "..."}}\'',
+        },
+        session_summary={"flag": "--summary"},
+        steps_completed={
+            "flag": "--step",
+            "action": StepEntries,
+            "metavar": "S0=TEXT",
+            "help": "a completed step (repeatable)",
+        },
+        key_decisions={
+            "flag": "--decision",
+            "action": "append",
+            "metavar": "TEXT",
+            "help": "a key decision (repeatable)",
+        },
+        replace={
+            "action": "store_true",
+            "default": None,
+            "help": "overwrite an earlier save of this session instead of keeping what it recorded",
+        },
     )
     s.add_argument(
         "--stdin",
         action="store_true",
         help="read the params as a JSON or YAML mapping from standard input",
     )
-    s.add_argument("--json", action="store_true", help="print the result as JSON")
-    add_db_option(s)
-    add_socket_options(s)
-    s.set_defaults(handler=cmd_save)
+    asks_daemon(s, cmd_save)
 
     ll = sub.add_parser("load-last", help="the newest session memory of a project")
-    ll.add_argument("--dir", required=True, **described("load_last", "dir"))
-    ll.add_argument(
-        "--project", required=True, type=project_slug, **described("load_last", "project")
+    add_params(
+        ll,
+        "load_last",
+        skip=("reveal_secrets",),  # a socket param only: the CLI never prints credentials
+        dir={"required": True},
+        project={"required": True, "type": project_slug},
     )
-    ll.add_argument("--json", action="store_true", help="print the result as JSON")
-    add_db_option(ll)
-    add_socket_options(ll)
-    ll.set_defaults(handler=cmd_load_last)
+    asks_daemon(ll, cmd_load_last)
 
     c = sub.add_parser("context", help="a short, cited brief of what earlier sessions learned")
-    c.add_argument("task", **described("context", "task"))
-    c.add_argument("--dir", action="append", required=True, help="a memory directory (repeatable)")
-    c.add_argument("--project", type=project_slug, **described("context", "project"))
-    c.add_argument("--budget", dest="budget_tokens", **described("context", "budget_tokens"))
-    c.add_argument("--json", action="store_true", help="print the result as JSON")
-    add_db_option(c)
-    add_socket_options(c)
-    c.set_defaults(handler=cmd_context)
+    add_params(
+        c,
+        "context",
+        "task",
+        dir={"action": "append", "required": True, "help": "a memory directory (repeatable)"},
+        project={"type": project_slug},
+        budget_tokens={"flag": "--budget"},
+    )
+    asks_daemon(c, cmd_context)
 
 
 def save_params(args: argparse.Namespace) -> Mapping[str, object]:
@@ -152,11 +131,10 @@ def save_params(args: argparse.Namespace) -> Mapping[str, object]:
         if not isinstance(doc, dict):
             raise ConfigError("stdin must hold a mapping of save params")
         params.update(doc)
-    return {**params, **wire_params(args, "save")}
+    return {**params, **wire_params(args, "save", dir=args.dir)}
 
 
 def cmd_save(args: argparse.Namespace) -> int:
-
     result = ask(args, "save", save_params(args))
     if args.json:
         print_json(result)
@@ -189,10 +167,7 @@ def kept(what: Kept) -> str:
 
 
 def cmd_load_last(args: argparse.Namespace) -> int:
-    directory = memory_dir(args.dir)
-
-    params = wire_params(args, "load_last", dir=directory)
-    result = ask(args, "load_last", params)
+    result = ask(args, "load_last", wire_params(args, "load_last"))
     if args.json:
         print_json(result)
     elif result["found"]:
@@ -210,8 +185,7 @@ def cmd_load_last(args: argparse.Namespace) -> int:
 
 
 def cmd_context(args: argparse.Namespace) -> int:
-    dirs = [memory_dir(d, must_read=False) for d in args.dir]
-    result = ask(args, "context", wire_params(args, "context", dir=dirs))
+    result = ask(args, "context", wire_params(args, "context"))
     if args.json:
         print(json.dumps(result, ensure_ascii=False, indent=2))
     else:

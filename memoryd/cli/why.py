@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import argparse
 import os
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
-from memoryd.cli.common import add_db_option, memory_dir, print_json
+from memoryd.cli.common import add_db_option, memory_dir, show
 from memoryd.errors import MemorydError
 
 
@@ -83,15 +84,9 @@ def cmd_why(args: argparse.Namespace) -> int:
 
     folder = args.dir or str(memory_folder(os.getcwd()).directory)
     directory = memory_dir(folder)
-    conn = open_reader(why.db_of(args.db, None if args.db else _daemon_db()))
-    try:
+    with closing(open_reader(why.db_of(args.db, None if args.db else _daemon_db()))) as conn:
         report = why.explain(conn, directory, session=args.session, last=args.last)
-    finally:
-        conn.close()
-    if args.json:
-        print_json(report)
-    else:
-        print(why.render(report))
+    show(args, report, why.render)
     return 0
 
 
@@ -106,8 +101,5 @@ def cmd_eval(args: argparse.Namespace) -> int:
     report = replay.evaluate(
         transcripts_in(folder), config_mod.load(), args.rankers or ["local"], directory=directory
     )
-    if args.json:
-        print_json(report)
-    else:
-        print(replay.render(report))
+    show(args, report, replay.render)
     return 0

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable, Mapping
+from contextlib import closing
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
@@ -100,14 +101,7 @@ class MemoryTools:
         surfaced = _listed(args.get("surfaced"))
         if state is not None:
             surfaced += state.surfaced_in(os.path.realpath(directory))
-        params = {
-            "query": args["query"],
-            "dir": directory,
-            "surfaced": surfaced,
-            "recent_tools": args.get("recent_tools"),
-            "limit": args.get("limit"),
-            "session_id": session,
-        }
+        params = {**args, "dir": directory, "surfaced": surfaced, "session_id": session}
         reply: SelectResult = self._ask("select", params)
         result = dict(reply)
         for noise in SELECT_BOOKKEEPING:
@@ -132,9 +126,7 @@ class MemoryTools:
         return result, text
 
     def memory_load_last(self, args: Mapping[str, object]) -> ToolAnswer:
-        result: LoadLastReply = self._ask(
-            "load_last", {"dir": self._dir(args), "project": args["project"]}
-        )
+        result: LoadLastReply = self._ask("load_last", {**args, "dir": self._dir(args)})
         if not result.get("found"):
             return result, str(result.get("message") or "no session memory found")
         return result, f"{result['resume_line']}\nFile: {result['path']}\n\n{result['content']}"
@@ -145,13 +137,8 @@ class MemoryTools:
         return result, f"Saved {result['path']} ({how})."
 
     def memory_context(self, args: Mapping[str, object]) -> ToolAnswer:
-        dirs = [self._dir(args), *_listed(args.get("more_dirs"))]
-        params = {
-            "task": args["task"],
-            "dir": dirs,
-            "project": args.get("project"),
-            "budget_tokens": args.get("budget_tokens"),
-        }
+        params = {k: v for k, v in args.items() if k != "more_dirs"}
+        params["dir"] = [self._dir(args), *_listed(args.get("more_dirs"))]
         result: ContextReply = self._ask("context", params)
         return result, str(result["text"])
 
@@ -177,14 +164,10 @@ class MemoryTools:
         except ToolError:
             db = None
         session = cast("str | None", args.get("session_id")) or self._session
+        last = cast("int", args.get("last") or 5)
         try:
-            conn = open_reader(why.db_of(None, db))
-            try:
-                report = why.explain(
-                    conn, directory, session=session, last=cast("int", args.get("last") or 5)
-                )
-            finally:
-                conn.close()
+            with closing(open_reader(why.db_of(None, db))) as conn:
+                report = why.explain(conn, directory, session=session, last=last)
         except MemorydError as exc:
             raise ToolError(f"memory_why: {exc}") from None
         return report, why.render(report)

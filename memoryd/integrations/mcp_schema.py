@@ -1,15 +1,8 @@
 """Tool arguments checked against the tool's own input schema, before any of them is used.
 
-One validator, driven by the JSON Schema that ``tools/list`` sends, so a tool
-never sees an argument of a type or range its schema rules out (a list where
-a string goes, ``-1`` for a list, a NUL in a path). It covers the keywords the
-tools' schemas use: ``type`` (one or a list), ``enum``, ``pattern``,
-``minLength``/``maxLength``, ``minimum``/``maximum``, ``items``,
-``properties``, ``required`` and ``additionalProperties`` (a boolean or a
-schema). Every string must also be valid Unicode (JSON's ``\\ud800`` escape
-decodes to text no path, file or answer line can hold). The walk follows the
-schema, never the data's depth, so a deeply nested value costs one step.
-The first problem found is raised as :class:`ArgumentError`, naming where it is.
+The JSON Schema keywords the tools' schemas use, and valid Unicode in every
+string. The walk follows the schema, never the data's depth. The first
+problem found is raised as :class:`ArgumentError`, naming where it is.
 """
 
 from __future__ import annotations
@@ -70,11 +63,18 @@ def _type(schema: Mapping[str, Any], value: object, where: str) -> None:
     raise ArgumentError(f"{where} must be {wanted_kinds}, not {_kind(value)}")
 
 
-def _string(schema: Mapping[str, Any], value: str, where: str) -> None:
+def valid_text(text: str) -> bool:
+    """False for text holding a lone surrogate (JSON's ``\\ud800``), which no file can hold."""
     try:
-        value.encode("utf-8")
+        text.encode("utf-8")
     except UnicodeEncodeError:
-        raise ArgumentError(f"{where} holds a lone surrogate: text must be valid Unicode") from None
+        return False
+    return True
+
+
+def _string(schema: Mapping[str, Any], value: str, where: str) -> None:
+    if not valid_text(value):
+        raise ArgumentError(f"{where} holds a lone surrogate: text must be valid Unicode")
     if len(value) < schema.get("minLength", 0):
         raise ArgumentError(f"{where} must not be empty" if not value else f"{where} is too short")
     if "maxLength" in schema and len(value) > schema["maxLength"]:

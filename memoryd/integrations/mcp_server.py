@@ -25,6 +25,7 @@ from urllib.parse import unquote, urlparse
 
 from memoryd import __version__
 from memoryd.integrations.mcp_calls import MemoryTools, ToolError
+from memoryd.integrations.mcp_schema import valid_text
 from memoryd.integrations.mcp_tools import BY_NAME, TOOLS
 from memoryd.ipc.protocol import MAX_LINE_BYTES, encode
 
@@ -154,7 +155,7 @@ class StdioServer:
             if self._roots_asked is not None and msg_id == self._roots_asked:
                 self._take_roots(message)
             return None  # otherwise a response to a request we never sent
-        if not isinstance(method, str) or not _valid_text(method):
+        if not isinstance(method, str) or not valid_text(method):
             return _error(msg_id, INVALID_REQUEST, "'method' must be a string")
         if "id" not in message:
             # A notification: initialized, cancelled, roots/list_changed, ...
@@ -235,22 +236,14 @@ def _file_path(uri: str) -> str | None:
     except ValueError:
         return None
     path = unquote(parsed.path)
-    usable = parsed.scheme == "file" and path and "\0" not in path and _valid_text(path)
+    usable = parsed.scheme == "file" and path and "\0" not in path and valid_text(path)
     return path if usable else None
-
-
-def _valid_text(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
 
 
 def _valid_id(msg_id: object) -> bool:
     """JSON-RPC ids are strings, integers or null (no booleans, fractions or lone surrogates)."""
     if isinstance(msg_id, str):
-        return _valid_text(msg_id)
+        return valid_text(msg_id)
     return msg_id is None or (isinstance(msg_id, int) and not isinstance(msg_id, bool))
 
 

@@ -1,16 +1,11 @@
-"""The MCP tools' definitions as plain JSON data: names, descriptions, schemas, hints.
+"""The MCP tools' definitions as plain JSON data, sent verbatim in ``tools/list``.
 
-``memoryd mcp`` sends these verbatim in ``tools/list``. Input schemas are
-made from the methods' declarations (types, bounds, enumerations, defaults),
-with the words and limits a tool adds; output schemas name the fields an
-agent acts on and leave ``additionalProperties`` open, so a newer daemon's extra fields pass through
-and never break an older server. Annotations follow the MCP spec's hints:
-every tool but ``memory_save`` only reads; ``memory_save`` writes a session
-file of its own and nothing else (never destructive), and repeating it with
-the same arguments leaves the same file (idempotent).
-
-The descriptions are written for the model choosing tools: each says *when*
-to call it, not only what it does.
+Input schemas are made from the methods' declarations, with the words and
+limits a tool adds; output schemas name the fields an agent acts on and leave
+``additionalProperties`` open, so a newer daemon's extra fields pass through.
+Every tool but ``memory_save`` only reads; ``memory_save`` writes its own
+session file (never destructive, idempotent). Each description says *when* to
+call the tool, for the model choosing one.
 """
 
 from __future__ import annotations
@@ -88,14 +83,16 @@ _JSON_TYPES = {"string": "string", "dir": "string", "integer": "integer", "boole
 
 def _inputs(
     decl: type,
-    required: list[str],
     leave_out: tuple[str, ...] = (),
+    required: tuple[str, ...] = (),
     **given: Mapping[str, object],
 ) -> ObjectSchema:
     """``decl``'s params (less ``leave_out``) as a tool's input schema, made from their
-    declarations; ``given`` adds to a param's schema, or adds a property the server folds
-    into a param (``context``'s ``more_dirs``)."""
+    declarations: those the method requires but ``dir`` (the server's default), then
+    ``required``, are required; ``given`` adds to a param's schema, or adds a property the
+    server folds into a param (``context``'s ``more_dirs``)."""
     properties: dict[str, Mapping[str, object]] = {}
+    needed = [p.name for p in params(decl) if p.required and p.name != "dir"]
     for p in params(decl):
         if p.name in leave_out or p.daemon_only:
             continue
@@ -114,7 +111,7 @@ def _inputs(
             schema["default"] = p.default
         schema["description"] = p.help[0].upper() + p.help[1:]
         properties[p.name] = {**schema, **given.pop(p.name, {})}
-    return _object({**properties, **given}, required)
+    return _object({**properties, **given}, [*needed, *required])
 
 
 SELECTED_MEMORY = _open(
@@ -151,7 +148,6 @@ TOOLS: list[Tool] = [
         ),
         "inputSchema": _inputs(
             Select,
-            ["query"],
             ("ranker", "allow_secrets", "timeout_ms"),
             dir=DIR,
             session_id=SESSION_ID,
@@ -181,9 +177,7 @@ TOOLS: list[Tool] = [
             "file (summary, steps completed, active state, key decisions). Call it once at the "
             "start of a session when continuing earlier work on the project."
         ),
-        "inputSchema": _inputs(
-            LoadLast, ["project"], ("reveal_secrets",), dir=DIR, project=PROJECT
-        ),
+        "inputSchema": _inputs(LoadLast, ("reveal_secrets",), dir=DIR, project=PROJECT),
         "outputSchema": _open(
             {
                 "found": {"type": "boolean"},
@@ -211,8 +205,8 @@ TOOLS: list[Tool] = [
         ),
         "inputSchema": _inputs(
             Save,
-            ["project", "session_summary"],
             ("replace",),
+            ("session_summary",),
             dir=DIR,
             project=PROJECT,
             session_summary={"minLength": 1},
@@ -258,7 +252,6 @@ TOOLS: list[Tool] = [
         ),
         "inputSchema": _inputs(
             Context,
-            ["task"],
             dir=DIR,
             project={**PROJECT, "description": "Limit to one project slug"},
             more_dirs={
@@ -292,7 +285,7 @@ TOOLS: list[Tool] = [
             "this server uses and why. Call it when another memory tool fails or returns "
             "nothing unexpectedly."
         ),
-        "inputSchema": _inputs(Status, []),
+        "inputSchema": _inputs(Status),
         "outputSchema": _open(
             {
                 "version": _STR,

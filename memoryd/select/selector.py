@@ -40,7 +40,7 @@ from typing import Any
 from memoryd.bounded_read import readable
 from memoryd.config import DEFAULT_SHORTLIST
 from memoryd.errors import InvalidParams
-from memoryd.indexer.folders import empty_folder_note
+from memoryd.indexer.folders import empty_folder_note, is_memory_folder
 from memoryd.indexer.queries import IndexedFile, iso_utc
 from memoryd.replies import SelectedMemory, SelectResult
 from memoryd.select.candidates import Candidate
@@ -147,6 +147,7 @@ class Selector:
             "dropped_unknown": ranked.dropped,
             "fallback": ranked.fallback,
             "note": None if manifest.total else empty_folder_note(directory),
+            "memory_folder": bool(manifest.total) or is_memory_folder(directory),
             "latency_ms": 0.0,
         }
         rules = {"surfaced": pool.shown, "secrets": pool.secrets, "tool_docs": pool.tool_docs}
