@@ -15,10 +15,9 @@ import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from functools import lru_cache
-from itertools import chain
 
 from memoryd.select._text import terms
-from memoryd.select.analysis import FIELDS, TYPE_PREFIXES, DocTerms, filename_text
+from memoryd.select.analysis import TYPE_PREFIXES, filename_text
 from memoryd.select.candidates import Candidate
 
 Day = tuple[int, int, int]  # a month or quarter reads as its last day
@@ -55,7 +54,6 @@ _END_WORDS = ("until", "till", "through", "thru", "expir", "end")  # one in ever
 _GAP = re.compile(r"[\s:,]*(?:the\s+|end\s+of\s+)?")
 _MARKERS = frozenset(terms("old legacy previous current latest new updated draft final copy v"))
 _NOT_SUBJECT = _MARKERS | _TYPE_WORDS | frozenset(_MONTHS)
-FILE, NAME = FIELDS.index("file"), FIELDS.index("name")
 _END_OF = {2: 28, 4: 30, 6: 30, 9: 30, 11: 30}
 
 
@@ -120,16 +118,8 @@ def _subject_of(words: Iterable[str]) -> frozenset[str]:
 
 
 def _subject(c: Candidate) -> frozenset[str]:
-    """The subject words of ``c``'s name and filename (from its analysis when it has one)."""
-    if c.terms is not None:
-        return _subject_of(stored_title_terms(c.terms))
+    """The subject words of ``c``'s name and filename."""
     return _subject_words(f"{c.name} {filename_text(c.filename)}")
-
-
-def stored_title_terms(doc: DocTerms) -> set[str]:
-    """The terms of a memory's filename and name as its stored analysis holds them: the
-    filename's without a type prefix, and no paraphrase concepts (``~`` terms)."""
-    return {t for t in chain(doc.fields[FILE], doc.fields[NAME]) if t[0] != "~"}
 
 
 def _same_title(shared: int, a: int, b: int) -> bool:

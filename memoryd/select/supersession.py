@@ -16,13 +16,12 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from memoryd.select._text import terms
-from memoryd.select.analysis import TYPE_PREFIXES, filename_text
+from memoryd.select.analysis import TYPE_PREFIXES
 from memoryd.select.candidates import Candidate
 from memoryd.select.dated import (
     DATE_FORMS,
     ended_edges,
     newer_sibling_edges,
-    stored_title_terms,
 )
 
 SUPERSEDE_MIN_OVERLAP = 0.5  # share of a reference's words a title must hold to be the one meant
@@ -151,17 +150,6 @@ def _title_terms(c: Candidate) -> frozenset[str]:
     return _term_set(_title_text(c))
 
 
-def _title_words(c: Candidate) -> set[str]:
-    """The terms of ``c``'s title, from its analysis when it has one (plus the type prefix)."""
-    if c.terms is None:
-        return set(terms(_title_text(c)))
-    words = stored_title_terms(c.terms)
-    stem = c.filename.removesuffix(".md")
-    if filename_text(c.filename) != stem:
-        words |= _term_set(stem.partition("_")[0])
-    return words
-
-
 def _latest_date(c: Candidate) -> tuple[int, int, int, float]:
     """The latest date written in the memory (year, month, day), then its mtime."""
     found = [
@@ -186,7 +174,7 @@ class _Titles:
         if self._by_term is None:
             self._by_term = {}
             for i, c in enumerate(self.everyone):
-                for t in _title_words(c):
+                for t in set(terms(_title_text(c))):
                     self._by_term.setdefault(t, []).append(i)
         return self._by_term
 
