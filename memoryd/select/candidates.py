@@ -10,7 +10,7 @@ from typing import Any
 
 from memoryd.indexer.parse import parse_file
 from memoryd.indexer.records import INDEX_FILENAME, KIND_MEMORY
-from memoryd.select.analysis import TYPE_PREFIXES, DocTerms
+from memoryd.select.analysis import TYPE_PREFIXES, DocTerms, analyse, with_hook
 from memoryd.select.folder_links import index_hooks
 
 
@@ -25,7 +25,7 @@ class Candidate:
     body: str
     mtime: float
     terms: DocTerms | None = field(default=None, compare=False, repr=False)
-    """Its analysis, when its folder's manifest worked it out."""
+    """Its analysis (:func:`analysis_of`), when worked out in advance."""
     commands: tuple[str, ...] | None = field(default=None, compare=False, repr=False)
     """The body's command lines (their programs), when ``body`` is not kept."""
     header: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
@@ -56,10 +56,20 @@ def load_directory(directory: Path) -> list[Candidate]:
             )
         )
     index = directory / INDEX_FILENAME
+    hooks: dict[str, str] = {}
     if index.is_file():
         hooks = index_hooks(index.read_text(encoding="utf-8", errors="replace"), out)
-        out = [replace(c, hook=hooks[c.filename]) if c.filename in hooks else c for c in out]
-    return out
+    out = [replace(c, hook=hooks.get(c.filename, "")) for c in out]
+    return [replace(c, terms=analysis_of(c)) for c in out]
+
+
+def analysis_of(c: Candidate, body: bool = True) -> DocTerms:
+    """``c``'s analysis with its ``MEMORY.md`` line: the one it carries, else worked out now
+    (without the body unless ``body``)."""
+    if c.terms is not None:
+        return c.terms
+    doc = analyse(c.filename, c.name, c.description, c.body if body else "")
+    return with_hook(doc, c.hook)
 
 
 def effective_type(declared: str | None, filename: str) -> str | None:

@@ -28,13 +28,12 @@ from bisect import bisect_left
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 
-from memoryd._sized_cache import SizedCache
 from memoryd._unicode_words import is_gram
 from memoryd.select._lexicon import concepts_of
 from memoryd.select._text import WEAK_TERMS, terms
-from memoryd.select.analysis import DocTerms, analyse, with_hook
+from memoryd.select.analysis import DocTerms
 from memoryd.select.bm25 import FIELD_B, Lengths, score
-from memoryd.select.candidates import Candidate
+from memoryd.select.candidates import Candidate, analysis_of
 from memoryd.select.relations import Relations, compute_relations
 from memoryd.select.tuning import DEFAULT, Tuning, cut, one_per_lesson
 
@@ -43,8 +42,6 @@ TYPE_PRIOR = {"user": 0.75, "feedback": 1.0, "project": 1.0, "reference": 1.0}
 
 PREFIX = 6
 """Letters a query word and a folder word must share at the start to match by prefix."""
-DOC_CACHE_BYTES = 16 << 20
-"""Memory for analyses of candidates that carry none (built from disk, not the index)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,30 +65,12 @@ def query_weights(query: str, tuning: Tuning) -> dict[str, float]:
 
 
 class LocalRanker:
-    """Ranks candidates for a query; deterministic, and caches tokenized memories.
-
-    ``tuning`` may be replaced between calls (the quality bench does, to reuse
-    the document cache across a grid of settings).
-    """
+    """Ranks candidates for a query; deterministic. ``tuning`` may be replaced between calls."""
 
     def __init__(self, tuning: Tuning = DEFAULT) -> None:
         self.tuning = tuning
-        self._cache: SizedCache[tuple[str, str, str, str, str], DocTerms] = SizedCache(
-            DOC_CACHE_BYTES
-        )
         # The docs are kept with their ids, so no id in the key can be reused meanwhile.
         self._last_vocabulary: tuple[tuple[int, ...], list[str], list[DocTerms]] | None = None
-
-    def _doc(self, c: Candidate) -> DocTerms:
-        """The candidate's analysis (its manifest's), or one worked out now (and cached)."""
-        if c.terms is not None:
-            return c.terms
-        key = (c.filename, c.name, c.description, c.body, c.hook)
-        doc = self._cache.get(key)
-        if doc is None:
-            doc = with_hook(analyse(c.filename, c.name, c.description, c.body), c.hook)
-            self._cache.put(key, doc, doc.weight + len(c.body))
-        return doc
 
     def contributions(
         self, query: str, candidates: Sequence[Candidate]
@@ -104,7 +83,7 @@ class LocalRanker:
         qw = query_weights(query, self.tuning)
         if not qw or not candidates:
             return {c.filename: {} for c in candidates}
-        docs = [self._doc(c) for c in candidates]
+        docs = [analysis_of(c) for c in candidates]
         if self.tuning.prefix_weight > 0:
             vocabulary = self._vocabulary(docs)
             qw, expanded = _with_prefixes(

@@ -11,10 +11,8 @@ from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from itertools import chain, combinations
 
-from memoryd.select._lexicon import concepts_of
-from memoryd.select._text import terms
 from memoryd.select.analysis import FIELDS
-from memoryd.select.candidates import Candidate
+from memoryd.select.candidates import Candidate, analysis_of
 from memoryd.select.supersession import superseded_by
 
 __all__ = ["Header", "Relations", "compute_relations", "header_of", "superseded_by"]
@@ -27,15 +25,9 @@ _COMMON_MIN = 4
 
 
 def header_of(c: Candidate) -> Mapping[str, int]:
-    """Counts of ``c``'s name and description terms and concepts (from its analysis if any)."""
-    if c.terms is not None:
-        return header_vector(c.terms.fields[NAME], c.terms.fields[DESC])
-    counts: Counter[str] = Counter()
-    for w in terms(f"{c.name} {c.description}"):
-        counts[w] += 1
-        for concept in concepts_of(w):
-            counts[concept] += 1
-    return counts
+    """Counts of ``c``'s name and description terms and concepts (its hook's included)."""
+    doc = analysis_of(c, body=False)
+    return header_vector(doc.fields[NAME], doc.fields[DESC])
 
 
 def header_vector(name: Mapping[str, int], description: Mapping[str, int]) -> dict[str, int]:
