@@ -32,11 +32,11 @@ from memoryd.indexer import queries
 from memoryd.indexer.queries import IndexedFile
 from memoryd.indexer.records import INDEX_FILENAME, KIND_MEMORY
 from memoryd.select import large
-from memoryd.select.analysis import DESC, NAME, DocTerms, analyse, with_hook
+from memoryd.select.analysis import DocTerms, analyse, with_hook
 from memoryd.select.candidates import Candidate, effective_type
 from memoryd.select.folder_links import index_hooks
 from memoryd.select.large import LARGE_DIRECTORY, Head, Said, stamp_of, unchanged
-from memoryd.select.relations import Header, Relations
+from memoryd.select.relations import Relations, twins_of
 from memoryd.select.supersession import (
     NO_SIGNALS,
     signals_of,
@@ -288,8 +288,10 @@ def _load(
         tuple((c.filename, c.type, c.name, c.description, c.hook) for c in everyone)
     )
     twins = _twins_as_before(previous, manifest.headers, stale)
-    heads = [] if twins is not None else [_header(c) for c in everyone]
-    manifest.relations = Relations.of_folder(heads, stale, twins)
+    kept = manifest.candidates  # no bodies: what near-duplicates read until they are found
+    manifest.relations = Relations(
+        stale, twins if twins is not None else lambda: twins_of(kept, stale)
+    )
     return manifest
 
 
@@ -309,37 +311,8 @@ def _twins_as_before(
 
 
 def _without_text(f: IndexedFile, directory: str) -> IndexedFile:
-    """What a cached folder keeps of ``f``: no body nor hash, and the folder's one directory string.
-
-    Field by field: :func:`dataclasses.replace` looks every field up again, for each of the
-    folder's memories.
-    """
-    return IndexedFile(
-        path=f.path,
-        directory=directory,
-        filename=f.filename,
-        kind=KIND_MEMORY,
-        name=f.name,
-        description=f.description,
-        type=f.type,
-        body="",
-        project=f.project,
-        session=f.session,
-        status=f.status,
-        meta=f.meta,
-        mtime_ns=f.mtime_ns,
-        size=f.size,
-        content_hash=None,
-        error=f.error,
-        warning=f.warning,
-        secrets=f.secrets,
-    )
-
-
-def _header(c: Candidate) -> Header:
-    """What the folder's near-duplicate links read of ``c`` (which carries its analysis)."""
-    assert c.terms is not None
-    return c.filename, c.type, c.terms.fields[NAME], c.terms.fields[DESC]
+    """What a cached folder keeps of ``f``: no body nor hash, the folder's one directory string."""
+    return replace(f, directory=directory, kind=KIND_MEMORY, body="", content_hash=None)
 
 
 def _index_text(conn: sqlite3.Connection, directory: str) -> str:
