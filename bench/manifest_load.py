@@ -73,9 +73,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             docs = _timed(stages["analysis"], _analyses, files)
             stored = [manifest.to_candidate(f, d) for f, d in zip(files, docs, strict=True)]
             stale = _timed(stages["supersession"], supersession.superseded_by, stored)
-            _timed(stages["near-dups"], relations._near_duplicates, stored, stale)
+            _timed(stages["near-dups"], relations.twins_of, stored, stale)
             bare = [manifest.to_candidate(f) for f in files]
-            _timed(stages["near-dups from text"], relations._near_duplicates, bare, stale)
+            _timed(stages["near-dups from text"], relations.twins_of, bare, stale)
         store.close()
     print(f"manifest of a {args.files}-file folder, median of {args.repeat} rebuilds")
     print(f"{'stage':<22}{'ms':>8}")

@@ -31,12 +31,12 @@ from memoryd._sized_cache import SizedCache
 from memoryd.indexer import queries
 from memoryd.indexer.queries import IndexedFile
 from memoryd.indexer.records import INDEX_FILENAME, KIND_MEMORY
-from memoryd.select import large
+from memoryd.select import large, relations
 from memoryd.select.analysis import DocTerms, analyse, with_hook
 from memoryd.select.candidates import Candidate, effective_type
 from memoryd.select.folder_links import index_hooks
 from memoryd.select.large import LARGE_DIRECTORY, Head, Said, stamp_of, unchanged
-from memoryd.select.relations import Relations, twins_of
+from memoryd.select.relations import Relations
 from memoryd.select.supersession import (
     NO_SIGNALS,
     signals_of,
@@ -290,7 +290,7 @@ def _load(
     twins = _twins_as_before(previous, manifest.headers, stale)
     kept = manifest.candidates  # no bodies: what near-duplicates read until they are found
     manifest.relations = Relations(
-        stale, twins if twins is not None else lambda: twins_of(kept, stale)
+        stale, twins if twins is not None else lambda: relations.twins_of(kept, stale)
     )
     return manifest
 
