@@ -288,9 +288,9 @@ def _load(
         tuple((c.filename, c.type, c.name, c.description, c.hook) for c in everyone)
     )
     twins = _twins_as_before(previous, manifest.headers, stale)
-    kept = manifest.candidates  # no bodies: what near-duplicates read until they are found
+    bodiless = manifest.candidates  # what near-duplicates read until they are found
     manifest.relations = Relations(
-        stale, twins if twins is not None else lambda: relations.twins_of(kept, stale)
+        stale, twins if twins is not None else lambda: relations.twins_of(bodiless, stale)
     )
     return manifest
 
