@@ -1,29 +1,16 @@
-"""The embedded ranker: field-weighted BM25 with paraphrase concepts and a strict cut-off.
+"""The local ranker: field-weighted BM25 (BM25F) with paraphrase concepts and a strict cut-off.
 
-It runs with no network and no model, so it is the default and the one CI
-exercises. The contract it serves is "return only memories that clearly help,
-or nothing", which shapes the design:
-
-* BM25F (:mod:`memoryd.select.bm25`) over filename, name, description and
-  body, because the header fields are written to say what a memory is for
-  while bodies are long and noisy.
-* Query words also match through general paraphrase groups (``_lexicon``), at
-  a discount, since prompts seldom reuse the memory's wording.
-* Scores are normalised by how much of the query's information the best
-  possible match could explain, giving a number that means roughly the same
-  thing across folders; the cut-off (:mod:`memoryd.select.tuning`) decides
-  what is "clearly" relevant, so unrelated prompts get an empty answer.
-* A memory that another candidate says it supersedes is dropped, and its
-  replacement inherits its score; near-duplicates travel together.
-
-Documents are analysed once (:mod:`memoryd.select.analysis`, when their folder
-is loaded for memories that come from the index); here a query is analysed and
-scored against those term statistics.
+Scores are divided by what a document matching every query word would score,
+so they mean roughly the same across folders and queries; the cut-off
+(:mod:`memoryd.select.tuning`) keeps only what clearly helps, so an unrelated
+prompt gets an empty answer. A superseded memory is dropped and its successor
+inherits its score; near-duplicates travel together.
 """
 
 from __future__ import annotations
 
 import heapq
+import math
 from bisect import bisect_left
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
@@ -32,10 +19,17 @@ from memoryd._unicode_words import is_gram
 from memoryd.select._lexicon import concepts_of
 from memoryd.select._text import WEAK_TERMS, terms
 from memoryd.select.analysis import DocTerms
-from memoryd.select.bm25 import FIELD_B, Lengths, score
 from memoryd.select.candidates import Candidate, analysis_of
 from memoryd.select.relations import Relations, compute_relations
 from memoryd.select.tuning import DEFAULT, Tuning, cut, one_per_lesson
+
+K1 = 1.2
+FIELD_B = (0.3, 0.5, 0.6, 0.75)
+"""BM25 length normalisation per field, in ``analysis.FIELDS`` order."""
+NORM_POWER = 0.5
+"""Scores are divided by the square root of the query's total IDF mass: long prompts
+should not need proportionally more matches, but short ones should not pass on one word."""
+MIN_FOLDER_SIZE = 30
 
 WEAK_WEIGHT = 0.3
 TYPE_PRIOR = {"user": 0.75, "feedback": 1.0, "project": 1.0, "reference": 1.0}
@@ -92,22 +86,7 @@ class LocalRanker:
         else:
             expanded = set()
         hits = {t: _doc_hits(t, docs) for t in qw}
-        totals = [sum(d.lengths[f] for d in docs) for f in range(len(FIELD_B))]
-
-        def length_of(index: int) -> Sequence[int]:
-            return docs[index].lengths
-
-        def prior(index: int) -> float:
-            return TYPE_PRIOR.get(candidates[index].type or "", 0.9)
-
-        parts = score(
-            qw,
-            hits,
-            Lengths(len(candidates), totals, length_of),
-            prior,
-            self.tuning,
-            expanded=expanded,
-        )
+        parts = _bm25f(qw, hits, docs, candidates, tuning=self.tuning, expanded=expanded)
         return dict(zip([c.filename for c in candidates], parts, strict=True))
 
     def _vocabulary(self, docs: Sequence[DocTerms]) -> list[str]:
@@ -221,6 +200,72 @@ class LocalRanker:
                     scores.setdefault(twin, 0.0)
         chosen.sort(key=lambda fn: (-scores[fn], fn))
         return [Scored(fn, round(scores[fn], 6)) for fn in chosen[:limit]], scores, short
+
+
+def _bm25f(
+    qw: dict[str, float],
+    hits: dict[str, list[tuple[int, Sequence[int]]]],
+    docs: Sequence[DocTerms],
+    candidates: Sequence[Candidate],
+    *,
+    tuning: Tuning,
+    expanded: Collection[str],
+) -> list[dict[str, float]]:
+    """Per candidate (index order), each query token's share of its normalised BM25F score.
+
+    Statistics are over the candidates themselves: their count, their average
+    field lengths and, per token, how many of them hold it (``len(hits[t])``).
+    Work is per hit: a candidate no query token reaches costs nothing here.
+    ``expanded`` are tokens added by prefix matching, which stay out of the yardstick.
+    """
+    n = len(docs)
+    totals = [sum(d.lengths[f] for d in docs) for f in range(len(FIELD_B))]
+    field_weights = tuning.field_weights
+    fields = range(len(field_weights))
+    avg = [max(1.0, totals[f] / n) for f in fields]
+    # Small candidate lists (tiny folders, or a prefiltered slice of a big one)
+    # would give every word a low IDF and silence everything; score them as
+    # if they came from a folder of typical size.
+    n_idf = max(n, MIN_FOLDER_SIZE)
+    idf = {t: math.log(1.0 + (n_idf - len(h) + 0.5) / (len(h) + 0.5)) for t, h in hits.items()}
+    # What a document matching every word (and no concept) would score: the
+    # yardstick that makes scores comparable across folders and queries.
+    ideal = sum(
+        idf[t] * w * (tuning.unseen_gram_share if not hits[t] and is_gram(t) else 1.0)
+        for t, w in qw.items()
+        if not t.startswith("~") and t not in expanded
+    )
+    scale = (K1 + 1.0) * max(ideal, 1e-9) ** NORM_POWER
+    out: list[dict[str, float]] = [{} for _ in range(n)]
+    fw0, fw1, fw2, fw3 = field_weights  # analysis.FIELDS
+    b0, b1, b2, b3 = FIELD_B
+    a0, a1, a2, a3 = avg
+    seen: dict[int, tuple[float, float, float, float, float]] = {}
+    for t, w in qw.items():
+        for index, (c0, c1, c2, c3) in hits[t]:
+            known = seen.get(index)
+            if known is None:
+                d0, d1, d2, d3 = docs[index].lengths
+                known = seen[index] = (
+                    TYPE_PRIOR.get(candidates[index].type or "", 0.9),
+                    1.0 - b0 + b0 * d0 / a0,
+                    1.0 - b1 + b1 * d1 / a1,
+                    1.0 - b2 + b2 * d2 / a2,
+                    1.0 - b3 + b3 * d3 / a3,
+                )
+            p, n0, n1, n2, n3 = known
+            tf = 0.0
+            if c0:
+                tf += fw0 * c0 / n0
+            if c1:
+                tf += fw1 * c1 / n1
+            if c2:
+                tf += fw2 * c2 / n2
+            if c3:
+                tf += fw3 * c3 / n3
+            if tf:
+                out[index][t] = p * w * idf[t] * tf * (K1 + 1.0) / (tf + K1) / scale
+    return out
 
 
 def _with_prefixes(
