@@ -20,6 +20,7 @@ from memoryd.select.analysis import TYPE_PREFIXES
 from memoryd.select.candidates import Candidate
 from memoryd.select.dated import (
     DATE_FORMS,
+    dates_in,
     ended_edges,
     newer_sibling_edges,
 )
@@ -88,7 +89,6 @@ _OLD_MARK = re.compile(
 _OLD_FILE = re.compile(
     r"[_-](?:old|outdated|deprecated|obsolete|superseded|archived|stale)\.md$", re.IGNORECASE
 )
-_DATE = re.compile(r"\b(20\d\d)-(0[1-9]|1[0-2])(?:-(0[1-9]|[12]\d|3[01]))?\b")
 _STATUS_MARK = re.compile(rf"[(\[]\s*{_STATUS}\s*[)\]]", re.IGNORECASE)
 _NO_DATE = (0, 0, 0, 0.0)
 SIGNAL_WORDS = [
@@ -151,12 +151,8 @@ def _title_terms(c: Candidate) -> frozenset[str]:
 
 
 def _latest_date(c: Candidate) -> tuple[int, int, int, float]:
-    """The latest date written in the memory (year, month, day), then its mtime."""
-    found = [
-        (int(y), int(m), int(d or 0))
-        for y, m, d in _DATE.findall(f"{c.name}\n{c.description}\n{c.body}")
-    ]
-    return (*max(found, default=(0, 0, 0)), c.mtime)
+    """The latest date written in the memory, then its mtime."""
+    return (*max(dates_in(f"{c.name}\n{c.description}\n{c.body}"), default=(0, 0, 0)), c.mtime)
 
 
 class _Titles:
