@@ -28,7 +28,7 @@ from memoryd import logs
 from memoryd.indexer import queries
 from memoryd.indexer.store import IndexStore
 from memoryd.indexer.sync import Syncer
-from memoryd.select import analysis, manifest, relations, supersession
+from memoryd.select import analysis, dated, manifest, relations, supersession
 
 T = TypeVar("T")
 
@@ -68,7 +68,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "AND kind = 'memory' AND error IS NULL ORDER BY filename"
         )
         for _ in range(args.repeat):
-            supersession._term_set.cache_clear()
+            dated.term_set.cache_clear()
             files = _timed(stages["rows"], _rows, store.conn.execute(sql, (folder,)))
             docs = _timed(stages["analysis"], _analyses, files)
             stored = [manifest.to_candidate(f, d) for f, d in zip(files, docs, strict=True)]

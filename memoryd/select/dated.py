@@ -1,11 +1,12 @@
-"""Dates a memory gives itself, and what they say about which memory is current.
+"""What dates and "(current)" / "(old)" markers say about which memory is current.
 
 A memory's own date is a header date, else the latest in its name, description
 or filename, else in its body (never the mtime, which a checkout resets). Of
 same-type memories whose titles match once dates and markers are set aside,
 the earlier is stale (``SERIES_MIN`` or more are a series, left alone); a
 validity the memory states ("valid until 2025-03-01") has ended once some
-memory of the folder is dated later.
+memory of the folder is dated later. An "(old)" mark (or ``_old.md``) makes a
+memory stale; a "(current)" one makes its same-subject siblings stale.
 """
 
 from __future__ import annotations
@@ -55,6 +56,16 @@ _GAP = re.compile(r"[\s:,]*(?:the\s+|end\s+of\s+)?")
 _MARKERS = frozenset(terms("old legacy previous current latest new updated draft final copy v"))
 _NOT_SUBJECT = _MARKERS | _TYPE_WORDS | frozenset(_MONTHS)
 _END_OF = {2: 28, 4: 30, 6: 30, 9: 30, 11: 30}
+SIBLING_MIN_OVERLAP = 0.5  # share of title words two memories share "on the same subject"
+_CURRENT_MARK = re.compile(r"[(\[]\s*(?:current|latest|up[- ]to[- ]date)\s*[)\]]|^current\b", re.I)
+_OLD_MARK = re.compile(
+    r"[(\[]\s*(?:old|legacy|previous|outdated|superseded|deprecated|archived)\s*[)\]]", re.I
+)
+_OLD_FILE = re.compile(
+    r"[_-](?:old|outdated|deprecated|obsolete|superseded|archived|stale)\.md$", re.IGNORECASE
+)
+MARK_WORDS = frozenset(terms("current latest up to date old legacy previous"))
+_NOT_MARKED = MARK_WORDS | frozenset(TYPE_PREFIXES)
 
 
 def _day(m: re.Match[str]) -> Day:
@@ -180,3 +191,46 @@ def ended_edges(everyone: Iterable[Candidate]) -> list[tuple[str, str | None]]:
         return []
     latest = max((d for c in members if (d := own_date(c)) is not None), default=None)
     return [(fn, None) for fn, end in ends.items() if latest is not None and end < latest]
+
+
+@lru_cache(maxsize=2048)  # one folder's titles and references; each costs ~0.5 kB
+def term_set(text: str) -> frozenset[str]:
+    return frozenset(terms(text))
+
+
+def title_text(c: Candidate) -> str:
+    return f"{c.name} {c.filename.removesuffix('.md').replace('_', ' ')}"
+
+
+def title_terms(c: Candidate) -> frozenset[str]:
+    return term_set(title_text(c))
+
+
+def latest_written(c: Candidate) -> tuple[int, int, int, float]:
+    """The latest date written in the memory, then its mtime."""
+    return (*max(dates_in(f"{c.name}\n{c.description}\n{c.body}"), default=(0, 0, 0)), c.mtime)
+
+
+def marked_edges(everyone: Sequence[Candidate]) -> list[tuple[str, str | None]]:
+    """(old, current) pairs among same-subject memories: an "(old)" mark (or ``_old.md``)
+    makes a memory stale even alone; a "(current)" one makes its siblings stale."""
+    current = {c.filename for c in everyone if _CURRENT_MARK.search(f"{c.name}\n{c.description}")}
+    old = {c.filename for c in everyone if _OLD_MARK.search(c.name) or _OLD_FILE.search(c.filename)}
+    edges: list[tuple[str, str | None]] = [(fn, None) for fn in sorted(old - current)]
+    for a in everyone:
+        if a.filename not in current and a.filename not in old:
+            continue
+        mine = title_terms(a) - _NOT_MARKED
+        for b in everyone:
+            if b is a or b.type != a.type or not _same_subject(mine, title_terms(b) - _NOT_MARKED):
+                continue
+            if a.filename in current and b.filename not in current:
+                edges.append((b.filename, a.filename))
+            elif a.filename in old and b.filename not in old:
+                edges.append((a.filename, b.filename))
+    return edges
+
+
+def _same_subject(a: frozenset[str], b: frozenset[str]) -> bool:
+    shared = len(a & b)
+    return shared > 0 and shared >= SIBLING_MIN_OVERLAP * min(len(a), len(b))
