@@ -1,17 +1,10 @@
-"""Where a directory's candidate memories come from: the index, never a rescan.
+"""A directory's candidate memories, from the index (never a rescan), cached per version.
 
-Small directories (the usual case: tens of files) are loaded whole and kept
-per directory version, each memory with the ranker's analysis of its stored
-text (:func:`memoryd.select.analysis.analyse`) and the folder's links. A new
-version of the folder (an index change) is patched, not rebuilt: every memory
-whose row did not change keeps its analysis and what it said about
-supersession, so an edit costs the analysis of the edited file. Manifests are
-kept in a cache bounded by the memory they hold, so many folders cost what
-they weigh, not a fixed count.
-
-Large ones are cut down per query to FTS5's best slice
-(:mod:`memoryd.select.large`), each memory of it analysed when first met and
-kept while unchanged; they have supersession links but no near-duplicates.
+A small folder is loaded whole, each memory with its analysis and the
+folder's links; a new version keeps every unchanged memory's analysis and
+signals, so an edit costs the edited file. A large one is ranked over FTS5's
+best slice per query (:mod:`.large`), with supersession links but no
+near-duplicates. The cache is bounded by the bytes its manifests hold.
 """
 
 from __future__ import annotations
@@ -51,12 +44,8 @@ _MEMORY_STATE = (
     "SELECT filename, content_hash, size, mtime_ns FROM files "
     "WHERE directory = ? AND kind = 'memory' AND error IS NULL ORDER BY filename"
 )
-"""What tells a folder's memories from any earlier state of them (hashed together).
-
-The folder's version moves on any change in it; when none of these did (a
-session saved, MEMORY.md edited, a file only touched), its cached manifest
-still holds, and the next select does not rebuild it.
-"""
+"""What tells a folder's memories from any earlier state of them (hashed together): when
+none changed (a session saved, a file touched), the cached manifest still holds."""
 CACHE_BYTES = 64 << 20
 """Memory the manifest cache may hold (headers and analyses)."""
 _FILE_OVERHEAD = 1200
@@ -66,8 +55,6 @@ _SIGNAL_OVERHEAD = 200
 _HEAD_OVERHEAD = 500
 """Rough bytes of one of a large folder's kept headers, its text included."""
 log = structlog.get_logger("memoryd.selector")
-# The FTS table shares column names with ``files``, so qualify them in joins.
-_COLUMNS = ", ".join(f"files.{c}" for c in queries.FILE_FIELDS.values())
 
 Analysed = tuple[int, str, DocTerms]
 """A memory's stamp (:func:`~memoryd.select.large.stamp_of`), MEMORY.md line and analysis."""
@@ -89,15 +76,12 @@ class Manifest:
     """Each memory's analysis (a large folder's: those of the slices met so far), for the
     folder's next version to keep when the memory's row and hook did not change."""
     signals: dict[str, Said] = field(default_factory=dict)
-    """The folder's memories (a large folder's: those with a signal word in their
-    text), each with its stamp and what it says about
-    supersession: the next version of the folder reuses it for every memory
-    whose row did not change, so an edit costs the patterns of the edited file."""
+    """What each memory says about supersession, with its stamp (a large folder's: those
+    with a signal word), kept by the next version for every unchanged row."""
     headers: int = 0
     """A hash of a small folder's headers as near-duplicate links read them."""
     heads: dict[str, Head] = field(default_factory=dict)
-    """A large folder's memories as its supersession links read them (no body), each
-    with its stamp: the next version reads again only the rows that changed."""
+    """A large folder's headers (no body) with their stamps, kept for unchanged rows."""
 
     @property
     def large(self) -> bool:
@@ -115,10 +99,6 @@ class Manifest:
             if said is not NO_SIGNALS
         )
         return held + sum(doc.weight for _, _, doc in self.analyses.values())
-
-    def pool(self) -> list[tuple[IndexedFile, Candidate]]:
-        """A small folder's memories and their candidates, to rank a query over."""
-        return list(zip(self.files, self.candidates, strict=True))
 
     def analysed(
         self, f: IndexedFile, hook: str = "", known: dict[str, Analysed] | None = None
@@ -257,7 +237,7 @@ def _load(
     rows = [
         queries.row_to_file(row)
         for row in conn.execute(
-            f"SELECT {_COLUMNS} FROM files WHERE directory = ? AND kind = 'memory' "
+            f"SELECT {large.COLUMNS} FROM files WHERE directory = ? AND kind = 'memory' "
             "AND error IS NULL ORDER BY filename",
             (directory,),
         )
@@ -329,6 +309,6 @@ def candidates_for(
 ) -> list[tuple[IndexedFile, Candidate]]:
     """The files a query is ranked over: all of a small directory, a BM25 slice of a big one."""
     if not manifest.large:
-        return manifest.pool()
+        return list(zip(manifest.files, manifest.candidates, strict=True))
     files = [queries.row_to_file(row) for row in large.prefiltered(conn, manifest.directory, query)]
     return [(f, to_candidate(f, manifest.analysed(f))) for f in files]
