@@ -136,31 +136,6 @@ class LocalRanker:
         reached that were not returned (below the cut), from the same scores."""
         if limit <= 0 or not candidates:
             return [], []
-        answer, scores, short = self._cut(
-            query,
-            candidates,
-            limit,
-            relations=relations,
-            shown=shown,
-            shortlist=shortlist,
-        )
-        if below is not None:
-            out = {s.filename for s in answer} | set(shown)
-            rest = heapq.nlargest(limit, ((v, fn) for fn, v in scores.items() if fn not in out))
-            below.extend(Scored(fn, round(v, 6)) for v, fn in rest if v > 0)
-        return answer, short
-
-    def _cut(
-        self,
-        query: str,
-        candidates: Sequence[Candidate],
-        limit: int,
-        *,
-        relations: Relations | None,
-        shown: Collection[str],
-        shortlist: int,
-    ) -> tuple[list[Scored], dict[str, float], list[Scored]]:
-        """:meth:`ranked`'s answer and shortlist, with the scores of all the query reached."""
         if relations is None:
             relations = compute_relations(candidates)
         parts = self.contributions(query, candidates)
@@ -181,8 +156,26 @@ class LocalRanker:
             key=lambda fn: (-scores.get(fn, 0), fn),
         )
         short = [Scored(fn, round(scores.get(fn, 0.0), 6)) for fn in best]
+        chosen = self._chosen(query, parts, scores, relations=relations, shown=shown)
+        answer = [Scored(fn, round(scores[fn], 6)) for fn in chosen[:limit]]
+        if below is not None:
+            out = {s.filename for s in answer} | set(shown)
+            rest = heapq.nlargest(limit, ((v, fn) for fn, v in scores.items() if fn not in out))
+            below.extend(Scored(fn, round(v, 6)) for v, fn in rest if v > 0)
+        return answer, short
+
+    def _chosen(
+        self,
+        query: str,
+        parts: dict[str, dict[str, float]],
+        scores: dict[str, float],
+        *,
+        relations: Relations,
+        shown: Collection[str],
+    ) -> list[str]:
+        """The cut-off's picks, best first, with their near-duplicates (scored 0 if unscored)."""
         if max(scores.values(), default=0.0) < self.tuning.absolute_floor:
-            return [], scores, short  # most prompts: nothing to calibrate
+            return []  # most prompts: nothing to calibrate
         qw = query_weights(query, self.tuning)  # cheap: one short text
         words = {t for t in qw if t[0] != "~" and t not in WEAK_TERMS}
         whole = {fn for fn in scores if words and words <= parts[fn].keys()}
@@ -191,15 +184,13 @@ class LocalRanker:
         else:
             population = [*scores.values(), *[0.0] * (len(parts) - len(scores))]
         chosen = cut(scores, shown, self.tuning, population, whole)
-        if not chosen:
-            return [], scores, short
-        for a, b in relations.near_duplicates:
+        for a, b in relations.near_duplicates if chosen else ():
             for have, twin in ((a, b), (b, a)):
                 if have in chosen and twin not in chosen and twin in parts and twin not in shown:
                     chosen.append(twin)
                     scores.setdefault(twin, 0.0)
         chosen.sort(key=lambda fn: (-scores[fn], fn))
-        return [Scored(fn, round(scores[fn], 6)) for fn in chosen[:limit]], scores, short
+        return chosen
 
 
 def _bm25f(
@@ -276,8 +267,6 @@ def _with_prefixes(
     They weigh ``prefix_weight`` of the word and stay out of the score's yardstick
     (like paraphrase concepts, they widen what matches, not what is asked).
     """
-    if tuning.prefix_weight <= 0:
-        return qw, set()
     extra: dict[str, float] = {}
     for t, w in qw.items():
         if len(t) < PREFIX or t[0] == "~" or is_gram(t):
