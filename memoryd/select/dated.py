@@ -119,18 +119,11 @@ def _may_state_end(head: str) -> bool:
 
 @lru_cache(maxsize=4096)
 def _subject_words(title: str) -> frozenset[str]:
-    return _subject_of(terms(title))
-
-
-def _subject_of(words: Iterable[str]) -> frozenset[str]:
+    """A title's terms but markers, types, months, single letters and numbers."""
     # No letter is a digit: only the few terms that are not all letters are looked through.
+    words = terms(title)
     kept = {t for t in words if len(t) > 1 and (t.isalpha() or not any(map(str.isdigit, t)))}
     return frozenset(kept - _NOT_SUBJECT)
-
-
-def _subject(c: Candidate) -> frozenset[str]:
-    """The subject words of ``c``'s name and filename."""
-    return _subject_words(f"{c.name} {filename_text(c.filename)}")
 
 
 def _same_title(shared: int, a: int, b: int) -> bool:
@@ -149,7 +142,7 @@ def _rarest(
 
 def newer_sibling_edges(everyone: Sequence[Candidate]) -> list[tuple[str, str | None]]:
     """(older, newer) pairs among same-type, same-titled memories that carry their own dates."""
-    subjects = [_subject(c) for c in everyone]
+    subjects = [_subject_words(f"{c.name} {filename_text(c.filename)}") for c in everyone]
     held = Counter((c.type, w) for c, words in zip(everyone, subjects, strict=True) for w in words)
     prefixes = [_rarest(c.type, words, held) for c, words in zip(everyone, subjects, strict=True)]
     by_word: dict[tuple[str | None, str], list[int]] = {}
