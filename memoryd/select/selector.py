@@ -20,7 +20,7 @@ import os
 import sqlite3
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from memoryd.bounded_read import readable
@@ -199,20 +199,12 @@ class Selector:
         local: list[tuple[str, float | None]] = [(s.filename, s.score) for s in answer]
         shortlist = _shortlisted(conn, best, pool)[: self.shortlist] if judge is not None else []
         if judge is None or not shortlist:
-            return _Ranked("local", local, [], None, (0, 0), len(shortlist), None, below)
+            return _Ranked("local", local, below, len(shortlist))
         message = user_message(req.query, shortlist, req.recent_tools, req.limit)
         outcome = self.judges.ask(judge, message, deadline)
         if outcome.names is None:
-            return _Ranked(
-                "local",
-                local,
-                [],
-                outcome.failure,
-                outcome.tokens,
-                len(shortlist),
-                outcome.ms,
-                below,
-            )
+            n, failure, tokens = len(shortlist), outcome.failure, outcome.tokens
+            return _Ranked("local", local, below, n, [], failure, tokens, outcome.ms)
         known = as_written(shortlist)
         picks: dict[str, None] = {}
         dropped: list[str] = []
@@ -225,7 +217,7 @@ class Selector:
                 )
         ranked: list[tuple[str, float | None]] = [(name, None) for name in picks]
         return _Ranked(
-            judge, ranked, dropped, None, outcome.tokens, len(shortlist), outcome.ms, below
+            judge, ranked, below, len(shortlist), dropped, None, outcome.tokens, outcome.ms
         )
 
 
@@ -332,14 +324,14 @@ class _Ranked:
 
     ranker: str
     picks: list[tuple[str, float | None]]
-    dropped: list[str]
-    """Names the judge gave that are not in the shortlist (at most :data:`MAX_DROPPED`)."""
-    fallback: str | None
-    tokens: tuple[int, int]
-    shortlist: int
-    judge_ms: float | None
     below: list[Scored]
     """The local ranker's best misses (below its cut), whoever picked."""
+    shortlist: int
+    dropped: list[str] = field(default_factory=list)
+    """Names the judge gave that are not in the shortlist (at most :data:`MAX_DROPPED`)."""
+    fallback: str | None = None
+    tokens: tuple[int, int] = (0, 0)
+    judge_ms: float | None = None
 
 
 def _checked(
