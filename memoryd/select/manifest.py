@@ -26,8 +26,7 @@ from memoryd.indexer.queries import IndexedFile
 from memoryd.indexer.records import INDEX_FILENAME, KIND_MEMORY
 from memoryd.select import large, relations
 from memoryd.select.analysis import DocTerms, analyse, with_hook
-from memoryd.select.candidates import Candidate, effective_type
-from memoryd.select.folder_links import index_hooks
+from memoryd.select.candidates import Candidate, effective_type, index_hooks
 from memoryd.select.large import LARGE_DIRECTORY, Head, Said, stamp_of, unchanged
 from memoryd.select.relations import Relations
 from memoryd.select.supersession import (
