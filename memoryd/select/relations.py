@@ -11,13 +11,12 @@ from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from itertools import chain, combinations
 
-from memoryd.select.analysis import FIELDS
+from memoryd.select.analysis import DESC, NAME
 from memoryd.select.candidates import Candidate, analysis_of
 from memoryd.select.supersession import superseded_by
 
 __all__ = ["Relations", "compute_relations", "header_of", "superseded_by", "twins_of"]
 
-NAME, DESC = FIELDS.index("name"), FIELDS.index("desc")
 NEAR_DUPLICATE_MIN_SIMILARITY = 0.36  # cosine of header terms at which two memories are one
 _COMMON_SHARE = 8
 _COMMON_MIN = 4
