@@ -12,7 +12,7 @@ from __future__ import annotations
 import heapq
 import math
 from bisect import bisect_left
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 from memoryd._unicode_words import is_gram
@@ -80,9 +80,7 @@ class LocalRanker:
         docs = [analysis_of(c) for c in candidates]
         if self.tuning.prefix_weight > 0:
             vocabulary = self._vocabulary(docs)
-            qw, expanded = _with_prefixes(
-                qw, self.tuning, lambda p: terms_with_prefix(vocabulary, p)
-            )
+            qw, expanded = _with_prefixes(qw, self.tuning, vocabulary)
         else:
             expanded = set()
         hits = {t: _doc_hits(t, docs) for t in qw}
@@ -260,31 +258,23 @@ def _bm25f(
 
 
 def _with_prefixes(
-    qw: dict[str, float], tuning: Tuning, starting_with: Callable[[str], list[str]]
+    qw: dict[str, float], tuning: Tuning, vocabulary: Sequence[str]
 ) -> tuple[dict[str, float], set[str]]:
-    """``qw`` plus, for each long query word, the folder's words sharing its first letters.
-
-    They weigh ``prefix_weight`` of the word and stay out of the score's yardstick
-    (like paraphrase concepts, they widen what matches, not what is asked).
+    """``qw`` plus, for each long query word, the words of the sorted ``vocabulary`` sharing its
+    first ``PREFIX`` letters. They weigh ``prefix_weight`` of the word and stay out of the
+    score's yardstick (like paraphrase concepts, they widen what matches, not what is asked).
     """
     extra: dict[str, float] = {}
     for t, w in qw.items():
         if len(t) < PREFIX or t[0] == "~" or is_gram(t):
             continue
-        for other in starting_with(t[:PREFIX]):
-            if other not in qw:
+        start = t[:PREFIX]
+        i = bisect_left(vocabulary, start)
+        while i < len(vocabulary) and vocabulary[i].startswith(start):
+            if (other := vocabulary[i]) not in qw:
                 extra[other] = max(extra.get(other, 0.0), w * tuning.prefix_weight)
+            i += 1
     return ({**qw, **extra}, set(extra)) if extra else (qw, set())
-
-
-def terms_with_prefix(vocabulary: Sequence[str], prefix: str) -> list[str]:
-    """Members of the sorted ``vocabulary`` that begin with ``prefix``."""
-    out = []
-    for i in range(bisect_left(vocabulary, prefix), len(vocabulary)):
-        if not vocabulary[i].startswith(prefix):
-            break
-        out.append(vocabulary[i])
-    return out
 
 
 def _doc_hits(term: str, docs: Sequence[DocTerms]) -> list[tuple[int, Sequence[int]]]:
