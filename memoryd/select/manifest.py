@@ -66,7 +66,7 @@ class Manifest:
     files: list[IndexedFile]
     has_index_file: bool
     total: int
-    relations: Relations | None = None
+    relations: Relations = field(default_factory=Relations)
     state: int = 0
     """A hash of every memory's :data:`_MEMORY_STATE` row, in order (a small folder's)."""
     candidates: list[Candidate] = field(default_factory=list)
@@ -286,7 +286,7 @@ def _twins_as_before(
     if previous is None or previous.large or previous.headers != headers:
         return None
     before = previous.relations
-    return before.found_near_duplicates if before and before.superseded == stale else None
+    return before.found_near_duplicates if before.superseded == stale else None
 
 
 def _without_text(f: IndexedFile, directory: str) -> IndexedFile:

@@ -292,15 +292,12 @@ class _Pool:
     ) -> _Pool:
         pool = candidates_for(conn, manifest, req.query)
         surfaced = surfaced_names(req.surfaced, directory)
-        # Links are computed once per directory version (for a large directory,
-        # supersession only), never per query.
-        relations = manifest.relations
         secrets = set() if req.allow_secrets else {f.filename for f, _ in pool if f.secrets}
         shown = {c.filename for _, c in pool if c.filename in surfaced} if surfaced else set()
         # A near-duplicate of something already shown adds nothing, and a
         # memory whose successor exists is stale: neither is a candidate.
-        twins = _twins_of(relations, shown) if relations is not None else set()
-        stale = set(relations.superseded) if relations is not None else set()
+        twins = _twins_of(manifest.relations, shown)
+        stale = set(manifest.relations.superseded)
         skip = shown | secrets | twins | stale
         eligible = [(f, c) for f, c in pool if c.filename not in skip]
         tool_docs = sorted(tool_usage_docs([c for _, c in eligible], req.recent_tools))
