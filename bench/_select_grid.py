@@ -75,6 +75,7 @@ SEARCH_START = Tuning(
     standout=0.0,
     gram_weight=1.0,
     unseen_gram_share=1.0,
+    prefix_weight=0.0,
     lexicon=None,
 )
 """Where every search begins: the hand-set values from before any fitting, all groups on."""

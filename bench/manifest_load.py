@@ -28,7 +28,7 @@ from memoryd import logs
 from memoryd.indexer import queries
 from memoryd.indexer.store import IndexStore
 from memoryd.indexer.sync import Syncer
-from memoryd.select import analysis, manifest, relations, supersession
+from memoryd.select import analysis, dated, manifest, relations, supersession
 
 T = TypeVar("T")
 
@@ -68,14 +68,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             "AND kind = 'memory' AND error IS NULL ORDER BY filename"
         )
         for _ in range(args.repeat):
-            supersession._term_set.cache_clear()
+            dated.term_set.cache_clear()
             files = _timed(stages["rows"], _rows, store.conn.execute(sql, (folder,)))
             docs = _timed(stages["analysis"], _analyses, files)
             stored = [manifest.to_candidate(f, d) for f, d in zip(files, docs, strict=True)]
             stale = _timed(stages["supersession"], supersession.superseded_by, stored)
-            _timed(stages["near-dups"], relations._near_duplicates, stored, stale)
+            _timed(stages["near-dups"], relations.twins_of, stored, stale)
             bare = [manifest.to_candidate(f) for f in files]
-            _timed(stages["near-dups from text"], relations._near_duplicates, bare, stale)
+            _timed(stages["near-dups from text"], relations.twins_of, bare, stale)
         store.close()
     print(f"manifest of a {args.files}-file folder, median of {args.repeat} rebuilds")
     print(f"{'stage':<22}{'ms':>8}")

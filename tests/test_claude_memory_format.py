@@ -18,8 +18,8 @@ from memoryd import cli
 from memoryd.indexer.parse import parse_file
 from memoryd.indexer.store import IndexStore
 from memoryd.indexer.sync import Syncer
+from memoryd.methods import Select as SelectRequest
 from memoryd.select.selector import Selector
-from memoryd.select.types import SelectRequest
 
 NESTED = (
     "---\n"

@@ -85,8 +85,9 @@ def test_standout_bar_follows_the_folders_score_distribution() -> None:
 
 def test_fixed_floors_still_apply() -> None:
     assert cut({"a.md": 0.5}, (), Tuning()) == []
-    assert cut({"a.md": 2.0, "b.md": 0.9}, (), Tuning(relative_floor=0.5)) == ["a.md"]
-    assert cut({"a.md": 2.0, "b.md": 1.1}, {"a.md"}, Tuning(relative_floor=0.5)) == ["b.md"]
+    fixed = Tuning(relative_floor=0.5, standout=0.0)
+    assert cut({"a.md": 2.0, "b.md": 0.9}, (), fixed) == ["a.md"]
+    assert cut({"a.md": 2.0, "b.md": 1.1}, {"a.md"}, fixed) == ["b.md"]
 
 
 def test_a_folder_rich_in_whole_answers_is_not_silenced() -> None:

@@ -38,13 +38,13 @@ TWINS = {
 def searches(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """One entry per search of a folder for its near-duplicates."""
     found: list[int] = []
-    real = relations_mod._near_duplicates_of
+    real = relations_mod.twins_of
 
     def counted(*args: Any) -> list[tuple[str, str]]:
         found.append(1)
         return real(*args)
 
-    monkeypatch.setattr(relations_mod, "_near_duplicates_of", counted)
+    monkeypatch.setattr(relations_mod, "twins_of", counted)
     return found
 
 

@@ -13,8 +13,7 @@ from pathlib import Path
 from memoryd.indexer.parse import parse_bytes
 from memoryd.indexer.store import IndexStore
 from memoryd.indexer.sync import Syncer
-from memoryd.select.candidates import Candidate, effective_type, load_directory
-from memoryd.select.folder_links import index_hooks
+from memoryd.select.candidates import Candidate, effective_type, index_hooks, load_directory
 from memoryd.select.local import LocalRanker
 from memoryd.select.selector import Selector
 from memoryd.select.tool_rules import commands_in, tool_usage_docs

@@ -20,8 +20,8 @@ from memoryd.indexer import queries
 from memoryd.indexer.scanner import stat_path
 from memoryd.indexer.store import IndexStore
 from memoryd.indexer.sync import Syncer, read_file
+from memoryd.methods import Select as SelectRequest
 from memoryd.select.selector import Selector
-from memoryd.select.types import SelectRequest
 
 SECRET = "zebra-secret-outside-the-root"
 

@@ -21,10 +21,10 @@ from memoryd.errors import InvalidParams
 from memoryd.indexer.store import IndexStore
 from memoryd.indexer.sync import Syncer
 from memoryd.methods import Select, handler
+from memoryd.methods import Select as SelectRequest
 from memoryd.params import decode
 from memoryd.replies import SelectResult
 from memoryd.select.selector import Selector
-from memoryd.select.types import SelectRequest
 from memoryd.service import MemoryService
 
 QUERY = "how do I run the fast pytest subset?"

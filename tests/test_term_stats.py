@@ -9,10 +9,9 @@ import pytest
 
 from memoryd.indexer.store import IndexStore
 from memoryd.indexer.sync import Syncer
+from memoryd.select import candidates as candidates_mod
 from memoryd.select import manifest as manifest_mod
-from memoryd.select import relations as relations_mod
-from memoryd.select._text import terms
-from memoryd.select.analysis import analyse
+from memoryd.select.analysis import DocTerms, analyse
 from memoryd.select.candidates import load_directory
 from memoryd.select.large import LARGE_DIRECTORY
 from memoryd.select.local import LocalRanker
@@ -214,11 +213,11 @@ def test_folder_links_read_headers_from_the_analyses(
     Syncer(store).sync_tree(str(folder))
     tokenized: list[str] = []
 
-    def counting(text: str) -> list[str]:
-        tokenized.append(text)
-        return terms(text)
+    def counting(filename: str, name: str | None, description: str | None, body: str) -> DocTerms:
+        tokenized.append(filename)
+        return analyse(filename, name, description, body)
 
-    monkeypatch.setattr(relations_mod, "terms", counting)
+    monkeypatch.setattr(candidates_mod, "analyse", counting)
     links = ManifestCache().get(store.conn, str(folder)).relations
     assert links is not None
     assert links.near_duplicates == [("feedback_no_sleep_in_tests.md", "feedback_wait_helpers.md")]

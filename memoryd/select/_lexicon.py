@@ -1,17 +1,10 @@
 """General software-engineering paraphrase groups for the local ranker.
 
-People rarely describe a problem with the words the memory used: a prompt says
-"the card got rejected" where the memory says "soft decline". Each group below
-is a set of words that engineers use interchangeably in everyday work; the
-ranker maps every member to a shared concept token, so a match through a group
-counts, at a discount, as a match on the word itself.
-
-The groups are deliberately generic (no project, product or file names) so the
-ranker behaves the same on any memory folder. Every line below is a
-*candidate*; only the groups in :data:`EARNED` are used. A group earns its place
-when switching it off lowers the leave-one-project-out training score in
-``bench/select_quality.py`` (docs/ranker.md tells how); the others stay here so
-the bench can test them again when the corpus grows.
+Each group is a set of words engineers use interchangeably ("rejected",
+"declined"); every member maps to a shared concept token, so a match through a
+group counts, at a discount, as a match on the word. The groups are generic (no
+project, product or file names). Only the groups in :data:`EARNED` are used;
+the others are candidates the quality bench tests again.
 """
 
 from __future__ import annotations

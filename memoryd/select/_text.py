@@ -1,11 +1,8 @@
-"""Tokenizing and stemming for the local ranker.
+"""Tokenizing and stemming shared by the local ranker and the ``context`` brief.
 
-Memory files and prompts mix prose with identifiers (``select_for_update``,
-``--reuse-db``, ``feedback_no_orm_mocks.md``), so tokens are split on
-punctuation, underscores and camelCase. A light suffix stripper folds the
-inflections that matter for matching ("retries"/"retrying"/"retried") without
-the over-conflation of a full Porter stemmer, which in a corpus this small
-costs more precision than it gains recall.
+Words are split on punctuation, underscores and camelCase (memories mix prose
+and identifiers); a light suffix stripper folds the inflections that matter
+("retries"/"retrying"/"retried") without a full stemmer's over-conflation.
 """
 
 from __future__ import annotations

@@ -1,11 +1,7 @@
 """What the local ranker knows about one memory: its per-field term counts.
 
-Tokenizing, stemming and paraphrase expansion of a memory's filename, title,
-description and body is the expensive half of ranking. It depends only on the
-memory's text, so it is worked out once per version of the memory, when its
-folder is loaded (:mod:`memoryd.select.manifest`), and kept with the folder.
-:func:`analyse` is the one place that defines that analysis; the query-time
-scoring in :mod:`memoryd.select.local` consumes its output.
+:func:`analyse` is the one definition of that analysis; it depends only on the
+memory's text, so it is worked out once per version of the memory.
 """
 
 from __future__ import annotations
@@ -77,17 +73,9 @@ _CONCEPT_TERMS = frozenset(CONCEPTS)
 
 
 def _words(text: str) -> list[str]:
-    """:func:`memoryd.select._text.split_words` of ``text``, without regexes in the common case.
-
-    The regex tokenizer costs about as much as the rest of the analysis put
-    together. When ``text`` is ASCII and has no camelCase boundary, its words
-    are the runs of ``[a-z0-9']`` of the lowered text, except that an
-    apostrophe only joins a run to the letters after it: tokens holding one
-    go through the tokenizer's own regex. Text whose only non-ASCII
-    characters are separators (dashes, arrows, quote marks) is read as ASCII
-    with those as spaces; other text (any script, folded, with bigrams for
-    unspaced runs) always takes the tokenizer.
-    """
+    """:func:`memoryd.select._text.split_words` of ``text``, without regexes when it is ASCII
+    (or reads as ASCII) with no camelCase boundary: the runs of ``[a-z0-9']`` of the lowered
+    text, a token holding an apostrophe going through the tokenizer's own regex."""
     if not text.isascii():
         plain = _unicode_words.ascii_equivalent(text)
         if plain is None:

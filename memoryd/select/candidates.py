@@ -1,17 +1,23 @@
-"""The rankers' view of one memory file (:class:`Candidate`), built from the index or a folder."""
+"""The rankers' view of one memory file (:class:`Candidate`), built from the index or a folder.
+
+A memory's line in its folder's ``MEMORY.md`` (title and hook) is a second
+description. A reference there is a filename with or without ``.md`` or a
+directory, the filename without its type prefix, or the memory's ``name``;
+case, spaces, ``-`` and ``_`` aside.
+"""
 
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from memoryd.indexer.parse import parse_file
 from memoryd.indexer.records import INDEX_FILENAME, KIND_MEMORY
-from memoryd.select.analysis import TYPE_PREFIXES, DocTerms
-from memoryd.select.folder_links import index_hooks
+from memoryd.select.analysis import TYPE_PREFIXES, DocTerms, analyse, with_hook
 
 
 @dataclass(frozen=True, slots=True)
@@ -25,7 +31,7 @@ class Candidate:
     body: str
     mtime: float
     terms: DocTerms | None = field(default=None, compare=False, repr=False)
-    """Its analysis, when its folder's manifest worked it out."""
+    """Its analysis (:func:`analysis_of`), when worked out in advance."""
     commands: tuple[str, ...] | None = field(default=None, compare=False, repr=False)
     """The body's command lines (their programs), when ``body`` is not kept."""
     header: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
@@ -56,10 +62,20 @@ def load_directory(directory: Path) -> list[Candidate]:
             )
         )
     index = directory / INDEX_FILENAME
+    hooks: dict[str, str] = {}
     if index.is_file():
         hooks = index_hooks(index.read_text(encoding="utf-8", errors="replace"), out)
-        out = [replace(c, hook=hooks[c.filename]) if c.filename in hooks else c for c in out]
-    return out
+    out = [replace(c, hook=hooks.get(c.filename, "")) for c in out]
+    return [replace(c, terms=analysis_of(c)) for c in out]
+
+
+def analysis_of(c: Candidate, body: bool = True) -> DocTerms:
+    """``c``'s analysis with its ``MEMORY.md`` line: the one it carries, else worked out now
+    (without the body unless ``body``)."""
+    if c.terms is not None:
+        return c.terms
+    doc = analyse(c.filename, c.name, c.description, c.body if body else "")
+    return with_hook(doc, c.hook)
 
 
 def effective_type(declared: str | None, filename: str) -> str | None:
@@ -68,3 +84,67 @@ def effective_type(declared: str | None, filename: str) -> str | None:
         return declared
     head = filename.partition("_")[0]
     return head if head in TYPE_PREFIXES and "_" in filename else None
+
+
+_INDEX_LINE = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+(?P<entry>.+)$")
+_MD_LINK = re.compile(r"\[(?P<title>[^\]\n]{0,300})\]\(\s*<?(?P<target>[^()<>\s]{1,500})>?\s*\)")
+_WIKI_LINK = re.compile(r"\[\[(?P<target>[^\[\]|#\n]{1,200})(?:[#|][^\[\]\n]{0,200})?\]\]")
+_BARE_FILE = re.compile(r"`?(?P<target>[\w./-]{1,300}\.md)`?")
+_HOOK_LEAD = re.compile(r"^\s*(?:[—–:-]+|\s)+")
+_SLUG_SEPARATORS = re.compile(r"[\s_\-]+")
+
+
+def _slug(text: str) -> str:
+    return _SLUG_SEPARATORS.sub("-", text.strip().lower()).strip("-")
+
+
+def _target_key(target: str) -> str:
+    """A reference reduced to what can be compared: last path part, no ``.md``, as a slug."""
+    base = target.strip().rsplit("/", 1)[-1]
+    return _slug(base[:-3] if base.lower().endswith(".md") else base)
+
+
+class Resolver:
+    """Finds the memory a reference means among a folder's candidates."""
+
+    def __init__(self, candidates: Sequence[Candidate]) -> None:
+        keys: dict[str, str] = {}
+        # Weakest first, so a filename beats a name that happens to equal another's filename.
+        for c in candidates:
+            if c.name:
+                keys.setdefault(_slug(c.name), c.filename)
+        for c in candidates:
+            stem = c.filename.removesuffix(".md")
+            head, _, rest = stem.partition("_")
+            if head in TYPE_PREFIXES and rest:
+                keys[_slug(rest)] = c.filename
+        for c in candidates:
+            keys[_target_key(c.filename)] = c.filename
+        self._keys = keys
+
+    def find(self, reference: str) -> str | None:
+        key = _target_key(reference)
+        return self._keys.get(key) if key else None
+
+
+def index_hooks(index_text: str, candidates: Sequence[Candidate]) -> dict[str, str]:
+    """Filename -> the text of the first ``MEMORY.md`` line naming it, for existing files."""
+    resolver = Resolver(candidates)
+    hooks: dict[str, str] = {}
+    for line in index_text.splitlines():
+        m = _INDEX_LINE.match(line)
+        if m is None:
+            continue
+        entry = m.group("entry")
+        link = _MD_LINK.search(entry) or _WIKI_LINK.search(entry) or _BARE_FILE.search(entry)
+        if link is None:
+            continue
+        filename = resolver.find(link.group("target"))
+        if filename is None or filename in hooks:
+            continue
+        title = link.groupdict().get("title") or ""
+        rest = _HOOK_LEAD.sub("", entry[: link.start()] + " " + entry[link.end() :]).strip()
+        text = " ".join(part for part in (title, rest) if part)
+        if text:
+            hooks[filename] = text
+    return hooks

@@ -1,11 +1,12 @@
-"""Dates a memory gives itself, and what they say about which memory is current.
+"""What dates and "(current)" / "(old)" markers say about which memory is current.
 
 A memory's own date is a header date, else the latest in its name, description
 or filename, else in its body (never the mtime, which a checkout resets). Of
 same-type memories whose titles match once dates and markers are set aside,
 the earlier is stale (``SERIES_MIN`` or more are a series, left alone); a
 validity the memory states ("valid until 2025-03-01") has ended once some
-memory of the folder is dated later.
+memory of the folder is dated later. An "(old)" mark (or ``_old.md``) makes a
+memory stale; a "(current)" one makes its same-subject siblings stale.
 """
 
 from __future__ import annotations
@@ -15,10 +16,9 @@ import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from functools import lru_cache
-from itertools import chain
 
 from memoryd.select._text import terms
-from memoryd.select.analysis import FIELDS, TYPE_PREFIXES, DocTerms, filename_text
+from memoryd.select.analysis import TYPE_PREFIXES, filename_text
 from memoryd.select.candidates import Candidate
 
 Day = tuple[int, int, int]  # a month or quarter reads as its last day
@@ -55,8 +55,17 @@ _END_WORDS = ("until", "till", "through", "thru", "expir", "end")  # one in ever
 _GAP = re.compile(r"[\s:,]*(?:the\s+|end\s+of\s+)?")
 _MARKERS = frozenset(terms("old legacy previous current latest new updated draft final copy v"))
 _NOT_SUBJECT = _MARKERS | _TYPE_WORDS | frozenset(_MONTHS)
-FILE, NAME = FIELDS.index("file"), FIELDS.index("name")
 _END_OF = {2: 28, 4: 30, 6: 30, 9: 30, 11: 30}
+SIBLING_MIN_OVERLAP = 0.5  # share of title words two memories share "on the same subject"
+_CURRENT_MARK = re.compile(r"[(\[]\s*(?:current|latest|up[- ]to[- ]date)\s*[)\]]|^current\b", re.I)
+_OLD_MARK = re.compile(
+    r"[(\[]\s*(?:old|legacy|previous|outdated|superseded|deprecated|archived)\s*[)\]]", re.I
+)
+_OLD_FILE = re.compile(
+    r"[_-](?:old|outdated|deprecated|obsolete|superseded|archived|stale)\.md$", re.IGNORECASE
+)
+MARK_WORDS = frozenset(terms("current latest up to date old legacy previous"))
+_NOT_MARKED = MARK_WORDS | frozenset(TYPE_PREFIXES)
 
 
 def _day(m: re.Match[str]) -> Day:
@@ -110,26 +119,11 @@ def _may_state_end(head: str) -> bool:
 
 @lru_cache(maxsize=4096)
 def _subject_words(title: str) -> frozenset[str]:
-    return _subject_of(terms(title))
-
-
-def _subject_of(words: Iterable[str]) -> frozenset[str]:
+    """A title's terms but markers, types, months, single letters and numbers."""
     # No letter is a digit: only the few terms that are not all letters are looked through.
+    words = terms(title)
     kept = {t for t in words if len(t) > 1 and (t.isalpha() or not any(map(str.isdigit, t)))}
     return frozenset(kept - _NOT_SUBJECT)
-
-
-def _subject(c: Candidate) -> frozenset[str]:
-    """The subject words of ``c``'s name and filename (from its analysis when it has one)."""
-    if c.terms is not None:
-        return _subject_of(stored_title_terms(c.terms))
-    return _subject_words(f"{c.name} {filename_text(c.filename)}")
-
-
-def stored_title_terms(doc: DocTerms) -> set[str]:
-    """The terms of a memory's filename and name as its stored analysis holds them: the
-    filename's without a type prefix, and no paraphrase concepts (``~`` terms)."""
-    return {t for t in chain(doc.fields[FILE], doc.fields[NAME]) if t[0] != "~"}
 
 
 def _same_title(shared: int, a: int, b: int) -> bool:
@@ -148,7 +142,7 @@ def _rarest(
 
 def newer_sibling_edges(everyone: Sequence[Candidate]) -> list[tuple[str, str | None]]:
     """(older, newer) pairs among same-type, same-titled memories that carry their own dates."""
-    subjects = [_subject(c) for c in everyone]
+    subjects = [_subject_words(f"{c.name} {filename_text(c.filename)}") for c in everyone]
     held = Counter((c.type, w) for c, words in zip(everyone, subjects, strict=True) for w in words)
     prefixes = [_rarest(c.type, words, held) for c, words in zip(everyone, subjects, strict=True)]
     by_word: dict[tuple[str | None, str], list[int]] = {}
@@ -190,3 +184,46 @@ def ended_edges(everyone: Iterable[Candidate]) -> list[tuple[str, str | None]]:
         return []
     latest = max((d for c in members if (d := own_date(c)) is not None), default=None)
     return [(fn, None) for fn, end in ends.items() if latest is not None and end < latest]
+
+
+@lru_cache(maxsize=2048)  # one folder's titles and references; each costs ~0.5 kB
+def term_set(text: str) -> frozenset[str]:
+    return frozenset(terms(text))
+
+
+def title_text(c: Candidate) -> str:
+    return f"{c.name} {c.filename.removesuffix('.md').replace('_', ' ')}"
+
+
+def title_terms(c: Candidate) -> frozenset[str]:
+    return term_set(title_text(c))
+
+
+def latest_written(c: Candidate) -> tuple[int, int, int, float]:
+    """The latest date written in the memory, then its mtime."""
+    return (*max(dates_in(f"{c.name}\n{c.description}\n{c.body}"), default=(0, 0, 0)), c.mtime)
+
+
+def marked_edges(everyone: Sequence[Candidate]) -> list[tuple[str, str | None]]:
+    """(old, current) pairs among same-subject memories: an "(old)" mark (or ``_old.md``)
+    makes a memory stale even alone; a "(current)" one makes its siblings stale."""
+    current = {c.filename for c in everyone if _CURRENT_MARK.search(f"{c.name}\n{c.description}")}
+    old = {c.filename for c in everyone if _OLD_MARK.search(c.name) or _OLD_FILE.search(c.filename)}
+    edges: list[tuple[str, str | None]] = [(fn, None) for fn in sorted(old - current)]
+    for a in everyone:
+        if a.filename not in current and a.filename not in old:
+            continue
+        mine = title_terms(a) - _NOT_MARKED
+        for b in everyone:
+            if b is a or b.type != a.type or not _same_subject(mine, title_terms(b) - _NOT_MARKED):
+                continue
+            if a.filename in current and b.filename not in current:
+                edges.append((b.filename, a.filename))
+            elif a.filename in old and b.filename not in old:
+                edges.append((a.filename, b.filename))
+    return edges
+
+
+def _same_subject(a: frozenset[str], b: frozenset[str]) -> bool:
+    shared = len(a & b)
+    return shared > 0 and shared >= SIBLING_MIN_OVERLAP * min(len(a), len(b))

@@ -288,11 +288,14 @@ class JudgeOutcome:
 
 
 class Judges:
-    """The configured judges (``auto`` asks the first), each asked in a worker thread so a
-    deadline ends the wait, not the call; answers are cached by judge and exact message."""
+    """The configured judges (``auto`` asks the first), each built on first use, then shared,
+    and asked in a worker thread so a deadline ends the wait, not the call; answers are cached
+    by judge and exact message."""
 
     def __init__(self, factories: Mapping[str, Callable[[], Judge]]) -> None:
         self._factories = dict(factories)
+        self._made: dict[str, Judge] = {}
+        self._making = threading.Lock()  # not the cache's: building one may take a while
         self._cache: OrderedDict[tuple[str, bytes], tuple[str, ...]] = OrderedDict()
         self._lock = threading.Lock()
         # Its threads start with the first call that has a deadline.
@@ -319,7 +322,8 @@ class Judges:
             hit = self._cache.get(key)
         if hit is not None:
             return JudgeOutcome(list(hit), None, (0, 0), None)
-        judge = self._factories[name]()
+        with self._making:
+            judge = self._made.get(name) or self._made.setdefault(name, self._factories[name]())
         started = time.perf_counter()
 
         def ask() -> JudgeAnswer:

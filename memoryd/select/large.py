@@ -1,11 +1,9 @@
 """A folder too large to score whole: its FTS5 prefilter and its supersession links.
 
-A query of a large folder is ranked over the ``PREFILTER_LIMIT`` memories
-FTS5's BM25 ranks best (``rank``, which migration 005 weights towards
-filename, name and description): FTS5 already is the folder's inverted index,
-on disk, so the daemon holds no second one in memory. Its supersession links
-come from every header and the few files that carry a signal word; a new
-version of the folder reads again only the rows that changed.
+A query is ranked over the ``PREFILTER_LIMIT`` memories FTS5's BM25 ranks best
+(FTS5 is the folder's inverted index, on disk). Supersession links come from
+every header and the few files holding a signal word; a new version of the
+folder reads again only the rows that changed.
 """
 
 from __future__ import annotations
@@ -33,32 +31,22 @@ from memoryd.select.supersession import (
 LARGE_DIRECTORY = 300
 """Above this many memory files, candidates come from the FTS5 prefilter."""
 PREFILTER_LIMIT = 150
-"""Candidates a large folder's query is ranked over.
-
-FTS5's BM25 (porter stems of the raw words) orders memories otherwise than the
-ranker (its own terms, paraphrase concepts, field weights), so the slice is
-wider than the five the ranker may return: wide enough that the memories it
-would pick from the whole folder are nearly always in it, narrow enough that
-ranking the slice stays a few milliseconds.
-"""
+"""Candidates a large folder's query is ranked over: FTS5 orders memories otherwise than the
+ranker, so the slice is much wider than an answer."""
 REFERENCING = (
     "SELECT files.filename FROM files_fts CROSS JOIN files ON files.rowid = files_fts.rowid "
     "WHERE files_fts MATCH :match AND files.directory = :dir "
     "AND files.kind = 'memory' AND files.error IS NULL ORDER BY files.filename"
 )
-"""A large folder's memories that carry a supersession signal word.
-
-CROSS JOIN keeps SQLite from walking the folder's rows by directory and
-running the MATCH once per row (which made up most of a large folder's first
-select); the FTS5 hits are found once and then looked up by rowid.
-"""
+"""A large folder's memories that carry a supersession signal word (CROSS JOIN: the FTS5 hits
+are found once, then looked up by rowid, rather than MATCH run per row)."""
 _WORD = re.compile(r"[A-Za-z0-9]+")
 Head = tuple[int, Candidate]
 """A memory's stamp (see :func:`stamp_of`) and its header as supersession reads it (no body)."""
 Said = tuple[int, Signals]
 """A memory's stamp and what its text says about supersession."""
 # The FTS table shares column names with ``files``, so qualify them in joins.
-_COLUMNS = ", ".join(f"files.{c}" for c in queries.FILE_FIELDS.values())
+COLUMNS = ", ".join(f"files.{c}" for c in queries.FILE_FIELDS.values())
 
 
 def fts_query(text: str) -> str | None:
@@ -109,16 +97,10 @@ def relations(
     changed: Sequence[str],
     kept_signals: tuple[dict[str, Said], dict[str, Said]],
 ) -> Relations:
-    """Supersession for a large directory, from headers plus the few files that cite one.
-
-    Near-duplicate links compare every pair, so large directories go without
-    them; supersession needs only the files whose text carries one of the
-    signal words (found through FTS5) and everyone's title. Plain words after
-    "replaces" do not count here (only filenames, links and quoted titles), and
-    "(current)" markers are not compared pairwise. The ``changed`` of ``heads``
-    (:func:`heads_of`) are read here; what each file said is kept for the next
-    version (``kept_signals``: the new version's, filled here, and the previous one's).
-    """
+    """Supersession for a large directory (no near-duplicates), from every header and the
+    files whose text holds a signal word; only filenames, links and quoted titles name a
+    memory, and markers and dates are not compared. The ``changed`` of ``heads`` are read
+    here; ``kept_signals`` are the new version's (filled here) and the previous one's."""
     found, known = kept_signals
     for row in _rows_named(conn, directory, changed, len(heads)):
         heads[row[0]] = (heads[row[0]][0], _candidate(row))
@@ -188,7 +170,7 @@ def prefiltered(conn: sqlite3.Connection, directory: str, query: str) -> list[sq
     if match is None:
         return []
     return conn.execute(
-        f"SELECT {_COLUMNS} FROM files_fts CROSS JOIN files ON files.rowid = files_fts.rowid "
+        f"SELECT {COLUMNS} FROM files_fts CROSS JOIN files ON files.rowid = files_fts.rowid "
         "WHERE files_fts MATCH ? AND files.directory = ? AND files.kind = 'memory' "
         "AND files.error IS NULL ORDER BY rank LIMIT ?",
         (match, directory, PREFILTER_LIMIT),

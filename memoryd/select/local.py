@@ -1,50 +1,41 @@
-"""The embedded ranker: field-weighted BM25 with paraphrase concepts and a strict cut-off.
+"""The local ranker: field-weighted BM25 (BM25F) with paraphrase concepts and a strict cut-off.
 
-It runs with no network and no model, so it is the default and the one CI
-exercises. The contract it serves is "return only memories that clearly help,
-or nothing", which shapes the design:
-
-* BM25F (:mod:`memoryd.select.bm25`) over filename, name, description and
-  body, because the header fields are written to say what a memory is for
-  while bodies are long and noisy.
-* Query words also match through general paraphrase groups (``_lexicon``), at
-  a discount, since prompts seldom reuse the memory's wording.
-* Scores are normalised by how much of the query's information the best
-  possible match could explain, giving a number that means roughly the same
-  thing across folders; the cut-off (:mod:`memoryd.select.tuning`) decides
-  what is "clearly" relevant, so unrelated prompts get an empty answer.
-* A memory that another candidate says it supersedes is dropped, and its
-  replacement inherits its score; near-duplicates travel together.
-
-Documents are analysed once (:mod:`memoryd.select.analysis`, when their folder
-is loaded for memories that come from the index); here a query is analysed and
-scored against those term statistics.
+Scores are divided by what a document matching every query word would score,
+so they mean roughly the same across folders and queries; the cut-off
+(:mod:`memoryd.select.tuning`) keeps only what clearly helps, so an unrelated
+prompt gets an empty answer. A superseded memory is dropped and its successor
+inherits its score; near-duplicates travel together.
 """
 
 from __future__ import annotations
 
 import heapq
+import math
 from bisect import bisect_left
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
-from memoryd._sized_cache import SizedCache
 from memoryd._unicode_words import is_gram
 from memoryd.select._lexicon import concepts_of
 from memoryd.select._text import WEAK_TERMS, terms
-from memoryd.select.analysis import DocTerms, analyse, with_hook
-from memoryd.select.bm25 import FIELD_B, Lengths, score
-from memoryd.select.candidates import Candidate
+from memoryd.select.analysis import DocTerms
+from memoryd.select.candidates import Candidate, analysis_of
 from memoryd.select.relations import Relations, compute_relations
 from memoryd.select.tuning import DEFAULT, Tuning, cut, one_per_lesson
+
+K1 = 1.2
+FIELD_B = (0.3, 0.5, 0.6, 0.75)
+"""BM25 length normalisation per field, in ``analysis.FIELDS`` order."""
+NORM_POWER = 0.5
+"""Scores are divided by the square root of the query's total IDF mass: long prompts
+should not need proportionally more matches, but short ones should not pass on one word."""
+MIN_FOLDER_SIZE = 30
 
 WEAK_WEIGHT = 0.3
 TYPE_PRIOR = {"user": 0.75, "feedback": 1.0, "project": 1.0, "reference": 1.0}
 
 PREFIX = 6
 """Letters a query word and a folder word must share at the start to match by prefix."""
-DOC_CACHE_BYTES = 16 << 20
-"""Memory for analyses of candidates that carry none (built from disk, not the index)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,30 +59,12 @@ def query_weights(query: str, tuning: Tuning) -> dict[str, float]:
 
 
 class LocalRanker:
-    """Ranks candidates for a query; deterministic, and caches tokenized memories.
-
-    ``tuning`` may be replaced between calls (the quality bench does, to reuse
-    the document cache across a grid of settings).
-    """
+    """Ranks candidates for a query; deterministic. ``tuning`` may be replaced between calls."""
 
     def __init__(self, tuning: Tuning = DEFAULT) -> None:
         self.tuning = tuning
-        self._cache: SizedCache[tuple[str, str, str, str, str], DocTerms] = SizedCache(
-            DOC_CACHE_BYTES
-        )
         # The docs are kept with their ids, so no id in the key can be reused meanwhile.
         self._last_vocabulary: tuple[tuple[int, ...], list[str], list[DocTerms]] | None = None
-
-    def _doc(self, c: Candidate) -> DocTerms:
-        """The candidate's analysis (its manifest's), or one worked out now (and cached)."""
-        if c.terms is not None:
-            return c.terms
-        key = (c.filename, c.name, c.description, c.body, c.hook)
-        doc = self._cache.get(key)
-        if doc is None:
-            doc = with_hook(analyse(c.filename, c.name, c.description, c.body), c.hook)
-            self._cache.put(key, doc, doc.weight + len(c.body))
-        return doc
 
     def contributions(
         self, query: str, candidates: Sequence[Candidate]
@@ -104,31 +77,14 @@ class LocalRanker:
         qw = query_weights(query, self.tuning)
         if not qw or not candidates:
             return {c.filename: {} for c in candidates}
-        docs = [self._doc(c) for c in candidates]
+        docs = [analysis_of(c) for c in candidates]
         if self.tuning.prefix_weight > 0:
             vocabulary = self._vocabulary(docs)
-            qw, expanded = _with_prefixes(
-                qw, self.tuning, lambda p: terms_with_prefix(vocabulary, p)
-            )
+            qw, expanded = _with_prefixes(qw, self.tuning, vocabulary)
         else:
             expanded = set()
         hits = {t: _doc_hits(t, docs) for t in qw}
-        totals = [sum(d.lengths[f] for d in docs) for f in range(len(FIELD_B))]
-
-        def length_of(index: int) -> Sequence[int]:
-            return docs[index].lengths
-
-        def prior(index: int) -> float:
-            return TYPE_PRIOR.get(candidates[index].type or "", 0.9)
-
-        parts = score(
-            qw,
-            hits,
-            Lengths(len(candidates), totals, length_of),
-            prior,
-            self.tuning,
-            expanded=expanded,
-        )
+        parts = _bm25f(qw, hits, docs, candidates, tuning=self.tuning, expanded=expanded)
         return dict(zip([c.filename for c in candidates], parts, strict=True))
 
     def _vocabulary(self, docs: Sequence[DocTerms]) -> list[str]:
@@ -178,31 +134,6 @@ class LocalRanker:
         reached that were not returned (below the cut), from the same scores."""
         if limit <= 0 or not candidates:
             return [], []
-        answer, scores, short = self._cut(
-            query,
-            candidates,
-            limit,
-            relations=relations,
-            shown=shown,
-            shortlist=shortlist,
-        )
-        if below is not None:
-            out = {s.filename for s in answer} | set(shown)
-            rest = heapq.nlargest(limit, ((v, fn) for fn, v in scores.items() if fn not in out))
-            below.extend(Scored(fn, round(v, 6)) for v, fn in rest if v > 0)
-        return answer, short
-
-    def _cut(
-        self,
-        query: str,
-        candidates: Sequence[Candidate],
-        limit: int,
-        *,
-        relations: Relations | None,
-        shown: Collection[str],
-        shortlist: int,
-    ) -> tuple[list[Scored], dict[str, float], list[Scored]]:
-        """:meth:`ranked`'s answer and shortlist, with the scores of all the query reached."""
         if relations is None:
             relations = compute_relations(candidates)
         parts = self.contributions(query, candidates)
@@ -223,8 +154,26 @@ class LocalRanker:
             key=lambda fn: (-scores.get(fn, 0), fn),
         )
         short = [Scored(fn, round(scores.get(fn, 0.0), 6)) for fn in best]
+        chosen = self._chosen(query, parts, scores, relations=relations, shown=shown)
+        answer = [Scored(fn, round(scores[fn], 6)) for fn in chosen[:limit]]
+        if below is not None:
+            out = {s.filename for s in answer} | set(shown)
+            rest = heapq.nlargest(limit, ((v, fn) for fn, v in scores.items() if fn not in out))
+            below.extend(Scored(fn, round(v, 6)) for v, fn in rest if v > 0)
+        return answer, short
+
+    def _chosen(
+        self,
+        query: str,
+        parts: dict[str, dict[str, float]],
+        scores: dict[str, float],
+        *,
+        relations: Relations,
+        shown: Collection[str],
+    ) -> list[str]:
+        """The cut-off's picks, best first, with their near-duplicates (scored 0 if unscored)."""
         if max(scores.values(), default=0.0) < self.tuning.absolute_floor:
-            return [], scores, short  # most prompts: nothing to calibrate
+            return []  # most prompts: nothing to calibrate
         qw = query_weights(query, self.tuning)  # cheap: one short text
         words = {t for t in qw if t[0] != "~" and t not in WEAK_TERMS}
         whole = {fn for fn in scores if words and words <= parts[fn].keys()}
@@ -233,45 +182,99 @@ class LocalRanker:
         else:
             population = [*scores.values(), *[0.0] * (len(parts) - len(scores))]
         chosen = cut(scores, shown, self.tuning, population, whole)
-        if not chosen:
-            return [], scores, short
-        for a, b in relations.near_duplicates:
+        for a, b in relations.near_duplicates if chosen else ():
             for have, twin in ((a, b), (b, a)):
                 if have in chosen and twin not in chosen and twin in parts and twin not in shown:
                     chosen.append(twin)
                     scores.setdefault(twin, 0.0)
         chosen.sort(key=lambda fn: (-scores[fn], fn))
-        return [Scored(fn, round(scores[fn], 6)) for fn in chosen[:limit]], scores, short
+        return chosen
+
+
+def _bm25f(
+    qw: dict[str, float],
+    hits: dict[str, list[tuple[int, Sequence[int]]]],
+    docs: Sequence[DocTerms],
+    candidates: Sequence[Candidate],
+    *,
+    tuning: Tuning,
+    expanded: Collection[str],
+) -> list[dict[str, float]]:
+    """Per candidate (index order), each query token's share of its normalised BM25F score.
+
+    Statistics are over the candidates themselves: their count, their average
+    field lengths and, per token, how many of them hold it (``len(hits[t])``).
+    Work is per hit: a candidate no query token reaches costs nothing here.
+    ``expanded`` are tokens added by prefix matching, which stay out of the yardstick.
+    """
+    n = len(docs)
+    totals = [sum(d.lengths[f] for d in docs) for f in range(len(FIELD_B))]
+    field_weights = tuning.field_weights
+    fields = range(len(field_weights))
+    avg = [max(1.0, totals[f] / n) for f in fields]
+    # Small candidate lists (tiny folders, or a prefiltered slice of a big one)
+    # would give every word a low IDF and silence everything; score them as
+    # if they came from a folder of typical size.
+    n_idf = max(n, MIN_FOLDER_SIZE)
+    idf = {t: math.log(1.0 + (n_idf - len(h) + 0.5) / (len(h) + 0.5)) for t, h in hits.items()}
+    # What a document matching every word (and no concept) would score: the
+    # yardstick that makes scores comparable across folders and queries.
+    ideal = sum(
+        idf[t] * w * (tuning.unseen_gram_share if not hits[t] and is_gram(t) else 1.0)
+        for t, w in qw.items()
+        if not t.startswith("~") and t not in expanded
+    )
+    scale = (K1 + 1.0) * max(ideal, 1e-9) ** NORM_POWER
+    out: list[dict[str, float]] = [{} for _ in range(n)]
+    fw0, fw1, fw2, fw3 = field_weights  # analysis.FIELDS
+    b0, b1, b2, b3 = FIELD_B
+    a0, a1, a2, a3 = avg
+    seen: dict[int, tuple[float, float, float, float, float]] = {}
+    for t, w in qw.items():
+        for index, (c0, c1, c2, c3) in hits[t]:
+            known = seen.get(index)
+            if known is None:
+                d0, d1, d2, d3 = docs[index].lengths
+                known = seen[index] = (
+                    TYPE_PRIOR.get(candidates[index].type or "", 0.9),
+                    1.0 - b0 + b0 * d0 / a0,
+                    1.0 - b1 + b1 * d1 / a1,
+                    1.0 - b2 + b2 * d2 / a2,
+                    1.0 - b3 + b3 * d3 / a3,
+                )
+            p, n0, n1, n2, n3 = known
+            tf = 0.0
+            if c0:
+                tf += fw0 * c0 / n0
+            if c1:
+                tf += fw1 * c1 / n1
+            if c2:
+                tf += fw2 * c2 / n2
+            if c3:
+                tf += fw3 * c3 / n3
+            if tf:
+                out[index][t] = p * w * idf[t] * tf * (K1 + 1.0) / (tf + K1) / scale
+    return out
 
 
 def _with_prefixes(
-    qw: dict[str, float], tuning: Tuning, starting_with: Callable[[str], list[str]]
+    qw: dict[str, float], tuning: Tuning, vocabulary: Sequence[str]
 ) -> tuple[dict[str, float], set[str]]:
-    """``qw`` plus, for each long query word, the folder's words sharing its first letters.
-
-    They weigh ``prefix_weight`` of the word and stay out of the score's yardstick
-    (like paraphrase concepts, they widen what matches, not what is asked).
+    """``qw`` plus, for each long query word, the words of the sorted ``vocabulary`` sharing its
+    first ``PREFIX`` letters. They weigh ``prefix_weight`` of the word and stay out of the
+    score's yardstick (like paraphrase concepts, they widen what matches, not what is asked).
     """
-    if tuning.prefix_weight <= 0:
-        return qw, set()
     extra: dict[str, float] = {}
     for t, w in qw.items():
         if len(t) < PREFIX or t[0] == "~" or is_gram(t):
             continue
-        for other in starting_with(t[:PREFIX]):
-            if other not in qw:
+        start = t[:PREFIX]
+        i = bisect_left(vocabulary, start)
+        while i < len(vocabulary) and vocabulary[i].startswith(start):
+            if (other := vocabulary[i]) not in qw:
                 extra[other] = max(extra.get(other, 0.0), w * tuning.prefix_weight)
+            i += 1
     return ({**qw, **extra}, set(extra)) if extra else (qw, set())
-
-
-def terms_with_prefix(vocabulary: Sequence[str], prefix: str) -> list[str]:
-    """Members of the sorted ``vocabulary`` that begin with ``prefix``."""
-    out = []
-    for i in range(bisect_left(vocabulary, prefix), len(vocabulary)):
-        if not vocabulary[i].startswith(prefix):
-            break
-        out.append(vocabulary[i])
-    return out
 
 
 def _doc_hits(term: str, docs: Sequence[DocTerms]) -> list[tuple[int, Sequence[int]]]:

@@ -1,17 +1,10 @@
-"""Where a directory's candidate memories come from: the index, never a rescan.
+"""A directory's candidate memories, from the index (never a rescan), cached per version.
 
-Small directories (the usual case: tens of files) are loaded whole and kept
-per directory version, each memory with the ranker's analysis of its stored
-text (:func:`memoryd.select.analysis.analyse`) and the folder's links. A new
-version of the folder (an index change) is patched, not rebuilt: every memory
-whose row did not change keeps its analysis and what it said about
-supersession, so an edit costs the analysis of the edited file. Manifests are
-kept in a cache bounded by the memory they hold, so many folders cost what
-they weigh, not a fixed count.
-
-Large ones are cut down per query to FTS5's best slice
-(:mod:`memoryd.select.large`), each memory of it analysed when first met and
-kept while unchanged; they have supersession links but no near-duplicates.
+A small folder is loaded whole, each memory with its analysis and the
+folder's links; a new version keeps every unchanged memory's analysis and
+signals, so an edit costs the edited file. A large one is ranked over FTS5's
+best slice per query (:mod:`.large`), with supersession links but no
+near-duplicates. The cache is bounded by the bytes its manifests hold.
 """
 
 from __future__ import annotations
@@ -31,12 +24,11 @@ from memoryd._sized_cache import SizedCache
 from memoryd.indexer import queries
 from memoryd.indexer.queries import IndexedFile
 from memoryd.indexer.records import INDEX_FILENAME, KIND_MEMORY
-from memoryd.select import large
-from memoryd.select.analysis import DESC, NAME, DocTerms, analyse, with_hook
-from memoryd.select.candidates import Candidate, effective_type
-from memoryd.select.folder_links import index_hooks
+from memoryd.select import large, relations
+from memoryd.select.analysis import DocTerms, analyse, with_hook
+from memoryd.select.candidates import Candidate, effective_type, index_hooks
 from memoryd.select.large import LARGE_DIRECTORY, Head, Said, stamp_of, unchanged
-from memoryd.select.relations import Header, Relations
+from memoryd.select.relations import Relations
 from memoryd.select.supersession import (
     NO_SIGNALS,
     signals_of,
@@ -51,12 +43,8 @@ _MEMORY_STATE = (
     "SELECT filename, content_hash, size, mtime_ns FROM files "
     "WHERE directory = ? AND kind = 'memory' AND error IS NULL ORDER BY filename"
 )
-"""What tells a folder's memories from any earlier state of them (hashed together).
-
-The folder's version moves on any change in it; when none of these did (a
-session saved, MEMORY.md edited, a file only touched), its cached manifest
-still holds, and the next select does not rebuild it.
-"""
+"""What tells a folder's memories from any earlier state of them (hashed together): when
+none changed (a session saved, a file touched), the cached manifest still holds."""
 CACHE_BYTES = 64 << 20
 """Memory the manifest cache may hold (headers and analyses)."""
 _FILE_OVERHEAD = 1200
@@ -66,8 +54,6 @@ _SIGNAL_OVERHEAD = 200
 _HEAD_OVERHEAD = 500
 """Rough bytes of one of a large folder's kept headers, its text included."""
 log = structlog.get_logger("memoryd.selector")
-# The FTS table shares column names with ``files``, so qualify them in joins.
-_COLUMNS = ", ".join(f"files.{c}" for c in queries.FILE_FIELDS.values())
 
 Analysed = tuple[int, str, DocTerms]
 """A memory's stamp (:func:`~memoryd.select.large.stamp_of`), MEMORY.md line and analysis."""
@@ -80,7 +66,7 @@ class Manifest:
     files: list[IndexedFile]
     has_index_file: bool
     total: int
-    relations: Relations | None = None
+    relations: Relations = field(default_factory=Relations)
     state: int = 0
     """A hash of every memory's :data:`_MEMORY_STATE` row, in order (a small folder's)."""
     candidates: list[Candidate] = field(default_factory=list)
@@ -89,15 +75,12 @@ class Manifest:
     """Each memory's analysis (a large folder's: those of the slices met so far), for the
     folder's next version to keep when the memory's row and hook did not change."""
     signals: dict[str, Said] = field(default_factory=dict)
-    """The folder's memories (a large folder's: those with a signal word in their
-    text), each with its stamp and what it says about
-    supersession: the next version of the folder reuses it for every memory
-    whose row did not change, so an edit costs the patterns of the edited file."""
+    """What each memory says about supersession, with its stamp (a large folder's: those
+    with a signal word), kept by the next version for every unchanged row."""
     headers: int = 0
     """A hash of a small folder's headers as near-duplicate links read them."""
     heads: dict[str, Head] = field(default_factory=dict)
-    """A large folder's memories as its supersession links read them (no body), each
-    with its stamp: the next version reads again only the rows that changed."""
+    """A large folder's headers (no body) with their stamps, kept for unchanged rows."""
 
     @property
     def large(self) -> bool:
@@ -115,10 +98,6 @@ class Manifest:
             if said is not NO_SIGNALS
         )
         return held + sum(doc.weight for _, _, doc in self.analyses.values())
-
-    def pool(self) -> list[tuple[IndexedFile, Candidate]]:
-        """A small folder's memories and their candidates, to rank a query over."""
-        return list(zip(self.files, self.candidates, strict=True))
 
     def analysed(
         self, f: IndexedFile, hook: str = "", known: dict[str, Analysed] | None = None
@@ -257,7 +236,7 @@ def _load(
     rows = [
         queries.row_to_file(row)
         for row in conn.execute(
-            f"SELECT {_COLUMNS} FROM files WHERE directory = ? AND kind = 'memory' "
+            f"SELECT {large.COLUMNS} FROM files WHERE directory = ? AND kind = 'memory' "
             "AND error IS NULL ORDER BY filename",
             (directory,),
         )
@@ -288,8 +267,10 @@ def _load(
         tuple((c.filename, c.type, c.name, c.description, c.hook) for c in everyone)
     )
     twins = _twins_as_before(previous, manifest.headers, stale)
-    heads = [] if twins is not None else [_header(c) for c in everyone]
-    manifest.relations = Relations.of_folder(heads, stale, twins)
+    bodiless = manifest.candidates  # what near-duplicates read until they are found
+    manifest.relations = Relations(
+        stale, twins if twins is not None else lambda: relations.twins_of(bodiless, stale)
+    )
     return manifest
 
 
@@ -305,41 +286,12 @@ def _twins_as_before(
     if previous is None or previous.large or previous.headers != headers:
         return None
     before = previous.relations
-    return before.found_near_duplicates if before and before.superseded == stale else None
+    return before.found_near_duplicates if before.superseded == stale else None
 
 
 def _without_text(f: IndexedFile, directory: str) -> IndexedFile:
-    """What a cached folder keeps of ``f``: no body nor hash, and the folder's one directory string.
-
-    Field by field: :func:`dataclasses.replace` looks every field up again, for each of the
-    folder's memories.
-    """
-    return IndexedFile(
-        path=f.path,
-        directory=directory,
-        filename=f.filename,
-        kind=KIND_MEMORY,
-        name=f.name,
-        description=f.description,
-        type=f.type,
-        body="",
-        project=f.project,
-        session=f.session,
-        status=f.status,
-        meta=f.meta,
-        mtime_ns=f.mtime_ns,
-        size=f.size,
-        content_hash=None,
-        error=f.error,
-        warning=f.warning,
-        secrets=f.secrets,
-    )
-
-
-def _header(c: Candidate) -> Header:
-    """What the folder's near-duplicate links read of ``c`` (which carries its analysis)."""
-    assert c.terms is not None
-    return c.filename, c.type, c.terms.fields[NAME], c.terms.fields[DESC]
+    """What a cached folder keeps of ``f``: no body nor hash, the folder's one directory string."""
+    return replace(f, directory=directory, kind=KIND_MEMORY, body="", content_hash=None)
 
 
 def _index_text(conn: sqlite3.Connection, directory: str) -> str:
@@ -356,6 +308,6 @@ def candidates_for(
 ) -> list[tuple[IndexedFile, Candidate]]:
     """The files a query is ranked over: all of a small directory, a BM25 slice of a big one."""
     if not manifest.large:
-        return manifest.pool()
+        return list(zip(manifest.files, manifest.candidates, strict=True))
     files = [queries.row_to_file(row) for row in large.prefiltered(conn, manifest.directory, query)]
     return [(f, to_candidate(f, manifest.analysed(f))) for f in files]

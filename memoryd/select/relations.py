@@ -11,15 +11,12 @@ from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from itertools import chain, combinations
 
-from memoryd.select._lexicon import concepts_of
-from memoryd.select._text import terms
-from memoryd.select.analysis import FIELDS
-from memoryd.select.candidates import Candidate
+from memoryd.select.analysis import DESC, NAME
+from memoryd.select.candidates import Candidate, analysis_of
 from memoryd.select.supersession import superseded_by
 
-__all__ = ["Header", "Relations", "compute_relations", "header_of", "superseded_by"]
+__all__ = ["Relations", "compute_relations", "header_of", "superseded_by", "twins_of"]
 
-NAME, DESC = FIELDS.index("name"), FIELDS.index("desc")
 NEAR_DUPLICATE_MIN_SIMILARITY = 0.36  # cosine of header terms at which two memories are one
 _COMMON_SHARE = 8
 _COMMON_MIN = 4
@@ -27,26 +24,12 @@ _COMMON_MIN = 4
 
 
 def header_of(c: Candidate) -> Mapping[str, int]:
-    """Counts of ``c``'s name and description terms and concepts (from its analysis if any)."""
-    if c.terms is not None:
-        return header_vector(c.terms.fields[NAME], c.terms.fields[DESC])
-    counts: Counter[str] = Counter()
-    for w in terms(f"{c.name} {c.description}"):
-        counts[w] += 1
-        for concept in concepts_of(w):
-            counts[concept] += 1
-    return counts
-
-
-def header_vector(name: Mapping[str, int], description: Mapping[str, int]) -> dict[str, int]:
-    counts = dict(name)
-    for t, n in description.items():
+    """Counts of ``c``'s name and description terms and concepts (its hook's included)."""
+    doc = analysis_of(c, body=False)
+    counts = dict(doc.fields[NAME])
+    for t, n in doc.fields[DESC].items():
         counts[t] = counts.get(t, 0) + n
     return counts
-
-
-Header = tuple[str, str | None, Mapping[str, int], Mapping[str, int]]
-"""A memory's filename, type, and its analysis's name and description term counts."""
 
 
 def _weighted(v: Mapping[str, int], idf: dict[str, float]) -> tuple[dict[str, float], float]:
@@ -91,35 +74,29 @@ def _pairs_to_compare(
     return pairs
 
 
-def _near_duplicates(
+def twins_of(
     candidates: Sequence[Candidate], stale: dict[str, str | None]
 ) -> list[tuple[str, str]]:
-    return _near_duplicates_of([(c.filename, c.type, header_of(c)) for c in candidates], stale)
-
-
-def _near_duplicates_of(
-    memories: Sequence[tuple[str, str | None, Mapping[str, int]]], stale: dict[str, str | None]
-) -> list[tuple[str, str]]:
-    """Pairs of same-type ``memories`` (filename, type, header vector) whose headers say nearly
-    the same thing, in their order, except where one supersedes the other."""
-    vectors = [v for _, _, v in memories]
-    n = len(memories)
+    """Pairs of same-type ``candidates`` whose headers say nearly the same thing, in their
+    order, except where one supersedes the other."""
+    vectors = [header_of(c) for c in candidates]
+    n = len(candidates)
     df = Counter(chain.from_iterable(vectors))
     idf = {t: math.log(1.0 + n / d) for t, d in df.items()}
     weighted = [_weighted(v, idf) for v in vectors]
     by_type: dict[str, list[int]] = {}
-    for i, (_, kind, _) in enumerate(memories):
-        if kind is not None and kind != "user":
-            by_type.setdefault(kind, []).append(i)
+    for i, c in enumerate(candidates):
+        if c.type is not None and c.type != "user":
+            by_type.setdefault(c.type, []).append(i)
     found: list[tuple[int, int]] = []
     for members in by_type.values():
         for i, j in _pairs_to_compare(weighted, members):
-            a, b = memories[i][0], memories[j][0]
+            a, b = candidates[i].filename, candidates[j].filename
             if stale.get(a) == b or stale.get(b) == a:
                 continue
             if _cosine(weighted[i], weighted[j]) >= NEAR_DUPLICATE_MIN_SIMILARITY:
                 found.append((i, j))
-    return [(memories[i][0], memories[j][0]) for i, j in sorted(found)]
+    return [(candidates[i].filename, candidates[j].filename) for i, j in sorted(found)]
 
 
 class Relations:
@@ -163,25 +140,8 @@ class Relations:
 
     __hash__ = None  # type: ignore[assignment]  # mutable
 
-    @classmethod
-    def of_folder(
-        cls,
-        headers: Sequence[Header],
-        superseded: dict[str, str | None],
-        twins: list[tuple[str, str]] | None = None,
-    ) -> Relations:
-        """A manifest's relations: its ``superseded``, and its ``twins`` when known, else found
-        from ``headers`` (only those are kept until then, not the memories' bodies)."""
-
-        def find() -> list[tuple[str, str]]:
-            return _near_duplicates_of(
-                [(fn, kind, header_vector(n, d)) for fn, kind, n, d in headers], superseded
-            )
-
-        return cls(superseded, twins if twins is not None else find)
-
 
 def compute_relations(candidates: Sequence[Candidate]) -> Relations:
     """All supersession and near-duplicate links among ``candidates``."""
     stale = superseded_by(candidates)
-    return Relations(stale, _near_duplicates(candidates, stale))
+    return Relations(stale, twins_of(candidates, stale))

@@ -1,31 +1,17 @@
-"""``select``: the up-to-5 memories that clearly help a query, under fixed rules.
+"""``select``: the up-to-``limit`` memories that clearly help a query, under fixed rules.
 
-The rules live here, outside the rankers, so no ranker can break them:
+The rules live here, outside the rankers, so no ranker can break them: never
+``MEMORY.md``, a ``surfaced`` file or its near-duplicate, a file flagged for
+secrets (unless the caller opts in), a usage doc of a tool in ``recent_tools``
+(its gotchas stay), a superseded memory, nor a file gone from disk; a name a
+ranker invents is dropped and counted. The client, not the daemon, keeps what
+a session was shown (it passes ``surfaced``).
 
-* the manifest is the directory's parsed memory files minus ``MEMORY.md``,
-  minus files already ``surfaced``, minus files flagged as holding secrets
-  (unless the caller opts in), minus usage/API docs for tools in
-  ``recent_tools`` (their gotchas stay eligible), minus superseded memories;
-* every returned filename is in that manifest and still on disk; anything a
-  ranker invents is dropped and counted;
-* at most ``limit`` (≤ 5) results, and an empty answer is a fine answer;
-* the daemon keeps no record of what a session was shown: only the client
-  knows whether its answer reached the agent (a hook may have given up
-  before it came), so the client passes ``surfaced`` and owns that record
-  (docs/claude-code.md, "Shown means delivered").
-
-Selection has two stages. The local ranker scores the manifest and gives its
-cut-off's answer and its ``shortlist`` best memories. When a judge is
-configured and asked (``auto`` asks the configured one: an OpenAI-compatible
-server, else Claude), it reads the shortlist, bodies included
-(:mod:`memoryd.select.judge`; never a file flagged for secrets, nor one gone
-from disk), and its picks are the answer, checked against the shortlist; the
-local answer goes out whenever it cannot answer, with ``fallback`` saying
-why. A request's ``timeout_ms`` is the time its client waits: the judge gets
-what is left of it minus :data:`~memoryd.select.judge.LOCAL_RESERVE_S`, and when it has not answered
-by then the local answer does (``fallback: deadline``); its late answer still
-fills the cache for the next ask. A judge named explicitly but not configured
-is refused (``invalid_params``) rather than answered locally.
+The local ranker gives its cut-off's answer and its ``shortlist`` best; a
+judge, when one is asked (``auto``: the configured one), picks among the
+shortlist with what is left of ``timeout_ms``, and the local answer goes out
+whenever it cannot (``fallback`` says why). A judge named but not configured
+is refused (``invalid_params``).
 """
 
 from __future__ import annotations
@@ -34,7 +20,7 @@ import os
 import sqlite3
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from memoryd.bounded_read import readable
@@ -42,6 +28,7 @@ from memoryd.config import DEFAULT_SHORTLIST
 from memoryd.errors import InvalidParams
 from memoryd.indexer.folders import empty_folder_note, is_memory_folder
 from memoryd.indexer.queries import IndexedFile, iso_utc
+from memoryd.methods import Select as SelectRequest
 from memoryd.replies import SelectedMemory, SelectResult
 from memoryd.select.candidates import Candidate
 from memoryd.select.dated import own_date
@@ -58,7 +45,6 @@ from memoryd.select.manifest import Manifest, ManifestCache, candidates_for
 from memoryd.select.relations import Relations
 from memoryd.select.telemetry import left_out
 from memoryd.select.tool_rules import tool_usage_docs
-from memoryd.select.types import Selection, SelectRequest
 from memoryd.staleness.results import intact_first, verdicts_for
 
 MAX_DROPPED = 10
@@ -73,6 +59,19 @@ NOT_CONFIGURED = {
     "(set openai.base_url and openai.model in config.yaml)",
 }
 """An explicit choice that cannot be honoured is refused, not answered by the local ranker."""
+
+
+@dataclass(frozen=True)
+class Selection:
+    """What one selector run found; the judge asked (used or not), the memories it was shown,
+    its time and tokens; what each rule kept out (:func:`.telemetry.left_out`)."""
+
+    result: SelectResult
+    tokens: tuple[int, int] = (0, 0)
+    judge: str | None = None
+    shortlist: int = 0
+    judge_ms: float | None = None
+    left_out: Mapping[str, object] | None = None
 
 
 class Selector:
@@ -201,20 +200,12 @@ class Selector:
         local: list[tuple[str, float | None]] = [(s.filename, s.score) for s in answer]
         shortlist = _shortlisted(conn, best, pool)[: self.shortlist] if judge is not None else []
         if judge is None or not shortlist:
-            return _Ranked("local", local, [], None, (0, 0), len(shortlist), None, below)
+            return _Ranked("local", local, below, len(shortlist))
         message = user_message(req.query, shortlist, req.recent_tools, req.limit)
         outcome = self.judges.ask(judge, message, deadline)
         if outcome.names is None:
-            return _Ranked(
-                "local",
-                local,
-                [],
-                outcome.failure,
-                outcome.tokens,
-                len(shortlist),
-                outcome.ms,
-                below,
-            )
+            n, failure, tokens = len(shortlist), outcome.failure, outcome.tokens
+            return _Ranked("local", local, below, n, [], failure, tokens, outcome.ms)
         known = as_written(shortlist)
         picks: dict[str, None] = {}
         dropped: list[str] = []
@@ -227,7 +218,7 @@ class Selector:
                 )
         ranked: list[tuple[str, float | None]] = [(name, None) for name in picks]
         return _Ranked(
-            judge, ranked, dropped, None, outcome.tokens, len(shortlist), outcome.ms, below
+            judge, ranked, below, len(shortlist), dropped, None, outcome.tokens, outcome.ms
         )
 
 
@@ -302,15 +293,12 @@ class _Pool:
     ) -> _Pool:
         pool = candidates_for(conn, manifest, req.query)
         surfaced = surfaced_names(req.surfaced, directory)
-        # Links are computed once per directory version (for a large directory,
-        # supersession only), never per query.
-        relations = manifest.relations
         secrets = set() if req.allow_secrets else {f.filename for f, _ in pool if f.secrets}
         shown = {c.filename for _, c in pool if c.filename in surfaced} if surfaced else set()
         # A near-duplicate of something already shown adds nothing, and a
         # memory whose successor exists is stale: neither is a candidate.
-        twins = _twins_of(relations, shown) if relations is not None else set()
-        stale = set(relations.superseded) if relations is not None else set()
+        twins = _twins_of(manifest.relations, shown)
+        stale = set(manifest.relations.superseded)
         skip = shown | secrets | twins | stale
         eligible = [(f, c) for f, c in pool if c.filename not in skip]
         tool_docs = sorted(tool_usage_docs([c for _, c in eligible], req.recent_tools))
@@ -334,14 +322,14 @@ class _Ranked:
 
     ranker: str
     picks: list[tuple[str, float | None]]
-    dropped: list[str]
-    """Names the judge gave that are not in the shortlist (at most :data:`MAX_DROPPED`)."""
-    fallback: str | None
-    tokens: tuple[int, int]
-    shortlist: int
-    judge_ms: float | None
     below: list[Scored]
     """The local ranker's best misses (below its cut), whoever picked."""
+    shortlist: int
+    dropped: list[str] = field(default_factory=list)
+    """Names the judge gave that are not in the shortlist (at most :data:`MAX_DROPPED`)."""
+    fallback: str | None = None
+    tokens: tuple[int, int] = (0, 0)
+    judge_ms: float | None = None
 
 
 def _checked(

@@ -13,20 +13,23 @@ import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 
 from memoryd.select._text import terms
-from memoryd.select.analysis import TYPE_PREFIXES, filename_text
 from memoryd.select.candidates import Candidate
 from memoryd.select.dated import (
     DATE_FORMS,
+    MARK_WORDS,
     ended_edges,
+    latest_written,
+    marked_edges,
     newer_sibling_edges,
-    stored_title_terms,
+    term_set,
+    title_terms,
+    title_text,
 )
 
 SUPERSEDE_MIN_OVERLAP = 0.5  # share of a reference's words a title must hold to be the one meant
-SIBLING_MIN_OVERLAP = 0.5  # share of title words two memories share "on the same subject"
+
 
 _WORD_STATUS = (
     r"(?:superseded|deprecated|outdated|out[- ]of[- ]date|obsolete|stale|archived|historical)"
@@ -82,14 +85,6 @@ _LEAD_IN = re.compile(
     r"^\s*(?:by|with|to|into|from|see|in favou?r of|the|a|an|old|older|previous|earlier|\s)+",
     re.IGNORECASE,
 )
-_CURRENT_MARK = re.compile(r"[(\[]\s*(?:current|latest|up[- ]to[- ]date)\s*[)\]]|^current\b", re.I)
-_OLD_MARK = re.compile(
-    r"[(\[]\s*(?:old|legacy|previous|outdated|superseded|deprecated|archived)\s*[)\]]", re.I
-)
-_OLD_FILE = re.compile(
-    r"[_-](?:old|outdated|deprecated|obsolete|superseded|archived|stale)\.md$", re.IGNORECASE
-)
-_DATE = re.compile(r"\b(20\d\d)-(0[1-9]|1[0-2])(?:-(0[1-9]|[12]\d|3[01]))?\b")
 _STATUS_MARK = re.compile(rf"[(\[]\s*{_STATUS}\s*[)\]]", re.IGNORECASE)
 _NO_DATE = (0, 0, 0, 0.0)
 SIGNAL_WORDS = [
@@ -97,8 +92,6 @@ SIGNAL_WORDS = [
     *("deprecated", "outdated", "migrated", "archived", "historical", "history", "stale"),
 ]
 """Words one of which every stale-or-successor statement contains (an FTS5 prefilter)."""
-_MARK_WORDS = frozenset(terms("current latest up to date old legacy previous"))
-_NOT_SUBJECT = _MARK_WORDS | frozenset(TYPE_PREFIXES)
 _TRIGGERS = (
     *("supersed", "deprecated", "outdated", "of date", "of-date", "obsolete", "stale"),
     *("archived", "historical", "no longer", "replace", "moved", "kept", "migrated", "version of"),
@@ -138,39 +131,6 @@ def _header_banner(c: Candidate) -> str | None:
     return None
 
 
-@lru_cache(maxsize=2048)  # one folder's titles and references; each costs ~0.5 kB
-def _term_set(text: str) -> frozenset[str]:
-    return frozenset(terms(text))
-
-
-def _title_text(c: Candidate) -> str:
-    return f"{c.name} {c.filename.removesuffix('.md').replace('_', ' ')}"
-
-
-def _title_terms(c: Candidate) -> frozenset[str]:
-    return _term_set(_title_text(c))
-
-
-def _title_words(c: Candidate) -> set[str]:
-    """The terms of ``c``'s title, from its analysis when it has one (plus the type prefix)."""
-    if c.terms is None:
-        return set(terms(_title_text(c)))
-    words = stored_title_terms(c.terms)
-    stem = c.filename.removesuffix(".md")
-    if filename_text(c.filename) != stem:
-        words |= _term_set(stem.partition("_")[0])
-    return words
-
-
-def _latest_date(c: Candidate) -> tuple[int, int, int, float]:
-    """The latest date written in the memory (year, month, day), then its mtime."""
-    found = [
-        (int(y), int(m), int(d or 0))
-        for y, m, d in _DATE.findall(f"{c.name}\n{c.description}\n{c.body}")
-    ]
-    return (*max(found, default=(0, 0, 0)), c.mtime)
-
-
 class _Titles:
     """Resolves a reference (filename, link or words) to the memory it names."""
 
@@ -182,11 +142,11 @@ class _Titles:
     @property
     def by_term(self) -> dict[str, list[int]]:
         """Term -> the memories whose title holds it, built when first needed (not through
-        the cache of _term_set, which a large folder's titles would fill)."""
+        the cache of term_set, which a large folder's titles would fill)."""
         if self._by_term is None:
             self._by_term = {}
             for i, c in enumerate(self.everyone):
-                for t in _title_words(c):
+                for t in set(terms(title_text(c))):
                     self._by_term.setdefault(t, []).append(i)
         return self._by_term
 
@@ -202,9 +162,9 @@ class _Titles:
         out: list[str] = []
         if not subjects:
             return out
-        mine = _title_terms(by)
+        mine = title_terms(by)
         for subject in subjects:
-            words = _term_set(subject) - _MARK_WORDS
+            words = term_set(subject) - MARK_WORDS
             if not words or words <= mine:
                 continue
             holders = set.intersection(*(set(self.by_term.get(t, ())) for t in words))
@@ -215,7 +175,7 @@ class _Titles:
         """The memory whose title covers most of a reference's words (ties: earlier file)."""
         best: tuple[float, int] | None = None
         for ref in refs:
-            ref_terms = _term_set(ref) - _MARK_WORDS
+            ref_terms = term_set(ref) - MARK_WORDS
             if not ref_terms:
                 continue
             shared: Counter[int] = Counter()
@@ -345,35 +305,6 @@ def _edges(
     return edges
 
 
-def _sibling_edges(everyone: Sequence[Candidate]) -> list[tuple[str, str | None]]:
-    """(old, current) pairs among same-subject memories: an "(old)" mark (or ``_old.md``)
-    makes a memory stale even alone; a "(current)" one makes its siblings stale."""
-    current = {c.filename for c in everyone if _CURRENT_MARK.search(f"{c.name}\n{c.description}")}
-    old = {c.filename for c in everyone if _OLD_MARK.search(c.name) or _OLD_FILE.search(c.filename)}
-    edges: list[tuple[str, str | None]] = [(fn, None) for fn in sorted(old - current)]
-    for a in everyone:
-        if a.filename not in current and a.filename not in old:
-            continue
-        mine = _title_terms(a) - _NOT_SUBJECT
-        for b in everyone:
-            if (
-                b is a
-                or b.type != a.type
-                or not _same_subject(mine, _title_terms(b) - _NOT_SUBJECT)
-            ):
-                continue
-            if a.filename in current and b.filename not in current:
-                edges.append((b.filename, a.filename))
-            elif a.filename in old and b.filename not in old:
-                edges.append((a.filename, b.filename))
-    return edges
-
-
-def _same_subject(a: frozenset[str], b: frozenset[str]) -> bool:
-    shared = len(a & b)
-    return shared > 0 and shared >= SIBLING_MIN_OVERLAP * min(len(a), len(b))
-
-
 def superseded_from(
     signalled: Iterable[tuple[Candidate, Signals]],
     everyone: Sequence[Candidate],
@@ -390,13 +321,13 @@ def superseded_from(
 
     def written(filename: str) -> tuple[int, int, int, float]:
         c = by_file.get(filename)
-        return _NO_DATE if c is None else _latest_date(c)
+        return _NO_DATE if c is None else latest_written(c)
 
     out: dict[str, str | None] = {}
     _link(out, _edges(signalled, _Titles(everyone), quoted_only), written)
     if not quoted_only:
         said = dict(out)
-        inferred = [*_sibling_edges(everyone), *newer_sibling_edges(everyone)]
+        inferred = [*marked_edges(everyone), *newer_sibling_edges(everyone)]
         inferred += ended_edges(everyone)
         # A marker or a date says which of two versions is current; words saying that
         # one is stale outrank it, whatever its dates (a banner's is often its latest).

@@ -1,7 +1,7 @@
 """The local ranker's tunable settings, and the cut-off that turns scores into an answer.
 
-:class:`Tuning`'s defaults are the search's starting values; :data:`DEFAULT` is what
-the leave-one-project-out search picks on every development project. A result
+:class:`Tuning`'s defaults (:data:`DEFAULT`) are what the leave-one-project-out
+search picks on every development project. A result
 must clear three bars: an absolute floor, a share of the best hit, and the
 folder's mean score for the query plus ``standout`` standard deviations.
 Memories already surfaced compete but are never returned.
@@ -30,35 +30,26 @@ class Tuning:
 
     field_weights: tuple[float, float, float, float] = (1.5, 2.5, 2.0, 0.6)
     """BM25F weight of the filename, name, description and body."""
-    concept_weight: float = 0.45
+    concept_weight: float = 0.6
     """A match through a paraphrase group counts this much of a word match."""
     absolute_floor: float = 0.65
     """Minimum normalised score for anything to be returned."""
-    relative_floor: float = 0.5
+    relative_floor: float = 0.6
     """Results must score at least this fraction of the best hit."""
-    standout: float = 0.0
+    standout: float = 2.5
     """Standard deviations above the folder's mean score a result must reach."""
-    gram_weight: float = 1.0
+    gram_weight: float = 0.5
     """Weight of a character bigram of Chinese, Japanese, Korean or Thai text against a word's."""
-    unseen_gram_share: float = 0.3
+    unseen_gram_share: float = 0.0
     """How much of a query bigram no memory holds (mostly the seam of two words) counts in
     the score's yardstick."""
-    prefix_weight: float = 0.0
+    prefix_weight: float = 0.3
     """Weight of a match with a folder word sharing a query word's first letters (0: off)."""
-    lexicon: frozenset[str] | None = None
+    lexicon: frozenset[str] | None = EARNED
     """Paraphrase groups in use, by label (None: every group in ``_lexicon``)."""
 
 
-DEFAULT = Tuning(
-    concept_weight=0.6,
-    absolute_floor=0.65,
-    relative_floor=0.6,
-    standout=2.5,
-    gram_weight=0.5,
-    unseen_gram_share=0.0,
-    prefix_weight=0.3,
-    lexicon=EARNED,
-)
+DEFAULT = Tuning()
 
 
 def one_per_lesson(scores: Mapping[str, float], relations: Relations) -> list[float]:

@@ -4,7 +4,6 @@ and ``stats`` over them."""
 from __future__ import annotations
 
 import sqlite3
-import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -21,8 +20,8 @@ from memoryd.select.selector import Selector
 
 
 def judge_factories(cfg: Config) -> dict[str, Callable[[], Judge]]:
-    """The configured judges, each built on first use, then shared. ``auto`` asks the first: an
-    OpenAI-compatible server is configured on purpose, a key may be in the environment."""
+    """The configured judges' factories. ``auto`` asks the first: an OpenAI-compatible server
+    is configured on purpose, a key may be in the environment."""
     judges: dict[str, Callable[[], Judge]] = {}
     oai, anth = cfg.openai, cfg.anthropic
     if oai.base_url and oai.model:
@@ -33,7 +32,7 @@ def judge_factories(cfg: Config) -> dict[str, Callable[[], Judge]]:
 
             return OpenAIJudge(OpenAISettings(base_url, model, oai.api_key, oai.timeout))
 
-        judges["openai"] = _once(openai)
+        judges["openai"] = openai
     if anth.api_key:
         key = anth.api_key
 
@@ -42,21 +41,8 @@ def judge_factories(cfg: Config) -> dict[str, Callable[[], Judge]]:
 
             return ClaudeJudge(ClaudeSettings(key, anth.model, anth.base_url, anth.timeout))
 
-        judges["anthropic"] = _once(claude)
+        judges["anthropic"] = claude
     return judges
-
-
-def _once(make: Callable[[], Judge]) -> Callable[[], Judge]:
-    made: list[Judge] = []
-    lock = threading.Lock()
-
-    def get() -> Judge:
-        with lock:
-            if not made:
-                made.append(make())
-            return made[0]
-
-    return get
 
 
 def record_runs(
