@@ -77,6 +77,9 @@ _SUBJECT_RETIRED = re.compile(
     rf"(?:`(?P<code>[^`\n]{{2,80}})`|(?P<word>[\w./-]{{3,80}}))[ \t]*{_RETIRED_MARK}",
     re.IGNORECASE,
 )
+# Cheap screens before the two costly patterns: the mark alone, the verbs as plain words.
+_RETIREMENT = re.compile(_RETIRED_MARK, re.IGNORECASE)
+_VERBS = ("supersedes", "replaces", "obsoletes", "replaced", "migrated from", "version of")
 _LINK_TARGET = re.compile(r"\]\(\s*<?(?:[^()\s]*/)?(?P<file>[^()/\s]+\.md)>?\s*\)")
 _FILENAME = re.compile(r"(?<![\w/.-])(?P<file>[\w.-]+\.md)\b")
 _QUOTED = re.compile(r"[\"“](?P<title>[^\"”\n]{3,120})[\"”]")
@@ -248,12 +251,17 @@ def stale_banner(c: Candidate) -> str | None:
 def _retired(c: Candidate) -> tuple[str, ...]:
     """Subjects ``c`` marks "(superseded)", "(obsolete)", "(outdated)" or "(no longer used)"."""
     text = _undated(f"{c.description}\n{c.body}")
+    if _RETIREMENT.search(text) is None:
+        return ()
     return tuple(m.group("code") or m.group("word") for m in _SUBJECT_RETIRED.finditer(text))
 
 
 def _claims(c: Candidate) -> list[str]:
     """Clauses in which ``c`` says it replaces something (the words after the verb)."""
-    said = [m.group("rest") for m in _NEW_VERB.finditer(_undated(f"{c.description}\n{c.body}"))]
+    text = _undated(f"{c.description}\n{c.body}")
+    said: list[str] = []
+    if not text.isascii() or any(verb in text.lower() for verb in _VERBS):
+        said = [m.group("rest") for m in _NEW_VERB.finditer(text)]
     return said + _header_values(c, ("supersedes", "replaces"))
 
 
