@@ -18,6 +18,7 @@ import pytest
 from conftest import CORPUS, MakeMemory
 
 from memoryd.cli import main
+from memoryd.cli.connect import state_for
 from memoryd.indexer import queries
 from memoryd.indexer.store import IndexStore
 from memoryd.indexer.sync import Syncer
@@ -52,7 +53,7 @@ def test_index_human_output(
     capsys: pytest.CaptureFixture[str], folder: Path, db_file: Path
 ) -> None:
     code, out, err = run(capsys, "index", str(folder), "--db", str(db_file))
-    assert code == 0 and err.startswith(STARTED) and f"log {db_file.parent}" in err
+    assert code == 0 and err.startswith(STARTED) and f"log {state_for(db_file)}" in err
     lines = out.splitlines()
     m = INDEX_LINE.match(lines[0])
     assert m is not None, lines[0]
@@ -183,7 +184,7 @@ def test_expected_failures_one_line_no_traceback(
         assert len(lines) == 1, proc.stderr
         assert lines[0].startswith("memoryd: error: ")
         assert fragment in lines[0]
-    assert f"(its log: {tmp_path / 'daemon.log'})" in proc.stderr
+    assert f"(its log: {state_for(tmp_path / 'memory') / 'daemon.log'})" in proc.stderr
 
 
 def test_usage_error_exits_2(capsys: pytest.CaptureFixture[str]) -> None:

@@ -19,6 +19,7 @@ import pytest
 from daemon_fixtures import DaemonProc, write_memory
 
 from memoryd.cli import main
+from memoryd.cli.connect import state_for
 
 PROJECT = "dbflag"
 
@@ -56,7 +57,7 @@ def test_commands_given_db_use_that_index_not_the_daemons(
     assert main(["list", str(folder), *own, "--json"]) == 0
     listed, err = capsys.readouterr()
     assert [f["filename"] for f in json.loads(listed)["files"]] == ["feedback_ledger.md"]
-    assert "started one (pid " in err and f"log {db.parent / 'daemon.log'}" in err
+    assert "started one (pid " in err and f"log {state_for(db) / 'daemon.log'}" in err
     assert indexed(db) == {"feedback_ledger.md"}
 
     asked = ["select", "how do invoices reach the ledger?", "--dir", str(folder)]
@@ -91,3 +92,28 @@ def test_db_of_another_index_than_the_running_daemons_is_refused(
     assert f"the daemon on {daemon.socket} serves {daemon.db}, not --db {db}" in err
     assert not db.exists()
     assert str(folder.resolve()) not in daemon_roots(daemon)
+
+
+def test_a_db_in_a_shared_folder_leaves_that_folder_as_it_was(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The started daemon's pidfile, lock and log live in a state folder of its own:
+    ``--db /tmp/x.db`` must neither tighten ``/tmp`` nor drop files into it."""
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    (shared / "someone_elses.txt").write_text("not memoryd's\n")
+    shared.chmod(0o755)
+    folder = tmp_path / "memory"
+    write_memory(folder / "feedback_ledger.md", "invoices reach the ledger nightly")
+    db = shared / "x.db"
+    own = ["--db", str(db), "--socket", str(tmp_path / "own.sock")]
+    assert main(["list", str(folder), *own, "--json"]) == 0
+    capsys.readouterr()
+    assert shared.stat().st_mode & 0o777 == 0o755
+    assert {p.name for p in shared.iterdir()} <= {
+        "someone_elses.txt",
+        "x.db",
+        "x.db-wal",
+        "x.db-shm",
+    }
+    assert (state_for(db) / "daemon.log").exists()

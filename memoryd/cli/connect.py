@@ -5,7 +5,9 @@ When nothing answers on the socket a command resolves (``--socket``,
 detached, with this environment, its output appended to ``daemon.log`` in its
 state directory, and waits until it answers. Commands started together start one
 daemon: they take turns on a lock file beside its log. Given ``--db``, a daemon
-started here serves that index; a running daemon that serves another is an
+started here serves that index and keeps its pidfile, lock and log in a private
+folder of its own below the state directory (:func:`state_for`), never in the
+index's folder, which may be shared; a running daemon that serves another is an
 error. ``--require-daemon`` fails instead of starting one. A request held by a
 daemon still building its first index says so on stderr after
 :data:`NOTE_AFTER_S`.
@@ -15,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import fcntl
+import hashlib
 import os
 import subprocess
 import sys
@@ -109,13 +112,21 @@ def start(socket: Path, db: Path | None) -> None:
     Under a lock, so of the commands that found no daemon at once only the
     first starts one; the others find it answering when their turn comes.
     """
-    state = Path(db).absolute().parent if db is not None else paths.state_dir()
+    state = state_for(db)
     for folder in reversed([p for p in (state, *state.parents) if not p.exists()]):
         folder.mkdir(mode=0o700, exist_ok=True)  # each one private, whatever the umask
     with open(state / "start.lock", "ab") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if not _answers(socket):
             _spawn(socket, db, state)
+
+
+def state_for(db: Path | None) -> Path:
+    """The state directory of a daemon started for ``db`` (the default one for None)."""
+    if db is None:
+        return paths.state_dir()
+    key = hashlib.sha256(os.fsencode(Path(db).absolute())).hexdigest()[:16]
+    return paths.state_dir() / "db" / key
 
 
 def _spawn(socket: Path, db: Path | None, state: Path) -> None:
