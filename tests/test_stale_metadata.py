@@ -2,45 +2,41 @@
 
 from __future__ import annotations
 
-import contextlib
-import io
-import json
 import os
 from pathlib import Path
 
 import pytest
 from conftest import run_unprivileged
 
-from memoryd import cli
 from memoryd.indexer import sync
 from memoryd.indexer.records import FileStat
 from memoryd.indexer.scanner import stat_path
 from memoryd.indexer.store import IndexStore
 from memoryd.indexer.sync import Syncer
+from memoryd.select.selector import Selector
+from memoryd.select.wiring import select_unrecorded
 
 needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="needs root to act as another uid")
 
 
 def _select_as_nobody(world: Path, memdir: Path) -> list[str]:
-    """``memoryd select`` in-process (no daemon) as an unprivileged user; the picked names."""
+    """Bring the index up to date and ``select`` as an unprivileged user; the picked names.
 
-    def run() -> list[str]:
-        os.environ.update(
-            HOME=str(world),
-            XDG_CONFIG_HOME=str(world / "config"),
-            MEMORYD_DB=str(world / "index.db"),
-            MEMORYD_SOCKET=str(world / "nobody-here.sock"),
-        )
-        out = io.StringIO()
-        argv = ["select", "deploy runbook steps", "--dir", str(memdir), "--ranker", "local"]
-        err = io.StringIO()
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            code = cli.main([*argv, "--json"])
-        result = json.loads(out.getvalue())
-        # exit 1 only with a note: a folder whose one file is unreadable holds no memory to read
-        assert code == 0 or (code == 1 and result["note"]), err.getvalue()
+    In-process, as the daemon's reconcile and a request would: a daemon of that
+    user would need an interpreter it may not be allowed to run here.
+    """
+
+    def run(db: Path = world / "index.db") -> list[str]:
+        store = IndexStore(db)
+        try:
+            Syncer(store).sync_tree(str(memdir))
+            params = {"query": "deploy runbook steps", "dir": str(memdir), "ranker": "local"}
+            result = select_unrecorded(Selector(), store.conn, params)
+        finally:
+            store.close()
         return [s["filename"] for s in result["selected"]]
 
+    run(world / "warm-up.db")  # as root first: every module it needs is loaded before the fork
     result: list[str] = run_unprivileged(run)
     return result
 
