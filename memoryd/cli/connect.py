@@ -17,12 +17,12 @@ from __future__ import annotations
 
 import argparse
 import fcntl
-import hashlib
 import os
 import subprocess
 import sys
 import threading
 import time
+import zlib
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
@@ -125,8 +125,8 @@ def state_for(db: Path | None) -> Path:
     """The state directory of a daemon started for ``db`` (the default one for None)."""
     if db is None:
         return paths.state_dir()
-    key = hashlib.sha256(os.fsencode(Path(db).absolute())).hexdigest()[:16]
-    return paths.state_dir() / "db" / key
+    where = Path(db).absolute()
+    return paths.state_dir() / "db" / f"{zlib.crc32(os.fsencode(where)):08x}"
 
 
 def _spawn(socket: Path, db: Path | None, state: Path) -> None:
