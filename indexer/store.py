@@ -42,6 +42,7 @@ from memoryd.indexer.rows import (
     redacted,
 )
 from memoryd.indexer.schema import migrate, needs_migration
+from memoryd.paths import make_private_dirs
 
 BUSY_TIMEOUT_MS = 10_000
 
@@ -57,11 +58,7 @@ def _make_private(path: Path) -> None:
     ours that are open to others are tightened; existing directories are left
     alone (``--db /tmp/x.db`` must not chmod /tmp).
     """
-    missing = [p for p in (path.parent, *path.parent.parents) if not p.exists()]
-    for directory in reversed(missing):
-        with contextlib.suppress(FileExistsError):
-            directory.mkdir(mode=0o700)
-            os.chmod(directory, 0o700)
+    make_private_dirs(path.parent)
     fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
     os.close(fd)
     for suffix in ("", *SIDE_FILES):

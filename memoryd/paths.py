@@ -52,6 +52,21 @@ def state_dir() -> Path:
     return _xdg("XDG_STATE_HOME", ".local/state") / "memoryd"
 
 
+def make_private_dirs(directory: Path) -> None:
+    """Create ``directory`` and its missing parents 0700, whatever the umask.
+
+    Directories that exist are left as they are (a ``--db`` in ``/tmp`` must
+    not change ``/tmp``); a concurrent creation is not an error.
+    """
+    missing = [p for p in (directory, *directory.parents) if not p.exists()]
+    for folder in reversed(missing):
+        try:
+            folder.mkdir(mode=0o700)
+        except FileExistsError:
+            continue
+        os.chmod(folder, 0o700)
+
+
 def config_file() -> Path:
     """``$XDG_CONFIG_HOME/memoryd/config.yaml``."""
     return _xdg("XDG_CONFIG_HOME", ".config") / "memoryd" / "config.yaml"

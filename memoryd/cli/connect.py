@@ -113,8 +113,7 @@ def start(socket: Path, db: Path | None) -> None:
     first starts one; the others find it answering when their turn comes.
     """
     state = state_for(db)
-    for folder in reversed([p for p in (state, *state.parents) if not p.exists()]):
-        folder.mkdir(mode=0o700, exist_ok=True)  # each one private, whatever the umask
+    paths.make_private_dirs(state)
     with open(state / "start.lock", "ab") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if not _answers(socket):
