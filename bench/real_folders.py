@@ -171,6 +171,7 @@ def folder_habits(folder: Path) -> dict[str, list[str]]:
             "prefix_disagrees",
             "dangling_index_lines",
             "not_in_index",
+            "strict_yaml_refuses",
         )
     }
     names = set()
@@ -182,7 +183,11 @@ def folder_habits(folder: Path) -> dict[str, list[str]]:
         if parsed.error is not None:
             habits["broken"].append(path.name)
             continue
-        header = yaml.safe_load(path.read_text(errors="replace").split("\n---", 1)[0][3:])
+        try:
+            header = yaml.safe_load(path.read_text(errors="replace").split("\n---", 1)[0][3:])
+        except yaml.YAMLError:  # memoryd's parser recovered what strict YAML refuses
+            habits["strict_yaml_refuses"].append(path.name)
+            header = None
         nested = header.get("metadata") if isinstance(header, dict) else None
         mtype = parsed.type
         if isinstance(nested, dict) and "type" in nested:
