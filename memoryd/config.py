@@ -1,12 +1,10 @@
 """Configuration: a YAML file, completed by the environment, overridden by flags.
 
-Flags win over everything; ``MEMORYD_SOCKET`` and ``MEMORYD_DB`` win over the
-file; ``ANTHROPIC_API_KEY`` and ``ANTHROPIC_BASE_URL`` only fill in what the
-file leaves unset. The file (``$XDG_CONFIG_HOME/memoryd/config.yaml``) is
-optional, and so is every key; every mistake in it (an unknown key, a value of
-the wrong type or out of range, a cron that does not parse) is an error, and
-all of a file's mistakes are reported together in one :class:`ConfigError`.
-:data:`KEYS` lists the keys; :class:`Config`'s defaults give each its type.
+Flags win over everything; ``MEMORYD_SOCKET`` and ``MEMORYD_DB`` win over the file;
+``ANTHROPIC_API_KEY`` and ``ANTHROPIC_BASE_URL`` only fill in what the file leaves unset.
+The file and each of its :data:`KEYS` are optional; every mistake in it (an unknown key, a
+value of the wrong type or out of range, a cron that does not parse) is reported, all of
+them together, in one :class:`ConfigError`.
 """
 
 from __future__ import annotations
@@ -73,6 +71,8 @@ class Config:
     report_max_age_days: float = 90.0
     checkouts: dict[str, str] = field(default_factory=dict)
     source: Path | None = None
+    given: frozenset[str] = field(default=frozenset(), compare=False, repr=False)
+    """The dotted keys the file sets (``reports.cron``)."""
 
     @property
     def db_path(self) -> Path:
@@ -93,14 +93,17 @@ class Config:
 
 class Key(NamedTuple):
     """A key of the file, dotted as written, with what it does; ``stored_as`` names the
-    :class:`Config` field when it differs (:attr:`attr`). A number below ``minimum``
-    (without one: not positive) or above ``maximum`` is a mistake."""
+    :class:`Config` field when it differs. A number below ``minimum`` (without one: not
+    positive) or above ``maximum`` is a mistake. ``env`` can set it; a ``secret`` is shown
+    only as ``<set>``."""
 
     key: str
     meaning: str
     stored_as: str = ""
     minimum: float | None = None
     maximum: float | None = None
+    env: str = ""
+    secret: bool = False
 
     @property
     def attr(self) -> str:
@@ -109,7 +112,7 @@ class Key(NamedTuple):
 
 KEYS: tuple[Key, ...] = (
     Key("roots", "the folders serve watches (default: Claude Code's memory folders)"),
-    Key("socket", "where clients and the daemon meet"),
+    Key("socket", "where clients and the daemon meet", env="MEMORYD_SOCKET"),
     Key("state_dir", "the pidfile, the index and the reports below it"),
     Key("reconcile_interval", "seconds between full stat scans"),
     Key(
@@ -127,11 +130,16 @@ KEYS: tuple[Key, ...] = (
     Key("shortlist", "memories the local ranker hands the judge (1-20)", minimum=1, maximum=20),
     Key("openai.base_url", "an OpenAI-compatible judge's server (wins when set)"),
     Key("openai.model", "the model that server runs (needed with base_url)"),
-    Key("openai.api_key", "sent as a bearer token when set"),
+    Key("openai.api_key", "sent as a bearer token when set", secret=True),
     Key("openai.timeout", "seconds the server gets per select"),
-    Key("anthropic.api_key", "Claude as the judge (or ANTHROPIC_API_KEY)"),
+    Key(
+        "anthropic.api_key",
+        "Claude as the judge (or ANTHROPIC_API_KEY)",
+        env="ANTHROPIC_API_KEY",
+        secret=True,
+    ),
     Key("anthropic.model", "the Claude model that judges"),
-    Key("anthropic.base_url", "another address for Anthropic's API"),
+    Key("anthropic.base_url", "another address for Anthropic's API", env="ANTHROPIC_BASE_URL"),
     Key("anthropic.timeout", "seconds Claude gets per select"),
     Key(
         "telemetry.log_queries",
@@ -345,7 +353,17 @@ def _from_mapping(data: Mapping[str, object], path: Path) -> Config:
         openai=oai,
         checkouts={os.path.expanduser(k): os.path.expanduser(v) for k, v in checkouts.items()},
         source=path,
+        given=frozenset(_given(data)),
     )
+
+
+def _given(data: Mapping[str, object]) -> set[str]:
+    keys = set(map(str, data))
+    for name in SECTIONS:
+        section = data.get(name)
+        if isinstance(section, dict):
+            keys.update(f"{name}.{inner}" for inner in section)
+    return keys
 
 
 def _with_env(cfg: Config) -> Config:
