@@ -1,14 +1,5 @@
-"""Which memory folder Claude Code uses for a project, resolved as Claude Code resolves it.
-
-:func:`memory_folder`, first match wins: ``$CLAUDE_COWORK_MEMORY_PATH_OVERRIDE`` (as given);
-the ``autoMemoryDirectory`` setting (managed settings, the project's ``.claude/
-settings.local.json`` and ``settings.json``, the user's ``settings.json``; ``~/`` expanded);
-else ``<base>/projects/<folder_name(git root)>/memory``, the base being
-``$CLAUDE_CODE_REMOTE_MEMORY_DIR``, ``$CLAUDE_CONFIG_DIR`` or ``~/.claude`` and the git
-root the main checkout's for a linked worktree (the start directory, symlinks resolved,
-outside git). A setting that is not an absolute path of three characters or more, or
-holds NUL, is ignored, as Claude Code ignores it. Standard library only (the hook's path).
-"""
+"""Which memory folder Claude Code uses for a project, resolved as Claude Code resolves it
+(:func:`memory_folder` says the order). Standard library only: the hook uses it."""
 
 from __future__ import annotations
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field, fields, is_dataclass, replace
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -31,45 +31,105 @@ DEFAULT_MODEL = "claude-sonnet-5-5"
 DEFAULT_SHORTLIST = 8
 
 
-@dataclass(frozen=True)
-class AnthropicConfig:
-    api_key: str | None = field(default=None, repr=False)
-    model: str = DEFAULT_MODEL
-    base_url: str | None = None
-    timeout: float = 5.0
+def setting(
+    meaning: str,
+    default: Any = None,
+    *,
+    factory: Callable[[], Any] | None = None,
+    key: str = "",
+    minimum: float | None = None,
+    maximum: float | None = None,
+    env: str = "",
+    secret: bool = False,
+) -> Any:
+    """A field that is a key of the file: what it does, its default, its dotted ``key`` when
+    that is not the field's path. A number below ``minimum`` (without one: not positive) or
+    above ``maximum`` is a mistake. ``env`` can set it; a ``secret`` is shown as ``<set>``."""
+    meta = dict(meaning=meaning, key=key, minimum=minimum, maximum=maximum, env=env, secret=secret)
+    if factory is not None:
+        return field(default_factory=factory, metadata=meta)
+    return field(default=default, metadata=meta, repr=not secret)
 
 
 @dataclass(frozen=True)
 class OpenAIConfig:
-    base_url: str | None = None
-    model: str | None = None
-    api_key: str | None = field(default=None, repr=False)
-    timeout: float = 5.0
+    base_url: str | None = setting("an OpenAI-compatible judge's server (wins when set)")
+    model: str | None = setting("the model that server runs (needed with base_url)")
+    api_key: str | None = setting("sent as a bearer token when set", secret=True)
+    timeout: float = setting("seconds the server gets per select", 5.0)
+
+
+@dataclass(frozen=True)
+class AnthropicConfig:
+    api_key: str | None = setting(
+        "Claude as the judge (or ANTHROPIC_API_KEY)", env="ANTHROPIC_API_KEY", secret=True
+    )
+    model: str = setting("the Claude model that judges", DEFAULT_MODEL)
+    base_url: str | None = setting("another address for Anthropic's API", env="ANTHROPIC_BASE_URL")
+    timeout: float = setting("seconds Claude gets per select", 5.0)
 
 
 @dataclass(frozen=True)
 class Config:
-    roots: tuple[str, ...] = ()
-    socket: Path = field(default_factory=paths.default_socket)
-    state_dir: Path = field(default_factory=paths.state_dir)
-    db: Path | None = None
-    reconcile_interval: float = 300.0
-    request_root_idle_days: float = 3.0
-    max_request_roots: int = 64
-    max_connections: int = 128
-    idle_timeout: float = 60.0
-    settle_ms: int = 50
-    shortlist: int = DEFAULT_SHORTLIST
-    anthropic: AnthropicConfig = field(default_factory=AnthropicConfig)
+    """The settings, in the order ``config show`` prints them, then what no file key sets."""
+
+    roots: tuple[str, ...] = setting(
+        "the folders serve watches (default: Claude Code's memory folders)", ()
+    )
+    socket: Path = setting(
+        "where clients and the daemon meet", factory=paths.default_socket, env="MEMORYD_SOCKET"
+    )
+    state_dir: Path = setting(
+        "the pidfile, the index and the reports below it", factory=paths.state_dir
+    )
+    reconcile_interval: float = setting("seconds between full stat scans", 300.0)
+    request_root_idle_days: float = setting(
+        "a folder only requests named is forgotten this many days after its last use", 3.0
+    )
+    max_request_roots: int = setting(
+        "folders requests alone keep watched; the least recently used go first", 64, minimum=1
+    )
+    max_connections: int = setting("clients served at once; more are answered busy", 128, minimum=1)
+    idle_timeout: float = setting("seconds before a silent connection is closed", 60.0)
+    settle_ms: int = setting("file events are gathered this long before indexing", 50, minimum=0)
+    shortlist: int = setting(
+        "memories the local ranker hands the judge (1-20)",
+        DEFAULT_SHORTLIST,
+        minimum=1,
+        maximum=20,
+    )
     openai: OpenAIConfig = field(default_factory=OpenAIConfig)
-    log_queries: bool = False
-    telemetry_keep_days: float = 90.0
-    telemetry_keep_runs: int = 100_000
-    report_cron: str = DEFAULT_CRON
-    report_older_than_days: int = 30
-    report_keep: int = 30
-    report_max_age_days: float = 90.0
-    checkouts: dict[str, str] = field(default_factory=dict)
+    anthropic: AnthropicConfig = field(default_factory=AnthropicConfig)
+    log_queries: bool = setting(
+        "selector telemetry stores the query text, not only a hash and its length",
+        False,
+        key="telemetry.log_queries",
+    )
+    telemetry_keep_days: float = setting(
+        "selector telemetry rows older than this many days are deleted",
+        90.0,
+        key="telemetry.keep_days",
+    )
+    telemetry_keep_runs: int = setting(
+        "and no more rows than this are kept (about 300 bytes each)",
+        100_000,
+        key="telemetry.keep_runs",
+        minimum=1,
+    )
+    report_cron: str = setting(
+        "when the compaction report is written", DEFAULT_CRON, key="reports.cron"
+    )
+    report_older_than_days: int = setting(
+        "sessions older than this are old", 30, key="reports.older_than_days"
+    )
+    report_keep: int = setting("report pairs kept, newest first", 30, key="reports.keep", minimum=1)
+    report_max_age_days: float = setting(
+        "and none older than this many days", 90.0, key="reports.max_age_days"
+    )
+    checkouts: dict[str, str] = setting(
+        "memory folder -> the checkout of the code it describes", factory=dict
+    )
+    db: Path | None = None
     source: Path | None = None
     given: frozenset[str] = field(default=frozenset(), compare=False, repr=False)
     """The dotted keys the file sets (``reports.cron``)."""
@@ -92,77 +152,28 @@ class Config:
 
 
 class Key(NamedTuple):
-    """A key of the file, dotted as written, with what it does; ``stored_as`` names the
-    :class:`Config` field when it differs. A number below ``minimum`` (without one: not
-    positive) or above ``maximum`` is a mistake. ``env`` can set it; a ``secret`` is shown
-    only as ``<set>``."""
+    """A key of the file (:func:`setting`), and the :class:`Config` attribute path it sets."""
 
     key: str
     meaning: str
-    stored_as: str = ""
-    minimum: float | None = None
-    maximum: float | None = None
-    env: str = ""
-    secret: bool = False
-
-    @property
-    def attr(self) -> str:
-        return self.stored_as or self.key
+    attr: str
+    minimum: float | None
+    maximum: float | None
+    env: str
+    secret: bool
 
 
-KEYS: tuple[Key, ...] = (
-    Key("roots", "the folders serve watches (default: Claude Code's memory folders)"),
-    Key("socket", "where clients and the daemon meet", env="MEMORYD_SOCKET"),
-    Key("state_dir", "the pidfile, the index and the reports below it"),
-    Key("reconcile_interval", "seconds between full stat scans"),
-    Key(
-        "request_root_idle_days",
-        "a folder only requests named is forgotten this many days after its last use",
-    ),
-    Key(
-        "max_request_roots",
-        "folders requests alone keep watched; the least recently used go first",
-        minimum=1,
-    ),
-    Key("max_connections", "clients served at once; more are answered busy", minimum=1),
-    Key("idle_timeout", "seconds before a silent connection is closed"),
-    Key("settle_ms", "file events are gathered this long before indexing", minimum=0),
-    Key("shortlist", "memories the local ranker hands the judge (1-20)", minimum=1, maximum=20),
-    Key("openai.base_url", "an OpenAI-compatible judge's server (wins when set)"),
-    Key("openai.model", "the model that server runs (needed with base_url)"),
-    Key("openai.api_key", "sent as a bearer token when set", secret=True),
-    Key("openai.timeout", "seconds the server gets per select"),
-    Key(
-        "anthropic.api_key",
-        "Claude as the judge (or ANTHROPIC_API_KEY)",
-        env="ANTHROPIC_API_KEY",
-        secret=True,
-    ),
-    Key("anthropic.model", "the Claude model that judges"),
-    Key("anthropic.base_url", "another address for Anthropic's API", env="ANTHROPIC_BASE_URL"),
-    Key("anthropic.timeout", "seconds Claude gets per select"),
-    Key(
-        "telemetry.log_queries",
-        "selector telemetry stores the query text, not only a hash and its length",
-        "log_queries",
-    ),
-    Key(
-        "telemetry.keep_days",
-        "selector telemetry rows older than this many days are deleted",
-        "telemetry_keep_days",
-    ),
-    Key(
-        "telemetry.keep_runs",
-        "and no more rows than this are kept (about 300 bytes each)",
-        "telemetry_keep_runs",
-        minimum=1,
-    ),
-    Key("reports.cron", "when the compaction report is written", "report_cron"),
-    Key("reports.older_than_days", "sessions older than this are old", "report_older_than_days"),
-    Key("reports.keep", "report pairs kept, newest first", "report_keep", minimum=1),
-    Key("reports.max_age_days", "and none older than this many days", "report_max_age_days"),
-    Key("checkouts", "memory folder -> the checkout of the code it describes"),
-)
+def _keys(cls: Any, prefix: str = "") -> Iterator[Key]:
+    for f in fields(cls):
+        factory: Any = f.default_factory
+        if f.metadata:
+            attr = prefix + f.name
+            yield Key(**{**f.metadata, "key": f.metadata["key"] or attr, "attr": attr})
+        elif is_dataclass(factory):
+            yield from _keys(factory, f"{f.name}.")
+
+
+KEYS: tuple[Key, ...] = tuple(_keys(Config))
 """Every key of the config file, in the order ``config show`` prints them."""
 SECTIONS = ("anthropic", "openai", "telemetry", "reports")
 
@@ -213,12 +224,9 @@ def _where(exc: yaml.YAMLError) -> str:
 
 
 class _Values:
-    """One file's values read by key, each checked against its default's type; a value
-    with a problem reads as its default, so one pass finds every problem of a file.
-
-    YAML reads ``"false"`` as a string and ``.inf``/``.nan`` as floats; coercing them
-    (``bool("false")`` is True) would silently turn settings on, so nothing is coerced.
-    """
+    """One file's values read by key, each checked against its default's type (nothing is
+    coerced: ``bool("false")`` is True); a value with a problem reads as its default, so one
+    pass finds every problem of a file."""
 
     def __init__(self, path: Path) -> None:
         self.path = path

@@ -1,9 +1,4 @@
-"""Directory params resolved: a real absolute path that exists, or ``invalid_params``.
-
-A param's type and bounds are checked by :func:`memoryd.params.decode`; what
-needs the disk (does the directory exist, where do its links lead) is checked
-here, by the handlers that take a directory.
-"""
+"""Directory params resolved: a real absolute path that exists, or ``invalid_params``."""
 
 from __future__ import annotations
 
@@ -20,11 +15,8 @@ from memoryd.paths import escaped, name_problem
 def directory(
     raw: Any, key: str = "dir", *, missing: Callable[[str], RequestError] | None = None
 ) -> str:
-    """A directory param resolved to a real absolute path that exists.
-
-    ``missing`` builds the error for a path that is not a directory, for methods
-    whose contract names a different one (``save``: ``not_found``).
-    """
+    """A directory param resolved to a real absolute path that exists; ``missing`` builds the
+    error for a path that is not a directory when the method names another (``save``)."""
     if not isinstance(raw, str) or not raw:
         raise InvalidParams(f"'{key}' must be a directory path", {"field": key})
     path = real_path(raw, key)
@@ -44,12 +36,8 @@ def directory(
 
 
 def real_path(raw: str, key: str = "dir") -> str:
-    """``raw`` (``~`` expanded) with every symlink resolved; ``invalid_params`` if it cannot be.
-
-    Resolving reads each link on the way: a link the daemon may not read
-    (another user's ``/proc/<pid>/cwd``) raises there, which names the field
-    and the reason instead of becoming ``internal``.
-    """
+    """``raw`` (``~`` expanded) with every symlink resolved; ``invalid_params`` naming the
+    field when it cannot be (a link the daemon may not read)."""
     if "\x00" in raw:
         raise InvalidParams(f"'{key}' must not contain a NUL byte", {"field": key})
     try:
@@ -61,21 +49,16 @@ def real_path(raw: str, key: str = "dir") -> str:
 
 
 RESOLVED_TTL_S = 1.0
-"""How long a cached resolution is trusted, on top of its per-call identity check."""
 
 _RESOLVED_MAX = 512
 
 
 class ResolvedDirs:
-    """:func:`directory` for a busy reader, without a ``realpath`` walk (an ``lstat``
-    per path component) per request.
+    """:func:`directory` for a busy reader, without a ``realpath`` walk per request.
 
-    A resolution is reused while two ``stat`` calls show it still holds: ``raw``
-    (symlinks followed) is the same directory as before, so a re-pointed link or
-    a removed folder is seen at once, and the resolved path (last component not
-    followed) is still that directory itself. A rename further up that keeps
-    both true is picked up within :data:`RESOLVED_TTL_S`. Only reads use this;
-    ``save`` resolves its directory in full every time.
+    A resolution is reused while ``raw`` and the resolved path still ``stat`` as the same
+    directory (a re-pointed link or a removed folder is seen at once), for at most
+    :data:`RESOLVED_TTL_S` (a rename further up). ``save`` resolves in full every time.
     """
 
     def __init__(self) -> None:
