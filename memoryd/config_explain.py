@@ -25,6 +25,7 @@ class Setting(NamedTuple):
     source: str
     meaning: str
 
+    # dict[str, Any]: JSON for `config check --json`; a value is any config value.
     def to_json(self) -> dict[str, Any]:
         return self._asdict()
 
