@@ -1,5 +1,5 @@
 """Which memory folder Claude Code uses for a project, resolved as Claude Code resolves it
-(:func:`memory_folder` says the order). Standard library only: the hook uses it."""
+(a setting Claude Code would ignore is ignored). Standard library only: the hook uses it."""
 
 from __future__ import annotations
 
@@ -148,7 +148,10 @@ def _setting(path: Path) -> object:
 
 
 def memory_folder(project_dir: str, environ: Environ | None = None) -> Resolved:
-    """The memory folder Claude Code uses for a session started in ``project_dir``."""
+    """The memory folder Claude Code uses for a session started in ``project_dir``, first
+    match wins: ``$CLAUDE_COWORK_MEMORY_PATH_OVERRIDE``; ``autoMemoryDirectory`` in the managed,
+    the project's local, the project's and the user's settings; else
+    ``<claude_base>/projects/<folder_name(main git checkout, or the directory)>/memory``."""
     env = os.environ if environ is None else environ
     project = os.path.realpath(project_dir)
     root = canonical_git_root(project)
