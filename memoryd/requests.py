@@ -6,19 +6,16 @@ import os
 import stat
 import time
 from collections.abc import Callable
-from typing import Any
 
 from memoryd.errors import InvalidParams, RequestError
 from memoryd.paths import escaped, name_problem
 
 
 def directory(
-    raw: Any, key: str = "dir", *, missing: Callable[[str], RequestError] | None = None
+    raw: str, key: str = "dir", *, missing: Callable[[str], RequestError] | None = None
 ) -> str:
-    """A directory param resolved to a real absolute path that exists; ``missing`` builds the
-    error for a path that is not a directory when the method names another (``save``)."""
-    if not isinstance(raw, str) or not raw:
-        raise InvalidParams(f"'{key}' must be a directory path", {"field": key})
+    """A decoded directory param resolved to a real absolute path that exists; ``missing``
+    builds the error for a path that is not a directory when the method names another."""
     path = real_path(raw, key)
     problem = name_problem(path)
     if problem is not None:
@@ -49,7 +46,6 @@ def real_path(raw: str, key: str = "dir") -> str:
 
 
 RESOLVED_TTL_S = 1.0
-
 _RESOLVED_MAX = 512
 
 
@@ -64,11 +60,10 @@ class ResolvedDirs:
     def __init__(self) -> None:
         self._known: dict[str, tuple[str, int, int, float]] = {}
 
-    def directory(self, raw: Any, key: str = "dir") -> str:
-        if isinstance(raw, str):
-            known = self._known.get(raw)
-            if known is not None and self._still(raw, known):
-                return known[0]
+    def directory(self, raw: str, key: str = "dir") -> str:
+        known = self._known.get(raw)
+        if known is not None and self._still(raw, known):
+            return known[0]
         path = directory(raw, key)
         try:
             st = os.stat(path)
