@@ -223,70 +223,54 @@ def _where(exc: yaml.YAMLError) -> str:
     return f"{at}: {problem}"
 
 
-class _Values:
-    """One file's values read by key, each checked against its default's type (nothing is
-    coerced: ``bool("false")`` is True); a value with a problem reads as its default, so one
-    pass finds every problem of a file."""
+def _wrong(key: Key, expected: str, value: object) -> str:
+    return f"'{key.key}' must be {expected}, got {type(value).__name__} {value!r}"
 
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self.problems: list[str] = []
 
-    def problem(self, text: str) -> None:
-        self.problems.append(text)
-
-    def raise_any(self) -> None:
-        if self.problems:
-            raise ConfigError(f"{self.path}: {'; '.join(self.problems)}")
-
-    def read(self, section: Mapping[str, object], key: Key, default: object) -> Any:
-        name = key.key.rpartition(".")[2]
-        if name not in section:
-            return default
-        value = section[name]
-        if isinstance(default, bool):
-            return self._typed(key, value, default, bool, "true or false (unquoted)")
-        if isinstance(default, int | float):
-            return self._number(key, value, default)
-        text = self._typed(key, value, None, str, "a string") if value is not None else None
-        if isinstance(default, Path):
-            return Path(os.path.expanduser(text)) if text else default
-        return text or default
-
-    def _typed(self, key: Key, value: object, default: object, kind: type, expected: str) -> Any:
-        if isinstance(value, kind):
+def _read(value: object, key: Key, default: object, problems: list[str]) -> Any:
+    """``value`` of ``key`` checked against its default's type (nothing is coerced:
+    ``bool("false")`` is True); a value with a problem reads as its default, so one pass
+    finds every problem of a file."""
+    if isinstance(default, bool):
+        if isinstance(value, bool):
             return value
-        self._fail(key, expected, value)
+        problems.append(_wrong(key, "true or false (unquoted)", value))
         return default
-
-    def _fail(self, key: Key, expected: str, value: object) -> None:
-        self.problem(f"'{key.key}' must be {expected}, got {type(value).__name__} {value!r}")
-
-    def _number(self, key: Key, value: object, default: float) -> float:
-        integer = isinstance(default, int)
-        if (
-            isinstance(value, bool)
-            or not isinstance(value, int if integer else int | float)
-            or not math.isfinite(value)
-        ):
-            self._fail(key, "a whole number" if integer else "a positive number", value)
-            return default
-        low, high = key.minimum, key.maximum
-        if (value <= 0 if low is None else value < low) or (high is not None and value > high):
-            bound = f"at least {low:g}" if low is not None else "positive"
-            if high is not None:
-                bound = f"from {low or 0:g} to {high:g}"
-            self.problem(f"'{key.key}' must be {bound}, got {value!r}")
-            return default
-        return value if integer else float(value)
+    if isinstance(default, int | float):
+        return _number(value, key, default, problems)
+    if value is not None and not isinstance(value, str):
+        problems.append(_wrong(key, "a string", value))
+        value = None
+    if isinstance(default, Path):
+        return Path(os.path.expanduser(value)) if value else default
+    return value or default
 
 
-def _cron(value: str, values: _Values) -> str:
+def _number(value: object, key: Key, default: float, problems: list[str]) -> float:
+    integer = isinstance(default, int)
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, int if integer else int | float)
+        or not math.isfinite(value)
+    ):
+        problems.append(_wrong(key, "a whole number" if integer else "a positive number", value))
+        return default
+    low, high = key.minimum, key.maximum
+    if (value <= 0 if low is None else value < low) or (high is not None and value > high):
+        bound = f"at least {low:g}" if low is not None else "positive"
+        if high is not None:
+            bound = f"from {low or 0:g} to {high:g}"
+        problems.append(f"'{key.key}' must be {bound}, got {value!r}")
+        return default
+    return value if integer else float(value)
+
+
+def _cron(value: str, problems: list[str]) -> str:
     """``reports.cron`` checked as the scheduler will read it (``cron:`` alone is the default)."""
     try:
         CronTrigger.from_crontab(value)
     except ValueError as exc:
-        values.problem(
+        problems.append(
             f"'reports.cron' is not a cron expression ({exc}), got {value!r}; "
             'five fields: minute hour day month weekday, e.g. "0 3 * * *"'
         )
@@ -301,59 +285,63 @@ def _allowed(section: str) -> set[str]:
     return {k.key.partition(".")[2] for k in KEYS if k.key.startswith(section + ".")}
 
 
-def _no_unknown(data: Mapping[str, object], section: str, values: _Values) -> None:
+def _no_unknown(data: Mapping[str, object], section: str, problems: list[str]) -> None:
     unknown = sorted(set(map(str, data)) - _allowed(section))
     prefix = f"{section}." if section else ""
     if unknown:
-        values.problem(f"unknown key(s): {', '.join(prefix + k for k in unknown)}")
+        problems.append(f"unknown key(s): {', '.join(prefix + k for k in unknown)}")
 
 
 def _from_mapping(data: Mapping[str, object], path: Path) -> Config:
     """The config ``data`` sets; every mistake in it is reported at once, in one ConfigError."""
-    values = _Values(path)
-    _no_unknown(data, "", values)
+    problems: list[str] = []
+    _no_unknown(data, "", problems)
     sections: dict[str, Mapping[str, object]] = {"": data}
     for name in SECTIONS:
         section = data.get(name) or {}
         if not isinstance(section, dict):
-            values.problem(f"'{name}' must be a mapping")
+            problems.append(f"'{name}' must be a mapping")
             section = {}
-        _no_unknown(section, name, values)
+        _no_unknown(section, name, problems)
         sections[name] = section
-    defaults, found = Config(), dict[str, Any]()
+    defaults, found, given = Config(), dict[str, Any](), set[str]()
     for key in KEYS:
-        if key.key in ("roots", "checkouts"):
-            continue  # checked below
-        where = sections[key.key.rpartition(".")[0]]
-        found[key.attr] = values.read(where, key, value_of(defaults, key))
+        section_name, _, name = key.key.rpartition(".")
+        if name not in sections[section_name]:
+            continue
+        given.add(key.key)
+        if key.key not in ("roots", "checkouts"):  # checked below
+            value = sections[section_name][name]
+            found[key.attr] = _read(value, key, value_of(defaults, key), problems)
     roots = data.get("roots") or []
     if not isinstance(roots, list) or not all(isinstance(r, str) for r in roots):
-        values.problem("'roots' must be a list of directory paths")
+        problems.append("'roots' must be a list of directory paths")
         roots = []
     checkouts = data.get("checkouts") or {}
     if not isinstance(checkouts, dict) or not all(
         isinstance(k, str) and isinstance(v, str) for k, v in checkouts.items()
     ):
-        values.problem("'checkouts' must map memory directories to checkout paths")
+        problems.append("'checkouts' must map memory directories to checkout paths")
         checkouts = {}
     cron = sections["reports"].get("cron")
     if isinstance(cron, str) and cron != DEFAULT_CRON:
-        found["report_cron"] = _cron(cron, values)
+        found["report_cron"] = _cron(cron, problems)
     judge = {
         name: {a.partition(".")[2]: v for a, v in found.items() if a.startswith(name + ".")}
         for name in ("anthropic", "openai")
     }
     oai = OpenAIConfig(**judge["openai"])
     if oai.base_url and not oai.model:
-        values.problem(
+        problems.append(
             "'openai.model' is required with 'openai.base_url' "
             "(the model the server should run, e.g. qwen3:8b)"
         )
     if oai.base_url and not oai.base_url.startswith(("http://", "https://")):
-        values.problem(
+        problems.append(
             f"'openai.base_url' must start with http:// or https://, got {oai.base_url!r}"
         )
-    values.raise_any()
+    if problems:
+        raise ConfigError(f"{path}: {'; '.join(problems)}")
     return Config(
         **{a: v for a, v in found.items() if "." not in a},
         roots=tuple(os.path.expanduser(r) for r in roots),
@@ -361,17 +349,8 @@ def _from_mapping(data: Mapping[str, object], path: Path) -> Config:
         openai=oai,
         checkouts={os.path.expanduser(k): os.path.expanduser(v) for k, v in checkouts.items()},
         source=path,
-        given=frozenset(_given(data)),
+        given=frozenset(given),
     )
-
-
-def _given(data: Mapping[str, object]) -> set[str]:
-    keys = set(map(str, data))
-    for name in SECTIONS:
-        section = data.get(name)
-        if isinstance(section, dict):
-            keys.update(f"{name}.{inner}" for inner in section)
-    return keys
 
 
 def _with_env(cfg: Config) -> Config:
