@@ -1,6 +1,6 @@
 """``save``, ``load_last``, ``context``, ``report`` and ``check`` through the service, in-process.
 
-The socket handlers answer these through :meth:`MemoryService.call`; here it
+Each goes through :func:`memoryd.methods.handler`, as the socket handlers do; here it
 runs over a :class:`SyncedIndex` on a real SQLite file in a temp dir (no
 daemon process), with an index that
 records what the service asked of it, so the seams (a save indexed before
