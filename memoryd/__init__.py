@@ -1,10 +1,6 @@
 """memoryd: a local daemon that keeps AI coding agents' memory folders indexed.
 
-The public surface is re-exported here: :class:`Client` (one method per socket
-method) and the exception hierarchy drawn in :mod:`memoryd.errors`. Modules
-whose names start with an underscore are private; subpackages document their
-own public surface (``memoryd.indexer``, ``memoryd.ipc``, ``memoryd.select``,
-``memoryd.sessions``, ``memoryd.report``, ``memoryd.integrations``).
+The public surface: :class:`Client` and the exceptions of :mod:`memoryd.errors`.
 """
 
 from __future__ import annotations

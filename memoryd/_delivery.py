@@ -1,10 +1,6 @@
-"""A memory as an agent is handed it: credentials redacted, cut to a fixed size, dated.
-
-The hook and the MCP tool give the model the same thing for a file: at most
-:data:`MAX_FILE_LINES` lines and :data:`MAX_FILE_BYTES` bytes (Claude Code's own recall
-caps) with a marker saying how much was cut, under a heading with its path, its age and
-any staleness caution. Only the file's head is read, and only from a regular file.
-"""
+"""A memory as an agent is handed it (hook and MCP alike): redacted, capped in lines and
+bytes with a marker saying how much was cut, under a heading with its path, age and any
+staleness caution."""
 
 from __future__ import annotations
 
@@ -40,12 +36,8 @@ def cap_text(text: str, total_bytes: int | None = None) -> str:
 
 
 def memory_text(path: str, within: str | None = None) -> str:
-    """The file's text, redacted and capped; raises OSError when it cannot be read.
-
-    ``within`` is the real path of the folder asked about: a link is followed
-    only to a file inside it (none without it), so a memory swapped for a link
-    to a file elsewhere after the index saw it is refused, not shown.
-    """
+    """The file's text, redacted and capped; OSError when it cannot be read. A link is
+    followed only to a file inside ``within``, the real path of the folder asked about."""
     fd = open_memory(path, within)  # a FIFO or a device is refused too
     try:
         size = os.fstat(fd).st_size

@@ -1,10 +1,8 @@
-"""Words of any script: accent folding and character bigrams for unspaced scripts.
+"""Words of any script: accent folding, and character bigrams for scripts written unspaced.
 
-Folding: NFKC, then diacritics off Latin, Greek and Cyrillic letters (``café`` is ``cafe``,
-as SQLite's unicode61 folds them) and typographic apostrophes as ``'``. Runs of scripts
-written without spaces (CJK, Thai, Lao, Khmer, Myanmar; Korean too, which glues particles
-to words) are read as their overlapping character pairs, as full-text engines read CJK;
-a one-character run stays whole. No per-language word list. Pure ASCII text never comes here.
+Folding is NFKC, then diacritics off Latin, Greek and Cyrillic letters (as SQLite's
+unicode61 folds them). Unspaced runs (CJK, Thai, Lao, Khmer, Myanmar, Korean) are read as
+overlapping character pairs; a one-character run stays whole.
 """
 
 from __future__ import annotations
@@ -60,10 +58,7 @@ _FOLD = _fold_table()
 
 
 def fold(text: str, *, lower: bool = True) -> str:
-    """``text`` in NFKC form, lower case, diacritics off Latin/Greek/Cyrillic letters.
-
-    With ``lower=False`` the case stays (for tokenizers that split camelCase).
-    """
+    """``text`` in NFKC form, lower case (unless not ``lower``), diacritics off."""
     text = unicodedata.normalize("NFKC", text)
     return (text.lower() if lower else text).translate(_FOLD)
 
@@ -92,10 +87,8 @@ def bigrams(run: str) -> list[str]:
 
 
 def words(text: str) -> list[str]:
-    """Folded words of ``text`` in order; unspaced runs become their bigrams.
-
-    Identifiers split at ``_`` and camelCase as the ASCII tokenizer splits them.
-    """
+    """Folded words of ``text`` in order (split at ``_`` and camelCase); unspaced runs become
+    their bigrams."""
     text = _CAMEL.sub(" ", text)
     out: list[str] = []
     for run, word in _TOKEN.findall(fold(text)):

@@ -1,12 +1,7 @@
 """Reading a file that a user or an agent can place: bounded, never blocking, links on request.
 
-At most ``limit`` bytes (:data:`MAX_READ_BYTES` by default); opened ``O_NONBLOCK`` and
-checked with ``fstat`` on what was opened, so a FIFO, directory or device is refused and
-never blocks; ``follow=False`` opens ``O_NOFOLLOW``; ``within`` (a real directory path)
-requires the file *opened* to lie inside it, as the kernel names the descriptor, however
-a swap for a link is timed. Memory files are read with :func:`open_memory`: through a link
-only to a file inside their root. Failures are ``OSError`` subclasses (:class:`NotAFile`,
-:class:`OutsideFolder`) naming what was found. Standard library only.
+Failures are ``OSError`` subclasses (:class:`NotAFile`, :class:`OutsideFolder`) naming what
+was found. Standard library only.
 """
 
 from __future__ import annotations
@@ -44,11 +39,8 @@ class NotAFile(OSError):
 
 
 def open_regular(path: str, *, follow: bool = True, within: str | None = None) -> int:
-    """A descriptor of the regular file at ``path``; :class:`NotAFile` for anything else.
-
-    Never blocks: a FIFO is opened non-blocking and refused. With ``within``,
-    :class:`OutsideFolder` when what was opened is not inside that real path.
-    """
+    """A descriptor of the regular file at ``path`` (:class:`NotAFile` for anything else,
+    without blocking); :class:`OutsideFolder` when what was opened is not inside ``within``."""
     flags = os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK | (0 if follow else os.O_NOFOLLOW)
     try:
         fd = os.open(path, flags)
@@ -111,11 +103,8 @@ def read_capped(
 
 
 def read_fd(fd: int, limit: int) -> tuple[bytes, bool]:
-    """Up to ``limit`` bytes from ``fd`` and whether more followed (one extra byte is read).
-
-    The first read asks for what ``fstat`` says is left, not the cap: ``os.read``
-    allocates what it is asked for, and glibc's per-thread arenas keep it.
-    """
+    """Up to ``limit`` bytes from ``fd`` and whether more followed. The first read asks for
+    what ``fstat`` says is left, not the cap: ``os.read`` allocates what it is asked for."""
     size = os.fstat(fd).st_size - os.lseek(fd, 0, os.SEEK_CUR)  # fd: a regular file's
     chunks: list[bytes] = []
     left = limit + 1

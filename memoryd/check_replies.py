@@ -1,9 +1,4 @@
-"""What memoryd says about what memories cite: a memory's staleness verdict, and ``check``'s reply.
-
-A verdict rides on a memory wherever one is shown (``list``, ``select``); the
-reply of ``check`` gathers them per folder with the files found wrong. Only
-:mod:`typing` is imported, like :mod:`memoryd.replies`.
-"""
+"""A memory's staleness verdict (on ``list`` and ``select`` entries) and ``check``'s reply."""
 
 from __future__ import annotations
 
@@ -13,8 +8,6 @@ from memoryd.file_entries import FileWarning
 
 
 class ChangedPath(TypedDict):
-    """A cited path that commits changed after the memory was last written."""
-
     path: str
     commits: int
     newest: str
@@ -43,16 +36,12 @@ class CheckoutFound(TypedDict):
 
 
 class CheckedFolder(TypedDict):
-    """A folder ``check`` covered: its checkout and how it was read (None: not checked)."""
-
     dir: str
     checkout: CheckoutFound
     mode: str | None
 
 
 class CheckedMemory(TypedDict):
-    """A citing memory, the paths it cites, and its verdict (None: no checkout)."""
-
     filename: str
     path: str
     citations: list[str]
@@ -68,8 +57,6 @@ class CheckFinding(TypedDict):
 
 
 class CheckResult(TypedDict):
-    """Each citing memory's verdict under a folder, how many are stale, and files found wrong."""
-
     dir: str
     folders: list[CheckedFolder]
     memories: list[CheckedMemory]

@@ -1,14 +1,5 @@
-"""Which memory folder Claude Code uses for a project, resolved as Claude Code resolves it.
-
-:func:`memory_folder`, first match wins: ``$CLAUDE_COWORK_MEMORY_PATH_OVERRIDE`` (as given);
-the ``autoMemoryDirectory`` setting (managed settings, the project's ``.claude/
-settings.local.json`` and ``settings.json``, the user's ``settings.json``; ``~/`` expanded);
-else ``<base>/projects/<folder_name(git root)>/memory``, the base being
-``$CLAUDE_CODE_REMOTE_MEMORY_DIR``, ``$CLAUDE_CONFIG_DIR`` or ``~/.claude`` and the git
-root the main checkout's for a linked worktree (the start directory, symlinks resolved,
-outside git). A setting that is not an absolute path of three characters or more, or
-holds NUL, is ignored, as Claude Code ignores it. Standard library only (the hook's path).
-"""
+"""Which memory folder Claude Code uses for a project, resolved as Claude Code resolves it
+(a setting Claude Code would ignore is ignored). Standard library only: the hook uses it."""
 
 from __future__ import annotations
 
@@ -157,7 +148,10 @@ def _setting(path: Path) -> object:
 
 
 def memory_folder(project_dir: str, environ: Environ | None = None) -> Resolved:
-    """The memory folder Claude Code uses for a session started in ``project_dir``."""
+    """The memory folder Claude Code uses for a session started in ``project_dir``, first
+    match wins: ``$CLAUDE_COWORK_MEMORY_PATH_OVERRIDE``; ``autoMemoryDirectory`` in the managed,
+    the project's local, the project's and the user's settings; else
+    ``<claude_base>/projects/<folder_name(main git checkout, or the directory)>/memory``."""
     env = os.environ if environ is None else environ
     project = os.path.realpath(project_dir)
     root = canonical_git_root(project)

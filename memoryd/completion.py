@@ -1,9 +1,5 @@
-"""Shell completion scripts for bash, zsh and fish, generated from the argparse parser.
-
-:func:`command_tree` walks ``memoryd``'s own parser: for every command path its
-subcommands, its options and what each option's value is (a folder, a file, a choice,
-free text). Each shell gets the same tables in its syntax plus one small driver.
-"""
+"""Shell completion scripts for bash, zsh and fish, generated from ``memoryd``'s argparse
+parser: each shell gets the same tables in its syntax plus one small driver."""
 
 from __future__ import annotations
 

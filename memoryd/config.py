@@ -1,20 +1,18 @@
 """Configuration: a YAML file, completed by the environment, overridden by flags.
 
-Flags win over everything; ``MEMORYD_SOCKET`` and ``MEMORYD_DB`` win over the
-file; ``ANTHROPIC_API_KEY`` and ``ANTHROPIC_BASE_URL`` only fill in what the
-file leaves unset. The file (``$XDG_CONFIG_HOME/memoryd/config.yaml``) is
-optional, and so is every key; every mistake in it (an unknown key, a value of
-the wrong type or out of range, a cron that does not parse) is an error, and
-all of a file's mistakes are reported together in one :class:`ConfigError`.
-:data:`KEYS` lists the keys; :class:`Config`'s defaults give each its type.
+Flags win over everything; ``MEMORYD_SOCKET`` and ``MEMORYD_DB`` win over the file;
+``ANTHROPIC_API_KEY`` and ``ANTHROPIC_BASE_URL`` only fill in what the file leaves unset.
+The file and each of its :data:`KEYS` are optional; every mistake in it (an unknown key, a
+value of the wrong type or out of range, a cron that does not parse) is reported, all of
+them together, in one :class:`ConfigError`.
 """
 
 from __future__ import annotations
 
 import math
 import os
-from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field, fields, is_dataclass, replace
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -33,46 +31,108 @@ DEFAULT_MODEL = "claude-sonnet-5-5"
 DEFAULT_SHORTLIST = 8
 
 
-@dataclass(frozen=True)
-class AnthropicConfig:
-    api_key: str | None = field(default=None, repr=False)
-    model: str = DEFAULT_MODEL
-    base_url: str | None = None
-    timeout: float = 5.0
+def setting(
+    meaning: str,
+    default: Any = None,
+    *,
+    factory: Callable[[], Any] | None = None,
+    key: str = "",
+    minimum: float | None = None,
+    maximum: float | None = None,
+    env: str = "",
+    secret: bool = False,
+) -> Any:
+    """A field that is a key of the file: what it does, its default, its dotted ``key`` when
+    that is not the field's path. A number below ``minimum`` (without one: not positive) or
+    above ``maximum`` is a mistake. ``env`` can set it; a ``secret`` is shown as ``<set>``."""
+    meta = dict(meaning=meaning, key=key, minimum=minimum, maximum=maximum, env=env, secret=secret)
+    if factory is not None:
+        return field(default_factory=factory, metadata=meta)
+    return field(default=default, metadata=meta, repr=not secret)
 
 
 @dataclass(frozen=True)
 class OpenAIConfig:
-    base_url: str | None = None
-    model: str | None = None
-    api_key: str | None = field(default=None, repr=False)
-    timeout: float = 5.0
+    base_url: str | None = setting("an OpenAI-compatible judge's server (wins when set)")
+    model: str | None = setting("the model that server runs (needed with base_url)")
+    api_key: str | None = setting("sent as a bearer token when set", secret=True)
+    timeout: float = setting("seconds the server gets per select", 5.0)
+
+
+@dataclass(frozen=True)
+class AnthropicConfig:
+    api_key: str | None = setting(
+        "Claude as the judge (or ANTHROPIC_API_KEY)", env="ANTHROPIC_API_KEY", secret=True
+    )
+    model: str = setting("the Claude model that judges", DEFAULT_MODEL)
+    base_url: str | None = setting("another address for Anthropic's API", env="ANTHROPIC_BASE_URL")
+    timeout: float = setting("seconds Claude gets per select", 5.0)
 
 
 @dataclass(frozen=True)
 class Config:
-    roots: tuple[str, ...] = ()
-    socket: Path = field(default_factory=paths.default_socket)
-    state_dir: Path = field(default_factory=paths.state_dir)
-    db: Path | None = None
-    reconcile_interval: float = 300.0
-    request_root_idle_days: float = 3.0
-    max_request_roots: int = 64
-    max_connections: int = 128
-    idle_timeout: float = 60.0
-    settle_ms: int = 50
-    shortlist: int = DEFAULT_SHORTLIST
-    anthropic: AnthropicConfig = field(default_factory=AnthropicConfig)
+    """The settings, in the order ``config show`` prints them, then what no file key sets."""
+
+    roots: tuple[str, ...] = setting(
+        "the folders serve watches (default: Claude Code's memory folders)", ()
+    )
+    socket: Path = setting(
+        "where clients and the daemon meet", factory=paths.default_socket, env="MEMORYD_SOCKET"
+    )
+    state_dir: Path = setting(
+        "the pidfile, the index and the reports below it", factory=paths.state_dir
+    )
+    reconcile_interval: float = setting("seconds between full stat scans", 300.0)
+    request_root_idle_days: float = setting(
+        "a folder only requests named is forgotten this many days after its last use", 3.0
+    )
+    max_request_roots: int = setting(
+        "folders requests alone keep watched; the least recently used go first", 64, minimum=1
+    )
+    max_connections: int = setting("clients served at once; more are answered busy", 128, minimum=1)
+    idle_timeout: float = setting("seconds before a silent connection is closed", 60.0)
+    settle_ms: int = setting("file events are gathered this long before indexing", 50, minimum=0)
+    shortlist: int = setting(
+        "memories the local ranker hands the judge (1-20)",
+        DEFAULT_SHORTLIST,
+        minimum=1,
+        maximum=20,
+    )
     openai: OpenAIConfig = field(default_factory=OpenAIConfig)
-    log_queries: bool = False
-    telemetry_keep_days: float = 90.0
-    telemetry_keep_runs: int = 100_000
-    report_cron: str = DEFAULT_CRON
-    report_older_than_days: int = 30
-    report_keep: int = 30
-    report_max_age_days: float = 90.0
-    checkouts: dict[str, str] = field(default_factory=dict)
+    anthropic: AnthropicConfig = field(default_factory=AnthropicConfig)
+    log_queries: bool = setting(
+        "selector telemetry stores the query text, not only a hash and its length",
+        False,
+        key="telemetry.log_queries",
+    )
+    telemetry_keep_days: float = setting(
+        "selector telemetry rows older than this many days are deleted",
+        90.0,
+        key="telemetry.keep_days",
+    )
+    telemetry_keep_runs: int = setting(
+        "and no more rows than this are kept (about 300 bytes each)",
+        100_000,
+        key="telemetry.keep_runs",
+        minimum=1,
+    )
+    report_cron: str = setting(
+        "when the compaction report is written", DEFAULT_CRON, key="reports.cron"
+    )
+    report_older_than_days: int = setting(
+        "sessions older than this are old", 30, key="reports.older_than_days"
+    )
+    report_keep: int = setting("report pairs kept, newest first", 30, key="reports.keep", minimum=1)
+    report_max_age_days: float = setting(
+        "and none older than this many days", 90.0, key="reports.max_age_days"
+    )
+    checkouts: dict[str, str] = setting(
+        "memory folder -> the checkout of the code it describes", factory=dict
+    )
+    db: Path | None = None
     source: Path | None = None
+    given: frozenset[str] = field(default=frozenset(), compare=False, repr=False)
+    """The dotted keys the file sets (``reports.cron``)."""
 
     @property
     def db_path(self) -> Path:
@@ -92,69 +152,28 @@ class Config:
 
 
 class Key(NamedTuple):
-    """A key of the file, dotted as written, with what it does; ``stored_as`` names the
-    :class:`Config` field when it differs (:attr:`attr`). A number below ``minimum``
-    (without one: not positive) or above ``maximum`` is a mistake."""
+    """A key of the file (:func:`setting`), and the :class:`Config` attribute path it sets."""
 
     key: str
     meaning: str
-    stored_as: str = ""
-    minimum: float | None = None
-    maximum: float | None = None
-
-    @property
-    def attr(self) -> str:
-        return self.stored_as or self.key
+    attr: str
+    minimum: float | None
+    maximum: float | None
+    env: str
+    secret: bool
 
 
-KEYS: tuple[Key, ...] = (
-    Key("roots", "the folders serve watches (default: Claude Code's memory folders)"),
-    Key("socket", "where clients and the daemon meet"),
-    Key("state_dir", "the pidfile, the index and the reports below it"),
-    Key("reconcile_interval", "seconds between full stat scans"),
-    Key(
-        "request_root_idle_days",
-        "a folder only requests named is forgotten this many days after its last use",
-    ),
-    Key(
-        "max_request_roots",
-        "folders requests alone keep watched; the least recently used go first",
-        minimum=1,
-    ),
-    Key("max_connections", "clients served at once; more are answered busy", minimum=1),
-    Key("idle_timeout", "seconds before a silent connection is closed"),
-    Key("settle_ms", "file events are gathered this long before indexing", minimum=0),
-    Key("shortlist", "memories the local ranker hands the judge (1-20)", minimum=1, maximum=20),
-    Key("openai.base_url", "an OpenAI-compatible judge's server (wins when set)"),
-    Key("openai.model", "the model that server runs (needed with base_url)"),
-    Key("openai.api_key", "sent as a bearer token when set"),
-    Key("openai.timeout", "seconds the server gets per select"),
-    Key("anthropic.api_key", "Claude as the judge (or ANTHROPIC_API_KEY)"),
-    Key("anthropic.model", "the Claude model that judges"),
-    Key("anthropic.base_url", "another address for Anthropic's API"),
-    Key("anthropic.timeout", "seconds Claude gets per select"),
-    Key(
-        "telemetry.log_queries",
-        "selector telemetry stores the query text, not only a hash and its length",
-        "log_queries",
-    ),
-    Key(
-        "telemetry.keep_days",
-        "selector telemetry rows older than this many days are deleted",
-        "telemetry_keep_days",
-    ),
-    Key(
-        "telemetry.keep_runs",
-        "and no more rows than this are kept (about 300 bytes each)",
-        "telemetry_keep_runs",
-        minimum=1,
-    ),
-    Key("reports.cron", "when the compaction report is written", "report_cron"),
-    Key("reports.older_than_days", "sessions older than this are old", "report_older_than_days"),
-    Key("reports.keep", "report pairs kept, newest first", "report_keep", minimum=1),
-    Key("reports.max_age_days", "and none older than this many days", "report_max_age_days"),
-    Key("checkouts", "memory folder -> the checkout of the code it describes"),
-)
+def _keys(cls: Any, prefix: str = "") -> Iterator[Key]:
+    for f in fields(cls):
+        factory: Any = f.default_factory
+        if f.metadata:
+            attr = prefix + f.name
+            yield Key(**{**f.metadata, "key": f.metadata["key"] or attr, "attr": attr})
+        elif is_dataclass(factory):
+            yield from _keys(factory, f"{f.name}.")
+
+
+KEYS: tuple[Key, ...] = tuple(_keys(Config))
 """Every key of the config file, in the order ``config show`` prints them."""
 SECTIONS = ("anthropic", "openai", "telemetry", "reports")
 
@@ -204,73 +223,54 @@ def _where(exc: yaml.YAMLError) -> str:
     return f"{at}: {problem}"
 
 
-class _Values:
-    """One file's values read by key, each checked against its default's type; a value
-    with a problem reads as its default, so one pass finds every problem of a file.
+def _wrong(key: Key, expected: str, value: object) -> str:
+    return f"'{key.key}' must be {expected}, got {type(value).__name__} {value!r}"
 
-    YAML reads ``"false"`` as a string and ``.inf``/``.nan`` as floats; coercing them
-    (``bool("false")`` is True) would silently turn settings on, so nothing is coerced.
-    """
 
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self.problems: list[str] = []
-
-    def problem(self, text: str) -> None:
-        self.problems.append(text)
-
-    def raise_any(self) -> None:
-        if self.problems:
-            raise ConfigError(f"{self.path}: {'; '.join(self.problems)}")
-
-    def read(self, section: Mapping[str, object], key: Key, default: object) -> Any:
-        name = key.key.rpartition(".")[2]
-        if name not in section:
-            return default
-        value = section[name]
-        if isinstance(default, bool):
-            return self._typed(key, value, default, bool, "true or false (unquoted)")
-        if isinstance(default, int | float):
-            return self._number(key, value, default)
-        text = self._typed(key, value, None, str, "a string") if value is not None else None
-        if isinstance(default, Path):
-            return Path(os.path.expanduser(text)) if text else default
-        return text or default
-
-    def _typed(self, key: Key, value: object, default: object, kind: type, expected: str) -> Any:
-        if isinstance(value, kind):
+def _read(value: object, key: Key, default: object, problems: list[str]) -> Any:
+    """``value`` of ``key`` checked against its default's type (nothing is coerced:
+    ``bool("false")`` is True); a value with a problem reads as its default, so one pass
+    finds every problem of a file."""
+    if isinstance(default, bool):
+        if isinstance(value, bool):
             return value
-        self._fail(key, expected, value)
+        problems.append(_wrong(key, "true or false (unquoted)", value))
         return default
-
-    def _fail(self, key: Key, expected: str, value: object) -> None:
-        self.problem(f"'{key.key}' must be {expected}, got {type(value).__name__} {value!r}")
-
-    def _number(self, key: Key, value: object, default: float) -> float:
-        integer = isinstance(default, int)
-        if (
-            isinstance(value, bool)
-            or not isinstance(value, int if integer else int | float)
-            or not math.isfinite(value)
-        ):
-            self._fail(key, "a whole number" if integer else "a positive number", value)
-            return default
-        low, high = key.minimum, key.maximum
-        if (value <= 0 if low is None else value < low) or (high is not None and value > high):
-            bound = f"at least {low:g}" if low is not None else "positive"
-            if high is not None:
-                bound = f"from {low or 0:g} to {high:g}"
-            self.problem(f"'{key.key}' must be {bound}, got {value!r}")
-            return default
-        return value if integer else float(value)
+    if isinstance(default, int | float):
+        return _number(value, key, default, problems)
+    if value is not None and not isinstance(value, str):
+        problems.append(_wrong(key, "a string", value))
+        value = None
+    if isinstance(default, Path):
+        return Path(os.path.expanduser(value)) if value else default
+    return value or default
 
 
-def _cron(value: str, values: _Values) -> str:
+def _number(value: object, key: Key, default: float, problems: list[str]) -> float:
+    integer = isinstance(default, int)
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, int if integer else int | float)
+        or not math.isfinite(value)
+    ):
+        problems.append(_wrong(key, "a whole number" if integer else "a positive number", value))
+        return default
+    low, high = key.minimum, key.maximum
+    if (value <= 0 if low is None else value < low) or (high is not None and value > high):
+        bound = f"at least {low:g}" if low is not None else "positive"
+        if high is not None:
+            bound = f"from {low or 0:g} to {high:g}"
+        problems.append(f"'{key.key}' must be {bound}, got {value!r}")
+        return default
+    return value if integer else float(value)
+
+
+def _cron(value: str, problems: list[str]) -> str:
     """``reports.cron`` checked as the scheduler will read it (``cron:`` alone is the default)."""
     try:
         CronTrigger.from_crontab(value)
     except ValueError as exc:
-        values.problem(
+        problems.append(
             f"'reports.cron' is not a cron expression ({exc}), got {value!r}; "
             'five fields: minute hour day month weekday, e.g. "0 3 * * *"'
         )
@@ -285,59 +285,63 @@ def _allowed(section: str) -> set[str]:
     return {k.key.partition(".")[2] for k in KEYS if k.key.startswith(section + ".")}
 
 
-def _no_unknown(data: Mapping[str, object], section: str, values: _Values) -> None:
+def _no_unknown(data: Mapping[str, object], section: str, problems: list[str]) -> None:
     unknown = sorted(set(map(str, data)) - _allowed(section))
     prefix = f"{section}." if section else ""
     if unknown:
-        values.problem(f"unknown key(s): {', '.join(prefix + k for k in unknown)}")
+        problems.append(f"unknown key(s): {', '.join(prefix + k for k in unknown)}")
 
 
 def _from_mapping(data: Mapping[str, object], path: Path) -> Config:
     """The config ``data`` sets; every mistake in it is reported at once, in one ConfigError."""
-    values = _Values(path)
-    _no_unknown(data, "", values)
+    problems: list[str] = []
+    _no_unknown(data, "", problems)
     sections: dict[str, Mapping[str, object]] = {"": data}
     for name in SECTIONS:
         section = data.get(name) or {}
         if not isinstance(section, dict):
-            values.problem(f"'{name}' must be a mapping")
+            problems.append(f"'{name}' must be a mapping")
             section = {}
-        _no_unknown(section, name, values)
+        _no_unknown(section, name, problems)
         sections[name] = section
-    defaults, found = Config(), dict[str, Any]()
+    defaults, found, given = Config(), dict[str, Any](), set[str]()
     for key in KEYS:
-        if key.key in ("roots", "checkouts"):
-            continue  # checked below
-        where = sections[key.key.rpartition(".")[0]]
-        found[key.attr] = values.read(where, key, value_of(defaults, key))
+        section_name, _, name = key.key.rpartition(".")
+        if name not in sections[section_name]:
+            continue
+        given.add(key.key)
+        if key.key not in ("roots", "checkouts"):  # checked below
+            value = sections[section_name][name]
+            found[key.attr] = _read(value, key, value_of(defaults, key), problems)
     roots = data.get("roots") or []
     if not isinstance(roots, list) or not all(isinstance(r, str) for r in roots):
-        values.problem("'roots' must be a list of directory paths")
+        problems.append("'roots' must be a list of directory paths")
         roots = []
     checkouts = data.get("checkouts") or {}
     if not isinstance(checkouts, dict) or not all(
         isinstance(k, str) and isinstance(v, str) for k, v in checkouts.items()
     ):
-        values.problem("'checkouts' must map memory directories to checkout paths")
+        problems.append("'checkouts' must map memory directories to checkout paths")
         checkouts = {}
     cron = sections["reports"].get("cron")
     if isinstance(cron, str) and cron != DEFAULT_CRON:
-        found["report_cron"] = _cron(cron, values)
+        found["report_cron"] = _cron(cron, problems)
     judge = {
         name: {a.partition(".")[2]: v for a, v in found.items() if a.startswith(name + ".")}
         for name in ("anthropic", "openai")
     }
     oai = OpenAIConfig(**judge["openai"])
     if oai.base_url and not oai.model:
-        values.problem(
+        problems.append(
             "'openai.model' is required with 'openai.base_url' "
             "(the model the server should run, e.g. qwen3:8b)"
         )
     if oai.base_url and not oai.base_url.startswith(("http://", "https://")):
-        values.problem(
+        problems.append(
             f"'openai.base_url' must start with http:// or https://, got {oai.base_url!r}"
         )
-    values.raise_any()
+    if problems:
+        raise ConfigError(f"{path}: {'; '.join(problems)}")
     return Config(
         **{a: v for a, v in found.items() if "." not in a},
         roots=tuple(os.path.expanduser(r) for r in roots),
@@ -345,6 +349,7 @@ def _from_mapping(data: Mapping[str, object], path: Path) -> Config:
         openai=oai,
         checkouts={os.path.expanduser(k): os.path.expanduser(v) for k, v in checkouts.items()},
         source=path,
+        given=frozenset(given),
     )
 
 

@@ -8,7 +8,6 @@ import os
 from pathlib import Path
 from typing import Any, NamedTuple
 
-import yaml
 from apscheduler.triggers.cron import CronTrigger
 
 from memoryd import config as config_mod
@@ -31,51 +30,27 @@ class Setting(NamedTuple):
         return self._asdict()
 
 
-def file_keys(path: Path | None) -> set[str]:
-    """The dotted keys a config file sets (``reports.cron``); empty when there is no file."""
-    try:
-        data = yaml.safe_load((path or paths.config_file()).read_text(encoding="utf-8")) or {}
-    except FileNotFoundError:
-        return set()
-    keys = set()
-    for key, value in data.items():
-        keys.add(str(key))
-        if isinstance(value, dict) and key != "checkouts":
-            keys.update(f"{key}.{inner}" for inner in value)
-    return keys
-
-
-SECRETS = frozenset({"anthropic.api_key", "openai.api_key"})
-"""Keys whose value is shown only as ``<set>``."""
-ENV_VARS = {
-    "socket": "MEMORYD_SOCKET",
-    "anthropic.api_key": "ANTHROPIC_API_KEY",
-    "anthropic.base_url": "ANTHROPIC_BASE_URL",
-}
-"""Keys the environment can set: ``MEMORYD_*`` win over the file, the others fill it in."""
-
-
-def explain(cfg: config_mod.Config, given: set[str]) -> list[Setting]:
-    """Every setting of ``cfg`` (each of :data:`memoryd.config.KEYS`, and the index); ``given``
-    is what the file set. A few keys' meanings say what their value does here."""
+def explain(cfg: config_mod.Config) -> list[Setting]:
+    """Every setting of ``cfg`` (each of :data:`memoryd.config.KEYS`, and the index); a few
+    keys' meanings say what their value does here."""
     told = _meanings(cfg)
     out: list[Setting] = []
     for key in config_mod.KEYS:
         value = _plain(config_mod.value_of(cfg, key))
-        if key.key in SECRETS:
+        if key.secret:
             value = "<set>" if value else None
-        source = _source(key.key, given, ENV_VARS.get(key.key))
+        source = _source(key.key, cfg.given, key.env)
         out.append(Setting(key.key, value, source, told.get(key.key, key.meaning)))
         if key.key == "state_dir":
             db = "the index (not a file key: MEMORYD_DB or --db)"
-            out.append(Setting("db", str(cfg.db_path), _source("db", given, "MEMORYD_DB"), db))
+            out.append(Setting("db", str(cfg.db_path), _source("db", cfg.given, "MEMORYD_DB"), db))
     return out
 
 
-def _source(key: str, given: set[str], env: str | None) -> str:
+def _source(key: str, given: frozenset[str], env: str) -> str:
     # MEMORYD_* win over the file; ANTHROPIC_* only fill in what it leaves unset.
     from_env = bool(env and os.environ.get(env)) and (
-        key not in given or str(env).startswith("MEMORYD_")
+        key not in given or env.startswith("MEMORYD_")
     )
     return ENV if from_env else FILE if key in given else DEFAULT
 

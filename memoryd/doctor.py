@@ -1,11 +1,7 @@
 """``memoryd doctor``: what this installation is, what it uses, and what is wrong with it.
 
-Each check reads one thing (nothing is changed; the index is opened
-read-only) and says in one line what it found: ``ok``; ``warn`` (works, but
-may surprise); ``fail`` (will not work as it is). The hook and the systemd
-units are checked to run *this* interpreter (an upgrade into another venv
-leaves them on the old one). The daemon's ``alarms`` become one line per kind;
-without a daemon only the hook's own failure record can be read.
+Each check reads one thing (nothing is changed) and says in one line what it found: ``ok``,
+``warn`` (works, but may surprise) or ``fail`` (will not work as it is).
 """
 
 from __future__ import annotations

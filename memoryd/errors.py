@@ -1,44 +1,9 @@
-"""The exceptions memoryd raises, in one place.
+"""The exceptions memoryd raises: every expected failure is a :class:`MemorydError`.
 
-Every expected failure is a subclass of :class:`MemorydError`, so callers can
-catch one type and print ``str(exc)``; anything else is a bug::
-
-    MemorydError
-    ├── ConfigError              bad config file, flag or environment value
-    ├── StoreError               the SQLite index cannot be opened or written
-    ├── DirectoryError           a memory directory is missing or not a directory
-    ├── DaemonError              the daemon cannot start
-    │   ├── AlreadyRunning       another daemon holds the pidfile / answers the socket
-    │   └── UnsafeRuntimeDir     the socket directory is not ours or is writable by others
-    ├── DaemonUnavailable        no daemon took the request: nothing was sent (client side)
-    │   └── UnsafeDaemon         the socket's listener runs as another uid (client side)
-    ├── NoReply                  the request was sent but no answer came back (client side)
-    │   └── DaemonTimeout        ... within the client's timeout
-    ├── ProtocolError            the answer is not a reply to the request (client side)
-    └── RequestError             a request was refused or failed, with a protocol code
-        ├── ParseError           code "parse_error"
-        ├── InvalidRequest       code "invalid_request"
-        ├── UnknownMethod        code "unknown_method"
-        ├── InvalidParams        code "invalid_params"
-        ├── NotFound             code "not_found"
-        ├── NotRegularFile       code "not_a_file": a FIFO, directory, device or link there
-        ├── Unwritable           code "unwritable": the disk is full, read-only, or refuses us
-        ├── IndexUnavailable     code "index_unavailable": the index is being rebuilt; retry
-        ├── Busy                 code "busy": at the connection or thread limit; retry
-        └── InternalError        code "internal"
-
-A ``RequestError`` is raised where a request is answered: by the daemon's
-server and handlers (and sent as the error object), and by the client, which
-raises the daemon's error object again as the class for its code, so the name
-says what it is, not where it was raised.
-
-The client-side split matters to callers that retry: only after
-``DaemonUnavailable`` is it safe to send a request again (to a daemon the CLI
-started), because after ``NoReply`` the daemon may have done it already (a
-save written, a selection recorded).
-
-``RequestError`` subclasses mirror the protocol's stable string codes (see
-``docs/protocol.md``); :func:`remote_error` maps a daemon's code back to its class.
+:class:`RequestError` subclasses mirror the protocol's error codes (docs/protocol.md): the
+daemon sends an error object for one, and the client raises it again as the class for its
+code (:func:`remote_error`). Only after :class:`DaemonUnavailable` may a client resend a
+request; after :class:`NoReply` the daemon may have done it already.
 """
 
 from __future__ import annotations

@@ -1,10 +1,4 @@
-"""What the index reports about its files, as JSON: the entries storage builds and replies carry.
-
-Storage returns these shapes (a file's error or warning, a pass's counts) and
-never imports the reply types; the replies of ``list``, ``index``/``reindex``
-and ``check`` hold the same values, so both name them from here. Only
-:mod:`typing` is imported.
-"""
+"""The entries storage returns and replies carry: a file's error or warning, a scan's counts."""
 
 from __future__ import annotations
 
@@ -26,8 +20,6 @@ class FileWarning(TypedDict):
 
 
 class SyncCounts(TypedDict):
-    """What a stat scan changed (``memoryd index``), and the parse errors under its folders."""
-
     added: int
     updated: int
     removed: int

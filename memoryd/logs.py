@@ -1,8 +1,8 @@
 """structlog set-up: JSON lines for journald, readable lines on a terminal, credentials redacted.
 
-The CLI only chooses a level (:func:`set_level`); structlog is imported and configured
-by ``serve`` at start, because this module is on the hook's path (the hook writes its
-own few lines).
+The CLI only chooses a level (:func:`set_level`); ``serve`` imports and configures structlog
+(:func:`configure`), as this module is on every command's path. Every line, a library's
+stdlib record too, is written whole in one call under structlog's lock.
 """
 
 from __future__ import annotations
@@ -44,8 +44,6 @@ def configure(*, json: bool | None = None, level: str | None = None) -> None:
 
     import structlog  # noqa: PLC0415
 
-    from memoryd.log_lines import WholeLineHandler  # noqa: PLC0415 - imports structlog
-
     if json is None:
         json = not sys.stderr.isatty()
     numeric = _numeric(level)
@@ -64,14 +62,26 @@ def configure(*, json: bool | None = None, level: str | None = None) -> None:
     structlog.configure(
         processors=[*shared, renderer],
         wrapper_class=structlog.make_filtering_bound_logger(numeric),
-        # WriteLogger, not PrintLogger: one write per line, shared with stdlib (see log_lines).
         logger_factory=structlog.WriteLoggerFactory(sys.stderr),
         cache_logger_on_first_use=False,
     )
-    logging.basicConfig(
-        level=max(numeric, logging.WARNING),
-        handlers=[WholeLineHandler(sys.stderr, shared, renderer)],
+    out = structlog.WriteLogger(sys.stderr)
+
+    class WholeLines(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            try:
+                out.msg(self.format(record))
+            except Exception:
+                self.handleError(record)
+
+    handler = WholeLines()
+    handler.setFormatter(
+        structlog.stdlib.ProcessorFormatter(
+            foreign_pre_chain=[structlog.stdlib.add_logger_name, *shared],
+            processors=[structlog.stdlib.ProcessorFormatter.remove_processors_meta, renderer],
+        )
     )
+    logging.basicConfig(level=max(numeric, logging.WARNING), handlers=[handler])
     # Warnings and a thread's uncaught exception become one log line each, not loose stderr.
     logging.captureWarnings(True)
     threading.excepthook = _log_thread_crash

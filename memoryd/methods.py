@@ -1,19 +1,15 @@
 """Every socket method, declared once: a frozen dataclass of its params, and its reply type.
 
-Each declaration (its fields' types, defaults, help and bounds: see
-:mod:`memoryd.params`) is registered with its name, reply type and
-capabilities by :func:`method`. Handlers take the declaration
-(``cmd_select(self, req: Select) -> SelectResult``) and are found by name
-(:func:`handler`, which decodes the wire params first). The CLI's flags, the
-MCP tools' input schemas and docs/protocol.md's parameter tables are made
-from the same fields.
+Handlers take the declaration (``cmd_select(self, req: Select) -> SelectResult``) and are
+found by name (:func:`handler`). The CLI's flags, the MCP tools' input schemas and
+docs/protocol.md's parameter tables are made from the same fields.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, NamedTuple, TypeVar
+from typing import Any, NamedTuple, TypeVar, dataclass_transform
 
 from memoryd import check_replies, replies
 from memoryd.errors import InvalidParams
@@ -51,12 +47,14 @@ METHODS: dict[str, Method] = {}
 T = TypeVar("T", bound=type)
 
 
+@dataclass_transform(frozen_default=True)
 def method(
     name: str, reply: type, *capabilities: str, before_ready: bool = False
 ) -> Callable[[T], T]:
-    """Register the decorated declaration as method ``name``."""
+    """Make the decorated class a frozen dataclass, and register it as method ``name``."""
 
     def register(cls: T) -> T:
+        dataclass(frozen=True)(cls)  # in place: the class itself is returned
         METHODS[name] = Method(name, cls, reply, (name, *capabilities), before_ready)
         return cls
 
@@ -64,37 +62,31 @@ def method(
 
 
 @method("status", replies.StatusReply, "request-root-expiry", before_ready=True)
-@dataclass(frozen=True)
 class Status:
     pass
 
 
 @method("list", replies.ListReply)
-@dataclass(frozen=True)
 class List:
     dir: Dir = param(MEMORY_DIR)
 
 
 @method("reindex", replies.ReindexReply)
-@dataclass(frozen=True)
 class Reindex:
     dir: Dir | None = param("the folder to scan (default: every root)", None)
 
 
 @method("watch", replies.WatchReply)
-@dataclass(frozen=True)
 class Watch:
     dir: Dir = param("the folder to watch")
 
 
 @method("unwatch", replies.UnwatchReply)
-@dataclass(frozen=True)
 class Unwatch:
     dir: Dir = param("the root to drop")
 
 
 @method("shutdown", replies.ShutdownReply, before_ready=True)
-@dataclass(frozen=True)
 class Shutdown:
     pass
 
@@ -108,7 +100,6 @@ class Shutdown:
     "selector-telemetry",
     "select-staleness",
 )
-@dataclass(frozen=True)
 class Select:
     query: str = param("the task or question, in natural language", max_len=20_000)
     dir: Dir = param(MEMORY_DIR)
@@ -163,13 +154,11 @@ class Select:
 
 
 @method("stats", replies.StatsReply)
-@dataclass(frozen=True)
 class Stats:
     since: Duration = param("the window, such as 7d or 24h", "7d")
 
 
 @method("save", replies.SaveResult, "session-schema-1.1", "project-case-notes")
-@dataclass(frozen=True)
 class Save:
     dir: Dir = param(
         "the memory directory (must exist)",
@@ -204,7 +193,6 @@ class Save:
 
 
 @method("load_last", replies.LoadLastReply)
-@dataclass(frozen=True)
 class LoadLast:
     dir: Dir = param(MEMORY_DIR)
     project: str = param(PROJECT_HELP)
@@ -212,7 +200,6 @@ class LoadLast:
 
 
 @method("context", replies.ContextReply)
-@dataclass(frozen=True)
 class Context:
     task: str = param("the task about to be done", max_len=20_000)
     dir: Dirs = param("the memory directory, or a list of them")
@@ -229,7 +216,6 @@ class Context:
 
 
 @method("report", replies.ReportResult, "report-schedule")
-@dataclass(frozen=True)
 class Report:
     dir: Dir | None = param("the folder to report on (default: every root)", None)
     older_than: Duration | None = param(
@@ -241,7 +227,6 @@ class Report:
 
 
 @method("check", check_replies.CheckResult)
-@dataclass(frozen=True)
 class Check:
     dir: Dir = param(MEMORY_DIR)
 

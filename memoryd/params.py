@@ -1,26 +1,23 @@
 """A method's params as declared: the field helper, what the edges read, the one decoder.
 
-A declaration is a frozen dataclass whose fields are a method's params
-(:mod:`memoryd.methods` holds them): a field's type is its wire type, its
-default the wire default (none: required), and its :func:`param` metadata the
-help text, bounds, choices and whether only the daemon reads it. :func:`decode`
-is the one parser of a request's params: an unknown param, a wrong type or a
-value out of bounds is ``invalid_params`` naming the field. Checks that need
-the disk or a domain's rules (a directory's existence, a project slug, a
-session's labels) stay with the handler that needs them.
+A declaration is a frozen dataclass (:mod:`memoryd.methods`): a field's type is its wire
+type, its default the wire default (none: required), its :func:`param` metadata the help,
+bounds, choices and whether only the daemon reads it. :func:`decode` turns an unknown
+param, a wrong type or a value out of bounds into ``invalid_params`` naming the field;
+checks that need the disk or a domain's rules stay with the handler.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import functools
+import re
 import types
 import typing
 from collections.abc import Mapping
 from dataclasses import field
 from typing import Annotated, Any, NamedTuple, TypeVar
 
-from memoryd.durations import parse_duration
 from memoryd.errors import InvalidParams
 
 Dir = Annotated[str, "dir"]
@@ -92,25 +89,29 @@ def params(decl: type) -> tuple[Param, ...]:
     hints = typing.get_type_hints(decl, include_extras=True)
     found = []
     for f in dataclasses.fields(decl):
-        m = f.metadata
+        meta = {**f.metadata, "doc": f.metadata["doc"] or f.metadata["help"]}
         required = f.default is dataclasses.MISSING
         default = None if required else f.default
-        found.append(
-            Param(
-                f.name,
-                _kind(hints[f.name]),
-                required,
-                default,
-                m["help"],
-                m["doc"] or m["help"],
-                m["lo"],
-                m["hi"],
-                m["max_len"],
-                m["choices"],
-                m["daemon_only"],
-            )
-        )
+        found.append(Param(f.name, _kind(hints[f.name]), required, default, **meta))
     return tuple(found)
+
+
+_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
+_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhdw]?)\s*$")
+
+
+def parse_duration(value: object, field: str) -> float:
+    """Seconds for ``30d``, ``12h``, ``45m``, ``90s`` or a number; else ``invalid_params``."""
+    if isinstance(value, int | float) and not isinstance(value, bool) and value >= 0:
+        return float(value)
+    if isinstance(value, str):
+        m = _DURATION.match(value)
+        if m:
+            return float(m.group(1)) * _UNITS[m.group(2) or "s"]
+    raise InvalidParams(
+        f"'{field}' must be a duration such as 30d, 12h, 45m or a number of seconds",
+        {"field": field},
+    )
 
 
 def _invalid(name: str, problem: str) -> InvalidParams:

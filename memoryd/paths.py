@@ -1,7 +1,6 @@
 """Default locations (XDG base directories), socket discovery, and file-name rules.
 
-Each function reads the environment at call time (``XDG_*``, ``MEMORYD_*``). Standard
-library only: the client and the hook use it.
+Each function reads the environment at call time. Standard library only: the hook uses it.
 """
 
 from __future__ import annotations
@@ -53,11 +52,8 @@ def state_dir() -> Path:
 
 
 def make_private_dirs(directory: Path) -> None:
-    """Create ``directory`` and its missing parents 0700, whatever the umask.
-
-    Directories that exist are left as they are (a ``--db`` in ``/tmp`` must
-    not change ``/tmp``); a concurrent creation is not an error.
-    """
+    """Create ``directory`` and its missing parents 0700, whatever the umask; folders that
+    exist are left as they are."""
     missing = [p for p in (directory, *directory.parents) if not p.exists()]
     for folder in reversed(missing):
         try:

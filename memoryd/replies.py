@@ -1,9 +1,6 @@
 """The reply of every socket method, as a type: what ``result`` holds (docs/protocol.md).
 
-The daemon builds them and the Python client returns them. Only :mod:`typing`
-and the sibling type modules are imported, so the client path can name them for
-free. Nested entries are typed too; a few stay ``dict[str, Any]`` (a session
-file's front matter), whose keys come from the file, not from memoryd.
+Only :mod:`typing` and the sibling type modules are imported: the client names them too.
 """
 
 from __future__ import annotations
@@ -15,8 +12,6 @@ from memoryd.file_entries import FileError, SyncCounts
 
 
 class RootStatus(TypedDict):
-    """A watched folder: where it came from, how it is watched, what it holds."""
-
     path: str
     origin: str
     forget_after: str | None
@@ -30,8 +25,6 @@ class RootStatus(TypedDict):
 
 
 class LastReconcile(TypedDict):
-    """A stat scan (of every root, or one root's recrawl): when, why, how long, files fixed."""
-
     at: str
     reason: str
     seconds: float
@@ -39,16 +32,12 @@ class LastReconcile(TypedDict):
 
 
 class LastReload(TypedDict):
-    """The last SIGHUP: whether its config was applied, and why not when it was refused."""
-
     at: str
     applied: bool
     reason: str | None
 
 
 class IndexingProgress(TypedDict):
-    """The first index's progress (``phase`` done once it finished)."""
-
     phase: Literal["indexing", "done"]
     done: int
     total: int
@@ -57,8 +46,6 @@ class IndexingProgress(TypedDict):
 
 
 class IndexHealth(TypedDict):
-    """Whether the index can be written, and what waits for it when it cannot."""
-
     state: str
     reason: str | None
     since: str | None
@@ -78,8 +65,6 @@ class ReportSchedule(TypedDict, total=False):
 
 
 class LastReport(TypedDict):
-    """The last report the daemon wrote, and what started it."""
-
     at: str
     path: str
     json: str
@@ -88,8 +73,6 @@ class LastReport(TypedDict):
 
 
 class ReconcileFailure(TypedDict):
-    """The last full stat scan that failed: when, why it ran, and the error."""
-
     at: str
     reason: str
     error: str
@@ -137,15 +120,11 @@ class StatusReply(FeatureStatus):
 
 
 class Size(TypedDict):
-    """A memory's bytes and body lines (``oversized`` in ``list``)."""
-
     bytes: int
     lines: int
 
 
 class FileSummary(TypedDict):
-    """A file as ``list`` shows it; the report and staleness add their marks."""
-
     filename: str
     path: str
     kind: str
@@ -162,22 +141,16 @@ class FileSummary(TypedDict):
 
 
 class ListReply(TypedDict):
-    """Every indexed file in or below ``dir``, and the files that did not parse."""
-
     dir: str
     files: list[FileSummary]
     errors: list[FileError]
 
 
 class ReindexReply(SyncCounts):
-    """What a full stat scan changed, and the parse errors now under the scanned folders."""
-
     dirs: list[str]
 
 
 class Watched(TypedDict):
-    """The root that now covers ``dir`` (``added`` false when one already did)."""
-
     dir: str
     root: str | None
     added: bool
@@ -185,14 +158,10 @@ class Watched(TypedDict):
 
 
 class WatchReply(Watched):
-    """The root that now covers ``dir``, and how the watcher follows it."""
-
     watcher: str
 
 
 class UnwatchReply(TypedDict):
-    """The root dropped, and whether the config or command line brings it back."""
-
     dir: str
     removed: bool
     origin: str
@@ -206,8 +175,6 @@ class ShutdownReply(TypedDict):
 
 
 class SelectedMemory(TypedDict):
-    """One returned memory: where it is, what it says, how old, why it ranked, how fresh."""
-
     filename: str
     path: str
     name: str | None
@@ -220,8 +187,6 @@ class SelectedMemory(TypedDict):
 
 
 class Excluded(TypedDict):
-    """How many memories each selection rule kept out of the candidates."""
-
     surfaced: int
     index: int
     tool_docs: int
@@ -233,8 +198,6 @@ class Excluded(TypedDict):
 
 
 class SelectResult(TypedDict):
-    """The reply of ``select`` (``latency_ms`` is set once the run is timed)."""
-
     run_id: str
     ranker: str
     selected: list[SelectedMemory]
@@ -254,8 +217,6 @@ class MostSelected(TypedDict):
 
 
 class RankerStats(TypedDict):
-    """One ranker's runs: a judge's (asked, its answer used or not), or ``local`` alone."""
-
     runs: int
     shortlist_mean: float | None
     judge_ms: dict[str, float | None]
@@ -265,8 +226,6 @@ class RankerStats(TypedDict):
 
 
 class StatsReply(TypedDict):
-    """Selector telemetry over the window ``since`` names."""
-
     since: str
     runs: int
     empty_rate: float | None
@@ -283,8 +242,6 @@ class StatsReply(TypedDict):
 
 
 class SaveResult(TypedDict):
-    """Where a session memory was written and how; ``notes`` when the project was lowercased."""
-
     path: str
     filename: str
     created: bool
@@ -299,8 +256,6 @@ class SaveResult(TypedDict):
 
 
 class Kept(TypedDict):
-    """What a second save of a session kept from the first (``kept`` of ``save``)."""
-
     steps_completed: list[str]
     key_decisions: int
     checkpoints_approved: list[str]
@@ -309,15 +264,11 @@ class Kept(TypedDict):
 
 
 class SkippedSession(TypedDict):
-    """A session file that could not be read or parsed, and why."""
-
     filename: str
     reason: str
 
 
 class LoadLastReply(TypedDict):
-    """The newest session memory of a project (``found`` false: none, ``message`` says so)."""
-
     found: bool
     skipped: list[SkippedSession]
     path: NotRequired[str]
@@ -334,8 +285,6 @@ class LoadLastReply(TypedDict):
 
 
 class SourceJson(TypedDict):
-    """Where a finding of a brief comes from: the session file, its lines, its date."""
-
     filename: str
     lines: list[int]
     """First and last line."""
@@ -343,14 +292,10 @@ class SourceJson(TypedDict):
 
 
 class ConflictJson(SourceJson):
-    """An earlier session that said otherwise, and what it said."""
-
     text: str | None
 
 
 class FindingJson(TypedDict):
-    """One finding of a brief, with its evidence and source."""
-
     type: str
     text: str
     evidence: str
@@ -360,15 +305,11 @@ class FindingJson(TypedDict):
 
 
 class UnreadSession(TypedDict):
-    """A session file a brief could not read (``skipped`` of ``context``), and why."""
-
     filename: str
     error: str
 
 
 class ContextReply(TypedDict):
-    """The cited brief of earlier sessions for a task."""
-
     text: str
     status: str
     scope: str
@@ -385,8 +326,6 @@ class ContextReply(TypedDict):
 
 
 class ReportResult(TypedDict):
-    """Where a report was written, what it covered, its counts (``seconds`` once timed)."""
-
     at: str
     path: str
     json: str

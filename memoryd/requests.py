@@ -1,9 +1,4 @@
-"""Directory params resolved: a real absolute path that exists, or ``invalid_params``.
-
-A param's type and bounds are checked by :func:`memoryd.params.decode`; what
-needs the disk (does the directory exist, where do its links lead) is checked
-here, by the handlers that take a directory.
-"""
+"""Directory params resolved: a real absolute path that exists, or ``invalid_params``."""
 
 from __future__ import annotations
 
@@ -11,22 +6,16 @@ import os
 import stat
 import time
 from collections.abc import Callable
-from typing import Any
 
 from memoryd.errors import InvalidParams, RequestError
 from memoryd.paths import escaped, name_problem
 
 
 def directory(
-    raw: Any, key: str = "dir", *, missing: Callable[[str], RequestError] | None = None
+    raw: str, key: str = "dir", *, missing: Callable[[str], RequestError] | None = None
 ) -> str:
-    """A directory param resolved to a real absolute path that exists.
-
-    ``missing`` builds the error for a path that is not a directory, for methods
-    whose contract names a different one (``save``: ``not_found``).
-    """
-    if not isinstance(raw, str) or not raw:
-        raise InvalidParams(f"'{key}' must be a directory path", {"field": key})
+    """A decoded directory param resolved to a real absolute path that exists; ``missing``
+    builds the error for a path that is not a directory when the method names another."""
     path = real_path(raw, key)
     problem = name_problem(path)
     if problem is not None:
@@ -44,12 +33,8 @@ def directory(
 
 
 def real_path(raw: str, key: str = "dir") -> str:
-    """``raw`` (``~`` expanded) with every symlink resolved; ``invalid_params`` if it cannot be.
-
-    Resolving reads each link on the way: a link the daemon may not read
-    (another user's ``/proc/<pid>/cwd``) raises there, which names the field
-    and the reason instead of becoming ``internal``.
-    """
+    """``raw`` (``~`` expanded) with every symlink resolved; ``invalid_params`` naming the
+    field when it cannot be (a link the daemon may not read)."""
     if "\x00" in raw:
         raise InvalidParams(f"'{key}' must not contain a NUL byte", {"field": key})
     try:
@@ -61,31 +46,24 @@ def real_path(raw: str, key: str = "dir") -> str:
 
 
 RESOLVED_TTL_S = 1.0
-"""How long a cached resolution is trusted, on top of its per-call identity check."""
-
 _RESOLVED_MAX = 512
 
 
 class ResolvedDirs:
-    """:func:`directory` for a busy reader, without a ``realpath`` walk (an ``lstat``
-    per path component) per request.
+    """:func:`directory` for a busy reader, without a ``realpath`` walk per request.
 
-    A resolution is reused while two ``stat`` calls show it still holds: ``raw``
-    (symlinks followed) is the same directory as before, so a re-pointed link or
-    a removed folder is seen at once, and the resolved path (last component not
-    followed) is still that directory itself. A rename further up that keeps
-    both true is picked up within :data:`RESOLVED_TTL_S`. Only reads use this;
-    ``save`` resolves its directory in full every time.
+    A resolution is reused while ``raw`` and the resolved path still ``stat`` as the same
+    directory (a re-pointed link or a removed folder is seen at once), for at most
+    :data:`RESOLVED_TTL_S` (a rename further up). ``save`` resolves in full every time.
     """
 
     def __init__(self) -> None:
         self._known: dict[str, tuple[str, int, int, float]] = {}
 
-    def directory(self, raw: Any, key: str = "dir") -> str:
-        if isinstance(raw, str):
-            known = self._known.get(raw)
-            if known is not None and self._still(raw, known):
-                return known[0]
+    def directory(self, raw: str, key: str = "dir") -> str:
+        known = self._known.get(raw)
+        if known is not None and self._still(raw, known):
+            return known[0]
         path = directory(raw, key)
         try:
             st = os.stat(path)

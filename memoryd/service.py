@@ -1,14 +1,7 @@
 """The operations memoryd answers, over the index they are given.
 
-The daemon's socket handlers call a :class:`MemoryService` over its index
-(:class:`MemoryIndex`: a read-only connection per request thread, directories
-kept watched, writes queued for the writer thread).
-
-Each method's entry is ``cmd_<method>``, taking the method's declaration
-(:mod:`memoryd.methods`) and returning its reply; it is found by name as
-dmypy's server finds its commands (:func:`memoryd.methods.handler`, which
-decodes the wire params first): the daemon's one method table takes these for
-every method this service answers.
+Each method's entry is ``cmd_<method>``, taking the method's declaration (:mod:`memoryd.methods`)
+and returning its reply; :func:`memoryd.methods.handler` finds it by name and decodes the params.
 """
 
 from __future__ import annotations
@@ -22,10 +15,10 @@ from typing import Any, Protocol, TypeVar, cast
 from memoryd import requests as p
 from memoryd.check_replies import CheckResult
 from memoryd.config import Config
-from memoryd.durations import parse_duration
-from memoryd.errors import InvalidParams, MemorydError, UnknownMethod
+from memoryd.errors import InvalidParams, MemorydError
 from memoryd.indexer import queries
-from memoryd.methods import Check, Context, List, LoadLast, Report, Save, Select, Stats, handler
+from memoryd.methods import Check, Context, List, LoadLast, Report, Save, Select, Stats
+from memoryd.params import parse_duration
 from memoryd.replies import (
     ContextReply,
     ListReply,
@@ -50,30 +43,24 @@ R = TypeVar("R", bound=Mapping[str, Any])
 
 
 class MemoryIndex(Protocol):
-    """What the operations need of an index: readers, directories, writes, the roots."""
+    """What the operations need of the daemon's index."""
 
     def reader(self) -> sqlite3.Connection: ...
 
     def directory(self, raw: str) -> str:
-        """``raw`` as a real directory whose index is (or is kept) up to date."""
+        """``raw`` as a real directory whose index is kept up to date."""
         ...
 
-    def refuse_root(self, directory: str) -> None:
-        """Raise if a request may not use ``directory`` (the daemon's too-broad folders)."""
-        ...
+    def refuse_root(self, directory: str) -> None: ...
 
     def saved(self, raw_dir: str, path: str) -> tuple[str, str | None]:
         """Index the file a ``save`` just wrote, before the reply: its real directory, and a
         note when the index cannot be written now (the file is saved all the same)."""
         ...
 
-    def write(self, fn: Callable[[sqlite3.Connection], None]) -> None:
-        """Run ``fn`` in a write transaction (now, or queued for the writer thread)."""
-        ...
+    def write(self, fn: Callable[[sqlite3.Connection], None]) -> None: ...
 
-    def roots(self) -> list[str]:
-        """The folders a ``report`` of everything covers, up to date."""
-        ...
+    def roots(self) -> list[str]: ...
 
     def record_run(self, record: telemetry.RunRecord) -> None: ...
 
@@ -83,7 +70,7 @@ class MemoryIndex(Protocol):
 
 
 class Reports(Protocol):
-    """Who writes reports: the daemon's reporter (one at a time, in ``status``)."""
+    """The daemon's reporter."""
 
     def default_older_than_s(self) -> float: ...
 
@@ -98,7 +85,7 @@ def _noted(result: R, project_given: object) -> R:
 
 
 class MemoryService:
-    """One method per operation over one index; :meth:`call` is the entry from the wire."""
+    """One ``cmd_<method>`` per operation over one index."""
 
     def __init__(
         self,
@@ -116,18 +103,6 @@ class MemoryService:
     def reconfigure(self, cfg: Config) -> None:
         """SIGHUP: the selector takes the new query logging, judges and shortlist."""
         self.selector.reconfigure(**selector_settings(cfg))
-
-    def index_replaced(self) -> None:
-        """The index was rebuilt (after damage): what was cached from the old one goes."""
-        self.selector.index_replaced()
-
-    def call(self, method: str, params: Mapping[str, Any]) -> Mapping[str, Any]:
-        """Parse ``params`` into ``method``'s typed request and answer it (the CLI's fallback)."""
-        entry = handler(self, method)
-        if entry is None:
-            raise UnknownMethod(f"unknown method {method!r}")
-        result: Mapping[str, Any] = entry(params)
-        return result
 
     def refused(self, method: str, params: Mapping[str, Any], error: InvalidParams) -> None:
         """A request whose params were refused: a ``select`` still leaves its telemetry row."""
@@ -160,7 +135,7 @@ class MemoryService:
     def cmd_select(self, req: Select) -> SelectResult:
         """Resolve, select and record one telemetry row; errors are recorded, then raised."""
         started = time.perf_counter()
-        run_id = uuid.uuid4().hex[:16]  # the 16 hex digits run ids have always had
+        run_id = uuid.uuid4().hex[:16]
         directory: str | None = None
         arrived = time.monotonic()
         try:
@@ -259,10 +234,8 @@ class MemoryService:
         return self.reports.run(dirs, older, "request")
 
     def cmd_check(self, req: Check) -> CheckResult:
-        """Re-check every citing memory in or below ``dir`` against its checkout now.
-
-        Session files whose stamp is more than a day ahead come back as ``findings``.
-        """
+        """Re-check every citing memory in or below ``dir`` now; future-dated sessions are
+        ``findings``."""
         directory = self.index.directory(req.dir)
         write: Write = self.index.write
         result = check_tree(self.checker, self.index.reader(), directory, write)

@@ -1,10 +1,5 @@
-"""Folders memoryd never watches or writes into: system trees and pseudo file systems.
-
-:func:`refusal` says why a (resolved) path is refused as a root, a ``watch`` or a ``save``
-target before anything is walked or written: too broad to be a memory folder (``/``, the
-home directory, ``/tmp``... themselves), inside a system tree (``/usr``, ``/proc``...), or on
-a pseudo file system (proc, sysfs, cgroup...) wherever it is mounted.
-"""
+"""Folders memoryd never watches or writes into: too broad (``/``, home, ``/tmp``), inside a
+system tree (``/usr``, ``/proc``...), or on a pseudo file system wherever it is mounted."""
 
 from __future__ import annotations
 

@@ -12,8 +12,8 @@ from test_cli_config import config_file, run  # noqa: F401 - the fixture, used b
 from memoryd import config as config_mod
 from memoryd.config import KEYS, Config
 
-NOT_FILE_KEYS = {"db", "source"}
-"""Config fields no file key sets: the index path (MEMORYD_DB, --db) and where it was read."""
+NOT_FILE_KEYS = {"db", "source", "given"}
+"""Config fields no file key sets: the index path (MEMORYD_DB, --db), where and what was read."""
 
 
 def test_every_config_field_has_a_key_that_says_what_it_does() -> None:

@@ -4,7 +4,7 @@ The layers, bottom to top (a module may import its own layer and any below):
 
 1. **base**: helpers that need nothing of memoryd but errors and paths
    (``errors``, ``paths``, ``bounded_read``, ``_unicode_words``,
-   ``_sized_cache``, ``durations``, ``log_lines``, ``system_trees``), where
+   ``_sized_cache``, ``system_trees``), where
    Claude Code keeps its memory folders (``claude_folders``: config's default
    roots need it as much as the hook does), and the wire methods written
    once: their declarations (``methods``, ``params``), reply types (``replies``,
@@ -51,10 +51,8 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "memoryd.bounded_read",
         "memoryd.check_replies",
         "memoryd.claude_folders",
-        "memoryd.durations",
         "memoryd.errors",
         "memoryd.file_entries",
-        "memoryd.log_lines",
         "memoryd.methods",
         "memoryd.params",
         "memoryd.paths",

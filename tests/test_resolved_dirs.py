@@ -78,7 +78,5 @@ def test_a_folder_moved_away_and_linked_back_resolves_to_its_new_place(tmp_path:
 
 def test_bad_params_are_refused_as_by_the_uncached_function(tmp_path: Path) -> None:
     resolved = requests.ResolvedDirs()
-    with pytest.raises(InvalidParams, match="must be a directory path"):
-        resolved.directory(42)
     with pytest.raises(InvalidParams, match="NUL byte"):
         resolved.directory(str(tmp_path) + "\x00x")

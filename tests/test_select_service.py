@@ -30,6 +30,13 @@ from memoryd.service import MemoryService
 QUERY = "how do I run the fast pytest subset?"
 
 
+def call(service: MemoryService, method: str, params: dict[str, Any]) -> Any:
+    """``method`` answered as the daemon answers it: the params decoded, then its handler."""
+    entry = handler(service, method)
+    assert entry is not None
+    return entry(params)
+
+
 def run_select(index: SyncedIndex, params: dict[str, Any]) -> SelectResult:
     answer = handler(MemoryService(index, Selector()), "select")
     assert answer is not None
@@ -126,11 +133,11 @@ def test_the_selector_alone_needs_no_callbacks_and_keeps_no_session_record(
 
 def test_list_goes_through_the_same_service(store: IndexStore, folder: Path) -> None:
     service = MemoryService(SyncedIndex(store), Selector())
-    listing = service.call("list", {"dir": str(folder)})
+    listing = call(service, "list", {"dir": str(folder)})
     assert [f["filename"] for f in listing["files"]] == [
         "project_billing.md",
         "reference_pytest.md",
     ]
     assert listing["dir"] == str(folder.resolve()) and listing["errors"] == []
     with pytest.raises(InvalidParams, match=r"unknown parameter\(s\): depth"):
-        service.call("list", {"dir": str(folder), "depth": 2})
+        call(service, "list", {"dir": str(folder), "depth": 2})

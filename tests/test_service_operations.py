@@ -1,6 +1,6 @@
 """``save``, ``load_last``, ``context``, ``report`` and ``check`` through the service, in-process.
 
-The socket handlers answer these through :meth:`MemoryService.call`; here it
+Each goes through :func:`memoryd.methods.handler`, as the socket handlers do; here it
 runs over a :class:`SyncedIndex` on a real SQLite file in a temp dir (no
 daemon process), with an index that
 records what the service asked of it, so the seams (a save indexed before
@@ -25,7 +25,7 @@ from memoryd.config import Config
 from memoryd.errors import InvalidParams, NotFound
 from memoryd.indexer import queries
 from memoryd.indexer.store import IndexStore
-from memoryd.methods import LoadLast
+from memoryd.methods import LoadLast, handler
 from memoryd.params import decode
 from memoryd.select.selector import Selector
 from memoryd.service import MemoryService
@@ -34,6 +34,13 @@ from memoryd.staleness.checks import Checker
 
 PROJECT = "ledger"
 SESSION = {"project": PROJECT, "session": "2026-11-30-10-00", "session_summary": "Wired the ledger"}
+
+
+def call(service: MemoryService, method: str, params: dict[str, Any]) -> Any:
+    """``method`` answered as the daemon answers it: the params decoded, then its handler."""
+    entry = handler(service, method)
+    assert entry is not None
+    return entry(params)
 
 
 class WatchfulIndex(SyncedIndex):
@@ -76,7 +83,7 @@ def service(index: WatchfulIndex, cfg: Config, store: IndexStore) -> MemoryServi
 def test_a_save_is_indexed_before_its_reply_and_load_last_finds_it(
     service: MemoryService, index: WatchfulIndex, memdir: Path
 ) -> None:
-    saved = service.call("save", {"dir": str(memdir), **SESSION})
+    saved = call(service, "save", {"dir": str(memdir), **SESSION})
     name = f"2026-11-30-10-00-{PROJECT}.md"
     assert list(saved) == [
         "path",
@@ -92,7 +99,7 @@ def test_a_save_is_indexed_before_its_reply_and_load_last_finds_it(
     assert index.asked == [f"refuse_root {memdir}", f"saved {name}"]
     # Indexed by the save itself: the row is there before any directory sync.
     assert [f.filename for f in queries.files_under(index.reader(), str(memdir))] == [name]
-    last = service.call("load_last", {"dir": str(memdir), "project": PROJECT})
+    last = call(service, "load_last", {"dir": str(memdir), "project": PROJECT})
     assert last["found"] is True and last["filename"] == name and "notes" not in last
 
 
@@ -101,7 +108,7 @@ def test_a_refused_save_writes_nothing_and_indexes_nothing(
 ) -> None:
     index.refused = str(memdir)
     with pytest.raises(InvalidParams, match="refusing this folder"):
-        service.call("save", {"dir": str(memdir), **SESSION})
+        call(service, "save", {"dir": str(memdir), **SESSION})
     assert list(memdir.iterdir()) == [] and not any(a.startswith("saved") for a in index.asked)
 
 
@@ -126,12 +133,12 @@ def test_a_capitalised_project_is_lowercased_with_a_note_in_every_session_reply(
     service: MemoryService, memdir: Path
 ) -> None:
     note = ["project name 'Ledger' lowercased to 'ledger'"]
-    saved = service.call("save", {"dir": str(memdir), **SESSION, "project": "Ledger"})
+    saved = call(service, "save", {"dir": str(memdir), **SESSION, "project": "Ledger"})
     assert saved["filename"].endswith("-ledger.md") and saved["notes"] == note
-    last = service.call("load_last", {"dir": str(memdir), "project": "Ledger"})
+    last = call(service, "load_last", {"dir": str(memdir), "project": "Ledger"})
     assert last["found"] is True and last["notes"] == note
-    brief = service.call(
-        "context", {"task": "ledger wiring", "dir": str(memdir), "project": "Ledger"}
+    brief = call(
+        service, "context", {"task": "ledger wiring", "dir": str(memdir), "project": "Ledger"}
     )
     assert brief["notes"] == note and brief["sessions_read"]
 
@@ -150,7 +157,7 @@ def test_context_params_name_the_field(
     service: MemoryService, params: dict[str, Any], message: str
 ) -> None:
     with pytest.raises(InvalidParams, match=message):
-        service.call("context", params)
+        call(service, "context", params)
 
 
 def test_load_last_names_each_bad_field() -> None:
@@ -165,8 +172,10 @@ def test_load_last_names_each_bad_field() -> None:
 def test_context_over_a_folder_synced_on_demand(
     service: MemoryService, memdir: Path, make_memory: MakeMemory
 ) -> None:
-    service.call("save", {"dir": str(memdir), **SESSION, "key_decisions": ["ledger posts nightly"]})
-    brief = service.call("context", {"task": "how does the ledger post", "dir": [str(memdir)]})
+    call(
+        service, "save", {"dir": str(memdir), **SESSION, "key_decisions": ["ledger posts nightly"]}
+    )
+    brief = call(service, "context", {"task": "how does the ledger post", "dir": [str(memdir)]})
     assert brief["status"] == "found"
     assert brief["sessions_read"] == [f"2026-11-30-10-00-{PROJECT}.md"]
 
@@ -175,7 +184,7 @@ def test_a_report_of_one_folder_is_written_where_the_config_says(
     service: MemoryService, cfg: Config, memdir: Path, make_memory: MakeMemory
 ) -> None:
     make_memory("project_ledger.md", "Invoices post to the ledger nightly")
-    report = service.call("report", {"dir": str(memdir), "older_than": "2d"})
+    report = call(service, "report", {"dir": str(memdir), "older_than": "2d"})
     assert list(report) == ["at", "path", "json", "roots", "summary", "seconds"]
     assert report["roots"] == [str(memdir)] and report["summary"]["files"] == 1
     assert Path(report["path"]).parent == cfg.reports_dir
@@ -185,9 +194,9 @@ def test_a_report_of_one_folder_is_written_where_the_config_says(
 
 def test_report_params_are_checked(service: MemoryService, tmp_path: Path) -> None:
     with pytest.raises(InvalidParams, match="'older_than'"):
-        service.call("report", {"older_than": "soon"})
+        call(service, "report", {"older_than": "soon"})
     with pytest.raises(InvalidParams, match="memory directory not found"):
-        service.call("report", {"dir": str(tmp_path / "gone")})
+        call(service, "report", {"dir": str(tmp_path / "gone")})
 
 
 def test_check_writes_its_verdicts_through_the_index(
@@ -199,17 +208,17 @@ def test_check_writes_its_verdicts_through_the_index(
     (checkout / "src" / "here.py").write_text("x")
     index = WatchfulIndex(store)
     service = MemoryService(index, Selector(), Checker({str(memdir): str(checkout)}))
-    result = service.call("check", {"dir": str(memdir)})
+    result = call(service, "check", {"dir": str(memdir)})
     assert list(result) == ["dir", "folders", "memories", "citing", "stale", "warnings"]
     (memory,) = result["memories"]
     assert memory["staleness"]["missing"] == ["src/gone.py"]
     assert index.asked == ["write"]
     # Stored, so the next list (and select) carries the verdict.
-    listed = service.call("list", {"dir": str(memdir)})
+    listed = call(service, "list", {"dir": str(memdir)})
     (entry,) = listed["files"]
     assert entry["staleness"]["missing"] == ["src/gone.py"]
     with pytest.raises(InvalidParams, match=r"unknown parameter\(s\): strict"):
-        service.call("check", {"dir": str(memdir), "strict": True})
+        call(service, "check", {"dir": str(memdir), "strict": True})
 
 
 def test_a_save_as_a_client_sends_it_is_checked_and_written(
@@ -226,7 +235,7 @@ def test_a_save_as_a_client_sends_it_is_checked_and_written(
     }
     checked = parse_save(sent)
     assert checked.dir == str(memdir) and checked.session.steps_completed == steps
-    saved = service.call("save", sent)
+    saved = call(service, "save", sent)
     assert saved["filename"] == f"2026-11-30-11-00-{PROJECT}.md"
     text = (memdir / saved["filename"]).read_text(encoding="utf-8")
     assert "ledger posts nightly" in text and "posted the first invoice" in text

@@ -87,11 +87,11 @@ def _load(args: argparse.Namespace) -> tuple[Path, bool, list[Any]]:
     """The file, whether it exists, and its settings explained (ConfigError when invalid)."""
     from memoryd import config as config_mod  # noqa: PLC0415 - keep other commands light
     from memoryd import paths  # noqa: PLC0415
-    from memoryd.config_explain import explain, file_keys  # noqa: PLC0415
+    from memoryd.config_explain import explain  # noqa: PLC0415
 
     path = args.config or paths.config_file()
     cfg = config_mod.load(args.config)
-    return path, path.is_file(), explain(cfg, file_keys(path))
+    return path, path.is_file(), explain(cfg)
 
 
 def cmd_check(args: argparse.Namespace) -> int:
