@@ -1,8 +1,7 @@
 """Reads and writes of the staleness tables: citations, verdicts, hook hints.
 
-``staleness`` holds each memory's last verdict with the content hash and HEAD
-it was computed for; a verdict whose hash no longer matches the file is not
-shown. Readers (``select``, ``list``, the report) only read it.
+A memory's last verdict is stored with the content hash and HEAD it was computed for; one
+whose hash no longer matches the file is not shown.
 """
 
 from __future__ import annotations
@@ -156,5 +155,5 @@ def intact_first(
     verdict_of: Callable[[str], Verdict | None],
 ) -> list[tuple[str, float | None]]:
     """Ranked ``(filename, score)`` picks, those whose every cited path is gone moved last
-    (the order within each group kept, so the ranker still decides between equals)."""
+    (stable)."""
     return sorted(picks, key=lambda pick: bool((v := verdict_of(pick[0])) and v.get("all_gone")))
