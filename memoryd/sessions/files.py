@@ -241,28 +241,15 @@ def context(
             }
     docs: list[SessionDoc] = []
     for directory in directories:
-        sql = (
-            "SELECT path, filename, project, session, error FROM files "
-            "WHERE directory = ? AND kind = 'session'"
+        rows = conn.execute(
+            "SELECT path, filename, project, session, error FROM files WHERE directory = ? "
+            "AND kind = 'session' AND (? IS NULL OR project = ?) ORDER BY session",
+            (directory, project or None, project or None),
         )
-        args: tuple[Any, ...] = (directory,)
-        if project:
-            sql += " AND project = ?"
-            args += (project,)
-        rows = conn.execute(sql + " ORDER BY session", args)
         for path, filename, proj, session, indexed_error in rows:
             error = indexed_error or session_stamp_problem(session)
             body, reason = _session_text(path) if error is None else (None, None)
-            docs.append(
-                SessionDoc(
-                    path=path,
-                    filename=filename,
-                    project=proj,
-                    session=session,
-                    text=body,
-                    error=error or reason,
-                )
-            )
+            docs.append(SessionDoc(path, filename, proj, session, body, error or reason))
     brief = build_brief(task, docs, scope=scope, budget_tokens=budget_tokens, parsed=parsed)
     if project and not docs:
         # A mistyped project looks like "nothing useful"; naming what exists shows the slip.
