@@ -23,7 +23,6 @@ from memoryd.indexer.parse import describe_os_error, parse_bytes
 from memoryd.indexer.records import KIND_SESSION, unexpected
 from memoryd.indexer.secrets import redact, redact_value
 from memoryd.methods import Save
-from memoryd.params import decode
 from memoryd.paths import session_stamp_problem
 from memoryd.replies import ContextReply, Kept, LoadLastReply, SaveResult, SkippedSession
 from memoryd.sessions._sections import SessionDoc, resume_line
@@ -58,11 +57,6 @@ def save_request(req: Save, *, now: dt.datetime | None = None) -> SaveRequest:
 
     directory = p.directory(req.dir, missing=missing)
     return SaveRequest(directory, validate_save_params(req, now=now), req.replace)
-
-
-def parse_save(params: Mapping[str, Any], *, now: dt.datetime | None = None) -> SaveRequest:
-    """:func:`save_request` of wire params (the in-process callers')."""
-    return save_request(decode(Save, params), now=now)
 
 
 def save(request: SaveRequest) -> SaveResult:
