@@ -27,10 +27,13 @@ SESSION = "2026-01-02-10-00"
 IN_PROCESS = """
 import sys
 from memoryd.sessions import files
+from memoryd.methods import Save
+from memoryd.params import decode
 folder, count, tag = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 for n in range(count):
-    files.save(files.parse_save({"dir": folder, "project": "relbench", "session": sys.argv[4],
-                                 "session_summary": "racing", "key_decisions": [f"{tag} {n}"]}))
+    params = {"dir": folder, "project": "relbench", "session": sys.argv[4],
+              "session_summary": "racing", "key_decisions": [f"{tag} {n}"]}
+    files.save(files.save_request(decode(Save, params)))
 """
 PROCESSES, PROCESS_SAVES, CLI_SAVES = 2, 40, 10
 

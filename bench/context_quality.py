@@ -43,7 +43,8 @@ from memoryd.indexer.parse import parse_file
 from memoryd.paths import SESSION_FILENAME
 from memoryd.sessions import _collect as collect_module
 from memoryd.sessions import brief as brief_module
-from memoryd.sessions.brief import SessionDoc, build_brief, estimate_tokens, no_context_message
+from memoryd.sessions._sections import SessionDoc
+from memoryd.sessions.brief import build_brief, estimate_tokens, no_context_message
 
 DEFAULT_CORPUS = Path(__file__).resolve().parents[1].parent / "shared/bench/coding-memories"
 TARGETS = {"recall": 0.95, "must_mention": 0.7, "none_exact": 1.0, "within_budget": 1.0}
@@ -94,7 +95,7 @@ def evaluate(corpus: Path, budget: int) -> dict[str, Any]:
         docs = load_sessions(folder, query["project"])
         scope = f"project {query['project']} ({len(docs)} session files)"
         brief = build_brief(query["task"], docs, scope=scope, budget_tokens=budget)
-        text = brief.text
+        text = brief["text"]
         relevant = query["relevant_sessions"]
         phrases = query["must_mention"]
         cited = [name for name in relevant if name in text]
@@ -113,11 +114,15 @@ def evaluate(corpus: Path, budget: int) -> dict[str, Any]:
                 "tokens": estimate_tokens(text),
                 "within_budget": estimate_tokens(text) <= budget,
                 "cited": sorted(
-                    {f.source.filename for f in brief.findings}
-                    | {f.conflicts_with.filename for f in brief.findings if f.conflicts_with}
+                    {f["source"]["filename"] for f in brief["findings"]}
+                    | {
+                        f["conflicts_with"]["filename"]
+                        for f in brief["findings"]
+                        if "conflicts_with" in f
+                    }
                 ),
                 "relevant": relevant,
-                "sessions_read": brief.sessions_read,
+                "sessions_read": brief["sessions_read"],
                 "text": text,
             }
         )

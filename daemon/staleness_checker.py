@@ -64,8 +64,7 @@ class Staleness:
 
     def checkout_of(self, root: str) -> CheckoutFound | None:
         """``status``'s ``checkout`` for a root, as the last pass resolved it (None until then)."""
-        found = self.checker.resolutions.get(root)
-        return found.to_json() if found else None
+        return self.checker.resolutions.get(root)
 
     def note_cwd(self, raw_dir: Any, cwd: str) -> None:
         """Remember the hook's ``cwd``; a new one makes the next tick re-resolve and check."""

@@ -32,6 +32,8 @@ from memoryd.indexer.parse import MEMORY_HEADER_KEYS, parse_bytes
 from memoryd.indexer.records import KIND_MEMORY, KIND_SESSION
 from memoryd.indexer.store import IndexStore
 from memoryd.indexer.sync import Syncer
+from memoryd.methods import Save
+from memoryd.params import decode
 from memoryd.sessions import _sections
 from memoryd.sessions import brief as brief_mod
 from memoryd.sessions import files as files_mod
@@ -395,4 +397,6 @@ def test_one_session_that_fails_is_skipped_and_the_next_one_used(
 
 def test_a_save_with_a_session_local_time_cannot_show_is_refused_as_invalid() -> None:
     with pytest.raises(InvalidParams, match="not a real date and time"):
-        files_mod.parse_save({"dir": "/tmp", "project": "proj", "session": "0001-01-01-00-00"})
+        files_mod.save_request(
+            decode(Save, {"dir": "/tmp", "project": "proj", "session": "0001-01-01-00-00"})
+        )

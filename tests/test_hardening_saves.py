@@ -21,6 +21,8 @@ from daemon_fixtures import DaemonProc
 
 from memoryd.bounded_read import MAX_READ_BYTES
 from memoryd.errors import Busy, InvalidParams, NotRegularFile
+from memoryd.methods import Save
+from memoryd.params import decode
 from memoryd.sessions import files as session_io
 from memoryd.sessions import writes
 
@@ -30,10 +32,13 @@ SESSION = "2026-01-02-10-00"
 SAVER = """
 import sys
 from memoryd.sessions import files
+from memoryd.methods import Save
+from memoryd.params import decode
 folder, count, tag = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 for n in range(count):
-    files.save(files.parse_save({"dir": folder, "project": "race", "session": "2026-01-02-10-00",
-                                 "session_summary": "racing", "key_decisions": [f"{tag} {n}"]}))
+    params = {"dir": folder, "project": "race", "session": "2026-01-02-10-00",
+              "session_summary": "racing", "key_decisions": [f"{tag} {n}"]}
+    files.save(files.save_request(decode(Save, params)))
 print("done", flush=True)
 """
 
@@ -122,7 +127,7 @@ def test_the_lock_file_is_never_followed_and_stays(tmp_path: Path) -> None:
     outside.write_text("keep me\n")
     lock = folder / writes.LOCK_NAME
     lock.symlink_to(outside)
-    request = session_io.parse_save(params(folder, "first"))
+    request = session_io.save_request(decode(Save, params(folder, "first")))
     with pytest.raises(NotRegularFile) as refused:
         session_io.save(request)
     message = refused.value.message
@@ -144,19 +149,19 @@ def test_a_lock_held_elsewhere_is_busy_and_nothing_is_written(
 ) -> None:
     folder = tmp_path / "memory"
     folder.mkdir()
-    session_io.save(session_io.parse_save(params(folder, "first")))
+    session_io.save(session_io.save_request(decode(Save, params(folder, "first"))))
     before = session_text(folder)
     monkeypatch.setattr(writes, "WAIT_S", 0.2)
     fd = os.open(folder / writes.LOCK_NAME, os.O_RDWR)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)  # another holder: a second open file description
         with pytest.raises(Busy) as busy:
-            session_io.save(session_io.parse_save(params(folder, "second")))
+            session_io.save(session_io.save_request(decode(Save, params(folder, "second"))))
     finally:
         os.close(fd)
     assert busy.value.code == "busy" and "nothing was written" in busy.value.message
     assert session_text(folder) == before
-    session_io.save(session_io.parse_save(params(folder, "second")))
+    session_io.save(session_io.save_request(decode(Save, params(folder, "second"))))
     assert missing(session_text(folder), ["first", "second"]) == []
 
 
@@ -166,7 +171,9 @@ def test_a_save_that_would_outgrow_the_read_cap_is_refused_whole(tmp_path: Path)
     folder.mkdir()
 
     def save(decision: str, **more: object) -> object:
-        return session_io.save(session_io.parse_save({**params(folder, decision), **more}))
+        return session_io.save(
+            session_io.save_request(decode(Save, {**params(folder, decision), **more}))
+        )
 
     first = "first " + "a" * 700_000
     save(first)

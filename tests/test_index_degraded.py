@@ -25,6 +25,8 @@ from memoryd.daemon.health import DEGRADED, MAX_BACKOFF_S, OK, Health
 from memoryd.errors import StoreError, Unwritable
 from memoryd.indexer import recovery
 from memoryd.indexer.store import IndexStore
+from memoryd.methods import Save
+from memoryd.params import decode
 from memoryd.report.document import Report
 from memoryd.report.files import write_report
 from memoryd.sessions import files as sessions
@@ -231,7 +233,9 @@ def test_saves_and_reports_onto_a_full_disk_are_unwritable_not_internal(
         raise OSError(errno.ENOSPC, "No space left on device")
 
     monkeypatch.setattr(tempfile, "mkstemp", full_disk)
-    request = sessions.parse_save({"dir": str(folder), "project": PROJECT, "session_summary": "x"})
+    request = sessions.save_request(
+        decode(Save, {"dir": str(folder), "project": PROJECT, "session_summary": "x"})
+    )
     with pytest.raises(Unwritable) as err:
         sessions.save(request)
     assert err.value.data["errno"] == "ENOSPC" and "nothing was written" in err.value.message

@@ -42,8 +42,8 @@ from memoryd.select.analysis import analyse
 from memoryd.select.candidates import Candidate
 from memoryd.select.supersession import signals_of
 from memoryd.select.tool_rules import commands_in
-from memoryd.sessions._sections import heading_text, parse_sections
-from memoryd.sessions.brief import SessionDoc, build_brief
+from memoryd.sessions._sections import SessionDoc, heading_text, parse_sections
+from memoryd.sessions.brief import build_brief
 
 TEXT_MODULES = (
     "memoryd.indexer.frontmatter",

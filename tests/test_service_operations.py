@@ -25,11 +25,11 @@ from memoryd.config import Config
 from memoryd.errors import InvalidParams, NotFound
 from memoryd.indexer import queries
 from memoryd.indexer.store import IndexStore
-from memoryd.methods import LoadLast, handler
+from memoryd.methods import LoadLast, Save, handler
 from memoryd.params import decode
 from memoryd.select.selector import Selector
 from memoryd.service import MemoryService
-from memoryd.sessions.files import parse_save
+from memoryd.sessions.files import save_request
 from memoryd.staleness.checks import Checker
 
 PROJECT = "ledger"
@@ -125,7 +125,7 @@ def test_save_is_parsed_before_anything_is_written(
     memdir: Path, params: dict[str, Any], error: type[Exception], message: str
 ) -> None:
     with pytest.raises(error, match=message):
-        parse_save({"dir": str(memdir), **params})
+        save_request(decode(Save, {"dir": str(memdir), **params}))
     assert list(memdir.iterdir()) == []
 
 
@@ -233,7 +233,7 @@ def test_a_save_as_a_client_sends_it_is_checked_and_written(
         "steps_completed": steps,
         "key_decisions": ["ledger posts nightly"],
     }
-    checked = parse_save(sent)
+    checked = save_request(decode(Save, sent))
     assert checked.dir == str(memdir) and checked.session.steps_completed == steps
     saved = call(service, "save", sent)
     assert saved["filename"] == f"2026-11-30-11-00-{PROJECT}.md"

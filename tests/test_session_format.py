@@ -9,8 +9,11 @@ import pytest
 
 from memoryd.errors import InvalidParams
 from memoryd.indexer.parse import parse_bytes, parse_file
+from memoryd.methods import Save
+from memoryd.params import decode
 from memoryd.sessions._sections import parse_sections, resume_line
 from memoryd.sessions.format import (
+    SessionInput,
     render_session,
     session_filename,
     session_input_from_file,
@@ -42,6 +45,11 @@ def params(**overrides: Any) -> dict[str, Any]:
     return base
 
 
+def checked(given: dict[str, Any], now: dt.datetime | None = None) -> SessionInput:
+    """The session fields of ``given`` as ``save`` checks them: wire types, then the rest."""
+    return validate_save_params(decode(Save, {"dir": "/tmp/ignored", **given}), now=now)
+
+
 def parse(text: str) -> Any:
     record = parse_bytes(text.encode("utf-8"), "session")
     assert record.error is None, record.error
@@ -49,7 +57,7 @@ def parse(text: str) -> Any:
 
 
 def test_render_then_parse_round_trips_every_field() -> None:
-    inp = validate_save_params({**params(), "dir": "/tmp/ignored"})
+    inp = checked(params())
     text = render_session(inp)
     meta = parse(text).meta
     assert meta["schema_version"] == "1.1"
@@ -80,7 +88,7 @@ def test_render_then_parse_round_trips_every_field() -> None:
 
 def test_yaml_breaking_values_survive_intact() -> None:
     nasty = 'note: "quoted" # not a comment, {braces}, [list], a: b\nsecond line --- end'
-    inp = validate_save_params(
+    inp = checked(
         params(
             target_dir="dir: with colon #hash",
             checkpoints_approved=["CP-S0", "yes", "1.0"],
@@ -96,7 +104,7 @@ def test_yaml_breaking_values_survive_intact() -> None:
 
 
 def test_multiline_bullets_stay_one_entry() -> None:
-    inp = validate_save_params(params(key_decisions=["first line\nsecond line"]))
+    inp = checked(params(key_decisions=["first line\nsecond line"]))
     decisions = parse_sections(render_session(inp)).key_decisions
     assert [e.text for e in decisions] == ["first line second line"]
     assert decisions[0].last_line == decisions[0].first_line + 1
@@ -109,14 +117,15 @@ def test_multiline_bullets_stay_one_entry() -> None:
         ({"project": "a/b"}, "'project'"),
         ({"project": "a..b"}, "'project'"),
         ({"project": "x" * 101}, "'project'"),
-        ({"project": None}, "'project'"),
+        ({"project": None}, "'project' is required"),
         ({"session": "2025-02-30-10-00"}, "'session'"),
         ({"session": "2025-04-08 15:45"}, "'session'"),
         ({"session": "2025-04-08-24-00"}, "'session'"),
         ({"mode": "turbo"}, "'mode'"),
         ({"status": "done"}, "'status'"),
         ({"checkpoints_approved": "CP-S0"}, "'checkpoints_approved'"),
-        ({"checkpoints_approved": ["ok", 3]}, "'checkpoints_approved[1]'"),
+        ({"checkpoints_approved": ["ok", 3]}, "'checkpoints_approved'"),
+        ({"checkpoints_approved": ["ok", "C 1"]}, "'checkpoints_approved[1]'"),
         ({"checkpoint_decisions": ["A"]}, "'checkpoint_decisions'"),
         ({"checkpoint_decisions": {"CP-S0": "A"}}, "'checkpoint_decisions.CP-S0'"),
         ({"checkpoint_decisions": {"CP-S0": {"note": "x"}}}, "'checkpoint_decisions.CP-S0.option'"),
@@ -129,7 +138,8 @@ def test_multiline_bullets_stay_one_entry() -> None:
         ({"steps_completed": {"S 0": "x"}}, "'steps_completed.S 0'"),
         ({"steps_completed": {"S0": 5}}, "'steps_completed.S0'"),
         ({"key_decisions": "one"}, "'key_decisions'"),
-        ({"key_decisions": ["ok", None]}, "'key_decisions[1]'"),
+        ({"key_decisions": ["ok", None]}, "'key_decisions'"),
+        ({"key_decisions": ["ok", "a\x00"]}, "'key_decisions[1]'"),
         ({"key_decisions": ["ok", "  \n"]}, "'key_decisions[1]' is empty"),
         ({"session_summary": 3}, "'session_summary'"),
         ({"active_state": "fine\n## Key decisions"}, "'active_state' line 2"),
@@ -139,14 +149,14 @@ def test_multiline_bullets_stay_one_entry() -> None:
 )
 def test_bad_params_name_the_field(overrides: dict[str, Any], field: str) -> None:
     with pytest.raises(InvalidParams) as info:
-        validate_save_params(params(**overrides))
+        checked(params(**overrides))
     assert field in str(info.value)
     # The one field the message opens with, as a path into the params.
     assert str(info.value).startswith(f"'{info.value.data['field']}' ")
 
 
 def test_session_defaults_to_now_in_local_time() -> None:
-    inp = validate_save_params({"project": "p1"}, now=NOW)
+    inp = checked({"project": "p1"}, now=NOW)
     assert inp.session == NOW.astimezone().strftime("%Y-%m-%d-%H-%M")
     assert inp.checkpoints_approved == [] and inp.mode is None
     assert parse(render_session(inp)).meta["project-name"] == "p1"
@@ -204,7 +214,7 @@ def test_schema_10_file_is_readable_and_rerenders_as_11(tmp_path: Any) -> None:
 
 def test_previous_meta_fills_fields_this_save_leaves_empty() -> None:
     previous = parse(V10).meta
-    inp = validate_save_params(
+    inp = checked(
         {
             "project": "shop-backend",
             "session": "2025-03-11-09-30",

@@ -639,12 +639,14 @@ def test_kill_9_during_saves_never_leaves_a_half_written_memory(
 KILL_POINT_CHILD = """
 import builtins, os, signal, sys
 from memoryd import bounded_read
+from memoryd.methods import Save
+from memoryd.params import decode
 from memoryd.sessions import files as session_io
 
 folder, point = sys.argv[1], sys.argv[2]
 params = {"dir": folder, "project": "crash", "session": "2025-07-02-10-00",
           "status": "paused", "key_decisions": ["the complete old version"]}
-session_io.save(session_io.parse_save(params))  # version 1, complete
+session_io.save(session_io.save_request(decode(Save, params)))  # version 1, complete
 
 def die():
     os.kill(os.getpid(), signal.SIGKILL)
@@ -682,7 +684,7 @@ elif point == "after-rename":
         die()
     os.replace = replace_then_die
 params.update(status="completed", key_decisions=["the complete new version " + "z" * 300_000])
-session_io.save(session_io.parse_save(params))
+session_io.save(session_io.save_request(decode(Save, params)))
 print("not killed")
 """
 

@@ -262,20 +262,20 @@ def test_resolution_order_config_hook_transcript_folder_name(
     d = str(memdir)
 
     found = resolve(d, {}, conn)
-    assert (found.path, found.source) == (str(code), "folder-name")
+    assert (found["path"], found["source"]) == (str(code), "folder-name")
 
     (project / "a.jsonl").write_text(
         '{"type": "summary"}\nnot json\n' + json.dumps({"cwd": str(logged), "type": "user"}) + "\n"
     )
-    assert resolve(d, {}, conn).source == "transcript"
-    assert resolve(d, {}, conn).path == str(logged)
+    assert resolve(d, {}, conn)["source"] == "transcript"
+    assert resolve(d, {}, conn)["path"] == str(logged)
 
     with store.transaction() as c:
         results.remember_cwd(c, d, str(hinted))
-    assert (resolve(d, {}, conn).path, resolve(d, {}, conn).source) == (str(hinted), "hook")
+    assert (resolve(d, {}, conn)["path"], resolve(d, {}, conn)["source"]) == (str(hinted), "hook")
 
     found = resolve(d, {d: str(other)}, conn)
-    assert (found.path, found.source) == (str(other), "config")
+    assert (found["path"], found["source"]) == (str(other), "config")
 
 
 def test_folder_names_that_decode_ambiguously_or_not_at_all_say_so(
@@ -288,17 +288,17 @@ def test_folder_names_that_decode_ambiguously_or_not_at_all_say_so(
     memdir = tmp_path / "projects" / name / "memory"
     memdir.mkdir(parents=True)
     found = resolve(str(memdir), {}, store.conn)
-    assert found.path is None and "matches several paths" in (found.reason or "")
+    assert found["path"] is None and "matches several paths" in (found["reason"] or "")
 
     lost = tmp_path / "projects" / "-no-such-place-anywhere" / "memory"
     lost.mkdir(parents=True)
     found = resolve(str(lost), {}, store.conn)
-    assert found.path is None and "no existing directory matches" in (found.reason or "")
+    assert found["path"] is None and "no existing directory matches" in (found["reason"] or "")
 
     plain = tmp_path / "notes"
     plain.mkdir()
     found = resolve(str(plain), {}, store.conn)
-    assert found.path is None and "not an encoded project path" in (found.reason or "")
+    assert found["path"] is None and "not an encoded project path" in (found["reason"] or "")
 
 
 @pytest.fixture
@@ -363,5 +363,5 @@ def test_a_hook_cwd_counts_before_its_write_is_committed(
     assert checker.note_cwd(str(memdir), str(tmp_path), queued.append)
     assert not checker.note_cwd(str(memdir), str(tmp_path), queued.append)  # not new
     found = checker.resolve(store.conn, str(memdir))
-    assert (found.path, found.source) == (str(tmp_path), "hook")
+    assert (found["path"], found["source"]) == (str(tmp_path), "hook")
     assert len(queued) == 1  # and the write is still on its way to the index

@@ -1,10 +1,7 @@
 """Compaction reports: what a person or agent could condense, and what is unhealthy.
 
-memoryd never deletes or rewrites a memory: :func:`build_report` reads the
-index into a report (old sessions, stale work, broken files, MEMORY.md
-problems, duplicates, likely credentials, oversized memories, usage, code
-drift) and :func:`~memoryd.report.files.write_report` writes it as Markdown
-and JSON. The daemon runs one on a schedule, ``report`` on demand.
+Built from the index alone and written as Markdown and JSON; no memory is ever deleted or
+rewritten.
 """
 
 from __future__ import annotations
@@ -53,11 +50,8 @@ def _summary(dirs: list[DirectoryReport]) -> dict[str, int]:
 def build_report(
     conn: sqlite3.Connection, dirs: list[str], older_than_s: float, now: float | None = None
 ) -> Report:
-    """The report over every indexed directory in or below ``dirs``.
-
-    ``older_than_s`` is both the age past which sessions count as old or
-    stale and the telemetry window for usage.
-    """
+    """The report over every indexed directory in or below ``dirs``; ``older_than_s`` is the
+    age of old sessions and the window of usage."""
     now = time.time() if now is None else now
     cutoff = now - older_than_s
     by_dir: dict[str, list[IndexedFile]] = defaultdict(list)

@@ -1,8 +1,4 @@
-"""The compaction report's JSON shape: one type per finding, as ``report.json`` holds it.
-
-The Markdown is rendered from the same document, so each finding's keys are
-named once here and both outputs (and agents acting on the JSON) read them.
-"""
+"""The compaction report's JSON shape (``report.json``), which the Markdown is rendered from."""
 
 from __future__ import annotations
 
@@ -47,8 +43,6 @@ class BrokenFile(TypedDict):
 
 
 class LinkLine(TypedDict):
-    """A MEMORY.md line and the link target on it."""
-
     line: int
     target: str
 
@@ -89,8 +83,6 @@ class SecretFile(TypedDict):
 
 
 class Oversized(Size):
-    """A memory over the hook's cap."""
-
     file: str
 
 
@@ -100,16 +92,12 @@ class Selected(TypedDict):
 
 
 class Usage(TypedDict):
-    """Selector runs over a folder since the cutoff, and what they picked."""
-
     runs: int
     most_selected: list[Selected]
     never_selected: list[str]
 
 
 class DirectoryReport(TypedDict):
-    """Every finding for one indexed folder."""
-
     path: str
     files: int
     bytes: int
@@ -126,8 +114,6 @@ class DirectoryReport(TypedDict):
 
 
 class Report(TypedDict):
-    """A whole report (``report.json``)."""
-
     notice: str
     generated_at: str
     date: str

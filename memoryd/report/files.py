@@ -1,8 +1,7 @@
 """Where reports are written: a pair of files per run named by its second, a ``latest`` link.
 
-After each write, pairs beyond ``reports.keep`` (newest first) or older than
-``reports.max_age_days`` are deleted: only files named like memoryd's reports,
-never the pair just written.
+After each write, pairs beyond ``reports.keep`` or older than ``reports.max_age_days`` are
+deleted (only memoryd's report names, never the pair just written).
 """
 
 from __future__ import annotations
@@ -47,10 +46,8 @@ class Retention:
 def write_report(
     report: Report, reports_dir: Path, retention: Retention | None = None
 ) -> tuple[Path, Path]:
-    """Write the report's ``.md`` and ``.json`` atomically, point ``latest`` at them, prune.
-
-    A write the disk refuses (full, read-only) is ``unwritable``, naming the cause.
-    """
+    """Write the report's ``.md`` and ``.json`` atomically, point ``latest`` at them, prune; a
+    write the disk refuses is ``unwritable``."""
     try:
         return _write(report, reports_dir, retention or Retention())
     except OSError as exc:
@@ -75,8 +72,8 @@ def _write(report: Report, reports_dir: Path, retention: Retention) -> tuple[Pat
 
 
 def _link(link: Path, target: str) -> None:
-    """Replace ``link`` with a relative symlink to ``target`` in one rename (the temp link
-    named as :func:`write_atomic` names its temp files, so start-up removes a leftover)."""
+    """Replace ``link`` with a relative symlink to ``target`` in one rename (the temp named as
+    :func:`write_atomic` names its own, so start-up removes a leftover)."""
     tmp = link.with_name(f".{link.name}.{os.getpid()}.{secrets.token_hex(4)}{TEMP_SUFFIX}")
     os.symlink(target, tmp)
     os.replace(tmp, link)

@@ -1,11 +1,7 @@
 """The report's findings, each read from the index (no memory file is re-read).
 
-Sessions are aged by the time they record (``last_session_at``, else their
-filename), not by mtime, which copies and checkouts reset. MEMORY.md is cut
-off by agents past about 200 lines or 25 KB; a link to a gone file, an
-unlisted memory and an entry with no hook (``- [Title](file.md) — hook``) are
-flagged. A memory over the hook's cap (what it shows of one memory) is
-oversized. Secrets are reported by line and kind only.
+Sessions are aged by the time they record, not by mtime. Agents cut MEMORY.md off past 200
+lines or 25 KB. Secrets are reported by line and kind only.
 """
 
 from __future__ import annotations
@@ -39,7 +35,7 @@ from memoryd.report.document import (
     SupersededSession,
     Usage,
 )
-from memoryd.select.candidates import Candidate
+from memoryd.select.manifest import to_candidate
 from memoryd.select.relations import compute_relations
 from memoryd.sessions._sections import last_session_time
 
@@ -86,13 +82,8 @@ def _exact_groups(memories: list[IndexedFile], field: str, min_chars: int) -> li
 def duplicates(
     files: list[IndexedFile],
 ) -> tuple[list[DuplicateGroup], list[SupersededMemory]]:
-    """``(duplicate groups, superseded memories)`` among one directory's memories.
-
-    Groups are identical descriptions, identical bodies (ignoring case and
-    spacing), then near-identical pairs as the selector's relations see them,
-    minus pairs already in an identical group. A memory that a newer one says
-    it supersedes is listed apart: it is stale rather than duplicated.
-    """
+    """``(duplicate groups, superseded memories)`` among one directory's memories: identical
+    descriptions, identical bodies, then the selector's near-identical pairs not yet grouped."""
     memories = [f for f in files if selectable(f)]
     found: list[DuplicateGroup] = []
     seen: set[frozenset[str]] = set()
@@ -100,18 +91,7 @@ def duplicates(
         for names in _exact_groups(memories, field, min_chars):
             found.append({"match": f"identical {field}", "files": names})
             seen.update(frozenset((a, b)) for a in names for b in names if a != b)
-    candidates = [
-        Candidate(
-            filename=f.filename,
-            name=f.name or f.filename.removesuffix(".md"),
-            description=f.description or "",
-            type=f.type,
-            body=f.body,
-            mtime=f.mtime,
-        )
-        for f in memories
-    ]
-    relations = compute_relations(candidates)
+    relations = compute_relations([to_candidate(f) for f in memories])
     for a, b in relations.near_duplicates:
         if frozenset((a, b)) not in seen:
             found.append({"match": "near-identical description", "files": [a, b]})
@@ -124,11 +104,8 @@ def duplicates(
 def usage_by_dir(
     conn: sqlite3.Connection, manifests: dict[str, list[str]], since: float, top: int = 10
 ) -> dict[str, Usage]:
-    """Selection counts per directory since ``since``, for directories that had runs.
-
-    A directory no selector run asked about is left out: "never selected"
-    would only mean "never asked".
-    """
+    """Selection counts per directory since ``since``, for directories that had runs (else
+    "never selected" would only mean "never asked")."""
     runs: Counter[str] = Counter()
     picked: dict[str, Counter[str]] = defaultdict(Counter)
     for directory, selected in conn.execute(
@@ -170,12 +147,8 @@ def oversized(files: list[IndexedFile]) -> list[Oversized]:
 def listing(
     files: list[IndexedFile], directory: str, superseded: dict[str, str | None]
 ) -> ListReply:
-    """``list``'s reply: the files that parsed, oversized and superseded ones marked, and
-    the files that did not parse.
-
-    ``superseded`` maps the path of each stale memory to its successor's filename
-    (None when it names none).
-    """
+    """``list``'s reply: the files that parsed (oversized ones and those in ``superseded``, path
+    -> successor, marked), and the files that did not."""
     summaries = []
     for f in files:
         if f.error is not None:
@@ -215,11 +188,8 @@ def _local_target(raw: str) -> str | None:
 
 
 def index_health(directory: str, files: list[IndexedFile]) -> IndexHealth | None:
-    """Findings for the MEMORY.md of ``directory`` (``files`` are the directory's own).
-
-    None when the directory holds no memory files at all (a sessions folder,
-    say); ``{"missing": True}`` when it holds memories but no index.
-    """
+    """Findings for the MEMORY.md of ``directory`` (``files`` are its own): dead links, unlisted
+    memories, entries with no hook; None for a folder without memories."""
     index = next((f for f in files if f.kind == KIND_INDEX and f.error is None), None)
     memories = [f for f in files if f.kind == KIND_MEMORY]
     if index is None:
@@ -290,12 +260,8 @@ def sessions_by_project(files: Iterable[IndexedFile]) -> dict[str, list[Session]
 
 
 def old_sessions(by_project: dict[str, list[Session]], cutoff: float) -> list[OldSessions]:
-    """Per project: the sessions recorded before ``cutoff``.
-
-    An old session is a candidate to condense when the project has a later
-    ``completed`` session: that one already carries the outcome, so the older
-    ones could be folded into a single summary.
-    """
+    """Per project: the sessions recorded before ``cutoff``, those before a later ``completed``
+    one (which carries the outcome) marked as candidates to condense."""
     out: list[OldSessions] = []
     for project, group in by_project.items():
         old = [s for s in group if s.at < cutoff]
@@ -323,11 +289,7 @@ def old_sessions(by_project: dict[str, list[Session]], cutoff: float) -> list[Ol
 
 
 def stale_work(by_project: dict[str, list[Session]], cutoff: float, now: float) -> list[StaleWork]:
-    """Projects whose newest session is still open and was last touched before ``cutoff``.
-
-    Only the newest session of a project counts: an older ``in-progress``
-    session followed by later ones is history, not work someone left behind.
-    """
+    """Projects whose newest session is still open and was last touched before ``cutoff``."""
     out: list[StaleWork] = []
     for project, group in by_project.items():
         latest = group[-1]

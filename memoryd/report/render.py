@@ -1,8 +1,5 @@
-"""The Markdown form of a compaction report: a summary, then one section per directory.
-
-A directory with nothing to say gets no section, so a healthy folder makes a
-short report. The JSON form carries the same data for tools.
-"""
+"""The Markdown form of a compaction report: a summary, then a section per directory with
+something to say."""
 
 from __future__ import annotations
 

@@ -1,27 +1,21 @@
 """The findings of a brief: every entry of the sessions read, scored against the task.
 
-:mod:`.brief` decides which sessions bear on the task; every session of their
-project is then read, newest first, since the newest holds where work stands
-(its blocker, its failing test) often in words the task does not use, and a
-later decision settles a question an earlier session left open. Entries are
-scored, ranked one per entry, linked to the earlier decisions they reverse,
-and made findings without repeats.
+Every session of the relevant sessions' projects is read, newest first: the newest says where
+work stands (its blocker, its failing test) often in words the task does not use, and a later
+decision settles a question an earlier session left open. Entries are scored, ranked, linked
+to the earlier decisions they reverse, and made findings without repeats.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
+from memoryd.replies import FindingJson
 from memoryd.sessions import _findings as fx
 from memoryd.sessions import _relevance as rel
-from memoryd.sessions._sections import SECTION_ACTIVE, SECTION_SUMMARY, Entry
-
-if TYPE_CHECKING:
-    from memoryd.sessions.brief import SessionDoc
+from memoryd.sessions._sections import SECTION_ACTIVE, SECTION_SUMMARY, Entry, SessionDoc
 
 MIN_ENTRY_TERMS = 3
 """Entries with fewer content terms ("No open items.") carry nothing to cite."""
@@ -38,11 +32,9 @@ BACKGROUND_MATCH = 0.2
 CURRENT_TROUBLE_SCORE = 10.0
 """Puts the newest session's blockers and failing tests first, so the budget never cuts them."""
 FINDINGS_CONSIDERED = 200
-"""Ranked findings checked for repeats and conflicts: more than the largest
-budget (4,000 tokens) can show."""
+"""Ranked findings checked for repeats and conflicts: more than the largest budget shows."""
 SETTLED_SHARE = 0.4
-"""Share of an open question's words a later decision must also use to settle it
-(plain, not IDF-weighted: a project's sessions share their subject words)."""
+"""Share of an open question's words (not IDF-weighted) a later decision must use to settle it."""
 SETTLED_MIN_SHARED = 3
 """Distinct words a later decision must share with the open question."""
 
@@ -86,11 +78,9 @@ def collect(
     found: list[Session],
     idf: dict[str, float],
     size: int,
-) -> list[fx.Finding]:
-    """Score every entry of the sessions read, best first, with contradictions attached.
-
-    Open questions that a later session's decision answers are left out.
-    """
+) -> list[FindingJson]:
+    """Every entry of the sessions read as findings, best first, contradictions attached (an open
+    question a later decision answers left out)."""
     ranked = _ranked(_scored(query, chosen, found, idf, size), found)
     return _findings(ranked, _conflicts(ranked, chosen, idf, size))
 
@@ -98,8 +88,8 @@ def collect(
 def _scored(
     query: set[str], chosen: list[Session], found: list[Session], idf: dict[str, float], size: int
 ) -> list[Scored]:
-    """Every entry worth showing, scored. An open question a later decision settles gives
-    its place (and at least its rank) to that decision, listed after the other entries."""
+    """Every entry worth showing, scored; an open question a later decision settles gives its
+    place (and at least its rank) to that decision, listed after the other entries."""
     total = sum(rel.weight(t, idf, size) for t in query) or 1.0
     newest = max((s.doc.session for s in chosen), default="")
     newest_relevant = max((s.doc.session for s in found), default="")
@@ -140,10 +130,9 @@ def _scored(
 
 
 def _ranked(scored: list[Scored], found: list[Session]) -> list[Scored]:
-    """One item per entry at its best score, best first (among equals the newer session,
-    then file order), reordered for coverage: the newest session's trouble first, then the
-    best item of every relevant session, then the rest. The budget trims from the end, so
-    a relevant session is cited before any session gets a second line."""
+    """One item per entry at its best score, best first (then newer session, file order); the
+    newest session's trouble first, then the best item of every relevant session (the budget
+    trims from the end), then the rest."""
     best: dict[int, Scored] = {}
     for item in scored:
         if id(item[1]) not in best or item[0] > best[id(item[1])][0]:
@@ -177,14 +166,11 @@ def _conflicts(
 
 def _findings(
     ranked: list[Scored], conflicts: dict[int, tuple[Entry, Session]]
-) -> list[fx.Finding]:
-    """The findings, in rank order, without repeats.
-
-    An earlier decision that a later session reversed is shown next to the
-    reversal (both sources), not as a finding of its own.
-    """
+) -> list[FindingJson]:
+    """The findings in rank order without repeats; a reversed decision is shown beside its
+    reversal, not on its own."""
     reversed_ids = {id(old) for old, _ in conflicts.values()}
-    findings: list[fx.Finding] = []
+    findings: list[FindingJson] = []
     kept: list[set[str]] = []
     for _, entry, terms, kind, session in ranked:
         if id(entry) in reversed_ids or any(
@@ -192,20 +178,16 @@ def _findings(
         ):
             continue
         kept.append(terms)
-        finding = fx.make_finding(entry, kind, _source(entry, session))
+        finding = fx.make_finding(entry, kind, fx.source(entry, session.doc.filename, session.date))
         earlier = conflicts.get(id(entry))
-        if earlier is not None and not finding.quoted:
-            finding = dataclasses.replace(
-                finding,
-                conflicts_with=_source(*earlier),
-                conflicting_text=" ".join(earlier[0].text.split()).rstrip("."),
-            )
+        if earlier is not None and not finding["quoted"]:
+            old, old_session = earlier
+            where = fx.source(old, old_session.doc.filename, old_session.date)
+            text = " ".join(old.text.split()).rstrip(".")
+            finding["evidence"] = "conflicting"
+            finding["conflicts_with"] = {**where, "text": text}
         findings.append(finding)
     return findings
-
-
-def _source(entry: Entry, session: Session) -> fx.Source:
-    return fx.Source(session.doc.filename, entry.first_line, entry.last_line, session.date)
 
 
 def _settled_later(

@@ -1,9 +1,7 @@
 """Lexical relevance between a task and session entries: tokens, stems, IDF weights.
 
-Deterministic, so briefs are reproducible. Identifiers count whole and in parts
-(``payment_retry_enabled``, ``FormScreen``). Words, stems and stopwords are the
-local ranker's (:mod:`memoryd.select._text`), so a brief and ``select`` read
-text alike; words that frame a task ("resume") are dropped too.
+Words, stems and stopwords are the local ranker's, so a brief and ``select`` read text alike;
+identifiers count whole and in parts, and words that frame a task ("resume") are dropped.
 """
 
 from __future__ import annotations
@@ -29,22 +27,14 @@ _TASK_WORDS = """
     without yesterday
 """
 STOPWORDS = _text.STOPWORDS | _text.WEAK | frozenset(_TASK_WORDS.split())
-"""The ranker's function words and weak task verbs, plus words that frame a task (resume,
-build, yesterday) without naming its subject."""
 
 PREFIX = 6
 """Letters two long terms must share at the start to match (as the selector's prefix match)."""
 
 
 def tokens(text: str) -> list[str]:
-    """Content stems of ``text``: whole identifiers and their parts, stopwords removed.
-
-    Text in other scripts is folded first (accents off, full-width forms
-    plain), its words of other alphabets count as words, and runs of
-    Chinese, Japanese, Korean or Thai as their character bigrams
-    (:mod:`memoryd._unicode_words`), so a task in any language meets the
-    sessions written in it.
-    """
+    """Content stems of ``text``: whole identifiers and their parts, stopwords removed; other
+    scripts folded, their words (or CJK and Thai bigrams) counted as words."""
     found: list[str] = []
     text = _DURATION.sub(_spelled_duration, text)
     if not text.isascii():
@@ -64,12 +54,8 @@ _UNIT_WORDS = {"h": "hours", "hr": "hours", "hrs": "hours", "min": "minutes", "m
 
 
 def _spelled_duration(match: re.Match[str]) -> str:
-    """A duration in the usual shorthand ("24h", "30 min") with its unit spelled out.
-
-    Sessions write "until 24h before" where a task says "ten hours before";
-    the number rarely matches, the unit does. Only lower case after a number:
-    a bare "min" (``min(a, b)``) and "3 HR" stay as they are.
-    """
+    """A duration in shorthand ("24h", "30 min") with its unit spelled out, since a task's
+    number rarely matches but its unit does."""
     return f"{match.group(1)} {_UNIT_WORDS[match.group(2)]}"
 
 
@@ -77,8 +63,7 @@ def _word_tokens(raw: str) -> list[str]:
     """The stems an ASCII identifier or word stands for (none for a stopword)."""
     found: list[str] = []
     parts = split_words(raw)
-    # Identifiers (snake_case, dotted, CamelCase) count whole and in parts;
-    # a hyphenated word ("full-year") is just its parts, so it is not counted twice.
+    # A hyphenated word ("full-year") is just its parts, so it is not counted twice.
     identifier = len(parts) > 1 and (raw.strip("-").count("-") < len(parts) - 1)
     for word in [raw.lower(), *parts] if identifier else parts:
         if len(word) < 2 or word in STOPWORDS:
@@ -104,14 +89,8 @@ def weight(term: str, idf: Mapping[str, float], size: int) -> float:
 
 
 def coverage(query: set[str], doc: set[str], idf: Mapping[str, float], size: int) -> float:
-    """IDF-weighted share of the query's terms that ``doc`` contains (0..1).
-
-    A task that names things no session mentions scores low even when a few
-    generic project words match, which is what keeps unrelated tasks out.
-    A long term also matches a ``doc`` term that begins with the same
-    ``PREFIX`` letters ("persistence" and "persisted", "configuration" and
-    "configured"), which the light stemmer leaves apart.
-    """
+    """IDF-weighted share of the query's terms that ``doc`` contains (0..1); a long term also
+    matches one with the same first ``PREFIX`` letters ("persistence", "persisted")."""
     total = sum(weight(term, idf, size) for term in query)
     if total <= 0:
         return 0.0
@@ -122,12 +101,7 @@ def coverage(query: set[str], doc: set[str], idf: Mapping[str, float], size: int
 
 
 def near_pairs(query: list[str], doc: list[str], window: int = 3) -> int:
-    """How many pairs of nearby query terms also occur near each other in ``doc``.
-
-    Two task words that sit together in a session ("sync v2", "task logs") are
-    far stronger evidence of the same topic than the same words scattered
-    across unrelated lines, which is how hard negatives usually match.
-    """
+    """How many pairs of nearby query terms also occur near each other in ``doc``."""
     wanted = {(a, b) for i, a in enumerate(query) for b in query[i + 1 : i + window] if a != b}
     seen = {
         frozenset((a, b))

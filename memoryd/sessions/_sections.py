@@ -1,8 +1,7 @@
-"""A session file read back: its body's four sections with line numbers, its time, its resume line.
+"""A session file read back: its four body sections, its time, its resume line.
 
-Every entry keeps the 1-based lines it occupies in the *file* (frontmatter
-included), which briefs cite. Parsing is forgiving: unknown headings are
-ignored, a missing section is empty, wrapped bullet lines join one entry.
+Each entry keeps the 1-based lines it occupies in the file, which briefs cite. Unknown
+headings are ignored, a missing section is empty, wrapped bullet lines join one entry.
 """
 
 from __future__ import annotations
@@ -25,10 +24,11 @@ HEADINGS = {
     "active state": SECTION_ACTIVE,
     "key decisions": SECTION_DECISIONS,
 }
-"""Lower-cased ``## `` heading text -> section key."""
+_ORDER = (SECTION_SUMMARY, SECTION_STEPS, SECTION_ACTIVE, SECTION_DECISIONS)
 
 _BULLET = re.compile(r"^[-*][ \t]+(.*)$")
-_SESSION = re.compile(r"\d{4}-\d{2}-\d{2}-\d{2}-\d{2}")
+STAMP = re.compile(r"\d{4}-\d{2}-\d{2}-\d{2}-\d{2}")
+"""A session's stamp, ``YYYY-MM-DD-HH-MM``."""
 _STEP = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*):[ \t]*(.*)$")
 
 
@@ -41,6 +41,18 @@ class Entry:
     first_line: int
     last_line: int
     label: str | None = None  # the step id ("S1") for steps
+
+
+@dataclass(frozen=True, slots=True)
+class SessionDoc:
+    """A session file as found on disk, for a brief."""
+
+    path: str
+    filename: str
+    project: str
+    session: str  # YYYY-MM-DD-HH-MM, from the filename
+    text: str | None  # full file text; None when unreadable
+    error: str | None  # read/parse error: the file is skipped and counted in the scope
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,23 +75,17 @@ class SessionSections:
 
 
 def heading_text(line: str) -> str | None:
-    """The text of a ``## Heading ##`` line (closing hashes dropped), or None for other lines.
-
-    String operations, not a regex, so a long run of spaces costs linear time.
-    """
+    """The text of a ``## Heading ##`` line (closing hashes dropped), or None (linear time)."""
     if not line.startswith("##") or line[2:3] not in (" ", "\t") or len(line) < 4:
         return None
     return line[2:].rstrip(" \t").rstrip("#").strip(" \t")
 
 
-def body_start_line(lines: list[str]) -> int:
-    """Index (0-based) of the first body line: just after the closing ``---``."""
+def _body_start(lines: list[str]) -> int:
+    """Index of the first line after the frontmatter's closing ``---``."""
     if not lines or lines[0].rstrip() != "---":
         return 0
-    for index in range(1, len(lines)):
-        if lines[index].rstrip() == "---":
-            return index + 1
-    return len(lines)
+    return next((i + 1 for i in range(1, len(lines)) if lines[i].rstrip() == "---"), len(lines))
 
 
 def parse_sections(text: str) -> SessionSections:
@@ -87,7 +93,7 @@ def parse_sections(text: str) -> SessionSections:
     lines = text.replace("\r\n", "\n").split("\n")
     if lines and lines[0].startswith("\ufeff"):
         lines[0] = lines[0][1:]
-    found: dict[str, list[Entry]] = {key: [] for key in HEADINGS.values()}
+    found: dict[str, list[Entry]] = {key: [] for key in _ORDER}
     section: str | None = None
     block: list[tuple[int, str]] = []  # (line number, raw line) of the current entry
 
@@ -96,7 +102,7 @@ def parse_sections(text: str) -> SessionSections:
             found[section].append(_entry(section, block))
         block.clear()
 
-    for index in range(body_start_line(lines), len(lines)):
+    for index in range(_body_start(lines), len(lines)):
         line = lines[index]
         number = index + 1
         heading = heading_text(line)
@@ -106,20 +112,12 @@ def parse_sections(text: str) -> SessionSections:
             continue
         if section is None:
             continue
-        if not line.strip():
+        if not line.strip() or _BULLET.match(line):
             flush()
-        elif _BULLET.match(line):
-            flush()
-            block.append((number, line))
-        else:
+        if line.strip():
             block.append((number, line))
     flush()
-    return SessionSections(
-        summary=tuple(found[SECTION_SUMMARY]),
-        steps=tuple(found[SECTION_STEPS]),
-        active_state=tuple(found[SECTION_ACTIVE]),
-        key_decisions=tuple(found[SECTION_DECISIONS]),
-    )
+    return SessionSections(*(tuple(found[key]) for key in _ORDER))
 
 
 def _entry(section: str, block: list[tuple[int, str]]) -> Entry:
@@ -153,7 +151,7 @@ def last_session_time(
         except (ValueError, OverflowError):  # not a time, or one local time cannot show
             pass
     for candidate in (filename or "", str(meta.get("session", ""))):
-        match = _SESSION.match(candidate)
+        match = STAMP.match(candidate)
         if match:
             try:
                 return session_started(match.group(0))
@@ -165,11 +163,8 @@ def last_session_time(
 def resume_line(
     project: str, meta: Mapping[str, object], now: dt.datetime, *, filename: str | None = None
 ) -> tuple[str, float]:
-    """``Resuming `shop-backend` (last touched 3 days ago, status: in-progress at CP-S2)``.
-
-    Returns the line and the hours since the session started (NaN when no time
-    is known: a 1.0 file whose ``session`` is not a timestamp and no filename).
-    """
+    """``Resuming `shop-backend` (last touched 3 days ago, status: in-progress at CP-S2)``,
+    and the hours since the session started (NaN when no time is known)."""
     when = last_session_time(meta, filename)
     current = now if now.tzinfo else now.astimezone()
     hours = (current - when).total_seconds() / 3600 if when else float("nan")

@@ -1,10 +1,9 @@
-"""A short, cited brief of what earlier sessions learned that bears on a task.
+"""A short, cited brief of what earlier sessions learned that bears on a task (``context``).
 
-Deterministic, no LLM: sessions are ranked lexically against the task; when
-some bear on it, every session of their project is read and their entries
-become typed findings citing file lines. It prefers saying nothing to weak
-matches: recency never admits a project's history on its own. The lowest-ranked
-findings are dropped until the text fits the budget (four characters a token).
+Deterministic: sessions are ranked lexically against the task; when some bear on it, every
+session of their project is read and its entries become findings citing file lines. Nothing
+beats weak matches, and recency never admits history on its own. The lowest-ranked findings
+are dropped until the text fits the budget (four characters a token).
 """
 
 from __future__ import annotations
@@ -13,7 +12,6 @@ import dataclasses
 import math
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 from memoryd._sized_cache import SizedCache
 from memoryd.indexer.parse import parse_bytes
@@ -22,72 +20,29 @@ from memoryd.replies import ContextReply, UnreadSession
 from memoryd.sessions import _findings as fx
 from memoryd.sessions import _relevance as rel
 from memoryd.sessions._collect import Session, collect, every_session_of
-from memoryd.sessions._sections import SECTION_SUMMARY, count_of, parse_sections
+from memoryd.sessions._sections import SECTION_SUMMARY, SessionDoc, count_of, parse_sections
 
 MAX_ROUNDS = 2
 MAX_READS = 3
 """Sessions the search rounds rank as relevant at most (all of their project is read)."""
 SESSION_THRESHOLD = 0.35
-"""Relevance a session needs: the IDF-weighted share of task terms it contains,
-plus PAIR_BONUS for every pair of task words that also sit together in it."""
+"""Relevance a session needs: the IDF-weighted share of task terms it contains, plus
+PAIR_BONUS for every pair of task words that also sit together in it."""
 PAIR_BONUS = 0.3
 FOLLOW_UP_THRESHOLD = 0.5
 """Share of the follow-up round's thread terms an earlier session must contain."""
 THREAD_TERMS = 6
 """How many linking words the follow-up round searches with."""
 PARSED_BYTES = 16 * 1024 * 1024
-"""Memory for parsed sessions, as :func:`weight` counts it: hundreds of sessions."""
+"""Memory for parsed sessions, as :func:`weight` counts it."""
 SECTION_ENTRIES = 100
-"""Entries read per section of one session, so a runaway file cannot make the
-entry-by-entry comparisons quadratic in its length."""
+"""Entries read per section, so a runaway file cannot make the comparisons quadratic."""
 
 _REFERS_BACK = re.compile(
     r"\b(session[- ]?\d+|previous session|earlier session|part \d+|resumed|reverted"
     r"|second|third)\b",
     re.IGNORECASE,
 )
-
-
-@dataclass(frozen=True, slots=True)
-class SessionDoc:
-    """A session file as the caller found it on disk."""
-
-    path: str
-    filename: str
-    project: str
-    session: str  # YYYY-MM-DD-HH-MM, from the filename
-    text: str | None  # full file text; None when unreadable
-    error: str | None  # read/parse error: the file is skipped and counted in the scope
-
-
-@dataclass(frozen=True)
-class Brief:
-    """The brief's text (the no-context message when nothing relevant fits) and its parts."""
-
-    text: str
-    findings: list[fx.Finding]
-    sessions_read: list[str]
-    scope: str
-    sessions_searched: int
-    rounds: int
-    skipped: list[UnreadSession]
-    dropped: int
-    budget_tokens: int
-
-    def to_json(self) -> ContextReply:
-        return {
-            "text": self.text,
-            "status": "found" if self.findings else "none",
-            "scope": self.scope,
-            "findings": [finding.to_json() for finding in self.findings],
-            "sessions_read": self.sessions_read,
-            "sessions_searched": self.sessions_searched,
-            "rounds": self.rounds,
-            "skipped": self.skipped,
-            "dropped_for_budget": self.dropped,
-            "tokens": estimate_tokens(self.text),
-            "budget_tokens": self.budget_tokens,
-        }
 
 
 def estimate_tokens(text: str) -> int:
@@ -110,11 +65,8 @@ def build_brief(
     scope: str,
     budget_tokens: int = 600,
     parsed: ParsedSessions | None = None,
-) -> Brief:
-    """Search ``docs`` for context on ``task`` and return a cited brief within budget.
-
-    Sessions parsed for an earlier brief are taken from ``parsed`` (none when None).
-    """
+) -> ContextReply:
+    """``context``'s answer: ``docs`` searched for ``task``, a cited brief within the budget."""
     parsed = ParsedSessions() if parsed is None else parsed
     skipped: list[UnreadSession] = [
         {"filename": d.filename, "error": d.error or "unreadable"}
@@ -149,27 +101,29 @@ def build_brief(
         cut = [f"{left} lower-ranked findings left out for length"] if left else []
         line = "; ".join([*parts, *cut, "not re-checked against the current code"])
         candidate = "\n".join(
-            ["Prior-session brief", f"Scope: {line}", *(f.render() for f in findings[:count])]
+            ["Prior-session brief", f"Scope: {line}", *map(fx.render, findings[:count])]
         )
         if estimate_tokens(candidate) <= budget_tokens:
             text, kept = candidate, findings[:count]
             break
-    return Brief(
-        text=text,
-        findings=kept,
-        sessions_read=[s.doc.filename for s in chosen],
-        scope=scope,
-        sessions_searched=len(sessions),
-        rounds=rounds,
-        skipped=skipped,
-        dropped=len(findings) - len(kept) if kept else 0,
-        budget_tokens=budget_tokens,
-    )
+    return {
+        "text": text,
+        "status": "found" if kept else "none",
+        "scope": scope,
+        "findings": kept,
+        "sessions_read": [s.doc.filename for s in chosen],
+        "sessions_searched": len(sessions),
+        "rounds": rounds,
+        "skipped": skipped,
+        "dropped_for_budget": len(findings) - len(kept) if kept else 0,
+        "tokens": estimate_tokens(text),
+        "budget_tokens": budget_tokens,
+    }
 
 
 class ParsedSessions:
-    """Sessions already parsed, by the whole doc (text included). Whoever answers ``context``
-    again owns one: an unchanged file is read again but not parsed again."""
+    """Sessions already parsed, by the whole doc (text included): an unchanged file is read
+    again but not parsed again."""
 
     def __init__(self, budget: int = PARSED_BYTES) -> None:
         self._cache: SizedCache[SessionDoc, Session] = SizedCache(budget)
@@ -189,11 +143,8 @@ def weight(text: str) -> int:
 
 
 def _read(doc: SessionDoc) -> Session:
-    """The session's entries and their tokens, plus the frontmatter's target dir and notes.
-
-    The frontmatter words only help find the session (``deploy/airflow`` says
-    what area it touched); findings are always cited from body lines.
-    """
+    """The session's entries and their tokens; the frontmatter's target dir and notes only
+    help find it (findings cite body lines)."""
     text = doc.text or ""
     sections = parse_sections(text)
     sequence: list[str] = []
@@ -219,10 +170,8 @@ def _search(
 ) -> tuple[list[Session], int]:
     """Round one ranks sessions against the task; round two follows a thread backwards.
 
-    The follow-up round runs only when the best session points at earlier work
-    (a revert, "part 2", a resumed design) and a read slot is still free. It
-    searches for that session's thread: the rarest words of its summary that
-    some other session shares, since the earlier part may not use the task's words.
+    Round two runs when the best session points at earlier work (a revert, "part 2") and a
+    read slot is free; it searches with that session's thread terms (:func:`_thread_terms`).
     """
     query = set(words)
     if not query or not sessions:
@@ -265,11 +214,8 @@ def _thread_terms(
     idf: dict[str, float],
     size: int,
 ) -> set[str]:
-    """Summary words of ``top`` that link it to a few other sessions, rarest first.
-
-    A word no other session has cannot lead anywhere; one that half the
-    sessions share ("design", "review") does not identify a thread.
-    """
+    """Summary words of ``top`` that link it to a few (not half) of the other sessions, rarest
+    first."""
     shared = set()
     for term in set(rel.tokens(_summary(top))) - query:
         others = sum(term in other.terms for other in sessions if other is not top)

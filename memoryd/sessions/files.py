@@ -1,8 +1,7 @@
-"""The I/O around session memories: ``save``, ``load_last`` from the index, ``context``.
+"""``save``, ``load_last`` and ``context`` on disk and in the index.
 
-A second save of a session is merged into the first (:func:`.format.merge`)
-unless ``replace``; saves into one folder take turns under its save lock and
-write atomically (:mod:`.writes`). Memory files are never deleted.
+A second save of a session is merged into the first unless ``replace``; saves into one folder
+take turns under its save lock and write atomically. Memory files are never deleted.
 """
 
 from __future__ import annotations
@@ -24,14 +23,12 @@ from memoryd.indexer.parse import describe_os_error, parse_bytes
 from memoryd.indexer.records import KIND_SESSION, unexpected
 from memoryd.indexer.secrets import redact, redact_value
 from memoryd.methods import Save
-from memoryd.params import decode
 from memoryd.paths import session_stamp_problem
 from memoryd.replies import ContextReply, Kept, LoadLastReply, SaveResult, SkippedSession
-from memoryd.sessions._sections import resume_line
-from memoryd.sessions.brief import ParsedSessions, SessionDoc, build_brief, unavailable_message
+from memoryd.sessions._sections import SessionDoc, resume_line
+from memoryd.sessions.brief import ParsedSessions, build_brief, unavailable_message
 from memoryd.sessions.format import (
     SCHEMA_VERSION,
-    SESSION_FIELDS,
     SessionInput,
     merge,
     render_session,
@@ -52,30 +49,21 @@ class SaveRequest:
 
 
 def save_request(req: Save, *, now: dt.datetime | None = None) -> SaveRequest:
-    """``save``'s params checked: the directory first, then every field of the session.
-
-    ``save`` must not create anything: a missing directory is ``not_found``, naming it.
-    """
+    """``save``'s params checked: the directory first (a missing one is ``not_found``: ``save``
+    creates nothing), then every field of the session."""
 
     def missing(given: str) -> NotFound:
         return NotFound(f"memory directory not found at {given}", {"field": "dir"})
 
     directory = p.directory(req.dir, missing=missing)
-    given = {name: getattr(req, name) for name in SESSION_FIELDS}
-    fields = {k: list(v) if isinstance(v, tuple) else v for k, v in given.items()}
-    return SaveRequest(directory, validate_save_params(fields, now=now), req.replace)
-
-
-def parse_save(params: Mapping[str, Any], *, now: dt.datetime | None = None) -> SaveRequest:
-    """:func:`save_request` of wire params (the in-process callers')."""
-    return save_request(decode(Save, params), now=now)
+    return SaveRequest(directory, validate_save_params(req, now=now), req.replace)
 
 
 def save(request: SaveRequest) -> SaveResult:
     """Write ``{dir}/{session}-{project}.md`` under the folder's save lock, on disk on return.
 
-    A session path that is not a regular file is ``not_a_file`` and left as it
-    is; a write the disk refuses is ``unwritable``, nothing half-written left.
+    A path that is not a regular file is ``not_a_file``; a write the disk refuses is
+    ``unwritable``, nothing half-written left.
     """
     with acquire(request.dir):
         inp = request.session
@@ -114,11 +102,8 @@ def save(request: SaveRequest) -> SaveResult:
 
 
 def _previous_session(path: str, *, merging: bool) -> tuple[Mapping[str, object] | None, bytes]:
-    """The fields (None when they do not parse) and bytes of the session file ``save`` replaces.
-
-    A file over the read cap cannot be merged into without dropping its end:
-    that save is refused (``replace`` still overwrites it).
-    """
+    """The fields (None when they do not parse) and bytes of the file ``save`` replaces; one
+    over the read cap cannot be merged into (``replace`` still overwrites it)."""
     try:
         data, truncated = read_capped(path, follow=False)
     except NotAFile as exc:
@@ -162,10 +147,8 @@ def load_last(
 ) -> LoadLastReply:
     """The newest readable session memory for ``project`` in ``directory``, from the index.
 
-    A session stamped more than a day after ``now`` is skipped, said why, like
-    an unreadable one: it must not pass for the newest session.
-    Credentials in the file are redacted in ``content`` and ``fields`` unless
-    ``reveal_secrets`` asks for the file exactly as it is on disk.
+    A session stamped over a day after ``now`` is skipped (said why), like an unreadable one.
+    Credentials are redacted in ``content`` and ``fields`` unless ``reveal_secrets``.
     """
     rows = conn.execute(
         "SELECT path, filename, session, error FROM files WHERE directory = ? "
@@ -234,11 +217,8 @@ def context(
     *,
     parsed: ParsedSessions | None = None,
 ) -> ContextReply:
-    """The cited prior-session brief for ``task`` over the sessions in ``directories``.
-
-    A directory that cannot be read makes the brief "unavailable", not silently empty.
-    Sessions parsed before are taken from ``parsed``.
-    """
+    """The cited prior-session brief for ``task`` over the sessions in ``directories``; an
+    unreadable directory makes it "unavailable", not silently empty."""
     scope_dirs = ", ".join(directories)
     scope = f"project '{project}' in {scope_dirs}" if project else scope_dirs
     for directory in directories:
@@ -255,31 +235,16 @@ def context(
             }
     docs: list[SessionDoc] = []
     for directory in directories:
-        sql = (
-            "SELECT path, filename, project, session, error FROM files "
-            "WHERE directory = ? AND kind = 'session'"
+        rows = conn.execute(
+            "SELECT path, filename, project, session, error FROM files WHERE directory = ? "
+            "AND kind = 'session' AND (? IS NULL OR project = ?) ORDER BY session",
+            (directory, project or None, project or None),
         )
-        args: tuple[Any, ...] = (directory,)
-        if project:
-            sql += " AND project = ?"
-            args += (project,)
-        rows = conn.execute(sql + " ORDER BY session", args)
         for path, filename, proj, session, indexed_error in rows:
             error = indexed_error or session_stamp_problem(session)
             body, reason = _session_text(path) if error is None else (None, None)
-            docs.append(
-                SessionDoc(
-                    path=path,
-                    filename=filename,
-                    project=proj,
-                    session=session,
-                    text=body,
-                    error=error or reason,
-                )
-            )
-    brief = build_brief(
-        task, docs, scope=scope, budget_tokens=budget_tokens, parsed=parsed
-    ).to_json()
+            docs.append(SessionDoc(path, filename, proj, session, body, error or reason))
+    brief = build_brief(task, docs, scope=scope, budget_tokens=budget_tokens, parsed=parsed)
     if project and not docs:
         # A mistyped project looks like "nothing useful"; naming what exists shows the slip.
         known = _projects_in(conn, directories)

@@ -1,9 +1,7 @@
-"""The session memory file: ``save``'s params checked, the file rendered, read back, merged.
+"""The session memory file ``{session}-{project}.md``: ``save``'s fields checked, rendered, merged.
 
-A session file is ``{dir}/{session}-{project}.md``, ``session`` the local start
-time ``YYYY-MM-DD-HH-MM``, so name order is time order (``load_last`` relies on
-it). A file without ``schema_version`` is 1.0 and stays readable;
-:func:`render_session` always writes 1.1 (``schema_version``, ``last_session_at``).
+``session`` is the local start time ``YYYY-MM-DD-HH-MM``, so name order is time order. A file
+without ``schema_version`` is 1.0 and stays readable; :func:`render_session` always writes 1.1.
 """
 
 from __future__ import annotations
@@ -18,26 +16,22 @@ from typing import Any
 import yaml
 
 from memoryd.errors import InvalidParams
-from memoryd.methods import MODES, STATUSES, Save
-from memoryd.params import params
+from memoryd.methods import Save
 from memoryd.paths import SESSION_FILENAME, SESSION_STAMP_FORMAT, session_stamp_problem
 from memoryd.replies import Kept
-from memoryd.sessions._sections import Entry, parse_sections, session_started
+from memoryd.sessions._sections import STAMP, Entry, parse_sections, session_started
 
 SCHEMA_VERSION = "1.1"
 MAX_PROJECT_LEN = 100
 
 _PROJECT = re.compile(r"[a-z0-9][a-z0-9._-]*")
-_SESSION = re.compile(r"\d{4}-\d{2}-\d{2}-\d{2}-\d{2}")
 _LABEL = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 _DECISION_KEYS = ("option", "note", "regenerated_count")
-# ``dir`` is resolved by the request's parser, ``replace`` decides how the file is written.
-SESSION_FIELDS = tuple(p.name for p in params(Save) if p.name not in ("dir", "replace"))
 
 
 @dataclass(frozen=True, slots=True)
 class SessionInput:
-    """The validated params of ``save`` (snake_case, defaults filled in)."""
+    """A checked ``save``'s session fields (defaults filled in)."""
 
     project: str
     session: str
@@ -58,24 +52,31 @@ def session_filename(project: str, session: str) -> str:
     return f"{session}-{project}.md"
 
 
-def validate_save_params(
-    params: Mapping[str, object], *, now: dt.datetime | None = None
-) -> SessionInput:
-    """Check every field of a session (``SESSION_FIELDS``; other keys are not read); the
-    InvalidParams message names the bad field."""
+def validate_save_params(req: Save, *, now: dt.datetime | None = None) -> SessionInput:
+    """``req``'s session fields checked past their wire types; the error names the bad field."""
+    steps = req.steps_completed or {}
     return SessionInput(
-        project=check_project(params.get("project")),
-        session=_session(params.get("session"), now),
-        mode=_choice(params, "mode", MODES),
-        status=_choice(params, "status", STATUSES),
-        last_checkpoint=_label(params.get("last_checkpoint"), "last_checkpoint", optional=True),
-        checkpoints_approved=_labels(params.get("checkpoints_approved")),
-        checkpoint_decisions=_decisions(params.get("checkpoint_decisions")),
-        target_dir=_text(params.get("target_dir"), "target_dir", optional=True, line=True),
-        session_summary=_body(params.get("session_summary"), "session_summary"),
-        steps_completed=_steps(params.get("steps_completed")),
-        active_state=_body(params.get("active_state"), "active_state"),
-        key_decisions=_bullets(params.get("key_decisions")),
+        project=check_project(req.project),
+        session=_session(req.session, now),
+        mode=req.mode,
+        status=req.status,
+        last_checkpoint=None
+        if req.last_checkpoint is None
+        else _label(req.last_checkpoint, "last_checkpoint"),
+        checkpoints_approved=[
+            _label(c, f"checkpoints_approved[{i}]") for i, c in enumerate(req.checkpoints_approved)
+        ],
+        checkpoint_decisions=_decisions(req.checkpoint_decisions or {}),
+        target_dir=None
+        if req.target_dir is None
+        else _text(req.target_dir, "target_dir", line=True),
+        session_summary=_body(req.session_summary, "session_summary"),
+        steps_completed={
+            _label(step, f"steps_completed.{step}"): _text(text, f"steps_completed.{step}")
+            for step, text in steps.items()
+        },
+        active_state=_body(req.active_state, "active_state"),
+        key_decisions=_bullets(req.key_decisions),
     )
 
 
@@ -90,15 +91,9 @@ def project_case_note(project: object) -> str | None:
     return None
 
 
-def check_project(project: object) -> str:
-    """A project name is a slug: it becomes part of a filename, so no '/' and no '..'.
-
-    ``TaskTrack`` is an obvious spelling of ``tasktrack``: a name that is a slug
-    but for its capitals is lowercased (callers say so with
-    :func:`project_case_note`) rather than refused.
-    """
-    if not isinstance(project, str):
-        raise _invalid("project", f"is required and must be a string, got {_kind(project)}")
+def check_project(project: str) -> str:
+    """The project's slug (it becomes part of a filename); a slug but for its capitals is
+    lowercased, not refused."""
     if not _is_slug(project.lower()):
         raise _invalid(
             "project",
@@ -117,13 +112,13 @@ def _kind(value: object) -> str:
     return "nothing" if value is None else type(value).__name__
 
 
-def _session(value: object, now: dt.datetime | None) -> str:
+def _session(value: str | None, now: dt.datetime | None) -> str:
     if value is None:
         current = now if now is not None else dt.datetime.now().astimezone()
         if current.tzinfo is not None:
             current = current.astimezone()  # the filename records local time
         return current.strftime(SESSION_STAMP_FORMAT)
-    if not isinstance(value, str) or not _SESSION.fullmatch(value):
+    if not STAMP.fullmatch(value):
         raise _invalid("session", f"must be a YYYY-MM-DD-HH-MM timestamp, got {value!r}")
     try:
         session_started(value)  # local time: year 1 has none in a zone east of UTC
@@ -138,17 +133,8 @@ def _session(value: object, now: dt.datetime | None) -> str:
     return value
 
 
-def _choice(params: Mapping[str, object], field: str, allowed: tuple[str, ...]) -> str | None:
-    value = params.get(field)
-    if value is None or value in allowed:
-        return value
-    raise _invalid(field, f"must be one of {', '.join(allowed)}, got {value!r}")
-
-
-def _text(value: object, field: str, *, optional: bool = False, line: bool = False) -> str | None:
+def _text(value: object, field: str, *, line: bool = False) -> str:
     """A string without control characters (and without newlines when ``line``)."""
-    if value is None and optional:
-        return None
     if not isinstance(value, str):
         raise _invalid(field, f"must be a string, got {_kind(value)}")
     allowed = "" if line else "\n\t"
@@ -158,9 +144,9 @@ def _text(value: object, field: str, *, optional: bool = False, line: bool = Fal
     return value
 
 
-def _body(value: object, field: str) -> str:
+def _body(value: str | None, field: str) -> str:
     """Free text of a body section; a ``## `` line would start a new section."""
-    text = _text("" if value is None else value, field) or ""
+    text = _text(value or "", field)
     for number, line in enumerate(text.split("\n"), 1):
         if line.startswith("## "):
             raise _invalid(
@@ -171,9 +157,7 @@ def _body(value: object, field: str) -> str:
     return text.strip("\n")
 
 
-def _label(value: object, field: str, *, optional: bool = False) -> str | None:
-    if value is None and optional:
-        return None
+def _label(value: object, field: str) -> str:
     if not isinstance(value, str) or not _LABEL.fullmatch(value):
         raise _invalid(
             field, f"must be an id like CP-S2 (letters, digits, '.', '_', '-'), got {value!r}"
@@ -181,19 +165,7 @@ def _label(value: object, field: str, *, optional: bool = False) -> str | None:
     return value
 
 
-def _labels(value: object) -> list[str]:
-    if value is None:
-        return []
-    if not isinstance(value, list):
-        raise _invalid("checkpoints_approved", f"must be a list, got {_kind(value)}")
-    return [_label(item, f"checkpoints_approved[{i}]") or "" for i, item in enumerate(value)]
-
-
-def _decisions(value: object) -> dict[str, dict[str, object]]:
-    if value is None:
-        return {}
-    if not isinstance(value, Mapping):
-        raise _invalid("checkpoint_decisions", f"must be a mapping, got {_kind(value)}")
+def _decisions(value: Mapping[str, Any]) -> dict[str, dict[str, object]]:
     result: dict[str, dict[str, object]] = {}
     for checkpoint, decision in value.items():
         where = f"checkpoint_decisions.{checkpoint}"
@@ -213,30 +185,12 @@ def _decisions(value: object) -> dict[str, dict[str, object]]:
             if not isinstance(count, int) or isinstance(count, bool) or count < 0:
                 raise _invalid(f"{where}.regenerated_count", "must be a non-negative integer")
             clean["regenerated_count"] = count
-        result[str(checkpoint)] = clean
+        result[checkpoint] = clean
     return result
 
 
-def _steps(value: object) -> dict[str, str]:
-    if value is None:
-        return {}
-    if not isinstance(value, Mapping):
-        raise _invalid(
-            "steps_completed", f"must be a mapping of step id to text, got {_kind(value)}"
-        )
-    steps: dict[str, str] = {}
-    for step, text in value.items():
-        _label(step, f"steps_completed.{step}")
-        steps[str(step)] = _text(text, f"steps_completed.{step}") or ""
-    return steps
-
-
-def _bullets(value: object) -> list[str]:
-    if value is None:
-        return []
-    if not isinstance(value, list):
-        raise _invalid("key_decisions", f"must be a list of strings, got {_kind(value)}")
-    items = [_text(item, f"key_decisions[{i}]") or "" for i, item in enumerate(value)]
+def _bullets(value: tuple[str, ...]) -> list[str]:
+    items = [_text(item, f"key_decisions[{i}]") for i, item in enumerate(value)]
     blank = next((i for i, item in enumerate(items) if not item.strip()), None)
     if blank is not None:
         raise _invalid(f"key_decisions[{blank}]", "is empty")
@@ -246,10 +200,8 @@ def _bullets(value: object) -> list[str]:
 def render_session(inp: SessionInput, previous_meta: Mapping[str, object] | None = None) -> str:
     """The full text of the session file, always schema 1.1.
 
-    ``previous_meta`` (the parsed frontmatter of the project's last session,
-    possibly 1.0) fills frontmatter fields this save leaves empty, and its
-    checkpoint decisions are kept unless this save decides the same checkpoint
-    again; that is how an old file's fields migrate forward.
+    ``previous_meta`` (the project's last session, maybe 1.0) fills the frontmatter fields this
+    save leaves empty; its checkpoint decisions stay unless this save decides them again.
     """
     prev = previous_meta or {}
     approved = inp.checkpoints_approved or _str_list(prev.get("checkpoints-approved"))
@@ -343,9 +295,8 @@ def session_input_from_file(filename: str, meta: Mapping[str, Any], text: str) -
 def merge(new: SessionInput, old: SessionInput) -> tuple[SessionInput, Kept]:
     """``new`` (a second save of one session) laid over ``old``, and what of ``old`` was kept.
 
-    A field ``new`` gives wins (a restated step id gets its new text); steps,
-    key decisions and approved checkpoints only ``old`` has are kept, in order,
-    before the new ones; an empty summary or active state keeps the older text.
+    What ``new`` gives wins; steps, decisions and checkpoints only ``old`` has are kept before
+    the new ones; an empty summary or active state keeps the older text.
     """
     kept_steps = [step for step in old.steps_completed if step not in new.steps_completed]
     kept_decisions = [d for d in old.key_decisions if d not in new.key_decisions]

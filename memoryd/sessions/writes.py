@@ -1,11 +1,8 @@
 """How memoryd writes into folders: atomic replaces, one save at a time per folder.
 
-:func:`write_atomic`: temp file, fsync, rename, fsync of the folder; a killed
-writer's temp file is removed by :func:`remove_stale_temps`.
-:func:`acquire`: an in-process lock per folder, then ``flock`` on
-``.memoryd-save.lock`` in it (never followed if a symbolic link, never
-removed, group- or world-writable only as the folder is). Not had within
-``WAIT_S``: ``busy``; not a regular file: ``not_a_file``; not made: ``unwritable``.
+:func:`write_atomic`: temp file, fsync, rename, fsync of the folder. :func:`acquire`: an
+in-process lock per folder, then ``flock`` on ``.memoryd-save.lock`` in it (never followed if a
+symbolic link, never removed, group- or world-writable only as the folder is).
 """
 
 from __future__ import annotations
@@ -101,16 +98,15 @@ def unwritable(path: str, exc: OSError, *, doing: str = "write") -> Unwritable:
 @contextlib.contextmanager
 def acquire(directory: str) -> Iterator[None]:
     """``directory``'s save lock, held for the ``with`` block; ``busy`` when not had within
-    ``WAIT_S``, ``unwritable`` when it cannot be made (read-only folder, full disk)."""
-    wait_s = WAIT_S
-    deadline = time.monotonic() + wait_s
+    ``WAIT_S``, ``unwritable`` when it cannot be made, ``not_a_file`` when it is no file."""
+    deadline = time.monotonic() + WAIT_S
     path = os.path.join(directory, LOCK_NAME)
     local = _THREAD_LOCKS[hash(directory) % _STRIPES]
-    if not local.acquire(timeout=wait_s):
-        raise _busy(path, wait_s)
+    if not local.acquire(timeout=WAIT_S):
+        raise _busy(path)
     try:
         try:
-            fd = _locked(path, deadline, wait_s)
+            fd = _locked(path, deadline)
         except OSError as exc:
             raise unwritable(path, exc, doing="lock") from None
         try:
@@ -121,12 +117,12 @@ def acquire(directory: str) -> Iterator[None]:
         local.release()
 
 
-def _locked(path: str, deadline: float, wait_s: float) -> int:
+def _locked(path: str, deadline: float) -> int:
     """An open descriptor of the lock file at ``path`` holding its exclusive flock."""
     while True:
         fd = _open(path)
         try:
-            _flock(fd, path, deadline, wait_s)
+            _flock(fd, path, deadline)
             if _same_file(fd, path):
                 return fd
         except BaseException:
@@ -134,7 +130,7 @@ def _locked(path: str, deadline: float, wait_s: float) -> int:
             raise
         os.close(fd)  # replaced or removed while we waited: lock the file there now
         if time.monotonic() > deadline:
-            raise _busy(path, wait_s)
+            raise _busy(path)
 
 
 def _open(path: str) -> int:
@@ -164,7 +160,7 @@ def _open(path: str) -> int:
     return fd
 
 
-def _flock(fd: int, path: str, deadline: float, wait_s: float) -> None:
+def _flock(fd: int, path: str, deadline: float) -> None:
     pause = _POLL_S[0]
     while True:
         try:
@@ -173,7 +169,7 @@ def _flock(fd: int, path: str, deadline: float, wait_s: float) -> None:
         except BlockingIOError:
             left = deadline - time.monotonic()
             if left <= 0:
-                raise _busy(path, wait_s) from None
+                raise _busy(path) from None
             time.sleep(min(pause, left))
             pause = min(pause * 2, _POLL_S[1])
 
@@ -187,9 +183,9 @@ def _same_file(fd: int, path: str) -> bool:
     return (on_disk.st_dev, on_disk.st_ino) == (mine.st_dev, mine.st_ino)
 
 
-def _busy(path: str, wait_s: float) -> Busy:
+def _busy(path: str) -> Busy:
     return Busy(
-        f"another save into {os.path.dirname(path)} held its lock ({path}) for {wait_s:g} s; "
+        f"another save into {os.path.dirname(path)} held its lock ({path}) for {WAIT_S:g} s; "
         "nothing was written: retry in a moment",
         {"path": path, "retry_after_s": 1},
     )

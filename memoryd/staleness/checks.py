@@ -1,18 +1,12 @@
 """Check a memory folder's code citations against its checkout, and store the verdicts.
 
-Shared by the daemon's background checker and ``memoryd check``; git runs in
-the caller's thread, never in a ``select``. Reads go through the caller's
-connection, writes through ``write`` (in the daemon, a writer job). A verdict
-is kept per (memory content hash, checkout HEAD): a pass where neither moved
-runs ``git rev-parse`` once per checkout and writes nothing. Per checkout the
-history is read once and extended by new commits, ``git ls-files`` reused
-until HEAD or git's index file changes.
+Git runs in the caller's thread, never in a ``select``; reads use the caller's connection,
+writes go through ``write``. A verdict is kept per (content hash, checkout HEAD); per checkout
+the history is read once and extended, ``git ls-files`` reused until HEAD or the index moves.
 
-A folder's checkout is, in order: its ``checkouts:`` entry in config.yaml; the
-``cwd`` the hook reported for it (stored in the index); the ``cwd`` in the
-newest Claude Code transcripts beside it; its name decoded against the file
-system (Claude Code turns ``/`` and ``.`` into ``-``), when exactly one
-existing directory matches. Else the answer carries the reason.
+A folder's checkout is, in order: its ``checkouts:`` entry in config.yaml; the ``cwd`` the
+hook reported for it; the ``cwd`` in the newest Claude Code transcripts beside it; its name
+decoded against the file system, when exactly one directory matches. Else the reason.
 """
 
 from __future__ import annotations
@@ -23,11 +17,16 @@ import re
 import sqlite3
 import threading
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from typing import NotRequired
 
 from memoryd.bounded_read import read_capped
-from memoryd.check_replies import CheckedFolder, CheckedMemory, CheckoutFound, CheckResult, Verdict
+from memoryd.check_replies import (
+    CheckedFolder,
+    CheckedMemory,
+    CheckoutFound,
+    CheckResult,
+    Verdict,
+)
 from memoryd.indexer.queries import directory_version, under, under_args, warnings_under
 from memoryd.staleness import results
 from memoryd.staleness.git import GitUnavailable, History, head_of, ignored, tracked_files
@@ -43,17 +42,12 @@ SOURCE_HOOK = "hook"
 SOURCE_TRANSCRIPT = "transcript"
 SOURCE_FOLDER_NAME = "folder-name"
 
+Write = Callable[[Callable[[sqlite3.Connection], None]], None]
+"""Runs a function inside a write transaction (now, or later on the writer thread)."""
 
-@dataclass(frozen=True)
-class Resolution:
-    """A checkout path with where it came from, or no path and the reason."""
 
-    path: str | None
-    source: str | None = None
-    reason: str | None = None
-
-    def to_json(self) -> CheckoutFound:
-        return {"path": self.path, "source": self.source, "reason": self.reason}
+def _found(path: str | None, source: str | None = None, reason: str | None = None) -> CheckoutFound:
+    return {"path": path, "source": source, "reason": reason}
 
 
 def resolve(
@@ -61,48 +55,40 @@ def resolve(
     configured: Mapping[str, str],
     conn: sqlite3.Connection,
     hint: str | None = None,
-) -> Resolution:
-    """The checkout of memory folder ``directory`` (see the module docstring for the order).
-
-    ``hint`` is a hook ``cwd`` this process has seen but may not have stored yet.
-    """
+) -> CheckoutFound:
+    """The checkout of memory folder ``directory``; ``hint`` is a hook ``cwd`` not yet stored."""
     if directory in configured:
-        return _usable(configured[directory], SOURCE_CONFIG)
+        real = os.path.realpath(os.path.expanduser(configured[directory]))
+        if not os.path.isdir(real):
+            reason = f"configured checkout {configured[directory]} is not a directory"
+            return _found(None, SOURCE_CONFIG, reason)
+        return _found(real, SOURCE_CONFIG)
     if hint is None:
         row = conn.execute(
             "SELECT cwd FROM checkout_hints WHERE directory = ?", (directory,)
         ).fetchone()
         hint = None if row is None else row[0]
     if hint is not None and os.path.isdir(hint):
-        return Resolution(hint, SOURCE_HOOK)
+        return _found(hint, SOURCE_HOOK)
     project_dir = os.path.dirname(directory) if os.path.basename(directory) == "memory" else None
     if project_dir is not None:
         cwd = transcript_cwd(project_dir)
         if cwd is not None and os.path.isdir(cwd):
-            return Resolution(os.path.realpath(cwd), SOURCE_TRANSCRIPT)
+            return _found(os.path.realpath(cwd), SOURCE_TRANSCRIPT)
     name = os.path.basename(project_dir or directory)
     if not name.startswith("-"):
-        return Resolution(
+        return _found(
             None,
             reason="no checkout configured, reported by the hook or found in transcripts, "
             f"and the folder name {name!r} is not an encoded project path",
         )
     matches = decode_folder_name(name)
     if len(matches) == 1:
-        return Resolution(matches[0], SOURCE_FOLDER_NAME)
+        return _found(matches[0], SOURCE_FOLDER_NAME)
     if not matches:
-        return Resolution(None, reason=f"no existing directory matches the folder name {name!r}")
+        return _found(None, reason=f"no existing directory matches the folder name {name!r}")
     shown = ", ".join(matches[:3])
-    return Resolution(None, reason=f"the folder name {name!r} matches several paths: {shown}")
-
-
-def _usable(path: str, source: str) -> Resolution:
-    real = os.path.realpath(os.path.expanduser(path))
-    if not os.path.isdir(real):
-        return Resolution(None, source, f"configured checkout {path} is not a directory")
-    if not os.access(real, os.R_OK | os.X_OK):
-        return Resolution(None, source, f"configured checkout {path} is not readable")
-    return Resolution(real, source)
+    return _found(None, reason=f"the folder name {name!r} matches several paths: {shown}")
 
 
 def transcript_cwd(project_dir: str) -> str | None:
@@ -157,10 +143,6 @@ def decode_folder_name(name: str, root: str = "/") -> list[str]:
     return sorted(found)
 
 
-Write = Callable[[Callable[[sqlite3.Connection], None]], None]
-"""Runs a function inside a write transaction (now, or later on the writer thread)."""
-
-
 class FolderCheck(CheckedFolder):
     """One folder's pass: its memories and stale count only with ``details``."""
 
@@ -175,7 +157,7 @@ class Checker:
     def __init__(self, configured: Mapping[str, str] | None = None) -> None:
         self.configured: dict[str, str] = {}
         self.configure(configured or {})
-        self.resolutions: dict[str, Resolution] = {}
+        self.resolutions: dict[str, CheckoutFound] = {}
         self._histories: dict[str, History] = {}
         self._listings: dict[str, tuple[tuple[str, int], Tracked]] = {}
         self._hints: dict[str, str] = {}
@@ -188,10 +170,10 @@ class Checker:
             os.path.realpath(os.path.expanduser(k)): v for k, v in configured.items()
         }
 
-    def resolve(self, conn: sqlite3.Connection, directory: str) -> Resolution:
+    def resolve(self, conn: sqlite3.Connection, directory: str) -> CheckoutFound:
         found = resolve(directory, self.configured, conn, self._hints.get(directory))
-        if found.path is not None and not os.access(found.path, os.R_OK | os.X_OK):
-            found = Resolution(None, found.source, f"checkout {found.path} is not readable")
+        if found["path"] is not None and not os.access(found["path"], os.R_OK | os.X_OK):
+            found = _found(None, found["source"], f"checkout {found['path']} is not readable")
         self.resolutions[directory] = found
         return found
 
@@ -212,12 +194,8 @@ class Checker:
         force: bool = False,
         details: bool = True,
     ) -> FolderCheck:
-        """Check every citing memory of ``directory`` whose cached verdict is out of date.
-
-        ``details`` adds every memory's verdict to the answer (``check``); the
-        background pass leaves it out, since reading 500 stored verdicts would
-        cost more than re-judging the one memory that changed.
-        """
+        """Check every citing memory of ``directory`` whose stored verdict is out of date;
+        ``details`` adds every memory's verdict to the answer."""
         with self._lock:
             return self._check(conn, directory, write, force, details)
 
@@ -226,16 +204,16 @@ class Checker:
     ) -> FolderCheck:
         memories = self._citing(conn, directory)
         found = self.resolve(conn, directory)
-        out: FolderCheck = {"dir": directory, "checkout": found.to_json(), "mode": None}
+        out: FolderCheck = {"dir": directory, "checkout": found, "mode": None}
         keys = results.checked_keys(conn, [m.path for m in memories])
-        if found.path is None:
+        if found["path"] is None:
             if keys:
                 write(lambda c: results.drop_verdicts(c, list(keys)))
             out["memories"] = [_entry(m, None) for m in memories]
             out["stale"] = out["rechecked"] = 0
             return out
-        snap, out["mode"] = self._snapshot(found.path)
-        snap.guessed = found.source == SOURCE_FOLDER_NAME
+        snap, out["mode"] = self._snapshot(found["path"])
+        snap.guessed = found["source"] == SOURCE_FOLDER_NAME
         # Without git there is no HEAD to key on; existence checks are cheap, so redo them.
         redo = force or snap.head is None
         todo = [m for m in memories if redo or keys.get(m.path) != (m.content_hash, snap.key)]
@@ -245,8 +223,7 @@ class Checker:
         fresh = {m.path: judge(m.citations, m.mtime, snap) for m in todo}
         # A verdict under a new key is new; one re-judged under the same key may be unchanged.
         same_key = [m.path for m in todo if keys.get(m.path) == (m.content_hash, snap.key)]
-        wanted = [m.path for m in memories] if details else same_key
-        known = results.verdicts_for(conn, wanted)
+        known = results.verdicts_for(conn, [m.path for m in memories] if details else same_key)
         rows = [
             (m.path, m.content_hash, snap.key, fresh[m.path])
             for m in todo
@@ -278,17 +255,16 @@ class Checker:
             return Snapshot(checkout, None), "not a git repository: file system only"
         top, head = found
         mode = "git" if top == checkout else f"git, from the top of the repository {top}"
-        checkout = top
-        snap = Snapshot(checkout, head)
+        snap = Snapshot(top, head)
         try:
-            snap.tracked = self._tracked(checkout, head)
+            snap.tracked = self._tracked(top, head)
         except GitUnavailable as exc:
-            return Snapshot(checkout, None), f"{exc}; file system only"
-        history = self._histories.setdefault(checkout, History())
+            return Snapshot(top, None), f"{exc}; file system only"
+        history = self._histories.setdefault(top, History())
         try:
-            history.extend(checkout, head)
+            history.extend(top, head)
         except GitUnavailable as exc:
-            self._histories.pop(checkout, None)
+            self._histories.pop(top, None)
             return snap, f"{mode} (no history: {exc})"
         snap.history = history
         return snap, mode
@@ -298,12 +274,11 @@ class Checker:
             index_mtime = os.stat(os.path.join(checkout, ".git", "index")).st_mtime_ns
         except OSError:
             index_mtime = 0
-        key = (head, index_mtime)
         cached = self._listings.get(checkout)
-        if cached is not None and cached[0] == key:
+        if cached is not None and cached[0] == (head, index_mtime):
             return cached[1]
         listing = Tracked(tracked_files(checkout))
-        self._listings[checkout] = (key, listing)
+        self._listings[checkout] = ((head, index_mtime), listing)
         return listing
 
 
@@ -324,7 +299,7 @@ def check_tree(
     reports = [checker.check_dir(conn, d, write, force=True) for d in citing_dirs(conn, directory)]
     if not reports:
         found = checker.resolve(conn, directory)
-        reports = [FolderCheck(dir=directory, checkout=found.to_json(), mode=None)]
+        reports = [FolderCheck(dir=directory, checkout=found, mode=None)]
     memories = [m for r in reports for m in r.get("memories", [])]
     return {
         "dir": directory,

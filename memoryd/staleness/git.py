@@ -1,8 +1,7 @@
 """What git knows about a checkout, through ``git`` subprocesses with timeouts.
 
-Every failure becomes :class:`GitUnavailable` with a one-line reason, never
-an exception in the daemon. History is read once per checkout, then
-extended by the new commits only (:meth:`History.extend`).
+Every failure is :class:`GitUnavailable` with a one-line reason. A history is read once, then
+extended by the new commits only.
 """
 
 from __future__ import annotations
@@ -46,11 +45,8 @@ def run_git(checkout: str, *args: str, timeout: float = GIT_TIMEOUT_S, stdin: st
 
 
 def head_of(checkout: str) -> tuple[str, str] | None:
-    """``(top of the work tree, HEAD commit)`` for a directory in a git work tree, else None.
-
-    Agents are often started in a subdirectory, but memories cite paths from
-    the top of the repository, so the top is what gets checked.
-    """
+    """``(top of the work tree, HEAD commit)`` for a directory in a git work tree, else None
+    (memories cite paths from the top)."""
     try:
         out = run_git(checkout, "rev-parse", "--show-toplevel", "HEAD", timeout=5.0)
     except GitUnavailable:
@@ -169,8 +165,8 @@ class History:
 def _commits(
     log_text: str, renames: dict[str, list[tuple[int, str]]]
 ) -> Iterator[tuple[int, set[str]]]:
-    """``(commit time, paths and parent directories it touched)`` per commit of a
-    ``git log --name-status --format=%x1e%ct`` text; renames are recorded on the way."""
+    """``(commit time, paths and parent directories it touched)`` per commit of the log text;
+    renames are recorded on the way."""
     when, names = 0, set[str]()
     for line in log_text.split("\n"):
         if line.startswith("\x1e"):

@@ -1,8 +1,5 @@
-"""Verdicts in words: the hook's caution line and the ``check`` command's text.
-
-A caution has to fit on one line under a memory an agent is about to read,
-so it names the first few problems and counts the rest.
-"""
+"""Verdicts in words: the hook's one-line caution (the first problems, the rest counted) and
+the ``check`` command's text."""
 
 from __future__ import annotations
 
@@ -19,13 +16,8 @@ GUESSED = "guessed from the folder name"
 
 
 def problems(verdict: Verdict) -> list[str]:
-    """One phrase per stale citation, vanished and moved paths first.
-
-    Only git can say a path *no longer* exists; outside git, or in a checkout
-    that is only a guess, a missing path is "not found" there, and the phrase
-    names the checkout and why it is uncertain, so an agent does not set out
-    to undo a deletion that never happened.
-    """
+    """One phrase per stale citation, vanished and moved paths first; outside git or in a
+    guessed checkout a missing path is only "not found" there, and the phrase says why."""
     out = [_missing(p, verdict) for p in verdict.get("missing", [])]
     out += [
         f"cites `{old}`, which no longer exists; renamed to `{new}`"

@@ -1,8 +1,7 @@
 """Reads and writes of the staleness tables: citations, verdicts, hook hints.
 
-``staleness`` holds each memory's last verdict with the content hash and HEAD
-it was computed for; a verdict whose hash no longer matches the file is not
-shown. Readers (``select``, ``list``, the report) only read it.
+A memory's last verdict is stored with the content hash and HEAD it was computed for; one
+whose hash no longer matches the file is not shown.
 """
 
 from __future__ import annotations
@@ -10,9 +9,9 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import TypedDict
+from typing import Any, TypedDict
 
 from memoryd.check_replies import Verdict
 from memoryd.indexer.citations import Citation
@@ -59,14 +58,8 @@ def citing_memories(conn: sqlite3.Connection, directory: str) -> list[CitingMemo
 
 def checked_keys(conn: sqlite3.Connection, paths: Sequence[str]) -> dict[str, tuple[str, str]]:
     """``path -> (content_hash, head)`` of the stored verdicts for ``paths``."""
-    out: dict[str, tuple[str, str]] = {}
-    for chunk in _chunks(paths):
-        marks = ",".join("?" * len(chunk))
-        for row in conn.execute(
-            f"SELECT path, content_hash, head FROM staleness WHERE path IN ({marks})", chunk
-        ):
-            out[row[0]] = (row[1], row[2])
-    return out
+    sql = "SELECT path, content_hash, head FROM staleness WHERE path IN ({marks})"
+    return {path: (digest, head) for path, digest, head in _rows_for(conn, sql, paths)}
 
 
 def save_verdicts(
@@ -100,17 +93,11 @@ def drop_verdicts(conn: sqlite3.Connection, paths: Sequence[str]) -> None:
 
 def verdicts_for(conn: sqlite3.Connection, paths: Sequence[str]) -> dict[str, Verdict]:
     """Current verdicts by path: only those computed for the file's present content."""
-    out: dict[str, Verdict] = {}
-    for chunk in _chunks(paths):
-        marks = ",".join("?" * len(chunk))
-        rows = conn.execute(
-            "SELECT s.path, s.verdict_json FROM staleness s JOIN files f ON f.path = s.path "
-            f"AND f.content_hash = s.content_hash WHERE s.path IN ({marks})",
-            chunk,
-        )
-        for path, text in rows:
-            out[path] = json.loads(text)
-    return out
+    sql = (
+        "SELECT s.path, s.verdict_json FROM staleness s JOIN files f ON f.path = s.path "
+        "AND f.content_hash = s.content_hash WHERE s.path IN ({marks})"
+    )
+    return {path: json.loads(text) for path, text in _rows_for(conn, sql, paths)}
 
 
 def stale_under(conn: sqlite3.Connection, directory: str) -> dict[str, list[StaleMemory]]:
@@ -137,10 +124,12 @@ def remember_cwd(conn: sqlite3.Connection, directory: str, cwd: str) -> None:
     )
 
 
-def _chunks(paths: Sequence[str], size: int = 500) -> Iterable[list[str]]:
+def _rows_for(conn: sqlite3.Connection, sql: str, paths: Sequence[str]) -> Iterator[Any]:
+    """The rows of ``sql`` whose ``IN ({marks})`` is ``paths``, asked 500 at a time."""
     items = list(paths)
-    for start in range(0, len(items), size):
-        yield items[start : start + size]
+    for start in range(0, len(items), 500):
+        chunk = items[start : start + 500]
+        yield from conn.execute(sql.format(marks=",".join("?" * len(chunk))), chunk)
 
 
 def annotate_listing(conn: sqlite3.Connection, listing: ListReply) -> ListReply:
@@ -156,5 +145,5 @@ def intact_first(
     verdict_of: Callable[[str], Verdict | None],
 ) -> list[tuple[str, float | None]]:
     """Ranked ``(filename, score)`` picks, those whose every cited path is gone moved last
-    (the order within each group kept, so the ranker still decides between equals)."""
+    (stable)."""
     return sorted(picks, key=lambda pick: bool((v := verdict_of(pick[0])) and v.get("all_gone")))

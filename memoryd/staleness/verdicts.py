@@ -1,10 +1,7 @@
 """One memory's verdict: its citations against a snapshot of its checkout.
 
-Per cited path: gone (``missing``), moved (``renamed``), or changed by commits
-after the memory was last written (``changed_since``). Paths .gitignore
-excludes are not judged. ``all_gone``: nothing cited exists any more.
-``head`` is None outside git (existence only); ``checkout_guessed`` when the
-checkout came from the folder name alone, so no wording claims a deletion.
+Per cited path: gone (``missing``), moved (``renamed``), or changed by commits after the memory
+was written (``changed_since``); ignored paths are not judged. ``head`` is None outside git.
 """
 
 from __future__ import annotations
@@ -67,11 +64,8 @@ class Snapshot:
         return (self.head or "filesystem") + (GUESS_KEY if self.guessed else "")
 
     def locate(self, c: Citation) -> Citation:
-        """A bare name as the one tracked file it names (or the one it was before a rename).
-
-        Several files of that name leave it a bare name: present, with no
-        history of its own.
-        """
+        """A bare name as the one tracked file it names (or was before a rename); several files
+        of that name leave it a bare name."""
         if c.kind != KIND_NAME or self.tracked is None:
             return c
         found = self.tracked.by_name().get(c.target, [])
