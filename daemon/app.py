@@ -125,7 +125,7 @@ class Daemon:
 
     def _claim(self) -> socket.socket:
         """Pidfile, then socket (activated or bound), in watchman's order."""
-        runtime.ensure_private_dir(self.cfg.state_dir, tighten=True)
+        runtime.ensure_state_dir(self.cfg.state_dir)
         runtime.claim(self.pidfile, self.cfg.socket)
         try:
             passed = systemd.listen_fds()

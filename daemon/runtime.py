@@ -20,9 +20,11 @@ import stat
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Literal
 
 import structlog
 
+from memoryd import paths
 from memoryd.errors import AlreadyRunning, DaemonError, UnsafeRuntimeDir
 
 log = structlog.get_logger("memoryd.daemon")
@@ -32,16 +34,15 @@ TAKEOVER_WAIT_S = 5.0
 STOP_WAIT_S = 20.0
 """How long it then waits for that daemon to stop (it finishes in-flight requests first)."""
 
+Loose = Literal["refuse", "tighten", "keep"]
 
-def ensure_private_dir(path: Path, *, tighten: bool = False) -> None:
-    """Create ``path`` 0700, or check an existing one is a directory of ours, closed to others.
 
-    The check uses ``lstat``: a symlink is refused even when its target is ours,
-    because whoever owns the link's directory entry (another user, in a shared
-    ``/tmp``) could later point it elsewhere. ``tighten`` (the state dir) sets an
-    existing directory of ours that is merely readable by others to 0700 instead
-    of refusing it; the socket's directory is refused, as its check must not
-    change what it checks.
+def ensure_private_dir(path: Path, *, loose: Loose = "refuse") -> None:
+    """Create ``path`` 0700, or check an existing one is a directory of ours no one else writes.
+
+    ``lstat``: a symlink is refused even when its target is ours (whoever owns the
+    link's entry could re-point it). ``loose`` says what becomes of one of ours that
+    others may read: refused, set to 0700, or (a directory the user named) left as it is.
     """
     try:
         path.mkdir(mode=0o700, parents=True, exist_ok=True)
@@ -57,7 +58,8 @@ def ensure_private_dir(path: Path, *, tighten: bool = False) -> None:
         raise UnsafeRuntimeDir(f"refusing to use {path}: it exists and is not a directory")
     if st.st_uid != os.getuid():
         raise UnsafeRuntimeDir(
-            f"refusing to use {path}: it belongs to uid {st.st_uid}, not to us ({os.getuid()})"
+            f"refusing to use {path}: it belongs to uid {st.st_uid}, not to us ({os.getuid()});"
+            " use a directory of your own"
         )
     mode = stat.S_IMODE(st.st_mode)
     if mode & (stat.S_IWGRP | stat.S_IWOTH):
@@ -65,14 +67,20 @@ def ensure_private_dir(path: Path, *, tighten: bool = False) -> None:
             f"refusing to use {path}: it is writable by others (mode {mode:o});"
             f" run `chmod 700 {path}`"
         )
-    if mode & 0o077:
-        if tighten:
-            os.chmod(path, 0o700)
-            return
+    if mode & 0o077 and loose == "tighten":
+        os.chmod(path, 0o700)
+    elif mode & 0o077 and loose == "refuse":
         raise UnsafeRuntimeDir(
             f"refusing to use {path}: it is open to others (mode {mode:o}, expected 700);"
             f" run `chmod 700 {path}`"
         )
+
+
+def ensure_state_dir(path: Path) -> None:
+    """The state directory: memoryd's own (the default, or below it) is set to 0700 if others
+    may read it; one the user chose elsewhere is never changed, only refused if unsafe."""
+    own = path.absolute().is_relative_to(paths.state_dir().absolute())
+    ensure_private_dir(path, loose="tighten" if own else "keep")
 
 
 class PidFile:
