@@ -27,9 +27,9 @@ from memoryd.paths import escaped
 from memoryd.replies import Alarm, FeatureStatus
 
 if TYPE_CHECKING:
+    from memoryd.daemon.index import Readers
     from memoryd.daemon.lifecycle import Lifecycle
     from memoryd.daemon.maintenance import Maintenance
-    from memoryd.daemon.readers import Readers
     from memoryd.daemon.watcher import Watcher
 
 NOTHING_RUNS = 20

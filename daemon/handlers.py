@@ -42,11 +42,11 @@ from memoryd.replies import (
 )
 
 if TYPE_CHECKING:
+    from memoryd.daemon.index import Readers
     from memoryd.daemon.lifecycle import Lifecycle, Where
     from memoryd.daemon.maintenance import Maintenance, ReconcileInfo
-    from memoryd.daemon.readers import Readers
+    from memoryd.daemon.roots import WatchedRoots
     from memoryd.daemon.staleness_checker import Staleness
-    from memoryd.daemon.watched_roots import WatchedRoots
     from memoryd.daemon.watcher import Watcher
     from memoryd.daemon.writer import Writer
     from memoryd.ipc.server import Server

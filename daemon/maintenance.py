@@ -19,11 +19,10 @@ import structlog
 from apscheduler.triggers.interval import IntervalTrigger
 
 from memoryd.config import Config
-from memoryd.daemon import startup, systemd
+from memoryd.daemon import runtime
 from memoryd.daemon.index import RunRows
-from memoryd.daemon.lifecycle import Job
-from memoryd.daemon.roots import RootSet
-from memoryd.daemon.watched_roots import WatchedRoots
+from memoryd.daemon.lifecycle import IndexProgress, Job
+from memoryd.daemon.roots import RootSet, WatchedRoots
 from memoryd.daemon.watcher import Watcher
 from memoryd.daemon.writer import Writer
 from memoryd.indexer import queries, recovery
@@ -104,7 +103,7 @@ class Maintenance:
         self.drift_fixed_total = 0
         self.watcher_deaths: dict[str, tuple[int, float]] = {}
         """Root -> how many times its watcher died, and when it last did (``status``'s alarms)."""
-        self.indexing: startup.IndexProgress | None = None
+        self.indexing: IndexProgress | None = None
         """The first index's progress, once it has started."""
         self.recrawls: dict[str, Recrawls] = {}
         """Root -> its recrawls (events lost, folder replaced)."""
@@ -121,9 +120,9 @@ class Maintenance:
             # A dead observer means events are being lost: recrawl soon, not at the next reconcile.
             Job("observers", self.check_observers, every(seconds=OBSERVER_CHECK_S)),
         ]
-        ping = systemd.watchdog_interval()
+        ping = runtime.watchdog_interval()
         if ping:
-            jobs.append(Job("watchdog", partial(systemd.notify, "WATCHDOG=1"), every(seconds=ping)))
+            jobs.append(Job("watchdog", partial(runtime.notify, "WATCHDOG=1"), every(seconds=ping)))
         return jobs
 
     def reconfigure(self, cfg: Config) -> None:
@@ -158,7 +157,7 @@ class Maintenance:
                 return self._roots.syncer(store, should_stop=stop).sync_trees(roots)
             listed = self._first_walk(roots)
             total = sum(len(entries) for tree in listed.values() for _, entries in tree)
-            progress = self.indexing = startup.IndexProgress(total)
+            progress = self.indexing = IndexProgress(total)
             syncer = self._roots.syncer(store, progress=progress, should_stop=stop)
             result = syncer.sync_trees(roots, listed)
             if not result.stopped:

@@ -20,8 +20,8 @@ from apscheduler.triggers.cron import CronTrigger
 from apscheduler.triggers.interval import IntervalTrigger
 
 from memoryd.config import Config
+from memoryd.daemon.index import Readers
 from memoryd.daemon.lifecycle import Job
-from memoryd.daemon.readers import Readers
 from memoryd.replies import FeatureStatus, LastReport, ReportResult, ReportSchedule
 from memoryd.report import Retention, produce
 from memoryd.report.findings import DAY
