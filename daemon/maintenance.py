@@ -1,10 +1,8 @@
 """The daemon's upkeep of its index: full reconciles, recrawls, the writer's repair, its jobs.
 
-A full reconcile is a watcher hint's per-path decision over a stat walk of
-every root, on the writer thread; a *recrawl* is the same for one root whose
-events were lost or whose folder was replaced. The periodic jobs are handed
-over as data (:meth:`Maintenance.jobs`); :class:`WallClock` notices the clock
-set back. :func:`repairer` is what the writer runs after failed writes.
+A full reconcile is a hint's per-path decision over a stat walk of every root,
+on the writer thread; a *recrawl* is the same for one root whose events were
+lost or whose folder was replaced.
 """
 
 from __future__ import annotations
@@ -35,11 +33,7 @@ from memoryd.sessions.writes import is_temp_name, remove_stale_temps
 log = structlog.get_logger("memoryd.daemon")
 
 OBSERVER_CHECK_S = 1.0
-"""How often the daemon checks that every root's observer thread is alive (and that a
-deleted root has come back): a loop over the roots, cheap enough to run every second."""
-
-_ERROR_KEPT = 300
-"""How much of a failed reconcile's error ``status`` shows."""
+_ERROR_KEPT = 300  # characters of a failed reconcile's error in status
 
 
 @dataclass
@@ -61,8 +55,7 @@ class Recrawls:
 class WallClock:
     """Notices the wall clock being set back, against the monotonic clock."""
 
-    JUMP_S = 60.0
-    """A step back smaller than this is NTP slewing, not a reset."""
+    JUMP_S = 60.0  # a smaller step back is NTP slewing
 
     def __init__(
         self,
@@ -99,17 +92,12 @@ class Maintenance:
         self._reports_dir = str(cfg.reports_dir)
         self.last_reconcile: ReconcileInfo | None = None
         self.last_failure: ReconcileFailure | None = None
-        """The last full reconcile that raised (shown in ``status`` from then on)."""
         self.drift_fixed_total = 0
-        self.watcher_deaths: dict[str, tuple[int, float]] = {}
-        """Root -> how many times its watcher died, and when it last did (``status``'s alarms)."""
-        self.indexing: IndexProgress | None = None
-        """The first index's progress, once it has started."""
+        self.watcher_deaths: dict[str, tuple[int, float]] = {}  # root -> (count, last at)
+        self.indexing: IndexProgress | None = None  # the first index's progress
         self.recrawls: dict[str, Recrawls] = {}
-        """Root -> its recrawls (events lost, folder replaced)."""
 
     def jobs(self) -> list[Job]:
-        """The periodic jobs, each from a fresh trigger (so: from now)."""
         every = IntervalTrigger
         jobs = [
             Job(
@@ -117,7 +105,6 @@ class Maintenance:
                 partial(self.reconcile_quietly, "scheduled"),
                 every(seconds=self._interval),
             ),
-            # A dead observer means events are being lost: recrawl soon, not at the next reconcile.
             Job("observers", self.check_observers, every(seconds=OBSERVER_CHECK_S)),
         ]
         ping = runtime.watchdog_interval()
@@ -126,15 +113,11 @@ class Maintenance:
         return jobs
 
     def reconfigure(self, cfg: Config) -> None:
-        """SIGHUP: a new ``reconcile_interval`` (counted from when the jobs are installed)."""
         self._interval = cfg.reconcile_interval
 
     def reconcile(self, reason: str) -> SyncResult:
-        """Full stat scan of every root through the writer; counts drift.
-
-        Request roots idle for longer than ``request_root_idle_days`` are
-        forgotten first.
-        """
+        """Full stat scan of every root through the writer (idle request roots forgotten
+        first; dead watches restarted); counts drift."""
         self._roots.forget_idle()
         watcher = self._watcher
         for root in watcher.dead_roots():
@@ -151,8 +134,6 @@ class Maintenance:
         stop = self._stop.is_set
 
         def job(store: IndexStore) -> SyncResult:
-            # The walks run here, on the writer thread, never on the main thread,
-            # which must stay free for signals (SIGTERM, SIGHUP reloads).
             if reason != "startup":
                 return self._roots.syncer(store, should_stop=stop).sync_trees(roots)
             listed = self._first_walk(roots)
@@ -210,9 +191,8 @@ class Maintenance:
         return listed
 
     def reconcile_quietly(self, reason: str) -> SyncResult | None:
-        """:meth:`reconcile` for the scheduler and start-up, which go on whatever it meets
-        (a storage failure is the writer's to repair, anything else is logged and shown
-        in ``status``); None: the pass did not complete."""
+        """:meth:`reconcile` for the scheduler and start-up, which go on whatever it meets (a
+        storage failure is the writer's to repair); None: the pass did not complete."""
         try:
             return self.reconcile(reason)
         except Exception as exc:
@@ -224,12 +204,10 @@ class Maintenance:
             return None
 
     def status(self) -> FeatureStatus:
-        """``last_reconcile_error`` once a full reconcile has failed (compare its ``at``)."""
         return {} if self.last_failure is None else {"last_reconcile_error": self.last_failure}
 
     def recrawl(self, root: str, reason: str) -> None:
-        """Rescan ``root`` through the writer, without waiting; a hint, so skipped while
-        degraded (the repair rescans every root)."""
+        """Rescan ``root`` through the writer, without waiting (a hint: skipped while degraded)."""
         log.warning("watcher.recrawl", root=root, reason=reason)
         info = ReconcileInfo(time.time(), 0.0, 0, reason)
         previous = self.recrawls.get(root)
@@ -267,8 +245,7 @@ class Maintenance:
 
 
 def repairer(root_set: RootSet, runs: RunRows) -> Callable[[IndexStore], None]:
-    """The writer's catch-up after failed writes: the stored roots written again, every
-    root reconciled, the telemetry rows held back written."""
+    """The writer's catch-up after failed writes: stored roots, every root, held telemetry."""
 
     def repair(store: IndexStore) -> None:
         for root in root_set.paths():

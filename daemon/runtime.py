@@ -28,10 +28,8 @@ from memoryd.errors import AlreadyRunning, DaemonError, UnsafeRuntimeDir
 
 log = structlog.get_logger("memoryd.daemon")
 
-TAKEOVER_WAIT_S = 5.0
-"""How long a new ``serve`` waits for an unreachable daemon to bind its socket again."""
-STOP_WAIT_S = 20.0
-"""How long it then waits for that daemon to stop (it finishes in-flight requests first)."""
+TAKEOVER_WAIT_S = 5.0  # a new serve waits this long for an unreachable daemon to bind again
+STOP_WAIT_S = 20.0  # and then this long for it to stop
 
 Loose = Literal["refuse", "tighten", "keep"]
 
