@@ -20,7 +20,7 @@ from memoryd import config as config_mod
 from memoryd.config import Config
 from memoryd.daemon import runtime
 from memoryd.daemon.compose import Parts, compose
-from memoryd.daemon.lifecycle import FATAL_EXIT, Lifecycle, Reload, Where, preload, wait_for
+from memoryd.daemon.lifecycle import Lifecycle, Reload, Where, preload, wait_for
 from memoryd.daemon.maintenance import WallClock
 from memoryd.daemon.roots import Origin
 from memoryd.errors import DaemonError
@@ -30,8 +30,6 @@ log = structlog.get_logger("memoryd.daemon")
 
 CLAUDE_MODULE = "memoryd.select.claude"
 OPENAI_MODULE = "memoryd.select.openai_compat"
-
-__all__ = ["FATAL_EXIT", "Daemon"]
 
 
 class Daemon:
@@ -51,9 +49,7 @@ class Daemon:
         self._parts: Parts | None = None
 
     def run(self) -> int:
-        # Before the pidfile exists, so a SIGTERM sent as soon as it appears is
-        # handled too; from here on SIGTERM stops cleanly, even during the first
-        # reconcile (which gives up at the next directory).
+        # Before the pidfile exists: a SIGTERM sent as soon as it appears stops cleanly too.
         self._install_signals()
         life = self.life
         listener = self._claim()

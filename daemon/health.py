@@ -134,6 +134,7 @@ def guard(handlers: dict[str, Handler], writer: Writer) -> dict[str, Handler]:
     while the index is rebuilt they wait a little first (``status`` never waits)."""
 
     def guarded(name: str, handler: Handler) -> Handler:
+        # dict[str, Any]: a request's params as decoded, unchecked (ipc.server.Handler).
         def answer(params: dict[str, Any]) -> Any:
             held = writer.health
             deadline = time.monotonic() + REBUILD_WAIT_S

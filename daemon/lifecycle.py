@@ -160,6 +160,7 @@ def gate(handlers: dict[str, Handler], life: Lifecycle) -> dict[str, Handler]:
     a daemon stopping during start-up answers them with an error, never a partial index."""
 
     def held(handler: Handler) -> Handler:
+        # dict[str, Any]: a request's params as decoded, unchecked (ipc.server.Handler).
         def wait_then_answer(params: dict[str, Any]) -> Any:
             life.ready.wait()
             if not life.is_ready:
