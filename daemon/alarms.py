@@ -1,13 +1,9 @@
 """What quietly stopped working, in words: ``status``'s ``alarms``, which ``doctor`` repeats.
 
-Each alarm is a ``kind`` and a ``message`` saying what is wrong and what it
-cost: ``hook`` (the hook's last requests failed), ``selection`` (a folder with
-memories had nothing selected for its last :data:`NOTHING_RUNS` selects),
-``watcher`` (a root polled, gone, its watcher dead, or its events dropped),
-``index`` (the index behind the disk: drift found by the last reconcile, or a
-sample of each root's own files that disagrees with it). Every check is
-bounded, so ``status`` stays cheap; an alarm that cannot be worked out is
-left out.
+Kinds: ``hook`` (its last requests failed), ``selection`` (nothing selected for
+a folder's last :data:`NOTHING_RUNS` selects), ``watcher`` (a root polled, gone,
+its watcher dead or its events dropped), ``index`` (behind the disk). Every
+check is bounded; an alarm that cannot be worked out is left out.
 """
 
 from __future__ import annotations
@@ -27,19 +23,15 @@ from memoryd.paths import escaped
 from memoryd.replies import Alarm, FeatureStatus
 
 if TYPE_CHECKING:
+    from memoryd.daemon.index import Readers
     from memoryd.daemon.lifecycle import Lifecycle
     from memoryd.daemon.maintenance import Maintenance
-    from memoryd.daemon.readers import Readers
     from memoryd.daemon.watcher import Watcher
 
 NOTHING_RUNS = 20
-"""A folder whose last this many selects all chose nothing (with memories to choose from)."""
-RECENT_RUNS = 2000
-"""How many of the newest ``selector_runs`` rows the selection alarm looks at."""
-SAMPLE_FILES = 200
-"""Files of one root's own folder compared with the index, at most."""
-GRACE_S = 10.0
-"""A file changed more recently than this may still be on its way into the index."""
+RECENT_RUNS = 2000  # the newest selector_runs rows the selection alarm reads
+SAMPLE_FILES = 200  # files of one root's own folder compared with the index, at most
+GRACE_S = 10.0  # a file changed more recently may still be on its way into the index
 
 
 class Alarms:
@@ -176,11 +168,8 @@ def _empty(selected_json: str) -> bool:
 
 
 def _disk_vs_index(conn: sqlite3.Connection, root: str) -> tuple[int, int, int] | None:
-    """Files of ``root``'s own folder: (not in the index, changed since, deleted but indexed).
-
-    Only files last changed more than :data:`GRACE_S` ago count (for a deleted
-    file, its folder's change); None when the folder cannot be listed.
-    """
+    """Files of ``root``'s own folder changed over :data:`GRACE_S` ago: (not in the index,
+    changed since, deleted but indexed); None when the folder cannot be listed."""
     cutoff = time.time() - GRACE_S
     try:
         folder_settled = os.stat(root).st_mtime < cutoff

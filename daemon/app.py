@@ -1,9 +1,7 @@
-"""The daemon's life: claim the socket, index, watch, serve, reload, stop cleanly.
+"""The daemon process: claim the socket, open the index, run the composed parts, reload, stop.
 
-:class:`Daemon` claims the pidfile and the socket, opens (or recovers) the
-index, has :func:`~memoryd.daemon.compose.compose` build the parts, and runs
-them: the first index, then the periodic jobs, signals and reloads on the
-main thread (which never walks a tree), and the stop in reverse order.
+The main thread handles signals and reloads and never walks a tree; the stop
+runs in reverse order of the start.
 """
 
 from __future__ import annotations
@@ -20,9 +18,9 @@ import structlog
 
 from memoryd import config as config_mod
 from memoryd.config import Config
-from memoryd.daemon import runtime, startup, systemd
+from memoryd.daemon import runtime
 from memoryd.daemon.compose import Parts, compose
-from memoryd.daemon.lifecycle import FATAL_EXIT, Lifecycle, Reload, Where
+from memoryd.daemon.lifecycle import Lifecycle, Reload, Where, preload, wait_for
 from memoryd.daemon.maintenance import WallClock
 from memoryd.daemon.roots import Origin
 from memoryd.errors import DaemonError
@@ -31,37 +29,27 @@ from memoryd.indexer.recovery import open_or_recover
 log = structlog.get_logger("memoryd.daemon")
 
 CLAUDE_MODULE = "memoryd.select.claude"
-"""Imported during start-up when an API key is set (see :func:`startup.preload`)."""
 OPENAI_MODULE = "memoryd.select.openai_compat"
-"""Imported during start-up when an OpenAI-compatible judge is configured."""
-
-__all__ = ["FATAL_EXIT", "Daemon"]
 
 
 class Daemon:
     """Claims the socket, composes the parts, runs them; ``run()`` blocks until it stops."""
 
     def __init__(self, cfg: Config, roots: list[tuple[str, Origin]]) -> None:
-        """``roots`` are the permanent (path, origin) pairs declared at start-up."""
         self.cfg = cfg
         self.life = Lifecycle()
         self._reload_requested = threading.Event()
         self._declared = roots
         self.pidfile = runtime.PidFile(cfg.pidfile)
-        self._socket_inode: int | None = None
-        """The socket file we bound (None: systemd's, or removed at shutdown)."""
+        self._socket_inode: int | None = None  # the file we bound (None: systemd's, or removed)
         self._socket_lock = threading.Lock()
         self._socket_trouble: str | None = None
         self._activated = False
         self._clock = WallClock()
         self._parts: Parts | None = None
 
-    # -- start-up -----------------------------------------------------------
-
     def run(self) -> int:
-        # Before the pidfile exists, so a SIGTERM sent as soon as it appears is
-        # handled too; from here on SIGTERM stops cleanly, even during the first
-        # reconcile (which gives up at the next directory).
+        # Before the pidfile exists: a SIGTERM sent as soon as it appears stops cleanly too.
         self._install_signals()
         life = self.life
         listener = self._claim()
@@ -91,18 +79,18 @@ class Daemon:
                 (CLAUDE_MODULE, self.cfg.anthropic.api_key),
                 (OPENAI_MODULE, self.cfg.openai.base_url),
             )
-            preloads = [startup.preload(module) for module, wanted in judges if wanted]
+            preloads = [preload(module) for module, wanted in judges if wanted]
             parts.server.start(parts.handlers)
             roots = parts.roots.paths
-            systemd.notify(f"STATUS=indexing {len(roots())} root(s)")
+            runtime.notify(f"STATUS=indexing {len(roots())} root(s)")
             parts.maintenance.reconcile_quietly("startup")
-            startup.wait_for(preloads, life.stop_requested)
+            wait_for(preloads, life.stop_requested)
             parts.schedule()
             if life.stop_requested.is_set():
                 return life.exit_code
             life.state = "ready"
             life.ready.set()
-            systemd.notify("READY=1", f"STATUS=watching {len(roots())} root(s)")
+            runtime.notify("READY=1", f"STATUS=watching {len(roots())} root(s)")
             log.info(
                 "daemon.ready",
                 socket=str(self.cfg.socket),
@@ -125,10 +113,10 @@ class Daemon:
 
     def _claim(self) -> socket.socket:
         """Pidfile, then socket (activated or bound), in watchman's order."""
-        runtime.ensure_private_dir(self.cfg.state_dir, tighten=True)
+        runtime.ensure_state_dir(self.cfg.state_dir)
         runtime.claim(self.pidfile, self.cfg.socket)
         try:
-            passed = systemd.listen_fds()
+            passed = runtime.listen_fds()
             if passed:
                 self._activated = True
                 # systemd bound it where the socket unit says, whatever memoryd
@@ -145,11 +133,8 @@ class Daemon:
             raise
 
     def _rebound(self) -> socket.socket | None:
-        """Every second on the accept thread: a new socket if our socket file is gone.
-
-        A live socket of another daemon, or a file that is not a socket, is
-        left alone and logged; so is the loss of systemd's socket (not ours).
-        """
+        """Every second on the accept thread: a new socket if our socket file is gone (another
+        daemon's live socket, a file that is not a socket, or systemd's socket lost: logged)."""
         with self._socket_lock:
             inode, path = self._socket_inode, self.cfg.socket
             if self.life.stop_requested.is_set() or self.life.state == "stopping":
@@ -191,11 +176,8 @@ class Daemon:
             self._parts.server.check_listener()
 
     def reload(self) -> None:
-        """SIGHUP: re-read the config file; every setting but the paths is applied.
-
-        The file is validated whole (roots included) before anything changes:
-        a refused one leaves everything as it was, and ``status`` says why.
-        """
+        """SIGHUP: re-read the config; every setting but the paths is applied. A file refused
+        whole (roots included) changes nothing, and ``status`` says why."""
         try:
             fresh = config_mod.load(self.cfg.source)
             refused = None if self._parts is None else self._parts.roots.refused(fresh.roots)
@@ -204,7 +186,7 @@ class Daemon:
         self.life.last_reload = Reload(time.time(), refused)
         if refused is not None:
             log.error("daemon.reload_failed", error=refused, kept="the running configuration")
-            systemd.notify("STATUS=configuration reload refused")
+            runtime.notify("STATUS=configuration reload refused")
             return
         # The paths stay: the socket, the state and the index are this process's.
         self.cfg = replace(
@@ -213,9 +195,7 @@ class Daemon:
         if self._parts is not None:
             self._parts.reconfigure(self.cfg)
         log.info("daemon.reloaded", config=str(self.cfg.source))
-        systemd.notify("STATUS=configuration reloaded")
-
-    # -- stopping -------------------------------------------------------------
+        runtime.notify("STATUS=configuration reloaded")
 
     def release_paths(self) -> None:
         """Remove our socket file and pidfile: the daemon no longer takes new clients."""
@@ -228,7 +208,7 @@ class Daemon:
     def _shutdown(self) -> None:
         self.life.state = "stopping"
         self.life.ready.set()  # requests held during start-up get their error now
-        systemd.notify("STOPPING=1")
+        runtime.notify("STOPPING=1")
         if self._parts is not None:
             self._parts.stop()
         self.release_paths()

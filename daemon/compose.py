@@ -1,9 +1,7 @@
 """The daemon's parts, built in one place, in dependency order.
 
-:func:`compose` is the only code that knows every part. Each is built after
-everything it uses and gets it as constructor arguments, never the daemon,
-and is handed no collaborator later. The daemon starts, reloads and stops
-what it built.
+:func:`compose` is the only code that knows every part; each gets what it uses
+as constructor arguments, never the daemon, and no collaborator later.
 """
 
 from __future__ import annotations
@@ -18,17 +16,15 @@ from typing import Protocol
 from apscheduler.schedulers.background import BackgroundScheduler
 
 from memoryd.config import Config
-from memoryd.daemon import health, startup
+from memoryd.daemon import health
 from memoryd.daemon.alarms import Alarms
 from memoryd.daemon.handlers import DaemonMethods
-from memoryd.daemon.index import DaemonIndex, RunRows
-from memoryd.daemon.lifecycle import Job, Lifecycle, Where
+from memoryd.daemon.index import DaemonIndex, Readers, RunRows
+from memoryd.daemon.lifecycle import Job, Lifecycle, Where, gate
 from memoryd.daemon.maintenance import Maintenance, repairer
-from memoryd.daemon.readers import Readers
 from memoryd.daemon.reporter import Reporter
-from memoryd.daemon.roots import RootSet
+from memoryd.daemon.roots import RootSet, WatchedRoots, hint_sink
 from memoryd.daemon.staleness_checker import Staleness
-from memoryd.daemon.watched_roots import WatchedRoots, hint_sink
 from memoryd.daemon.watcher import Watcher
 from memoryd.daemon.writer import Writer
 from memoryd.indexer.store import IndexStore
@@ -71,8 +67,8 @@ class Parts:
             self.schedule()
 
     def schedule(self) -> None:
-        """Install every periodic job from a fresh trigger (so: from now), and run them:
-        after start-up, a reload, and the wall clock set back (apscheduler counts in it)."""
+        """Install every periodic job from a fresh trigger (so: from now) and run them: after
+        start-up, a reload, and the wall clock set back (apscheduler counts in it)."""
         self.scheduler.remove_all_jobs()
         for part in self.scheduled:
             for job in part.jobs():
@@ -98,18 +94,14 @@ def compose(
     *,
     clock: Callable[[], float] = time.time,
 ) -> Parts:
-    """Every part of a daemon serving ``listener`` over ``store``; nothing is walked yet.
-
-    The writer and watcher threads run from here on; the daemon starts the
-    rest. ``clock`` dates roots' use (tests pass their own).
-    """
+    """Every part of a daemon serving ``listener`` over ``store``; nothing is walked yet (the
+    writer and watcher threads run from here on). ``clock`` dates roots' use."""
     readers = Readers(cfg.db_path)
     selector = make_selector(cfg)
     root_set = RootSet(clock)
     runs = RunRows(cfg)
 
-    def index_rebuilt() -> None:
-        """The writer replaced a damaged database: readers and caches of the old one go."""
+    def index_rebuilt() -> None:  # readers and caches of the old database go
         readers.reset()
         selector.index_replaced()
 
@@ -132,8 +124,6 @@ def compose(
         on_disconnect=readers.release,
         rebind=where.rebind,
     )
-    # `status` answers (with progress) during the first reconcile; the other
-    # methods wait for it. Storage trouble is answered `index_unavailable`.
     methods = DaemonMethods(
         life,
         where,
@@ -161,7 +151,7 @@ def compose(
         maintenance=maintenance,
         staleness=staleness,
         server=server,
-        handlers=health.guard(startup.gate(methods, life), writer),
+        handlers=health.guard(gate(methods, life), writer),
         reconfigurable=[
             watcher,
             server,

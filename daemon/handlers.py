@@ -1,11 +1,9 @@
 """The daemon's one method table, and the methods only the daemon answers.
 
 :class:`DaemonMethods` answers ``status``, ``reindex``, ``watch``, ``unwatch``,
-``shutdown`` and ``select``'s ``cwd`` from the parts it is handed; every other
-method is the shared :class:`~memoryd.service.MemoryService`'s ``cmd_*``.
-Which methods exist, and what they take, is :mod:`memoryd.methods`.
-``status`` answers whatever the index's state: a read it cannot make is said
-in its ``index`` entry. Features add keys to ``status`` as a :class:`StatusPart`.
+``shutdown`` and ``select``'s ``cwd``; every other method is the
+:class:`~memoryd.service.MemoryService`'s. ``status`` answers whatever the
+index's state (a read it cannot make is said in its ``index`` entry).
 """
 
 from __future__ import annotations
@@ -42,11 +40,11 @@ from memoryd.replies import (
 )
 
 if TYPE_CHECKING:
+    from memoryd.daemon.index import Readers
     from memoryd.daemon.lifecycle import Lifecycle, Where
     from memoryd.daemon.maintenance import Maintenance, ReconcileInfo
-    from memoryd.daemon.readers import Readers
+    from memoryd.daemon.roots import WatchedRoots
     from memoryd.daemon.staleness_checker import Staleness
-    from memoryd.daemon.watched_roots import WatchedRoots
     from memoryd.daemon.watcher import Watcher
     from memoryd.daemon.writer import Writer
     from memoryd.ipc.server import Server
@@ -55,8 +53,7 @@ if TYPE_CHECKING:
 log = structlog.get_logger(__name__)
 
 MAX_CWD = 4096
-COUNTS_MAX_AGE = 2.0
-"""Seconds a root's file counts may be reused by ``status`` when nothing was written."""
+COUNTS_MAX_AGE = 2.0  # seconds status may reuse a root's counts when nothing was written
 
 
 def _iso(epoch: float | None) -> str | None:
@@ -119,11 +116,8 @@ class DaemonMethods:
         self.service.refused(method, params, error)
 
     def _root_counts(self, root: str) -> tuple[int, int]:
-        """Files and errors under ``root``, recounted when the writer has written since.
-
-        A short age limit also catches writes by another process, which do
-        not bump the generation.
-        """
+        """Files and errors under ``root``, recounted when the writer has written since (or,
+        for another process's writes, after :data:`COUNTS_MAX_AGE`)."""
         generation, now = self.writer.store.generation, time.monotonic()
         cached = self._counts.get(root)
         if cached is not None and cached[0] == generation and now - cached[1] < COUNTS_MAX_AGE:
@@ -200,7 +194,6 @@ class DaemonMethods:
                 "applied": reload.refused is None,
                 "reason": reload.refused,
             }
-        # Then the features' entries (report_schedule, last_report).
         return {**reply, **extra}
 
     def cmd_reindex(self, req: Reindex) -> ReindexReply:
@@ -244,8 +237,7 @@ class DaemonMethods:
 
     def cmd_shutdown(self, req: Shutdown) -> ShutdownReply:
         """Stop being findable now, and stop the daemon a moment later."""
-        # As dmypy does: stop being findable before saying yes, so a client
-        # that starts a new daemon right after the reply never races us.
+        # Unfindable before the reply: a client starting a new daemon right after never races us.
         self.where.release()
         threading.Timer(0.05, self.life.stop_requested.set).start()
         return {"stopping": True, "pid": os.getpid()}

@@ -1,11 +1,9 @@
 """Whether the index can be written now, when the writer tries again, and the request guard.
 
 A storage failure (a full disk, another process's lock) makes the state
-``degraded``: reads go on, watcher hints are dropped, and a *repair* (a probe
-write, then a full reconcile) is due after a doubling backoff. The first
-repair that succeeds ends it; damage, or the index file lost, makes it
-``rebuilding`` until the new index is filled. :func:`guard` answers storage
-trouble with ``index_unavailable``.
+``degraded`` (reads go on, hints are dropped, a repair is due after a doubling
+backoff) until a repair succeeds; damage or a lost file makes it ``rebuilding``.
+:func:`guard` answers storage trouble with ``index_unavailable``.
 """
 
 from __future__ import annotations
@@ -30,12 +28,9 @@ OK, DEGRADED, REBUILDING = "ok", "degraded", "rebuilding"
 FIRST_BACKOFF_S = 0.5
 MAX_BACKOFF_S = 5.0
 MAX_REPAIR_BACKOFF_S = 60.0
-BUSY_MS = 2000
-"""How long the daemon's writes wait for another process's lock (a ``memoryd index``
-batch holds it well under a second); past it the write fails and the repair retries it,
-so a save is answered within seconds, not held for the CLI's 10 s."""
-SHORT_BUSY_MS = 200
-"""How long a write waits for the lock while degraded."""
+BUSY_MS = 2000  # a write waits this long for another process's lock, then the repair retries
+SHORT_BUSY_MS = 200  # the same while degraded
+REBUILD_WAIT_S = 5.0  # a request waits this long for a rebuilt index, then index_unavailable
 
 
 class Health:
@@ -58,11 +53,8 @@ class Health:
         return self.state != OK
 
     def failed(self, reason: str, *, repair: bool = False) -> float:
-        """A write (or, with ``repair``, a repair) failed: degraded; the delay to the next try.
-
-        Write and probe failures back off to :data:`MAX_BACKOFF_S`; a repair
-        that failed after its probe passed, to :data:`MAX_REPAIR_BACKOFF_S`.
-        """
+        """A write (or, with ``repair``, a repair past its probe) failed: degraded; the delay to
+        the next try (up to :data:`MAX_BACKOFF_S`, a repair's :data:`MAX_REPAIR_BACKOFF_S`)."""
         with self._lock:
             if self.state == OK:
                 self.state, self.since = DEGRADED, time.time()
@@ -119,19 +111,9 @@ def _backoff(failures: int, cap: float) -> float:
     return min(cap, FIRST_BACKOFF_S * 2.0 ** min(failures - 1, 10))
 
 
-REBUILD_WAIT_S = 5.0
-"""How long a request waits for a rebuilt index to be filled before ``index_unavailable``."""
-
-
 def trouble(exc: BaseException, store: IndexStore, writer: Writer) -> tuple[str, bool] | None:
-    """What a request's read over ``store`` failing with ``exc`` means for the index.
-
-    ``(why, rebuilding)``, or None when ``exc`` is not the storage's. The
-    index is being rebuilt when its file was deleted or replaced (the writer
-    starts over within a second), when the writer replaced its store or is
-    rebuilding meanwhile, or when the read found damage, which is reported to
-    the writer here.
-    """
+    """``(why, rebuilding)`` for a request's read over ``store`` failing with ``exc``, or None
+    when ``exc`` is not the storage's; damage found is reported to the writer here."""
     found = recovery.trouble(exc)
     lost = recovery.replaced(store)
     if lost is not None:
@@ -148,11 +130,8 @@ def trouble(exc: BaseException, store: IndexStore, writer: Writer) -> tuple[str,
 
 
 def guard(handlers: dict[str, Handler], writer: Writer) -> dict[str, Handler]:
-    """``handlers`` that answer storage trouble with ``index_unavailable``, never ``internal``.
-
-    While the index is rebuilt, requests wait a little for it and are then
-    told to retry. ``status`` is never held, and answers storage trouble itself.
-    """
+    """``handlers`` answering storage trouble with ``index_unavailable``, never ``internal``;
+    while the index is rebuilt they wait a little first (``status`` never waits)."""
 
     def guarded(name: str, handler: Handler) -> Handler:
         # dict[str, Any]: a request's params as decoded, unchecked (ipc.server.Handler).

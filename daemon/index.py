@@ -1,10 +1,9 @@
-"""The index the shared :class:`~memoryd.service.MemoryService` runs over in the daemon.
+"""The index as the daemon's requests see it: a read-only connection per thread, writes queued.
 
-:class:`DaemonIndex` gives the service this thread's read-only connection,
-directories kept watched, and writes queued for the writer thread. Each
-``select``'s telemetry row is one job on the writer's queue, so it never holds
-up the reply; :class:`RunRows` keeps the rows the index refused until the
-writer's repair, and ``stats`` reads its own writes by waiting for the queue.
+:class:`DaemonIndex` is the :class:`~memoryd.service.MemoryService`'s index:
+this thread's reader, directories kept watched, writes as writer jobs. A
+``select``'s telemetry row is one queued job, so it never holds up the reply;
+:class:`RunRows` keeps the rows the index refused until the writer's repair.
 """
 
 from __future__ import annotations
@@ -12,18 +11,48 @@ from __future__ import annotations
 import sqlite3
 import threading
 from collections.abc import Callable
+from pathlib import Path
 
 from memoryd.config import Config
-from memoryd.daemon.readers import Readers
-from memoryd.daemon.watched_roots import WatchedRoots
+from memoryd.daemon.roots import WatchedRoots
 from memoryd.daemon.writer import Writer
 from memoryd.indexer import recovery
-from memoryd.indexer.store import IndexStore
+from memoryd.indexer.store import IndexStore, open_reader
 from memoryd.select.telemetry import RunRecord
 from memoryd.select.wiring import record_runs, retention_of
 
 HELD_RUNS = 10_000
-"""Telemetry rows kept (the newest) while the index cannot be written; the repair writes them."""
+"""Telemetry rows kept (the newest) while the index cannot be written."""
+
+
+class Readers:
+    """Each thread's own ``mode=ro`` connection, kept for its life and closed as it ends."""
+
+    def __init__(self, db_path: Path) -> None:
+        self.db_path = db_path
+        self._local = threading.local()
+        self._epoch = 0
+
+    def reset(self) -> None:
+        """The database file was replaced (rebuilt after damage): every thread reopens."""
+        self._epoch += 1
+
+    def release(self) -> None:
+        """This thread is ending: its connection is closed now, not when it is collected."""
+        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
+        if conn is not None:
+            self._local.conn = None
+            conn.close()
+
+    def conn(self) -> sqlite3.Connection:
+        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
+        if conn is not None and self._local.epoch != self._epoch:
+            conn.close()  # this thread's own connection, to the file set aside
+            conn = None
+        if conn is None:
+            conn = open_reader(self.db_path)
+            self._local.conn, self._local.epoch = conn, self._epoch
+        return conn
 
 
 class RunRows:
@@ -35,7 +64,6 @@ class RunRows:
         self.retention = retention_of(cfg)
 
     def reconfigure(self, cfg: Config) -> None:
-        """SIGHUP: new ``telemetry`` limits apply from the next row."""
         self.retention = retention_of(cfg)
 
     def write(self, store: IndexStore, rows: list[RunRecord]) -> None:
@@ -49,7 +77,7 @@ class RunRows:
         except Exception as exc:
             if recovery.trouble(exc) is None:
                 raise
-            with self._lock:  # kept for the writer's repair (the newest, within a bound)
+            with self._lock:
                 self._held = [*batch, *self._held][-HELD_RUNS:]
             raise
 
@@ -111,6 +139,5 @@ class DaemonIndex:
         self._writer.submit(lambda store: self._runs.write(store, [record]), keep=True)
 
     def runs_recorded(self) -> None:
-        # Every row recorded so far is a job queued ahead of this one: once it has
-        # run, they are all in, with any that were held back.
+        # Every row recorded so far is a job queued ahead of this one.
         self._writer.call(self._runs.flush)

@@ -1,21 +1,27 @@
-"""Where the daemon is in its life and on disk, how a part asks it to stop, its periodic jobs.
+"""The daemon's life as its parts see it: state, stop request, location, periodic jobs, first index.
 
-The daemon's parts are handed a :class:`Lifecycle` and a :class:`Where`
-instead of the daemon; a part with periodic work describes it as
-:class:`Job` values, which the daemon installs.
+Parts are handed a :class:`Lifecycle` and a :class:`Where`, never the daemon; a
+part with periodic work describes it as :class:`Job` values. Until the first
+index is complete only the ``before_ready`` methods answer (:func:`gate`).
 """
 
 from __future__ import annotations
 
+import importlib
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from socket import socket as Listener
-from typing import Literal
+from typing import Any, Literal
 
 import structlog
 from apscheduler.triggers.base import BaseTrigger
+
+from memoryd.errors import InternalError
+from memoryd.ipc.server import Handler
+from memoryd.methods import METHODS
+from memoryd.replies import IndexingProgress
 
 log = structlog.get_logger("memoryd.daemon")
 
@@ -23,6 +29,7 @@ DaemonState = Literal["starting", "ready", "stopping"]
 
 FATAL_EXIT = 70
 """Exit status after a fatal internal failure (EX_SOFTWARE): systemd restarts the unit."""
+LOG_EVERY_S = 1.0
 
 
 @dataclass(frozen=True)
@@ -35,16 +42,14 @@ class Reload:
 
 @dataclass(frozen=True)
 class Where:
-    """Where this daemon can be found, and how to stop being findable."""
+    """Where this daemon is found: ``release`` removes the socket file and pidfile, ``rebind``
+    gives a new listening socket when ours can no longer be reached (else None)."""
 
     socket: str
     activated: bool
-    """The listening socket came from systemd (socket activation), not from our bind."""
     db: str
     release: Callable[[], None]
-    """Remove the socket file and the pidfile (``shutdown`` does so before it replies)."""
     rebind: Callable[[], Listener | None] = lambda: None
-    """A new listening socket when ours can no longer be reached (its file deleted), else None."""
 
 
 @dataclass(frozen=True)
@@ -66,15 +71,11 @@ class Lifecycle:
         self.ready = threading.Event()
         """Set once the first index is complete, or the daemon stops before that."""
         self.fatal: str | None = None
-        """Why the daemon is stopping on its own (it then exits :data:`FATAL_EXIT`)."""
         self.last_reload: Reload | None = None
 
     def fail(self, reason: str) -> None:
-        """A part the daemon cannot run without has died: stop, and exit non-zero.
-
-        A process that stays up without answering looks alive to systemd; one
-        that exits with an error is restarted (``Restart=on-failure``).
-        """
+        """A part the daemon cannot run without died: stop and exit :data:`FATAL_EXIT`, so
+        systemd restarts it (a process up without answering looks alive)."""
         if self.fatal is None:
             self.fatal = reason
             log.critical("daemon.fatal", reason=reason)
@@ -82,9 +83,90 @@ class Lifecycle:
 
     @property
     def is_ready(self) -> bool:
-        """The first index is complete and the daemon is not stopping."""
         return self.state == "ready"
 
     @property
     def exit_code(self) -> int:
         return 0 if self.fatal is None else FATAL_EXIT
+
+
+class IndexProgress:
+    """Files reconciled out of a total; logs ``index.progress`` at most once a second."""
+
+    def __init__(
+        self,
+        total: int,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+        emit: Callable[..., Any] | None = None,
+    ) -> None:
+        self.emit = emit or log.info
+        self.total = total
+        self.done = 0
+        self.clock = clock
+        self.started = clock()
+        self.finished: float | None = None
+        self._logged: float | None = None
+
+    def advance(self) -> None:
+        self.done += 1
+        now = self.clock()
+        if self._logged is None or now - self._logged >= LOG_EVERY_S:
+            self._logged = now
+            self.emit("index.progress", **self.to_json())
+
+    def finish(self) -> None:
+        self.finished = self.clock()
+        self.emit("index.progress", **self.to_json())
+
+    def to_json(self) -> IndexingProgress:
+        elapsed = (self.finished or self.clock()) - self.started
+        return {
+            "phase": "indexing" if self.finished is None else "done",
+            "done": self.done,
+            "total": self.total,
+            "seconds": round(elapsed, 3),
+            "rate_per_s": round(self.done / elapsed) if elapsed > 0 else None,
+        }
+
+
+def preload(module: str) -> threading.Thread:
+    """Import ``module`` (a judge's SDK) on a thread of its own during the first index;
+    a failure is logged and left to the request that needs it."""
+
+    def load() -> None:
+        started = time.monotonic()
+        try:
+            importlib.import_module(module)
+        except Exception as exc:
+            log.warning("daemon.preload_failed", module=module, error=str(exc))
+            return
+        log.info("daemon.preloaded", module=module, seconds=round(time.monotonic() - started, 3))
+
+    thread = threading.Thread(target=load, name=f"preload-{module}", daemon=True)
+    thread.start()
+    return thread
+
+
+def wait_for(threads: list[threading.Thread], stop: threading.Event) -> None:
+    """Join ``threads``, giving up as soon as ``stop`` is set (a SIGTERM during start-up)."""
+    for thread in threads:
+        while thread.is_alive() and not stop.is_set():
+            thread.join(0.1)
+
+
+def gate(handlers: dict[str, Handler], life: Lifecycle) -> dict[str, Handler]:
+    """``handlers`` with every method but the ``before_ready`` ones held until ``life.ready``;
+    a daemon stopping during start-up answers them with an error, never a partial index."""
+
+    def held(handler: Handler) -> Handler:
+        # dict[str, Any]: a request's params as decoded, unchecked (ipc.server.Handler).
+        def wait_then_answer(params: dict[str, Any]) -> Any:
+            life.ready.wait()
+            if not life.is_ready:
+                raise InternalError("memoryd stopped before its first index was complete")
+            return handler(params)
+
+        return wait_then_answer
+
+    return {name: h if METHODS[name].before_ready else held(h) for name, h in handlers.items()}

@@ -1,10 +1,8 @@
 """The daemon's upkeep of its index: full reconciles, recrawls, the writer's repair, its jobs.
 
-A full reconcile is a watcher hint's per-path decision over a stat walk of
-every root, on the writer thread; a *recrawl* is the same for one root whose
-events were lost or whose folder was replaced. The periodic jobs are handed
-over as data (:meth:`Maintenance.jobs`); :class:`WallClock` notices the clock
-set back. :func:`repairer` is what the writer runs after failed writes.
+A full reconcile is a hint's per-path decision over a stat walk of every root,
+on the writer thread; a *recrawl* is the same for one root whose events were
+lost or whose folder was replaced.
 """
 
 from __future__ import annotations
@@ -19,11 +17,10 @@ import structlog
 from apscheduler.triggers.interval import IntervalTrigger
 
 from memoryd.config import Config
-from memoryd.daemon import startup, systemd
+from memoryd.daemon import runtime
 from memoryd.daemon.index import RunRows
-from memoryd.daemon.lifecycle import Job
-from memoryd.daemon.roots import RootSet
-from memoryd.daemon.watched_roots import WatchedRoots
+from memoryd.daemon.lifecycle import IndexProgress, Job
+from memoryd.daemon.roots import RootSet, WatchedRoots
 from memoryd.daemon.watcher import Watcher
 from memoryd.daemon.writer import Writer
 from memoryd.indexer import queries, recovery
@@ -36,11 +33,7 @@ from memoryd.sessions.writes import is_temp_name, remove_stale_temps
 log = structlog.get_logger("memoryd.daemon")
 
 OBSERVER_CHECK_S = 1.0
-"""How often the daemon checks that every root's observer thread is alive (and that a
-deleted root has come back): a loop over the roots, cheap enough to run every second."""
-
-_ERROR_KEPT = 300
-"""How much of a failed reconcile's error ``status`` shows."""
+_ERROR_KEPT = 300  # characters of a failed reconcile's error in status
 
 
 @dataclass
@@ -62,8 +55,7 @@ class Recrawls:
 class WallClock:
     """Notices the wall clock being set back, against the monotonic clock."""
 
-    JUMP_S = 60.0
-    """A step back smaller than this is NTP slewing, not a reset."""
+    JUMP_S = 60.0  # a smaller step back is NTP slewing
 
     def __init__(
         self,
@@ -100,17 +92,12 @@ class Maintenance:
         self._reports_dir = str(cfg.reports_dir)
         self.last_reconcile: ReconcileInfo | None = None
         self.last_failure: ReconcileFailure | None = None
-        """The last full reconcile that raised (shown in ``status`` from then on)."""
         self.drift_fixed_total = 0
-        self.watcher_deaths: dict[str, tuple[int, float]] = {}
-        """Root -> how many times its watcher died, and when it last did (``status``'s alarms)."""
-        self.indexing: startup.IndexProgress | None = None
-        """The first index's progress, once it has started."""
+        self.watcher_deaths: dict[str, tuple[int, float]] = {}  # root -> (count, last at)
+        self.indexing: IndexProgress | None = None  # the first index's progress
         self.recrawls: dict[str, Recrawls] = {}
-        """Root -> its recrawls (events lost, folder replaced)."""
 
     def jobs(self) -> list[Job]:
-        """The periodic jobs, each from a fresh trigger (so: from now)."""
         every = IntervalTrigger
         jobs = [
             Job(
@@ -118,24 +105,19 @@ class Maintenance:
                 partial(self.reconcile_quietly, "scheduled"),
                 every(seconds=self._interval),
             ),
-            # A dead observer means events are being lost: recrawl soon, not at the next reconcile.
             Job("observers", self.check_observers, every(seconds=OBSERVER_CHECK_S)),
         ]
-        ping = systemd.watchdog_interval()
+        ping = runtime.watchdog_interval()
         if ping:
-            jobs.append(Job("watchdog", partial(systemd.notify, "WATCHDOG=1"), every(seconds=ping)))
+            jobs.append(Job("watchdog", partial(runtime.notify, "WATCHDOG=1"), every(seconds=ping)))
         return jobs
 
     def reconfigure(self, cfg: Config) -> None:
-        """SIGHUP: a new ``reconcile_interval`` (counted from when the jobs are installed)."""
         self._interval = cfg.reconcile_interval
 
     def reconcile(self, reason: str) -> SyncResult:
-        """Full stat scan of every root through the writer; counts drift.
-
-        Request roots idle for longer than ``request_root_idle_days`` are
-        forgotten first.
-        """
+        """Full stat scan of every root through the writer (idle request roots forgotten
+        first; dead watches restarted); counts drift."""
         self._roots.forget_idle()
         watcher = self._watcher
         for root in watcher.dead_roots():
@@ -152,13 +134,11 @@ class Maintenance:
         stop = self._stop.is_set
 
         def job(store: IndexStore) -> SyncResult:
-            # The walks run here, on the writer thread, never on the main thread,
-            # which must stay free for signals (SIGTERM, SIGHUP reloads).
             if reason != "startup":
                 return self._roots.syncer(store, should_stop=stop).sync_trees(roots)
             listed = self._first_walk(roots)
             total = sum(len(entries) for tree in listed.values() for _, entries in tree)
-            progress = self.indexing = startup.IndexProgress(total)
+            progress = self.indexing = IndexProgress(total)
             syncer = self._roots.syncer(store, progress=progress, should_stop=stop)
             result = syncer.sync_trees(roots, listed)
             if not result.stopped:
@@ -211,9 +191,8 @@ class Maintenance:
         return listed
 
     def reconcile_quietly(self, reason: str) -> SyncResult | None:
-        """:meth:`reconcile` for the scheduler and start-up, which go on whatever it meets
-        (a storage failure is the writer's to repair, anything else is logged and shown
-        in ``status``); None: the pass did not complete."""
+        """:meth:`reconcile` for the scheduler and start-up, which go on whatever it meets (a
+        storage failure is the writer's to repair); None: the pass did not complete."""
         try:
             return self.reconcile(reason)
         except Exception as exc:
@@ -225,12 +204,10 @@ class Maintenance:
             return None
 
     def status(self) -> FeatureStatus:
-        """``last_reconcile_error`` once a full reconcile has failed (compare its ``at``)."""
         return {} if self.last_failure is None else {"last_reconcile_error": self.last_failure}
 
     def recrawl(self, root: str, reason: str) -> None:
-        """Rescan ``root`` through the writer, without waiting; a hint, so skipped while
-        degraded (the repair rescans every root)."""
+        """Rescan ``root`` through the writer, without waiting (a hint: skipped while degraded)."""
         log.warning("watcher.recrawl", root=root, reason=reason)
         info = ReconcileInfo(time.time(), 0.0, 0, reason)
         previous = self.recrawls.get(root)
@@ -268,8 +245,7 @@ class Maintenance:
 
 
 def repairer(root_set: RootSet, runs: RunRows) -> Callable[[IndexStore], None]:
-    """The writer's catch-up after failed writes: the stored roots written again, every
-    root reconciled, the telemetry rows held back written."""
+    """The writer's catch-up after failed writes: stored roots, every root, held telemetry."""
 
     def repair(store: IndexStore) -> None:
         for root in root_set.paths():

@@ -1,12 +1,7 @@
-"""An opt-in CPU profile of the whole daemon, for finding per-request costs.
+"""An opt-in CPU profile of every daemon thread (``MEMORYD_PROFILE=file.pstats``), for development.
 
-``cProfile`` only sees the thread that enabled it, and the daemon's work is
-spread over a thread per connection, the writer and the watcher. With
-``MEMORYD_PROFILE=/some/file.pstats`` set, :func:`install` gives every thread
-started afterwards (and the calling one) its own profiler and, at exit, merges
-them into one ``pstats`` file to read with ``python -m pstats`` (times are each
-thread's CPU time). Unset, nothing is imported or wrapped: the daemon pays
-nothing.
+Each thread started after :func:`install` gets its own profiler of its CPU time;
+at exit they are merged into one ``pstats`` file. Unset, nothing is imported.
 """
 
 from __future__ import annotations
@@ -32,8 +27,6 @@ def install() -> None:
     plain_run = threading.Thread.run
 
     def start() -> cProfile.Profile:
-        # Thread CPU time, not wall time: a thread waiting for the interpreter
-        # lock or a socket is not charged, so the figures add up to the CPU used.
         prof = cProfile.Profile(time.thread_time)
         with lock:
             profiles.append(prof)

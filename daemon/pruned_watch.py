@@ -1,16 +1,9 @@
 """Observers that never watch a skipped directory below a root (``node_modules``, ``.git``, venvs).
 
-inotify takes one watch per directory, and watchdog's recursive schedule adds
-one for every directory under a root: a checkout's dependency tree alone can
-take thousands of the user's watches for files memoryd never reads. Here the
-inotify observer walks a root itself, pruned by
-:func:`~memoryd.indexer.scanner.is_skipped_dir` (the scan's own rule), when
-the root is set up and when a directory appears in it; the polling observer
-lists directories through the same rule. A root set up inside
-:func:`watch_budget` takes at most that many watches, counted by the set-up's
-own walk: past it, the set-up takes none and fails with ``ENOSPC``. The
-inotify side replaces two steps of watchdog's watch group: its tree walk and
-the events it makes up for a new directory's contents.
+Both observers list directories by the scan's own rule
+(:func:`~memoryd.indexer.scanner.is_skipped_dir`). A root set up inside
+:func:`watch_budget` takes at most that many inotify watches; past it, the
+set-up fails with ``ENOSPC``.
 """
 
 from __future__ import annotations

@@ -1,10 +1,7 @@
 """Compaction reports in the daemon: the scheduled job, and the writer of ``report``'s.
 
-The job runs on ``reports.cron`` (local time; ``MEMORYD_REPORT_INTERVAL``, in
-seconds, replaces it with an interval). A ``report`` request and a scheduled
-run share one lock: a request waits for a running report, a scheduled run
-that finds one running is skipped. ``status`` shows ``last_report`` and
-``report_schedule``.
+The job runs on ``reports.cron`` (local time), or every ``MEMORYD_REPORT_INTERVAL``
+seconds. A request waits for a running report; a scheduled run finding one is skipped.
 """
 
 from __future__ import annotations
@@ -20,8 +17,8 @@ from apscheduler.triggers.cron import CronTrigger
 from apscheduler.triggers.interval import IntervalTrigger
 
 from memoryd.config import Config
+from memoryd.daemon.index import Readers
 from memoryd.daemon.lifecycle import Job
-from memoryd.daemon.readers import Readers
 from memoryd.replies import FeatureStatus, LastReport, ReportResult, ReportSchedule
 from memoryd.report import Retention, produce
 from memoryd.report.findings import DAY
@@ -75,7 +72,6 @@ class Reporter:
         try:
             self._run(self._roots(), self.default_older_than_s(), "schedule")
         except Exception as exc:
-            # One structured event instead of the scheduler's traceback; the next run retries.
             log.error("report.failed", trigger="schedule", error=str(exc))
         finally:
             self._lock.release()

@@ -1,11 +1,10 @@
-"""Claiming the daemon's place: runtime directory, pidfile lock, socket.
+"""Claiming the daemon's place (private directories, pidfile lock, socket) and systemd's share.
 
-The order is watchman's: check the directory is ours, lock the pidfile (a
-second daemon stops here, naming the first one's pid), then remove a socket
-only if nothing answers on it, then bind. A live socket is never removed, even
-by a daemon given a different state directory and so a different pidfile.
-The one exception to "a second daemon stops": a first one that answers on no
-socket, even when asked to bind it again, is asked to stop (:func:`claim`).
+In watchman's order: the directory checked, the pidfile locked (a second daemon
+stops here, naming the first one's pid, unless that one answers on no socket:
+:func:`claim`), a socket removed only if nothing answers on it, then bound.
+``$NOTIFY_SOCKET`` takes ``KEY=VALUE`` datagrams; ``$LISTEN_FDS`` hands over
+sockets from fd 3 when ``$LISTEN_PID`` is ours.
 """
 
 from __future__ import annotations
@@ -20,28 +19,27 @@ import stat
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Literal
 
 import structlog
 
+from memoryd import paths
 from memoryd.errors import AlreadyRunning, DaemonError, UnsafeRuntimeDir
 
 log = structlog.get_logger("memoryd.daemon")
 
-TAKEOVER_WAIT_S = 5.0
-"""How long a new ``serve`` waits for an unreachable daemon to bind its socket again."""
-STOP_WAIT_S = 20.0
-"""How long it then waits for that daemon to stop (it finishes in-flight requests first)."""
+TAKEOVER_WAIT_S = 5.0  # a new serve waits this long for an unreachable daemon to bind again
+STOP_WAIT_S = 20.0  # and then this long for it to stop
+
+Loose = Literal["refuse", "tighten", "keep"]
 
 
-def ensure_private_dir(path: Path, *, tighten: bool = False) -> None:
-    """Create ``path`` 0700, or check an existing one is a directory of ours, closed to others.
+def ensure_private_dir(path: Path, *, loose: Loose = "refuse") -> None:
+    """Create ``path`` 0700, or check an existing one is a directory of ours no one else writes.
 
-    The check uses ``lstat``: a symlink is refused even when its target is ours,
-    because whoever owns the link's directory entry (another user, in a shared
-    ``/tmp``) could later point it elsewhere. ``tighten`` (the state dir) sets an
-    existing directory of ours that is merely readable by others to 0700 instead
-    of refusing it; the socket's directory is refused, as its check must not
-    change what it checks.
+    ``lstat``: a symlink is refused even when its target is ours (whoever owns the
+    link's entry could re-point it). ``loose`` says what becomes of one of ours that
+    others may read: refused, set to 0700, or (a directory the user named) left as it is.
     """
     try:
         path.mkdir(mode=0o700, parents=True, exist_ok=True)
@@ -57,7 +55,8 @@ def ensure_private_dir(path: Path, *, tighten: bool = False) -> None:
         raise UnsafeRuntimeDir(f"refusing to use {path}: it exists and is not a directory")
     if st.st_uid != os.getuid():
         raise UnsafeRuntimeDir(
-            f"refusing to use {path}: it belongs to uid {st.st_uid}, not to us ({os.getuid()})"
+            f"refusing to use {path}: it belongs to uid {st.st_uid}, not to us ({os.getuid()});"
+            " use a directory of your own"
         )
     mode = stat.S_IMODE(st.st_mode)
     if mode & (stat.S_IWGRP | stat.S_IWOTH):
@@ -65,14 +64,20 @@ def ensure_private_dir(path: Path, *, tighten: bool = False) -> None:
             f"refusing to use {path}: it is writable by others (mode {mode:o});"
             f" run `chmod 700 {path}`"
         )
-    if mode & 0o077:
-        if tighten:
-            os.chmod(path, 0o700)
-            return
+    if mode & 0o077 and loose == "tighten":
+        os.chmod(path, 0o700)
+    elif mode & 0o077 and loose == "refuse":
         raise UnsafeRuntimeDir(
             f"refusing to use {path}: it is open to others (mode {mode:o}, expected 700);"
             f" run `chmod 700 {path}`"
         )
+
+
+def ensure_state_dir(path: Path) -> None:
+    """The state directory: memoryd's own (the default, or below it) is set to 0700 if others
+    may read it; one the user chose elsewhere is never changed, only refused if unsafe."""
+    own = path.absolute().is_relative_to(paths.state_dir().absolute())
+    ensure_private_dir(path, loose="tighten" if own else "keep")
 
 
 class PidFile:
@@ -119,15 +124,9 @@ class PidFile:
 
 
 def claim(pidfile: PidFile, socket_path: Path) -> None:
-    """Lock ``pidfile``; a holder that answers on no socket is asked to rebind, then to stop.
-
-    A daemon whose socket file was deleted binds it again by itself within a
-    second (and at once on SIGHUP): this ``serve`` then says it is already
-    running, and where. One that still answers nowhere after
-    :data:`TAKEOVER_WAIT_S` is stopped with SIGTERM, and this one takes its
-    place once it has let go of the lock. Only a process of this user that is
-    a ``memoryd serve`` is ever signalled.
-    """
+    """Lock ``pidfile``; a holder that answers on no socket is sent SIGHUP (it binds again),
+    and if it still answers nowhere after :data:`TAKEOVER_WAIT_S`, SIGTERM, and its place
+    taken. Only a ``memoryd serve`` of this user is ever signalled."""
     try:
         pidfile.acquire()
         return
@@ -224,11 +223,8 @@ def socket_answers(path: Path, timeout: float = 1.0) -> bool:
 
 
 def bind_socket(path: Path) -> tuple[socket.socket, int]:
-    """Bind a 0600 listening socket at ``path``, removing a dead daemon's leftover.
-
-    Returns the socket and the inode of the file it created, so shutdown can
-    remove exactly that file and never a successor's.
-    """
+    """A 0600 listening socket at ``path`` (a dead daemon's leftover removed), and the inode
+    of the file it made: shutdown removes exactly that file, never a successor's."""
     if path.exists() or path.is_symlink():
         if socket_answers(path):
             raise AlreadyRunning(f"another memoryd already answers on {path}")
@@ -253,3 +249,45 @@ def remove_socket(path: Path, inode: int) -> None:
     with contextlib.suppress(OSError):
         if path.lstat().st_ino == inode:
             path.unlink()
+
+
+def notify(*lines: str) -> bool:
+    """Send ``lines`` (e.g. ``READY=1``) to the service manager; False when not under systemd."""
+    address = os.environ.get("NOTIFY_SOCKET")
+    if not address:
+        return False
+    if address.startswith("@"):
+        address = "\0" + address[1:]  # abstract namespace
+    try:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM | socket.SOCK_CLOEXEC) as sock:
+            sock.sendto("\n".join(lines).encode(), address)
+    except OSError:
+        return False
+    return True
+
+
+def watchdog_interval() -> float | None:
+    """Seconds between ``WATCHDOG=1`` pings (half of WatchdogSec), or None when not asked."""
+    usec = os.environ.get("WATCHDOG_USEC")
+    pid = os.environ.get("WATCHDOG_PID")
+    if not usec or (pid and pid != str(os.getpid())):
+        return None
+    try:
+        return int(usec) / 2_000_000
+    except ValueError:
+        return None
+
+
+def listen_fds() -> list[socket.socket]:
+    """Sockets passed by socket activation (empty when not activated); the variables unset."""
+    pid = os.environ.get("LISTEN_PID")
+    count = os.environ.get("LISTEN_FDS")
+    for key in ("LISTEN_PID", "LISTEN_FDS", "LISTEN_FDNAMES"):
+        os.environ.pop(key, None)
+    if not count or pid != str(os.getpid()):
+        return []
+    sockets = []
+    for fd in range(3, 3 + int(count)):  # SD_LISTEN_FDS_START
+        os.set_inheritable(fd, False)
+        sockets.append(socket.socket(fileno=fd))
+    return sockets

@@ -1,10 +1,8 @@
-"""The daemon's memory-rot checker: its own ``staleness`` thread over the roots.
+"""The daemon's memory-rot checks: a ``staleness`` thread of their own, never inside a request.
 
-git never runs inside a ``select`` nor holds up indexing: the checks run on
-this thread about a second after the index changes, when the hook reports a
-new ``cwd``, and every :data:`RECHECK_S` seconds (for new commits); only the
-verdicts go through the writer. ``select``, ``list`` and ``report`` read the
-stored verdicts; the ``check`` method shares this checker and its caches.
+A pass runs about a second after the writer's generation moves, after the hook
+reports a new ``cwd``, and every :data:`RECHECK_S` seconds (new commits); only
+its verdicts go through the writer. ``check`` shares this checker and its caches.
 """
 
 from __future__ import annotations
@@ -22,8 +20,8 @@ from memoryd.staleness.checks import Checker, Write, citing_dirs
 
 if TYPE_CHECKING:
     from memoryd.config import Config
-    from memoryd.daemon.readers import Readers
-    from memoryd.daemon.watched_roots import WatchedRoots
+    from memoryd.daemon.index import Readers
+    from memoryd.daemon.roots import WatchedRoots
     from memoryd.daemon.writer import Writer
 
 TICK_S = 1.0

@@ -1,11 +1,9 @@
 """The roots' watches: watchdog events as hints, collected, settled and handed on.
 
-An event is a hint: both ends of a move are kept, only ``*.md`` files and
-directories, and after ``settle`` seconds of quiet the batch goes to its sink,
-which re-states every path from disk. Only ``CONTENT_EVENTS`` are subscribed.
-All roots share two observers (inotify, polling); a root whose directories
-would take memoryd past :func:`inotify_budget`, or whose set-up hits a kernel
-limit, is polled, with a note in ``status``.
+An event is a hint (both ends of a move, only ``*.md`` files and directories);
+after ``settle`` seconds of quiet the batch goes to its sink, which re-states
+every path from disk. All roots share two observers (inotify, polling); a root
+that would take memoryd past :func:`inotify_budget`, or hits a kernel limit, is polled.
 """
 
 from __future__ import annotations
@@ -45,15 +43,12 @@ from memoryd.indexer.scanner import is_memory_filename
 if TYPE_CHECKING:
     from memoryd.config import Config
 
-WatcherMode = Literal["inotify", "polling", "missing"]
-"""How a root is watched; ``missing`` is a root whose directory is gone (checked every second)."""
+WatcherMode = Literal["inotify", "polling", "missing"]  # missing: its directory is gone
 
 log = structlog.get_logger("memoryd.watcher")
 
-MAX_WAIT = 0.5
-"""A steady stream of events is still flushed this often."""
+MAX_WAIT = 0.5  # a steady stream of events is still flushed this often
 POLL_S = 1.0
-"""How often a polled root is listed."""
 
 _LIMIT_ERRNOS = {errno.ENOSPC, errno.EMFILE, errno.ENFILE}
 _WATCHES = "/proc/sys/fs/inotify/max_user_watches"
@@ -81,17 +76,13 @@ CONTENT_EVENTS: list[type[FileSystemEvent]] = [
     DirMovedEvent,
     EventsLostEvent,
 ]
-"""The events that can change what is on disk (``FileClosedEvent`` is close-after-write),
-and the one that says some were lost (the root is then rescanned). It is the inotify
-mask: reading a watched folder wakes nothing."""
+"""The inotify mask: the events that can change what is on disk, and the one that says some
+were lost (the root is then rescanned); reading a watched folder wakes nothing."""
 
 
 def split_batch(batch: dict[str, bool]) -> tuple[set[str], set[str]]:
-    """``(paths to reconcile, directories to list)`` out of a debounced batch.
-
-    A directory whose "modified" event came with an event for a memory file in
-    it needs no listing: the file's own event names the change.
-    """
+    """``(paths to reconcile, directories to list)`` out of a debounced batch; a directory
+    whose file's own event came with it needs no listing."""
     paths = {path for path, listing in batch.items() if not listing}
     parents = {os.path.dirname(path) for path in paths}
     return paths, {path for path in batch if path not in paths and path not in parents}
@@ -113,8 +104,7 @@ class _Handler(FileSystemEventHandler):
         if isinstance(event, EventsLostEvent):  # its path is the root's, not a change
             self.lost()
             return
-        # "Directory modified" means the folder's entries changed; watchdog adds
-        # one beside each file event, so it only asks for the names to be listed.
+        # "Directory modified": its entries changed; it asks only for the names to be listed.
         listing = isinstance(event, DirModifiedEvent)
         for raw in (event.src_path, getattr(event, "dest_path", "")):
             path = os.fsdecode(raw)
@@ -123,12 +113,8 @@ class _Handler(FileSystemEventHandler):
 
 
 class Watcher:
-    """Two shared observers for all roots; a debounce thread delivers path batches.
-
-    ``on_paths(paths, listed)`` gets the paths to reconcile and, apart, the
-    directories whose names alone need comparing with the index. Its roots'
-    health (dead, returned, replaced, events lost) is asked of it.
-    """
+    """Two shared observers for all roots; a debounce thread hands ``on_paths(paths, listed)``
+    the paths to reconcile and the directories whose names alone changed."""
 
     def __init__(
         self,
@@ -139,28 +125,18 @@ class Watcher:
     ) -> None:
         self.on_paths = on_paths
         self._lost: set[str] = set()
-        """Roots whose events the kernel dropped since :meth:`lost_roots` was last asked."""
         self.settle = settle
         self.inotify_watches = inotify_budget() if inotify_watches is None else inotify_watches
-        self._dirs: dict[str, int] = {}
-        """Root -> the inotify watches it took (its directories when it was scheduled)."""
+        self._dirs: dict[str, int] = {}  # root -> the inotify watches it took
         self.modes: dict[str, WatcherMode] = {}
-        self.notes: dict[str, str] = {}
-        """Root -> why it is polled rather than watched with inotify."""
+        self.notes: dict[str, str] = {}  # root -> why it is polled
         self.last_event: float | None = None
-        self.events_received = 0
-        """Every event that reached Python, kept or not (tests check that reads add none)."""
-        self._shared: dict[WatcherMode, Any] = {}
-        """Mode -> the observer every root of that mode is scheduled on."""
-        self._watches: dict[str, tuple[Any, Any]] = {}
-        """Root -> (its observer, its watch)."""
-        self._identity: dict[str, tuple[int, int]] = {}
-        """Root -> (device, inode) of the directory its watch was set up on."""
-        # Request threads add roots while scheduler jobs restart and list them;
-        # every change to the watches and modes and every walk over them holds this.
-        self._lock = threading.RLock()
-        self._pending: dict[str, bool] = {}
-        """Path -> only its listing changed; a full reconcile wins over a listing."""
+        self.events_received = 0  # every event that reached Python, kept or not
+        self._shared: dict[WatcherMode, Any] = {}  # mode -> its observer
+        self._watches: dict[str, tuple[Any, Any]] = {}  # root -> (observer, watch)
+        self._identity: dict[str, tuple[int, int]] = {}  # root -> (device, inode) watched
+        self._lock = threading.RLock()  # every change to and walk over the watches
+        self._pending: dict[str, bool] = {}  # path -> only its listing changed
         self._first_pending = 0.0
         self._cond = threading.Condition()
         self._stopping = False
@@ -168,19 +144,14 @@ class Watcher:
         self._thread.start()
 
     def mode_of(self, root: str) -> tuple[WatcherMode | None, str | None]:
-        """How ``root`` is watched now (None: not at all) and why it is polled, if it is.
-
-        Read without the lock, which a set-up holds through a tree walk; a
-        restart keeps the mode until the new one is known.
-        """
+        """How ``root`` is watched now (None: not at all) and why it is polled, if it is; read
+        without the lock, which a set-up holds through a tree walk."""
         return self.modes.get(root), self.notes.get(root)
 
     def reconfigure(self, cfg: Config) -> None:
-        """SIGHUP: a new ``settle_ms`` applies from the next batch."""
         self.settle = cfg.settle_ms / 1000
 
     def add_root(self, root: str) -> WatcherMode:
-        """Start watching ``root``; returns ``inotify`` or ``polling``."""
         with self._lock:
             return self._add_root(root)
 
@@ -259,8 +230,7 @@ class Watcher:
             self._lost.add(root)
 
     def replaced_roots(self) -> list[str]:
-        """Watched roots whose path now names another directory (by device and inode), or
-        none: to watch afresh."""
+        """Watched roots whose path now names another directory (device, inode) or none."""
         with self._lock:
             watched = list(self._identity.items())
         replaced = []
@@ -290,7 +260,6 @@ class Watcher:
                 return "missing"
 
     def remove_root(self, root: str) -> None:
-        """Stop watching ``root`` (``unwatch``, a request root left idle, or out of the config)."""
         with self._lock:
             self._unschedule(root)
 

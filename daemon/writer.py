@@ -1,11 +1,10 @@
 """The single writer thread: the only code that touches the write connection.
 
-Every change to the index is a job submitted here and run in order. A job
-that fails because the index cannot be written makes the writer ``degraded``
-(:mod:`memoryd.daemon.health`): it drops watcher hints and runs its *repair*,
-with backoff, until one succeeds. A damaged database, or an index file
-deleted or replaced (checked before each job and every :data:`FILE_CHECK_S`
-while idle), is set aside and a new one opened, which the repair fills.
+Every change to the index is a job run here in submission order. A job the
+index refuses makes the writer ``degraded`` (:mod:`memoryd.daemon.health`): it
+drops watcher hints and runs its *repair*, with backoff, until one succeeds. A
+damaged, deleted or replaced index file is set aside and a new one opened, which
+the repair fills.
 """
 
 from __future__ import annotations
@@ -26,12 +25,9 @@ from memoryd.indexer.store import IndexStore
 
 T = TypeVar("T")
 
-FILE_CHECK_S = 1.0
-"""How often an idle writer checks that the index file is still the one it writes."""
+FILE_CHECK_S = 1.0  # how often an idle writer checks the index file is still its own
 WAL_RESTART_BYTES = 4 * 1024 * 1024
-"""Past this, the writer waits for the readers of older snapshots and starts the WAL over."""
-Job = tuple[Callable[[IndexStore], Any], Future[Any], bool, bool]
-"""(job, its future, keep at shutdown, a watcher hint the repair covers)."""
+Job = tuple[Callable[[IndexStore], Any], Future[Any], bool, bool]  # job, future, keep, hint
 
 log = structlog.get_logger("memoryd.writer")
 
@@ -66,13 +62,8 @@ class Writer:
     def submit(
         self, job: Callable[[IndexStore], T], *, keep: bool = False, hint: bool = False
     ) -> Future[T]:
-        """Queue ``job``; with ``keep`` it still runs if the writer is closed before it starts.
-
-        Jobs that only the next start-up reconcile would redo anyway may be
-        dropped at shutdown; ``keep`` is for writes nothing else would redo
-        (telemetry rows, a root's last use, staleness verdicts). A ``hint``
-        (a watcher batch) is skipped while degraded: the repair covers it.
-        """
+        """Queue ``job``. A ``keep`` job still runs at shutdown (a write nothing else would redo:
+        telemetry, a root's last use, verdicts); a ``hint`` is skipped while degraded."""
         future: Future[T] = Future()
         self._jobs.put((job, future, keep, hint))
         return future
@@ -91,11 +82,8 @@ class Writer:
         return self.submit(job).result()
 
     def close(self, timeout: float = 30.0) -> None:
-        """Run the kept jobs (in order), cancel the rest, close the store cleanly.
-
-        Request handlers that wait for their jobs have all returned by now;
-        cancelled hints and reconciles are redone by the next start-up.
-        """
+        """Run the kept jobs (in order), cancel the rest (the next start-up redoes them), close
+        the store cleanly."""
         kept: list[Job] = []
         while True:
             try:
@@ -168,11 +156,8 @@ class Writer:
             )
 
     def _repair(self) -> None:
-        """Catch up after failed writes; a failure here only pushes the next try back.
-
-        A probe (one tiny write) goes first: while the disk is still full or
-        the lock still held, that is all a retry costs.
-        """
+        """Catch up after failed writes, after a probe (one tiny write: all a retry costs while
+        the disk is still full); a failure only pushes the next try back."""
         try:
             self.store.probe()
         except Exception as exc:
@@ -195,7 +180,7 @@ class Writer:
         self.store.set_busy_timeout(BUSY_MS)
 
     def _check_file(self) -> None:
-        """Start over if the index file was deleted or replaced (before each job, every second)."""
+        """Start over if the index file was deleted or replaced."""
         why = recovery.replaced(self.store)
         if why is not None:
             self._rebuild(why, damaged=False)
@@ -223,12 +208,8 @@ class Writer:
         self.on_rebuilt()
 
     def _restart_wal(self) -> None:
-        """Start the WAL over once it has grown past :data:`WAL_RESTART_BYTES`.
-
-        SQLite restarts the WAL only when no reader holds an older snapshot,
-        which busy request threads may never allow; TRUNCATE waits for just
-        those older readers and leaves an empty WAL.
-        """
+        """Start the WAL over past :data:`WAL_RESTART_BYTES`: TRUNCATE waits for the readers of
+        older snapshots, which busy request threads may otherwise never let go."""
         try:
             size = os.stat(f"{self.store.path}-wal").st_size
         except OSError:

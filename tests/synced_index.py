@@ -14,7 +14,7 @@ from collections.abc import Callable
 
 from memoryd import requests
 from memoryd.config import Config
-from memoryd.daemon.readers import Readers
+from memoryd.daemon.index import Readers
 from memoryd.daemon.reporter import Reporter
 from memoryd.indexer.store import IndexStore
 from memoryd.indexer.sync import Syncer

@@ -10,8 +10,7 @@ from typing import Any
 import pytest
 from daemon_fixtures import DaemonProc, write_memory
 
-from memoryd.daemon.lifecycle import Lifecycle
-from memoryd.daemon.startup import IndexProgress, gate
+from memoryd.daemon.lifecycle import IndexProgress, Lifecycle, gate
 from memoryd.errors import InternalError
 
 

@@ -10,7 +10,7 @@ import pytest
 from daemon_fixtures import composed, write_memory
 
 from memoryd.config import Config
-from memoryd.daemon import maintenance, pruned_watch, startup
+from memoryd.daemon import lifecycle, maintenance, pruned_watch
 from memoryd.indexer import scanner, sync
 
 
@@ -40,7 +40,7 @@ def test_the_first_index_walks_each_root_once_and_clears_stale_temp_files(
         walks.append(root)
         return real_walk(root, **options)
 
-    for module in (sync, maintenance, startup):  # every module that may walk a root
+    for module in (sync, maintenance, lifecycle):  # every module that may walk a root
         monkeypatch.setattr(module, "walk_dirs", walk, raising=False)
     with composed(_cfg(tmp_path, first, second)) as parts:
         parts.roots.restore([(str(first), "configured"), (str(second), "configured")])

@@ -24,8 +24,8 @@ from daemon_fixtures import DaemonProc, composed, wait_until, write_memory
 
 from memoryd.config import Config
 from memoryd.daemon.alarms import NOTHING_RUNS, Alarms
+from memoryd.daemon.index import Readers
 from memoryd.daemon.lifecycle import Lifecycle
-from memoryd.daemon.readers import Readers
 
 HOUR_AGO = time.time() - 3600
 
