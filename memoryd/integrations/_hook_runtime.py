@@ -1,11 +1,7 @@
-"""The hook's process discipline: a budget counted from process start, bounded input, quiet logs.
+"""The hook's process discipline: a budget counted from process start, bounded stdin, quiet logs.
 
-:func:`time_budget` arms a timer for what is left of the budget since the kernel started
-the process (:func:`started_ago`), interrupting any wait. Stdin is read up to
-:data:`MAX_STDIN_BYTES`. Nothing goes to stderr (Claude Code stores it in the transcript):
-diagnostics go to ``--log-file`` or ``$MEMORYD_HOOK_LOG`` (JSON lines, the old file moved
-to ``<file>.1`` past :data:`MAX_LOG_BYTES`), and to stderr only with ``MEMORYD_HOOK_DEBUG=1``.
-Standard library only.
+Nothing goes to stderr (Claude Code keeps it in the transcript) unless ``MEMORYD_HOOK_DEBUG=1``;
+diagnostics go to ``--log-file`` or ``$MEMORYD_HOOK_LOG`` as JSON lines. Standard library only.
 """
 
 from __future__ import annotations
@@ -29,13 +25,8 @@ class HookTimeout(Exception):
     """The hook's time budget ran out."""
 
 
-class InputTooLarge(ValueError):
-    """The event on stdin is over :data:`MAX_STDIN_BYTES`."""
-
-
 def started_ago() -> float:
-    """Seconds since the kernel started this process (``/proc/self/stat`` field 22, in clock
-    ticks since boot, against ``CLOCK_BOOTTIME``); 0 when that cannot be read."""
+    """Seconds since the kernel started this process (``/proc/self/stat``); 0 if unknown."""
     try:
         with open("/proc/self/stat", "rb") as fh:
             fields = fh.read().rsplit(b")", 1)[1].split()
@@ -47,7 +38,7 @@ def started_ago() -> float:
 
 
 def read_stdin(fd: int = 0, limit: int = MAX_STDIN_BYTES) -> str:
-    """All of stdin as text, refusing more than ``limit`` bytes (memory stays bounded)."""
+    """All of stdin as text, refusing more than ``limit`` bytes."""
     chunks: list[bytes] = []
     size = 0
     while True:
@@ -56,7 +47,7 @@ def read_stdin(fd: int = 0, limit: int = MAX_STDIN_BYTES) -> str:
             break
         size += len(chunk)
         if size > limit:
-            raise InputTooLarge(f"the event on stdin is over {limit // (1024 * 1024)} MiB")
+            raise ValueError(f"the event on stdin is over {limit // (1024 * 1024)} MiB")
         chunks.append(chunk)
     return b"".join(chunks).decode("utf-8", errors="replace")
 
@@ -80,7 +71,7 @@ def time_budget(seconds: float) -> Iterator[None]:
 
 
 class HookLog:
-    """Where the hook's diagnostics go: a log file when configured, stderr only when asked."""
+    """The hook's diagnostics: to a log file (moved to ``.1`` when full), stderr only if asked."""
 
     def __init__(self, path: str | None) -> None:
         self.path = path or os.environ.get("MEMORYD_HOOK_LOG") or None
@@ -110,7 +101,6 @@ class HookLog:
 
     @staticmethod
     def _append(path: str, data: bytes) -> None:
-        """Append one line; a log that cannot be written is dropped, never a failure."""
         try:
             if os.path.getsize(path) > MAX_LOG_BYTES:
                 os.replace(path, path + ".1")

@@ -1,18 +1,10 @@
 """``memoryd hook claude-code``: memories for Claude Code, without ever getting in its way.
 
 One event JSON object on stdin; extra context as ``hookSpecificOutput`` on stdout.
-``UserPromptSubmit`` asks ``select`` with the prompt, passing as ``surfaced`` what the
-session has seen (memoryd's record of it, Claude Code's own recall, files the agent read),
-and injects each pick with its path, age and capped text, within a per-session byte budget.
-``SessionStart`` (``startup``, ``clear``, ``compact``; not ``resume``) gives the resume line
-and summary of the folder's newest session (else one named after the checkout);
-``compact`` also starts the budget over. The memory folder is Claude Code's own.
-
-The budget (2 s) caps the whole process; SessionStart may wait half of it; a daemon that
-stalled a hook gets 0.2 s for the next minute. Every failure ends the same way: nothing
-on stdout or stderr, exit 0, a line in the hook log, and (when the daemon failed the
-request) a count ``status`` and ``doctor`` read. What was shown is recorded just before
-the answer is written.
+``UserPromptSubmit`` injects ``select``'s picks (passing what the session has seen as
+``surfaced``) within a per-session byte budget; ``SessionStart`` (not ``resume``) gives the
+folder's newest session's resume line and summary, and ``compact`` starts the budget over.
+The whole process has a 2 s budget; every failure ends silently with exit 0 and a log line.
 """
 
 from __future__ import annotations
@@ -50,10 +42,8 @@ MAX_QUERY_CHARS = 20_000
 DEFAULT_TIMEOUT = 2.0
 OUTPUT_RESERVE_S = 0.1  # of the budget, kept for reading the memories and writing
 SESSION_START_SHARE = 0.5  # Claude Code runs the prompt's hook right after SessionStart
-ANSWERED_CODES = frozenset({"not_found", "invalid_params", "not_a_file"})
-"""Error replies about the request, not the daemon failing it (not counted as failures)."""
-HINT_PARAMS = frozenset({"cwd", "timeout_ms"})
-"""Params a daemon older than this hook may not know; it is asked again without them."""
+ANSWERED_CODES = frozenset({"not_found", "invalid_params", "not_a_file"})  # not failures
+HINT_PARAMS = frozenset({"cwd", "timeout_ms"})  # an older daemon may refuse them
 
 
 class HookOptions(NamedTuple):
@@ -85,8 +75,7 @@ class _Event(NamedTuple):
 
     @contextmanager
     def daemon(self, share: float = 1.0) -> Iterator[Client]:
-        """A client that gives up in time to leave :data:`OUTPUT_RESERVE_S` of the budget,
-        spending at most ``share`` of it (:data:`STALLED_WAIT_S` after a recent stall)."""
+        """A client spending at most ``share`` of the budget; stalls and failures recorded."""
         left = self.deadline - time.monotonic() - OUTPUT_RESERVE_S
         left = min(left, self.options.timeout * share)
         if left <= 0:
@@ -123,8 +112,7 @@ def project_slug(cwd: str) -> str | None:
 
 
 def newest_session_project(directory: str) -> str | None:
-    """The project of the folder's newest session file (names start with their time),
-    leaving out names dated more than a day ahead or at no real time."""
+    """The project of the folder's newest session file whose time stamp is usable."""
     try:
         found = [m for n in os.listdir(directory) if (m := SESSION_FILENAME.match(n))]
     except OSError:
@@ -236,8 +224,7 @@ def _on_prompt(event: _Event) -> Answer | None:
 
 
 def _select(ask: Callable[..., SelectResult], params: Mapping[str, object]) -> SelectResult:
-    """``ask(**params)``, once more without the :data:`HINT_PARAMS` a daemon started before
-    an upgrade refuses as unknown (it answers without the checkout hint and the deadline)."""
+    """``ask(**params)``, again without the :data:`HINT_PARAMS` an older daemon refused."""
     try:
         return ask(**params)
     except InvalidParams as exc:
@@ -254,15 +241,13 @@ def _on_session_start(event: _Event) -> Answer | None:
         log.info("hook_skipped", reason="resumed: the earlier context is in the transcript")
         return None
     if source == "compact" and state is not None and state.injected_bytes:
-        # What memoryd injected before was summarised away: the budget starts over,
-        # whether or not there is a resume line to give now.
+        # What memoryd injected before was summarised away: the budget starts over.
         state.injected_bytes = 0
         state.save()
     project = newest_session_project(event.directory) or project_slug(event.checkout)
     if project is None:
         log.info("hook_skipped", reason="no session memory and no project name", cwd=event.cwd)
         return None
-    # Half the budget at most: the first prompt's hook comes right after this one.
     with event.daemon(SESSION_START_SHARE) as client:
         last = client.load_last(event.directory, project)
     if not last["found"]:
@@ -282,8 +267,7 @@ def _on_session_start(event: _Event) -> Answer | None:
 def hook_main(
     read_stdin: Callable[[], str], write: Callable[[str], None], options: HookOptions
 ) -> None:
-    """Run one hook event within the budget (from the process's start); write its answer,
-    or nothing on any failure. What was shown is recorded after the timer is off."""
+    """Run one hook event within the budget; write its answer, or nothing on any failure."""
     log = HookLog(options.log_file)
     left = options.timeout - started_ago()
     deadline = time.monotonic() + left

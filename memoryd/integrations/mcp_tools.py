@@ -1,11 +1,8 @@
 """The MCP tools' definitions as plain JSON data, sent verbatim in ``tools/list``.
 
-Input schemas are made from the methods' declarations, with the words and
-limits a tool adds; output schemas name the fields an agent acts on and leave
-``additionalProperties`` open, so a newer daemon's extra fields pass through.
-Every tool but ``memory_save`` only reads; ``memory_save`` writes its own
-session file (never destructive, idempotent). Each description says *when* to
-call the tool, for the model choosing one.
+Input schemas are made from the methods' declarations plus what a tool adds; output schemas
+name the fields an agent acts on and stay open to a newer daemon's fields. Only
+``memory_save`` writes (its own session file). Each description says *when* to call the tool.
 """
 
 from __future__ import annotations
@@ -40,8 +37,7 @@ class Tool(TypedDict):
 _STR = {"type": "string"}
 _STRS = {"type": "array", "items": {"type": "string"}}
 _NULLABLE_STR = {"type": ["string", "null"]}
-_PATH = {"type": "string", "pattern": "^[^\\x00]*$"}
-"""A file system path: any text but NUL, which no path can hold."""
+_PATH = {"type": "string", "pattern": "^[^\\x00]*$"}  # no path holds a NUL
 
 DIR: dict[str, object] = {
     **_PATH,
@@ -87,10 +83,8 @@ def _inputs(
     required: tuple[str, ...] = (),
     **given: Mapping[str, object],
 ) -> ObjectSchema:
-    """``decl``'s params (less ``leave_out``) as a tool's input schema, made from their
-    declarations: those the method requires but ``dir`` (the server's default), then
-    ``required``, are required; ``given`` adds to a param's schema, or adds a property the
-    server folds into a param (``context``'s ``more_dirs``)."""
+    """``decl``'s params (less ``leave_out``) as a tool's input schema; ``given`` adds to a
+    param's schema or adds a property; ``dir`` is never required (the server has a default)."""
     properties: dict[str, Mapping[str, object]] = {}
     needed = [p.name for p in params(decl) if p.required and p.name != "dir"]
     for p in params(decl):
