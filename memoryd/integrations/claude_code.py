@@ -4,24 +4,29 @@ One event JSON object on stdin; extra context as ``hookSpecificOutput`` on stdou
 ``UserPromptSubmit`` injects ``select``'s picks (passing what the session has seen as
 ``surfaced``) within a per-session byte budget; ``SessionStart`` (not ``resume``) gives the
 folder's newest session's resume line and summary, and ``compact`` starts the budget over.
-The whole process has a 2 s budget; every failure ends silently with exit 0 and a log line.
+The whole process has a 2 s budget counted from its start; every failure ends with exit 0,
+nothing on stdout or stderr (Claude Code keeps stderr) and a line in ``--log-file`` or
+``$MEMORYD_HOOK_LOG`` (also stderr with ``MEMORYD_HOOK_DEBUG=1``). Imports are stdlib-only.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
+import signal
+import sys
 import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
+from types import FrameType
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from memoryd._delivery import cap_text, memory_block, memory_text
 from memoryd.claude_folders import memory_folder, project_dir
 from memoryd.errors import DaemonTimeout, InvalidParams, RequestError
-from memoryd.integrations._hook_runtime import HookLog, HookTimeout, started_ago, time_budget
 from memoryd.integrations._hook_state import (
     STALLED_WAIT_S,
     DaemonStall,
@@ -44,6 +49,100 @@ OUTPUT_RESERVE_S = 0.1  # of the budget, kept for reading the memories and writi
 SESSION_START_SHARE = 0.5  # Claude Code runs the prompt's hook right after SessionStart
 ANSWERED_CODES = frozenset({"not_found", "invalid_params", "not_a_file"})  # not failures
 HINT_PARAMS = frozenset({"cwd", "timeout_ms"})  # an older daemon may refuse them
+MAX_STDIN_BYTES = 8 * 1024 * 1024
+MAX_LOG_BYTES = 1024 * 1024
+
+
+class HookTimeout(Exception):
+    """The hook's time budget ran out."""
+
+
+def started_ago() -> float:
+    """Seconds since the kernel started this process (``/proc/self/stat``); 0 if unknown."""
+    try:
+        with open("/proc/self/stat", "rb") as fh:
+            fields = fh.read().rsplit(b")", 1)[1].split()
+        ticks = int(fields[19])
+        now = time.clock_gettime(time.CLOCK_BOOTTIME)
+        return max(0.0, now - ticks / os.sysconf("SC_CLK_TCK"))
+    except (OSError, ValueError, IndexError, AttributeError):
+        return 0.0
+
+
+def read_stdin() -> str:
+    """All of stdin as text, refusing more than :data:`MAX_STDIN_BYTES`."""
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        chunk = os.read(0, 1024 * 1024)
+        if not chunk:
+            break
+        size += len(chunk)
+        if size > MAX_STDIN_BYTES:
+            raise ValueError(f"the event on stdin is over {MAX_STDIN_BYTES // (1024 * 1024)} MiB")
+        chunks.append(chunk)
+    return b"".join(chunks).decode("utf-8", errors="replace")
+
+
+@contextmanager
+def time_budget(seconds: float) -> Iterator[None]:
+    """Raise :class:`HookTimeout` in the main thread once ``seconds`` have passed."""
+
+    def expire(signum: int, frame: FrameType | None) -> None:
+        raise HookTimeout("the hook's time budget ran out")
+
+    if seconds <= 0:
+        raise HookTimeout("the hook's time budget was spent before it started")
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+class HookLog:
+    """The hook's diagnostics: to a log file (moved to ``.1`` when full), stderr only if asked."""
+
+    def __init__(self, path: str | None) -> None:
+        self.path = path or os.environ.get("MEMORYD_HOOK_LOG") or None
+        self.debug_on = os.environ.get("MEMORYD_HOOK_DEBUG", "") not in ("", "0")
+
+    def debug(self, event: str, **fields: Any) -> None:
+        if self.debug_on:
+            self._write("debug", event, fields)
+
+    def info(self, event: str, **fields: Any) -> None:
+        self._write("info", event, fields)
+
+    def warning(self, event: str, **fields: Any) -> None:
+        self._write("warning", event, fields)
+
+    def _write(self, level: str, event: str, fields: Mapping[str, object]) -> None:
+        if not self.path and not self.debug_on:
+            return
+        stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        record = {"timestamp": stamp, "level": level, "event": event, "pid": os.getpid(), **fields}
+        line = json.dumps(record, ensure_ascii=False, default=str) + "\n"
+        if self.debug_on:
+            sys.stderr.write(line)
+            sys.stderr.flush()
+        if self.path:
+            self._append(self.path, line.encode("utf-8"))
+
+    @staticmethod
+    def _append(path: str, data: bytes) -> None:
+        with contextlib.suppress(OSError):
+            if os.path.getsize(path) > MAX_LOG_BYTES:
+                os.replace(path, path + ".1")
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        except OSError:
+            return
+        with contextlib.suppress(OSError):
+            os.write(fd, data)
+        os.close(fd)
 
 
 class HookOptions(NamedTuple):
@@ -264,10 +363,8 @@ def _on_session_start(event: _Event) -> Answer | None:
     return _output(event, text, [])
 
 
-def hook_main(
-    read_stdin: Callable[[], str], write: Callable[[str], None], options: HookOptions
-) -> None:
-    """Run one hook event within the budget; write its answer, or nothing on any failure."""
+def hook_main(options: HookOptions) -> None:
+    """Run the event on stdin within the budget; write its answer, or nothing on any failure."""
     log = HookLog(options.log_file)
     left = options.timeout - started_ago()
     deadline = time.monotonic() + left
@@ -289,6 +386,7 @@ def hook_main(
         except OSError as exc:
             log.warning("session_state_not_saved", error=str(exc))
     try:
-        write(json.dumps(answer.output, ensure_ascii=False) + "\n")
+        sys.stdout.write(json.dumps(answer.output, ensure_ascii=False) + "\n")
+        sys.stdout.flush()
     except OSError as exc:
         log.warning("hook_output_lost", error=str(exc))

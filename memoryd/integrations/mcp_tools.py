@@ -70,8 +70,11 @@ def _object(properties: Mapping[str, Mapping[str, object]], required: list[str])
     }
 
 
-def _open(properties: Mapping[str, Mapping[str, object]], required: list[str]) -> ObjectSchema:
-    return {"type": "object", "properties": properties, "required": required}
+def _open(
+    properties: Mapping[str, Mapping[str, object]], required: list[str] | None = None
+) -> ObjectSchema:
+    """An object schema open to more properties, requiring ``required`` (default: all)."""
+    return {"type": "object", "properties": properties, "required": required or [*properties]}
 
 
 _JSON_TYPES = {"string": "string", "dir": "string", "integer": "integer", "boolean": "boolean"}
@@ -226,7 +229,6 @@ TOOLS: list[Tool] = [
                 "schema_version": _STR,
                 "dir": _STR,
             },
-            ["path", "filename", "created", "schema_version", "dir"],
         ),
         "annotations": {
             "title": "Save the session",
@@ -263,7 +265,6 @@ TOOLS: list[Tool] = [
                 "sessions_read": _STRS,
                 "budget_tokens": {"type": "integer"},
             },
-            ["text", "status", "scope", "findings", "sessions_read", "budget_tokens"],
         ),
         "annotations": {
             "title": "Brief from earlier sessions",
@@ -299,9 +300,8 @@ TOOLS: list[Tool] = [
                     ),
                 },
                 "last_event": _NULLABLE_STR,
-                "client_socket": _open({"path": _STR, "reason": _STR}, ["path", "reason"]),
+                "client_socket": _open({"path": _STR, "reason": _STR}),
             },
-            ["version", "pid", "state", "roots", "last_event", "client_socket"],
         ),
         "annotations": {"title": "Daemon status", **READ_ONLY, "idempotentHint": True},
     },
@@ -336,7 +336,6 @@ TOOLS: list[Tool] = [
                 "transcript": _NULLABLE_STR,
                 "prompts": {"type": "array", "items": {"type": "object"}},
             },
-            ["session_id", "dir", "transcript", "prompts"],
         ),
         "annotations": {"title": "Why these memories", **READ_ONLY, "idempotentHint": True},
     },
