@@ -27,23 +27,15 @@ def state_root() -> Path:
 class SessionState:
     """Bytes of context injected so far and the memory paths shown, for one session."""
 
-    def __init__(self, path: Path, injected_bytes: int = 0, shown: list[str] | None = None) -> None:
-        self.path = path
-        self.injected_bytes = injected_bytes
-        self.shown = shown if shown is not None else []
-
-    @classmethod
-    def load(cls, session_id: str) -> SessionState:
-        path = state_root() / f"{file_stem(session_id)}.json"
-        if not os.path.exists(path):  # a new session
+    def __init__(self, session_id: str) -> None:
+        """The session's record as saved (a new session's first sweeps out idle ones)."""
+        self.path = state_root() / f"{file_stem(session_id)}.json"
+        if not os.path.exists(self.path):
             _sweep(state_root())
-        data = _read_json(path)
-        shown, injected = data.get("shown"), data.get("injected_bytes")
-        return cls(
-            path,
-            injected_bytes=injected if isinstance(injected, int) else 0,
-            shown=[s for s in shown if isinstance(s, str)] if isinstance(shown, list) else [],
-        )
+        data = _read_json(self.path)
+        injected, shown = data.get("injected_bytes"), data.get("shown")
+        self.injected_bytes = injected if isinstance(injected, int) else 0
+        self.shown = [s for s in shown if isinstance(s, str)] if isinstance(shown, list) else []
 
     def surfaced_in(self, directory: str, seen: list[str] | None = None) -> list[str]:
         """File names shown from ``directory``, and those of ``seen`` (other paths) in it."""

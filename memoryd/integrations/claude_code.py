@@ -257,7 +257,7 @@ def run(stdin_text: str, options: HookOptions, deadline: float, log: HookLog) ->
         log.debug("hook_skipped", reason="no memory directory", dir=directory)
         return None
     session_id = raw.get("session_id")
-    state = SessionState.load(session_id) if isinstance(session_id, str) and session_id else None
+    state = SessionState(session_id) if isinstance(session_id, str) and session_id else None
     event = _Event(
         name, raw, cwd, os.path.realpath(directory), checkout, state, deadline, options, log
     )

@@ -76,7 +76,7 @@ class MemoryTools:
     def memory_select(self, args: Mapping[str, object]) -> ToolAnswer:
         directory = self._dir(args)
         session = cast("str | None", args.get("session_id")) or self._session
-        state = SessionState.load(session) if session else None
+        state = SessionState(session) if session else None
         surfaced = _listed(args.get("surfaced"))
         if state is not None:
             surfaced += state.surfaced_in(os.path.realpath(directory))
