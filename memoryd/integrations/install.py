@@ -46,18 +46,17 @@ class InstallResult:
     present: list[str] = field(default_factory=list)
     backup: Path | None = None
 
-    def report(self, cwd: str | None = None) -> str:
-        """What changed; with ``cwd``, also the memory folder the hook serves for that directory."""
+    def report(self, cwd: str) -> str:
+        """What changed, and the memory folder the hook serves for ``cwd``."""
         lines = [f"added {event} hook to {self.settings}" for event in self.added]
         lines += [f"{event} hook already in {self.settings}; left as is" for event in self.present]
         if self.backup is not None:
             lines.append(f"previous settings saved as {self.backup}")
-        if cwd is not None:
-            found = memory_folder(cwd)
-            state = "exists" if found.directory.is_dir() else "not created yet"
-            lines.append(
-                f"for {found.project} the hook reads {found.directory} ({state}; {found.reason})"
-            )
+        found = memory_folder(cwd)
+        state = "exists" if found.directory.is_dir() else "not created yet"
+        lines.append(
+            f"for {found.project} the hook reads {found.directory} ({state}; {found.reason})"
+        )
         return "\n".join(lines)
 
 

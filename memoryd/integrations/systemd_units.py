@@ -49,14 +49,14 @@ class UnitWrite:
     changes: tuple[str, ...] = ()
 
 
-def install(target: Path | None = None, extra_args: list[str] | None = None) -> list[UnitWrite]:
+def install(target: Path | None, extra_args: list[str]) -> list[UnitWrite]:
     """Write both units into ``target`` (default the user unit dir), backing up edited ones."""
     target = target or user_unit_dir()
     target.mkdir(parents=True, exist_ok=True)
     done = []
     for name in UNITS:
         path = target / name
-        text = render(name, extra_args or [])
+        text = render(name, extra_args)
         try:
             old = path.read_text(encoding="utf-8")
         except FileNotFoundError:
@@ -89,7 +89,7 @@ class UnitRemoval:
     edited: bool = False
 
 
-def uninstall(target: Path | None = None) -> list[UnitRemoval]:
+def uninstall(target: Path | None) -> list[UnitRemoval]:
     """Restore or remove both units in ``target`` (default the user unit dir)."""
     target = target or user_unit_dir()
     return [_one(target, name) for name in UNITS]
