@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import NotRequired, TypedDict
 
-from memoryd.methods import Context, LoadLast, Save, Select, Status
+from memoryd.methods import RANKERS, Context, LoadLast, Save, Select, Status
 from memoryd.params import params
 
 
@@ -156,7 +156,7 @@ TOOLS: list[Tool] = [
         "outputSchema": _open(
             {
                 "run_id": _STR,
-                "ranker": {"type": "string", "enum": ["local", "anthropic"]},
+                "ranker": {"type": "string", "enum": [r for r in RANKERS if r != "auto"]},
                 "selected": {"type": "array", "items": SELECTED_MEMORY},
                 "candidates": {"type": "integer"},
                 "fallback": _NULLABLE_STR,
