@@ -72,7 +72,7 @@ class Project:
     def state(self, session: str, monkeypatch: pytest.MonkeyPatch) -> SessionState:
         """The session's record as the hook left it (read with the hook's environment)."""
         monkeypatch.setenv("XDG_STATE_HOME", self.daemon.env["XDG_STATE_HOME"])
-        return SessionState.load(session)
+        return SessionState(session)
 
 
 @contextlib.contextmanager

@@ -21,7 +21,7 @@ from git_repo import Repo
 from hook_project import Project, make_project
 
 from memoryd.claude_folders import folder_name, memory_folder
-from memoryd.integrations._transcript import scan
+from memoryd.integrations._transcript import LAST_CALLS, scan
 from memoryd.integrations.claude_code import project_slug
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "memory"
@@ -84,7 +84,10 @@ def test_recent_tools_reads_the_transcript_tail_and_forgives_garbage(tmp_path: P
     rows = [json.dumps({"message": {"content": [c]}}) for c in calls]
     transcript.write_text("not json\n" + "\n".join(rows) + '\n{"message": 3}\n')
     assert scan(str(transcript)).tools == ["Bash", "terraform", "ruff", "Read"]
-    assert scan(str(transcript), last_calls=1).tools == ["Bash", "terraform"]
+    later = [{"type": "tool_use", "name": f"Tool{i}"} for i in range(LAST_CALLS - 1)]
+    with transcript.open("a") as fh:
+        fh.writelines(json.dumps({"message": {"content": [c]}}) + "\n" for c in later)
+    assert scan(str(transcript)).tools[-3:] == ["Tool0", "Bash", "terraform"]
     assert scan(str(tmp_path / "missing.jsonl")).tools == []
     assert scan(str(tmp_path)).tools == []
     assert scan(None).tools == []

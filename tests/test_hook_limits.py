@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from hook_project import Project, silent_daemon
 
-from memoryd.integrations._hook_runtime import started_ago
+from memoryd.integrations.claude_code import started_ago
 
 
 def test_daemon_down_hung_or_bad_input_say_nothing_on_stdout_or_stderr(offline: Project) -> None:
@@ -143,7 +143,7 @@ def test_the_budget_counts_from_the_process_start() -> None:
     """The interpreter's own start-up is part of what Claude Code waits for."""
     code = (
         "import time; time.sleep(0.3)\n"
-        "from memoryd.integrations._hook_runtime import started_ago\n"
+        "from memoryd.integrations.claude_code import started_ago\n"
         "print(started_ago())\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

@@ -216,7 +216,7 @@ def test_under_claude_code_the_project_folder_and_the_hooks_session_record_are_u
     )
     d.start()
     monkeypatch.setenv("XDG_STATE_HOME", d.env["XDG_STATE_HOME"])
-    hook_shown = SessionState.load("cc-session")
+    hook_shown = SessionState("cc-session")
     hook_shown.record([str(memdir / "feedback_pytest_coverage.md")], 100)
     env = {
         **d.env,
@@ -238,7 +238,7 @@ def test_under_claude_code_the_project_folder_and_the_hooks_session_record_are_u
 
     with_mcp(d, body, env)
     # ... and what the tool handed over is in the record the hook reads next.
-    assert SessionState.load("cc-session").shown == [
+    assert SessionState("cc-session").shown == [
         str(memdir / "feedback_pytest_coverage.md"),
         str(memdir / "feedback_pytest_xdist.md"),
     ]

@@ -54,18 +54,13 @@ def register(sub: Any) -> None:
 def cmd_hook_claude_code(args: argparse.Namespace) -> int:
     # Imported per command, so that other commands do not load the hook.
     from memoryd.integrations import claude_code  # noqa: PLC0415
-    from memoryd.integrations._hook_runtime import read_stdin  # noqa: PLC0415
 
     timeout = claude_code.DEFAULT_TIMEOUT if args.timeout is None else args.timeout
     options = claude_code.HookOptions(
         directory=args.dir, timeout=max(0.1, timeout), socket=args.socket, log_file=args.log_file
     )
 
-    def write(text: str) -> None:
-        sys.stdout.write(text)
-        sys.stdout.flush()
-
-    claude_code.hook_main(read_stdin, write, options)
+    claude_code.hook_main(options)
     # Out at once: the interpreter's teardown (tens of ms on a loaded machine)
     # would only spend what is left of the budget Claude Code is waiting out.
     sys.stdout.flush()

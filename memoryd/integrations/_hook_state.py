@@ -1,12 +1,7 @@
-"""What one agent session has been shown by memoryd, kept on disk: the one record of it.
+"""What each agent session was shown by memoryd, on disk: shared by the hook and ``memoryd mcp``.
 
-Only the process that hands a memory to the agent knows it was delivered, so the hook
-and ``memoryd mcp`` record it here (after the answer, before writing it); they share a
-session's file, so neither offers what the other showed. One small JSON file per session
-under ``$XDG_STATE_HOME/memoryd/hook-sessions/`` holds the bytes injected (the hook's
-budget) and the files shown (``select``'s ``surfaced``); files idle a week are swept.
-Beside them: the daemon's last stall (:class:`DaemonStall`) and the hook's failures in a
-row (:class:`HookFailures`). Standard library only (no dataclasses, no tempfile).
+One small JSON file per session (bytes injected, files shown), swept after a week idle;
+beside them the daemon's last stall and the hook's failures in a row. Standard library only.
 """
 
 from __future__ import annotations
@@ -32,33 +27,23 @@ def state_root() -> Path:
 class SessionState:
     """Bytes of context injected so far and the memory paths shown, for one session."""
 
-    def __init__(self, path: Path, injected_bytes: int = 0, shown: list[str] | None = None) -> None:
-        self.path = path
-        self.injected_bytes = injected_bytes
-        self.shown = shown if shown is not None else []
-
-    @classmethod
-    def load(cls, session_id: str) -> SessionState:
-        path = state_root() / f"{file_stem(session_id)}.json"
-        if not os.path.exists(path):  # a new session
+    def __init__(self, session_id: str) -> None:
+        """The session's record as saved (a new session's first sweeps out idle ones)."""
+        self.path = state_root() / f"{file_stem(session_id)}.json"
+        if not os.path.exists(self.path):
             _sweep(state_root())
-        data = _read_json(path)
-        shown, injected = data.get("shown"), data.get("injected_bytes")
-        return cls(
-            path,
-            injected_bytes=injected if isinstance(injected, int) else 0,
-            shown=[s for s in shown if isinstance(s, str)] if isinstance(shown, list) else [],
-        )
+        data = _read_json(self.path)
+        injected, shown = data.get("injected_bytes"), data.get("shown")
+        self.injected_bytes = injected if isinstance(injected, int) else 0
+        self.shown = [s for s in shown if isinstance(s, str)] if isinstance(shown, list) else []
 
     def surfaced_in(self, directory: str, seen: list[str] | None = None) -> list[str]:
-        """File names already shown from ``directory``, with those of ``seen`` (paths the agent
-        saw another way) that lie in it, however the path to it is spelled."""
+        """File names shown from ``directory``, and those of ``seen`` (other paths) in it."""
         names = [os.path.basename(p) for p in self.shown if os.path.dirname(p) == directory]
         names += in_directory(seen or [], directory)
         return list(dict.fromkeys(names))
 
     def record(self, paths: list[str], injected_bytes: int = 0) -> None:
-        """Note ``paths`` as shown (and ``injected_bytes`` against the hook's budget), then save."""
         self.shown.extend(p for p in paths if p not in self.shown)
         self.injected_bytes += injected_bytes
         self.save()
@@ -92,8 +77,7 @@ def _write_atomic(path: Path, body: str) -> None:
 
 
 class DaemonStall:
-    """When a daemon last took a hook's request and never answered it in time: for
-    :data:`STALL_WINDOW_S` hooks then give that socket only :data:`STALLED_WAIT_S`."""
+    """A daemon's last stall: for :data:`STALL_WINDOW_S` hooks wait on it :data:`STALLED_WAIT_S`."""
 
     def __init__(self, socket: str) -> None:
         self.socket = socket
@@ -113,14 +97,12 @@ class DaemonStall:
 
 
 class HookFailures:
-    """How many of the hook's requests in a row the daemon failed or never answered, and why;
-    written on a failure, removed on the next answer (beside the sessions, not swept)."""
+    """The hook's requests the daemon failed in a row, and why; removed on the next answer."""
 
     def __init__(self) -> None:
         self.path = paths.state_dir() / "hook-failures.json"
 
     def read(self) -> dict[str, object] | None:
-        """``{failures, first_at, last_at, error, socket}``; None once a request worked."""
         data = _read_json(self.path)
         return data if isinstance(data.get("failures"), int) else None
 
@@ -165,7 +147,7 @@ _SAFE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,99}")
 
 
 def file_stem(session_id: str) -> str:
-    """A safe file name for any session id: itself when safe (Claude Code's UUIDs), else a hash."""
+    """A safe file name for any session id: itself when safe, else a hash."""
     if _SAFE_ID.fullmatch(session_id):
         return f"s-{session_id}"
     import hashlib  # noqa: PLC0415 - loads OpenSSL; only odd ids need it
@@ -184,7 +166,6 @@ def in_directory(paths: list[str], directory: str) -> list[str]:
 
 
 def _sweep(root: Path) -> None:
-    """Drop state files of sessions idle for a week; failures only leave clutter."""
     cutoff = time.time() - KEEP_SECONDS
     with contextlib.suppress(OSError):
         for entry in os.scandir(root):

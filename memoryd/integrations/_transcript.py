@@ -1,14 +1,8 @@
 """What Claude Code transcripts say: for the hook, the tail; for ``why`` and ``eval``, turns.
 
-The hook reads the last :data:`TAIL_BYTES`: the tools used last (``tool_use`` blocks; a
-``Bash`` call also gives the program it ran: memories describe CLIs, not the Bash tool)
-and the memories already seen (Claude Code's recall, ``relevant_memories``, and files the
-agent read or wrote: ``Read``, ``Edit``, ``Write``). ``why`` and ``eval`` read a transcript
-from its start (up to :data:`MAX_BYTES`) as turns: a turn starts at a record the user
-typed (not a tool result, meta record, compaction summary, subagent's task or slash
-command's echo) and holds the files the agent ``Read``, what Claude Code's recall and
-memoryd's hook gave, the assistant's text and what the hook saw just before the prompt.
-Only regular files are read; what is missing, unreadable or garbled says nothing.
+The tail gives the tools used last (and the program a ``Bash`` call ran) and the memory files
+already seen (Claude Code's recall, files ``Read``/``Edit``/``Write``). A turn starts at a record
+the user typed. Only regular files are read; what is missing or garbled says nothing.
 """
 
 from __future__ import annotations
@@ -30,19 +24,18 @@ HEAD_BYTES = 1024 * 1024  # where a transcript's first prompt is looked for
 LAST_CALLS = 10
 FILE_TOOLS = frozenset({"Read", "Edit", "Write", "MultiEdit"})
 _SKIP_WORDS = frozenset({"sudo", "env", "time", "nice", "nohup", "exec", "command"})
-# Lines that can matter, found without parsing the rest.
 _MARKERS = (b'"tool_use"', b'"relevant_memories"')
 
 
 class Seen(NamedTuple):
-    """What the transcript's tail shows: recent tool names and files the model has seen."""
+    """Recent tool names (newest first) and the files the model has seen."""
 
     tools: list[str]
     files: list[str]
 
 
 class ToolCall(NamedTuple):
-    """A ``tool_use`` block: the tool's name and its input (any JSON, checked where read)."""
+    """A ``tool_use`` block: the tool's name and its input (any JSON)."""
 
     name: str
     input: object
@@ -101,10 +94,9 @@ class Tracker:
                     read.append(seen)
         return recalled, read
 
-    def seen(self, last_calls: int = LAST_CALLS) -> Seen:
-        """The recent tools (newest first, no repeats) and the files shown seen so far."""
+    def seen(self) -> Seen:
         names: list[str] = []
-        for call in reversed(self.calls[-last_calls:]):
+        for call in reversed(self.calls[-LAST_CALLS:]):
             names.append(call.name)
             program = _bash_program(call)
             if program:
@@ -112,24 +104,22 @@ class Tracker:
         return Seen(list(dict.fromkeys(names)), list(dict.fromkeys(self.files)))
 
 
-def scan(path: str | None, *, last_calls: int = LAST_CALLS) -> Seen:
-    """The transcript's recent tools (newest first, no repeats) and the files it shows seen."""
+def scan(path: str | None) -> Seen:
+    """What the tail of the transcript at ``path`` shows."""
     if not path:
         return Seen([], [])
     tracker = Tracker()
     for entry in _records(_read(path, TAIL_BYTES, tail=True), _MARKERS):
         tracker.add(entry)
-    return tracker.seen(last_calls)
+    return tracker.seen()
 
 
 def _attachment(entry: Mapping[str, object], kind: str) -> dict[str, object]:
-    """An ``attachment`` record's attachment of type ``kind``; {} for anything else."""
     found = entry.get("attachment") if entry.get("type") == "attachment" else None
     return found if isinstance(found, dict) and found.get("type") == kind else {}
 
 
 def _content(entry: Mapping[str, object]) -> object:
-    """A record's ``message.content`` (text or a list of blocks), None without one."""
     message = entry.get("message")
     return message.get("content") if isinstance(message, dict) else None
 
@@ -186,14 +176,13 @@ def _bash_program(call: ToolCall) -> str | None:
 
 _NOT_TYPED = ("isMeta", "isCompactSummary", "isSidechain")
 _COMMAND_ECHOES = ("<command-", "<local-command-")  # a slash command and its output
-# How memoryd's hook names each memory it gives (:func:`memoryd._delivery.memory_block`).
+# How memoryd's hook names each memory it gives (see memory_block).
 _HEADING = re.compile(r"^## .*? \((/.+?\.md)\)$", re.MULTILINE)
 _POINTER = re.compile(r"^- (/.+?\.md) \(not shown", re.MULTILINE)
 
 
 class Turn(NamedTuple):
-    """A prompt; the paths the agent ``Read``, Claude Code's recall attached and memoryd's
-    hook gave in its turn; the assistant's text; what the hook saw just before it."""
+    """A prompt, the paths read, recalled and injected in its turn, the answer, what was seen."""
 
     prompt: str
     read: list[str]
@@ -204,7 +193,7 @@ class Turn(NamedTuple):
 
 
 def prompt_text(entry: Mapping[str, object]) -> str | None:
-    """The text a user typed, when ``entry`` is such a record; None for anything else."""
+    """The text a user typed (not a tool result, meta record or command echo), else None."""
     if entry.get("type") != "user" or any(entry.get(k) for k in _NOT_TYPED):
         return None
     content = _content(entry)
@@ -267,7 +256,7 @@ def turns(path: Path) -> list[Turn]:
 
 
 def first_cwd(path: Path) -> str | None:
-    """The working directory of the transcript's first prompt that names one (from its head)."""
+    """The working directory of the transcript's first prompt that names one."""
     for entry in _records(_read(str(path), HEAD_BYTES)):
         cwd = entry.get("cwd")
         if prompt_text(entry) is not None and isinstance(cwd, str) and cwd:
@@ -284,7 +273,7 @@ def transcript_of(session_id: str) -> Path | None:
 
 
 def transcripts_in(folder: Path) -> list[Path]:
-    """The ``*.jsonl`` transcripts in ``folder`` and its direct subfolders (a ``projects/``)."""
+    """The ``*.jsonl`` transcripts in ``folder`` and its direct subfolders."""
     found = [p for p in folder.glob("*.jsonl") if p.is_file()]
     found += [p for p in folder.glob("*/*.jsonl") if p.is_file()]
     return sorted(found)

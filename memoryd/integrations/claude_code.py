@@ -1,35 +1,32 @@
 """``memoryd hook claude-code``: memories for Claude Code, without ever getting in its way.
 
 One event JSON object on stdin; extra context as ``hookSpecificOutput`` on stdout.
-``UserPromptSubmit`` asks ``select`` with the prompt, passing as ``surfaced`` what the
-session has seen (memoryd's record of it, Claude Code's own recall, files the agent read),
-and injects each pick with its path, age and capped text, within a per-session byte budget.
-``SessionStart`` (``startup``, ``clear``, ``compact``; not ``resume``) gives the resume line
-and summary of the folder's newest session (else one named after the checkout);
-``compact`` also starts the budget over. The memory folder is Claude Code's own.
-
-The budget (2 s) caps the whole process; SessionStart may wait half of it; a daemon that
-stalled a hook gets 0.2 s for the next minute. Every failure ends the same way: nothing
-on stdout or stderr, exit 0, a line in the hook log, and (when the daemon failed the
-request) a count ``status`` and ``doctor`` read. What was shown is recorded just before
-the answer is written.
+``UserPromptSubmit`` injects ``select``'s picks (passing what the session has seen as
+``surfaced``) within a per-session byte budget; ``SessionStart`` (not ``resume``) gives the
+folder's newest session's resume line and summary, and ``compact`` starts the budget over.
+The whole process has a 2 s budget counted from its start; every failure ends with exit 0,
+nothing on stdout or stderr (Claude Code keeps stderr) and a line in ``--log-file`` or
+``$MEMORYD_HOOK_LOG`` (also stderr with ``MEMORYD_HOOK_DEBUG=1``). Imports are stdlib-only.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
+import signal
+import sys
 import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
+from types import FrameType
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from memoryd._delivery import cap_text, memory_block, memory_text
 from memoryd.claude_folders import memory_folder, project_dir
 from memoryd.errors import DaemonTimeout, InvalidParams, RequestError
-from memoryd.integrations._hook_runtime import HookLog, HookTimeout, started_ago, time_budget
 from memoryd.integrations._hook_state import (
     STALLED_WAIT_S,
     DaemonStall,
@@ -50,10 +47,102 @@ MAX_QUERY_CHARS = 20_000
 DEFAULT_TIMEOUT = 2.0
 OUTPUT_RESERVE_S = 0.1  # of the budget, kept for reading the memories and writing
 SESSION_START_SHARE = 0.5  # Claude Code runs the prompt's hook right after SessionStart
-ANSWERED_CODES = frozenset({"not_found", "invalid_params", "not_a_file"})
-"""Error replies about the request, not the daemon failing it (not counted as failures)."""
-HINT_PARAMS = frozenset({"cwd", "timeout_ms"})
-"""Params a daemon older than this hook may not know; it is asked again without them."""
+ANSWERED_CODES = frozenset({"not_found", "invalid_params", "not_a_file"})  # not failures
+HINT_PARAMS = frozenset({"cwd", "timeout_ms"})  # an older daemon may refuse them
+MAX_STDIN_BYTES = 8 * 1024 * 1024
+MAX_LOG_BYTES = 1024 * 1024
+
+
+class HookTimeout(Exception):
+    """The hook's time budget ran out."""
+
+
+def started_ago() -> float:
+    """Seconds since the kernel started this process (``/proc/self/stat``); 0 if unknown."""
+    try:
+        with open("/proc/self/stat", "rb") as fh:
+            fields = fh.read().rsplit(b")", 1)[1].split()
+        ticks = int(fields[19])
+        now = time.clock_gettime(time.CLOCK_BOOTTIME)
+        return max(0.0, now - ticks / os.sysconf("SC_CLK_TCK"))
+    except (OSError, ValueError, IndexError, AttributeError):
+        return 0.0
+
+
+def read_stdin() -> str:
+    """All of stdin as text, refusing more than :data:`MAX_STDIN_BYTES`."""
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        chunk = os.read(0, 1024 * 1024)
+        if not chunk:
+            break
+        size += len(chunk)
+        if size > MAX_STDIN_BYTES:
+            raise ValueError(f"the event on stdin is over {MAX_STDIN_BYTES // (1024 * 1024)} MiB")
+        chunks.append(chunk)
+    return b"".join(chunks).decode("utf-8", errors="replace")
+
+
+@contextmanager
+def time_budget(seconds: float) -> Iterator[None]:
+    """Raise :class:`HookTimeout` in the main thread once ``seconds`` have passed."""
+
+    def expire(signum: int, frame: FrameType | None) -> None:
+        raise HookTimeout("the hook's time budget ran out")
+
+    if seconds <= 0:
+        raise HookTimeout("the hook's time budget was spent before it started")
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+class HookLog:
+    """The hook's diagnostics: to a log file (moved to ``.1`` when full), stderr only if asked."""
+
+    def __init__(self, path: str | None) -> None:
+        self.path = path or os.environ.get("MEMORYD_HOOK_LOG") or None
+        self.debug_on = os.environ.get("MEMORYD_HOOK_DEBUG", "") not in ("", "0")
+
+    def debug(self, event: str, **fields: Any) -> None:
+        if self.debug_on:
+            self._write("debug", event, fields)
+
+    def info(self, event: str, **fields: Any) -> None:
+        self._write("info", event, fields)
+
+    def warning(self, event: str, **fields: Any) -> None:
+        self._write("warning", event, fields)
+
+    def _write(self, level: str, event: str, fields: Mapping[str, object]) -> None:
+        if not self.path and not self.debug_on:
+            return
+        stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        record = {"timestamp": stamp, "level": level, "event": event, "pid": os.getpid(), **fields}
+        line = json.dumps(record, ensure_ascii=False, default=str) + "\n"
+        if self.debug_on:
+            sys.stderr.write(line)
+            sys.stderr.flush()
+        if self.path:
+            self._append(self.path, line.encode("utf-8"))
+
+    @staticmethod
+    def _append(path: str, data: bytes) -> None:
+        with contextlib.suppress(OSError):
+            if os.path.getsize(path) > MAX_LOG_BYTES:
+                os.replace(path, path + ".1")
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        except OSError:
+            return
+        with contextlib.suppress(OSError):
+            os.write(fd, data)
+        os.close(fd)
 
 
 class HookOptions(NamedTuple):
@@ -85,8 +174,7 @@ class _Event(NamedTuple):
 
     @contextmanager
     def daemon(self, share: float = 1.0) -> Iterator[Client]:
-        """A client that gives up in time to leave :data:`OUTPUT_RESERVE_S` of the budget,
-        spending at most ``share`` of it (:data:`STALLED_WAIT_S` after a recent stall)."""
+        """A client spending at most ``share`` of the budget; stalls and failures recorded."""
         left = self.deadline - time.monotonic() - OUTPUT_RESERVE_S
         left = min(left, self.options.timeout * share)
         if left <= 0:
@@ -123,8 +211,7 @@ def project_slug(cwd: str) -> str | None:
 
 
 def newest_session_project(directory: str) -> str | None:
-    """The project of the folder's newest session file (names start with their time),
-    leaving out names dated more than a day ahead or at no real time."""
+    """The project of the folder's newest session file whose time stamp is usable."""
     try:
         found = [m for n in os.listdir(directory) if (m := SESSION_FILENAME.match(n))]
     except OSError:
@@ -170,7 +257,7 @@ def run(stdin_text: str, options: HookOptions, deadline: float, log: HookLog) ->
         log.debug("hook_skipped", reason="no memory directory", dir=directory)
         return None
     session_id = raw.get("session_id")
-    state = SessionState.load(session_id) if isinstance(session_id, str) and session_id else None
+    state = SessionState(session_id) if isinstance(session_id, str) and session_id else None
     event = _Event(
         name, raw, cwd, os.path.realpath(directory), checkout, state, deadline, options, log
     )
@@ -236,8 +323,7 @@ def _on_prompt(event: _Event) -> Answer | None:
 
 
 def _select(ask: Callable[..., SelectResult], params: Mapping[str, object]) -> SelectResult:
-    """``ask(**params)``, once more without the :data:`HINT_PARAMS` a daemon started before
-    an upgrade refuses as unknown (it answers without the checkout hint and the deadline)."""
+    """``ask(**params)``, again without the :data:`HINT_PARAMS` an older daemon refused."""
     try:
         return ask(**params)
     except InvalidParams as exc:
@@ -254,15 +340,13 @@ def _on_session_start(event: _Event) -> Answer | None:
         log.info("hook_skipped", reason="resumed: the earlier context is in the transcript")
         return None
     if source == "compact" and state is not None and state.injected_bytes:
-        # What memoryd injected before was summarised away: the budget starts over,
-        # whether or not there is a resume line to give now.
+        # What memoryd injected before was summarised away: the budget starts over.
         state.injected_bytes = 0
         state.save()
     project = newest_session_project(event.directory) or project_slug(event.checkout)
     if project is None:
         log.info("hook_skipped", reason="no session memory and no project name", cwd=event.cwd)
         return None
-    # Half the budget at most: the first prompt's hook comes right after this one.
     with event.daemon(SESSION_START_SHARE) as client:
         last = client.load_last(event.directory, project)
     if not last["found"]:
@@ -279,11 +363,8 @@ def _on_session_start(event: _Event) -> Answer | None:
     return _output(event, text, [])
 
 
-def hook_main(
-    read_stdin: Callable[[], str], write: Callable[[str], None], options: HookOptions
-) -> None:
-    """Run one hook event within the budget (from the process's start); write its answer,
-    or nothing on any failure. What was shown is recorded after the timer is off."""
+def hook_main(options: HookOptions) -> None:
+    """Run the event on stdin within the budget; write its answer, or nothing on any failure."""
     log = HookLog(options.log_file)
     left = options.timeout - started_ago()
     deadline = time.monotonic() + left
@@ -305,6 +386,7 @@ def hook_main(
         except OSError as exc:
             log.warning("session_state_not_saved", error=str(exc))
     try:
-        write(json.dumps(answer.output, ensure_ascii=False) + "\n")
+        sys.stdout.write(json.dumps(answer.output, ensure_ascii=False) + "\n")
+        sys.stdout.flush()
     except OSError as exc:
         log.warning("hook_output_lost", error=str(exc))

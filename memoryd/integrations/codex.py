@@ -1,12 +1,9 @@
 """``memoryd install-mcp codex`` / ``uninstall-mcp codex``: memoryd's MCP server in Codex's config.
 
-Codex reads ``$CODEX_HOME/config.toml`` (else ``~/.codex/config.toml``) and starts each
-``[mcp_servers.<name>]`` with a cleared environment but for its ``env_vars``; the entry
-runs ``memoryd mcp`` with this interpreter and names :data:`ENV_VARS`. The edit is textual
-and checked: a file that is not TOML is refused unchanged; install appends one table (an
-existing entry is left alone); uninstall removes that table and its sub-tables (an entry
-written another way is refused); each result must parse to the old document plus (or
-minus) the entry, else nothing is written; the old file is kept as a backup.
+The edit to ``config.toml`` is textual and checked: install appends one ``[mcp_servers.memoryd]``
+table running ``memoryd mcp`` with this interpreter, uninstall removes it and its sub-tables;
+the result must parse to the old document plus (or minus) that entry, else nothing is written.
+The old file is kept as a backup; a file that is not TOML is refused unchanged.
 """
 
 from __future__ import annotations
@@ -21,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from memoryd.errors import ConfigError
-from memoryd.integrations.install import backup_copy, write_text
+from memoryd.integrations.install import backup_copy, read_text, write_text
 
 NAME = "memoryd"
 ENV_VARS = (
@@ -31,21 +28,18 @@ ENV_VARS = (
     "CLAUDE_CONFIG_DIR",
     "CLAUDE_CODE_REMOTE_MEMORY_DIR",
     "CLAUDE_COWORK_MEMORY_PATH_OVERRIDE",
-)
-"""What ``memoryd mcp`` reads from its environment."""
+)  # what ``memoryd mcp`` reads (Codex clears the rest of the environment)
 _HEADER = re.compile(r'^\s*\[\s*mcp_servers\s*\.\s*(?:memoryd|"memoryd")\s*(\]|\.)')
 _ANY_HEADER = re.compile(r"^\s*\[")
 
 
 def default_config() -> Path:
-    """``$CODEX_HOME/config.toml``, else ``~/.codex/config.toml``."""
     home = os.environ.get("CODEX_HOME")
     return (Path(home) if home else Path.home() / ".codex") / "config.toml"
 
 
 # dict[str, Any]: a TOML table, as tomllib reads Codex's config.toml.
 def entry() -> dict[str, Any]:
-    """memoryd's ``mcp_servers`` entry, as Codex reads it."""
     return {
         "command": sys.executable,
         "args": ["-m", "memoryd", "mcp"],
@@ -129,12 +123,7 @@ def uninstall(config: Path) -> McpResult:
 
 # dict[str, Any]: the user's config.toml as tomllib reads it, not yet checked.
 def _read(config: Path) -> tuple[str, dict[str, Any]]:
-    try:
-        text = config.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return "", {}
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"cannot read {config}: {exc}") from None
+    text = read_text(config)
     try:
         return text, tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
@@ -159,7 +148,7 @@ def _check(config: Path, new: str, expected: dict[str, Any], verb: str) -> None:
 
 # dict[str, Any]: a config.toml document as tomllib reads it.
 def _trimmed(doc: dict[str, Any]) -> dict[str, Any]:
-    """``doc`` without an empty ``mcp_servers`` (removing the last server may leave one or not)."""
+    """``doc`` without an empty ``mcp_servers`` (removing the last server may leave one)."""
     return {k: v for k, v in doc.items() if not (k == "mcp_servers" and v == {})}
 
 

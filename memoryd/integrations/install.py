@@ -1,17 +1,10 @@
 """``memoryd install-hook`` / ``uninstall-hook claude-code``: the hook in Claude Code's settings.
 
-The settings file is the user's, so both edits are conservative:
-
-* a file that is not a JSON object (or whose ``hooks`` are not shaped as Claude
-  Code expects) is refused with the reason, and left byte-for-byte untouched;
-* install appends ours as its own matcher group per event, unless the event
-  already runs ``memoryd hook claude-code`` (with any Python);
-* uninstall removes only entries running it (and groups, events or ``hooks``
-  left empty by that); when the rest equals a backup the installer made, that
-  backup is put back byte for byte; a file it created and that holds nothing
-  else is removed;
-* any other change first copies the old file to ``settings.json.bak-<time>``;
-  the new one replaces it atomically.
+A file that is not a JSON object shaped as Claude Code expects is refused and left untouched.
+Install appends our entry per event unless the event already runs ``memoryd hook claude-code``;
+uninstall removes only those entries, and puts back the installer's backup when the rest equals
+it (or removes a file holding nothing else). Any other change first copies the old file to
+``settings.json.bak-<time>`` and replaces it atomically. The helpers here serve every installer.
 """
 
 from __future__ import annotations
@@ -53,18 +46,17 @@ class InstallResult:
     present: list[str] = field(default_factory=list)
     backup: Path | None = None
 
-    def report(self, cwd: str | None = None) -> str:
-        """What changed; with ``cwd``, also the memory folder the hook serves for that directory."""
+    def report(self, cwd: str) -> str:
+        """What changed, and the memory folder the hook serves for ``cwd``."""
         lines = [f"added {event} hook to {self.settings}" for event in self.added]
         lines += [f"{event} hook already in {self.settings}; left as is" for event in self.present]
         if self.backup is not None:
             lines.append(f"previous settings saved as {self.backup}")
-        if cwd is not None:
-            found = memory_folder(cwd)
-            state = "exists" if found.directory.is_dir() else "not created yet"
-            lines.append(
-                f"for {found.project} the hook reads {found.directory} ({state}; {found.reason})"
-            )
+        found = memory_folder(cwd)
+        state = "exists" if found.directory.is_dir() else "not created yet"
+        lines.append(
+            f"for {found.project} the hook reads {found.directory} ({state}; {found.reason})"
+        )
         return "\n".join(lines)
 
 
@@ -76,11 +68,12 @@ def install_claude_code(settings: Path, command: str | None = None) -> InstallRe
     if not isinstance(hooks, dict):
         raise ConfigError(f"{settings}: 'hooks' is not a JSON object; nothing was changed")
     result = InstallResult(settings)
+    found = hook_commands(doc)
     for event in EVENTS:
         groups = hooks.setdefault(event, [])
         if not isinstance(groups, list):
             raise ConfigError(f"{settings}: 'hooks.{event}' is not a list; nothing was changed")
-        if any(_ours(e) for g in groups if isinstance(g, dict) for e in _entries(g)):
+        if found[event]:
             result.present.append(event)
             continue
         entry = {"type": "command", "command": command, "timeout": CLAUDE_TIMEOUT_S}
@@ -94,13 +87,8 @@ def install_claude_code(settings: Path, command: str | None = None) -> InstallRe
 
 
 def hook_in_one_config_only() -> str | None:
-    """A warning when memoryd's hook is in only one of ``~/.claude`` and ``$CLAUDE_CONFIG_DIR``.
-
-    Claude Code reads ``$CLAUDE_CONFIG_DIR`` when it is set and ``~/.claude``
-    otherwise; with both folders there and the hook in one, every session
-    started the other way gets no memories. None when the two are one
-    folder, one is missing, or both (or neither) run the hook.
-    """
+    """A warning when both ``~/.claude`` and ``$CLAUDE_CONFIG_DIR`` exist and only one has
+    the hook (Claude Code started the other way gets no memories); else None."""
     given = os.environ.get("CLAUDE_CONFIG_DIR")
     default = Path.home() / ".claude"
     if not given or not default.is_dir() or not Path(given).is_dir():
@@ -147,15 +135,19 @@ def _ours(entry: object) -> bool:
     return isinstance(entry, dict) and HOOK_MARKER in str(entry.get("command", ""))
 
 
-# dict[str, Any]: Claude Code's settings file, any JSON object of another program's; the
-# installer edits only its ``hooks`` and writes the rest back as it found it.
-def _read(settings: Path) -> dict[str, Any]:
+def read_text(path: Path) -> str:
+    """The file's text; "" when it does not exist; :class:`ConfigError` when it cannot be read."""
     try:
-        text = settings.read_text(encoding="utf-8")
+        return path.read_text(encoding="utf-8")
     except FileNotFoundError:
-        return {}
+        return ""
     except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"cannot read {settings}: {exc}") from None
+        raise ConfigError(f"cannot read {path}: {exc}") from None
+
+
+# dict[str, Any]: Claude Code's settings, another program's JSON: only ``hooks`` is edited.
+def _read(settings: Path) -> dict[str, Any]:
+    text = read_text(settings)
     if not text.strip():
         return {}
     try:
@@ -205,7 +197,7 @@ class UninstallResult:
     settings: Path
     removed: list[str]
     outcome: str
-    """``absent`` (no hook of ours), ``restored`` (from ``backup``), ``rewritten``, ``deleted``."""
+    """``absent``, ``restored`` (from ``backup``), ``rewritten`` or ``deleted``."""
     backup: Path | None = None
 
     def report(self) -> str:
@@ -236,7 +228,7 @@ def uninstall_claude_code(settings: Path) -> UninstallResult:
     if before is not None:
         shutil.copy2(before, settings)
         return UninstallResult(settings, removed, "restored", before)
-    if not doc and not _backups(settings):
+    if not doc and not backups(settings):
         settings.unlink()
         return UninstallResult(settings, removed, "deleted")
     backup = backup_copy(settings)
@@ -269,14 +261,14 @@ def _drop_ours(hooks: dict[str, object], event: str) -> bool:
     return True
 
 
-def _backups(settings: Path) -> list[Path]:
-    """The installer's backups of ``settings``, newest first."""
-    return sorted(settings.parent.glob(f"{settings.name}.bak-*"), reverse=True)
+def backups(path: Path) -> list[Path]:
+    """The backups :func:`backup_copy` made of ``path``, newest first."""
+    return sorted(path.parent.glob(f"{path.name}.bak-*"), reverse=True)
 
 
 def _matching_backup(settings: Path, doc: Mapping[str, object]) -> Path | None:
     """The newest backup whose JSON is ``doc``: the file as it was before the install."""
-    for backup in _backups(settings):
+    for backup in backups(settings):
         try:
             if json.loads(backup.read_text(encoding="utf-8") or "{}") == doc:
                 return backup

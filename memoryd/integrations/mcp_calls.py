@@ -1,19 +1,16 @@
-"""The memory tools of ``memoryd mcp``, over one connection to the warm daemon.
+"""The memory tools of ``memoryd mcp``, over one connection to the warm daemon (never started).
 
-No tool starts a daemon. Arguments are checked against the tool's input schema first;
-every failure (no daemon, bad arguments, an error reply) is a :class:`ToolError` whose text
-tells the agent what happened. A tool answers ``(structured result, text)``, both written
-for the model (Claude Code hands it only the structured one): ``memory_select`` puts each
-memory's text, capped as the hook caps it, in both, and leaves out the daemon's bookkeeping.
-Without ``dir`` a tool serves Claude Code's memory folder for ``$CLAUDE_PROJECT_DIR``, else
-the client's first root, else the working directory. What the session
-(``$CLAUDE_CODE_SESSION_ID``) was shown is kept in the hook's record, so neither repeats it.
+Each tool takes arguments already checked against its input schema; every failure is a
+:class:`ToolError` telling the agent what happened. A tool answers ``(structured result,
+text)``. Without ``dir`` a tool serves Claude Code's memory folder for ``$CLAUDE_PROJECT_DIR``,
+else the client's first root, else the working directory. What the session was shown is kept
+in the hook's record, so neither repeats it.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from contextlib import closing
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
@@ -24,8 +21,6 @@ from memoryd.errors import START_HINT, DaemonUnavailable, MemorydError, RequestE
 from memoryd.indexer.store import open_reader
 from memoryd.integrations import why
 from memoryd.integrations._hook_state import SessionState
-from memoryd.integrations.mcp_schema import ArgumentError, check
-from memoryd.integrations.mcp_tools import BY_NAME
 from memoryd.ipc.client import Client
 
 if TYPE_CHECKING:
@@ -38,10 +33,8 @@ if TYPE_CHECKING:
     )
 
 CALL_TIMEOUT_S = 60.0
-SELECT_BOOKKEEPING = ("excluded", "dropped_unknown", "latency_ms")
-"""Fields of a ``select`` answer that are telemetry, not for the model (``memoryd stats``)."""
-ToolAnswer = tuple[Mapping[str, object], str]
-"""A tool's ``(structured result, text for the model)``."""
+SELECT_BOOKKEEPING = ("excluded", "dropped_unknown", "latency_ms")  # telemetry, not for the model
+ToolAnswer = tuple[Mapping[str, object], str]  # (structured result, text for the model)
 
 
 class ToolError(Exception):
@@ -60,19 +53,7 @@ class MemoryTools:
     def close(self) -> None:
         self._client.close()
 
-    def call(self, name: str, args: object) -> ToolAnswer:
-        """``(structured result, text for the model)``; raises :class:`ToolError`."""
-        if not isinstance(args, dict):
-            raise ToolError(f"arguments must be a JSON object, not {type(args).__name__}")
-        try:
-            check(BY_NAME[name]["inputSchema"], args)
-        except ArgumentError as exc:
-            raise ToolError(f"invalid arguments for {name}: {exc}") from None
-        run: Callable[[Mapping[str, object]], ToolAnswer] = getattr(self, name)
-        return run(args)
-
     def _ask(self, method: str, params: Mapping[str, object]) -> Any:
-        """The daemon's answer to one request, every failure turned into a :class:`ToolError`."""
         try:
             return self._client.call(method, params)
         except DaemonUnavailable as exc:
@@ -92,12 +73,10 @@ class MemoryTools:
         project = self._project or next(iter(self.roots), None) or os.getcwd()
         return str(memory_folder(project).directory)
 
-    # -- the tools ------------------------------------------------------------
-
     def memory_select(self, args: Mapping[str, object]) -> ToolAnswer:
         directory = self._dir(args)
         session = cast("str | None", args.get("session_id")) or self._session
-        state = SessionState.load(session) if session else None
+        state = SessionState(session) if session else None
         surfaced = _listed(args.get("surfaced"))
         if state is not None:
             surfaced += state.surfaced_in(os.path.realpath(directory))
@@ -157,7 +136,7 @@ class MemoryTools:
         return result, text
 
     def memory_why(self, args: Mapping[str, object]) -> ToolAnswer:
-        """Read the daemon's index read-only (its path from ``status``) and the transcript."""
+        """Reads the daemon's index (its path from ``status``) read-only."""
         directory = os.path.realpath(self._dir(args))
         try:
             db = self._ask("status", {}).get("db")

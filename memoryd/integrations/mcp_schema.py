@@ -1,8 +1,7 @@
 """Tool arguments checked against the tool's own input schema, before any of them is used.
 
-The JSON Schema keywords the tools' schemas use, and valid Unicode in every
-string. The walk follows the schema, never the data's depth. The first
-problem found is raised as :class:`ArgumentError`, naming where it is.
+The JSON Schema keywords the tools use, and valid Unicode in every string; the walk follows
+the schema, never the data's depth. The first problem is raised as :class:`ArgumentError`.
 """
 
 from __future__ import annotations

@@ -1,14 +1,9 @@
 """``memoryd mcp``: the daemon's memory methods as tools for any MCP client, over stdio.
 
-Newline-delimited JSON-RPC 2.0 spoken with the standard library (the ``mcp`` SDK is too
-slow to import: Claude Code does not wait for a server): the ``initialize`` handshake
-(2024-11-05 to 2025-11-25), ``ping``, ``tools/list``, ``tools/call``; anything else, e.g.
-``server/discover``, is "method not found". A tool's failure is a tool error
-(``isError``) the agent reads; an invalid message gets its JSON-RPC error, one over
-:data:`MAX_MESSAGE_BYTES` is refused unread, and no message ends the session. A client
-offering roots is asked for them (again on ``roots/list_changed``), and a tool call
-waits for them (holding back what else arrives): a tool without ``dir`` serves the
-first root's memory folder.
+Newline-delimited JSON-RPC 2.0 with the standard library: ``initialize``, ``ping``,
+``tools/list``, ``tools/call``; anything else is "method not found". A tool's failure is a
+tool error (``isError``); an invalid message gets its JSON-RPC error; no message ends the
+session. A client offering roots is asked for them, and a tool call waits for them.
 """
 
 from __future__ import annotations
@@ -18,21 +13,19 @@ import json
 import os
 import sys
 from collections import deque
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import IO, Any, cast
 from urllib.parse import unquote, urlparse
 
 from memoryd import __version__
-from memoryd.integrations.mcp_calls import MemoryTools, ToolError
-from memoryd.integrations.mcp_schema import valid_text
+from memoryd.integrations.mcp_calls import MemoryTools, ToolAnswer, ToolError
+from memoryd.integrations.mcp_schema import ArgumentError, check, valid_text
 from memoryd.integrations.mcp_tools import BY_NAME, TOOLS
 from memoryd.ipc.protocol import MAX_LINE_BYTES, encode
 
-PROTOCOL_VERSIONS = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
-"""The handshake-era versions this server speaks, newest first."""
-MAX_MESSAGE_BYTES = 2 * MAX_LINE_BYTES
-"""A longer message is refused unread: the daemon takes at most ``MAX_LINE_BYTES`` per request."""
+PROTOCOL_VERSIONS = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")  # newest first
+MAX_MESSAGE_BYTES = 2 * MAX_LINE_BYTES  # a longer message is refused unread
 INSTRUCTIONS = (
     "Tools over the user's AI-agent memory folders, indexed by a local daemon. "
     "Use memory_select before a task to pull in the few memories that matter (their text "
@@ -40,10 +33,8 @@ INSTRUCTIONS = (
     "resume, and memory_save at checkpoints and at the end of a session."
 )
 
-MAX_HELD = 100
-"""Messages held back while waiting for the client's roots; past that a call waits no longer."""
+MAX_HELD = 100  # messages held back while waiting for the client's roots
 ROOTS_CHANGED = ("notifications/initialized", "notifications/roots/list_changed")
-"""Notifications after which the client's roots are asked for (again)."""
 
 # JSON-RPC error codes.
 PARSE_ERROR = -32700
@@ -53,8 +44,7 @@ INVALID_PARAMS = -32602
 INTERNAL_ERROR = -32603
 
 
-Message = dict[str, Any]
-"""A JSON-RPC message, or an MCP result object, as sent."""
+Message = dict[str, Any]  # a JSON-RPC message, or an MCP result object, as sent
 
 
 class StdioServer:
@@ -91,7 +81,7 @@ class StdioServer:
         self.writer.flush()
 
     def _lines(self) -> Iterator[bytes | None]:
-        """Each message line, those held back first; None for one too long (see :meth:`_read`)."""
+        """Each message line, those held back first; None for one too long."""
         while True:
             if self._held:
                 yield self._held.popleft()
@@ -123,8 +113,7 @@ class StdioServer:
         self.tools.roots = [p for u in uris if isinstance(u, str) and (p := _file_path(u))]
 
     def _await_roots(self) -> None:
-        """Read until the roots arrive, holding back what else comes meanwhile (up to
-        :data:`MAX_HELD` messages; past that the call goes on with the roots known)."""
+        """Read until the roots arrive, holding back up to :data:`MAX_HELD` other messages."""
         while self._roots_asked is not None and len(self._held) < MAX_HELD:
             line = self._read()
             if line == b"":
@@ -195,9 +184,16 @@ class StdioServer:
         if not isinstance(name, str) or name not in BY_NAME:
             raise _RpcError(INVALID_PARAMS, f"unknown tool: {name!r}")
         args = params.get("arguments")
+        args = {} if args is None else args
         self._await_roots()
         try:
-            structured, text = self.tools.call(name, {} if args is None else args)
+            if not isinstance(args, dict):
+                raise ToolError(f"arguments must be a JSON object, not {type(args).__name__}")
+            check(BY_NAME[name]["inputSchema"], args)
+            run: Callable[[Mapping[str, object]], ToolAnswer] = getattr(self.tools, name)
+            structured, text = run(args)
+        except ArgumentError as exc:
+            return _tool_error(f"invalid arguments for {name}: {exc}")
         except ToolError as exc:
             return _tool_error(str(exc))
         except Exception as exc:  # a defect in one tool must not end the session
@@ -216,7 +212,7 @@ class _RpcError(Exception):
 
 
 def _tool_error(text: str) -> Message:
-    """A tool result the agent reads (MCP: argument and execution errors are not protocol ones)."""
+    """A tool result the agent reads (MCP: tool failures are not protocol errors)."""
     return {"content": [{"type": "text", "text": text}], "isError": True}
 
 
@@ -230,7 +226,7 @@ def _no_constant(name: str) -> object:
 
 
 def _file_path(uri: str) -> str | None:
-    """The path a ``file://`` URI names; None for another scheme or one no path can be."""
+    """The path a ``file://`` URI names; None for another scheme or no usable path."""
     try:
         parsed = urlparse(uri)
     except ValueError:
@@ -241,7 +237,7 @@ def _file_path(uri: str) -> str | None:
 
 
 def _valid_id(msg_id: object) -> bool:
-    """JSON-RPC ids are strings, integers or null (no booleans, fractions or lone surrogates)."""
+    """JSON-RPC ids are strings (valid text), integers or null."""
     if isinstance(msg_id, str):
         return valid_text(msg_id)
     return msg_id is None or (isinstance(msg_id, int) and not isinstance(msg_id, bool))

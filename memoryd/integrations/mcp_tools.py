@@ -1,11 +1,8 @@
 """The MCP tools' definitions as plain JSON data, sent verbatim in ``tools/list``.
 
-Input schemas are made from the methods' declarations, with the words and
-limits a tool adds; output schemas name the fields an agent acts on and leave
-``additionalProperties`` open, so a newer daemon's extra fields pass through.
-Every tool but ``memory_save`` only reads; ``memory_save`` writes its own
-session file (never destructive, idempotent). Each description says *when* to
-call the tool, for the model choosing one.
+Input schemas are made from the methods' declarations plus what a tool adds; output schemas
+name the fields an agent acts on and stay open to a newer daemon's fields. Only
+``memory_save`` writes (its own session file). Each description says *when* to call the tool.
 """
 
 from __future__ import annotations
@@ -13,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import NotRequired, TypedDict
 
-from memoryd.methods import Context, LoadLast, Save, Select, Status
+from memoryd.methods import RANKERS, Context, LoadLast, Save, Select, Status
 from memoryd.params import params
 
 
@@ -40,8 +37,7 @@ class Tool(TypedDict):
 _STR = {"type": "string"}
 _STRS = {"type": "array", "items": {"type": "string"}}
 _NULLABLE_STR = {"type": ["string", "null"]}
-_PATH = {"type": "string", "pattern": "^[^\\x00]*$"}
-"""A file system path: any text but NUL, which no path can hold."""
+_PATH = {"type": "string", "pattern": "^[^\\x00]*$"}  # no path holds a NUL
 
 DIR: dict[str, object] = {
     **_PATH,
@@ -74,8 +70,11 @@ def _object(properties: Mapping[str, Mapping[str, object]], required: list[str])
     }
 
 
-def _open(properties: Mapping[str, Mapping[str, object]], required: list[str]) -> ObjectSchema:
-    return {"type": "object", "properties": properties, "required": required}
+def _open(
+    properties: Mapping[str, Mapping[str, object]], required: list[str] | None = None
+) -> ObjectSchema:
+    """An object schema open to more properties, requiring ``required`` (default: all)."""
+    return {"type": "object", "properties": properties, "required": required or [*properties]}
 
 
 _JSON_TYPES = {"string": "string", "dir": "string", "integer": "integer", "boolean": "boolean"}
@@ -87,10 +86,8 @@ def _inputs(
     required: tuple[str, ...] = (),
     **given: Mapping[str, object],
 ) -> ObjectSchema:
-    """``decl``'s params (less ``leave_out``) as a tool's input schema, made from their
-    declarations: those the method requires but ``dir`` (the server's default), then
-    ``required``, are required; ``given`` adds to a param's schema, or adds a property the
-    server folds into a param (``context``'s ``more_dirs``)."""
+    """``decl``'s params (less ``leave_out``) as a tool's input schema; ``given`` adds to a
+    param's schema or adds a property; ``dir`` is never required (the server has a default)."""
     properties: dict[str, Mapping[str, object]] = {}
     needed = [p.name for p in params(decl) if p.required and p.name != "dir"]
     for p in params(decl):
@@ -159,7 +156,7 @@ TOOLS: list[Tool] = [
         "outputSchema": _open(
             {
                 "run_id": _STR,
-                "ranker": {"type": "string", "enum": ["local", "anthropic"]},
+                "ranker": {"type": "string", "enum": [r for r in RANKERS if r != "auto"]},
                 "selected": {"type": "array", "items": SELECTED_MEMORY},
                 "candidates": {"type": "integer"},
                 "fallback": _NULLABLE_STR,
@@ -232,7 +229,6 @@ TOOLS: list[Tool] = [
                 "schema_version": _STR,
                 "dir": _STR,
             },
-            ["path", "filename", "created", "schema_version", "dir"],
         ),
         "annotations": {
             "title": "Save the session",
@@ -269,7 +265,6 @@ TOOLS: list[Tool] = [
                 "sessions_read": _STRS,
                 "budget_tokens": {"type": "integer"},
             },
-            ["text", "status", "scope", "findings", "sessions_read", "budget_tokens"],
         ),
         "annotations": {
             "title": "Brief from earlier sessions",
@@ -305,9 +300,8 @@ TOOLS: list[Tool] = [
                     ),
                 },
                 "last_event": _NULLABLE_STR,
-                "client_socket": _open({"path": _STR, "reason": _STR}, ["path", "reason"]),
+                "client_socket": _open({"path": _STR, "reason": _STR}),
             },
-            ["version", "pid", "state", "roots", "last_event", "client_socket"],
         ),
         "annotations": {"title": "Daemon status", **READ_ONLY, "idempotentHint": True},
     },
@@ -342,7 +336,6 @@ TOOLS: list[Tool] = [
                 "transcript": _NULLABLE_STR,
                 "prompts": {"type": "array", "items": {"type": "object"}},
             },
-            ["session_id", "dir", "transcript", "prompts"],
         ),
         "annotations": {"title": "Why these memories", **READ_ONLY, "idempotentHint": True},
     },

@@ -1,12 +1,9 @@
-"""``memoryd eval``: how ``select`` does today on the prompts of the user's own Claude sessions.
+"""``memoryd eval``: how ``select`` does on the prompts of the user's own Claude sessions.
 
-Each transcript goes to its project's memory folder (from its first ``cwd``, or given).
-Per user prompt, the **labels** are the folder's memories the agent ``Read`` in that turn or
-Claude Code's recall attached to it, minus those seen before; an unlabelled prompt is
-counted, not scored. ``select`` runs as the hook would have run it, once per ranker asked;
-precision and recall are summed over a folder's labelled prompts (micro-averaged). Each
-folder is indexed afresh into a temporary index, so the daemon's index and telemetry are
-untouched; nothing is sent anywhere unless a judge is asked for.
+A prompt's labels are the folder's memories the agent ``Read`` or Claude Code's recall attached
+in its turn, less those seen before; ``select`` runs as the hook would have, per ranker, against
+a temporary index of each folder (the daemon's index and telemetry are untouched), and precision
+and recall are summed over the labelled prompts.
 """
 
 from __future__ import annotations

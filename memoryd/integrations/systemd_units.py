@@ -1,23 +1,10 @@
 """``install-service`` and ``uninstall-service``: the systemd user units, written and removed.
 
-The shipped units start ``%h/.local/bin/memoryd``; the installed copy points
-``ExecStart`` at the memoryd that runs this command, so a virtualenv or pipx
-install works without editing anything.
-
-A unit the user edited is never lost: an installed file that differs from the
-new text is first copied to ``<unit>.bak-<time>`` (as ``install-hook`` does
-for Claude Code's settings), and the changed lines are reported. Removal is
-the inverse, and as careful:
-
-* a unit ``install-service`` had replaced left ``<unit>.bak-<time>``: the
-  newest such copy is put back, so the unit is what it was before;
-* a unit without a backup is removed, and so are the ``*.wants/`` links that
-  ``systemctl enable`` made to it; one edited since it was installed is first
-  copied to a backup, so no edit is lost;
-* a unit that is not ours (no ``memoryd serve`` in it) is left alone.
-
-Neither calls systemctl: the commands print what to run (enable; stop and
-``daemon-reload``).
+The installed units' ``ExecStart`` runs the memoryd running this command. A unit the user
+edited is never lost: install copies a differing one to ``<unit>.bak-<time>`` first;
+uninstall puts back the newest such backup, else removes the unit and its ``*.wants/``
+links (keeping a copy when it was edited), and leaves a unit that is not ours alone.
+Neither calls systemctl.
 """
 
 from __future__ import annotations
@@ -30,7 +17,7 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
-from memoryd.integrations.install import backup_copy
+from memoryd.integrations.install import backup_copy, backups
 
 UNITS = ("memoryd.service", "memoryd.socket")
 
@@ -39,15 +26,12 @@ def unit_text(name: str) -> str:
     return resources.files("memoryd.systemd").joinpath(name).read_text(encoding="utf-8")
 
 
-def exec_start(extra_args: list[str]) -> str:
-    cmd = [sys.executable, "-m", "memoryd", "serve", *extra_args]
-    return "ExecStart=" + " ".join(shlex.quote(c) for c in cmd)
-
-
 def render(name: str, extra_args: list[str]) -> str:
+    """The shipped unit with ``ExecStart`` running this interpreter's memoryd."""
+    command = [sys.executable, "-m", "memoryd", "serve", *extra_args]
+    start = "ExecStart=" + " ".join(shlex.quote(c) for c in command)
     lines = unit_text(name).splitlines()
-    out = [exec_start(extra_args) if line.startswith("ExecStart=") else line for line in lines]
-    return "\n".join(out) + "\n"
+    return "\n".join(start if line.startswith("ExecStart=") else line for line in lines) + "\n"
 
 
 def user_unit_dir() -> Path:
@@ -65,14 +49,14 @@ class UnitWrite:
     changes: tuple[str, ...] = ()
 
 
-def install(target: Path | None = None, extra_args: list[str] | None = None) -> list[UnitWrite]:
+def install(target: Path | None, extra_args: list[str]) -> list[UnitWrite]:
     """Write both units into ``target`` (default the user unit dir), backing up edited ones."""
     target = target or user_unit_dir()
     target.mkdir(parents=True, exist_ok=True)
     done = []
     for name in UNITS:
         path = target / name
-        text = render(name, extra_args or [])
+        text = render(name, extra_args)
         try:
             old = path.read_text(encoding="utf-8")
         except FileNotFoundError:
@@ -91,8 +75,7 @@ def install(target: Path | None = None, extra_args: list[str] | None = None) -> 
     return done
 
 
-MARKER = "memoryd serve"
-"""What every unit install-service writes has in it (the ExecStart, or Also= for the socket)."""
+MARKER = "memoryd serve"  # in every unit install-service writes
 
 
 @dataclass(frozen=True)
@@ -106,7 +89,7 @@ class UnitRemoval:
     edited: bool = False
 
 
-def uninstall(target: Path | None = None) -> list[UnitRemoval]:
+def uninstall(target: Path | None) -> list[UnitRemoval]:
     """Restore or remove both units in ``target`` (default the user unit dir)."""
     target = target or user_unit_dir()
     return [_one(target, name) for name in UNITS]
@@ -120,10 +103,10 @@ def _one(target: Path, name: str) -> UnitRemoval:
         return UnitRemoval(path, "absent")
     if not _ours(name, text):
         return UnitRemoval(path, "foreign")
-    backups = sorted(target.glob(f"{name}.bak-*"), reverse=True)
-    if backups:
-        os.replace(backups[0], path)
-        return UnitRemoval(path, "restored", backups[0])
+    kept_aside = backups(path)
+    if kept_aside:
+        os.replace(kept_aside[0], path)
+        return UnitRemoval(path, "restored", kept_aside[0])
     edited = _body(text) != _body(render(name, []))
     kept = backup_copy(path) if edited else None
     links = tuple(_enable_links(target, path))
@@ -144,8 +127,6 @@ def _body(text: str) -> list[str]:
 
 def _enable_links(target: Path, unit: Path) -> list[Path]:
     """``*.wants/<unit>`` symlinks in ``target`` that point at ``unit``."""
-    found = []
-    for link in target.glob(f"*.wants/{unit.name}"):
-        if link.is_symlink() and Path(os.path.realpath(link)) == Path(os.path.realpath(unit)):
-            found.append(link)
-    return found
+    real = os.path.realpath(unit)
+    links = target.glob(f"*.wants/{unit.name}")
+    return [link for link in links if link.is_symlink() and os.path.realpath(link) == real]

@@ -1,12 +1,9 @@
 """``memoryd why``: what memoryd gave a session's last prompts, why, and whether the agent used it.
 
-From the daemon's ``selector_runs`` rows (read-only) and the session's transcript, per
-prompt: each memory chosen with its rank and score (or the judge that picked it), its
-token cost (UTF-8 bytes of the block the hook injects, as the file is now, over
-:data:`BYTES_PER_TOKEN`), what each rule left out, whether the hook's context in the
-transcript holds it (*delivered*), and whether the agent ``Read`` it or quoted it (its
-name or :data:`QUOTE_WORDS` words of it) in that turn's answer. A row is matched to a turn
-by its prompt's hash; no match (no transcript, an MCP query) leaves use unknown (None).
+From the index's ``selector_runs`` rows (read-only) and the session's transcript: each memory
+chosen with its rank and score, its token cost, what each rule left out, and whether it was
+delivered, ``Read`` or quoted in that turn. A row is matched to a turn by its prompt's hash;
+with no match, use is unknown (None).
 """
 
 from __future__ import annotations
