@@ -8,7 +8,7 @@ import sys
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from memoryd.cli.common import asks_daemon, print_json, project_slug
+from memoryd.cli.common import asks_daemon, note, print_json
 from memoryd.cli.connect import ask
 from memoryd.cli.flags import add_params, wire_params
 from memoryd.errors import ConfigError
@@ -42,6 +42,19 @@ def json_object(value: str) -> dict[str, object]:
     if not isinstance(found, dict):
         raise argparse.ArgumentTypeError("must be a JSON object")
     return found
+
+
+def project_slug(value: str) -> str:
+    """``--project``: a name that is a slug once lowercased is lowercased, with a note."""
+    if value == value.lower():
+        return value
+    from memoryd.sessions.format import project_case_note  # noqa: PLC0415 - keep start-up light
+
+    message = project_case_note(value)
+    if message is None:
+        return value  # not a slug even lowercased: the invalid_params check explains why
+    note(message)
+    return value.lower()
 
 
 def register(sub: Any) -> None:
