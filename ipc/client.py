@@ -123,11 +123,12 @@ class Client:
             try:
                 try:
                     self._send(encode({"id": req_id, "method": method, "params": params}))
-                except DaemonUnavailable:
+                except DaemonUnavailable as unsent:
                     # It may have said why before it hung up (``busy`` at its cap).
-                    said = self._said_before_hanging_up()
-                    if said is None:
-                        raise
+                    try:
+                        said = self._receive()
+                    except (NoReply, DaemonTimeout):
+                        raise unsent from None
                     reply = _decode_reply(said, req_id)
                     self.close()
                 else:
@@ -153,14 +154,6 @@ class Client:
             raise DaemonUnavailable(
                 f"the daemon hung up before taking the request: {exc}"
             ) from None
-
-    def _said_before_hanging_up(self) -> bytes | None:
-        """A line the daemon wrote before closing a connection it would not serve, if any."""
-        try:
-            line: bytes = self._file.readline()
-        except OSError:
-            return None
-        return line or None
 
     def _receive(self) -> bytes:
         try:

@@ -8,13 +8,13 @@ import sys
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from memoryd.cli.common import asks_daemon, note, print_json
+from memoryd.cli.common import asks_daemon, note, print_json, show
 from memoryd.cli.connect import ask
 from memoryd.cli.flags import add_params, wire_params
 from memoryd.errors import ConfigError
 
 if TYPE_CHECKING:
-    from memoryd.replies import Kept
+    from memoryd.replies import Kept, SaveResult
 
 
 class StepEntries(argparse.Action):
@@ -148,18 +148,18 @@ def save_params(args: argparse.Namespace) -> Mapping[str, object]:
 
 
 def cmd_save(args: argparse.Namespace) -> int:
-    result = ask(args, "save", save_params(args))
-    if args.json:
-        print_json(result)
-    elif result["created"]:
-        print(f"created {result['path']}")
-    elif result.get("kept") is None:
-        print(f"replaced {result['path']} (the earlier save of this session is overwritten)")
-    else:
-        held = kept(result["kept"])
-        detail = f"kept from the earlier save: {held}" if held else "it restated the earlier save"
-        print(f"updated {result['path']} ({detail})")
+    show(args, ask(args, "save", save_params(args)), _saved)
     return 0
+
+
+def _saved(result: SaveResult) -> str:
+    if result["created"]:
+        return f"created {result['path']}"
+    if (what := result.get("kept")) is None:
+        return f"replaced {result['path']} (the earlier save of this session is overwritten)"
+    held = kept(what)
+    detail = f"kept from the earlier save: {held}" if held else "it restated the earlier save"
+    return f"updated {result['path']} ({detail})"
 
 
 def kept(what: Kept) -> str:
