@@ -37,10 +37,6 @@ Handler = Callable[[dict[str, Any]], Any]
 
 log = structlog.get_logger("memoryd.ipc")
 
-MAX_CONNECTIONS = 128
-"""Connections served at once (one thread each); more get a ``busy`` answer."""
-IDLE_TIMEOUT_S = 60.0
-"""A connection that sends nothing (and reads nothing) for this long is closed."""
 IDLE_EVICT_S = 1.0
 """At the cap or out of descriptors, a connection silent this long is closed for a new one."""
 LISTENER_CHECK_S = 1.0
@@ -78,15 +74,14 @@ class LineReader:
 
 
 class Server:
-    """Serve a method table (given to :meth:`start`) on an already bound and listening socket."""
+    """Serve a method table (given to :meth:`start`) on an already bound and listening socket,
+    to this process's user, with ``cfg``'s ``max_connections`` and ``idle_timeout``."""
 
     def __init__(
         self,
         listener: socket.socket,
+        cfg: Config,
         *,
-        allowed_uid: int,
-        max_connections: int = MAX_CONNECTIONS,
-        idle_timeout: float = IDLE_TIMEOUT_S,
         evict_after: float = IDLE_EVICT_S,
         on_fatal: Callable[[str], None] = lambda reason: None,
         on_disconnect: Callable[[], None] = lambda: None,
@@ -94,9 +89,7 @@ class Server:
     ) -> None:
         self.listener = listener
         self.handlers: dict[str, Handler] = {}
-        self.allowed_uid = allowed_uid
-        self.max_connections = max_connections
-        self.idle_timeout = idle_timeout
+        self.reconfigure(cfg)
         self.evict_after = evict_after
         self.on_fatal = on_fatal
         self.on_disconnect = on_disconnect
@@ -192,7 +185,7 @@ class Server:
         except OSError:
             sock.close()
             return
-        if uid is not None and uid != self.allowed_uid:
+        if uid is not None and uid != os.getuid():
             log.warning("ipc.peer_rejected", peer_uid=uid)
             refusal = InvalidRequest("connection refused: peer uid differs from the daemon's")
             self._refuse(sock, refusal)
