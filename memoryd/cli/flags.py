@@ -50,6 +50,8 @@ def wire_params(args: argparse.Namespace, method: str, **given: object) -> Mappi
             value = memory_dir(value)
         elif kind == "dirs" and value is not None:
             value = [memory_dir(d, must_read=False) for d in value]
+        elif kind == "mapping" and isinstance(value, list):  # a repeated KEY=VALUE flag
+            value = dict(value)
         if value is not None:
             sent[name] = value
     return {**sent, **given}

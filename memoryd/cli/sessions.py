@@ -17,20 +17,10 @@ if TYPE_CHECKING:
     from memoryd.replies import Kept, SaveResult
 
 
-class StepEntries(argparse.Action):
-    """``--step S0=TEXT``, repeatable, gathered into one mapping of step id to text."""
-
-    def __call__(
-        self,
-        parser: argparse.ArgumentParser,
-        namespace: argparse.Namespace,
-        values: Any,
-        option_string: str | None = None,
-    ) -> None:
-        steps = dict(getattr(namespace, self.dest) or {})
-        step, _, text = str(values).partition("=")
-        steps[step] = text
-        setattr(namespace, self.dest, steps)
+def step_entry(value: str) -> tuple[str, str]:
+    """``--step S0=TEXT``: a step id and its text (the flag's entries become one mapping)."""
+    step, _, text = value.partition("=")
+    return step, text
 
 
 def json_object(value: str) -> dict[str, object]:
@@ -87,7 +77,8 @@ def register(sub: Any) -> None:
         session_summary={"flag": "--summary"},
         steps_completed={
             "flag": "--step",
-            "action": StepEntries,
+            "action": "append",
+            "type": step_entry,
             "metavar": "S0=TEXT",
             "help": "a completed step (repeatable)",
         },
