@@ -202,6 +202,7 @@ class Client:
         return result
 
 
+# dict[str, Any]: its ``result`` is whichever method's reply the caller of ``call`` names.
 def _decode_reply(line: bytes, req_id: int) -> dict[str, Any]:
     """The reply to request ``req_id`` (an error with a null id too: the daemon could not
     read the request's id), or ProtocolError."""

@@ -42,7 +42,7 @@ def register(sub: Any) -> None:
     asks_daemon(p, cmd_unwatch, db=False)
 
 
-def _claude_folder(status: StatusReply) -> dict[str, Any]:
+def _claude_folder(status: StatusReply) -> dict[str, str | bool]:
     """Claude Code's memory folder for this directory, and whether the daemon watches it."""
     from memoryd.claude_folders import memory_folder  # noqa: PLC0415 - only status needs it
 

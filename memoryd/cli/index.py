@@ -4,6 +4,7 @@ request root, as a ``--dir`` does) and ``memoryd list``, answered by the daemon.
 from __future__ import annotations
 
 import argparse
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from memoryd._delivery import MAX_FILE_BYTES, MAX_FILE_LINES
@@ -38,7 +39,7 @@ def cmd_index(args: argparse.Namespace) -> int:
     return 0
 
 
-def _indexed(total: dict[str, Any]) -> str:
+def _indexed(total: Mapping[str, Any]) -> str:
     lines = [
         f"added {total['added']}, updated {total['updated']}, removed {total['removed']}, "
         f"unchanged {total['unchanged']}, errors {len(total['errors'])} "
