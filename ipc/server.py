@@ -2,7 +2,7 @@
 
 Handlers are ``params -> result``; a :class:`~memoryd.errors.RequestError` they raise
 is sent as data, anything else is logged and answered ``internal``. A line over
-:data:`MAX_LINE_BYTES` is answered ``invalid_request`` and discarded unbuffered. At most
+:data:`MAX_LINE_BYTES` is answered ``invalid_request`` once past it, then skipped. At most
 ``max_connections`` are served: one more (or one met while out of descriptors) replaces
 the connection idle longest, else is answered ``busy`` from a spare descriptor and
 closed. Peers of another uid are refused; a connection idle for ``idle_timeout`` is closed.
