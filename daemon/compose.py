@@ -6,7 +6,6 @@ as constructor arguments, never the daemon, and no collaborator later.
 
 from __future__ import annotations
 
-import os
 import socket
 import time
 from collections.abc import Callable, Sequence
@@ -117,9 +116,7 @@ def compose(
     service = MemoryService(index, selector, staleness.checker, reporter)
     server = Server(
         listener,
-        allowed_uid=os.getuid(),
-        max_connections=cfg.max_connections,
-        idle_timeout=cfg.idle_timeout,
+        cfg,
         on_fatal=life.fail,
         on_disconnect=readers.release,
         rebind=where.rebind,

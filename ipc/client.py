@@ -1,11 +1,8 @@
 """The Python client: one connection, requests in order, typed replies and errors.
 
-The daemon's error objects are raised as the
-:class:`~memoryd.errors.RequestError` subclass of their code. Transport
-failures tell "nothing was sent" (:class:`~memoryd.errors.DaemonUnavailable`)
-from "sent, but no answer" (:class:`~memoryd.errors.NoReply`,
-:class:`~memoryd.errors.DaemonTimeout`): only the first leaves a caller free to
-do the work itself.
+An error answer is raised as the ``RequestError`` subclass of its code. Transport failures
+tell "nothing was sent" (``DaemonUnavailable``) from "sent, but no answer" (``NoReply``,
+``DaemonTimeout``).
 """
 
 from __future__ import annotations
@@ -29,19 +26,16 @@ from memoryd.errors import (
     UnsafeDaemon,
     remote_error,
 )
-from memoryd.ipc.protocol import encode_request, peer_uid
+from memoryd.ipc.protocol import encode, peer_uid
 
 if TYPE_CHECKING:
     from memoryd.replies import (
         ContextReply,
         ListReply,
         LoadLastReply,
-        ReindexReply,
         SaveResult,
         SelectResult,
-        ShutdownReply,
         StatusReply,
-        UnwatchReply,
         WatchReply,
     )
 
@@ -57,8 +51,6 @@ class Client:
         self._file: Any = None
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
-
-    # -- connection -----------------------------------------------------------
 
     def connect(self) -> None:
         if self._sock is not None:
@@ -76,8 +68,7 @@ class Client:
         except OSError as exc:
             sock.close()
             raise DaemonUnavailable(f"cannot connect to {self.socket_path}: {exc}") from None
-        # Nothing is sent before we know who listens: a socket planted by
-        # another user (a hijacked fallback runtime dir) must not get our query.
+        # Nothing is sent before we know who listens: a socket planted by another user.
         server_uid = peer_uid(sock)
         if server_uid is not None and server_uid != os.getuid():
             sock.close()
@@ -119,16 +110,11 @@ class Client:
     ) -> None:
         self.close()
 
-    # -- calls --------------------------------------------------------------------
-
     def call(self, method: str, params: Mapping[str, object] | None = None) -> Any:
-        """Send one request and return its ``result`` (or raise its error).
+        """Send one request (None params left out) and return its ``result``, or raise its error.
 
-        Failures say whether the daemon may have acted on the request:
-        :class:`DaemonUnavailable` only when it cannot have (no connection, or
-        the daemon hung up before the whole request line was sent),
-        :class:`NoReply` / :class:`DaemonTimeout` once it may have, and
-        :class:`ProtocolError` when the answer does not belong to the request.
+        DaemonUnavailable only when the daemon cannot have acted on it; NoReply or
+        DaemonTimeout once it may have; ProtocolError for an answer to another request.
         """
         with self._lock:
             self.connect()
@@ -136,19 +122,19 @@ class Client:
             params = {k: v for k, v in (params or {}).items() if v is not None}
             try:
                 try:
-                    self._send(encode_request(req_id, method, params))
-                except DaemonUnavailable:
+                    self._send(encode({"id": req_id, "method": method, "params": params}))
+                except DaemonUnavailable as unsent:
                     # It may have said why before it hung up (``busy`` at its cap).
-                    said = self._said_before_hanging_up()
-                    if said is None:
-                        raise
+                    try:
+                        said = self._receive()
+                    except (NoReply, DaemonTimeout):
+                        raise unsent from None
                     reply = _decode_reply(said, req_id)
                     self.close()
                 else:
                     reply = _decode_reply(self._receive(), req_id)
             except (NoReply, ProtocolError, DaemonUnavailable):
-                # The stream's state is unknown now: never reuse it.
-                self.close()
+                self.close()  # the stream's state is unknown now: never reuse it
                 raise
         if "error" in reply:
             err = reply["error"]
@@ -165,18 +151,9 @@ class Client:
             # Part of the line may be in the daemon's buffer; it could still act on it.
             raise self._timed_out() from None
         except OSError as exc:
-            # The daemon closed its end: it will not read the rest of the line.
             raise DaemonUnavailable(
                 f"the daemon hung up before taking the request: {exc}"
             ) from None
-
-    def _said_before_hanging_up(self) -> bytes | None:
-        """A line the daemon wrote before closing a connection it would not serve, if any."""
-        try:
-            line: bytes = self._file.readline()
-        except OSError:
-            return None
-        return line or None
 
     def _receive(self) -> bytes:
         try:
@@ -192,7 +169,7 @@ class Client:
     def _timed_out(self) -> DaemonTimeout:
         return DaemonTimeout(f"the daemon did not answer within {self.timeout:g} s")
 
-    # Plain arguments in, typed replies out; unknown keywords are named by the daemon.
+    # The methods an agent wrapper uses: plain arguments in, typed replies out.
 
     def status(self) -> StatusReply:
         result: StatusReply = self.call("status")
@@ -202,55 +179,33 @@ class Client:
         result: ListReply = self.call("list", {"dir": dir})
         return result
 
-    def reindex(self, dir: str | None = None) -> ReindexReply:
-        result: ReindexReply = self.call("reindex", {"dir": dir})
-        return result
-
     def watch(self, dir: str) -> WatchReply:
         result: WatchReply = self.call("watch", {"dir": dir})
         return result
 
-    def unwatch(self, dir: str) -> UnwatchReply:
-        """Stop watching the root ``dir`` and drop its files from the index."""
-        result: UnwatchReply = self.call("unwatch", {"dir": dir})
-        return result
-
-    def shutdown(self) -> ShutdownReply:
-        result: ShutdownReply = self.call("shutdown")
-        return result
-
     def select(self, query: str, dir: str, **params: object) -> SelectResult:
-        """The memories that clearly help ``query``; ``params`` are ``select``'s others
-        (``surfaced``, ``limit``, ``session_id``, ... as in docs/protocol.md#select)."""
+        """``params``: ``select``'s others (``surfaced``, ``limit``, ...)."""
         result: SelectResult = self.call("select", {"query": query, "dir": dir, **params})
         return result
 
     def save(self, dir: str, project: str, **params: object) -> SaveResult:
-        """Write a session memory; ``params`` are the other ``save`` params."""
         result: SaveResult = self.call("save", {"dir": dir, "project": project, **params})
         return result
 
     def load_last(self, dir: str, project: str, **params: object) -> LoadLastReply:
-        """The newest session memory of ``project``; credentials redacted unless
-        ``reveal_secrets=True``."""
         result: LoadLastReply = self.call("load_last", {"dir": dir, "project": project, **params})
         return result
 
     def context(self, task: str, dir: str | Sequence[str], **params: object) -> ContextReply:
-        """The cited prior-session brief for ``task`` (``project``, ``budget_tokens``)."""
         dirs = dir if isinstance(dir, str) else list(dir)
         result: ContextReply = self.call("context", {"task": task, "dir": dirs, **params})
         return result
 
 
-# dict[str, Any]: its ``result`` is whichever method's reply, which :meth:`Client.call`'s
-# caller names (the helpers below annotate it with the reply type).
+# dict[str, Any]: its ``result`` is whichever method's reply the caller of ``call`` names.
 def _decode_reply(line: bytes, req_id: int) -> dict[str, Any]:
-    """The reply object for request ``req_id``, or :class:`ProtocolError`.
-
-    An error answer with a null id is accepted: the daemon sends one when it
-    could not read the request's id (a line over the size limit, a refused peer).
-    """
+    """The reply to request ``req_id`` (an error with a null id too: the daemon could not
+    read the request's id), or ProtocolError."""
     try:
         reply = json.loads(line)
     except ValueError as exc:

@@ -1,10 +1,7 @@
 """The wire format: newline-delimited JSON, one compact object per line.
 
-A request is ``{"id": ..., "method": "...", "params": {...}}``; the answer is
-``{"id": ..., "result": ...}`` or ``{"id": ..., "error": {"code", "message",
-"data"}}``. Errors are data with stable string codes, as in watchman, and
-``status`` lists ``capabilities`` so clients test for features instead of
-comparing versions.
+A request is ``{"id", "method", "params"}``; its answer ``{"id", "result"}`` or
+``{"id", "error": {"code", "message", "data"}}``, errors being data with stable codes.
 """
 
 from __future__ import annotations
@@ -24,8 +21,7 @@ MAX_LINE_BYTES = 1024 * 1024
 
 
 class Request(NamedTuple):
-    """One decoded request (a NamedTuple: the client imports this module, and
-    ``dataclasses`` imports ``inspect``, which the hook would pay for at every start)."""
+    """One decoded request (not a dataclass: the hook imports this module)."""
 
     id: Any
     method: str
@@ -77,11 +73,7 @@ def _lone_surrogate(text: str) -> bool:
 
 
 def _check_params_text(params: Mapping[str, object], req_id: Any) -> None:
-    """``invalid_params`` naming the field whose key or text holds a lone surrogate.
-
-    Such text cannot become a path, a SQL value or an answer line; found here,
-    it never reaches a handler. Iterative: the decoder already bounds nesting.
-    """
+    """``invalid_params`` naming the field whose key or text holds a lone surrogate."""
     for field, value in params.items():
         stack: list[Any] = [field, value]
         while stack:
@@ -101,7 +93,6 @@ def _check_params_text(params: Mapping[str, object], req_id: Any) -> None:
 
 
 _ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
-"""One encoder for every line: ``json.dumps`` with options builds a new one per call."""
 _ASCII_ENCODER = json.JSONEncoder(separators=(",", ":"))
 
 
@@ -114,27 +105,15 @@ def encode(obj: Mapping[str, object]) -> bytes:
         return _ASCII_ENCODER.encode(obj).encode() + b"\n"
 
 
-def encode_result(req_id: Any, result: Any) -> bytes:
-    return encode({"id": req_id, "result": result})
-
-
 def encode_error(req_id: Any, err: RequestError) -> bytes:
     return encode(
         {"id": req_id, "error": {"code": err.code, "message": err.message, "data": err.data}}
     )
 
 
-def encode_request(req_id: Any, method: str, params: Mapping[str, object]) -> bytes:
-    return encode({"id": req_id, "method": method, "params": params})
-
-
 def peer_uid(sock: socket.socket) -> int | None:
-    """The uid of the process at the other end of a connected Unix socket.
-
-    Read from SO_PEERCRED (Linux), so it cannot be forged by what the peer
-    sends; None on systems without it. The server checks its clients with it,
-    and clients check the server before sending a query.
-    """
+    """The uid of the process at the other end of a connected Unix socket (SO_PEERCRED,
+    which the peer cannot forge); None on systems without it."""
     if not hasattr(socket, "SO_PEERCRED"):
         return None
     creds = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))

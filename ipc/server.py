@@ -1,15 +1,11 @@
 """A threaded Unix-socket server for the line protocol: one thread per connection.
 
-Handlers are callables ``params -> result``; a
-:class:`~memoryd.errors.RequestError` they raise is sent as data, anything
-else becomes ``internal`` and is logged. A line over :data:`MAX_LINE_BYTES`
-is answered ``invalid_request`` and discarded unbuffered. At most
-``max_connections`` are served: a new one beyond that, or one met while out of
-descriptors, replaces the connection idle longest, else is answered ``busy``
-(from a spare descriptor) and closed, as is one no thread can be started for.
-Peers of another uid are refused; a connection idle for ``idle_timeout`` is
-closed. The accept thread serves the new listening socket :attr:`Server.rebind`
-hands it; if it fails, ``on_fatal`` tells the daemon.
+Handlers are ``params -> result``; a :class:`~memoryd.errors.RequestError` they raise
+is sent as data, anything else is logged and answered ``internal``. A line over
+:data:`MAX_LINE_BYTES` is answered ``invalid_request`` once past it, then skipped. At most
+``max_connections`` are served: one more (or one met while out of descriptors) replaces
+the connection idle longest, else is answered ``busy`` from a spare descriptor and
+closed. Peers of another uid are refused; a connection idle for ``idle_timeout`` is closed.
 """
 
 from __future__ import annotations
@@ -21,7 +17,7 @@ import socket
 import threading
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 import structlog
 
@@ -29,8 +25,8 @@ from memoryd.errors import Busy, InternalError, InvalidRequest, RequestError, Un
 from memoryd.ipc.protocol import (
     MAX_LINE_BYTES,
     decode_request,
+    encode,
     encode_error,
-    encode_result,
     peer_uid,
 )
 
@@ -41,12 +37,6 @@ Handler = Callable[[dict[str, Any]], Any]
 
 log = structlog.get_logger("memoryd.ipc")
 
-_RECV = 64 * 1024
-
-MAX_CONNECTIONS = 128
-"""Connections served at once (one thread each); more get a ``busy`` answer."""
-IDLE_TIMEOUT_S = 60.0
-"""A connection that sends nothing (and reads nothing) for this long is closed."""
 IDLE_EVICT_S = 1.0
 """At the cap or out of descriptors, a connection silent this long is closed for a new one."""
 LISTENER_CHECK_S = 1.0
@@ -60,51 +50,38 @@ class LineTooLong(Exception):
 
 
 class LineReader:
-    """Read ``\\n``-terminated lines from a socket, never holding more than the cap; a line
-    over it raises :class:`LineTooLong` once and is discarded up to its newline."""
+    """Lines from a socket's file, never more than the cap held: a line over it raises
+    :class:`LineTooLong` as soon as it is seen, and is then skipped up to its newline."""
 
-    def __init__(self, sock: socket.socket, limit: int = MAX_LINE_BYTES) -> None:
-        self.sock = sock
-        self.limit = limit
-        self.buf = bytearray()
+    def __init__(self, file: BinaryIO) -> None:
+        self.file = file
         self.discarding = False
 
     def readline(self) -> bytes | None:
-        """The next line without its newline; None at EOF; LineTooLong past the cap."""
+        """The next line; None at EOF."""
         while True:
-            nl = self.buf.find(b"\n")
-            if nl >= 0:
-                line = bytes(self.buf[:nl])
-                del self.buf[: nl + 1]
-                if self.discarding:
-                    self.discarding = False
-                    continue
-                return line
+            line = self.file.readline(MAX_LINE_BYTES + 1)
+            if not line:
+                return None
+            complete = line.endswith(b"\n")
             if self.discarding:
-                self.buf.clear()
-            elif len(self.buf) > self.limit:
-                self.buf.clear()
+                self.discarding = not complete
+            elif len(line) > MAX_LINE_BYTES and not complete:
                 self.discarding = True
                 raise LineTooLong
-            chunk = self.sock.recv(_RECV)
-            if not chunk:
-                if self.buf.strip() and not self.discarding:
-                    line, self.buf = bytes(self.buf), bytearray()
-                    return line
-                return None
-            self.buf += chunk
+            else:
+                return line
 
 
 class Server:
-    """Serve a method table (given to :meth:`start`) on an already bound and listening socket."""
+    """Serve a method table (given to :meth:`start`) on an already bound and listening socket,
+    to this process's user, with ``cfg``'s ``max_connections`` and ``idle_timeout``."""
 
     def __init__(
         self,
         listener: socket.socket,
+        cfg: Config,
         *,
-        allowed_uid: int,
-        max_connections: int = MAX_CONNECTIONS,
-        idle_timeout: float = IDLE_TIMEOUT_S,
         evict_after: float = IDLE_EVICT_S,
         on_fatal: Callable[[str], None] = lambda reason: None,
         on_disconnect: Callable[[], None] = lambda: None,
@@ -112,18 +89,15 @@ class Server:
     ) -> None:
         self.listener = listener
         self.handlers: dict[str, Handler] = {}
-        self.allowed_uid = allowed_uid
-        self.max_connections = max_connections
-        self.idle_timeout = idle_timeout
+        self.reconfigure(cfg)
         self.evict_after = evict_after
         self.on_fatal = on_fatal
         self.on_disconnect = on_disconnect
         """Run on a connection's thread as it ends: what the thread held goes with it."""
         self.refused = 0
-        """Connections answered ``busy`` (at the cap, no thread, no descriptor)."""
+        """Connections answered ``busy``."""
         self.rebind = rebind
-        """Asked every :data:`LISTENER_CHECK_S` by the accept thread: a new listening
-        socket when the one served can no longer be reached (its file deleted), else None."""
+        """Asked by the accept thread every second: a new listening socket, or None."""
         self._spare: int | None = _spare_fd()
         self._shed_logged = 0.0
         self._check_at = time.monotonic() + LISTENER_CHECK_S
@@ -135,8 +109,6 @@ class Server:
         self._in_flight = 0
         self._idle = threading.Condition(self._lock)
         self._thread: threading.Thread | None = None
-
-    # -- lifecycle ----------------------------------------------------------
 
     def start(self, handlers: dict[str, Handler]) -> None:
         """Serve ``handlers`` (method name -> callable) from now on."""
@@ -170,8 +142,6 @@ class Server:
     def connections(self) -> int:
         with self._lock:
             return len(self._clients)
-
-    # -- connections ----------------------------------------------------------
 
     def check_listener(self) -> None:
         """Ask :attr:`rebind` at the accept thread's next turn (SIGHUP), not in a second."""
@@ -215,7 +185,7 @@ class Server:
         except OSError:
             sock.close()
             return
-        if uid is not None and uid != self.allowed_uid:
+        if uid is not None and uid != os.getuid():
             log.warning("ipc.peer_rejected", peer_uid=uid)
             refusal = InvalidRequest("connection refused: peer uid differs from the daemon's")
             self._refuse(sock, refusal)
@@ -249,12 +219,8 @@ class Server:
         sock.close()
 
     def _close_idlest(self) -> threading.Thread | None:
-        """Make room: close the connection waiting longest (at least ``evict_after`` seconds).
-
-        Its thread sees the end of the stream, closes it and ends (returned, to
-        wait for); the client sees what an ``idle_timeout`` shows it. None when
-        every connection is busy or has just spoken.
-        """
+        """Close the connection waiting longest, if for ``evict_after`` at least, and return
+        its thread (which then ends); None when every connection is busy or just spoke."""
         with self._lock:
             idlest = min(self._waiting.items(), key=lambda item: item[1][0], default=None)
             if idlest is None or time.monotonic() - idlest[1][0] < self.evict_after:
@@ -267,9 +233,8 @@ class Server:
         return thread
 
     def _shed(self, exc: OSError) -> None:
-        """Out of descriptors: close an idle connection (its thread lets go of its socket
-        and database connection), else answer the waiting client ``busy`` from the spare
-        descriptor, so the backlog never spins the accept loop."""
+        """Out of descriptors: close an idle connection, else answer the next client ``busy``
+        from the spare descriptor, so the backlog never spins the accept loop."""
         now = time.monotonic()
         if now - self._shed_logged > _SHED_LOG_EVERY_S:
             self._shed_logged = now
@@ -293,7 +258,7 @@ class Server:
         self._spare = _spare_fd()
 
     def _serve_client(self, sock: socket.socket) -> None:
-        reader = LineReader(sock)
+        reader = LineReader(sock.makefile("rb"))
         try:
             while not self._stopping.is_set():
                 with self._lock:
@@ -330,6 +295,7 @@ class Server:
                 self._clients.discard(sock)
                 self._waiting.pop(sock, None)
             with contextlib.suppress(OSError):
+                reader.file.close()
                 sock.close()
             self.on_disconnect()
 
@@ -342,7 +308,7 @@ class Server:
             if handler is None:
                 why = f"unknown method {req.method!r}"
                 raise UnknownMethod(why, {"methods": sorted(self.handlers)})
-            return encode_result(req_id, handler(req.params))
+            return encode({"id": req_id, "result": handler(req.params)})
         except RequestError as err:
             if req_id is None and isinstance(err.data, dict):
                 req_id = err.data.pop("id", None)

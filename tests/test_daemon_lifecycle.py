@@ -82,7 +82,7 @@ def test_sigterm_removes_socket_and_pidfile_and_exits_zero(daemon: DaemonProc) -
 
 def test_shutdown_method_unlinks_socket_before_replying(daemon: DaemonProc) -> None:
     with daemon.client() as c:
-        reply = c.shutdown()
+        reply = c.call("shutdown")
         # By the time the answer arrives, new clients can no longer find us.
         assert not daemon.socket.exists()
     assert reply["stopping"] is True
@@ -182,7 +182,7 @@ def test_socket_activation_uses_the_passed_listener(
         status = c.status()
         assert status["state"] == "ready"
         assert status["socket"] == str(activated) and status["activated"] is True
-        c.shutdown()
+        c.call("shutdown")
     assert d.proc is not None and d.proc.wait(30) == 0
     assert not configured.exists()
     assert activated.exists(), "an activated socket belongs to systemd and is left in place"

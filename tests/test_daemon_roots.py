@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from daemon_fixtures import DaemonProc, composed, write_memory
 
-from memoryd.cli.daemon import declared_roots
+from memoryd.cli.serve import declared_roots
 from memoryd.config import Config
 from memoryd.daemon.compose import Parts
 from memoryd.errors import InvalidParams, NotFound

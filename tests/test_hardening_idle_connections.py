@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import resource
 import socket
 import tempfile
@@ -26,6 +25,7 @@ import pytest
 import structlog
 from daemon_fixtures import DaemonProc, scaled, wait_until, write_memory
 
+from memoryd.config import Config
 from memoryd.ipc.client import Client
 from memoryd.ipc.server import Server
 
@@ -47,7 +47,7 @@ def server() -> Iterator[tuple[Path, Server]]:
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.bind(str(path))
     listener.listen(64)
-    srv = Server(listener, allowed_uid=os.getuid(), max_connections=2, evict_after=0.05)
+    srv = Server(listener, Config(max_connections=2), evict_after=0.05)
     srv.start({"ping": lambda p: "pong", "slow": _slow})
     yield path, srv
     RELEASE.set()

@@ -146,7 +146,7 @@ def test_every_reply_has_the_keys_of_its_reply_type(daemon: DaemonProc) -> None:
     write_memory(extra / "feedback_notes.md", "Notes on the notes")
     with daemon.client() as c:
         replies = {
-            "reindex": c.reindex(root),
+            "reindex": c.call("reindex", {"dir": root}),
             "list": c.list(root),
             "select": c.select("when does the ledger post", root),
             "stats": c.call("stats"),
@@ -156,9 +156,9 @@ def test_every_reply_has_the_keys_of_its_reply_type(daemon: DaemonProc) -> None:
             "report": c.call("report", {"dir": root}),
             "check": c.call("check", {"dir": root}),
             "watch": c.watch(str(extra)),
-            "unwatch": c.unwatch(str(extra)),
+            "unwatch": c.call("unwatch", {"dir": str(extra)}),
             "status": c.status(),
-            "shutdown": c.shutdown(),
+            "shutdown": c.call("shutdown"),
         }
     assert set(replies) == set(methods.METHODS)
     for name, reply in replies.items():

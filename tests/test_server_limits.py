@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import resource
 import socket
 import subprocess
@@ -27,6 +26,7 @@ import pytest
 import structlog
 from daemon_fixtures import DaemonProc, scaled, wait_until
 
+from memoryd.config import Config
 from memoryd.errors import Busy
 from memoryd.ipc.client import Client
 from memoryd.ipc.server import Server
@@ -45,7 +45,8 @@ def serve() -> Iterator[Callable[..., tuple[Path, Server]]]:
         listener.bind(str(path))
         listener.listen(64)
         handlers = handlers or {"ping": lambda p: "pong"}
-        srv = Server(listener, allowed_uid=os.getuid(), **options)
+        limits = {k: options.pop(k) for k in ("max_connections", "idle_timeout") if k in options}
+        srv = Server(listener, Config(**limits), **options)
         srv.start(handlers)
         made.append((path, srv))
         return path, srv

@@ -63,20 +63,25 @@ def table(name: str) -> str:
 
 
 def _entry(p: Param) -> str:
+    """One param's row laid out as ruff would: one line, else the fields on one line of
+    their own, else one line each."""
     fields = (p.kind, p.help, p.default, p.choices)
-    line = f"        {p.name!r}: ({', '.join(map(repr, fields))}),"
-    if len(line) <= 100:
-        return line
-    return "\n".join(
-        [f"        {p.name!r}: (", *(f"            {f!r}," for f in fields), "        ),"]
-    )
+    lines = [f"        {p.name!r}: ({', '.join(map(repr, fields))}),"]
+    if len(lines[0]) > 100:
+        lines = [f"            {', '.join(map(repr, fields))}"]
+        if len(lines[0]) > 100:
+            lines = [f"            {f!r}," for f in fields]
+        lines = [f"        {p.name!r}: (", *lines, "        ),"]
+    return "\n".join(lines)
 
 
 def flags_table() -> str:
+    """The params the CLI may offer as flags, of each method that has some."""
     lines = ["PARAMS: dict[str, dict[str, tuple[str, str, object, tuple[str, ...]]]] = {"]
     for name, method in METHODS.items():
         offered = [p for p in method.params if not p.daemon_only]
-        lines += [f"    {name!r}: {{", *map(_entry, offered), "    },"]
+        if offered:
+            lines += [f"    {name!r}: {{", *map(_entry, offered), "    },"]
     return "\n".join([*lines, "}"]) + "\n"
 
 

@@ -1,9 +1,7 @@
 """``memoryd check DIR`` and ``memoryd report``: memories' health, never changing them.
 
-``check`` checks what a folder's memories cite against their checkout now: exit
-0 whatever is found, unless ``--fail-on`` (or ``--strict``) names what should
-fail a git hook or a CI job. ``report`` has the daemon write a compaction and
-health report now, into its reports folder.
+``check`` exits 0 whatever it finds unless ``--fail-on`` (or ``--strict``) names what
+should fail a git hook or a CI job; ``report`` has the daemon write its report now.
 """
 
 from __future__ import annotations
@@ -63,12 +61,8 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 
 def describe(result: ReportResult) -> str:
-    """A few lines for a terminal: where the report is, and what it found.
-
-    The labels live with the report builder, which is loaded here and not at
-    start-up: a report takes seconds anyway, and ``--json`` never needs them.
-    """
-    from memoryd.report import render  # noqa: PLC0415
+    """A few lines for a terminal: where the report is, and what it found."""
+    from memoryd.report import render  # noqa: PLC0415 - the report builder: not for --json
 
     counts = result["summary"]
     found = [

@@ -1,12 +1,8 @@
 """``memoryd config check|show``, ``doctor`` and ``completion``: setting this installation up.
 
-``config check`` validates the file exactly as ``serve`` will (exit 1 when serve
-would refuse it), then says what each setting the file or the environment sets
-will do. ``config show`` prints the whole effective configuration, defaults
-included, in the file's own YAML shape (the API key only as ``<set>``).
-``doctor`` prints one line per check of :mod:`memoryd.doctor`; only a failed
-one exits 1 (no daemon running or no hook are states a working setup can be in).
-``completion SHELL`` prints a completion script generated from the parser.
+``config check`` validates the file as ``serve`` will (exit 1 when serve would refuse it)
+and says what each setting does; ``config show`` prints the effective configuration as
+YAML (the API key only as ``<set>``); ``doctor`` exits 1 only when a check failed.
 """
 
 from __future__ import annotations

@@ -1,16 +1,12 @@
 """The CLI's way to the daemon: connect, and start one in the background when none answers.
 
-When nothing answers on the socket a command resolves (``--socket``,
-``$MEMORYD_SOCKET``, the runtime dir), it starts ``memoryd serve`` on that socket,
-detached, with this environment, its output appended to ``daemon.log`` in its
-state directory, and waits until it answers. Commands started together start one
-daemon: they take turns on a lock file beside its log. Given ``--db``, a daemon
-started here serves that index and keeps its pidfile, lock and log in a private
-folder of its own below the state directory (:func:`state_for`), never in the
-index's folder, which may be shared; a running daemon that serves another is an
-error. ``--require-daemon`` fails instead of starting one. A request held by a
-daemon still building its first index says so on stderr after
-:data:`NOTE_AFTER_S`.
+With no daemon on the socket a command resolves, it starts ``memoryd serve`` there,
+detached, with this environment, its output appended to ``daemon.log`` in its state
+directory, and waits until it answers; commands started together take turns on a lock
+beside that log, so one daemon starts. With ``--db`` it serves that index from a private
+state folder (:func:`state_for`), and a running daemon serving another is an error.
+``--require-daemon`` fails instead. A request held by a daemon still building its first
+index says so on stderr after :data:`NOTE_AFTER_S`.
 """
 
 from __future__ import annotations
@@ -26,13 +22,16 @@ import zlib
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memoryd import paths
 from memoryd.cli.common import note, show
 from memoryd.cli.flags import wire_params
 from memoryd.errors import DaemonUnavailable, InvalidParams, MemorydError, UnsafeDaemon
 from memoryd.ipc.client import Client
+
+if TYPE_CHECKING:
+    from memoryd.replies import StatusReply
 
 START_WAIT_S = 30.0
 """How long a command waits for the daemon it started to answer on its socket."""
@@ -48,11 +47,13 @@ def ask(
         return c.call(method, params)
 
 
-def answered(method: str, render: Callable[[Any], str]) -> Callable[[argparse.Namespace], int]:
+def answered(
+    method: str, render: Callable[[Any], str], timeout: float = 60.0
+) -> Callable[[argparse.Namespace], int]:
     """The handler of a command that sends ``method`` its flags and shows the answer."""
 
     def handler(args: argparse.Namespace) -> int:
-        show(args, ask(args, method, wire_params(args, method)), render)
+        show(args, ask(args, method, wire_params(args, method), timeout), render)
         return 0
 
     return handler
@@ -60,9 +61,9 @@ def answered(method: str, render: Callable[[Any], str]) -> Callable[[argparse.Na
 
 @contextmanager
 def connected(args: argparse.Namespace, timeout: float = 60.0) -> Iterator[Client]:
-    """A client connected to the daemon ``args`` name, started first if none answers; a
-    request held by a daemon still building its first index prints a line on stderr."""
+    """A client connected to the daemon ``args`` name, started first if none answers."""
     c = Client(args.socket, timeout=timeout)
+    db = getattr(args, "db", None)
     try:
         c.connect()
     except UnsafeDaemon:
@@ -70,10 +71,9 @@ def connected(args: argparse.Namespace, timeout: float = 60.0) -> Iterator[Clien
     except DaemonUnavailable:
         if getattr(args, "require_daemon", False):
             raise
-        start(c.socket_path, getattr(args, "db", None))
+        start(c.socket_path, db)
         c.connect()
     with c:
-        db = getattr(args, "db", None)
         if db is not None and os.path.realpath(serving := c.status()["db"]) != os.path.realpath(db):
             raise InvalidParams(
                 f"the daemon on {c.socket_path} serves {serving}, not --db {db}: stop it "
@@ -89,15 +89,25 @@ def connected(args: argparse.Namespace, timeout: float = 60.0) -> Iterator[Clien
             timer.join()  # a probe under way finishes its line before the command goes on
 
 
+def probe(socket: Path | None, *, quiet: bool = True) -> StatusReply | None:
+    """The ``status`` of the daemon on ``socket``, or None when none answers; a process of
+    another user on it raises UnsafeDaemon unless ``quiet``."""
+    try:
+        with Client(socket, timeout=2) as c:
+            return c.status()
+    except UnsafeDaemon:
+        if quiet:
+            return None
+        raise
+    except MemorydError:
+        return None
+
+
 def _say_if_starting(socket: Path) -> None:
     """One line on stderr when the daemon on ``socket`` has not finished its first index."""
-    try:
-        with Client(socket, timeout=2) as probe:
-            status = probe.status()
-    except MemorydError:
-        return
-    progress = status.get("indexing")
-    if status.get("state") == "starting":
+    status = probe(socket)
+    if status is not None and status.get("state") == "starting":
+        progress = status.get("indexing")
         done = (
             f" ({progress['done']:,} of {progress['total']:,} files so far)"
             if progress and progress.get("phase") == "indexing"
@@ -109,14 +119,13 @@ def _say_if_starting(socket: Path) -> None:
 def start(socket: Path, db: Path | None) -> None:
     """Start ``memoryd serve`` on ``socket`` (serving ``db`` if given); return once it answers.
 
-    Under a lock, so of the commands that found no daemon at once only the
-    first starts one; the others find it answering when their turn comes.
+    Under a lock: of the commands that found no daemon at once only the first starts one.
     """
     state = state_for(db)
     paths.make_private_dirs(state)
     with open(state / "start.lock", "ab") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        if not _answers(socket):
+        if probe(socket, quiet=False) is None:
             _spawn(socket, db, state)
 
 
@@ -148,9 +157,9 @@ def _spawn(socket: Path, db: Path | None, state: Path) -> None:
         )
     note(f"no daemon answered on {socket}; started one (pid {proc.pid}, log {log})")
     deadline = time.monotonic() + START_WAIT_S
-    while not _answers(socket):
+    while probe(socket, quiet=False) is None:
         code = proc.poll()
-        if code is not None and not _answers(socket):
+        if code is not None and probe(socket, quiet=False) is None:
             raise DaemonUnavailable(
                 f"the daemon started on {socket} exited with code {code} before answering: "
                 f"{_last_line(log)} (its log: {log})"
@@ -161,18 +170,6 @@ def _spawn(socket: Path, db: Path | None, state: Path) -> None:
                 f"{START_WAIT_S:.0f} s (its log: {log})"
             )
         time.sleep(0.05)
-
-
-def _answers(socket: Path) -> bool:
-    """Whether a daemon answers ``status`` on ``socket`` (one that bound it may still fail)."""
-    try:
-        with Client(socket, timeout=2) as c:
-            c.status()
-    except UnsafeDaemon:
-        raise
-    except MemorydError:
-        return False
-    return True
 
 
 def _last_line(log: Path) -> str:

@@ -1,17 +1,14 @@
-"""``memoryd index`` and ``memoryd list``, answered by the daemon.
-
-``index DIR...`` asks the daemon to rescan each folder now (``reindex DIR``):
-a memory folder outside its roots becomes a request root first, watched
-while requests use it, as a ``--dir`` does.
-"""
+"""``memoryd index DIR...`` (``reindex`` of each folder; one outside the roots becomes a
+request root, as a ``--dir`` does) and ``memoryd list``, answered by the daemon."""
 
 from __future__ import annotations
 
 import argparse
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from memoryd._delivery import MAX_FILE_BYTES, MAX_FILE_LINES
-from memoryd.cli.common import asks_daemon, memory_dir, print_json
+from memoryd.cli.common import asks_daemon, memory_dir, show
 from memoryd.cli.connect import answered, connected
 from memoryd.cli.flags import add_params
 
@@ -35,22 +32,21 @@ def cmd_index(args: argparse.Namespace) -> int:
     total: dict[str, Any] = {**dict.fromkeys(counts, 0), "errors": [], "seconds": 0.0, "dirs": []}
     with connected(args, timeout=600) as c:
         for directory in dirs:
-            result: dict[str, Any] = dict(c.reindex(directory))
-            for key in (*counts, "seconds"):
+            result = c.call("reindex", {"dir": directory})
+            for key in total:
                 total[key] += result[key]
-            total["errors"] += result["errors"]
-            total["dirs"] += result["dirs"]
-    if args.json:
-        print_json(total)
-        return 0
-    print(
+    show(args, total, _indexed)
+    return 0
+
+
+def _indexed(total: Mapping[str, Any]) -> str:
+    lines = [
         f"added {total['added']}, updated {total['updated']}, removed {total['removed']}, "
         f"unchanged {total['unchanged']}, errors {len(total['errors'])} "
         f"in {total['seconds']:.2f} s"
-    )
-    for err in total["errors"]:
-        print(f"  error: {err['path']}: {err['error']}")
-    return 0
+    ]
+    lines += [f"  error: {err['path']}: {err['error']}" for err in total["errors"]]
+    return "\n".join(lines)
 
 
 def render_list(payload: ListReply) -> str:

@@ -8,29 +8,19 @@ import sys
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from memoryd.cli.common import asks_daemon, print_json, project_slug
+from memoryd.cli.common import asks_daemon, note, print_json, show
 from memoryd.cli.connect import ask
 from memoryd.cli.flags import add_params, wire_params
 from memoryd.errors import ConfigError
 
 if TYPE_CHECKING:
-    from memoryd.replies import Kept
+    from memoryd.replies import Kept, SaveResult
 
 
-class StepEntries(argparse.Action):
-    """``--step S0=TEXT``, repeatable, gathered into one mapping of step id to text."""
-
-    def __call__(
-        self,
-        parser: argparse.ArgumentParser,
-        namespace: argparse.Namespace,
-        values: Any,
-        option_string: str | None = None,
-    ) -> None:
-        steps = dict(getattr(namespace, self.dest) or {})
-        step, _, text = str(values).partition("=")
-        steps[step] = text
-        setattr(namespace, self.dest, steps)
+def step_entry(value: str) -> tuple[str, str]:
+    """``--step S0=TEXT``: a step id and its text (the flag's entries become one mapping)."""
+    step, _, text = value.partition("=")
+    return step, text
 
 
 def json_object(value: str) -> dict[str, object]:
@@ -42,6 +32,19 @@ def json_object(value: str) -> dict[str, object]:
     if not isinstance(found, dict):
         raise argparse.ArgumentTypeError("must be a JSON object")
     return found
+
+
+def project_slug(value: str) -> str:
+    """``--project``: a name that is a slug once lowercased is lowercased, with a note."""
+    if value == value.lower():
+        return value
+    from memoryd.sessions.format import project_case_note  # noqa: PLC0415 - keep start-up light
+
+    message = project_case_note(value)
+    if message is None:
+        return value  # not a slug even lowercased: the invalid_params check explains why
+    note(message)
+    return value.lower()
 
 
 def register(sub: Any) -> None:
@@ -74,7 +77,8 @@ def register(sub: Any) -> None:
         session_summary={"flag": "--summary"},
         steps_completed={
             "flag": "--step",
-            "action": StepEntries,
+            "action": "append",
+            "type": step_entry,
             "metavar": "S0=TEXT",
             "help": "a completed step (repeatable)",
         },
@@ -135,18 +139,18 @@ def save_params(args: argparse.Namespace) -> Mapping[str, object]:
 
 
 def cmd_save(args: argparse.Namespace) -> int:
-    result = ask(args, "save", save_params(args))
-    if args.json:
-        print_json(result)
-    elif result["created"]:
-        print(f"created {result['path']}")
-    elif result.get("kept") is None:
-        print(f"replaced {result['path']} (the earlier save of this session is overwritten)")
-    else:
-        held = kept(result["kept"])
-        detail = f"kept from the earlier save: {held}" if held else "it restated the earlier save"
-        print(f"updated {result['path']} ({detail})")
+    show(args, ask(args, "save", save_params(args)), _saved)
     return 0
+
+
+def _saved(result: SaveResult) -> str:
+    if result["created"]:
+        return f"created {result['path']}"
+    if (what := result.get("kept")) is None:
+        return f"replaced {result['path']} (the earlier save of this session is overwritten)"
+    held = kept(what)
+    detail = f"kept from the earlier save: {held}" if held else "it restated the earlier save"
+    return f"updated {result['path']} ({detail})"
 
 
 def kept(what: Kept) -> str:

@@ -1,11 +1,7 @@
 """``memoryd why`` and ``memoryd eval``: what memoryd gave a session, and how it does on history.
 
-Both only read: ``why`` opens the index read-only (the running daemon's,
-found through ``status``, unless ``--db`` names one) with the session's
-Claude Code transcript; ``eval`` replays transcripts against a temporary
-index of each memory folder. Their work is in
-:mod:`memoryd.integrations.why` and :mod:`memoryd.integrations.replay`,
-loaded only when the command runs.
+Both only read: ``why`` the index (the running daemon's unless ``--db`` names one) with
+the session's transcript; ``eval`` replays transcripts against a temporary index.
 """
 
 from __future__ import annotations
@@ -16,8 +12,8 @@ from contextlib import closing
 from pathlib import Path
 from typing import Any
 
-from memoryd.cli.common import add_db_option, memory_dir, show
-from memoryd.errors import MemorydError
+from memoryd.cli.common import memory_dir, show
+from memoryd.cli.connect import probe
 
 
 def register(sub: Any) -> None:
@@ -33,9 +29,11 @@ def register(sub: Any) -> None:
     )
     w.add_argument("--last", type=int, default=5, metavar="N", help="how many prompts (default: 5)")
     w.add_argument("--json", action="store_true", help="print the answer as JSON")
-    add_db_option(
-        w,
-        "the index database, read only (default: the daemon's, else $MEMORYD_DB or "
+    w.add_argument(
+        "--db",
+        type=Path,
+        default=None,
+        help="the index database, read only (default: the daemon's, else $MEMORYD_DB or "
         "$XDG_STATE_HOME/memoryd/index.db)",
     )
     w.set_defaults(handler=cmd_why)
@@ -65,26 +63,15 @@ def register(sub: Any) -> None:
     e.set_defaults(handler=cmd_eval)
 
 
-def _daemon_db() -> str | None:
-    """The running daemon's index path, or None when no daemon answers."""
-    from memoryd.ipc.client import Client  # noqa: PLC0415
-
-    try:
-        with Client(timeout=2) as client:
-            db = client.status().get("db")
-    except MemorydError:
-        return None
-    return db if isinstance(db, str) else None
-
-
 def cmd_why(args: argparse.Namespace) -> int:
     from memoryd.claude_folders import memory_folder  # noqa: PLC0415
     from memoryd.indexer.store import open_reader  # noqa: PLC0415
     from memoryd.integrations import why  # noqa: PLC0415
 
-    folder = args.dir or str(memory_folder(os.getcwd()).directory)
-    directory = memory_dir(folder)
-    with closing(open_reader(why.db_of(args.db, None if args.db else _daemon_db()))) as conn:
+    directory = memory_dir(args.dir or str(memory_folder(os.getcwd()).directory))
+    status = None if args.db else probe(None)
+    served = None if status is None else status["db"]
+    with closing(open_reader(why.db_of(args.db, served))) as conn:
         report = why.explain(conn, directory, session=args.session, last=args.last)
     show(args, report, why.render)
     return 0
