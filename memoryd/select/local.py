@@ -1,10 +1,8 @@
 """The local ranker: field-weighted BM25 (BM25F) with paraphrase concepts and a strict cut-off.
 
-Scores are divided by what a document matching every query word would score,
-so they mean roughly the same across folders and queries; the cut-off
-(:mod:`memoryd.select.tuning`) keeps only what clearly helps, so an unrelated
-prompt gets an empty answer. A superseded memory is dropped and its successor
-inherits its score; near-duplicates travel together.
+Scores are normalised by what a document matching every query word would score;
+the cut-off (:mod:`.tuning`) keeps only what clearly helps. A superseded memory
+is dropped and its successor inherits its score; near-duplicates travel together.
 """
 
 from __future__ import annotations
@@ -24,18 +22,14 @@ from memoryd.select.relations import Relations, compute_relations
 from memoryd.select.tuning import DEFAULT, Tuning, cut, one_per_lesson
 
 K1 = 1.2
-FIELD_B = (0.3, 0.5, 0.6, 0.75)
-"""BM25 length normalisation per field, in ``analysis.FIELDS`` order."""
-NORM_POWER = 0.5
-"""Scores are divided by the square root of the query's total IDF mass: long prompts
-should not need proportionally more matches, but short ones should not pass on one word."""
+FIELD_B = (0.3, 0.5, 0.6, 0.75)  # BM25 length normalisation per field (analysis.FIELDS)
+NORM_POWER = 0.5  # scores are divided by the query's total IDF mass to this power
 MIN_FOLDER_SIZE = 30
 
 WEAK_WEIGHT = 0.3
 TYPE_PRIOR = {"user": 0.75, "feedback": 1.0, "project": 1.0, "reference": 1.0}
 
-PREFIX = 6
-"""Letters a query word and a folder word must share at the start to match by prefix."""
+PREFIX = 6  # letters a query word and a folder word share at the start to match by prefix
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,11 +63,7 @@ class LocalRanker:
     def contributions(
         self, query: str, candidates: Sequence[Candidate]
     ) -> dict[str, dict[str, float]]:
-        """Per query token, how much it adds to each candidate's normalised score.
-
-        Summing a candidate's values gives :meth:`scores`; the split lets the cut-off see
-        *which* parts of the query a memory answers.
-        """
+        """Per candidate, each query token's share of its normalised score."""
         qw = query_weights(query, self.tuning)
         if not qw or not candidates:
             return {c.filename: {} for c in candidates}
@@ -126,12 +116,9 @@ class LocalRanker:
         below: list[Scored] | None = None,
     ) -> tuple[list[Scored], list[Scored]]:
         """The up-to-``limit`` candidates that clearly help, best first, and the ``shortlist``
-        best before the cut-off (what a judge reads). ``relations``: the directory's links
-        (:func:`~memoryd.select.relations.compute_relations`), else worked out now.
-        A superseded memory is neither; its replacement, when a candidate, inherits its
-        relevance. Those ``shown`` (surfaced) set the bar but are neither, nor are their
-        near-duplicates returned. ``below`` gets the up-to-``limit`` best memories the query
-        reached that were not returned (below the cut), from the same scores."""
+        best before the cut-off. ``relations`` default to those of ``candidates``; ``shown``
+        ones set the bar but are never returned; ``below`` gets the up-to-``limit`` best
+        the query reached that were not returned."""
         if limit <= 0 or not candidates:
             return [], []
         if relations is None:
@@ -200,25 +187,18 @@ def _bm25f(
     tuning: Tuning,
     expanded: Collection[str],
 ) -> list[dict[str, float]]:
-    """Per candidate (index order), each query token's share of its normalised BM25F score.
-
-    Statistics are over the candidates themselves: their count, their average
-    field lengths and, per token, how many of them hold it (``len(hits[t])``).
-    Work is per hit: a candidate no query token reaches costs nothing here.
-    ``expanded`` are tokens added by prefix matching, which stay out of the yardstick.
-    """
+    """Per candidate (index order), each query token's share of its normalised BM25F score,
+    with statistics over the candidates themselves; ``expanded`` (prefix matches) stay out of
+    the yardstick."""
     n = len(docs)
     totals = [sum(d.lengths[f] for d in docs) for f in range(len(FIELD_B))]
     field_weights = tuning.field_weights
     fields = range(len(field_weights))
     avg = [max(1.0, totals[f] / n) for f in fields]
-    # Small candidate lists (tiny folders, or a prefiltered slice of a big one)
-    # would give every word a low IDF and silence everything; score them as
-    # if they came from a folder of typical size.
+    # A small list (a tiny folder, a big one's slice) is scored as a folder of typical size.
     n_idf = max(n, MIN_FOLDER_SIZE)
     idf = {t: math.log(1.0 + (n_idf - len(h) + 0.5) / (len(h) + 0.5)) for t, h in hits.items()}
-    # What a document matching every word (and no concept) would score: the
-    # yardstick that makes scores comparable across folders and queries.
+    # The yardstick: what a document matching every word (and no concept) would score.
     ideal = sum(
         idf[t] * w * (tuning.unseen_gram_share if not hits[t] and is_gram(t) else 1.0)
         for t, w in qw.items()
@@ -226,32 +206,21 @@ def _bm25f(
     )
     scale = (K1 + 1.0) * max(ideal, 1e-9) ** NORM_POWER
     out: list[dict[str, float]] = [{} for _ in range(n)]
-    fw0, fw1, fw2, fw3 = field_weights  # analysis.FIELDS
-    b0, b1, b2, b3 = FIELD_B
-    a0, a1, a2, a3 = avg
-    seen: dict[int, tuple[float, float, float, float, float]] = {}
+    seen: dict[int, tuple[float, list[float]]] = {}
     for t, w in qw.items():
-        for index, (c0, c1, c2, c3) in hits[t]:
+        for index, counts in hits[t]:
             known = seen.get(index)
             if known is None:
-                d0, d1, d2, d3 = docs[index].lengths
+                lengths = zip(FIELD_B, docs[index].lengths, avg, strict=True)
                 known = seen[index] = (
                     TYPE_PRIOR.get(candidates[index].type or "", 0.9),
-                    1.0 - b0 + b0 * d0 / a0,
-                    1.0 - b1 + b1 * d1 / a1,
-                    1.0 - b2 + b2 * d2 / a2,
-                    1.0 - b3 + b3 * d3 / a3,
+                    [1.0 - b + b * d / a for b, d, a in lengths],
                 )
-            p, n0, n1, n2, n3 = known
+            p, norms = known
             tf = 0.0
-            if c0:
-                tf += fw0 * c0 / n0
-            if c1:
-                tf += fw1 * c1 / n1
-            if c2:
-                tf += fw2 * c2 / n2
-            if c3:
-                tf += fw3 * c3 / n3
+            for fw, c, norm in zip(field_weights, counts, norms, strict=True):
+                if c:
+                    tf += fw * c / norm
             if tf:
                 out[index][t] = p * w * idf[t] * tf * (K1 + 1.0) / (tf + K1) / scale
     return out
@@ -260,10 +229,8 @@ def _bm25f(
 def _with_prefixes(
     qw: dict[str, float], tuning: Tuning, vocabulary: Sequence[str]
 ) -> tuple[dict[str, float], set[str]]:
-    """``qw`` plus, for each long query word, the words of the sorted ``vocabulary`` sharing its
-    first ``PREFIX`` letters. They weigh ``prefix_weight`` of the word and stay out of the
-    score's yardstick (like paraphrase concepts, they widen what matches, not what is asked).
-    """
+    """``qw`` plus the words of the sorted ``vocabulary`` sharing a long query word's first
+    ``PREFIX`` letters (at ``prefix_weight`` of it), and the set of those added."""
     extra: dict[str, float] = {}
     for t, w in qw.items():
         if len(t) < PREFIX or t[0] == "~" or is_gram(t):
