@@ -1,8 +1,5 @@
-"""The judge on Anthropic's Messages API (the ``anthropic`` SDK).
-
-One structured-output call per judgement, the fixed system prompt marked for
-prompt caching; a short timeout and at most one SDK retry bound the worst case.
-"""
+"""The judge on Anthropic's Messages API: one structured-output call, the system prompt
+cached."""
 
 from __future__ import annotations
 

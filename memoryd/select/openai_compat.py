@@ -1,9 +1,7 @@
 """The judge on any OpenAI-compatible chat-completions endpoint (Ollama, llama.cpp, vLLM, ...).
 
-One ``POST {base_url}/chat/completions`` per judgement over httpx2, asking for
-a JSON-schema ``response_format``; a server that refuses it (HTTP 400 or 422)
-is asked again without it, and never with it again. The answer is the first
-JSON object in the reply's text that has ``selected_memories``.
+One call asking for a JSON-schema ``response_format``; a server that refuses it
+(HTTP 400 or 422) is asked again without it, and never with it again.
 """
 
 from __future__ import annotations

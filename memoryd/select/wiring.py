@@ -20,8 +20,7 @@ from memoryd.select.selector import Selector
 
 
 def judge_factories(cfg: Config) -> dict[str, Callable[[], Judge]]:
-    """The configured judges' factories. ``auto`` asks the first: an OpenAI-compatible server
-    is configured on purpose, a key may be in the environment."""
+    """The configured judges' factories, the one ``auto`` asks first."""
     judges: dict[str, Callable[[], Judge]] = {}
     oai, anth = cfg.openai, cfg.anthropic
     if oai.base_url and oai.model:
@@ -62,7 +61,6 @@ def make_selector(cfg: Config) -> Selector:
     return Selector(**selector_settings(cfg))
 
 
-# dict[str, Any]: keyword arguments for Selector, of several types.
 def selector_settings(cfg: Config) -> dict[str, Any]:
     """:class:`Selector`'s keyword arguments from the config (at start and at every SIGHUP)."""
     return {
