@@ -91,19 +91,6 @@ class LocalRanker:
         parts = self.contributions(query, candidates)
         return {fn: sum(p.values()) if p else 0 for fn, p in parts.items()}
 
-    def rank(
-        self,
-        query: str,
-        candidates: Sequence[Candidate],
-        limit: int = 5,
-        relations: Relations | None = None,
-        *,
-        shown: Collection[str] = (),
-        below: list[Scored] | None = None,
-    ) -> list[Scored]:
-        """The up-to-``limit`` candidates that clearly help with ``query``: see :meth:`ranked`."""
-        return self.ranked(query, candidates, limit, relations, shown=shown, below=below)[0]
-
     def ranked(
         self,
         query: str,

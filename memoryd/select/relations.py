@@ -127,13 +127,6 @@ class Relations:
                 self._near, self._find = self._find(), list
             return self._near
 
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, Relations):
-            return NotImplemented
-        return (self.superseded, self.near_duplicates) == (other.superseded, other.near_duplicates)
-
-    __hash__ = None  # type: ignore[assignment]  # mutable
-
 
 def compute_relations(candidates: Sequence[Candidate]) -> Relations:
     """All supersession and near-duplicate links among ``candidates``."""
