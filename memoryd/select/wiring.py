@@ -61,6 +61,7 @@ def make_selector(cfg: Config) -> Selector:
     return Selector(**selector_settings(cfg))
 
 
+# dict[str, Any]: keyword arguments for Selector, of several types.
 def selector_settings(cfg: Config) -> dict[str, Any]:
     """:class:`Selector`'s keyword arguments from the config (at start and at every SIGHUP)."""
     return {
