@@ -14,7 +14,7 @@ from memoryd.select.judge import (
     OUTPUT_SCHEMA,
     SYSTEM_PROMPT,
     Judge,
-    JudgeAnswer,
+    JudgeOutcome,
     count,
     error_detail,
 )
@@ -62,7 +62,7 @@ class ClaudeJudge(Judge):
     def close(self) -> None:
         self._client.close()
 
-    def ask(self, message: str) -> JudgeAnswer:
+    def ask(self, message: str) -> JudgeOutcome:
         try:
             reply: Any = self._client.messages.create(
                 model=self.settings.model,

@@ -18,7 +18,7 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Final
 
 import structlog
@@ -78,13 +78,15 @@ class Shortlisted:
     body: str  # as much as the judge reads (body_excerpt)
 
 
-@dataclass(frozen=True, slots=True)
-class JudgeAnswer:
-    """The names the judge gave (not yet checked), and the tokens it billed."""
+@dataclass(frozen=True)
+class JudgeOutcome:
+    """One ask of a judge: its picks (not yet checked), or the failure code; tokens billed
+    either way; how long it took (None: from the cache, or not timed by :class:`Judges`)."""
 
-    filenames: list[str]
-    input_tokens: int
-    output_tokens: int
+    names: list[str] | None
+    failure: str | None
+    tokens: tuple[int, int]
+    ms: float | None
 
 
 class JudgeFailure(Exception):
@@ -213,7 +215,7 @@ class Judge:
     def __init__(self, api_key: str | None, timeout_s: float) -> None:
         self._key, self._timeout_s = api_key, timeout_s
 
-    def ask(self, message: str) -> JudgeAnswer:
+    def ask(self, message: str) -> JudgeOutcome:
         raise NotImplementedError
 
     def fail(self, reason: str, message: str) -> JudgeFailure:
@@ -225,13 +227,13 @@ class Judge:
     def timed_out(self) -> JudgeFailure:
         return self.fail("timeout", f"the judge's request timed out after {self._timeout_s:g} s")
 
-    def answer(self, text: object, stop: str | None, tokens: tuple[int, int]) -> JudgeAnswer:
+    def answer(self, text: object, stop: str | None, tokens: tuple[int, int]) -> JudgeOutcome:
         """The picks in ``text``, unless ``stop`` (``refusal``, ``max_tokens``) says none."""
         try:
             if stop is not None:
                 raise JudgeFailure(stop, f"the model gave no answer ({stop})")
             text = text if isinstance(text, str) else ""
-            return JudgeAnswer(parse_answer(text, lenient=self.lenient), *tokens)
+            return JudgeOutcome(parse_answer(text, lenient=self.lenient), None, tokens, None)
         except JudgeFailure as exc:
             exc.input_tokens, exc.output_tokens = tokens
             raise
@@ -254,16 +256,6 @@ LOCAL_RESERVE_S: Final = 0.3  # of a request's ``timeout_ms``, what the local an
 MIN_JUDGE_S: Final = 0.2  # a judge is not asked with less time than this left
 JUDGE_WORKERS: Final = 4
 JUDGE_CACHE: Final = 512
-
-
-@dataclass(frozen=True)
-class JudgeOutcome:
-    """One ask of a judge: its picks, or the failure code; tokens billed either way."""
-
-    names: list[str] | None
-    failure: str | None
-    tokens: tuple[int, int]
-    ms: float | None  # None: answered from the cache
 
 
 class Judges:
@@ -303,25 +295,24 @@ class Judges:
             judge = self._made.get(name) or self._made.setdefault(name, self._factories[name]())
         started = time.perf_counter()
 
-        def ask() -> JudgeAnswer:
-            answer = judge.ask(message)
+        def ask() -> JudgeOutcome:
+            outcome = judge.ask(message)
             with self._lock:
-                self._cache[key] = tuple(answer.filenames)
+                self._cache[key] = tuple(outcome.names or ())
                 while len(self._cache) > JUDGE_CACHE:
                     self._cache.popitem(last=False)
-            return answer
+            return outcome
 
         try:
-            answer = ask() if deadline is None else self._by(deadline, ask)
+            outcome = ask() if deadline is None else self._by(deadline, ask)
         except JudgeFailure as exc:  # a refusal or a malformed answer was still billed
             tokens = (exc.input_tokens, exc.output_tokens)
             return JudgeOutcome(None, exc.reason, tokens, _since(started))
-        if answer is None:
+        if outcome is None:
             return JudgeOutcome(None, "deadline", (0, 0), _since(started))
-        tokens = (answer.input_tokens, answer.output_tokens)
-        return JudgeOutcome(list(answer.filenames), None, tokens, _since(started))
+        return replace(outcome, ms=_since(started))
 
-    def _by(self, deadline: float, ask: Callable[[], JudgeAnswer]) -> JudgeAnswer | None:
+    def _by(self, deadline: float, ask: Callable[[], JudgeOutcome]) -> JudgeOutcome | None:
         """``ask()``'s answer if it comes :data:`LOCAL_RESERVE_S` before ``deadline``, else None
         (the call goes on, and caches its answer)."""
         wait = deadline - time.monotonic() - LOCAL_RESERVE_S

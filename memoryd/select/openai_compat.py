@@ -15,7 +15,7 @@ from memoryd.select.judge import (
     OUTPUT_SCHEMA,
     SYSTEM_PROMPT,
     Judge,
-    JudgeAnswer,
+    JudgeOutcome,
     count,
     error_detail,
     log,
@@ -56,7 +56,7 @@ class OpenAIJudge(Judge):
     def close(self) -> None:
         self._client.close()
 
-    def ask(self, message: str) -> JudgeAnswer:
+    def ask(self, message: str) -> JudgeOutcome:
         body: dict[str, Any] = {
             "model": self.settings.model,
             "messages": [
