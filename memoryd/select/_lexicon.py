@@ -123,8 +123,3 @@ EARNED: frozenset[str] = frozenset(
 
 CONCEPTS: dict[str, tuple[str, ...]] = _build()
 """Stemmed word -> concept tokens shared with its paraphrases."""
-
-
-def concepts_of(term: str) -> tuple[str, ...]:
-    """The concept tokens for one stemmed term (empty when it belongs to no group)."""
-    return CONCEPTS.get(term, ())

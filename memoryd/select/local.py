@@ -14,7 +14,7 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 from memoryd._unicode_words import is_gram
-from memoryd.select._lexicon import concepts_of
+from memoryd.select._lexicon import CONCEPTS
 from memoryd.select._text import WEAK_TERMS, terms
 from memoryd.select.analysis import DocTerms
 from memoryd.select.candidates import Candidate, analysis_of
@@ -46,7 +46,7 @@ def query_weights(query: str, tuning: Tuning) -> dict[str, float]:
     for w in terms(query):
         base = WEAK_WEIGHT if w in WEAK_TERMS else tuning.gram_weight if is_gram(w) else 1.0
         weights[w] = max(weights.get(w, 0.0), base)
-        for concept in concepts_of(w):
+        for concept in CONCEPTS.get(w, ()):
             if tuning.lexicon is None or concept[1:] in tuning.lexicon:
                 weights[concept] = max(weights.get(concept, 0.0), base * tuning.concept_weight)
     return weights
