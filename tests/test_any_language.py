@@ -115,7 +115,7 @@ def test_the_fast_path_agrees_with_the_tokenizer_on_mixed_text() -> None:
     ],
 )
 def test_chinese_prompts_find_chinese_memories(query: str, expected: list[str]) -> None:
-    got = [s.filename for s in LocalRanker().rank(query, CHINESE_FOLDER)]
+    got = [s.filename for s in LocalRanker().ranked(query, CHINESE_FOLDER)[0]]
     assert got == expected
 
 
@@ -128,13 +128,13 @@ def test_chinese_prompts_find_chinese_memories(query: str, expected: list[str]) 
     ],
 )
 def test_japanese_prompts_find_japanese_memories(query: str, expected: list[str]) -> None:
-    got = [s.filename for s in LocalRanker().rank(query, JAPANESE_FOLDER)]
+    got = [s.filename for s in LocalRanker().ranked(query, JAPANESE_FOLDER)[0]]
     assert got == expected
 
 
 @pytest.mark.parametrize("query", ["帮我把这个函数改成异步的", "README の誤字を直して"])
 def test_unrelated_prompts_in_either_language_get_nothing(query: str) -> None:
-    assert LocalRanker().rank(query, CHINESE_FOLDER + JAPANESE_FOLDER) == []
+    assert LocalRanker().ranked(query, CHINESE_FOLDER + JAPANESE_FOLDER)[0] == []
 
 
 def test_accented_and_plain_spellings_meet() -> None:
@@ -142,7 +142,7 @@ def test_accented_and_plain_spellings_meet() -> None:
         mem("feedback_cafe.md", "Café menu export", "The café menu export needs UTF-8 BOM"),
         mem("project_other.md", "Release train", "Releases go out on Tuesdays"),
     ]
-    got = [s.filename for s in LocalRanker().rank("cafe menu export broke", folder)]
+    got = [s.filename for s in LocalRanker().ranked("cafe menu export broke", folder)[0]]
     assert got == ["feedback_cafe.md"]
 
 

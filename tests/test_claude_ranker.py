@@ -30,8 +30,8 @@ from memoryd.select.claude import ClaudeJudge, ClaudeSettings
 from memoryd.select.judge import (
     OUTPUT_SCHEMA,
     SYSTEM_PROMPT,
-    JudgeAnswer,
     JudgeFailure,
+    JudgeOutcome,
     Shortlisted,
     user_message,
 )
@@ -91,7 +91,7 @@ def test_valid_picks_come_back_in_order_with_usage(
 
     pick = make_ranker(fake_messages_api).ask(MESSAGE)
 
-    assert pick == JudgeAnswer(["user-prefs.md", "sqlite-locking.md"], 321, 17)
+    assert pick == JudgeOutcome(["user-prefs.md", "sqlite-locking.md"], None, (321, 17), None)
     assert len(fake_messages_api.requests) == 1
 
 
@@ -100,9 +100,9 @@ def test_empty_selection_is_a_valid_answer(
 ) -> None:
     fake_messages_api.answer_picks()
     pick = make_ranker(fake_messages_api).ask(MESSAGE)
-    assert pick.filenames == []
-    assert pick.input_tokens > 0
-    assert pick.output_tokens > 0
+    assert pick.names == []
+    assert pick.tokens[0] > 0
+    assert pick.tokens[1] > 0
 
 
 def test_hallucinated_filenames_are_returned_unvalidated(
@@ -110,7 +110,7 @@ def test_hallucinated_filenames_are_returned_unvalidated(
 ) -> None:
     fake_messages_api.answer_picks("sqlite-locking.md", "does-not-exist.md", "../etc/passwd")
     pick = make_ranker(fake_messages_api).ask(MESSAGE)
-    assert pick.filenames == ["sqlite-locking.md", "does-not-exist.md", "../etc/passwd"]
+    assert pick.names == ["sqlite-locking.md", "does-not-exist.md", "../etc/passwd"]
 
 
 # -- the request on the wire ------------------------------------------------
@@ -234,7 +234,7 @@ def test_retryable_status_is_retried_once(
 
 def test_retry_can_recover(fake_messages_api: FakeMessagesAPI, make_ranker: MakeRanker) -> None:
     fake_messages_api.respond(ErrorStatus(529), JsonAnswer({"selected_memories": ["a.md"]}))
-    assert make_ranker(fake_messages_api).ask(MESSAGE).filenames == ["a.md"]
+    assert make_ranker(fake_messages_api).ask(MESSAGE).names == ["a.md"]
     assert len(fake_messages_api.requests) == 2
 
 

@@ -43,10 +43,10 @@ FOLDER = [BEST, WEAKER] + [
 
 def test_weaker_match_does_not_stand_in_for_a_surfaced_best_match() -> None:
     ranker = LocalRanker()
-    assert [s.filename for s in ranker.rank(QUERY, FOLDER)] == [BEST.filename]
+    assert [s.filename for s in ranker.ranked(QUERY, FOLDER)[0]] == [BEST.filename]
     # Without the surfaced memory in the comparison the weaker one would pass.
-    assert [s.filename for s in ranker.rank(QUERY, FOLDER[1:])] == [WEAKER.filename]
-    assert ranker.rank(QUERY, FOLDER, shown={BEST.filename}) == []
+    assert [s.filename for s in ranker.ranked(QUERY, FOLDER[1:])[0]] == [WEAKER.filename]
+    assert ranker.ranked(QUERY, FOLDER, shown={BEST.filename})[0] == []
 
 
 def test_selector_answers_empty_when_the_helpful_memory_was_surfaced(
@@ -99,7 +99,7 @@ def test_a_folder_rich_in_whole_answers_is_not_silenced() -> None:
         )
         for i, w in enumerate(["drain", "cordon", "addons", "ingress", "etcd", "nodes", "csi"])
     ] + [mem(f"project_other_{i}.md", f"Topic {w}", f"Notes on {w}") for i, w in enumerate(TOPICS)]
-    got = LocalRanker().rank("kubernetes cluster upgrade", rich)
+    got = LocalRanker().ranked("kubernetes cluster upgrade", rich)[0]
     assert len(got) == 5 and all(s.filename.startswith("project_k8s_") for s in got)
     # Each of them alone would not stand out from the others by the z-score bar.
     assert (

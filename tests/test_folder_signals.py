@@ -79,10 +79,10 @@ def test_index_lines_become_hooks_for_the_files_that_exist() -> None:
 
 def test_a_prompt_worded_like_the_hook_finds_the_memory() -> None:
     query = "extract the textbook text from this PDF with PyMuPDF"
-    assert LocalRanker().rank(query, FOLDER) == []  # only the hook says PyMuPDF and textbook
+    assert LocalRanker().ranked(query, FOLDER)[0] == []  # only the hook says PyMuPDF and textbook
     hooks = index_hooks(INDEX, FOLDER)
     hooked = [dataclasses.replace(c, hook=hooks.get(c.filename, "")) for c in FOLDER]
-    assert [s.filename for s in LocalRanker().rank(query, hooked)] == ["feedback_pdf_fitz.md"]
+    assert [s.filename for s in LocalRanker().ranked(query, hooked)[0]] == ["feedback_pdf_fitz.md"]
 
 
 def test_hooks_reach_the_selector_through_the_index(tmp_path: Path) -> None:

@@ -354,7 +354,7 @@ def test_openai_asks_for_the_json_schema_and_falls_back_to_reading_prose(
     message = user_message("q", [], [], 5)
     answer = 'Sure! Here you go:\n```json\n{"selected_memories": ["a.md"]}\n```'
     fake_openai_api.respond(NoSchema(Reply(answer)))
-    assert judge.ask(message).filenames == ["a.md"]
+    assert judge.ask(message).names == ["a.md"]
     first, second = fake_openai_api.requests
     assert first.body["response_format"]["type"] == "json_schema"
     assert first.body["response_format"]["json_schema"]["schema"]["required"] == [

@@ -35,7 +35,7 @@ def shop(tmp_path_factory: pytest.TempPathFactory) -> list[Candidate]:
 
 
 def names(ranker: LocalRanker, query: str, cands: list[Candidate]) -> list[str]:
-    return [s.filename for s in ranker.rank(query, cands)]
+    return [s.filename for s in ranker.ranked(query, cands)[0]]
 
 
 def mem(
@@ -78,7 +78,7 @@ def test_paraphrase_finds_memory_without_shared_words() -> None:
     ],
 )
 def test_unrelated_prompt_returns_nothing(shop: list[Candidate], query: str) -> None:
-    assert LocalRanker().rank(query, shop) == []
+    assert LocalRanker().ranked(query, shop)[0] == []
 
 
 def test_superseded_memory_loses_to_its_replacement(shop: list[Candidate]) -> None:
@@ -92,11 +92,11 @@ def test_superseded_memory_loses_to_its_replacement(shop: list[Candidate]) -> No
 def test_results_are_capped_sorted_and_deterministic(shop: list[Candidate]) -> None:
     ranker = LocalRanker()
     query = "write the celery task that retries soft-declined stripe payments"
-    first = ranker.rank(query, shop, limit=2)
+    first = ranker.ranked(query, shop, limit=2)[0]
     assert len(first) <= 2
     assert [s.score for s in first] == sorted((s.score for s in first), reverse=True)
-    assert LocalRanker().rank(query, list(reversed(shop)), limit=2) == first
-    assert ranker.rank(query, shop, limit=0) == []
+    assert LocalRanker().ranked(query, list(reversed(shop)), limit=2)[0] == first
+    assert ranker.ranked(query, shop, limit=0)[0] == []
 
 
 def test_supersession_is_read_from_the_newer_memory() -> None:
@@ -164,8 +164,8 @@ def test_near_duplicates_of_a_folder_with_common_words_are_every_similar_pair(se
 
 def test_empty_inputs_return_nothing() -> None:
     ranker = LocalRanker()
-    assert ranker.rank("anything", []) == []
-    assert ranker.rank("", [mem("project_x.md", "X", "about x")]) == []
+    assert ranker.ranked("anything", [])[0] == []
+    assert ranker.ranked("", [mem("project_x.md", "X", "about x")])[0] == []
 
 
 def test_two_hundred_near_identical_candidates_yield_only_the_named_one() -> None:
@@ -223,7 +223,7 @@ def test_precomputed_relations_give_the_same_ranking() -> None:
     rel = compute_relations(folder)
     ranker = LocalRanker()
     for query in ("why are SQS background jobs piling up?", "this test sleeps to wait for a job"):
-        assert ranker.rank(query, folder, relations=rel) == ranker.rank(query, folder)
+        assert ranker.ranked(query, folder, relations=rel)[0] == ranker.ranked(query, folder)[0]
 
 
 def test_directory_relations_apply_to_a_slice_of_the_directory() -> None:
@@ -246,7 +246,7 @@ def test_explicit_empty_relations_disable_links() -> None:
 
 
 def names_with(rel: Relations, query: str, cands: list[Candidate]) -> list[str]:
-    return [s.filename for s in LocalRanker().rank(query, cands, relations=rel)]
+    return [s.filename for s in LocalRanker().ranked(query, cands, relations=rel)[0]]
 
 
 def _mixed_folder() -> list[Candidate]:
@@ -285,7 +285,7 @@ def test_two_part_request_returns_a_memory_for_each_part() -> None:
     got = names(LocalRanker(), query, folder)
     assert "project_search_reindex.md" in got
     assert "project_mobile_push.md" in got
-    assert LocalRanker().rank("rename the helper fmt_addr to format_address", folder) == []
+    assert LocalRanker().ranked("rename the helper fmt_addr to format_address", folder)[0] == []
 
 
 def test_scores_sum_the_per_term_contributions(shop: list[Candidate]) -> None:

@@ -139,9 +139,9 @@ def test_chains_resolve_to_the_live_end() -> None:
 
 def test_stale_memory_is_never_ranked_and_its_successor_inherits() -> None:
     old = with_body(BROKER_OLD, "> Superseded by project_broker_rabbit.md\n\nvisibility timeout")
-    got = LocalRanker().rank(
+    got = LocalRanker().ranked(
         "why do celery redis visibility timeouts lose tasks?", [old, BROKER_NEW, OTHER]
-    )
+    )[0]
     assert [s.filename for s in got] == ["project_broker_rabbit.md"]
 
 

@@ -222,4 +222,5 @@ def test_folder_links_read_headers_from_the_analyses(
     assert links is not None
     assert links.near_duplicates == [("feedback_no_sleep_in_tests.md", "feedback_wait_helpers.md")]
     assert tokenized == []  # nothing was tokenized for the links
-    assert links == compute_relations(load_directory(folder))
+    again = compute_relations(load_directory(folder))
+    assert (links.superseded, links.near_duplicates) == (again.superseded, again.near_duplicates)

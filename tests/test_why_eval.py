@@ -229,7 +229,7 @@ def test_the_local_ranker_hands_back_its_best_misses_below_the_cut() -> None:
         mem("c.md", "the billing ledger runs nightly"),
     ]
     below: list[Scored] = []
-    picked = LocalRanker().rank("xdist workers test database", cands, 1, below=below)
+    picked = LocalRanker().ranked("xdist workers test database", cands, 1, below=below)[0]
     assert [s.filename for s in picked] == ["a.md"]
     # b reached the query but fell past the limit; c was never reached, so it is not a miss.
     assert [s.filename for s in below] == ["b.md"]

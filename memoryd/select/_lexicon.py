@@ -1,10 +1,6 @@
-"""General software-engineering paraphrase groups for the local ranker.
-
-Each group is a set of words engineers use interchangeably ("rejected",
-"declined"); every member maps to a shared concept token, so a match through a
-group counts, at a discount, as a match on the word. The groups are generic (no
-project, product or file names). Only the groups in :data:`EARNED` are used;
-the others are candidates the quality bench tests again.
+"""General software-engineering paraphrase groups: each member maps to its group's concept
+token, which matches at a discount. Only the :data:`EARNED` groups are used in queries; the
+others are candidates the quality bench tests again.
 """
 
 from __future__ import annotations
@@ -127,8 +123,3 @@ EARNED: frozenset[str] = frozenset(
 
 CONCEPTS: dict[str, tuple[str, ...]] = _build()
 """Stemmed word -> concept tokens shared with its paraphrases."""
-
-
-def concepts_of(term: str) -> tuple[str, ...]:
-    """The concept tokens for one stemmed term (empty when it belongs to no group)."""
-    return CONCEPTS.get(term, ())

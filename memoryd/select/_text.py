@@ -1,9 +1,5 @@
-"""Tokenizing and stemming shared by the local ranker and the ``context`` brief.
-
-Words are split on punctuation, underscores and camelCase (memories mix prose
-and identifiers); a light suffix stripper folds the inflections that matter
-("retries"/"retrying"/"retried") without a full stemmer's over-conflation.
-"""
+"""Tokenizing and stemming shared by the local ranker and the ``context`` brief: words split
+on punctuation, underscores and camelCase, and a light suffix stripper."""
 
 from __future__ import annotations
 
@@ -46,10 +42,7 @@ _IRREGULAR = {"using": "use", "used": "use", "uses": "use", "data": "data", "was
 
 @functools.lru_cache(maxsize=1 << 16)
 def stem(word: str) -> str:
-    """Strip common English inflections; leaves short words and identifiers alone.
-
-    Memoized: a directory's vocabulary is small and every query re-stems it.
-    """
+    """Strip common English inflections; leaves short words and identifiers alone."""
     w = word
     if len(w) <= 3 or w.isdigit():
         return w
@@ -84,12 +77,8 @@ def stem(word: str) -> str:
 
 
 def split_words(text: str) -> list[str]:
-    """Lower-cased word tokens, with identifiers broken at ``_``, ``-``, ``.`` and camelCase.
-
-    Text with any non-ASCII character is folded and its unspaced-script runs
-    (Chinese, Japanese, Korean, Thai, ...) become character bigrams
-    (:mod:`memoryd._unicode_words`); ASCII text takes the plain path.
-    """
+    """Lower-cased word tokens, with identifiers broken at ``_``, ``-``, ``.`` and camelCase;
+    other scripts folded, unspaced ones as bigrams (:mod:`memoryd._unicode_words`)."""
     if not text.isascii():
         plain = ascii_equivalent(text)
         if plain is None:

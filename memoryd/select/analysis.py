@@ -1,8 +1,4 @@
-"""What the local ranker knows about one memory: its per-field term counts.
-
-:func:`analyse` is the one definition of that analysis; it depends only on the
-memory's text, so it is worked out once per version of the memory.
-"""
+"""What the local ranker knows about one memory: its per-field term counts (:func:`analyse`)."""
 
 from __future__ import annotations
 
@@ -16,27 +12,17 @@ from memoryd import _unicode_words
 from memoryd.select._lexicon import CONCEPTS
 from memoryd.select._text import _WORD, STOPWORDS, split_words, stem
 
-FIELDS = ("file", "name", "desc", "body")
-"""The fields of a memory, in the order of every per-field tuple below."""
+FIELDS = ("file", "name", "desc", "body")  # the order of every per-field tuple
+TYPE_PREFIXES = ("user", "feedback", "project", "reference")  # filename prefixes naming a type
 
-TYPE_PREFIXES = ("user", "feedback", "project", "reference")
-"""Filename prefixes that name the memory's type rather than its subject."""
-
-
-_STEMS: dict[str, str] = {}
-"""Raw word -> its term ("" for a stopword): one dict lookup per word instead of
-a stopword test and a memoized call. Cleared when it grows past ``_STEMS_LIMIT``."""
+_STEMS: dict[str, str] = {}  # raw word -> its term ("" for a stopword), cleared past the limit
 _STEMS_LIMIT = 200_000
-_UNKNOWN = "\0"
-"""What the stem lookup gives for a word not met yet (no word holds a NUL)."""
+_UNKNOWN = "\0"  # a word not met yet (no word holds a NUL)
 
 
 @dataclass(frozen=True, slots=True)
 class DocTerms:
-    """Per field (``FIELDS`` order), term counts and length in words.
-
-    Concept tokens (``~label``) count once per occurrence of any word of their group.
-    """
+    """Per field (``FIELDS`` order), term and concept (``~label``) counts and length in words."""
 
     fields: list[dict[str, int]]
     lengths: list[int]
@@ -54,28 +40,17 @@ def filename_text(filename: str) -> str:
     return rest if head in TYPE_PREFIXES and rest else stem
 
 
-def _table(keep: bytes, upper: bytes = b"") -> bytes:
-    """A ``bytes.translate`` table: ``keep`` bytes map to "a", ``upper`` to "A", others to " "."""
-    return bytes(
-        ord("a") if c in keep else ord("A") if c in upper else ord(" ") for c in range(256)
-    )
-
-
 _LOWER = b"abcdefghijklmnopqrstuvwxyz0123456789"
-_CASES = _table(_LOWER, b"ABCDEFGHIJKLMNOPQRSTUVWXYZ")
-"""Classes for the camelCase test: a lowercase letter or digit followed by an uppercase one."""
+_UPPER = b"ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+# Translation tables: the camelCase test's classes ("aA" is a boundary), and word bytes kept.
+_CASES = bytes(ord("a") if c in _LOWER else ord("A") if c in _UPPER else 32 for c in range(256))
 _WORD_BYTES = bytes(c if c in _LOWER or c == ord("'") else ord(" ") for c in range(256))
-"""Keeps word characters and apostrophes, turns everything else into a space."""
-
-
 _CONCEPT_TERMS = frozenset(CONCEPTS)
-"""Terms that belong to a paraphrase group (a set: intersecting it walks only the field's terms)."""
 
 
 def _words(text: str) -> list[str]:
-    """:func:`memoryd.select._text.split_words` of ``text``, without regexes when it is ASCII
-    (or reads as ASCII) with no camelCase boundary: the runs of ``[a-z0-9']`` of the lowered
-    text, a token holding an apostrophe going through the tokenizer's own regex."""
+    """:func:`~memoryd.select._text.split_words` of ``text``, without regexes when it reads
+    as ASCII with no camelCase boundary."""
     if not text.isascii():
         plain = _unicode_words.ascii_equivalent(text)
         if plain is None:
@@ -89,20 +64,14 @@ def _words(text: str) -> list[str]:
     return [w for token in words for w in (_WORD.findall(token) if "'" in token else (token,))]
 
 
+# The C loop behind ``Counter.update``, on a plain dict.
 _count_into: Callable[[dict[str, int], Iterable[str]], None] = collections._count_elements  # type: ignore[attr-defined]  # not in typeshed
-"""The C loop behind ``Counter.update`` (in CPython since 3.2), called on a plain
-dict: a ``Counter`` per field would add Python-level set-up (``__init__``,
-``update``, an ABC check) on top of the counting itself."""
 
 
 def _field_terms(text: str) -> tuple[dict[str, int], int]:
-    """Term counts (each concept counted once per occurrence of its words) and length.
-
-    The terms are those of :func:`memoryd.select._text.terms`, which queries use,
-    in order of first occurrence, then concepts in the order of their sorted
-    trigger terms (the stored bytes are the same in every process).
-    """
-    if not text:  # an empty body: nothing to split or count
+    """Counts of :func:`~memoryd.select._text.terms` (then concepts, once per occurrence of
+    their words), and the length in words."""
+    if not text:
         return {}, 0
     words = _words(text)
     known = _STEMS
@@ -144,12 +113,8 @@ NAME, DESC = FIELDS.index("name"), FIELDS.index("desc")
 
 
 def with_hook(doc: DocTerms, hook: str) -> DocTerms:
-    """``doc`` with the folder index's line for the memory read as more description.
-
-    Only the line's terms that the name and description lack are added (a
-    hook that repeats the description adds nothing), so a second wording
-    widens what the memory matches without doubling what it already says.
-    """
+    """``doc`` with the terms of its ``MEMORY.md`` line that name and description lack, as
+    more description."""
     if not hook:
         return doc
     extra, _ = _field_terms(hook)

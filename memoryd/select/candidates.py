@@ -1,8 +1,7 @@
-"""The rankers' view of one memory file (:class:`Candidate`), built from the index or a folder.
+"""The rankers' view of one memory file (:class:`Candidate`), and its ``MEMORY.md`` line.
 
-A memory's line in its folder's ``MEMORY.md`` (title and hook) is a second
-description. A reference there is a filename with or without ``.md`` or a
-directory, the filename without its type prefix, or the memory's ``name``;
+A reference in ``MEMORY.md`` is a filename (with or without ``.md`` or a
+directory), the filename without its type prefix, or the memory's ``name``;
 case, spaces, ``-`` and ``_`` aside.
 """
 
@@ -30,14 +29,10 @@ class Candidate:
     type: str | None
     body: str
     mtime: float
-    terms: DocTerms | None = field(default=None, compare=False, repr=False)
-    """Its analysis (:func:`analysis_of`), when worked out in advance."""
+    terms: DocTerms | None = field(default=None, compare=False, repr=False)  # its analysis
     commands: tuple[str, ...] | None = field(default=None, compare=False, repr=False)
-    """The body's command lines (their programs), when ``body`` is not kept."""
     header: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
-    """Header facts beyond name, description and type (``status``, dates, ...)."""
-    hook: str = ""
-    """The folder's ``MEMORY.md`` line for this file (title and hook)."""
+    hook: str = ""  # its MEMORY.md line
 
 
 def load_directory(directory: Path) -> list[Candidate]:
@@ -70,8 +65,7 @@ def load_directory(directory: Path) -> list[Candidate]:
 
 
 def analysis_of(c: Candidate, body: bool = True) -> DocTerms:
-    """``c``'s analysis with its ``MEMORY.md`` line: the one it carries, else worked out now
-    (without the body unless ``body``)."""
+    """``c``'s analysis with its hook: the one it carries, else worked out now."""
     if c.terms is not None:
         return c.terms
     doc = analyse(c.filename, c.name, c.description, c.body if body else "")
@@ -104,32 +98,19 @@ def _target_key(target: str) -> str:
     return _slug(base[:-3] if base.lower().endswith(".md") else base)
 
 
-class Resolver:
-    """Finds the memory a reference means among a folder's candidates."""
-
-    def __init__(self, candidates: Sequence[Candidate]) -> None:
-        keys: dict[str, str] = {}
-        # Weakest first, so a filename beats a name that happens to equal another's filename.
-        for c in candidates:
-            if c.name:
-                keys.setdefault(_slug(c.name), c.filename)
-        for c in candidates:
-            stem = c.filename.removesuffix(".md")
-            head, _, rest = stem.partition("_")
-            if head in TYPE_PREFIXES and rest:
-                keys[_slug(rest)] = c.filename
-        for c in candidates:
-            keys[_target_key(c.filename)] = c.filename
-        self._keys = keys
-
-    def find(self, reference: str) -> str | None:
-        key = _target_key(reference)
-        return self._keys.get(key) if key else None
-
-
 def index_hooks(index_text: str, candidates: Sequence[Candidate]) -> dict[str, str]:
     """Filename -> the text of the first ``MEMORY.md`` line naming it, for existing files."""
-    resolver = Resolver(candidates)
+    keys: dict[str, str] = {}
+    # Weakest first, so a filename beats a name that happens to equal another's filename.
+    for c in candidates:
+        if c.name:
+            keys.setdefault(_slug(c.name), c.filename)
+    for c in candidates:
+        head, _, rest = c.filename.removesuffix(".md").partition("_")
+        if head in TYPE_PREFIXES and rest:
+            keys[_slug(rest)] = c.filename
+    for c in candidates:
+        keys[_target_key(c.filename)] = c.filename
     hooks: dict[str, str] = {}
     for line in index_text.splitlines():
         m = _INDEX_LINE.match(line)
@@ -139,7 +120,8 @@ def index_hooks(index_text: str, candidates: Sequence[Candidate]) -> dict[str, s
         link = _MD_LINK.search(entry) or _WIKI_LINK.search(entry) or _BARE_FILE.search(entry)
         if link is None:
             continue
-        filename = resolver.find(link.group("target"))
+        key = _target_key(link.group("target"))
+        filename = keys.get(key) if key else None
         if filename is None or filename in hooks:
             continue
         title = link.groupdict().get("title") or ""

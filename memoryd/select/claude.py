@@ -1,8 +1,5 @@
-"""The judge on Anthropic's Messages API (the ``anthropic`` SDK).
-
-One structured-output call per judgement, the fixed system prompt marked for
-prompt caching; a short timeout and at most one SDK retry bound the worst case.
-"""
+"""The judge on Anthropic's Messages API: one structured-output call, the system prompt
+cached."""
 
 from __future__ import annotations
 
@@ -17,7 +14,7 @@ from memoryd.select.judge import (
     OUTPUT_SCHEMA,
     SYSTEM_PROMPT,
     Judge,
-    JudgeAnswer,
+    JudgeOutcome,
     count,
     error_detail,
 )
@@ -65,7 +62,7 @@ class ClaudeJudge(Judge):
     def close(self) -> None:
         self._client.close()
 
-    def ask(self, message: str) -> JudgeAnswer:
+    def ask(self, message: str) -> JudgeOutcome:
         try:
             reply: Any = self._client.messages.create(
                 model=self.settings.model,

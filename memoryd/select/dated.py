@@ -1,12 +1,9 @@
 """What dates and "(current)" / "(old)" markers say about which memory is current.
 
-A memory's own date is a header date, else the latest in its name, description
-or filename, else in its body (never the mtime, which a checkout resets). Of
-same-type memories whose titles match once dates and markers are set aside,
-the earlier is stale (``SERIES_MIN`` or more are a series, left alone); a
-validity the memory states ("valid until 2025-03-01") has ended once some
-memory of the folder is dated later. An "(old)" mark (or ``_old.md``) makes a
-memory stale; a "(current)" one makes its same-subject siblings stale.
+Of same-type, same-titled memories with their own dates, the earlier is stale
+(``SERIES_MIN`` or more are a series); a stated validity has ended once a memory
+of the folder is dated later; "(old)" (or ``_old.md``) makes a memory stale, and
+"(current)" its same-subject siblings.
 """
 
 from __future__ import annotations
@@ -103,8 +100,7 @@ def valid_until(c: Candidate) -> Day | None:
     found = _header_dates(c, _END_KEYS)
     head = f"{c.name}\n{c.description}\n" + "\n".join(c.body.splitlines()[:3])
     for m in _VALID_UNTIL.finditer(head) if _may_state_end(head) else ():
-        # The date must follow the word at once ("until 2025-03-01", "expires: 3 May 2025"):
-        # "goes through Atlantis ... 2024-09-30" says nothing about validity.
+        # The date must follow the word at once ("until 2025-03-01").
         date = _DATE.match(head, m.end() + len(_GAP.match(head, m.end()).group()))  # type: ignore[union-attr]
         if date is not None:
             found.append(_day(date))
@@ -112,15 +108,13 @@ def valid_until(c: Candidate) -> Day | None:
 
 
 def _may_state_end(head: str) -> bool:
-    """False when ``head`` cannot state an end of validity (no year "20xx", or ASCII text
-    without an end word), so the pattern, slow to fail, need not run."""
+    """False when ``head`` cannot state an end of validity (the pattern is slow to fail)."""
     return "20" in head and (not head.isascii() or any(w in head.lower() for w in _END_WORDS))
 
 
 @lru_cache(maxsize=4096)
 def _subject_words(title: str) -> frozenset[str]:
     """A title's terms but markers, types, months, single letters and numbers."""
-    # No letter is a digit: only the few terms that are not all letters are looked through.
     words = terms(title)
     kept = {t for t in words if len(t) > 1 and (t.isalpha() or not any(map(str.isdigit, t)))}
     return frozenset(kept - _NOT_SUBJECT)
@@ -134,8 +128,7 @@ def _same_title(shared: int, a: int, b: int) -> bool:
 def _rarest(
     kind: str | None, words: frozenset[str], held: Counter[tuple[str | None, str]]
 ) -> list[str]:
-    """The rarest of ``words`` of which every same-titled sibling holds one (prefix filtering:
-    Jaccard >= ``SAME_TITLE`` means sharing at least ``ceil(SAME_TITLE * len)`` words)."""
+    """The rarest of ``words``, of which every same-titled sibling holds one."""
     keep = len(words) - math.ceil(SAME_TITLE * len(words)) + 1
     return sorted(words, key=lambda w: (held[(kind, w)], w))[:keep]
 
@@ -205,8 +198,7 @@ def latest_written(c: Candidate) -> tuple[int, int, int, float]:
 
 
 def marked_edges(everyone: Sequence[Candidate]) -> list[tuple[str, str | None]]:
-    """(old, current) pairs among same-subject memories: an "(old)" mark (or ``_old.md``)
-    makes a memory stale even alone; a "(current)" one makes its siblings stale."""
+    """(old, current) pairs from "(old)" / ``_old.md`` and "(current)" marks."""
     current = {c.filename for c in everyone if _CURRENT_MARK.search(f"{c.name}\n{c.description}")}
     old = {c.filename for c in everyone if _OLD_MARK.search(c.name) or _OLD_FILE.search(c.filename)}
     edges: list[tuple[str, str | None]] = [(fn, None) for fn in sorted(old - current)]

@@ -1,12 +1,10 @@
 """The judge's request and answer, shared by its backends (Anthropic, OpenAI-compatible).
 
-The judge reads the local ranker's shortlist (best first, bodies included) and
-says which memories clearly help. The system prompt is fixed; the user message
-holds the query, the recent tools and one ``<memory>`` block per memory, every
-piece of text fenced (``&``, ``<``, ``>``, ``"`` as entities) and capped, so a
-request is at most :func:`request_chars` characters. The answer must be
-:data:`OUTPUT_SCHEMA`; a backend that gets none raises :class:`JudgeFailure`.
-:class:`Judges` asks a judge by a deadline and caches its answers.
+The user message holds the query, the recent tools and one ``<memory>`` block
+per shortlisted memory, every text fenced (entities) and capped, so a request
+is at most :func:`request_chars` characters. The answer must be
+:data:`OUTPUT_SCHEMA`, else :class:`JudgeFailure`. :class:`Judges` asks a judge
+by a deadline and caches its answers.
 """
 
 from __future__ import annotations
@@ -20,7 +18,7 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Final
 
 import structlog
@@ -33,7 +31,6 @@ OUTPUT_SCHEMA: Final[dict[str, object]] = {
     "required": ["selected_memories"],
     "additionalProperties": False,
 }
-"""Only what every structured-output API accepts; ``limit`` is enforced by the selector."""
 
 BODY_CHARS: Final = 1500
 DESCRIPTION_CHARS: Final = 300
@@ -75,31 +72,26 @@ class Shortlisted:
 
     filename: str
     type: str | None
-    date: str
-    """``YYYY-MM-DD``: the memory's own date, else its file's."""
+    date: str  # YYYY-MM-DD: the memory's own date, else its file's
     description: str
-    hook: str
-    """Its line in the folder's ``MEMORY.md`` ("" when it has none)."""
-    body: str
-    """Its text after the header, as much as the judge will read (see :func:`body_excerpt`)."""
+    hook: str  # its MEMORY.md line
+    body: str  # as much as the judge reads (body_excerpt)
 
 
-@dataclass(frozen=True, slots=True)
-class JudgeAnswer:
-    """The names the judge gave (not yet checked), and the tokens it billed."""
+@dataclass(frozen=True)
+class JudgeOutcome:
+    """One ask of a judge: its picks (not yet checked), or the failure code; tokens billed
+    either way; how long it took (None: from the cache, or not timed by :class:`Judges`)."""
 
-    filenames: list[str]
-    input_tokens: int
-    output_tokens: int
+    names: list[str] | None
+    failure: str | None
+    tokens: tuple[int, int]
+    ms: float | None
 
 
 class JudgeFailure(Exception):
-    """The judge gave no usable answer; the local ranker answers instead.
-
-    ``reason`` is a short stable code for telemetry: ``timeout``, ``connection``,
-    ``http_<status>``, ``refusal``, ``invalid_json``, ``schema_mismatch`` or
-    ``max_tokens``. Tokens billed for a useless answer are kept.
-    """
+    """No usable answer; ``reason`` is the telemetry code (``timeout``, ``connection``,
+    ``http_<status>``, ``refusal``, ``invalid_json``, ``schema_mismatch``, ``max_tokens``)."""
 
     input_tokens = output_tokens = 0
 
@@ -109,8 +101,7 @@ class JudgeFailure(Exception):
 
 
 def request_chars(shortlist_size: int) -> int:
-    """The most characters a request (system prompt and user message) can hold at a shortlist
-    of ``shortlist_size``, whatever the query and the memories hold."""
+    """The most characters a request can hold at a shortlist of ``shortlist_size``."""
     per_memory = (
         NAME_CHARS + TYPE_CHARS + DATE_CHARS + DESCRIPTION_CHARS + HOOK_CHARS + BODY_CHARS + 4
     ) + _MEMORY_FRAME
@@ -118,18 +109,14 @@ def request_chars(shortlist_size: int) -> int:
     return fixed + shortlist_size * per_memory
 
 
-ANSWER_CHARS: Final = 20_000
-"""Of an answer's text, what is read (a good one is a few hundred characters)."""
+ANSWER_CHARS: Final = 20_000  # of an answer's text, what is read
 _PARTIAL_ENTITY = re.compile(r"&[a-z#0-9]*$")
 _WHITESPACE = re.compile(r"[ \t\r\f\v]+")
 
 
 def fenced(text: str, limit: int, *, one_line: bool = False) -> str:
-    """``text`` with ``&``, ``<``, ``>`` and ``"`` as entities, cut to ``limit`` characters.
-
-    The cut comes after the escaping, so the bound holds however many
-    characters needed escaping, and it never leaves half an entity.
-    """
+    """``text`` with ``&``, ``<``, ``>`` and ``"`` as entities, then cut to ``limit``
+    characters (never half an entity)."""
     text = " ".join(text.split()) if one_line else _WHITESPACE.sub(" ", text).strip()
     out = html.escape(text, quote=True)
     if len(out) > limit:
@@ -183,11 +170,8 @@ def as_written(shortlist: Sequence[Shortlisted]) -> dict[str, str]:
 
 
 def parse_answer(text: str, *, lenient: bool = False) -> list[str]:
-    """The names in a ``{"selected_memories": [...]}`` answer, or :class:`JudgeFailure`.
-
-    ``lenient`` (a server that answered in prose): the first JSON object in the
-    text that has a ``selected_memories`` field is the answer.
-    """
+    """The names in a ``{"selected_memories": [...]}`` answer, or :class:`JudgeFailure`;
+    ``lenient``: the first such JSON object in the text."""
     text = text[:ANSWER_CHARS]
     data = _object_in(text) if lenient else _json(text)
     if not isinstance(data, dict):
@@ -222,17 +206,16 @@ def _object_in(text: str) -> object:
 
 
 class Judge:
-    """A backend: one call with the fixed system prompt and one user message. Its failures
-    never show the API key (a server may echo it) and keep the tokens billed."""
+    """A backend: one call with the system prompt and one user message. Its failures never
+    show the API key and keep the tokens billed."""
 
     name = ""
-    lenient = False
-    """Whether the answer may be JSON inside prose (:func:`parse_answer`)."""
+    lenient = False  # the answer may be JSON inside prose
 
     def __init__(self, api_key: str | None, timeout_s: float) -> None:
         self._key, self._timeout_s = api_key, timeout_s
 
-    def ask(self, message: str) -> JudgeAnswer:
+    def ask(self, message: str) -> JudgeOutcome:
         raise NotImplementedError
 
     def fail(self, reason: str, message: str) -> JudgeFailure:
@@ -244,14 +227,13 @@ class Judge:
     def timed_out(self) -> JudgeFailure:
         return self.fail("timeout", f"the judge's request timed out after {self._timeout_s:g} s")
 
-    def answer(self, text: object, stop: str | None, tokens: tuple[int, int]) -> JudgeAnswer:
-        """The picks in ``text``; ``stop`` (``refusal``, ``max_tokens``) is why the model
-        stopped, when that leaves no answer."""
+    def answer(self, text: object, stop: str | None, tokens: tuple[int, int]) -> JudgeOutcome:
+        """The picks in ``text``, unless ``stop`` (``refusal``, ``max_tokens``) says none."""
         try:
             if stop is not None:
                 raise JudgeFailure(stop, f"the model gave no answer ({stop})")
             text = text if isinstance(text, str) else ""
-            return JudgeAnswer(parse_answer(text, lenient=self.lenient), *tokens)
+            return JudgeOutcome(parse_answer(text, lenient=self.lenient), None, tokens, None)
         except JudgeFailure as exc:
             exc.input_tokens, exc.output_tokens = tokens
             raise
@@ -276,29 +258,16 @@ JUDGE_WORKERS: Final = 4
 JUDGE_CACHE: Final = 512
 
 
-@dataclass(frozen=True)
-class JudgeOutcome:
-    """One ask of a judge: its picks, or the failure code; tokens billed either way."""
-
-    names: list[str] | None
-    failure: str | None
-    tokens: tuple[int, int]
-    ms: float | None
-    """How long the judge took (None: answered from the cache)."""
-
-
 class Judges:
-    """The configured judges (``auto`` asks the first), each built on first use, then shared,
-    and asked in a worker thread so a deadline ends the wait, not the call; answers are cached
-    by judge and exact message."""
+    """The configured judges, each built on first use and asked in a worker thread (a deadline
+    ends the wait, not the call); answers cached by judge and exact message."""
 
     def __init__(self, factories: Mapping[str, Callable[[], Judge]]) -> None:
         self._factories = dict(factories)
         self._made: dict[str, Judge] = {}
-        self._making = threading.Lock()  # not the cache's: building one may take a while
+        self._making = threading.Lock()  # building one may take a while
         self._cache: OrderedDict[tuple[str, bytes], tuple[str, ...]] = OrderedDict()
         self._lock = threading.Lock()
-        # Its threads start with the first call that has a deadline.
         self._pool = concurrent.futures.ThreadPoolExecutor(
             JUDGE_WORKERS, thread_name_prefix="judge"
         )
@@ -316,7 +285,7 @@ class Judges:
         self._pool.shutdown(wait=False)
 
     def ask(self, name: str, message: str, deadline: float | None) -> JudgeOutcome:
-        """Judge ``name``'s picks for ``message``, by ``deadline`` (``time.monotonic()``) if set."""
+        """Judge ``name``'s picks for ``message``, by ``deadline`` (``time.monotonic()``)."""
         key = (name, hashlib.sha256(message.encode()).digest())
         with self._lock:
             hit = self._cache.get(key)
@@ -326,27 +295,26 @@ class Judges:
             judge = self._made.get(name) or self._made.setdefault(name, self._factories[name]())
         started = time.perf_counter()
 
-        def ask() -> JudgeAnswer:
-            answer = judge.ask(message)
+        def ask() -> JudgeOutcome:
+            outcome = judge.ask(message)
             with self._lock:
-                self._cache[key] = tuple(answer.filenames)
+                self._cache[key] = tuple(outcome.names or ())
                 while len(self._cache) > JUDGE_CACHE:
                     self._cache.popitem(last=False)
-            return answer
+            return outcome
 
         try:
-            answer = ask() if deadline is None else self._by(deadline, ask)
+            outcome = ask() if deadline is None else self._by(deadline, ask)
         except JudgeFailure as exc:  # a refusal or a malformed answer was still billed
             tokens = (exc.input_tokens, exc.output_tokens)
             return JudgeOutcome(None, exc.reason, tokens, _since(started))
-        if answer is None:
+        if outcome is None:
             return JudgeOutcome(None, "deadline", (0, 0), _since(started))
-        tokens = (answer.input_tokens, answer.output_tokens)
-        return JudgeOutcome(list(answer.filenames), None, tokens, _since(started))
+        return replace(outcome, ms=_since(started))
 
-    def _by(self, deadline: float, ask: Callable[[], JudgeAnswer]) -> JudgeAnswer | None:
+    def _by(self, deadline: float, ask: Callable[[], JudgeOutcome]) -> JudgeOutcome | None:
         """``ask()``'s answer if it comes :data:`LOCAL_RESERVE_S` before ``deadline``, else None
-        (the call goes on in its worker, bounded by the judge's timeout, and caches its answer)."""
+        (the call goes on, and caches its answer)."""
         wait = deadline - time.monotonic() - LOCAL_RESERVE_S
         if wait < MIN_JUDGE_S:
             log.info("judge_skipped", reason="deadline", left_ms=round(wait * 1000))

@@ -1,9 +1,8 @@
 """A folder too large to score whole: its FTS5 prefilter and its supersession links.
 
-A query is ranked over the ``PREFILTER_LIMIT`` memories FTS5's BM25 ranks best
-(FTS5 is the folder's inverted index, on disk). Supersession links come from
-every header and the few files holding a signal word; a new version of the
-folder reads again only the rows that changed.
+A query is ranked over the ``PREFILTER_LIMIT`` memories FTS5 ranks best. Links
+come from every header and the files holding a signal word; a new version of
+the folder reads again only the rows that changed.
 """
 
 from __future__ import annotations
@@ -28,33 +27,22 @@ from memoryd.select.supersession import (
     superseded_from,
 )
 
-LARGE_DIRECTORY = 300
-"""Above this many memory files, candidates come from the FTS5 prefilter."""
-PREFILTER_LIMIT = 150
-"""Candidates a large folder's query is ranked over: FTS5 orders memories otherwise than the
-ranker, so the slice is much wider than an answer."""
+LARGE_DIRECTORY = 300  # above this many memories, candidates come from the prefilter
+PREFILTER_LIMIT = 150  # FTS5 orders memories otherwise than the ranker: a wide slice
 REFERENCING = (
     "SELECT files.filename FROM files_fts CROSS JOIN files ON files.rowid = files_fts.rowid "
     "WHERE files_fts MATCH :match AND files.directory = :dir "
     "AND files.kind = 'memory' AND files.error IS NULL ORDER BY files.filename"
 )
-"""A large folder's memories that carry a supersession signal word (CROSS JOIN: the FTS5 hits
-are found once, then looked up by rowid, rather than MATCH run per row)."""
 _WORD = re.compile(r"[A-Za-z0-9]+")
-Head = tuple[int, Candidate]
-"""A memory's stamp (see :func:`stamp_of`) and its header as supersession reads it (no body)."""
-Said = tuple[int, Signals]
-"""A memory's stamp and what its text says about supersession."""
-# The FTS table shares column names with ``files``, so qualify them in joins.
+Head = tuple[int, Candidate]  # a memory's stamp and its header (no body)
+Said = tuple[int, Signals]  # a memory's stamp and what its text says about supersession
 COLUMNS = ", ".join(f"files.{c}" for c in queries.FILE_FIELDS.values())
 
 
 def fts_query(text: str) -> str | None:
-    """An OR of the query's distinctive words, quoted so FTS5 syntax cannot leak in.
-
-    Words of any script count; a run of Chinese or Japanese gives its bigrams,
-    which the index's ``grams`` column holds (migration 011).
-    """
+    """An OR of the query's distinctive words (of any script; bigrams of unspaced ones),
+    quoted so FTS5 syntax cannot leak in."""
     found = _WORD.findall(text) if text.isascii() else unicode_words(text)
     words = dict.fromkeys(w.lower() for w in found)
     terms = [w for w in words if w not in STOPWORDS and (len(w) > 1 or is_gram(w))]
@@ -75,8 +63,8 @@ def unchanged(known: dict[str, Said], filename: str, stamp: int) -> Said | None:
 def heads_of(
     stamps: Iterable[Sequence[Any]], before: dict[str, Head]
 ) -> tuple[dict[str, Head], list[str]]:
-    """Each memory of ``stamps`` (streamed ``filename, content_hash, size, mtime_ns`` rows) with
-    its stamp and its header kept from ``before`` if unchanged; and the names of the others."""
+    """Each memory of ``stamps`` (``filename, content_hash, size, mtime_ns`` rows) with its
+    stamp and its header kept from ``before`` if unchanged; and the names of the others."""
     heads: dict[str, Head] = {}
     changed = []
     for fn, content_hash, size, mtime_ns in stamps:
@@ -97,14 +85,12 @@ def relations(
     changed: Sequence[str],
     kept_signals: tuple[dict[str, Said], dict[str, Said]],
 ) -> Relations:
-    """Supersession for a large directory (no near-duplicates), from every header and the
-    files whose text holds a signal word; only filenames, links and quoted titles name a
-    memory, and markers and dates are not compared. The ``changed`` of ``heads`` are read
-    here; ``kept_signals`` are the new version's (filled here) and the previous one's."""
+    """Supersession from every header and the texts holding a signal word (only filenames,
+    links and quoted titles name a memory). The ``changed`` of ``heads`` are read here;
+    ``kept_signals`` are the new version's (filled here) and the previous one's."""
     found, known = kept_signals
     for row in _rows_named(conn, directory, changed, len(heads)):
         heads[row[0]] = (heads[row[0]][0], _candidate(row))
-    # Names only (streamed): a file whose row did not change keeps what it said.
     match = {"match": " OR ".join(SIGNAL_WORDS) + ' OR "no longer"', "dir": directory}
     said: dict[str, Said | None] = {
         fn: unchanged(known, fn, heads[fn][0]) for (fn,) in conn.execute(REFERENCING, match)
@@ -122,8 +108,7 @@ def relations(
 
 
 _HEADER_COLUMNS = "filename, name, description, type, {body}, mtime_ns"
-_NOT_READ = Candidate("", "", "", None, "", 0.0)
-"""Stands for a header not read yet (its row changed, or is read below)."""
+_NOT_READ = Candidate("", "", "", None, "", 0.0)  # a header not read yet
 
 
 def _rows_named(
@@ -134,8 +119,8 @@ def _rows_named(
     *,
     body: bool = False,
 ) -> Iterator[sqlite3.Row]:
-    """The header rows (with the body if ``body``) of ``filenames`` in ``directory``,
-    the folder's whole list in one pass when they are most of its ``total`` memories."""
+    """The header rows (with the body if ``body``) of ``filenames``, in one pass over the
+    folder when they are most of its ``total`` memories."""
     columns = _HEADER_COLUMNS.format(body="body" if body else "NULL")
     where = "directory = ? AND kind = 'memory' AND error IS NULL"
     if not filenames:
@@ -156,10 +141,7 @@ def _rows_named(
 
 
 def _candidate(row: Sequence[Any]) -> Candidate:
-    """A candidate from ``filename, name, description, type, body, mtime_ns`` values.
-
-    Missing headers read as the rankers see them (the filename's stem, empty text).
-    """
+    """A candidate from ``filename, name, description, type, body, mtime_ns`` values."""
     fn, name, desc, mtype, body, mtime_ns = row
     return Candidate(fn, name or PurePath(fn).stem, desc or "", mtype, body or "", mtime_ns / 1e9)
 

@@ -1,10 +1,8 @@
 """The local ranker: field-weighted BM25 (BM25F) with paraphrase concepts and a strict cut-off.
 
-Scores are divided by what a document matching every query word would score,
-so they mean roughly the same across folders and queries; the cut-off
-(:mod:`memoryd.select.tuning`) keeps only what clearly helps, so an unrelated
-prompt gets an empty answer. A superseded memory is dropped and its successor
-inherits its score; near-duplicates travel together.
+Scores are normalised by what a document matching every query word would score;
+the cut-off (:mod:`.tuning`) keeps only what clearly helps. A superseded memory
+is dropped and its successor inherits its score; near-duplicates travel together.
 """
 
 from __future__ import annotations
@@ -16,7 +14,7 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 from memoryd._unicode_words import is_gram
-from memoryd.select._lexicon import concepts_of
+from memoryd.select._lexicon import CONCEPTS
 from memoryd.select._text import WEAK_TERMS, terms
 from memoryd.select.analysis import DocTerms
 from memoryd.select.candidates import Candidate, analysis_of
@@ -24,18 +22,14 @@ from memoryd.select.relations import Relations, compute_relations
 from memoryd.select.tuning import DEFAULT, Tuning, cut, one_per_lesson
 
 K1 = 1.2
-FIELD_B = (0.3, 0.5, 0.6, 0.75)
-"""BM25 length normalisation per field, in ``analysis.FIELDS`` order."""
-NORM_POWER = 0.5
-"""Scores are divided by the square root of the query's total IDF mass: long prompts
-should not need proportionally more matches, but short ones should not pass on one word."""
+FIELD_B = (0.3, 0.5, 0.6, 0.75)  # BM25 length normalisation per field (analysis.FIELDS)
+NORM_POWER = 0.5  # scores are divided by the query's total IDF mass to this power
 MIN_FOLDER_SIZE = 30
 
 WEAK_WEIGHT = 0.3
 TYPE_PRIOR = {"user": 0.75, "feedback": 1.0, "project": 1.0, "reference": 1.0}
 
-PREFIX = 6
-"""Letters a query word and a folder word must share at the start to match by prefix."""
+PREFIX = 6  # letters a query word and a folder word share at the start to match by prefix
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,7 +46,7 @@ def query_weights(query: str, tuning: Tuning) -> dict[str, float]:
     for w in terms(query):
         base = WEAK_WEIGHT if w in WEAK_TERMS else tuning.gram_weight if is_gram(w) else 1.0
         weights[w] = max(weights.get(w, 0.0), base)
-        for concept in concepts_of(w):
+        for concept in CONCEPTS.get(w, ()):
             if tuning.lexicon is None or concept[1:] in tuning.lexicon:
                 weights[concept] = max(weights.get(concept, 0.0), base * tuning.concept_weight)
     return weights
@@ -69,11 +63,7 @@ class LocalRanker:
     def contributions(
         self, query: str, candidates: Sequence[Candidate]
     ) -> dict[str, dict[str, float]]:
-        """Per query token, how much it adds to each candidate's normalised score.
-
-        Summing a candidate's values gives :meth:`scores`; the split lets the cut-off see
-        *which* parts of the query a memory answers.
-        """
+        """Per candidate, each query token's share of its normalised score."""
         qw = query_weights(query, self.tuning)
         if not qw or not candidates:
             return {c.filename: {} for c in candidates}
@@ -101,19 +91,6 @@ class LocalRanker:
         parts = self.contributions(query, candidates)
         return {fn: sum(p.values()) if p else 0 for fn, p in parts.items()}
 
-    def rank(
-        self,
-        query: str,
-        candidates: Sequence[Candidate],
-        limit: int = 5,
-        relations: Relations | None = None,
-        *,
-        shown: Collection[str] = (),
-        below: list[Scored] | None = None,
-    ) -> list[Scored]:
-        """The up-to-``limit`` candidates that clearly help with ``query``: see :meth:`ranked`."""
-        return self.ranked(query, candidates, limit, relations, shown=shown, below=below)[0]
-
     def ranked(
         self,
         query: str,
@@ -126,12 +103,9 @@ class LocalRanker:
         below: list[Scored] | None = None,
     ) -> tuple[list[Scored], list[Scored]]:
         """The up-to-``limit`` candidates that clearly help, best first, and the ``shortlist``
-        best before the cut-off (what a judge reads). ``relations``: the directory's links
-        (:func:`~memoryd.select.relations.compute_relations`), else worked out now.
-        A superseded memory is neither; its replacement, when a candidate, inherits its
-        relevance. Those ``shown`` (surfaced) set the bar but are neither, nor are their
-        near-duplicates returned. ``below`` gets the up-to-``limit`` best memories the query
-        reached that were not returned (below the cut), from the same scores."""
+        best before the cut-off. ``relations`` default to those of ``candidates``; ``shown``
+        ones set the bar but are never returned; ``below`` gets the up-to-``limit`` best
+        the query reached that were not returned."""
         if limit <= 0 or not candidates:
             return [], []
         if relations is None:
@@ -200,25 +174,18 @@ def _bm25f(
     tuning: Tuning,
     expanded: Collection[str],
 ) -> list[dict[str, float]]:
-    """Per candidate (index order), each query token's share of its normalised BM25F score.
-
-    Statistics are over the candidates themselves: their count, their average
-    field lengths and, per token, how many of them hold it (``len(hits[t])``).
-    Work is per hit: a candidate no query token reaches costs nothing here.
-    ``expanded`` are tokens added by prefix matching, which stay out of the yardstick.
-    """
+    """Per candidate (index order), each query token's share of its normalised BM25F score,
+    with statistics over the candidates themselves; ``expanded`` (prefix matches) stay out of
+    the yardstick."""
     n = len(docs)
     totals = [sum(d.lengths[f] for d in docs) for f in range(len(FIELD_B))]
     field_weights = tuning.field_weights
     fields = range(len(field_weights))
     avg = [max(1.0, totals[f] / n) for f in fields]
-    # Small candidate lists (tiny folders, or a prefiltered slice of a big one)
-    # would give every word a low IDF and silence everything; score them as
-    # if they came from a folder of typical size.
+    # A small list (a tiny folder, a big one's slice) is scored as a folder of typical size.
     n_idf = max(n, MIN_FOLDER_SIZE)
     idf = {t: math.log(1.0 + (n_idf - len(h) + 0.5) / (len(h) + 0.5)) for t, h in hits.items()}
-    # What a document matching every word (and no concept) would score: the
-    # yardstick that makes scores comparable across folders and queries.
+    # The yardstick: what a document matching every word (and no concept) would score.
     ideal = sum(
         idf[t] * w * (tuning.unseen_gram_share if not hits[t] and is_gram(t) else 1.0)
         for t, w in qw.items()
@@ -260,10 +227,8 @@ def _bm25f(
 def _with_prefixes(
     qw: dict[str, float], tuning: Tuning, vocabulary: Sequence[str]
 ) -> tuple[dict[str, float], set[str]]:
-    """``qw`` plus, for each long query word, the words of the sorted ``vocabulary`` sharing its
-    first ``PREFIX`` letters. They weigh ``prefix_weight`` of the word and stay out of the
-    score's yardstick (like paraphrase concepts, they widen what matches, not what is asked).
-    """
+    """``qw`` plus the words of the sorted ``vocabulary`` sharing a long query word's first
+    ``PREFIX`` letters (at ``prefix_weight`` of it), and the set of those added."""
     extra: dict[str, float] = {}
     for t, w in qw.items():
         if len(t) < PREFIX or t[0] == "~" or is_gram(t):

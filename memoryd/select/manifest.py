@@ -1,10 +1,8 @@
-"""A directory's candidate memories, from the index (never a rescan), cached per version.
+"""A directory's candidate memories, from the index, cached per version within a byte budget.
 
-A small folder is loaded whole, each memory with its analysis and the
-folder's links; a new version keeps every unchanged memory's analysis and
-signals, so an edit costs the edited file. A large one is ranked over FTS5's
-best slice per query (:mod:`.large`), with supersession links but no
-near-duplicates. The cache is bounded by the bytes its manifests hold.
+A small folder is loaded whole with its links; a large one is ranked over FTS5's
+best slice per query (:mod:`.large`), without near-duplicates. A new version
+keeps every unchanged memory's analysis and signals.
 """
 
 from __future__ import annotations
@@ -37,26 +35,19 @@ from memoryd.select.supersession import (
 )
 from memoryd.select.tool_rules import commands_in
 
-LARGE_ANALYSES = 5_000
-"""Analyses a large folder keeps for its slices, the least recently used going first."""
+LARGE_ANALYSES = 5_000  # analyses a large folder keeps for its slices (LRU)
 _MEMORY_STATE = (
     "SELECT filename, content_hash, size, mtime_ns FROM files "
     "WHERE directory = ? AND kind = 'memory' AND error IS NULL ORDER BY filename"
 )
-"""What tells a folder's memories from any earlier state of them (hashed together): when
-none changed (a session saved, a file touched), the cached manifest still holds."""
 CACHE_BYTES = 64 << 20
-"""Memory the manifest cache may hold (headers and analyses)."""
+# Rough bytes per file, per kept signal and per kept large-folder header besides their text.
 _FILE_OVERHEAD = 1200
-"""Rough bytes of the per-file objects of a manifest besides its text."""
 _SIGNAL_OVERHEAD = 200
-"""Rough bytes of one entry of a large folder's kept signals besides their text."""
 _HEAD_OVERHEAD = 500
-"""Rough bytes of one of a large folder's kept headers, its text included."""
 log = structlog.get_logger("memoryd.selector")
 
-Analysed = tuple[int, str, DocTerms]
-"""A memory's stamp (:func:`~memoryd.select.large.stamp_of`), MEMORY.md line and analysis."""
+Analysed = tuple[int, str, DocTerms]  # a memory's stamp, MEMORY.md line and analysis
 
 
 @dataclass
@@ -67,20 +58,12 @@ class Manifest:
     has_index_file: bool
     total: int
     relations: Relations = field(default_factory=Relations)
-    state: int = 0
-    """A hash of every memory's :data:`_MEMORY_STATE` row, in order (a small folder's)."""
-    candidates: list[Candidate] = field(default_factory=list)
-    """A small folder's memories, in ``files`` order, each with its analysis (no body)."""
+    state: int = 0  # a small folder's hash of its _MEMORY_STATE rows and MEMORY.md
+    candidates: list[Candidate] = field(default_factory=list)  # a small folder's, no body
     analyses: dict[str, Analysed] = field(default_factory=dict)
-    """Each memory's analysis (a large folder's: those of the slices met so far), for the
-    folder's next version to keep when the memory's row and hook did not change."""
-    signals: dict[str, Said] = field(default_factory=dict)
-    """What each memory says about supersession, with its stamp (a large folder's: those
-    with a signal word), kept by the next version for every unchanged row."""
-    headers: int = 0
-    """A hash of a small folder's headers as near-duplicate links read them."""
-    heads: dict[str, Head] = field(default_factory=dict)
-    """A large folder's headers (no body) with their stamps, kept for unchanged rows."""
+    signals: dict[str, Said] = field(default_factory=dict)  # a large folder's: signal words'
+    headers: int = 0  # a small folder's hash of its headers as near-duplicates read them
+    heads: dict[str, Head] = field(default_factory=dict)  # a large folder's headers
 
     @property
     def large(self) -> bool:
@@ -102,8 +85,8 @@ class Manifest:
     def analysed(
         self, f: IndexedFile, hook: str = "", known: dict[str, Analysed] | None = None
     ) -> DocTerms:
-        """The analysis of ``f`` (with ``hook``), kept from before (in ``known``, else this
-        folder's own) when its row did not change."""
+        """The analysis of ``f`` with ``hook``, kept from ``known`` (default: this folder's)
+        when its row did not change."""
         stamp = stamp_of(f.mtime_ns, f.size, f.content_hash)
         kept = (self.analyses if known is None else known).get(f.filename)
         if kept is not None and kept[0] == stamp and kept[1] == hook:
@@ -140,11 +123,7 @@ def to_candidate(
 
 
 def superseded_in(files: Sequence[IndexedFile]) -> dict[str, str | None]:
-    """Stale memories among ``files`` (any directories), by path, with their successor's name.
-
-    For ``list``: the selector never returns these, so a reader of the listing
-    should see why.
-    """
+    """Stale memories among ``files`` (any directories), by path, with their successor's name."""
     by_dir: defaultdict[str, list[IndexedFile]] = defaultdict(list)
     for f in files:
         if f.kind == "memory" and f.error is None:
@@ -168,9 +147,7 @@ class ManifestCache:
         cached = self._items.get(directory)
         if cached is not None and cached.version == version:
             return cached
-        with _snapshot(conn):
-            # The load reads the folder's rows in several queries: all of them,
-            # the version included, must see one state of the index.
+        with _snapshot(conn):  # the load's queries all see one state of the index
             version = queries.directory_version(conn, directory)
             manifest = _load(conn, directory, version, cached)
         self._items.put(directory, manifest, manifest.weight)
@@ -193,9 +170,8 @@ def _snapshot(conn: sqlite3.Connection) -> Iterator[None]:
 def _load(
     conn: sqlite3.Connection, directory: str, version: int, previous: Manifest | None = None
 ) -> Manifest:
-    """The manifest of ``directory`` at ``version``, from ``previous`` (the same folder's
-    older manifest) when no memory changed; a large folder reuses what its unchanged
-    memories said about supersession."""
+    """The manifest of ``directory`` at ``version``, reusing what ``previous`` (the folder's
+    older manifest) found for unchanged memories."""
     cursor = conn.execute(_MEMORY_STATE, (directory,))
     stamps = cursor.fetchmany(LARGE_DIRECTORY + 1)
     (has_index,) = conn.execute(
@@ -215,7 +191,6 @@ def _load(
             conn, directory, held, changed, (manifest.signals, known)
         )
         manifest.analyses = before.analyses if before is not None else {}
-        # A large folder's load is what its next select waits for: say what it cost.
         log.info(
             "select.large_folder_loaded",
             dir=directory,
@@ -223,7 +198,6 @@ def _load(
             links_s=round(time.perf_counter() - started, 3),
         )
         return manifest
-    # A small folder reads MEMORY.md's hooks into its analyses (a large one does not).
     index_text = _index_text(conn, directory) if has_index else ""
     state = hash((tuple(map(tuple, stamps)), index_text))
     if (
@@ -241,10 +215,8 @@ def _load(
             (directory,),
         )
     ]
-    # MEMORY.md's line for a file is a second description: read into its analysis.
     hooks = index_hooks(index_text, [to_candidate(f) for f in rows]) if index_text else {}
-    # A cached folder keeps no bodies: the links below read them once, and the
-    # tool-doc rule needs only the body's command names.
+    # A cached folder keeps no bodies: the links read them once, the tool-doc rule commands.
     known = previous.signals if previous is not None else {}
     analysed = previous.analyses if previous is not None and not previous.large else {}
     everyone, signalled = [], []
@@ -277,12 +249,7 @@ def _load(
 def _twins_as_before(
     previous: Manifest | None, headers: int, stale: dict[str, str | None]
 ) -> list[tuple[str, str]] | None:
-    """The folder's near-duplicates as its previous version found them, if they still hold.
-
-    They are read from headers alone and drop pairs where one supersedes the
-    other: an edit that changed neither (a body grew a detail) leaves them as
-    they were.
-    """
+    """The near-duplicates ``previous`` found, if its headers and supersession are unchanged."""
     if previous is None or previous.large or previous.headers != headers:
         return None
     before = previous.relations
@@ -290,12 +257,12 @@ def _twins_as_before(
 
 
 def _without_text(f: IndexedFile, directory: str) -> IndexedFile:
-    """What a cached folder keeps of ``f``: no body nor hash, the folder's one directory string."""
+    """What a cached folder keeps of ``f``: no body nor hash, one shared directory string."""
     return replace(f, directory=directory, kind=KIND_MEMORY, body="", content_hash=None)
 
 
 def _index_text(conn: sqlite3.Connection, directory: str) -> str:
-    """The text of the folder's ``MEMORY.md`` as indexed ("" when it has none or it is unusable)."""
+    """The folder's ``MEMORY.md`` as indexed ("" when it has none or it is unusable)."""
     row = conn.execute(
         "SELECT body FROM files WHERE directory = ? AND filename = ? AND error IS NULL",
         (directory, INDEX_FILENAME),

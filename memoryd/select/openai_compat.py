@@ -1,9 +1,7 @@
 """The judge on any OpenAI-compatible chat-completions endpoint (Ollama, llama.cpp, vLLM, ...).
 
-One ``POST {base_url}/chat/completions`` per judgement over httpx2, asking for
-a JSON-schema ``response_format``; a server that refuses it (HTTP 400 or 422)
-is asked again without it, and never with it again. The answer is the first
-JSON object in the reply's text that has ``selected_memories``.
+One call asking for a JSON-schema ``response_format``; a server that refuses it
+(HTTP 400 or 422) is asked again without it, and never with it again.
 """
 
 from __future__ import annotations
@@ -17,7 +15,7 @@ from memoryd.select.judge import (
     OUTPUT_SCHEMA,
     SYSTEM_PROMPT,
     Judge,
-    JudgeAnswer,
+    JudgeOutcome,
     count,
     error_detail,
     log,
@@ -58,7 +56,7 @@ class OpenAIJudge(Judge):
     def close(self) -> None:
         self._client.close()
 
-    def ask(self, message: str) -> JudgeAnswer:
+    def ask(self, message: str) -> JudgeOutcome:
         body: dict[str, Any] = {
             "model": self.settings.model,
             "messages": [

@@ -1,6 +1,5 @@
-"""A folder's relations that change what is worth returning: supersession (the old memory is
-never returned; its successor inherits its relevance) and near-duplicates (one lesson
-recorded twice: when one copy is returned, its twin comes along).
+"""A folder's links that change what is worth returning: supersession (the old memory is never
+returned) and near-duplicates (one lesson recorded twice: its copies travel together).
 """
 
 from __future__ import annotations
@@ -18,13 +17,13 @@ from memoryd.select.supersession import superseded_by
 __all__ = ["Relations", "compute_relations", "header_of", "superseded_by", "twins_of"]
 
 NEAR_DUPLICATE_MIN_SIMILARITY = 0.36  # cosine of header terms at which two memories are one
+# Common terms: held by more than 1/_COMMON_SHARE of a type's memories (and _COMMON_MIN).
 _COMMON_SHARE = 8
 _COMMON_MIN = 4
-"""Terms held by more than 1/``_COMMON_SHARE`` of a type's memories (and ``_COMMON_MIN``)."""
 
 
 def header_of(c: Candidate) -> Mapping[str, int]:
-    """Counts of ``c``'s name and description terms and concepts (its hook's included)."""
+    """Counts of ``c``'s name, description and hook terms and concepts."""
     doc = analysis_of(c, body=False)
     counts = dict(doc.fields[NAME])
     for t, n in doc.fields[DESC].items():
@@ -50,8 +49,7 @@ def _pairs_to_compare(
     weighted: Sequence[tuple[dict[str, float], float]], members: Sequence[int]
 ) -> set[tuple[int, int]]:
     """Pairs of ``members`` (ascending) that may reach :data:`NEAR_DUPLICATE_MIN_SIMILARITY`:
-    those sharing an uncommon term, and those whose cosine bound by Cauchy-Schwarz over their
-    common terms' share of their length (``share[i] * share[j]``) reaches it."""
+    those sharing an uncommon term, and those whose common terms' bound reaches it."""
     held: dict[str, list[int]] = {}
     for i in members:
         for t in weighted[i][0]:
@@ -100,12 +98,8 @@ def twins_of(
 
 
 class Relations:
-    """Supersession and near-duplicate links of one folder, found from all its memories.
-
-    Near-duplicates may be given as a function, called when they are first asked
-    for (a folder's first query often never asks). Ranking a slice of the folder,
-    a superseded memory stays out even when its successor is not in the slice.
-    """
+    """Supersession and near-duplicate links of one folder; near-duplicates may be given as a
+    function, called when they are first asked for."""
 
     __slots__ = ("_find", "_lock", "_near", "superseded")
 
@@ -114,8 +108,8 @@ class Relations:
         superseded: dict[str, str | None] | None = None,
         near_duplicates: list[tuple[str, str]] | Callable[[], list[tuple[str, str]]] | None = None,
     ) -> None:
+        # Superseded filename -> the memory that took its place (None when it names none).
         self.superseded: dict[str, str | None] = superseded if superseded is not None else {}
-        """Superseded filename -> the memory that took its place (None when it names none)."""
         self._near = None if callable(near_duplicates) else near_duplicates or []
         self._find = near_duplicates if callable(near_duplicates) else list
         self._lock = threading.Lock()
@@ -132,13 +126,6 @@ class Relations:
             if self._near is None:  # then the finder goes, and what it reads from
                 self._near, self._find = self._find(), list
             return self._near
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, Relations):
-            return NotImplemented
-        return (self.superseded, self.near_duplicates) == (other.superseded, other.near_duplicates)
-
-    __hash__ = None  # type: ignore[assignment]  # mutable
 
 
 def compute_relations(candidates: Sequence[Candidate]) -> Relations:

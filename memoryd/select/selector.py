@@ -1,17 +1,11 @@
 """``select``: the up-to-``limit`` memories that clearly help a query, under fixed rules.
 
-The rules live here, outside the rankers, so no ranker can break them: never
-``MEMORY.md``, a ``surfaced`` file or its near-duplicate, a file flagged for
-secrets (unless the caller opts in), a usage doc of a tool in ``recent_tools``
-(its gotchas stay), a superseded memory, nor a file gone from disk; a name a
-ranker invents is dropped and counted. The client, not the daemon, keeps what
-a session was shown (it passes ``surfaced``).
-
-The local ranker gives its cut-off's answer and its ``shortlist`` best; a
-judge, when one is asked (``auto``: the configured one), picks among the
-shortlist with what is left of ``timeout_ms``, and the local answer goes out
-whenever it cannot (``fallback`` says why). A judge named but not configured
-is refused (``invalid_params``).
+The rules hold whoever ranks: never ``MEMORY.md``, a ``surfaced`` file or its
+near-duplicate, a file flagged for secrets (unless allowed), a usage doc of a
+tool in ``recent_tools``, a superseded memory, nor a file gone from disk; a
+name a judge invents is dropped and counted. A judge picks among the local
+ranker's shortlist by the deadline, else the local answer goes out
+(``fallback`` says why); a judge named but not configured is refused.
 """
 
 from __future__ import annotations
@@ -47,9 +41,7 @@ from memoryd.select.telemetry import left_out
 from memoryd.select.tool_rules import tool_usage_docs
 from memoryd.staleness.results import intact_first, verdicts_for
 
-MAX_DROPPED = 10
-"""Unknown names a reply lists (each cut to :data:`DROPPED_CHARS`): a judge's output is not echoed
-unbounded."""
+MAX_DROPPED = 10  # unknown names a reply lists, each cut to DROPPED_CHARS
 DROPPED_CHARS = 100
 
 NOT_CONFIGURED = {
@@ -58,13 +50,12 @@ NOT_CONFIGURED = {
     "openai": "ranker 'openai' needs an OpenAI-compatible server and none is configured "
     "(set openai.base_url and openai.model in config.yaml)",
 }
-"""An explicit choice that cannot be honoured is refused, not answered by the local ranker."""
 
 
 @dataclass(frozen=True)
 class Selection:
-    """What one selector run found; the judge asked (used or not), the memories it was shown,
-    its time and tokens; what each rule kept out (:func:`.telemetry.left_out`)."""
+    """One run's reply, the judge asked (used or not) with its shortlist, time and tokens,
+    and what each rule kept out."""
 
     result: SelectResult
     tokens: tuple[int, int] = (0, 0)
@@ -84,9 +75,8 @@ class Selector:
         judges: Mapping[str, Callable[[], Judge]] | None = None,
         shortlist: int = DEFAULT_SHORTLIST,
     ) -> None:
-        self.log_queries = log_queries
-        self.judges = Judges(judges or {})
-        self.shortlist = shortlist
+        self.judges = Judges({})
+        self.reconfigure(log_queries=log_queries, judges=judges or {}, shortlist=shortlist)
         self.local = LocalRanker()
         self.manifests = ManifestCache()
 
@@ -103,8 +93,6 @@ class Selector:
         """A rebuilt index numbers its folders' versions from 1 again: drop what was cached."""
         self.manifests = ManifestCache()
 
-    # -- the selection itself -------------------------------------------------
-
     def run(
         self,
         conn: sqlite3.Connection,
@@ -114,13 +102,9 @@ class Selector:
         *,
         deadline: float | None = None,
     ) -> Selection:
-        """Select for ``req`` among the memories of ``directory`` (already resolved and current).
-
-        ``deadline`` (a ``time.monotonic()`` value) is when the client stops
-        waiting; without one it is ``req.timeout_ms`` from now, if set.
-        Telemetry is the caller's: :meth:`memoryd.service.MemoryService.cmd_select`
-        records every run, failed ones included.
-        """
+        """Select for ``req`` among the memories of ``directory`` (resolved and current) by
+        ``deadline`` (``time.monotonic()``; default ``req.timeout_ms`` from now). Telemetry is
+        the caller's."""
         judge = self._judge_for(req.ranker)
         if deadline is None and req.timeout_ms is not None:
             deadline = time.monotonic() + req.timeout_ms / 1000
@@ -178,16 +162,11 @@ class Selector:
         *,
         deadline: float | None,
     ) -> _Ranked:
-        """The judge's picks among the shortlist when it is asked and answers; else the local ones.
-
-        Surfaced memories compete in the local cut-off (they set the bar) but
-        are never returned nor shortlisted: when the best matches were already
-        shown, weaker ones do not stand in.
-        """
+        """The judge's picks among the shortlist when it is asked and answers; else the local
+        ones. Surfaced memories set the local bar but are never returned nor shortlisted."""
         seen = [c for c in pool.surfaced if c.filename not in pool.stale]
-        # Files flagged for secrets (eligible when the caller allows them) never reach a judge.
-        flagged = sum(1 for f in pool.files.values() if f.secrets)
-        below: list[Scored] = []  # the local ranker's best misses, from the same scores
+        flagged = sum(1 for f in pool.files.values() if f.secrets)  # never shown to a judge
+        below: list[Scored] = []
         answer, best = self.local.ranked(
             req.query,
             pool.cands + seen,
@@ -223,8 +202,8 @@ class Selector:
 
 
 def _shortlisted(conn: sqlite3.Connection, best: list[Scored], pool: _Pool) -> list[Shortlisted]:
-    """The judge's view of the shortlist, best first: never a file flagged for secrets (even
-    when the caller allows them: the judge may be a remote service), nor one gone from disk."""
+    """The judge's view of the shortlist, best first: never a file flagged for secrets (the
+    judge may be remote), nor one gone from disk."""
     files = [pool.files[s.filename] for s in best]
     files = [f for f in files if not f.secrets and os.access(f.path, os.R_OK)]
     if not files:
@@ -249,13 +228,8 @@ def _shortlisted(conn: sqlite3.Connection, best: list[Scored], pool: _Pool) -> l
 
 
 def surfaced_names(entries: tuple[str, ...], directory: str) -> set[str]:
-    """The file names ``surfaced`` stands for: bare names, or absolute paths inside ``directory``.
-
-    ``select`` prints full paths, so an agent passing back what it was shown
-    must exclude those files; a path outside the folder (or a relative one,
-    whose base the daemon cannot know) would silently exclude nothing, so it
-    is refused, naming the entry.
-    """
+    """The file names ``surfaced`` stands for: bare names, or absolute paths inside
+    ``directory``; a relative path or one outside the folder is refused."""
     names = set()
     for entry in entries:
         if "/" not in entry:
@@ -277,10 +251,8 @@ class _Pool:
     """A request's candidates after the rules, and what each rule left out."""
 
     cands: list[Candidate]
-    files: dict[str, IndexedFile]
-    """The eligible candidates' files, by file name: what a pick may name."""
-    surfaced: list[Candidate]
-    """The candidates the client was shown already (out, but they set the local bar)."""
+    files: dict[str, IndexedFile]  # the eligible ones, by file name
+    surfaced: list[Candidate]  # shown already: out, but they set the local bar
     shown: set[str]
     secrets: set[str]
     twins: set[str]
@@ -295,8 +267,6 @@ class _Pool:
         surfaced = surfaced_names(req.surfaced, directory)
         secrets = set() if req.allow_secrets else {f.filename for f, _ in pool if f.secrets}
         shown = {c.filename for _, c in pool if c.filename in surfaced} if surfaced else set()
-        # A near-duplicate of something already shown adds nothing, and a
-        # memory whose successor exists is stale: neither is a candidate.
         twins = _twins_of(manifest.relations, shown)
         stale = set(manifest.relations.superseded)
         skip = shown | secrets | twins | stale
@@ -322,11 +292,9 @@ class _Ranked:
 
     ranker: str
     picks: list[tuple[str, float | None]]
-    below: list[Scored]
-    """The local ranker's best misses (below its cut), whoever picked."""
+    below: list[Scored]  # the local ranker's best misses, whoever picked
     shortlist: int
     dropped: list[str] = field(default_factory=list)
-    """Names the judge gave that are not in the shortlist (at most :data:`MAX_DROPPED`)."""
     fallback: str | None = None
     tokens: tuple[int, int] = (0, 0)
     judge_ms: float | None = None
@@ -339,12 +307,8 @@ def _checked(
     limit: int,
     directory: str,
 ) -> tuple[list[SelectedMemory], int]:
-    """The first ``limit`` picks still readable, intact ones first; and how many had vanished.
-
-    Readable as the hook will read it: a regular file inside ``directory``, a
-    link only to one there (a link swapped in since the index saw the file,
-    pointing elsewhere, is never offered).
-    """
+    """The first ``limit`` picks still readable as the hook reads them (within ``directory``),
+    intact ones first; and how many had vanished."""
     verdicts = verdicts_for(conn, [files[name].path for name, _ in picks])
     ordered = intact_first(picks, lambda name: verdicts.get(files[name].path))
     selected: list[SelectedMemory] = []

@@ -1,10 +1,9 @@
 """Which memories are stale, and which memory took their place, from their own words.
 
-A stale banner or note in the old memory, a claim in the new one ("supersedes",
-"replaces", ...), "(current)" / "(old)" markers and dates (:mod:`.dated`). A
-status word counts only where it describes the memory itself. What memories say
-outranks what markers and dates infer; dates written in the text (else the
-mtime) settle only two memories that claim to replace each other.
+A stale banner in the old memory, a claim in the new one ("supersedes", ...),
+markers and dates (:mod:`.dated`); what memories say outranks what markers and
+dates infer. Of two memories that claim to replace each other, the one written
+later is current.
 """
 
 from __future__ import annotations
@@ -77,7 +76,7 @@ _SUBJECT_RETIRED = re.compile(
     rf"(?:`(?P<code>[^`\n]{{2,80}})`|(?P<word>[\w./-]{{3,80}}))[ \t]*{_RETIRED_MARK}",
     re.IGNORECASE,
 )
-# Cheap screens before the two costly patterns: the mark alone, the verbs as plain words.
+# Cheap screens before two costly patterns.
 _RETIREMENT = re.compile(_RETIRED_MARK, re.IGNORECASE)
 _VERBS = ("supersedes", "replaces", "obsoletes", "replaced", "migrated from", "version of")
 _LINK_TARGET = re.compile(r"\]\(\s*<?(?:[^()\s]*/)?(?P<file>[^()/\s]+\.md)>?\s*\)")
@@ -90,21 +89,18 @@ _LEAD_IN = re.compile(
 )
 _STATUS_MARK = re.compile(rf"[(\[]\s*{_STATUS}\s*[)\]]", re.IGNORECASE)
 _NO_DATE = (0, 0, 0, 0.0)
-SIGNAL_WORDS = [
+SIGNAL_WORDS = [  # one is in every stale-or-successor statement (an FTS5 prefilter)
     *("supersedes", "superseded", "replaces", "replaced", "obsoletes", "obsolete"),
     *("deprecated", "outdated", "migrated", "archived", "historical", "history", "stale"),
 ]
-"""Words one of which every stale-or-successor statement contains (an FTS5 prefilter)."""
-_TRIGGERS = (
+_TRIGGERS = (  # a piece of every statement the patterns above match
     *("supersed", "deprecated", "outdated", "of date", "of-date", "obsolete", "stale"),
     *("archived", "historical", "no longer", "replace", "moved", "kept", "migrated", "version of"),
 )
-"""A piece of every statement the patterns above can match (lower case)."""
 
 
 def _may_signal(c: Candidate) -> bool:
-    """False when ``c`` holds none of ``_TRIGGERS``, so the costly patterns need not run (only
-    ASCII text is screened: there lower case is what case-insensitive matching sees)."""
+    """False when ``c`` (ASCII) holds none of ``_TRIGGERS``: no pattern can match."""
     if c.header and any(key in c.header for key in _HEADER_KEYS):
         return True
     text = f"{c.name}\n{c.description}\n{c.body}"
@@ -144,8 +140,7 @@ class _Titles:
 
     @property
     def by_term(self) -> dict[str, list[int]]:
-        """Term -> the memories whose title holds it, built when first needed (not through
-        the cache of term_set, which a large folder's titles would fill)."""
+        """Term -> the memories whose title holds it, built when first needed."""
         if self._by_term is None:
             self._by_term = {}
             for i, c in enumerate(self.everyone):
@@ -160,8 +155,8 @@ class _Titles:
         return [f for f in dict.fromkeys(found) if f in self.by_file]
 
     def titled(self, subjects: Sequence[str], by: Candidate) -> list[str]:
-        """Memories other than ``by`` whose title holds every word of a subject ``by`` retires,
-        unless ``by``'s own title holds it (then ``by`` is about it, not its successor)."""
+        """Memories other than ``by`` whose title holds every word of a subject ``by`` retires
+        (unless ``by``'s own title does)."""
         out: list[str] = []
         if not subjects:
             return out
@@ -209,16 +204,15 @@ def _undated(text: str) -> str:
 
 
 def stale_banner(c: Candidate) -> str | None:
-    """The text after a status note by which ``c`` says it is stale, or None if it does not:
-    in its name, description, first three body lines, any quote/heading/label line, or a
-    "this note is ..." sentence anywhere."""
+    """The text after a status note by which ``c`` says it is stale, or None: in its name,
+    description, first three body lines, a quote/heading/label line, or a "this note is"."""
     from_header = _header_banner(c)
     if from_header is not None:
         return from_header
     name, description, body = _undated(c.name), _undated(c.description), _undated(c.body)
     for text, is_name in ((name, True), (description, False)):
-        # "(deprecated)" labels the memory where it opens its name or description or
-        # closes its name; elsewhere ("the repo's own (stale) docs") it labels a noun.
+        # "(deprecated)" labels the memory where it opens its name or description or closes
+        # its name; elsewhere it labels a noun.
         marked = _STATUS_MARK.search(text)
         if marked is not None and (
             not text[: marked.start()].strip(" \t*_-—–:")
@@ -267,8 +261,8 @@ def _claims(c: Candidate) -> list[str]:
 
 @dataclass(frozen=True, slots=True)
 class Signals:
-    """What a memory's own text says (so kept while it is unchanged): a stale banner, clauses
-    in which it replaces others, subjects it marks "(superseded)"."""
+    """What a memory's text says: a stale banner, clauses in which it replaces others,
+    subjects it marks "(superseded)"."""
 
     banner: str | None = None
     claims: tuple[str, ...] = ()
@@ -318,13 +312,9 @@ def superseded_from(
     everyone: Sequence[Candidate],
     quoted_only: bool,
 ) -> dict[str, str | None]:
-    """Each stale memory's filename -> its live successor (None when none is named).
-
-    Only the ``signalled`` memories' texts were read; ``everyone`` are the
-    folder's headers. ``quoted_only`` (a large folder): plain words after
-    "replaces" do not name a memory, and markers and dates are not read.
-    Chains resolve to the live end.
-    """
+    """Each stale memory's filename -> its live successor (None when none is named), from
+    the ``signalled`` texts and ``everyone``'s headers; ``quoted_only`` (a large folder):
+    plain words after "replaces" name no memory, and markers and dates are not read."""
     by_file = {c.filename: c for c in everyone}
 
     def written(filename: str) -> tuple[int, int, int, float]:
@@ -337,8 +327,7 @@ def superseded_from(
         said = dict(out)
         inferred = [*marked_edges(everyone), *newer_sibling_edges(everyone)]
         inferred += ended_edges(everyone)
-        # A marker or a date says which of two versions is current; words saying that
-        # one is stale outrank it, whatever its dates (a banner's is often its latest).
+        # Words saying that one is stale outrank a marker or a date.
         kept = [(o, n) for o, n in inferred if n not in said or _live_end(said, n) not in (None, o)]
         _link(out, kept, written)
     return {old: _live_end(out, old) for old in out}
@@ -349,8 +338,8 @@ def _link(
     edges: Iterable[tuple[str, str | None]],
     written: Callable[[str], tuple[int, int, int, float]],
 ) -> None:
-    """Add (old, new) ``edges`` to ``out``; of two memories said to replace each other
-    the one written later (its latest date, else its mtime) is current."""
+    """Add (old, new) ``edges`` to ``out``; of two said to replace each other the one
+    written later is current."""
     for old, new in edges:
         if new is not None and out.get(new) == old:
             if written(new) <= written(old):

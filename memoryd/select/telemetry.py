@@ -1,9 +1,8 @@
-"""One record per selector run, as a ``selector.run`` log line and a ``selector_runs`` row.
+"""One record per selector run (errors included), as a ``selector.run`` log line and a
+``selector_runs`` row, and ``stats`` over the rows.
 
-Every run ends here once, empty answers, fallbacks and errors included ("ran,
-chose nothing" is not "never ran"). The query is kept as a hash and a length
-unless ``log_queries``; ``detail_json`` keeps the picks' scores and what each
-rule left out, which ``memoryd why`` reads. ``stats`` summarises the rows.
+The query is kept as a hash and a length unless ``log_queries``; ``detail_json``
+keeps the picks' scores and what each rule left out (``memoryd why`` reads it).
 """
 
 from __future__ import annotations
@@ -68,8 +67,7 @@ NAMES_KEPT = 20  # per rule, the file names a row keeps (the count is in ``exclu
 def left_out(
     rules: Mapping[str, Collection[str]], below: Sequence[Scored], unpicked: int
 ) -> dict[str, object]:
-    """What each rule kept out of a run (names), the ranker's best misses (``below``, scored),
-    and how many eligible memories were not picked."""
+    """What each rule kept out (names), the best misses (``below``) and how many were not picked."""
     out: dict[str, object] = {k: sorted(v)[:NAMES_KEPT] for k, v in rules.items() if v}
     out["below_cut"] = [[s.filename, s.score] for s in below]
     out["below_cut_count"] = unpicked
@@ -144,13 +142,13 @@ def emit(record: RunRecord) -> None:
 
 
 def insert(conn: sqlite3.Connection, *records: RunRecord) -> None:
-    """Write rows made by :func:`make_record`; several in one statement when rows were held back."""
+    """Write rows made by :func:`make_record`."""
     conn.executemany(_INSERT, records)
 
 
 class Retention:
-    """How many ``selector_runs`` rows are kept, and for how long: the age at every write, the
-    count once every tenth of it has been written (finding the cut-off walks that many rows)."""
+    """How many ``selector_runs`` rows are kept, and how long: the age checked at every write,
+    the count once every tenth of it has been written."""
 
     def __init__(self, keep_runs: int, keep_days: float) -> None:
         self.keep_runs = keep_runs
@@ -186,8 +184,7 @@ def stats(
     window_s: float,
     manifest: dict[str, list[str]] | None = None,
 ) -> StatsReply:
-    """Aggregate runs since ``since`` (epoch seconds); ``manifest`` maps each directory seen to
-    its memories' filenames, so those never selected can be listed."""
+    """Aggregate runs since ``since``; ``manifest``: each directory seen -> its memories."""
     rows = conn.execute(
         "SELECT dir, ranker, fallback, error, selected_json, dropped_unknown_json, latency_ms, "
         "coalesce(judge, ranker), shortlist, judge_ms, tokens_in, tokens_out, fallback "

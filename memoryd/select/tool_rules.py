@@ -1,9 +1,8 @@
 """Telling a tool's usage docs (left out while the agent runs the tool) from warnings about it.
 
-A usage doc is reference material (or text calling itself a usage doc) whose
-subject is the tool: named in its filename, title or description, or invoked by
-most of its body's command lines. A warning (gotcha, pitfall, "never", ...) or a
-feedback, project or user memory never is; Claude Code's own tools exclude nothing.
+A usage doc is reference material whose subject is the tool (named in its header,
+or invoked by most of its body's commands); a warning or a feedback, project or
+user memory never is; Claude Code's own tools exclude nothing.
 """
 
 from __future__ import annotations
@@ -31,8 +30,7 @@ _WRAPPERS = {"gradle": ("gradlew",), "mvn": ("mvnw",), "docker": ("docker-compos
 
 
 def _is_slug(name: str) -> bool:
-    """``pytest-usage``: lowercase ASCII words or numbers joined by hyphens (split, not a
-    regex, which would backtrack quadratically on a long run of letters)."""
+    """``pytest-usage``: lowercase ASCII words or numbers joined by hyphens."""
     parts = name.split("-")
     return len(parts) > 1 and all(p.isascii() and p.isalnum() and p == p.lower() for p in parts)
 
@@ -65,8 +63,8 @@ _FENCED_COMMAND = re.compile(
 
 
 def commands_in(body: str) -> tuple[str, ...]:
-    """The program of each command line of a body: backticked ``cmd args`` spans in the prose,
-    then the lines of shell code blocks (or of a bare fence), ``$`` and ``sudo`` stripped."""
+    """The program of each command of a body: backticked ``cmd args`` spans in the prose, then
+    the lines of shell code blocks."""
     if "```" not in body:
         found = [m.group(1) for m in _COMMAND_SPAN.finditer(body)]
     else:
@@ -115,8 +113,7 @@ def is_tool_usage_doc(c: Candidate, tool: str) -> bool:
 
 
 def _subject_of_description(description: str, alias: str) -> bool:
-    """The description calls itself a usage doc *for the tool* ("how shop-backend uses the
-    Stripe API"), not for add-ons around it ("Usage doc for the Terraform linters")."""
+    """The description calls itself a usage doc for the tool, not for add-ons around it."""
     a = re.escape(alias)
     label = r"(?:usage (?:doc|guide|notes?)\s+for|how\s+[\w-]+\s+uses?|how (?:we|to) (?:run|use))"
     pattern = rf"{label}\s+(?:the\s+)?{a}(?![\w-])(?!\s+(?:{_ADDON_NOUNS})\b)"

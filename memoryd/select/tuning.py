@@ -1,10 +1,7 @@
 """The local ranker's tunable settings, and the cut-off that turns scores into an answer.
 
-:class:`Tuning`'s defaults (:data:`DEFAULT`) are what the leave-one-project-out
-search picks on every development project. A result
-must clear three bars: an absolute floor, a share of the best hit, and the
-folder's mean score for the query plus ``standout`` standard deviations.
-Memories already surfaced compete but are never returned.
+A result clears an absolute floor, a share of the best hit, and the folder's
+mean score plus ``standout`` standard deviations.
 """
 
 from __future__ import annotations
@@ -19,42 +16,29 @@ from memoryd.select._lexicon import EARNED
 if TYPE_CHECKING:
     from memoryd.select.relations import Relations
 
-CALIBRATION_MIN_SIZE = 30
-"""A smaller folder is measured as if the missing memories scored zero (else one strong hit
-among three would not stand out)."""
+CALIBRATION_MIN_SIZE = 30  # a smaller folder's missing memories count as zeros
 
 
 @dataclass(frozen=True, slots=True)
 class Tuning:
     """One setting of every tunable choice (hashable: benches cache by it)."""
 
-    field_weights: tuple[float, float, float, float] = (1.5, 2.5, 2.0, 0.6)
-    """BM25F weight of the filename, name, description and body."""
-    concept_weight: float = 0.6
-    """A match through a paraphrase group counts this much of a word match."""
+    field_weights: tuple[float, float, float, float] = (1.5, 2.5, 2.0, 0.6)  # analysis.FIELDS
+    concept_weight: float = 0.6  # a match through a paraphrase group, against a word's
     absolute_floor: float = 0.65
-    """Minimum normalised score for anything to be returned."""
-    relative_floor: float = 0.6
-    """Results must score at least this fraction of the best hit."""
-    standout: float = 2.5
-    """Standard deviations above the folder's mean score a result must reach."""
-    gram_weight: float = 0.5
-    """Weight of a character bigram of Chinese, Japanese, Korean or Thai text against a word's."""
-    unseen_gram_share: float = 0.0
-    """How much of a query bigram no memory holds (mostly the seam of two words) counts in
-    the score's yardstick."""
-    prefix_weight: float = 0.3
-    """Weight of a match with a folder word sharing a query word's first letters (0: off)."""
-    lexicon: frozenset[str] | None = EARNED
-    """Paraphrase groups in use, by label (None: every group in ``_lexicon``)."""
+    relative_floor: float = 0.6  # of the best hit
+    standout: float = 2.5  # standard deviations above the mean
+    gram_weight: float = 0.5  # a CJK or Thai bigram, against a word
+    unseen_gram_share: float = 0.0  # of a bigram no memory holds, in the yardstick
+    prefix_weight: float = 0.3  # a match by a word's first letters (0: off)
+    lexicon: frozenset[str] | None = EARNED  # paraphrase groups in use (None: all)
 
 
 DEFAULT = Tuning()
 
 
 def one_per_lesson(scores: Mapping[str, float], relations: Relations) -> list[float]:
-    """The scores as a distribution in which near-duplicates count once (their best score):
-    copies of one lesson must not raise the bar each of them is measured against."""
+    """The scores as a distribution in which near-duplicates count once (their best score)."""
     parent: dict[str, str] = {}  # only linked memories; the others are their own root
 
     def root(fn: str) -> str:
@@ -84,11 +68,8 @@ def cut(
     whole: Collection[str] = (),
 ) -> list[str]:
     """The candidates that clearly help, best first; ``shown`` ones compete but are dropped.
-
-    ``population`` is the distribution the standout bar is measured on (default:
-    ``scores``). Candidates in ``whole`` hold every content word of the prompt:
-    they need not stand out.
-    """
+    ``population``: what the standout bar is measured on (default ``scores``); those in
+    ``whole`` hold every content word of the prompt and need not stand out."""
     top = max(scores.values(), default=None)
     if top is None or top < tuning.absolute_floor:
         return []

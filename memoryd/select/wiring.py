@@ -20,8 +20,7 @@ from memoryd.select.selector import Selector
 
 
 def judge_factories(cfg: Config) -> dict[str, Callable[[], Judge]]:
-    """The configured judges' factories. ``auto`` asks the first: an OpenAI-compatible server
-    is configured on purpose, a key may be in the environment."""
+    """The configured judges' factories, the one ``auto`` asks first."""
     judges: dict[str, Callable[[], Judge]] = {}
     oai, anth = cfg.openai, cfg.anthropic
     if oai.base_url and oai.model:
