@@ -183,6 +183,8 @@ class WatchedRoots:
         self._writer = writer
         self._resolved = requests.ResolvedDirs()
         self._indexing: dict[str, Future[None]] = {}  # roots whose first scan is under way
+        # A root becomes visible to requests together with its pending scan, never before.
+        self._visible = threading.Lock()
         self._configured = list(cfg.roots)
         self._max_request_roots = cfg.max_request_roots
         self.idle_seconds = cfg.request_root_idle_days * 86400
@@ -238,9 +240,6 @@ class WatchedRoots:
         if not os.path.isdir(root):
             log.warning("daemon.root_missing", root=root)
             return None
-        entry = self._root_set.add(root, origin, last_used)
-        if entry.origin == "request":
-            self._make_room(keep=root)
 
         def record(store: IndexStore) -> None:
             mode = self._watcher.add_root(root)
@@ -250,10 +249,14 @@ class WatchedRoots:
             if index:
                 self.syncer(store).sync_tree(root)
 
-        future = self._writer.submit(record)
-        if index:
-            self._indexing[root] = future
-            future.add_done_callback(lambda _: self._indexing.pop(root, None))
+        with self._visible:
+            entry = self._root_set.add(root, origin, last_used)
+            future = self._writer.submit(record)
+            if index:
+                self._indexing[root] = future
+                future.add_done_callback(lambda _: self._indexing.pop(root, None))
+        if entry.origin == "request":
+            self._make_room(keep=root)
         if wait:
             self._wait(root, future)
         return entry
@@ -321,9 +324,10 @@ class WatchedRoots:
         """Validate a directory param; keep it watched while requests use it (a folder outside
         every root becomes a ``request`` root only when it is a memory folder itself)."""
         path = self.resolve(raw, field)
-        root = self.root_for(path)
+        with self._visible:
+            root = self.root_for(path)
+            scanning = self._indexing.get(root) if root is not None else None
         if root is not None:
-            scanning = self._indexing.get(root)
             if scanning is not None:  # added by a request a moment ago: read it once scanned
                 self._wait(root, scanning)
             touched = self._root_set.touch(root)
