@@ -18,7 +18,7 @@ import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from memoryd import paths
 from memoryd.errors import (
@@ -44,6 +44,13 @@ if TYPE_CHECKING:
         UnwatchReply,
         WatchReply,
     )
+
+
+class SocketChoice(TypedDict):
+    """The socket a client uses and why (``given explicitly``, ``$MEMORYD_SOCKET``, ...)."""
+
+    path: str
+    reason: str
 
 
 class Client:
@@ -96,7 +103,7 @@ class Client:
             text += f"; a socket exists at {others[0]} (set MEMORYD_SOCKET to use it)"
         return text
 
-    def describe(self) -> dict[str, str]:
+    def describe(self) -> SocketChoice:
         """The socket this client uses and why: ``status`` shows it next to the daemon's."""
         return {"path": str(self.socket_path), "reason": self.socket_reason}
 

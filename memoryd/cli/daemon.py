@@ -20,7 +20,7 @@ from memoryd.cli.common import add_socket_options, asks_daemon, memory_dir, note
 from memoryd.cli.connect import ask
 from memoryd.cli.flags import add_params, wire_params
 from memoryd.errors import START_HINT, DaemonUnavailable, UnsafeDaemon
-from memoryd.ipc.client import Client
+from memoryd.ipc.client import Client, SocketChoice
 
 if TYPE_CHECKING:
     from typing import NotRequired, TypedDict
@@ -41,7 +41,7 @@ if TYPE_CHECKING:
     class ShownStatus(StatusReply):
         """The daemon's ``status`` with what only the client knows: its socket, its folder."""
 
-        client_socket: NotRequired[dict[str, str]]
+        client_socket: NotRequired[SocketChoice]
         claude_code_folder: NotRequired[ClaudeFolder]
 
 
