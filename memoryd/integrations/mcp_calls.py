@@ -88,9 +88,7 @@ class MemoryTools:
             surfaced += state.surfaced_in(os.path.realpath(directory))
         params = {**args, "dir": directory, "surfaced": surfaced, "session_id": session}
         reply: SelectResult = self._ask("select", params)
-        result = dict(reply)
-        for noise in SELECT_BOOKKEEPING:
-            result.pop(noise, None)
+        result = {k: v for k, v in reply.items() if k not in SELECT_BOOKKEEPING}
         blocks = []
         shown: list[ShownMemory] = []
         for entry in reply["selected"]:
@@ -129,9 +127,7 @@ class MemoryTools:
 
     def memory_status(self, args: Mapping[str, object]) -> ToolAnswer:
         reply: StatusReply = self._ask("status", {})
-        result = dict(reply)
-        for noise in STATUS_BOOKKEEPING:
-            result.pop(noise, None)
+        result = {k: v for k, v in reply.items() if k not in STATUS_BOOKKEEPING}
         result["client_socket"] = self._client.describe()
         roots = reply.get("roots") or []
         files = sum(int(r.get("files") or 0) for r in roots)
