@@ -35,14 +35,14 @@ Loose = Literal["refuse", "tighten", "keep"]
 
 
 def ensure_private_dir(path: Path, *, loose: Loose = "refuse") -> None:
-    """Create ``path`` 0700, or check an existing one is a directory of ours no one else writes.
+    """Create ``path`` and its parents 0700, or check an existing one is ours, unwritable by others.
 
     ``lstat``: a symlink is refused even when its target is ours (whoever owns the
     link's entry could re-point it). ``loose`` says what becomes of one of ours that
     others may read: refused, set to 0700, or (a directory the user named) left as it is.
     """
     try:
-        path.mkdir(mode=0o700, parents=True, exist_ok=True)
+        paths.make_private_dirs(path)
         st = path.lstat()
     except OSError as exc:
         raise DaemonError(f"cannot create runtime directory {path}: {exc.strerror}") from None

@@ -15,7 +15,7 @@ import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from memoryd import paths
 from memoryd.errors import (
@@ -38,6 +38,13 @@ if TYPE_CHECKING:
         StatusReply,
         WatchReply,
     )
+
+
+class SocketChoice(TypedDict):
+    """The socket a client uses and why (``given explicitly``, ``$MEMORYD_SOCKET``, ...)."""
+
+    path: str
+    reason: str
 
 
 class Client:
@@ -87,7 +94,7 @@ class Client:
             text += f"; a socket exists at {others[0]} (set MEMORYD_SOCKET to use it)"
         return text
 
-    def describe(self) -> dict[str, str]:
+    def describe(self) -> SocketChoice:
         """The socket this client uses and why: ``status`` shows it next to the daemon's."""
         return {"path": str(self.socket_path), "reason": self.socket_reason}
 

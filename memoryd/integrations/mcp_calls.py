@@ -13,7 +13,7 @@ import os
 from collections.abc import Iterable, Mapping
 from contextlib import closing
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import Any, cast
 
 from memoryd._delivery import memory_block, memory_text
 from memoryd.claude_folders import memory_folder
@@ -22,19 +22,25 @@ from memoryd.indexer.store import open_reader
 from memoryd.integrations import why
 from memoryd.integrations._hook_state import SessionState
 from memoryd.ipc.client import Client
-
-if TYPE_CHECKING:
-    from memoryd.replies import (
-        ContextReply,
-        LoadLastReply,
-        SaveResult,
-        SelectResult,
-        StatusReply,
-    )
+from memoryd.replies import (
+    ContextReply,
+    LoadLastReply,
+    SaveResult,
+    SelectedMemory,
+    SelectResult,
+    StatusReply,
+)
 
 CALL_TIMEOUT_S = 60.0
 SELECT_BOOKKEEPING = ("excluded", "dropped_unknown", "latency_ms")  # telemetry, not for the model
+STATUS_BOOKKEEPING = ("capabilities",)  # for programs that talk to the socket, not the model
 ToolAnswer = tuple[Mapping[str, object], str]  # (structured result, text for the model)
+
+
+class ShownMemory(SelectedMemory):
+    """A selected memory as ``memory_select`` answers it: with its text (None: unreadable)."""
+
+    text: str | None
 
 
 class ToolError(Exception):
@@ -82,11 +88,9 @@ class MemoryTools:
             surfaced += state.surfaced_in(os.path.realpath(directory))
         params = {**args, "dir": directory, "surfaced": surfaced, "session_id": session}
         reply: SelectResult = self._ask("select", params)
-        result = dict(reply)
-        for noise in SELECT_BOOKKEEPING:
-            result.pop(noise, None)
+        result = {k: v for k, v in reply.items() if k not in SELECT_BOOKKEEPING}
         blocks = []
-        shown: list[dict[str, object]] = []
+        shown: list[ShownMemory] = []
         for entry in reply["selected"]:
             try:
                 memory: str | None = memory_text(entry["path"], os.path.realpath(directory))
@@ -123,8 +127,7 @@ class MemoryTools:
 
     def memory_status(self, args: Mapping[str, object]) -> ToolAnswer:
         reply: StatusReply = self._ask("status", {})
-        result = dict(reply)
-        result.pop("capabilities", None)  # for programs that talk to the socket, not the model
+        result = {k: v for k, v in reply.items() if k not in STATUS_BOOKKEEPING}
         result["client_socket"] = self._client.describe()
         roots = reply.get("roots") or []
         files = sum(int(r.get("files") or 0) for r in roots)

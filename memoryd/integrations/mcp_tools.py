@@ -1,17 +1,33 @@
 """The MCP tools' definitions as plain JSON data, sent verbatim in ``tools/list``.
 
 Input schemas are made from the methods' declarations plus what a tool adds; output schemas
-name the fields an agent acts on and stay open to a newer daemon's fields. Only
-``memory_save`` writes (its own session file). Each description says *when* to call the tool.
+from the reply types (a ``NotRequired`` key is not required), open to a newer daemon's
+fields. Only ``memory_save`` writes (its own session file). Each description says *when* to
+call the tool.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import NotRequired, TypedDict
+from types import NoneType, UnionType
+from typing import (
+    Any,
+    Literal,
+    NotRequired,
+    TypedDict,
+    Union,
+    get_args,
+    get_origin,
+    get_type_hints,
+    is_typeddict,
+)
 
-from memoryd.methods import RANKERS, Context, LoadLast, Save, Select, Status
+from memoryd.integrations.mcp_calls import SELECT_BOOKKEEPING, STATUS_BOOKKEEPING, ShownMemory
+from memoryd.integrations.why import WhyReport
+from memoryd.ipc.client import SocketChoice
+from memoryd.methods import Context, LoadLast, Save, Select, Status
 from memoryd.params import params
+from memoryd.replies import ContextReply, LoadLastReply, SaveResult, SelectResult, StatusReply
 
 
 class ObjectSchema(TypedDict):
@@ -35,8 +51,6 @@ class Tool(TypedDict):
 
 
 _STR = {"type": "string"}
-_STRS = {"type": "array", "items": {"type": "string"}}
-_NULLABLE_STR = {"type": ["string", "null"]}
 _PATH = {"type": "string", "pattern": "^[^\\x00]*$"}  # no path holds a NUL
 
 DIR: dict[str, object] = {
@@ -68,13 +82,6 @@ def _object(properties: Mapping[str, Mapping[str, object]], required: list[str])
         "required": required,
         "additionalProperties": False,
     }
-
-
-def _open(
-    properties: Mapping[str, Mapping[str, object]], required: list[str] | None = None
-) -> ObjectSchema:
-    """An object schema open to more properties, requiring ``required`` (default: all)."""
-    return {"type": "object", "properties": properties, "required": required or [*properties]}
 
 
 _JSON_TYPES = {"string": "string", "dir": "string", "integer": "integer", "boolean": "boolean"}
@@ -111,24 +118,42 @@ def _inputs(
     return _object({**properties, **given}, [*needed, *required])
 
 
-SELECTED_MEMORY = _open(
-    {
-        "filename": _STR,
-        "path": _STR,
-        "name": _NULLABLE_STR,
-        "description": _NULLABLE_STR,
-        "type": _NULLABLE_STR,
-        "mtime": _STR,
-        "age_days": {"type": "number"},
-        "score": {"type": ["number", "null"]},
-        "staleness": {"type": ["object", "null"]},
-        "text": {
-            "type": ["string", "null"],
-            "description": "The memory's text, capped at 200 lines / 4 KB (null: unreadable)",
-        },
-    },
-    ["filename", "path", "name", "description", "type", "mtime", "age_days", "score"],
-)
+_JSON_OF: dict[object, str] = {str: "string", int: "integer", float: "number", bool: "boolean"}
+
+
+def _output(reply: type, leave_out: tuple[str, ...] = (), **more: object) -> ObjectSchema:
+    """The TypedDict ``reply`` (less ``leave_out``, plus ``more``) as an open object schema."""
+    hints = get_type_hints(reply, include_extras=True)
+    fields = {k: v for k, v in hints.items() if k not in leave_out} | more
+    optional: frozenset[str] = getattr(reply, "__optional_keys__", frozenset())
+    return {
+        "type": "object",
+        "properties": {k: _schema(v) for k, v in fields.items()},
+        "required": [
+            k for k, v in fields.items() if k not in optional and get_origin(v) is not NotRequired
+        ],
+    }
+
+
+def _schema(hint: Any) -> Mapping[str, object]:
+    """A reply type as JSON Schema: a Literal an enum, ``X | None`` X or null, Any anything."""
+    origin, args = get_origin(hint), get_args(hint)
+    if origin is NotRequired:
+        return _schema(args[0])
+    if is_typeddict(hint):
+        return _output(hint)
+    if origin is Literal:
+        return {"type": _JSON_OF[type(args[0])], "enum": list(args)}
+    if origin is list:
+        return {"type": "array", "items": _schema(args[0])}
+    if origin is dict:
+        return {"type": "object", "additionalProperties": _schema(args[1])}
+    if origin in (Union, UnionType):
+        (inner,) = (a for a in args if a is not NoneType)  # X | None: the only union replies use
+        schema = _schema(inner)
+        return {**schema, "type": [schema["type"], "null"]} if "type" in schema else schema
+    return {} if hint is Any else {"type": _JSON_OF[hint]}
+
 
 TOOLS: list[Tool] = [
     {
@@ -153,17 +178,7 @@ TOOLS: list[Tool] = [
             },
             surfaced={"description": "File names already shown to you this session"},
         ),
-        "outputSchema": _open(
-            {
-                "run_id": _STR,
-                "ranker": {"type": "string", "enum": [r for r in RANKERS if r != "auto"]},
-                "selected": {"type": "array", "items": SELECTED_MEMORY},
-                "candidates": {"type": "integer"},
-                "fallback": _NULLABLE_STR,
-                "note": _NULLABLE_STR,
-            },
-            ["run_id", "ranker", "selected", "candidates", "fallback"],
-        ),
+        "outputSchema": _output(SelectResult, SELECT_BOOKKEEPING, selected=list[ShownMemory]),
         "annotations": {"title": "Select memories", **READ_ONLY, "idempotentHint": False},
     },
     {
@@ -175,19 +190,7 @@ TOOLS: list[Tool] = [
             "start of a session when continuing earlier work on the project."
         ),
         "inputSchema": _inputs(LoadLast, ("reveal_secrets",), dir=DIR, project=PROJECT),
-        "outputSchema": _open(
-            {
-                "found": {"type": "boolean"},
-                "path": _STR,
-                "filename": _STR,
-                "content": _STR,
-                "resume_line": _STR,
-                "time_since_last_session_hours": {"type": ["number", "null"]},
-                "message": _STR,
-                "skipped": {"type": "array", "items": {"type": "object"}},
-            },
-            ["found", "skipped"],
-        ),
+        "outputSchema": _output(LoadLastReply),
         "annotations": {"title": "Load the last session", **READ_ONLY, "idempotentHint": True},
     },
     {
@@ -221,15 +224,7 @@ TOOLS: list[Tool] = [
                 ),
             },
         ),
-        "outputSchema": _open(
-            {
-                "path": _STR,
-                "filename": _STR,
-                "created": {"type": "boolean"},
-                "schema_version": _STR,
-                "dir": _STR,
-            },
-        ),
+        "outputSchema": _output(SaveResult),
         "annotations": {
             "title": "Save the session",
             "readOnlyHint": False,
@@ -256,16 +251,7 @@ TOOLS: list[Tool] = [
                 "description": "Other memory folders to read too",
             },
         ),
-        "outputSchema": _open(
-            {
-                "text": _STR,
-                "status": _STR,
-                "scope": _STR,
-                "findings": {"type": "array", "items": {"type": "object"}},
-                "sessions_read": _STRS,
-                "budget_tokens": {"type": "integer"},
-            },
-        ),
+        "outputSchema": _output(ContextReply),
         "annotations": {
             "title": "Brief from earlier sessions",
             **READ_ONLY,
@@ -281,28 +267,7 @@ TOOLS: list[Tool] = [
             "nothing unexpectedly."
         ),
         "inputSchema": _inputs(Status),
-        "outputSchema": _open(
-            {
-                "version": _STR,
-                "pid": {"type": "integer"},
-                "state": _STR,
-                "roots": {
-                    "type": "array",
-                    "items": _open(
-                        {
-                            "path": _STR,
-                            "files": {"type": "integer"},
-                            "errors": {"type": "integer"},
-                            "watcher": _STR,
-                            "origin": _STR,
-                        },
-                        ["path", "files", "errors", "watcher"],
-                    ),
-                },
-                "last_event": _NULLABLE_STR,
-                "client_socket": _open({"path": _STR, "reason": _STR}),
-            },
-        ),
+        "outputSchema": _output(StatusReply, STATUS_BOOKKEEPING, client_socket=SocketChoice),
         "annotations": {"title": "Daemon status", **READ_ONLY, "idempotentHint": True},
     },
     {
@@ -329,14 +294,7 @@ TOOLS: list[Tool] = [
             },
             [],
         ),
-        "outputSchema": _open(
-            {
-                "session_id": _STR,
-                "dir": _STR,
-                "transcript": _NULLABLE_STR,
-                "prompts": {"type": "array", "items": {"type": "object"}},
-            },
-        ),
+        "outputSchema": _output(WhyReport),
         "annotations": {"title": "Why these memories", **READ_ONLY, "idempotentHint": True},
     },
 ]

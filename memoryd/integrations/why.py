@@ -15,7 +15,7 @@ import re
 import sqlite3
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from memoryd import paths
 from memoryd._delivery import memory_block, memory_text
@@ -37,14 +37,23 @@ _RULES = {
 }
 
 
-# dict[str, Any]: the report is JSON for `memoryd why --json` and MCP's memory_why.
+class WhyReport(TypedDict):
+    """The report, JSON for ``memoryd why --json`` and MCP's ``memory_why``."""
+
+    session_id: str
+    dir: str
+    transcript: str | None
+    prompts: list[dict[str, Any]]
+    tokens_note: str
+
+
 def explain(
     conn: sqlite3.Connection,
     directory: str,
     *,
     session: str | None = None,
     last: int = 5,
-) -> dict[str, Any]:
+) -> WhyReport:
     """The report for the last ``last`` prompts of ``session`` (default: the folder's latest)."""
     if last < 1:
         raise InvalidParams("'last' must be at least 1", {"field": "last"})
@@ -168,7 +177,7 @@ def quotes(answer: str, text: str) -> bool:
     return any(tuple(theirs[i : i + n]) in grams for i in range(len(theirs) - n + 1))
 
 
-def render(report: Mapping[str, Any]) -> str:
+def render(report: WhyReport) -> str:
     """The report as lines for a terminal."""
     where = report["transcript"] or "no transcript found"
     lines = [f"session {report['session_id']} in {report['dir']} ({where})"]
