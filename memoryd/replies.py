@@ -197,9 +197,12 @@ class Excluded(TypedDict):
     vanished: int
 
 
+Ranker = Literal["local", "anthropic", "openai"]  # who picked a select's answer
+
+
 class SelectResult(TypedDict):
     run_id: str
-    ranker: str
+    ranker: Ranker
     selected: list[SelectedMemory]
     candidates: int
     excluded: Excluded
@@ -249,7 +252,7 @@ class SaveResult(TypedDict):
     migrated_from: str | None
     schema_version: str
     bytes: int
-    dir: NotRequired[str]
+    dir: str
     notes: NotRequired[list[str]]
     index_pending: NotRequired[bool]
     """The file is on disk, but the index could not take it yet (full disk, held lock)."""

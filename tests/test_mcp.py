@@ -34,7 +34,7 @@ Session = Callable[[ClientSession], Awaitable[None]]
 OUTPUT_KEYS = {
     "memory_select": {"run_id", "ranker", "selected", "candidates", "fallback"},
     "memory_load_last": {"found", "skipped"},
-    "memory_save": {"path", "filename", "created", "schema_version"},
+    "memory_save": {"path", "dir", "filename", "created", "schema_version"},
     "memory_context": {"text", "status", "scope", "findings", "sessions_read", "budget_tokens"},
     "memory_status": {"version", "pid", "state", "roots", "last_event", "client_socket"},
 }
@@ -115,6 +115,8 @@ def test_tools_schemas_enums_and_hints(seeded: DaemonProc) -> None:
             assert schema is not None and schema["type"] == "object", name
             assert keys <= set(schema["properties"]), (name, schema)
             assert keys <= set(schema["required"]), (name, schema)
+        ranker = tools["memory_select"].output_schema["properties"]["ranker"]  # type: ignore[index]
+        assert ranker["enum"] == ["local", "anthropic", "openai"]
         item = tools["memory_select"].output_schema["properties"]["selected"]["items"]  # type: ignore[index]
         assert {"filename", "path", "description", "staleness", "text"} <= set(item["properties"])
 

@@ -15,7 +15,7 @@ import sqlite3
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from memoryd.bounded_read import readable
 from memoryd.config import DEFAULT_SHORTLIST
@@ -23,7 +23,7 @@ from memoryd.errors import InvalidParams
 from memoryd.indexer.folders import empty_folder_note, is_memory_folder
 from memoryd.indexer.queries import IndexedFile, iso_utc
 from memoryd.methods import Select as SelectRequest
-from memoryd.replies import SelectedMemory, SelectResult
+from memoryd.replies import Ranker, SelectedMemory, SelectResult
 from memoryd.select.candidates import Candidate
 from memoryd.select.dated import own_date
 from memoryd.select.judge import (
@@ -140,17 +140,17 @@ class Selector:
         left = left_out(rules, below, len(pool.cands) - len(picked))
         return Selection(result, ranked.tokens, judge, ranked.shortlist, ranked.judge_ms, left)
 
-    def _judge_for(self, ranker: str) -> str | None:
+    def _judge_for(self, ranker: str) -> Ranker | None:
         """The judge a request's ``ranker`` asks for: none, the configured one, or the one named."""
         if ranker == "local":
             return None
         if ranker == "auto":
-            return self.judges.first
+            return cast(Ranker | None, self.judges.first)
         if ranker not in self.judges.names:
             raise InvalidParams(
                 f"{NOT_CONFIGURED[ranker]}; use ranker 'auto' or 'local'", {"field": "ranker"}
             )
-        return ranker
+        return cast(Ranker, ranker)
 
     def _ranked(
         self,
@@ -158,7 +158,7 @@ class Selector:
         req: SelectRequest,
         manifest: Manifest,
         pool: _Pool,
-        judge: str | None,
+        judge: Ranker | None,
         *,
         deadline: float | None,
     ) -> _Ranked:
@@ -290,7 +290,7 @@ class _Pool:
 class _Ranked:
     """A ranker's picks (file name, score when it gives one) and what came with them."""
 
-    ranker: str
+    ranker: Ranker
     picks: list[tuple[str, float | None]]
     below: list[Scored]  # the local ranker's best misses, whoever picked
     shortlist: int

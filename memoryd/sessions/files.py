@@ -98,6 +98,7 @@ def save(request: SaveRequest) -> SaveResult:
             "migrated_from": _migrated_from(previous),
             "schema_version": SCHEMA_VERSION,
             "bytes": len(encoded),
+            "dir": os.path.dirname(path),  # the service names the indexed folder
         }
 
 
