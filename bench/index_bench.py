@@ -75,7 +75,7 @@ print(json.dumps({"seconds": secs, "added": res.added, "updated": res.updated,
 PHASES = r"""
 import json, sys, time
 from pathlib import Path
-from memoryd.indexer.rows import INSERT_SQL, file_row
+from memoryd.indexer.records import INSERT_SQL, file_row
 from memoryd.indexer.scanner import stat_entry, walk_dirs
 from memoryd.indexer.store import IndexStore
 from memoryd.indexer.sync import read_file

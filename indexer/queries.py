@@ -1,7 +1,6 @@
 """Read-side queries over the index, for any connection (reader or writer).
 
-Kept apart from the store so request handlers depend only on a read-only
-connection and cannot write by accident.
+Request handlers need only these and a read-only connection, never the store.
 """
 
 from __future__ import annotations
@@ -16,12 +15,11 @@ from typing import Any
 from memoryd.file_entries import FileError, FileWarning
 
 _JSON_FIELDS = {"meta": "meta_json", "secrets": "secrets_json"}
-"""Fields of :class:`IndexedFile` decoded from a JSON column of another name."""
 
 
 @dataclass(frozen=True, slots=True)
 class IndexedFile:
-    """One row of the manifest index."""
+    """One row of the ``files`` table, as readers see it."""
 
     path: str
     directory: str
@@ -63,8 +61,7 @@ FILE_FIELDS = {f.name: _JSON_FIELDS.get(f.name, f.name) for f in fields(IndexedF
 FILE_COLUMNS = ", ".join(FILE_FIELDS.values())
 """The select list that :func:`row_to_file` reads."""
 FILES_TABLE = (*FILE_FIELDS.values(), "inode", "error_kind", "indexed_at", "grams")
-"""Every column of the ``files`` table: those :class:`IndexedFile` is read from, and
-those only the writer uses. Rows are read and written by these names, never by position."""
+"""Every column of ``files``: those :class:`IndexedFile` is read from, and the writer's own."""
 
 
 def row_to_file(row: sqlite3.Row) -> IndexedFile:
@@ -77,10 +74,7 @@ def row_to_file(row: sqlite3.Row) -> IndexedFile:
 
 
 def under(column: str) -> str:
-    """SQL: ``column`` names a path equal to or below a directory (args: :func:`under_args`).
-
-    A range on the indexed column, not ``LIKE``, which cannot use the index.
-    """
+    """SQL: ``column`` is a path equal to or below a directory (args: :func:`under_args`)."""
     return f"({column} = ? OR ({column} >= ? AND {column} < ?))"
 
 
@@ -108,28 +102,26 @@ def memories_in(conn: sqlite3.Connection, directory: str) -> list[IndexedFile]:
 
 
 def errors_under(conn: sqlite3.Connection, directory: str) -> list[FileError]:
-    rows = conn.execute(
-        f"SELECT path, error FROM files WHERE error IS NOT NULL AND {under('directory')} "
-        "ORDER BY path",
-        under_args(directory),
-    )
-    return [{"path": r["path"], "error": r["error"]} for r in rows]
+    """Files in or below ``directory`` indexed with an error, by path."""
+    return [{"path": p, "error": e} for p, e in _noted_under(conn, directory, "error")]
 
 
 def warnings_under(conn: sqlite3.Connection, directory: str) -> list[FileWarning]:
     """Files in or below ``directory`` indexed with a warning (read in part, or leniently)."""
+    return [{"path": p, "warning": w} for p, w in _noted_under(conn, directory, "warning")]
+
+
+def _noted_under(conn: sqlite3.Connection, directory: str, column: str) -> list[tuple[str, str]]:
     rows = conn.execute(
-        f"SELECT path, warning FROM files WHERE warning IS NOT NULL AND {under('directory')} "
+        f"SELECT path, {column} FROM files WHERE {column} IS NOT NULL AND {under('directory')} "
         "ORDER BY path",
         under_args(directory),
     )
-    return [{"path": r["path"], "warning": r["warning"]} for r in rows]
+    return [(r[0], r[1]) for r in rows]
 
 
 def counts_under(conn: sqlite3.Connection, directory: str) -> tuple[int, int]:
-    """``(files, files_with_errors)`` in or below ``directory``."""
-    # Two queries so each is answered from an index alone (the covering
-    # (directory, filename) index, and the partial index on rows with errors).
+    """``(files, files_with_errors)`` in or below ``directory``, each counted from an index."""
     files = conn.execute(
         f"SELECT count(*) FROM files WHERE {under('directory')}", under_args(directory)
     ).fetchone()[0]

@@ -1,17 +1,12 @@
 """Make the index equal to the disk, reading only what changed.
 
-A file whose ``(mtime_ns, size, inode)`` matches its row is not read. A file
-whose stat changed is read and hashed; equal bytes only refresh the stat
-columns. Rows for files that are gone are deleted. Files that could not be
-read last time are retried on every pass, because fixing permissions does not
-change mtime, but they are rewritten only when the outcome differs, so a pass
-over an unchanged tree writes nothing at all.
-
-The same per-file decision serves full scans (start-up, reconcile, ``memoryd
-index``) and the watcher's single-path hints. The one exception is the first
-index of a tree into an empty index: every file is new, so each is read and
-written without a lookup, in one transaction with one full-text build
-(:meth:`~memoryd.indexer.store.IndexStore.load_fresh`).
+A file whose ``(mtime_ns, size, inode)`` matches its row is not read; a changed
+one is read and hashed, and equal bytes only refresh the stat columns; rows of
+files that are gone are deleted. Files that could not be read are retried on
+every pass (a chmod does not change mtime) and rewritten only when the outcome
+differs, so a pass over an unchanged tree writes nothing. Full scans and the
+watcher's hints share this decision; only a first index into an empty index
+loads every file without a lookup (:meth:`~memoryd.indexer.store.IndexStore.load_fresh`).
 """
 
 from __future__ import annotations
@@ -32,11 +27,12 @@ from memoryd.indexer.records import (
     Delete,
     FileStat,
     ParsedFile,
+    Row,
     StoredStat,
     Touch,
     Upsert,
+    file_row,
 )
-from memoryd.indexer.rows import Row
 from memoryd.indexer.scanner import (
     Listing,
     is_memory_filename,
@@ -55,13 +51,10 @@ _STABLE_READS = 3
 
 
 def read_file(st: FileStat, within: str | None = None) -> tuple[FileStat, ParsedFile]:
-    """Read and parse ``st.path`` (see :func:`parse_file`); the stat returned is taken after.
+    """Read and parse ``st.path`` (see :func:`parse_file`), with the stat taken after.
 
-    A file still being written can grow between the stat and the read; storing
-    the earlier stat would keep the size seen mid-write until the next
-    reconcile. So the path is stat'ed again after reading and, if it moved,
-    read again, a few times at most. A path that could not be stat'ed is a
-    read error.
+    A file that changed while being read (still being written) is read again, a
+    few times at most. A path that could not be stat'ed is a read error.
     """
     if st.stat_error is not None:
         error = ParsedFile(
@@ -96,7 +89,7 @@ class Progress(Protocol):
 
 @dataclass
 class SyncResult:
-    """Counts of what one pass did (errors are filled in by the caller from the index)."""
+    """Counts of what one pass did (the caller fills ``errors`` from the index)."""
 
     added: int = 0
     updated: int = 0
@@ -126,14 +119,10 @@ class SyncResult:
 class Syncer:
     """Plans changes per directory and writes them in batches through one store.
 
-    ``should_stop`` is asked before each directory of a full scan: a daemon
-    told to stop during a long first index stops within one directory instead
-    of finishing every root first. ``root_of`` names the root a path is under
-    (the daemon's roots); a symlinked file is followed only to a target inside
-    that root (without it, inside the tree being scanned).
-
-    Rows are keyed by :func:`~memoryd.paths.escaped` paths: a name that is not
-    UTF-8 or holds a control character is an error entry, never an exception.
+    ``should_stop`` is asked before each directory of a full scan. ``root_of``
+    names the root a path is under; a symlinked file is followed only to a
+    target inside it (without one, inside the tree being scanned). Rows are
+    keyed by :func:`~memoryd.paths.escaped` paths.
     """
 
     def __init__(
@@ -155,12 +144,9 @@ class Syncer:
     def sync_trees(
         self, roots: list[str], listed: Mapping[str, Listing] | None = None
     ) -> SyncResult:
-        """Reconcile several roots; one result with the totals and the overall time.
+        """Reconcile several roots (``listed``: trees already walked, by root); one result.
 
-        ``listed`` holds trees already walked (:func:`walk_dirs`), by root; the
-        others are walked here. Into an empty index every root is loaded
-        (:meth:`_load_fresh`), not only the first: the index stops being empty
-        after it.
+        Into an empty index every root is loaded (:meth:`_load_fresh`).
         """
         started = time.perf_counter()
         fresh = self.store.is_empty()
@@ -172,15 +158,8 @@ class Syncer:
         return self._finish(started)
 
     def sync_tree(self, root: str) -> SyncResult:
-        """Reconcile ``root`` and everything below it (full stat scan).
-
-        Into an empty index the tree is loaded instead (:meth:`_load_fresh`);
-        either way, progress moves file by file, and a stop between
-        directories keeps what was done so far.
-        """
-        started = time.perf_counter()
-        self._tree(root, self.store.is_empty(), None)
-        return self._finish(started)
+        """Reconcile ``root`` and everything below it (full stat scan)."""
+        return self.sync_trees([root])
 
     def _tree(self, root: str, fresh: bool, listed: Listing | None) -> None:
         seen: set[str] = set()
@@ -211,11 +190,8 @@ class Syncer:
             yield key, {st.path: st for st in (stat_entry(e, directory, boundary) for e in entries)}
 
     def sync_path(self, path: str) -> SyncResult:
-        """Reconcile one path a watcher reported: a file, a directory, or nothing.
-
-        A path in a directory the scan skips below its root (``node_modules``,
-        a virtualenv...) counts as nothing: it is neither walked nor indexed.
-        """
+        """Reconcile one path a watcher reported: a file, a directory, or nothing (a path
+        in a directory the scan skips below its root counts as nothing)."""
         started = time.perf_counter()
         root = self.root_of(path)
         skipped = root is not None and skipped_below(root, path)
@@ -234,13 +210,10 @@ class Syncer:
         return self._finish(started)
 
     def sync_listing(self, directory: str) -> SyncResult:
-        """Reconcile the names in one directory a watcher saw change, without a stat each.
+        """Reconcile the names in one directory a watcher saw change: names that appeared
+        or vanished without an event of their own (one scandir, no stat of the others).
 
-        A "directory modified" event accompanies every change of a file in it,
-        whose own event names what changed; what it can add is a name that
-        appeared or vanished without an event, so only names are compared with
-        the index (one scandir). A directory that vanished or cannot be listed
-        gets :meth:`sync_path`.
+        A directory that vanished or cannot be listed gets :meth:`sync_path`.
         """
         started = time.perf_counter()
         root = self.root_of(directory)
@@ -270,9 +243,8 @@ class Syncer:
     def _load_fresh(self, listed: Iterable[tuple[str, dict[str, FileStat]]], within: str) -> None:
         """Index a tree into an empty index: no row to compare with, one full-text build.
 
-        The rows are built as the store inserts them, inside its transaction,
-        so a stop between directories commits the directories done so far. A
-        tree without files writes nothing (no transaction to take or fail).
+        Rows are built as the store inserts them, so a stop between directories
+        commits those done. A tree without files takes no transaction.
         """
         now = time.time()
 
@@ -281,7 +253,7 @@ class Syncer:
                 for st in disk.values():
                     self._result.added += 1
                     self._advance()
-                    yield self.store.row(*read_file(st, within), now)
+                    yield file_row(*read_file(st, within), now)
 
         pending = rows()
         first = next(pending, None)
@@ -291,8 +263,6 @@ class Syncer:
     def _advance(self) -> None:
         if self.progress is not None:
             self.progress.advance()
-
-    # -- planning ---------------------------------------------------------
 
     def _reconcile_dir(self, directory: str, disk: dict[str, FileStat], within: str) -> None:
         stored = self.store.stats_in(directory)
@@ -331,8 +301,6 @@ class Syncer:
             self._queue(Upsert(st, parsed))
             res.updated += 1
 
-    # -- writing ----------------------------------------------------------
-
     def _queue(self, change: Change) -> None:
         self._pending.append(change)
         if len(self._pending) >= self.batch_size:
@@ -359,9 +327,5 @@ def _is_dir(entry: os.DirEntry[str]) -> bool:
 
 
 def _readable_now(st: FileStat, old: StoredStat) -> bool:
-    """False when a file indexed as readable can no longer be read.
-
-    ``chmod`` changes neither mtime nor size, so the stat signature alone would
-    keep a file that was locked after indexing listed (and selected) as fine.
-    """
+    """False when a file indexed as readable can no longer be read (a chmod keeps the stat)."""
     return old.error is not None or st.stat_error is not None or os.access(st.path, os.R_OK)
