@@ -1,14 +1,11 @@
 """Turn one file on disk into a :class:`ParsedFile`, never raising.
 
-The parser is total: whatever the bytes are, it returns a record, with
-``error`` set when the file cannot be used. Files over the size cap are read
-only as far as their header needs, so a stray multi-gigabyte log named
-``notes.md`` costs one bounded read.
+Whatever the bytes are, the result is a record, with ``error`` set when the
+file cannot be used. A file over the size cap is read only as far as its head.
 """
 
 from __future__ import annotations
 
-import datetime as dt
 import errno
 import hashlib
 import os
@@ -33,10 +30,8 @@ from memoryd.paths import SESSION_FILENAME, escaped
 
 MAX_FILE_BYTES = MAX_READ_BYTES
 """Files larger than this are not read whole."""
-
 HEAD_BYTES = 64 * 1024
 """How much of an oversized file is read: enough for any sane header."""
-
 
 SESSION_KEYS = (
     "schema_version",
@@ -68,16 +63,14 @@ def content_hash(data: bytes) -> str:
 def read_head(path: str, size_hint: int, within: str | None = None) -> tuple[bytes, bool]:
     """``(data, truncated)``: the whole file, or only its head when it is over the cap.
 
-    Raises OSError for unreadable files. Opened through
-    :func:`~memoryd.bounded_read.open_memory`: a link only to a file inside
-    ``within``, and a FIFO or a link swapped in after the stat is not read.
+    Raises OSError for unreadable files; opened with
+    :func:`~memoryd.bounded_read.open_memory` (a link only to a file inside ``within``).
     """
     fd = open_memory(path, within)
     try:
         if size_hint > MAX_FILE_BYTES:
             return _read_up_to(fd, HEAD_BYTES), True
-        # Ask for the size the stat saw (plus one byte, to notice growth): a read
-        # of the cap would allocate a 1 MiB buffer for every few-KiB memory.
+        # The size the stat saw, plus one byte to notice growth (not a 1 MiB buffer each).
         data = _read_up_to(fd, size_hint + 1, expected=size_hint)
         if len(data) > size_hint:  # grew since the stat: read on up to the cap
             data += _read_up_to(fd, MAX_FILE_BYTES + 1 - len(data))
@@ -89,11 +82,7 @@ def read_head(path: str, size_hint: int, within: str | None = None) -> tuple[byt
 
 
 def _read_up_to(fd: int, count: int, expected: int | None = None) -> bytes:
-    """``count`` bytes from ``fd``, fewer only at the end of the file.
-
-    A read that returns ``expected`` bytes is taken as the end of the file
-    (what the stat said), saving the extra read that would only confirm it.
-    """
+    """``count`` bytes from ``fd``, fewer only at the end of the file (or at ``expected``)."""
     data = os.read(fd, count)
     while 0 < len(data) < count and len(data) != expected:
         more = os.read(fd, count - len(data))
@@ -139,8 +128,7 @@ def _link_problem(path: str) -> str:
 def parse_file(path: str, filename: str, size_hint: int, within: str | None = None) -> ParsedFile:
     """Read and parse ``path``; every failure becomes ``error`` on the record.
 
-    ``within`` is the real path of the root: a symbolic link is followed only
-    to a file inside it, and not at all without it.
+    ``within`` is the root's real path: a symlink is followed only to a file inside it.
     """
     kind = classify(filename)
     try:
@@ -153,15 +141,11 @@ def parse_file(path: str, filename: str, size_hint: int, within: str | None = No
 
 
 def parse_bytes(data: bytes, kind: str, *, truncated: bool = False, size: int = 0) -> ParsedFile:
-    """Parse file content already in memory (also used by ``save`` to validate output).
-
-    Any exception, foreseen or not, becomes this file's error, so one file can
-    never stop the files after it.
-    """
+    """Parse file content already in memory; any exception becomes the file's error."""
     digest = content_hash(data)
     try:
         return _parse_data(data, kind, digest, truncated=truncated, size=size)
-    except Exception as exc:  # a bug's or a library's surprise: this file's error, not ours
+    except Exception as exc:
         return _failed(kind, digest, unexpected("could not parse the file", exc))
 
 
@@ -199,13 +183,8 @@ MAX_FIELD_CHARS = 1000
 
 
 def _cap_fields(record: ParsedFile) -> None:
-    """Cut a ``name`` or ``description`` over :data:`MAX_FIELD_CHARS`, visibly.
-
-    Cut once, at parse time, so the index, the rankers and every reply see the
-    same bounded value. It ends in ``… [cut: N characters]`` and the file gets a
-    warning. A file holding a credential is redacted before the cut, so the cut
-    cannot leave part of a value that no pattern then finds.
-    """
+    """Cut a ``name`` or ``description`` over :data:`MAX_FIELD_CHARS`, with a marker and
+    a warning; a credential is redacted first, so the cut cannot leave part of one."""
     for field in ("name", "description"):
         value = getattr(record, field)
         if value is None or len(value) <= MAX_FIELD_CHARS:
@@ -254,19 +233,15 @@ def _parse_text(text: str, kind: str, digest: str) -> ParsedFile:
 
 
 def _memory(fields: Mapping[str, object], body: str, digest: str) -> ParsedFile:
-    """A memory's header in either shape: flat, or Claude Code 2.1's nested ``metadata:``.
+    """A memory's header, flat or with Claude Code's nested ``metadata:``.
 
-    Claude Code writes ``name`` and ``description`` at the top and ``type``
-    under ``metadata:`` (with keys of its own such as ``originSessionId``);
-    folders mix that with the flat ``type:``. As in Claude Code, a nested key
-    wins over a flat one for ``type``; ``name`` and ``description`` are read
-    from the top first. Other keys, at either level, are left alone.
+    As in Claude Code, a nested ``type`` wins over a flat one; ``name`` and
+    ``description`` are read from the top first.
     """
     nested = fields.get("metadata")
     meta: Mapping[str, object] = nested if isinstance(nested, dict) else {}
 
     def field(key: str, *, nested_first: bool = False) -> tuple[bool, object, str]:
-        """(present, value, where) for ``key``; where is ``'metadata.key'`` when nested."""
         order = [(meta, f"metadata.{key}"), (fields, key)]
         for source, where in order if nested_first else order[::-1]:
             if key in source and source[key] is not None:
@@ -317,11 +292,7 @@ _HEADER_TEXT_KEPT = 300
 def _header_facts(
     fields: Mapping[str, object], nested: Mapping[str, object]
 ) -> dict[str, dict[str, str | list[str]]]:
-    """``{"header": {...}}`` with the :data:`MEMORY_HEADER_KEYS` a memory's header holds.
-
-    Kept under one key of the row's ``meta`` (never as a top-level ``status``,
-    which is a session's column), bounded in count and length.
-    """
+    """``{"header": {...}}``: the :data:`MEMORY_HEADER_KEYS` the header holds, bounded."""
     found: dict[str, str | list[str]] = {}
     for key in MEMORY_HEADER_KEYS:
         value = fields.get(key, nested.get(key))
@@ -360,8 +331,7 @@ def _first_paragraph(body: str, heading: str) -> str | None:
 
 
 def _jsonable(value: Any) -> Any:
-    if isinstance(value, dt.datetime | dt.date):
-        return value.isoformat()
+    """``value`` with string keys and lists only (the loader builds no dates)."""
     if isinstance(value, dict):
         return {str(k): _jsonable(v) for k, v in value.items()}
     if isinstance(value, list | tuple):

@@ -187,7 +187,8 @@ class Syncer:
                 return
             key = escaped(directory)
             seen.add(key)
-            yield key, {st.path: st for st in (stat_entry(e, directory, boundary) for e in entries)}
+            stats = (stat_entry(e, directory, boundary) for e in entries)
+            yield key, {st.path: st for st in stats if st is not None}
 
     def sync_path(self, path: str) -> SyncResult:
         """Reconcile one path a watcher reported: a file, a directory, or nothing (a path

@@ -530,7 +530,7 @@ def test_bulk_load_keeps_rows_another_writer_added_after_the_empty_check(tmp_pat
     Syncer(other).sync_path(str(files[3]))
     other.close()
     files[3].write_text("---\nname: rewritten\ndescription: d\ntype: user\n---\nnew body\n")
-    stats = [stat_entry(e, d) for d, entries in walk_dirs(str(root)) for e in entries]
+    stats = [st for d, entries in walk_dirs(str(root)) for e in entries if (st := stat_entry(e, d))]
     try:
         store.load_fresh(file_row(*read_file(st), time.time()) for st in stats)
         assert indexed_paths(store, root) == disk_paths(root)
