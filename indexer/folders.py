@@ -1,11 +1,7 @@
-"""What a folder holds, cheaply: whether it is a memory folder, and which subfolders are.
+"""Whether a folder is a memory folder, and what to say when one gives no memory.
 
-Used before anything is indexed: the daemon watches a folder named only by a
-request when it is a memory folder itself (:func:`is_memory_folder`: a
-``MEMORY.md``, or a ``*.md`` file that opens with a ``---`` header, directly
-in it; a checkout's README does not make one), and an empty answer from a
-folder says what was searched (``did you mean DIR/memory?``) instead of
-looking like "nothing relevant".
+A memory folder directly holds ``MEMORY.md`` or a ``*.md`` file opening with a
+``---`` header (a checkout's README does not make one).
 """
 
 from __future__ import annotations
@@ -22,40 +18,29 @@ HEADERS_PROBED = 64
 """How many ``*.md`` files of a folder are opened to look for a header, at most."""
 
 
-def memory_file_count(path: str) -> int:
-    """``*.md`` files directly in ``path`` (0 when it cannot be read)."""
-    try:
-        with os.scandir(path) as entries:
-            return sum(1 for e in entries if is_memory_filename(e.name) and e.is_file())
-    except OSError:
-        return 0
-
-
 def is_memory_folder(path: str) -> bool:
-    """True when ``path`` directly holds ``MEMORY.md`` or a ``*.md`` file with a header.
-
-    Only regular files count (no links, no FIFOs); at most
-    :data:`HEADERS_PROBED` files are opened, for their first bytes.
-    """
-    try:
-        with os.scandir(path) as it:
-            entries = [e for e in it if is_memory_filename(e.name) and _regular(e)]
-    except OSError:
-        return False
+    """True when ``path`` directly holds ``MEMORY.md`` or a ``*.md`` file with a header
+    (regular files only; at most :data:`HEADERS_PROBED` opened)."""
+    entries = _memory_files(path)
     if any(e.name == INDEX_FILENAME for e in entries):
         return True
     return any(_opens_with_header(e.path) for e in entries[:HEADERS_PROBED])
 
 
-def _regular(entry: os.DirEntry[str]) -> bool:
+def _memory_files(path: str, links: bool = False) -> list[os.DirEntry[str]]:
+    """The ``*.md`` files directly in ``path``, links to files too if asked (none when it
+    cannot be read)."""
     try:
-        return entry.is_file(follow_symlinks=False)
+        with os.scandir(path) as it:
+            return [
+                e for e in it if is_memory_filename(e.name) and e.is_file(follow_symlinks=links)
+            ]
     except OSError:
-        return False
+        return []
 
 
 def _opens_with_header(path: str) -> bool:
-    """The file's first line is ``---`` (after a BOM): a front matter header, as memories open."""
+    """The file's first line is ``---`` (after a BOM), as a memory's header opens."""
     try:
         fd = open_regular(path, follow=False)
     except OSError:
@@ -85,7 +70,7 @@ def memory_subfolders(path: str) -> list[str]:
 
 def empty_folder_note(directory: str) -> str:
     """Why a folder with no valid memory gave nothing, naming likelier folders."""
-    count = memory_file_count(directory)
+    count = len(_memory_files(directory, links=True))
     if count and is_memory_folder(directory):
         return (
             f"no valid memories in {directory} ({count} file(s): an index, sessions or "

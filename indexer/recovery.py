@@ -1,13 +1,9 @@
-"""Open the index, or set a damaged one aside and start over.
+"""Open the index, or set a damaged, deleted or replaced one aside and start over.
 
-The index is a cache of the files: a damaged database (truncated, garbage
-header or pages) is renamed ``<name>.corrupt-<time>`` (kept, never deleted), a
-fresh one is created with whatever telemetry and roots could still be read
-from the old, and the start-up reconcile rebuilds the rest. Only the daemon
-does this, holding the pidfile lock. Damage met while running (a query or
-write answered ``SQLITE_CORRUPT``) is told apart from a full disk or a held
-lock by :func:`trouble`; a file deleted or replaced under the daemon
-(:func:`replaced`) is started over the same way (:func:`reopen`).
+The index is a cache of the files: a damaged database is renamed
+``<name>.corrupt-<time>`` (kept), and a fresh one gets whatever telemetry and
+roots could still be read from it; the next reconcile rebuilds the rest.
+:func:`trouble` tells damage from a full disk or a held lock.
 """
 
 from __future__ import annotations
@@ -36,11 +32,8 @@ UNWRITABLE = "unwritable"
 
 
 def trouble(exc: BaseException) -> tuple[str, str] | None:
-    """``(DAMAGED or UNWRITABLE, reason)`` when ``exc`` comes from the index's storage, else None.
-
-    Follows the exception's causes (a :class:`StoreError` keeps SQLite's error
-    as its cause) and reads SQLite's primary result code.
-    """
+    """``(DAMAGED or UNWRITABLE, reason)`` when ``exc`` (or one of its causes) comes from
+    the index's storage, else None."""
     seen: BaseException | None = exc
     for _ in range(8):
         if seen is None:
@@ -58,11 +51,7 @@ def trouble(exc: BaseException) -> tuple[str, str] | None:
 
 
 def replaced(store: IndexStore) -> str | None:
-    """Why ``store``'s path no longer names its database (deleted, or another file), else None.
-
-    Writes to a deleted file still succeed, and each reader keeps the file it
-    opened, so nothing fails to say so: the path's inode is compared instead.
-    """
+    """Why ``store``'s path no longer names its database (deleted, or another file), else None."""
     try:
         st = os.stat(store.path)
     except FileNotFoundError:
@@ -77,10 +66,8 @@ def replaced(store: IndexStore) -> str | None:
 def reopen(store: IndexStore, reason: str) -> tuple[IndexStore, Recovery | None]:
     """A new store at the path of ``store`` (closed), whose file was deleted or replaced.
 
-    Its own ``-wal``/``-shm`` still at the path are removed first: SQLite would
-    read them as the new file's. A replacement is set aside as damage is (kept,
-    what can be read of its telemetry and roots copied): it may be anything,
-    and another process may still hold it open.
+    Its own ``-wal``/``-shm`` still there are removed first; a replacement is set
+    aside as damage is.
     """
     for suffix in SIDE_FILES:
         side = f"{store.path}{suffix}"
@@ -102,13 +89,8 @@ class Recovery:
 
 
 def damage(path: Path) -> str | None:
-    """Why the database at ``path`` is damaged, or None when it is sound (or absent).
-
-    ``PRAGMA quick_check`` reads every page, so garbage pages are found at
-    start-up instead of by the first query that happens to touch them.
-    Errors that are not damage (permissions, a directory) are left for
-    :class:`IndexStore` to report.
-    """
+    """Why the database at ``path`` is damaged (``PRAGMA quick_check``), or None when it is
+    sound or absent; errors that are not damage are left for :class:`IndexStore`."""
     if not path.is_file():
         return None
     try:
@@ -122,11 +104,8 @@ def damage(path: Path) -> str | None:
 
 
 def open_or_recover(path: Path, found: str | None = None) -> tuple[IndexStore, Recovery | None]:
-    """An :class:`IndexStore` at ``path``; a damaged file is set aside first.
-
-    ``found`` is damage already seen (a query answered ``SQLITE_CORRUPT``):
-    the file is set aside even if a quick check would pass it.
-    """
+    """An :class:`IndexStore` at ``path``; a damaged file (or ``found``: damage already
+    seen) is set aside first."""
     reason = damage(path) or found
     if reason is None:
         return IndexStore(path), None

@@ -113,8 +113,7 @@ def _stat(
         shown = escaped(path)
         why = f"path {problem} (shown escaped); rename it to index the file"
         return _failed(path, escaped(directory), os.path.basename(shown), why, key=shown, size=True)
-    is_link = entry.is_symlink() if entry is not None else os.path.islink(path)
-    if boundary is not None and is_link:
+    if boundary is not None and _is_link(path, entry):
         target = os.path.realpath(path)
         if target != boundary and not target.startswith(boundary.rstrip("/") + "/"):
             why = f"symlink points outside the root (to {escaped(target)!r}); not followed"
@@ -122,12 +121,16 @@ def _stat(
     try:
         st = entry.stat() if entry is not None else os.stat(path)
     except OSError as exc:
-        if not is_link:
+        if not _is_link(path, entry):
             return None
         return _failed(path, directory, filename, describe_os_error(exc, path))
     if not stat.S_ISREG(st.st_mode):
         return _failed(path, directory, filename, "not a regular file")
     return FileStat(path, directory, filename, st.st_mtime_ns, st.st_size, st.st_ino)
+
+
+def _is_link(path: str, entry: os.DirEntry[str] | None) -> bool:
+    return entry.is_symlink() if entry is not None else os.path.islink(path)
 
 
 def _failed(

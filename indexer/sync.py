@@ -12,7 +12,6 @@ loads every file without a lookup (:meth:`~memoryd.indexer.store.IndexStore.load
 from __future__ import annotations
 
 import os
-import stat
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -63,22 +62,11 @@ def read_file(st: FileStat, within: str | None = None) -> tuple[FileStat, Parsed
         return st, error
     for _ in range(_STABLE_READS):
         parsed = parse_file(st.path, st.filename, st.size, within)
-        if _unchanged(st):
-            break
         after = stat_path(st.path)
         if after is None or after.signature == st.signature:
             break
         st = after
     return st, parsed
-
-
-def _unchanged(st: FileStat) -> bool:
-    """The common case of the check after a read, without building a new record."""
-    try:
-        now = os.stat(st.path)
-    except OSError:
-        return False
-    return (now.st_mtime_ns, now.st_size, now.st_ino) == st.signature and stat.S_ISREG(now.st_mode)
 
 
 class Progress(Protocol):
@@ -128,14 +116,12 @@ class Syncer:
     def __init__(
         self,
         store: IndexStore,
-        batch_size: int = BATCH_SIZE,
         progress: Progress | None = None,
         should_stop: Callable[[], bool] = lambda: False,
         root_of: Callable[[str], str | None] = lambda path: None,
     ) -> None:
         self.store = store
         self.root_of = root_of
-        self.batch_size = batch_size
         self.progress = progress
         self.should_stop = should_stop
         self._pending: list[Change] = []
@@ -197,7 +183,6 @@ class Syncer:
         root = self.root_of(path)
         skipped = root is not None and skipped_below(root, path)
         if not skipped and os.path.isdir(path) and not os.path.islink(path):
-            self._flush()
             return self.sync_tree(path)
         key = escaped(path)
         boundary = self._boundary(path, os.path.dirname(path))
@@ -220,15 +205,10 @@ class Syncer:
         root = self.root_of(directory)
         if root is not None and skipped_below(root, directory):
             return self.sync_path(directory)
-        try:
-            with os.scandir(directory) as it:
-                on_disk = {
-                    escaped(e.path): e.path
-                    for e in it
-                    if is_memory_filename(e.name) and not _is_dir(e)
-                }
-        except OSError:
+        listed = next(walk_dirs(directory), None)
+        if listed is None:
             return self.sync_path(directory)
+        on_disk = {escaped(e.path): e.path for e in listed[1]}
         stored = self.store.paths_in(escaped(directory))
         boundary = self._boundary(directory, directory)
         for key in sorted(on_disk.keys() - stored):
@@ -304,7 +284,7 @@ class Syncer:
 
     def _queue(self, change: Change) -> None:
         self._pending.append(change)
-        if len(self._pending) >= self.batch_size:
+        if len(self._pending) >= BATCH_SIZE:
             self._flush()
 
     def _flush(self) -> None:
@@ -317,14 +297,6 @@ class Syncer:
         result, self._result = self._result, SyncResult()
         result.seconds = time.perf_counter() - started
         return result
-
-
-def _is_dir(entry: os.DirEntry[str]) -> bool:
-    """As the full scan decides it: a real directory (not a link to one) is no file."""
-    try:
-        return entry.is_dir(follow_symlinks=False)
-    except OSError:
-        return True  # the full scan skips an entry it cannot classify
 
 
 def _readable_now(st: FileStat, old: StoredStat) -> bool:
