@@ -12,7 +12,7 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-from memoryd.bounded_read import MAX_READ_BYTES, NotAFile, OutsideFolder, open_memory
+from memoryd.bounded_read import MAX_READ_BYTES, NotAFile, OutsideFolder, open_memory, read_fd
 from memoryd.indexer.frontmatter import FrontmatterError, load_header, split
 from memoryd.indexer.records import (
     ERROR_PARSE,
@@ -66,30 +66,13 @@ def read_head(path: str, size_hint: int, within: str | None = None) -> tuple[byt
     Raises OSError for unreadable files; opened with
     :func:`~memoryd.bounded_read.open_memory` (a link only to a file inside ``within``).
     """
+    big = size_hint > MAX_FILE_BYTES
     fd = open_memory(path, within)
     try:
-        if size_hint > MAX_FILE_BYTES:
-            return _read_up_to(fd, HEAD_BYTES), True
-        # The size the stat saw, plus one byte to notice growth (not a 1 MiB buffer each).
-        data = _read_up_to(fd, size_hint + 1, expected=size_hint)
-        if len(data) > size_hint:  # grew since the stat: read on up to the cap
-            data += _read_up_to(fd, MAX_FILE_BYTES + 1 - len(data))
-        if len(data) <= MAX_FILE_BYTES:
-            return data, False
-        return data[:HEAD_BYTES], True
+        data, more = read_fd(fd, HEAD_BYTES if big else MAX_FILE_BYTES)
     finally:
         os.close(fd)
-
-
-def _read_up_to(fd: int, count: int, expected: int | None = None) -> bytes:
-    """``count`` bytes from ``fd``, fewer only at the end of the file (or at ``expected``)."""
-    data = os.read(fd, count)
-    while 0 < len(data) < count and len(data) != expected:
-        more = os.read(fd, count - len(data))
-        if not more:
-            break
-        data += more
-    return data
+    return (data[:HEAD_BYTES], True) if more or big else (data, False)
 
 
 def describe_os_error(exc: OSError, path: str) -> str:
@@ -249,34 +232,30 @@ def _memory(fields: Mapping[str, object], body: str, digest: str) -> ParsedFile:
         return key in fields or key in meta, None, key
 
     has_description, description, where = field("description")
+    _, name, name_at = field("name")
+    _, mtype, type_at = field("type", nested_first=True)
     if not has_description:
-        return _failed(KIND_MEMORY, digest, "frontmatter has no 'description'")
-    if not isinstance(description, str):
+        problem = "frontmatter has no 'description'"
+    elif not isinstance(description, str):
         got = "nothing" if description is None else type(description).__name__
-        return _failed(KIND_MEMORY, digest, f"'{where}' must be a string, got {got}")
-    if not description.strip():
-        return _failed(KIND_MEMORY, digest, f"'{where}' is empty")
-    _, name, where = field("name")
-    if name is not None and not isinstance(name, str):
-        return _failed(
-            KIND_MEMORY, digest, f"'{where}' must be a string, got {type(name).__name__}"
+        problem = f"'{where}' must be a string, got {got}"
+    elif not description.strip():
+        problem = f"'{where}' is empty"
+    elif name is not None and not isinstance(name, str):
+        problem = f"'{name_at}' must be a string, got {type(name).__name__}"
+    elif mtype is not None and mtype not in MEMORY_TYPES:
+        problem = f"invalid {type_at} {mtype!r} (expected one of {', '.join(MEMORY_TYPES)})"
+    else:
+        return ParsedFile(
+            kind=KIND_MEMORY,
+            content_hash=digest,
+            name=name.strip() if isinstance(name, str) and name else None,
+            description=" ".join(description.split()),
+            type=None if mtype is None else str(mtype),
+            body=body,
+            meta=_header_facts(fields, meta),
         )
-    _, mtype, where = field("type", nested_first=True)
-    if mtype is not None and mtype not in MEMORY_TYPES:
-        return _failed(
-            KIND_MEMORY,
-            digest,
-            f"invalid {where} {mtype!r} (expected one of {', '.join(MEMORY_TYPES)})",
-        )
-    return ParsedFile(
-        kind=KIND_MEMORY,
-        content_hash=digest,
-        name=name.strip() if name else None,
-        description=" ".join(description.split()),
-        type=None if mtype is None else str(mtype),
-        body=body,
-        meta=_header_facts(fields, nested if isinstance(nested, dict) else {}),
-    )
+    return _failed(KIND_MEMORY, digest, problem)
 
 
 MEMORY_HEADER_KEYS = (
@@ -313,7 +292,6 @@ def _session(fields: Mapping[str, object], body: str, digest: str) -> ParsedFile
         content_hash=digest,
         name=str(meta.get("project-name") or ""),
         description=summary,
-        type=None,
         body=body,
         meta=meta,
     )

@@ -5,10 +5,9 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import sqlite3
 from dataclasses import dataclass, field
 from operator import itemgetter
-from typing import Any
+from typing import Any, NamedTuple
 
 from memoryd._unicode_words import unspaced_grams
 from memoryd.indexer.queries import FILES_TABLE
@@ -64,9 +63,8 @@ class ParsedFile:
     """Lines that look like credentials: ``[{"line": n, "kind": "..."}]``."""
 
 
-@dataclass(frozen=True, slots=True)
-class StoredStat:
-    """The change-detection columns of one indexed row."""
+class StoredStat(NamedTuple):
+    """The change-detection columns of one indexed row (:data:`STAT_COLUMNS`, in order)."""
 
     mtime_ns: int
     size: int
@@ -79,13 +77,8 @@ class StoredStat:
     def signature(self) -> tuple[int, int, int]:
         return (self.mtime_ns, self.size, self.inode)
 
-    @classmethod
-    def from_row(cls, row: sqlite3.Row) -> StoredStat:
-        return cls(**{name: row[name] for name in _STAT_FIELDS})
 
-
-_STAT_FIELDS = tuple(f.name for f in dataclasses.fields(StoredStat))
-STAT_COLUMNS = ", ".join(_STAT_FIELDS)
+STAT_COLUMNS = ", ".join(StoredStat._fields)
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,21 +123,10 @@ UPSERT_SQL = f"{INSERT_SQL} ON CONFLICT(path) DO UPDATE SET " + ", ".join(
 
 DIRECTORY = FILES_TABLE.index("directory")
 """Where a row holds its file's directory."""
+CITED = itemgetter(*(FILES_TABLE.index(c) for c in ("path", "kind", "description", "body")))
+"""A row's ``(path, kind, description, body)``: what its citations are taken from."""
 
 _IN_TABLE_ORDER = itemgetter(*FILES_TABLE)
-
-
-def redacted(parsed: ParsedFile) -> ParsedFile:
-    """What the index keeps of a parse: credentials replaced by their kind, in every field."""
-    if not parsed.secrets:
-        return parsed
-    return dataclasses.replace(
-        parsed,
-        name=redact_value(parsed.name),
-        description=redact_value(parsed.description),
-        body=redact_value(parsed.body),
-        meta=redact_value(parsed.meta),
-    )
 
 
 def file_row(stat: FileStat, parsed: ParsedFile, now: float) -> Row:
@@ -158,7 +140,14 @@ def file_row(stat: FileStat, parsed: ParsedFile, now: float) -> Row:
 
 
 def _file_row(stat: FileStat, parsed: ParsedFile, now: float) -> Row:
-    parsed = redacted(parsed)
+    if parsed.secrets:  # the raw value stays in the memory file and nowhere else
+        parsed = dataclasses.replace(
+            parsed,
+            name=redact_value(parsed.name),
+            description=redact_value(parsed.description),
+            body=redact_value(parsed.body),
+            meta=redact_value(parsed.meta),
+        )
     meta = parsed.meta
     # load_last matches on the filename, so the project comes from there too.
     is_session = parsed.kind == KIND_SESSION

@@ -21,6 +21,7 @@ from memoryd.errors import StoreError
 from memoryd.indexer.citations import add_citations, replace_citations
 from memoryd.indexer.queries import under, under_args
 from memoryd.indexer.records import (
+    CITED,
     DIRECTORY,
     INSERT_SQL,
     KIND_MEMORY,
@@ -33,7 +34,6 @@ from memoryd.indexer.records import (
     Touch,
     Upsert,
     file_row,
-    redacted,
 )
 from memoryd.indexer.schema import migrate, needs_migration
 from memoryd.paths import make_private_dirs
@@ -218,7 +218,7 @@ class IndexStore:
         rows = self.conn.execute(
             f"SELECT path, {STAT_COLUMNS} FROM files WHERE directory = ?", (directory,)
         )
-        return {r["path"]: StoredStat.from_row(r) for r in rows}
+        return {r[0]: StoredStat(*r[1:]) for r in rows}
 
     def paths_in(self, directory: str) -> set[str]:
         """The paths of the files indexed directly in ``directory`` (no other column)."""
@@ -229,7 +229,7 @@ class IndexStore:
         r = self.conn.execute(
             f"SELECT {STAT_COLUMNS} FROM files WHERE path = ?", (path,)
         ).fetchone()
-        return None if r is None else StoredStat.from_row(r)
+        return None if r is None else StoredStat(*r)
 
     def directories_under(self, root: str) -> list[str]:
         """Indexed directories equal to or below ``root``."""
@@ -257,9 +257,7 @@ class IndexStore:
                 conn.executemany("DELETE FROM files WHERE path = ?", deletes)
             if upserts:
                 conn.executemany(UPSERT_SQL, upserts)
-                replace_citations(
-                    conn, _citation_sources(c for c in changes if isinstance(c, Upsert))
-                )
+                replace_citations(conn, map(CITED, upserts))
             if touches:
                 conn.executemany(
                     "UPDATE files SET mtime_ns = ?, size = ?, inode = ?, indexed_at = ? "
@@ -348,9 +346,3 @@ def _bump_versions(conn: sqlite3.Connection, dirs: Iterable[str], now: float) ->
         "updated_at = excluded.updated_at",
         [(d, now) for d in sorted(dirs)],
     )
-
-
-def _citation_sources(upserts: Iterable[Upsert]) -> Iterator[tuple[str, str, str | None, str]]:
-    for c in upserts:
-        parsed = redacted(c.parsed)
-        yield c.stat.path, parsed.kind, parsed.description, parsed.body
