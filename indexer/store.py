@@ -1,9 +1,5 @@
-"""The SQLite index: one writer connection, many read-only readers.
-
-Every write goes through one :class:`IndexStore` (give it one thread), each
-inside ``BEGIN IMMEDIATE``. Readers open their own ``mode=ro`` connections
-(:func:`open_reader`); WAL lets them read while the writer commits.
-"""
+"""The SQLite index: one writer connection (:class:`IndexStore`, one thread, every write
+in ``BEGIN IMMEDIATE``), and read-only readers (:func:`open_reader`) beside it in WAL mode."""
 
 from __future__ import annotations
 
@@ -77,7 +73,7 @@ def _connect(path: Path, *, readonly: bool) -> sqlite3.Connection:
         if not readonly:
             conn.execute("PRAGMA journal_mode = WAL")
             conn.execute("PRAGMA synchronous = NORMAL")
-        # Touch the schema so "file is not a database" surfaces here, not later.
+        # "file is not a database" surfaces here, not later.
         conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
     except (sqlite3.Error, OSError) as exc:
         raise StoreError(f"cannot open index at {path}: {exc}") from None
@@ -132,8 +128,7 @@ class IndexStore:
         """Bumped after every write commits: readers in this process key caches on it."""
         self.db = sqlite_utils.Database(self.conn)
         try:
-            # Read first: an up-to-date index opens without the write lock, so a
-            # full disk or another process holding the lock does not stop a start.
+            # An up-to-date index opens without the write lock (a full disk does not stop it).
             if needs_migration(self.db):
                 with self.transaction():
                     migrate(self.db)
@@ -226,6 +221,7 @@ class IndexStore:
         return {r[0] for r in rows}
 
     def stat_of(self, path: str) -> StoredStat | None:
+        """Change-detection columns of one path's row, if it has one."""
         r = self.conn.execute(
             f"SELECT {STAT_COLUMNS} FROM files WHERE path = ?", (path,)
         ).fetchone()
@@ -265,7 +261,6 @@ class IndexStore:
                     touches,
                 )
             _bump_versions(conn, dirs, now)
-        # After the commit, so a reader that saw the old number re-reads.
         self.generation += 1
         return self.conn.total_changes - before
 
@@ -291,8 +286,7 @@ class IndexStore:
                 "SELECT sql FROM sqlite_master WHERE type = 'trigger' AND name = 'files_ai'"
             ).fetchone()
             conn.execute('DROP TRIGGER "files_ai"')
-            # Checked again inside the transaction: another writer may have indexed
-            # some of these paths since the caller saw the table empty.
+            # Another writer may have indexed some of these paths since the caller looked.
             empty = conn.execute("SELECT 1 FROM files LIMIT 1").fetchone() is None
             conn.executemany(INSERT_SQL if empty else UPSERT_SQL, noting_dirs())
             conn.execute("INSERT INTO files_fts(files_fts) VALUES ('rebuild')")

@@ -1,12 +1,8 @@
 """Make the index equal to the disk, reading only what changed.
 
-A file whose ``(mtime_ns, size, inode)`` matches its row is not read; a changed
-one is read and hashed, and equal bytes only refresh the stat columns; rows of
-files that are gone are deleted. Files that could not be read are retried on
-every pass (a chmod does not change mtime) and rewritten only when the outcome
-differs, so a pass over an unchanged tree writes nothing. Full scans and the
-watcher's hints share this decision; only a first index into an empty index
-loads every file without a lookup (:meth:`~memoryd.indexer.store.IndexStore.load_fresh`).
+A file whose ``(mtime_ns, size, inode)`` matches its row is not read; equal bytes
+only refresh the stat; rows of files gone are deleted; files that could not be
+read are retried on every pass. A pass over an unchanged tree writes nothing.
 """
 
 from __future__ import annotations
@@ -107,10 +103,8 @@ class SyncResult:
 class Syncer:
     """Plans changes per directory and writes them in batches through one store.
 
-    ``should_stop`` is asked before each directory of a full scan. ``root_of``
-    names the root a path is under; a symlinked file is followed only to a
-    target inside it (without one, inside the tree being scanned). Rows are
-    keyed by :func:`~memoryd.paths.escaped` paths.
+    ``should_stop`` is asked before each directory of a full scan; ``root_of``
+    names the root a path is under (symlinks are followed only inside it).
     """
 
     def __init__(
@@ -122,7 +116,7 @@ class Syncer:
     ) -> None:
         self.store = store
         self.root_of = root_of
-        self.progress = progress
+        self._advance = progress.advance if progress is not None else lambda: None
         self.should_stop = should_stop
         self._pending: list[Change] = []
         self._result = SyncResult()
@@ -130,10 +124,7 @@ class Syncer:
     def sync_trees(
         self, roots: list[str], listed: Mapping[str, Listing] | None = None
     ) -> SyncResult:
-        """Reconcile several roots (``listed``: trees already walked, by root); one result.
-
-        Into an empty index every root is loaded (:meth:`_load_fresh`).
-        """
+        """Reconcile several roots (``listed``: trees already walked, by root); one result."""
         started = time.perf_counter()
         fresh = self.store.is_empty()
         for root in roots:
@@ -196,11 +187,8 @@ class Syncer:
         return self._finish(started)
 
     def sync_listing(self, directory: str) -> SyncResult:
-        """Reconcile the names in one directory a watcher saw change: names that appeared
-        or vanished without an event of their own (one scandir, no stat of the others).
-
-        A directory that vanished or cannot be listed gets :meth:`sync_path`.
-        """
+        """Reconcile the names that appeared or vanished in one directory (one scandir);
+        one that vanished or cannot be listed gets :meth:`sync_path`."""
         started = time.perf_counter()
         root = self.root_of(directory)
         if root is not None and skipped_below(root, directory):
@@ -222,11 +210,8 @@ class Syncer:
         return os.path.realpath(self.root_of(path) or fallback)
 
     def _load_fresh(self, listed: Iterable[tuple[str, dict[str, FileStat]]], within: str) -> None:
-        """Index a tree into an empty index: no row to compare with, one full-text build.
-
-        Rows are built as the store inserts them, so a stop between directories
-        commits those done. A tree without files takes no transaction.
-        """
+        """Index a tree into an empty index (no lookups, one full-text build); a stop
+        between directories commits those done, a tree without files writes nothing."""
         now = time.time()
 
         def rows() -> Iterator[Row]:
@@ -240,10 +225,6 @@ class Syncer:
         first = next(pending, None)
         if first is not None:
             self._result.rows_written += self.store.load_fresh(chain([first], pending))
-
-    def _advance(self) -> None:
-        if self.progress is not None:
-            self.progress.advance()
 
     def _reconcile_dir(self, directory: str, disk: dict[str, FileStat], within: str) -> None:
         stored = self.store.stats_in(directory)
@@ -260,7 +241,7 @@ class Syncer:
     def _reconcile_one(
         self, st: FileStat | None, path: str, old: StoredStat | None, within: str
     ) -> None:
-        """Bring one row in line with the disk; content is read only inside ``within``."""
+        """Bring one row in line with the disk (``st`` None: nothing there)."""
         res = self._result
         if st is None:
             if old is not None:
