@@ -8,6 +8,7 @@ read are retried on every pass. A pass over an unchanged tree writes nothing.
 from __future__ import annotations
 
 import os
+import stat
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -58,11 +59,22 @@ def read_file(st: FileStat, within: str | None = None) -> tuple[FileStat, Parsed
         return st, error
     for _ in range(_STABLE_READS):
         parsed = parse_file(st.path, st.filename, st.size, within)
+        if _unchanged(st):
+            break
         after = stat_path(st.path)
         if after is None or after.signature == st.signature:
             break
         st = after
     return st, parsed
+
+
+def _unchanged(st: FileStat) -> bool:
+    """The common case of the check after a read, without building a new record."""
+    try:
+        now = os.stat(st.path)
+    except OSError:
+        return False
+    return (now.st_mtime_ns, now.st_size, now.st_ino) == st.signature and stat.S_ISREG(now.st_mode)
 
 
 class Progress(Protocol):
