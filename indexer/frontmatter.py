@@ -141,6 +141,8 @@ def reject_aliases(yaml_text: str, first_line: int = 2) -> None:
 _YAML_TYPES = {list: "list", str: "string", bool: "boolean", int: "number", float: "number"}
 
 
+# dict[str, Any]: a file's front matter, any YAML mapping its author wrote; readers check
+# the keys they use.
 def load_mapping(yaml_text: str) -> dict[str, Any]:
     """Parse frontmatter YAML; it must be a mapping with string keys."""
     reject_aliases(yaml_text)
@@ -166,6 +168,7 @@ _YAML_SYNTAX = frozenset("\"'[{|>&*!%@`")
 """Characters a plain value cannot start with: the author wrote YAML syntax there."""
 
 
+# dict[str, Any]: a YAML mapping, any JSON-shaped values.
 def load_header(yaml_text: str) -> tuple[dict[str, Any], str | None]:
     """The header's mapping, and a warning when it had to be read leniently.
 
@@ -186,6 +189,7 @@ def load_header(yaml_text: str) -> tuple[dict[str, Any], str | None]:
         )
 
 
+# dict[str, Any]: string values, and one nested mapping level.
 def _plain_lines(yaml_text: str) -> dict[str, Any] | None:
     """``yaml_text`` as ``key: value`` lines (see :func:`load_header`), or None if it is not."""
     fields: dict[str, Any] = {}
