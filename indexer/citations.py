@@ -136,23 +136,21 @@ def _outside_checkout(path: str) -> bool:
 
 
 def replace_citations(
-    conn: sqlite3.Connection, rows: Iterable[tuple[str, str, str | None, str | None]]
+    conn: sqlite3.Connection,
+    rows: Iterable[tuple[str, str, str | None, str | None]],
+    *,
+    fresh: bool = False,
 ) -> None:
-    """Re-extract citations for ``(path, kind, description, body)`` rows being upserted."""
+    """Extract the citations of ``(path, kind, description, body)`` rows being written, in
+    place of those stored (``fresh``: rows that have none stored yet)."""
     batch = list(rows)
-    conn.executemany("DELETE FROM citations WHERE path = ?", [(r[0],) for r in batch])
-    add_citations(conn, batch)
-
-
-def add_citations(
-    conn: sqlite3.Connection, rows: Iterable[tuple[str, str, str | None, str | None]]
-) -> None:
-    """Extract citations for rows that have none stored yet (a first index)."""
+    if not fresh:
+        conn.executemany("DELETE FROM citations WHERE path = ?", [(r[0],) for r in batch])
     conn.executemany(
         "INSERT INTO citations(path, target, kind, line) VALUES (?, ?, ?, ?)",
         [
             (path, c.target, c.kind, c.line)
-            for path, kind, description, body in rows
+            for path, kind, description, body in batch
             if kind == KIND_MEMORY
             for c in extract(description, body)
         ],

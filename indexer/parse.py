@@ -56,16 +56,9 @@ def classify(filename: str) -> str:
     return KIND_MEMORY
 
 
-def content_hash(data: bytes) -> str:
-    return hashlib.blake2b(data, digest_size=16).hexdigest()
-
-
 def read_head(path: str, size_hint: int, within: str | None = None) -> tuple[bytes, bool]:
-    """``(data, truncated)``: the whole file, or only its head when it is over the cap.
-
-    Raises OSError for unreadable files; opened with
-    :func:`~memoryd.bounded_read.open_memory` (a link only to a file inside ``within``).
-    """
+    """``(data, truncated)``: the whole file, or its head when over the cap; raises OSError
+    (a symlink is followed only to a file inside ``within``)."""
     big = size_hint > MAX_FILE_BYTES
     fd = open_memory(path, within)
     try:
@@ -114,10 +107,8 @@ def _link_problem(path: str) -> str:
 
 
 def parse_file(path: str, filename: str, size_hint: int, within: str | None = None) -> ParsedFile:
-    """Read and parse ``path``; every failure becomes ``error`` on the record.
-
-    ``within`` is the root's real path: a symlink is followed only to a file inside it.
-    """
+    """Read and parse ``path`` (links followed only inside ``within``); every failure
+    becomes ``error`` on the record."""
     kind = classify(filename)
     try:
         data, truncated = read_head(path, size_hint, within)
@@ -130,7 +121,7 @@ def parse_file(path: str, filename: str, size_hint: int, within: str | None = No
 
 def parse_bytes(data: bytes, kind: str, *, truncated: bool = False, size: int = 0) -> ParsedFile:
     """Parse file content already in memory; any exception becomes the file's error."""
-    digest = content_hash(data)
+    digest = hashlib.blake2b(data, digest_size=16).hexdigest()
     try:
         return _parse_data(data, kind, digest, truncated=truncated, size=size)
     except Exception as exc:

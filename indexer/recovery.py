@@ -64,11 +64,8 @@ def replaced(store: IndexStore) -> str | None:
 
 
 def reopen(store: IndexStore, reason: str) -> tuple[IndexStore, Recovery | None]:
-    """A new store at the path of ``store`` (closed), whose file was deleted or replaced.
-
-    Its own ``-wal``/``-shm`` still there are removed first; a replacement is set
-    aside as damage is.
-    """
+    """A new store at the path of ``store`` (closed), whose file was deleted or replaced
+    (its own ``-wal``/``-shm`` removed first; a replacement set aside as damage is)."""
     for suffix in SIDE_FILES:
         side = f"{store.path}{suffix}"
         with contextlib.suppress(OSError):

@@ -96,10 +96,9 @@ def stat_entry(
 def stat_path(path: str, boundary: str | None = None) -> FileStat | None:
     """Stat a memory file through symlinks, without reading it; None when nothing is there.
 
-    Keyed by :func:`~memoryd.paths.escaped` names. A name that is not UTF-8 or
-    holds a control character (its bytes are never read), a symlink that
-    resolves outside ``boundary`` (the root's real path) or cannot be followed,
-    and anything but a regular file are error entries.
+    Keyed by :func:`~memoryd.paths.escaped` names. A name that is not UTF-8 or holds a
+    control character, a symlink that resolves outside ``boundary`` (the root's real
+    path) or cannot be followed, and anything but a regular file are error entries.
     """
     directory, filename = os.path.split(path)
     return _stat(path, directory, filename, boundary, None)

@@ -97,10 +97,8 @@ def needs_migration(db: sqlite_utils.Database) -> bool:
 
 
 def migrate(db: sqlite_utils.Database) -> None:
-    """Apply pending migrations in order; the caller holds a write transaction.
-
-    Raises ValueError for an index written by a newer memoryd (unknown migration names).
-    """
+    """Apply pending migrations in order (the caller holds a write transaction); raise
+    ValueError for an index written by a newer memoryd (unknown migration names)."""
     if "_migrations" not in db.table_names():
         db.execute("CREATE TABLE _migrations (id INTEGER PRIMARY KEY, name TEXT, applied_at REAL)")
     done = applied(db)

@@ -120,18 +120,10 @@ def find_secrets(text: str) -> list[dict[str, object]]:
     if not _may_hold_secret(text):
         return found
     for number, line in enumerate(text.splitlines(), start=1):
-        kind = _first_kind(line)
+        kind = next((k for w in _windows(line) for k, p in _PATTERNS if p.search(w)), None)
         if kind is not None:
             found.append({"line": number, "kind": kind})
     return found
-
-
-def _first_kind(line: str) -> str | None:
-    for window in _windows(line):
-        for kind, pattern in _PATTERNS:
-            if pattern.search(window):
-                return kind
-    return None
 
 
 def redact(text: str) -> str:

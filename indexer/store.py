@@ -14,7 +14,7 @@ from urllib.parse import quote
 import sqlite_utils
 
 from memoryd.errors import StoreError
-from memoryd.indexer.citations import add_citations, replace_citations
+from memoryd.indexer.citations import replace_citations
 from memoryd.indexer.queries import under, under_args
 from memoryd.indexer.records import (
     CITED,
@@ -139,10 +139,8 @@ class IndexStore:
 
     @contextlib.contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
-        """``BEGIN IMMEDIATE`` ... ``COMMIT``; rolls back on any exception, a failed COMMIT too.
-
-        A failed ``BEGIN`` raises :class:`StoreError` caused by SQLite's error.
-        """
+        """``BEGIN IMMEDIATE`` ... ``COMMIT``, rolled back on any exception; a failed
+        ``BEGIN`` raises :class:`StoreError` caused by SQLite's error."""
         try:
             self.conn.execute("BEGIN IMMEDIATE")
         except sqlite3.Error as exc:
@@ -297,7 +295,7 @@ class IndexStore:
                 "SELECT path, kind, description, body FROM files WHERE kind = ?", (KIND_MEMORY,)
             )
             while chunk := rows_read.fetchmany(500):
-                (add_citations if empty else replace_citations)(conn, chunk)
+                replace_citations(conn, chunk, fresh=empty)
             _bump_versions(conn, dirs, time.time())
         self.generation += 1
         return self.conn.total_changes - before
