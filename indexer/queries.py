@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import math
 import sqlite3
 from dataclasses import dataclass, fields
 from typing import Any
@@ -47,8 +46,6 @@ class IndexedFile:
 
 def iso_utc(epoch: float) -> str:
     """``YYYY-MM-DDTHH:MM:SSZ`` for an epoch time; a value no clock can show is ``unknown time``."""
-    if not math.isfinite(epoch):
-        return "unknown time"
     try:
         stamp = dt.datetime.fromtimestamp(int(epoch), dt.UTC)
     except (OverflowError, OSError, ValueError):

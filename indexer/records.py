@@ -121,8 +121,6 @@ UPSERT_SQL = f"{INSERT_SQL} ON CONFLICT(path) DO UPDATE SET " + ", ".join(
 )
 """Writes a :data:`Row`; a path already indexed gets the new values."""
 
-DIRECTORY = FILES_TABLE.index("directory")
-"""Where a row holds its file's directory."""
 CITED = itemgetter(*(FILES_TABLE.index(c) for c in ("path", "kind", "description", "body")))
 """A row's ``(path, kind, description, body)``: what its citations are taken from."""
 

@@ -40,9 +40,8 @@ def skipped_below(root: str, path: str) -> bool:
     """True when ``path`` lies in (or is) a skipped directory below ``root``."""
     if path == root or not path.startswith(root.rstrip("/") + "/"):
         return False
-    parts = os.path.relpath(path, root).split(os.sep)
     directory = root
-    for name in parts:
+    for name in os.path.relpath(path, root).split(os.sep):
         directory = os.path.join(directory, name)
         if is_skipped_dir(name, directory):
             return True

@@ -18,7 +18,6 @@ from memoryd.indexer.citations import replace_citations
 from memoryd.indexer.queries import under, under_args
 from memoryd.indexer.records import (
     CITED,
-    DIRECTORY,
     INSERT_SQL,
     KIND_MEMORY,
     STAT_COLUMNS,
@@ -271,13 +270,6 @@ class IndexStore:
         The insert trigger is dropped and put back inside the transaction, so no
         other writer sees the table without it. What ``rows`` yields is committed.
         """
-        dirs: set[str] = set()
-
-        def noting_dirs() -> Iterator[Row]:
-            for row in rows:
-                dirs.add(str(row[DIRECTORY]))
-                yield row
-
         before = self.conn.total_changes
         with self.transaction() as conn:
             (trigger,) = conn.execute(
@@ -286,7 +278,7 @@ class IndexStore:
             conn.execute('DROP TRIGGER "files_ai"')
             # Another writer may have indexed some of these paths since the caller looked.
             empty = conn.execute("SELECT 1 FROM files LIMIT 1").fetchone() is None
-            conn.executemany(INSERT_SQL if empty else UPSERT_SQL, noting_dirs())
+            conn.executemany(INSERT_SQL if empty else UPSERT_SQL, rows)
             conn.execute("INSERT INTO files_fts(files_fts) VALUES ('rebuild')")
             conn.execute(trigger)
             # Every row is this load's, already redacted; into a table still empty
@@ -296,6 +288,7 @@ class IndexStore:
             )
             while chunk := rows_read.fetchmany(500):
                 replace_citations(conn, chunk, fresh=empty)
+            dirs = [r[0] for r in conn.execute("SELECT DISTINCT directory FROM files")]
             _bump_versions(conn, dirs, time.time())
         self.generation += 1
         return self.conn.total_changes - before
