@@ -106,7 +106,6 @@ def open_or_recover(path: Path, found: str | None = None) -> tuple[IndexStore, R
     reason = damage(path) or found
     if reason is None:
         return IndexStore(path), None
-    rows = _salvage(path)
     moved = path.with_name(f"{path.name}.corrupt-{time.strftime('%Y%m%dT%H%M%S')}")
     try:
         path.rename(moved)
@@ -119,37 +118,25 @@ def open_or_recover(path: Path, found: str | None = None) -> tuple[IndexStore, R
         with contextlib.suppress(OSError):
             side.rename(Path(f"{moved}{suffix}"))
     store = IndexStore(path)
-    kept = _restore(store, rows)
-    return store, Recovery(reason=reason, moved_to=moved, salvaged=kept)
+    return store, Recovery(reason=reason, moved_to=moved, salvaged=_salvage(moved, store))
 
 
 def _open_ro(path: Path) -> sqlite3.Connection:
     return sqlite3.connect(f"file:{quote(str(path))}?mode=ro", uri=True, isolation_level=None)
 
 
-SqlValue = str | int | float | bytes | None
-"""What a column of a row can hold."""
-
-
-def _salvage(path: Path) -> dict[str, list[dict[str, SqlValue]]]:
-    """Every row of the salvaged tables that can still be read, table by table."""
-    out: dict[str, list[dict[str, SqlValue]]] = {}
+def _salvage(damaged: Path, store: IndexStore) -> dict[str, int]:
+    """Copy the rows of the salvaged tables that can still be read and fit the fresh schema;
+    the count kept per table."""
+    kept: dict[str, int] = {}
     for table in _SALVAGED_TABLES:
-        rows: list[dict[str, SqlValue]] = []
-        with contextlib.suppress(sqlite3.Error), contextlib.closing(_open_ro(path)) as conn:
+        rows: list[dict[str, object]] = []
+        with contextlib.suppress(sqlite3.Error), contextlib.closing(_open_ro(damaged)) as conn:
             conn.row_factory = sqlite3.Row
             for row in conn.execute(f"SELECT * FROM {table}"):
                 rows.append(dict(row))
-        out[table] = rows
-    return out
-
-
-def _restore(store: IndexStore, rows: dict[str, list[dict[str, SqlValue]]]) -> dict[str, int]:
-    """Insert the salvaged rows that fit the fresh schema; the count kept per table."""
-    kept: dict[str, int] = {}
-    for table, items in rows.items():
         columns = set(store.db.table(table).columns_dict)
-        clean = [{k: v for k, v in item.items() if k in columns} for item in items]
+        clean = [{k: v for k, v in row.items() if k in columns} for row in rows]
         with store.transaction():
             store.db.table(table).insert_all(clean, ignore=True)
         kept[table] = len(clean)
