@@ -165,7 +165,7 @@ class IndexStore:
         """After an unclean stop (a ``dirty:<pid>`` marker of a dead writer), check the
         full-text index and rebuild it if damaged."""
         markers = self.conn.execute(
-            "SELECT key, value FROM meta WHERE key = 'dirty' OR key LIKE 'dirty:%'"
+            "SELECT key, value FROM meta WHERE key LIKE 'dirty:%'"
         ).fetchall()
         crashed = [key for key, value in markers if value == "1" and not _alive_writer(key)]
         if crashed:
