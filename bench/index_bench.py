@@ -75,7 +75,7 @@ print(json.dumps({"seconds": secs, "added": res.added, "updated": res.updated,
 PHASES = r"""
 import json, sys, time
 from pathlib import Path
-from memoryd.indexer.rows import INSERT_SQL, file_row
+from memoryd.indexer.records import INSERT_SQL, file_row
 from memoryd.indexer.scanner import stat_entry, walk_dirs
 from memoryd.indexer.store import IndexStore
 from memoryd.indexer.sync import read_file
@@ -84,7 +84,7 @@ db, root = sys.argv[1], sys.argv[2]
 out, clock = {}, [time.process_time()]
 def phase(name):
     now = time.process_time(); out[name] = now - clock[0]; clock[0] = now
-stats = [st for d, es in walk_dirs(root) for st in (stat_entry(e, d) for e in es)]
+stats = [st for d, es in walk_dirs(root) for e in es if (st := stat_entry(e, d))]
 phase("walk")
 parsed = [read_file(st) for st in stats]
 phase("read+parse")

@@ -23,7 +23,7 @@ from memoryd.daemon import health
 from memoryd.daemon.roots import PERSISTED
 from memoryd.errors import InvalidParams, NotFound, StoreError
 from memoryd.indexer import queries
-from memoryd.indexer.folders import empty_folder_note
+from memoryd.indexer.scanner import empty_folder_note
 from memoryd.ipc.protocol import PROTOCOL_VERSION
 from memoryd.ipc.server import Handler
 from memoryd.methods import Reindex, Select, Shutdown, Status, Unwatch, Watch

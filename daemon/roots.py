@@ -27,7 +27,7 @@ from memoryd.daemon.watcher import Watcher
 from memoryd.daemon.writer import Writer
 from memoryd.errors import InvalidParams
 from memoryd.indexer import recovery
-from memoryd.indexer.folders import empty_folder_note, is_memory_folder
+from memoryd.indexer.scanner import empty_folder_note, is_memory_folder
 from memoryd.indexer.store import IndexStore
 from memoryd.indexer.sync import Syncer
 from memoryd.paths import escaped, name_problem

@@ -1,26 +1,10 @@
-"""Pull the paths a memory cites into the code out of its text.
+"""Pull the paths a memory cites into the code out of its text, cheaply and without guessing.
 
-Extraction runs at index time for every memory, so it must be cheap and must
-not guess wildly: a false citation turns into a false "missing" warning. What
-counts:
-
-* relative paths with a directory part (``src/billing/tax.py``, optionally
-  ``:42`` or ``:42-50``), anywhere in the text;
-* a bare file name (``package-lock.json``) only inside backticks and only with
-  an extension that source files use, since ``java.time`` or
-  ``unittest.mock.patch`` look the same to a regex;
-* a directory (``stacks/prod/``, or ``src/billing`` inside backticks);
-* the target of a Markdown link, unless it is a URL or a sibling memory.
-
-URLs, host names, globs, absolute paths (``/usr/...``), home-relative paths
-(``~/...``), variables and parent-relative paths (``../``) are not citations:
-they do not point into the checkout.
-
-The ``citations`` table is filled in the same transaction as the memory's
-``files`` row (:func:`replace_citations`, called by the store), so it is never
-out of step with the text it came from; the staleness checker
-(:mod:`memoryd.staleness`) only reads it. Extraction lives with the index, like
-the secret scan: it is a fact about the text, worked out when the text is stored.
+Citations are relative paths with a directory part (``src/tax.py:42``), a bare
+file name with a source extension inside backticks, a directory, or a Markdown
+link's target (not a URL or a sibling memory). URLs, hosts, globs, absolute,
+home- or parent-relative paths and variables are not. The ``citations`` rows
+are written with the memory's ``files`` row (:func:`replace_citations`).
 """
 
 from __future__ import annotations
@@ -50,14 +34,11 @@ SOURCE_EXTENSIONS = frozenset(
     """.split()  # noqa: SIM905 - a word list reads better than 90 quoted strings
 )
 
-# Every pattern here is linear in the text (a test counts the
-# steps): a match can start only where the previous character cannot continue
-# it, and runs are possessive, so no character is scanned from many starts.
+# Every pattern here is linear in the text: a match starts only where the previous
+# character cannot continue it, and runs are possessive.
 _SEGMENT_CHARS = r"[A-Za-z0-9_@+.-]"
 _SEGMENT = _SEGMENT_CHARS + "++"
-# A path with at least one directory part, optionally ending in a slash. The
-# look-behind holds every character of a segment, so a match starts only at
-# the beginning of a run (``a+a+a+…`` was scanned again from each ``+``).
+# A path with at least one directory part, optionally ending in a slash.
 _PATH = re.compile(
     rf"(?<![\w/.:@~$%+-])(?P<path>\.?{_SEGMENT}(?:/{_SEGMENT})+/?|\.?{_SEGMENT}/)"
     r"(?::(?P<line>\d+)(?:-\d+)?)?"
@@ -66,8 +47,7 @@ _BACKTICK = re.compile(r"`([^`\n]{1,300})`")
 MARKDOWN_LINK = re.compile(
     r"\[[^\[\]\n]*+\]\(\s*+<?([^()\[\]\s<>]++)>?(?:\s++\"[^\"\n]*+\")?\s*+\)"
 )
-"""``[text](target "title")``, the target in group 1. Neither the text nor the
-target may hold a bracket, so the scan from one ``[`` ends at the next one."""
+"""``[text](target "title")``, the target in group 1 (no bracket inside either)."""
 _BARE = re.compile(rf"^(?P<path>{_SEGMENT_CHARS}+\.[A-Za-z0-9]+)(?::(?P<line>\d+)(?:-\d+)?)?$")
 _HOST_TLD = re.compile(r"\.(com|org|net|io|dev|app|co|edu|gov|uk|de|ai|cloud|local|internal)$")
 
@@ -91,8 +71,7 @@ def extract(description: str | None, body: str | None) -> list[Citation]:
         if citation is not None and citation.target not in found:
             found[citation.target] = citation
 
-    # Each pass runs only when its text can hold a match: most memories have no
-    # links or backticks, and the path pattern needs a slash.
+    # Each pass runs only when its text can hold a match.
     for match in MARKDOWN_LINK.finditer(text) if "](" in text else ():
         target = match.group(1).split("#", 1)[0]
         if target and not (target.endswith(".md") and "/" not in target):
@@ -150,33 +129,28 @@ def _outside_checkout(path: str) -> bool:
         return True
     first = path.split("/", 1)[0]
     return bool(_HOST_TLD.search(first)) or (
-        "/" in path and "." in first.lstrip(".") and not _is_file_like(first)
+        "/" in path
+        and "." in first.lstrip(".")
+        and first.rsplit(".", 1)[-1].lower() not in SOURCE_EXTENSIONS
     )
 
 
-def _is_file_like(segment: str) -> bool:
-    ext = segment.rsplit(".", 1)[-1].lower()
-    return ext in SOURCE_EXTENSIONS
-
-
 def replace_citations(
-    conn: sqlite3.Connection, rows: Iterable[tuple[str, str, str | None, str | None]]
+    conn: sqlite3.Connection,
+    rows: Iterable[tuple[str, str, str | None, str | None]],
+    *,
+    fresh: bool = False,
 ) -> None:
-    """Re-extract citations for ``(path, kind, description, body)`` rows being upserted."""
+    """Extract the citations of ``(path, kind, description, body)`` rows being written, in
+    place of those stored (``fresh``: rows that have none stored yet)."""
     batch = list(rows)
-    conn.executemany("DELETE FROM citations WHERE path = ?", [(r[0],) for r in batch])
-    add_citations(conn, batch)
-
-
-def add_citations(
-    conn: sqlite3.Connection, rows: Iterable[tuple[str, str, str | None, str | None]]
-) -> None:
-    """Extract citations for rows that have none stored yet (a first index)."""
+    if not fresh:
+        conn.executemany("DELETE FROM citations WHERE path = ?", [(r[0],) for r in batch])
     conn.executemany(
         "INSERT INTO citations(path, target, kind, line) VALUES (?, ?, ?, ?)",
         [
             (path, c.target, c.kind, c.line)
-            for path, kind, description, body in rows
+            for path, kind, description, body in batch
             if kind == KIND_MEMORY
             for c in extract(description, body)
         ],

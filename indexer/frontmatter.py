@@ -1,11 +1,8 @@
 """Split a memory file's text into YAML frontmatter and body, with exact errors.
 
-Frontmatter is the YAML between a first line ``---`` and the next line ``---``.
-Every way this can go wrong in real folders gets its own message, because the
-message is what a person reads in ``memoryd list`` to fix the file. Loading
-gives JSON values only and never raises anything but :class:`FrontmatterError`
-(a value YAML cannot build stays text); :func:`load_header` also reads a
-header of plain ``key: value`` lines that is not YAML, with a warning.
+Frontmatter is the YAML between a first line ``---`` and the next ``---`` line;
+each way it goes wrong has its own message. Loading gives JSON values only and
+raises nothing but :class:`FrontmatterError` (a value YAML cannot build stays text).
 """
 
 from __future__ import annotations
@@ -28,14 +25,9 @@ _STR = "tag:yaml.org,2002:str"
 class _Loader(_SafeLoader):
     """The safe loader with constructors that cannot raise and build only JSON values.
 
-    A header is data a person wrote, not a program: a scalar YAML cannot turn
-    into its tag's type (``created: 2025-02-30``, ``!!int abc``, ``!!bool maybe``,
-    an integer of thousands of digits) stays the text it is, instead of raising
-    out of the parser. Dates are never built at all (no implicit timestamp
-    resolver; ``!!timestamp`` gives the text): readers match dates in text, and
-    a ``datetime`` would only have to be turned back into a string. Binary,
-    sets and ordered maps give text, a list and a list of pairs, so every
-    header is JSON as it is.
+    A scalar YAML cannot make its tag's type of (``created: 2025-02-30``,
+    ``!!int abc``) stays its text; dates are never built, binary gives text, a
+    set a list.
     """
 
     yaml_implicit_resolvers = {  # noqa: RUF012 - a class-wide table, as in PyYAML
@@ -129,14 +121,8 @@ def _why_no_frontmatter(text: str) -> str:
 
 
 def reject_aliases(yaml_text: str, first_line: int = 2) -> None:
-    """Raise FrontmatterError when ``yaml_text`` uses an alias (``*name``).
-
-    Aliases let a few hundred bytes stand for gigabytes once expanded (nested
-    anchors, a "billion laughs"); memory headers never need them, so they are
-    refused before anything is built. Only texts holding a ``*`` pay for the
-    event scan. ``first_line`` is the file line the text starts on (frontmatter
-    starts on line 2).
-    """
+    """Raise FrontmatterError when ``yaml_text`` uses an alias (``*name``), which can expand
+    to unbounded size. ``first_line`` is the file line the text starts on."""
     if "*" not in yaml_text:
         return
     try:
@@ -150,6 +136,9 @@ def reject_aliases(yaml_text: str, first_line: int = 2) -> None:
                 )
     except yaml.YAMLError:
         return  # the loader below reports the syntax error with its position
+
+
+_YAML_TYPES = {list: "list", str: "string", bool: "boolean", int: "number", float: "number"}
 
 
 # dict[str, Any]: a file's front matter, any YAML mapping its author wrote; readers check
@@ -167,7 +156,8 @@ def load_mapping(yaml_text: str) -> dict[str, Any]:
         raise FrontmatterError("frontmatter is empty")
     if not isinstance(data, dict):
         raise FrontmatterError(
-            f"frontmatter is a YAML {_yaml_type(data)}, not a mapping of keys to values"
+            f"frontmatter is a YAML {_YAML_TYPES.get(type(data), type(data).__name__)}, "
+            "not a mapping of keys to values"
         )
     return {str(k): v for k, v in data.items()}
 
@@ -182,14 +172,10 @@ _YAML_SYNTAX = frozenset("\"'[{|>&*!%@`")
 def load_header(yaml_text: str) -> tuple[dict[str, Any], str | None]:
     """The header's mapping, and a warning when it had to be read leniently.
 
-    Strict YAML first (:func:`load_mapping`). A header that is not YAML but is
-    made only of plain ``key: value`` lines (what people and agents write:
-    ``description: Fixed: the lap view`` with an unquoted ``": "``) is read
-    line by line instead: the key is up to the first ``:``, the value is the
-    rest of the line, as text (a value that opens with YAML syntax, a quote or
-    a bracket, keeps the strict error). One level of indented ``key: value`` lines under
-    a key with no value (Claude Code's ``metadata:``) is a nested mapping.
-    Anything else raises the strict error.
+    A header that is not YAML but only plain ``key: value`` lines
+    (``description: Fixed: the lap view``) is read line by line: the value is
+    the rest of the line, as text, with one level of indented lines under a key
+    with no value. Anything else raises the strict error.
     """
     try:
         return load_mapping(yaml_text), None
@@ -236,15 +222,3 @@ def _describe_yaml_error(exc: yaml.MarkedYAMLError) -> str:
     problem = exc.problem or "invalid YAML"
     context = f" ({exc.context})" if exc.context else ""
     return f"YAML syntax error in frontmatter{where}: {problem}{context}"
-
-
-def _yaml_type(value: object) -> str:
-    if isinstance(value, list):
-        return "list"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int | float):
-        return "number"
-    return type(value).__name__

@@ -1,21 +1,18 @@
 """Turn one file on disk into a :class:`ParsedFile`, never raising.
 
-The parser is total: whatever the bytes are, it returns a record, with
-``error`` set when the file cannot be used. Files over the size cap are read
-only as far as their header needs, so a stray multi-gigabyte log named
-``notes.md`` costs one bounded read.
+Whatever the bytes are, the result is a record, with ``error`` set when the
+file cannot be used. A file over the size cap is read only as far as its head.
 """
 
 from __future__ import annotations
 
-import datetime as dt
 import errno
 import hashlib
 import os
 from collections.abc import Mapping
 from typing import Any
 
-from memoryd.bounded_read import MAX_READ_BYTES, NotAFile, OutsideFolder, open_memory
+from memoryd.bounded_read import MAX_READ_BYTES, NotAFile, OutsideFolder, open_memory, read_fd
 from memoryd.indexer.frontmatter import FrontmatterError, load_header, split
 from memoryd.indexer.records import (
     ERROR_PARSE,
@@ -33,10 +30,8 @@ from memoryd.paths import SESSION_FILENAME, escaped
 
 MAX_FILE_BYTES = MAX_READ_BYTES
 """Files larger than this are not read whole."""
-
 HEAD_BYTES = 64 * 1024
 """How much of an oversized file is read: enough for any sane header."""
-
 
 SESSION_KEYS = (
     "schema_version",
@@ -61,46 +56,21 @@ def classify(filename: str) -> str:
     return KIND_MEMORY
 
 
-def content_hash(data: bytes) -> str:
-    return hashlib.blake2b(data, digest_size=16).hexdigest()
-
-
 def read_head(path: str, size_hint: int, within: str | None = None) -> tuple[bytes, bool]:
-    """``(data, truncated)``: the whole file, or only its head when it is over the cap.
-
-    Raises OSError for unreadable files. Opened through
-    :func:`~memoryd.bounded_read.open_memory`: a link only to a file inside
-    ``within``, and a FIFO or a link swapped in after the stat is not read.
-    """
+    """``(data, truncated)``: the whole file, or its head when over the cap; raises OSError
+    (a symlink is followed only to a file inside ``within``)."""
+    big = size_hint > MAX_FILE_BYTES
     fd = open_memory(path, within)
     try:
-        if size_hint > MAX_FILE_BYTES:
-            return _read_up_to(fd, HEAD_BYTES), True
-        # Ask for the size the stat saw (plus one byte, to notice growth): a read
-        # of the cap would allocate a 1 MiB buffer for every few-KiB memory.
-        data = _read_up_to(fd, size_hint + 1, expected=size_hint)
-        if len(data) > size_hint:  # grew since the stat: read on up to the cap
-            data += _read_up_to(fd, MAX_FILE_BYTES + 1 - len(data))
-        if len(data) <= MAX_FILE_BYTES:
-            return data, False
-        return data[:HEAD_BYTES], True
+        if not big:  # the size the stat saw plus one byte: most files end there, in one read
+            data = os.read(fd, size_hint + 1)
+            if len(data) == size_hint:
+                return data, False
+            os.lseek(fd, 0, os.SEEK_SET)
+        data, more = read_fd(fd, HEAD_BYTES if big else MAX_FILE_BYTES)
     finally:
         os.close(fd)
-
-
-def _read_up_to(fd: int, count: int, expected: int | None = None) -> bytes:
-    """``count`` bytes from ``fd``, fewer only at the end of the file.
-
-    A read that returns ``expected`` bytes is taken as the end of the file
-    (what the stat said), saving the extra read that would only confirm it.
-    """
-    data = os.read(fd, count)
-    while 0 < len(data) < count and len(data) != expected:
-        more = os.read(fd, count - len(data))
-        if not more:
-            break
-        data += more
-    return data
+    return (data[:HEAD_BYTES], True) if more or big else (data, False)
 
 
 def describe_os_error(exc: OSError, path: str) -> str:
@@ -137,11 +107,8 @@ def _link_problem(path: str) -> str:
 
 
 def parse_file(path: str, filename: str, size_hint: int, within: str | None = None) -> ParsedFile:
-    """Read and parse ``path``; every failure becomes ``error`` on the record.
-
-    ``within`` is the real path of the root: a symbolic link is followed only
-    to a file inside it, and not at all without it.
-    """
+    """Read and parse ``path`` (links followed only inside ``within``); every failure
+    becomes ``error`` on the record."""
     kind = classify(filename)
     try:
         data, truncated = read_head(path, size_hint, within)
@@ -153,15 +120,11 @@ def parse_file(path: str, filename: str, size_hint: int, within: str | None = No
 
 
 def parse_bytes(data: bytes, kind: str, *, truncated: bool = False, size: int = 0) -> ParsedFile:
-    """Parse file content already in memory (also used by ``save`` to validate output).
-
-    Any exception, foreseen or not, becomes this file's error, so one file can
-    never stop the files after it.
-    """
-    digest = content_hash(data)
+    """Parse file content already in memory; any exception becomes the file's error."""
+    digest = hashlib.blake2b(data, digest_size=16).hexdigest()
     try:
         return _parse_data(data, kind, digest, truncated=truncated, size=size)
-    except Exception as exc:  # a bug's or a library's surprise: this file's error, not ours
+    except Exception as exc:
         return _failed(kind, digest, unexpected("could not parse the file", exc))
 
 
@@ -199,13 +162,8 @@ MAX_FIELD_CHARS = 1000
 
 
 def _cap_fields(record: ParsedFile) -> None:
-    """Cut a ``name`` or ``description`` over :data:`MAX_FIELD_CHARS`, visibly.
-
-    Cut once, at parse time, so the index, the rankers and every reply see the
-    same bounded value. It ends in ``… [cut: N characters]`` and the file gets a
-    warning. A file holding a credential is redacted before the cut, so the cut
-    cannot leave part of a value that no pattern then finds.
-    """
+    """Cut a ``name`` or ``description`` over :data:`MAX_FIELD_CHARS`, with a marker and
+    a warning; a credential is redacted first, so the cut cannot leave part of one."""
     for field in ("name", "description"):
         value = getattr(record, field)
         if value is None or len(value) <= MAX_FIELD_CHARS:
@@ -254,19 +212,15 @@ def _parse_text(text: str, kind: str, digest: str) -> ParsedFile:
 
 
 def _memory(fields: Mapping[str, object], body: str, digest: str) -> ParsedFile:
-    """A memory's header in either shape: flat, or Claude Code 2.1's nested ``metadata:``.
+    """A memory's header, flat or with Claude Code's nested ``metadata:``.
 
-    Claude Code writes ``name`` and ``description`` at the top and ``type``
-    under ``metadata:`` (with keys of its own such as ``originSessionId``);
-    folders mix that with the flat ``type:``. As in Claude Code, a nested key
-    wins over a flat one for ``type``; ``name`` and ``description`` are read
-    from the top first. Other keys, at either level, are left alone.
+    As in Claude Code, a nested ``type`` wins over a flat one; ``name`` and
+    ``description`` are read from the top first.
     """
     nested = fields.get("metadata")
     meta: Mapping[str, object] = nested if isinstance(nested, dict) else {}
 
     def field(key: str, *, nested_first: bool = False) -> tuple[bool, object, str]:
-        """(present, value, where) for ``key``; where is ``'metadata.key'`` when nested."""
         order = [(meta, f"metadata.{key}"), (fields, key)]
         for source, where in order if nested_first else order[::-1]:
             if key in source and source[key] is not None:
@@ -274,34 +228,30 @@ def _memory(fields: Mapping[str, object], body: str, digest: str) -> ParsedFile:
         return key in fields or key in meta, None, key
 
     has_description, description, where = field("description")
+    _, name, name_at = field("name")
+    _, mtype, type_at = field("type", nested_first=True)
     if not has_description:
-        return _failed(KIND_MEMORY, digest, "frontmatter has no 'description'")
-    if not isinstance(description, str):
+        problem = "frontmatter has no 'description'"
+    elif not isinstance(description, str):
         got = "nothing" if description is None else type(description).__name__
-        return _failed(KIND_MEMORY, digest, f"'{where}' must be a string, got {got}")
-    if not description.strip():
-        return _failed(KIND_MEMORY, digest, f"'{where}' is empty")
-    _, name, where = field("name")
-    if name is not None and not isinstance(name, str):
-        return _failed(
-            KIND_MEMORY, digest, f"'{where}' must be a string, got {type(name).__name__}"
+        problem = f"'{where}' must be a string, got {got}"
+    elif not description.strip():
+        problem = f"'{where}' is empty"
+    elif name is not None and not isinstance(name, str):
+        problem = f"'{name_at}' must be a string, got {type(name).__name__}"
+    elif mtype is not None and mtype not in MEMORY_TYPES:
+        problem = f"invalid {type_at} {mtype!r} (expected one of {', '.join(MEMORY_TYPES)})"
+    else:
+        return ParsedFile(
+            kind=KIND_MEMORY,
+            content_hash=digest,
+            name=name.strip() if isinstance(name, str) and name else None,
+            description=" ".join(description.split()),
+            type=None if mtype is None else str(mtype),
+            body=body,
+            meta=_header_facts(fields, meta),
         )
-    _, mtype, where = field("type", nested_first=True)
-    if mtype is not None and mtype not in MEMORY_TYPES:
-        return _failed(
-            KIND_MEMORY,
-            digest,
-            f"invalid {where} {mtype!r} (expected one of {', '.join(MEMORY_TYPES)})",
-        )
-    return ParsedFile(
-        kind=KIND_MEMORY,
-        content_hash=digest,
-        name=name.strip() if name else None,
-        description=" ".join(description.split()),
-        type=None if mtype is None else str(mtype),
-        body=body,
-        meta=_header_facts(fields, nested if isinstance(nested, dict) else {}),
-    )
+    return _failed(KIND_MEMORY, digest, problem)
 
 
 MEMORY_HEADER_KEYS = (
@@ -317,11 +267,7 @@ _HEADER_TEXT_KEPT = 300
 def _header_facts(
     fields: Mapping[str, object], nested: Mapping[str, object]
 ) -> dict[str, dict[str, str | list[str]]]:
-    """``{"header": {...}}`` with the :data:`MEMORY_HEADER_KEYS` a memory's header holds.
-
-    Kept under one key of the row's ``meta`` (never as a top-level ``status``,
-    which is a session's column), bounded in count and length.
-    """
+    """``{"header": {...}}``: the :data:`MEMORY_HEADER_KEYS` the header holds, bounded."""
     found: dict[str, str | list[str]] = {}
     for key in MEMORY_HEADER_KEYS:
         value = fields.get(key, nested.get(key))
@@ -342,7 +288,6 @@ def _session(fields: Mapping[str, object], body: str, digest: str) -> ParsedFile
         content_hash=digest,
         name=str(meta.get("project-name") or ""),
         description=summary,
-        type=None,
         body=body,
         meta=meta,
     )
@@ -360,8 +305,7 @@ def _first_paragraph(body: str, heading: str) -> str | None:
 
 
 def _jsonable(value: Any) -> Any:
-    if isinstance(value, dt.datetime | dt.date):
-        return value.isoformat()
+    """``value`` with string keys and lists only (the loader builds no dates)."""
     if isinstance(value, dict):
         return {str(k): _jsonable(v) for k, v in value.items()}
     if isinstance(value, list | tuple):

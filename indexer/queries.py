@@ -1,14 +1,12 @@
 """Read-side queries over the index, for any connection (reader or writer).
 
-Kept apart from the store so request handlers depend only on a read-only
-connection and cannot write by accident.
+Request handlers need only these and a read-only connection, never the store.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import json
-import math
 import sqlite3
 from dataclasses import dataclass, fields
 from typing import Any
@@ -16,12 +14,11 @@ from typing import Any
 from memoryd.file_entries import FileError, FileWarning
 
 _JSON_FIELDS = {"meta": "meta_json", "secrets": "secrets_json"}
-"""Fields of :class:`IndexedFile` decoded from a JSON column of another name."""
 
 
 @dataclass(frozen=True, slots=True)
 class IndexedFile:
-    """One row of the manifest index."""
+    """One row of the ``files`` table, as readers see it."""
 
     path: str
     directory: str
@@ -49,8 +46,6 @@ class IndexedFile:
 
 def iso_utc(epoch: float) -> str:
     """``YYYY-MM-DDTHH:MM:SSZ`` for an epoch time; a value no clock can show is ``unknown time``."""
-    if not math.isfinite(epoch):
-        return "unknown time"
     try:
         stamp = dt.datetime.fromtimestamp(int(epoch), dt.UTC)
     except (OverflowError, OSError, ValueError):
@@ -63,8 +58,7 @@ FILE_FIELDS = {f.name: _JSON_FIELDS.get(f.name, f.name) for f in fields(IndexedF
 FILE_COLUMNS = ", ".join(FILE_FIELDS.values())
 """The select list that :func:`row_to_file` reads."""
 FILES_TABLE = (*FILE_FIELDS.values(), "inode", "error_kind", "indexed_at", "grams")
-"""Every column of the ``files`` table: those :class:`IndexedFile` is read from, and
-those only the writer uses. Rows are read and written by these names, never by position."""
+"""Every column of ``files``: those :class:`IndexedFile` is read from, and the writer's own."""
 
 
 def row_to_file(row: sqlite3.Row) -> IndexedFile:
@@ -77,10 +71,7 @@ def row_to_file(row: sqlite3.Row) -> IndexedFile:
 
 
 def under(column: str) -> str:
-    """SQL: ``column`` names a path equal to or below a directory (args: :func:`under_args`).
-
-    A range on the indexed column, not ``LIKE``, which cannot use the index.
-    """
+    """SQL: ``column`` is a path equal to or below a directory (args: :func:`under_args`)."""
     return f"({column} = ? OR ({column} >= ? AND {column} < ?))"
 
 
@@ -108,28 +99,26 @@ def memories_in(conn: sqlite3.Connection, directory: str) -> list[IndexedFile]:
 
 
 def errors_under(conn: sqlite3.Connection, directory: str) -> list[FileError]:
-    rows = conn.execute(
-        f"SELECT path, error FROM files WHERE error IS NOT NULL AND {under('directory')} "
-        "ORDER BY path",
-        under_args(directory),
-    )
-    return [{"path": r["path"], "error": r["error"]} for r in rows]
+    """Files in or below ``directory`` indexed with an error, by path."""
+    return [{"path": p, "error": e} for p, e in _noted_under(conn, directory, "error")]
 
 
 def warnings_under(conn: sqlite3.Connection, directory: str) -> list[FileWarning]:
     """Files in or below ``directory`` indexed with a warning (read in part, or leniently)."""
+    return [{"path": p, "warning": w} for p, w in _noted_under(conn, directory, "warning")]
+
+
+def _noted_under(conn: sqlite3.Connection, directory: str, column: str) -> list[tuple[str, str]]:
     rows = conn.execute(
-        f"SELECT path, warning FROM files WHERE warning IS NOT NULL AND {under('directory')} "
+        f"SELECT path, {column} FROM files WHERE {column} IS NOT NULL AND {under('directory')} "
         "ORDER BY path",
         under_args(directory),
     )
-    return [{"path": r["path"], "warning": r["warning"]} for r in rows]
+    return [(r[0], r[1]) for r in rows]
 
 
 def counts_under(conn: sqlite3.Connection, directory: str) -> tuple[int, int]:
-    """``(files, files_with_errors)`` in or below ``directory``."""
-    # Two queries so each is answered from an index alone (the covering
-    # (directory, filename) index, and the partial index on rows with errors).
+    """``(files, files_with_errors)`` in or below ``directory``, each counted from an index."""
     files = conn.execute(
         f"SELECT count(*) FROM files WHERE {under('directory')}", under_args(directory)
     ).fetchone()[0]

@@ -1,13 +1,9 @@
-"""Open the index, or set a damaged one aside and start over.
+"""Open the index, or set a damaged, deleted or replaced one aside and start over.
 
-The index is a cache of the files: a damaged database (truncated, garbage
-header or pages) is renamed ``<name>.corrupt-<time>`` (kept, never deleted), a
-fresh one is created with whatever telemetry and roots could still be read
-from the old, and the start-up reconcile rebuilds the rest. Only the daemon
-does this, holding the pidfile lock. Damage met while running (a query or
-write answered ``SQLITE_CORRUPT``) is told apart from a full disk or a held
-lock by :func:`trouble`; a file deleted or replaced under the daemon
-(:func:`replaced`) is started over the same way (:func:`reopen`).
+The index is a cache of the files: a damaged database is renamed
+``<name>.corrupt-<time>`` (kept), and a fresh one gets whatever telemetry and
+roots could still be read from it; the next reconcile rebuilds the rest.
+:func:`trouble` tells damage from a full disk or a held lock.
 """
 
 from __future__ import annotations
@@ -36,11 +32,8 @@ UNWRITABLE = "unwritable"
 
 
 def trouble(exc: BaseException) -> tuple[str, str] | None:
-    """``(DAMAGED or UNWRITABLE, reason)`` when ``exc`` comes from the index's storage, else None.
-
-    Follows the exception's causes (a :class:`StoreError` keeps SQLite's error
-    as its cause) and reads SQLite's primary result code.
-    """
+    """``(DAMAGED or UNWRITABLE, reason)`` when ``exc`` (or one of its causes) comes from
+    the index's storage, else None."""
     seen: BaseException | None = exc
     for _ in range(8):
         if seen is None:
@@ -58,11 +51,7 @@ def trouble(exc: BaseException) -> tuple[str, str] | None:
 
 
 def replaced(store: IndexStore) -> str | None:
-    """Why ``store``'s path no longer names its database (deleted, or another file), else None.
-
-    Writes to a deleted file still succeed, and each reader keeps the file it
-    opened, so nothing fails to say so: the path's inode is compared instead.
-    """
+    """Why ``store``'s path no longer names its database (deleted, or another file), else None."""
     try:
         st = os.stat(store.path)
     except FileNotFoundError:
@@ -75,13 +64,8 @@ def replaced(store: IndexStore) -> str | None:
 
 
 def reopen(store: IndexStore, reason: str) -> tuple[IndexStore, Recovery | None]:
-    """A new store at the path of ``store`` (closed), whose file was deleted or replaced.
-
-    Its own ``-wal``/``-shm`` still at the path are removed first: SQLite would
-    read them as the new file's. A replacement is set aside as damage is (kept,
-    what can be read of its telemetry and roots copied): it may be anything,
-    and another process may still hold it open.
-    """
+    """A new store at the path of ``store`` (closed), whose file was deleted or replaced
+    (its own ``-wal``/``-shm`` removed first; a replacement set aside as damage is)."""
     for suffix in SIDE_FILES:
         side = f"{store.path}{suffix}"
         with contextlib.suppress(OSError):
@@ -102,13 +86,8 @@ class Recovery:
 
 
 def damage(path: Path) -> str | None:
-    """Why the database at ``path`` is damaged, or None when it is sound (or absent).
-
-    ``PRAGMA quick_check`` reads every page, so garbage pages are found at
-    start-up instead of by the first query that happens to touch them.
-    Errors that are not damage (permissions, a directory) are left for
-    :class:`IndexStore` to report.
-    """
+    """Why the database at ``path`` is damaged (``PRAGMA quick_check``), or None when it is
+    sound or absent; errors that are not damage are left for :class:`IndexStore`."""
     if not path.is_file():
         return None
     try:
@@ -122,15 +101,11 @@ def damage(path: Path) -> str | None:
 
 
 def open_or_recover(path: Path, found: str | None = None) -> tuple[IndexStore, Recovery | None]:
-    """An :class:`IndexStore` at ``path``; a damaged file is set aside first.
-
-    ``found`` is damage already seen (a query answered ``SQLITE_CORRUPT``):
-    the file is set aside even if a quick check would pass it.
-    """
+    """An :class:`IndexStore` at ``path``; a damaged file (or ``found``: damage already
+    seen) is set aside first."""
     reason = damage(path) or found
     if reason is None:
         return IndexStore(path), None
-    rows = _salvage(path)
     moved = path.with_name(f"{path.name}.corrupt-{time.strftime('%Y%m%dT%H%M%S')}")
     try:
         path.rename(moved)
@@ -143,37 +118,25 @@ def open_or_recover(path: Path, found: str | None = None) -> tuple[IndexStore, R
         with contextlib.suppress(OSError):
             side.rename(Path(f"{moved}{suffix}"))
     store = IndexStore(path)
-    kept = _restore(store, rows)
-    return store, Recovery(reason=reason, moved_to=moved, salvaged=kept)
+    return store, Recovery(reason=reason, moved_to=moved, salvaged=_salvage(moved, store))
 
 
 def _open_ro(path: Path) -> sqlite3.Connection:
     return sqlite3.connect(f"file:{quote(str(path))}?mode=ro", uri=True, isolation_level=None)
 
 
-SqlValue = str | int | float | bytes | None
-"""What a column of a row can hold."""
-
-
-def _salvage(path: Path) -> dict[str, list[dict[str, SqlValue]]]:
-    """Every row of the salvaged tables that can still be read, table by table."""
-    out: dict[str, list[dict[str, SqlValue]]] = {}
+def _salvage(damaged: Path, store: IndexStore) -> dict[str, int]:
+    """Copy the rows of the salvaged tables that can still be read and fit the fresh schema;
+    the count kept per table."""
+    kept: dict[str, int] = {}
     for table in _SALVAGED_TABLES:
-        rows: list[dict[str, SqlValue]] = []
-        with contextlib.suppress(sqlite3.Error), contextlib.closing(_open_ro(path)) as conn:
+        rows: list[dict[str, object]] = []
+        with contextlib.suppress(sqlite3.Error), contextlib.closing(_open_ro(damaged)) as conn:
             conn.row_factory = sqlite3.Row
             for row in conn.execute(f"SELECT * FROM {table}"):
                 rows.append(dict(row))
-        out[table] = rows
-    return out
-
-
-def _restore(store: IndexStore, rows: dict[str, list[dict[str, SqlValue]]]) -> dict[str, int]:
-    """Insert the salvaged rows that fit the fresh schema; the count kept per table."""
-    kept: dict[str, int] = {}
-    for table, items in rows.items():
         columns = set(store.db.table(table).columns_dict)
-        clean = [{k: v for k, v in item.items() if k in columns} for item in items]
+        clean = [{k: v for k, v in row.items() if k in columns} for row in rows]
         with store.transaction():
             store.db.table(table).insert_all(clean, ignore=True)
         kept[table] = len(clean)

@@ -1,15 +1,15 @@
-"""Spot credentials in memory files, reporting where and what kind, never the value.
+"""Spot credentials in text, reporting where and what kind, never the value; redact them.
 
-Agents sometimes paste a token into a memory. memoryd flags such files in the
-index so ``select`` never injects them into a prompt without an explicit
-opt-in, and compaction reports name them by path and line only. The patterns
-favour precision on well-known credential shapes over catching everything.
+The patterns favour precision on well-known credential shapes over catching everything.
 """
 
 from __future__ import annotations
 
 import re
 from typing import Any
+
+_KEY_BEGIN = re.compile(r"-----BEGIN (?:[A-Z]+ ){0,3}PRIVATE KEY(?: BLOCK)?-----")
+_KEY_END = re.compile(r"-----END (?:[A-Z]+ ){0,3}PRIVATE KEY(?: BLOCK)?-----")
 
 _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("GitHub token", re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{40,})")),
@@ -51,7 +51,7 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
             r"(?=[^\s\"'<>(),;:`]*?[0-9!@#$%^&*+=~?])[^\s\"'<>(),;:`]{6,}"
         ),
     ),
-    ("private key", re.compile(r"-----BEGIN (?:[A-Z]+ ){0,3}PRIVATE KEY(?: BLOCK)?-----")),
+    ("private key", _KEY_BEGIN),
     (
         "password in a connection URI",
         # Possessive runs and a start only at the beginning of a scheme-like
@@ -64,9 +64,8 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
 )
 
 
-# Substrings at least one of which every pattern needs (lowercased). Nearly
-# every file is clean, and these substring tests cost a fraction of one regex
-# pass, so the patterns only run on files that could match.
+# Substrings (lowercased) at least one of which every pattern needs: the patterns
+# run only on text that could match.
 _MARKERS = (
     "ghp_",
     "gho_",
@@ -103,11 +102,7 @@ REDACTED = "[redacted {kind}]"
 
 
 def _windows(line: str) -> list[str]:
-    """``line`` itself, or overlapping slices of it when it is over :data:`MAX_SCAN_LINE`.
-
-    The patterns are linear, but a cap keeps any one regex call small whatever
-    a file holds, so a megabyte-long line cannot hold the writer thread.
-    """
+    """``line`` itself, or overlapping slices of it when it is over :data:`MAX_SCAN_LINE`."""
     if len(line) <= MAX_SCAN_LINE:
         return [line]
     step = MAX_SCAN_LINE - _OVERLAP
@@ -125,26 +120,16 @@ def find_secrets(text: str) -> list[dict[str, object]]:
     if not _may_hold_secret(text):
         return found
     for number, line in enumerate(text.splitlines(), start=1):
-        kind = _first_kind(line)
+        kind = next((k for w in _windows(line) for k, p in _PATTERNS if p.search(w)), None)
         if kind is not None:
             found.append({"line": number, "kind": kind})
     return found
 
 
-def _first_kind(line: str) -> str | None:
-    for window in _windows(line):
-        for kind, pattern in _PATTERNS:
-            if pattern.search(window):
-                return kind
-    return None
-
-
 def redact(text: str) -> str:
     """``text`` with every credential the patterns find replaced by ``[redacted <kind>]``.
 
-    The one function every output path (select, context, load_last, reports,
-    logs) and the index itself use, so a value found once is hidden everywhere.
-    The patterns are linear, so this is one pass per pattern even on long lines.
+    Every output path and the index itself use it, so a value found once is hidden everywhere.
     """
     if not text or not _may_hold_secret(text):
         return text
@@ -163,10 +148,6 @@ def redact_value(value: Any) -> Any:
     if isinstance(value, list | tuple):
         return [redact_value(v) for v in value]
     return value
-
-
-_KEY_BEGIN = re.compile(r"-----BEGIN (?:[A-Z]+ ){0,3}PRIVATE KEY(?: BLOCK)?-----")
-_KEY_END = re.compile(r"-----END (?:[A-Z]+ ){0,3}PRIVATE KEY(?: BLOCK)?-----")
 
 
 def _redact_key_blocks(text: str) -> str:

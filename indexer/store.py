@@ -1,9 +1,5 @@
-"""The SQLite index: one writer connection, many read-only readers.
-
-Every write goes through one :class:`IndexStore` (give it one thread), each
-inside ``BEGIN IMMEDIATE``. Readers open their own ``mode=ro`` connections
-(:func:`open_reader`); WAL lets them read while the writer commits.
-"""
+"""The SQLite index: one writer connection (:class:`IndexStore`, one thread, every write
+in ``BEGIN IMMEDIATE``), and read-only readers (:func:`open_reader`) beside it in WAL mode."""
 
 from __future__ import annotations
 
@@ -18,28 +14,21 @@ from urllib.parse import quote
 import sqlite_utils
 
 from memoryd.errors import StoreError
-from memoryd.indexer.citations import add_citations, replace_citations
+from memoryd.indexer.citations import replace_citations
 from memoryd.indexer.queries import under, under_args
 from memoryd.indexer.records import (
-    ERROR_PARSE,
+    CITED,
+    INSERT_SQL,
     KIND_MEMORY,
     STAT_COLUMNS,
+    UPSERT_SQL,
     Change,
     Delete,
-    FileStat,
-    ParsedFile,
+    Row,
     StoredStat,
     Touch,
     Upsert,
-    unexpected,
-)
-from memoryd.indexer.rows import (
-    DIRECTORY,
-    INSERT_SQL,
-    UPSERT_SQL,
-    Row,
     file_row,
-    redacted,
 )
 from memoryd.indexer.schema import migrate, needs_migration
 from memoryd.paths import make_private_dirs
@@ -51,12 +40,10 @@ SIDE_FILES = ("-wal", "-shm")
 
 
 def _make_private(path: Path) -> None:
-    """Create the index file 0600 (and missing parent dirs 0700), whatever the umask.
+    """Create the index file 0600 (missing parent dirs 0700), whatever the umask.
 
-    SQLite gives the WAL and shared-memory files the database file's mode, so
-    creating the database private keeps all three private. Existing files of
-    ours that are open to others are tightened; existing directories are left
-    alone (``--db /tmp/x.db`` must not chmod /tmp).
+    The WAL and shared-memory files get the database's mode. Our files open to
+    others are tightened; existing directories are left alone (``--db /tmp/x.db``).
     """
     make_private_dirs(path.parent)
     fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
@@ -85,7 +72,7 @@ def _connect(path: Path, *, readonly: bool) -> sqlite3.Connection:
         if not readonly:
             conn.execute("PRAGMA journal_mode = WAL")
             conn.execute("PRAGMA synchronous = NORMAL")
-        # Touch the schema so "file is not a database" surfaces here, not later.
+        # "file is not a database" surfaces here, not later.
         conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
     except (sqlite3.Error, OSError) as exc:
         raise StoreError(f"cannot open index at {path}: {exc}") from None
@@ -135,14 +122,12 @@ class IndexStore:
         self.path = path
         self.conn = _connect(path, readonly=False)
         self.files = _identities(path)
-        """(device, inode) of the database and its ``-wal``/``-shm`` as opened, by suffix:
-        whether the path still names them (:func:`memoryd.indexer.recovery.replaced`)."""
-        # Bumped after every apply() commits: readers in this process key caches on it.
+        """(device, inode) of the database and its ``-wal``/``-shm`` as opened, by suffix."""
         self.generation = 0
+        """Bumped after every write commits: readers in this process key caches on it."""
         self.db = sqlite_utils.Database(self.conn)
         try:
-            # Read first: an up-to-date index opens without the write lock, so a
-            # full disk or another process holding the lock does not stop a start.
+            # An up-to-date index opens without the write lock (a full disk does not stop it).
             if needs_migration(self.db):
                 with self.transaction():
                     migrate(self.db)
@@ -151,15 +136,10 @@ class IndexStore:
             raise StoreError(f"cannot migrate index at {path}: {exc}") from None
         self._repair_if_dirty()
 
-    # -- transactions -----------------------------------------------------
-
     @contextlib.contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
-        """``BEGIN IMMEDIATE`` ... ``COMMIT``; rolls back on any exception, a failed COMMIT too.
-
-        A ``BEGIN`` that fails raises :class:`StoreError` with SQLite's error as
-        its cause, so callers can tell a full disk or a held lock from damage.
-        """
+        """``BEGIN IMMEDIATE`` ... ``COMMIT``, rolled back on any exception; a failed
+        ``BEGIN`` raises :class:`StoreError` caused by SQLite's error."""
         try:
             self.conn.execute("BEGIN IMMEDIATE")
         except sqlite3.Error as exc:
@@ -182,13 +162,10 @@ class IndexStore:
         self.conn.execute(f"PRAGMA busy_timeout = {int(ms)}")
 
     def _repair_if_dirty(self) -> None:
-        """After an unclean stop, check the full-text index and rebuild it if damaged.
-
-        Each writer process keeps its own ``dirty:<pid>`` marker, so a second
-        one can neither clear another's marker nor take a live writer for a crash.
-        """
+        """After an unclean stop (a ``dirty:<pid>`` marker of a dead writer), check the
+        full-text index and rebuild it if damaged."""
         markers = self.conn.execute(
-            "SELECT key, value FROM meta WHERE key = 'dirty' OR key LIKE 'dirty:%'"
+            "SELECT key, value FROM meta WHERE key LIKE 'dirty:%'"
         ).fetchall()
         crashed = [key for key, value in markers if value == "1" and not _alive_writer(key)]
         if crashed:
@@ -204,8 +181,7 @@ class IndexStore:
         except StoreError as exc:
             if not isinstance(exc.__cause__, sqlite3.OperationalError):
                 raise
-            # A full disk or a held lock: the daemon still serves reads and retries
-            # its writes; only an unclean stop of this run goes unnoticed.
+            # A full disk or a held lock: only an unclean stop of this run goes unnoticed.
 
     @property
     def _marker(self) -> str:
@@ -229,14 +205,12 @@ class IndexStore:
                 (key, value),
             )
 
-    # -- reads the writer needs -------------------------------------------
-
     def stats_in(self, directory: str) -> dict[str, StoredStat]:
         """Change-detection columns for the files directly in ``directory``."""
         rows = self.conn.execute(
             f"SELECT path, {STAT_COLUMNS} FROM files WHERE directory = ?", (directory,)
         )
-        return {r["path"]: StoredStat.from_row(r) for r in rows}
+        return {r[0]: StoredStat(*r[1:]) for r in rows}
 
     def paths_in(self, directory: str) -> set[str]:
         """The paths of the files indexed directly in ``directory`` (no other column)."""
@@ -244,10 +218,11 @@ class IndexStore:
         return {r[0] for r in rows}
 
     def stat_of(self, path: str) -> StoredStat | None:
+        """Change-detection columns of one path's row, if it has one."""
         r = self.conn.execute(
             f"SELECT {STAT_COLUMNS} FROM files WHERE path = ?", (path,)
         ).fetchone()
-        return None if r is None else StoredStat.from_row(r)
+        return None if r is None else StoredStat(*r)
 
     def directories_under(self, root: str) -> list[str]:
         """Indexed directories equal to or below ``root``."""
@@ -256,14 +231,12 @@ class IndexStore:
         )
         return [r["directory"] for r in rows]
 
-    # -- writes -------------------------------------------------------------
-
     def apply(self, changes: Sequence[Change]) -> int:
         """Write ``changes`` in one transaction; bump each touched directory's version."""
         if not changes:
             return 0
         now = time.time()
-        upserts = [self.row(c.stat, c.parsed, now) for c in changes if isinstance(c, Upsert)]
+        upserts = [file_row(c.stat, c.parsed, now) for c in changes if isinstance(c, Upsert)]
         touches = [
             (c.stat.mtime_ns, c.stat.size, c.stat.inode, now, c.stat.path)
             for c in changes
@@ -277,9 +250,7 @@ class IndexStore:
                 conn.executemany("DELETE FROM files WHERE path = ?", deletes)
             if upserts:
                 conn.executemany(UPSERT_SQL, upserts)
-                replace_citations(
-                    conn, _citation_sources(c for c in changes if isinstance(c, Upsert))
-                )
+                replace_citations(conn, map(CITED, upserts))
             if touches:
                 conn.executemany(
                     "UPDATE files SET mtime_ns = ?, size = ?, inode = ?, indexed_at = ? "
@@ -287,22 +258,8 @@ class IndexStore:
                     touches,
                 )
             _bump_versions(conn, dirs, now)
-        # After the commit, so a reader that saw the old number re-reads.
         self.generation += 1
         return self.conn.total_changes - before
-
-    def row(self, st: FileStat, parsed: ParsedFile, now: float) -> Row:
-        """The row stored for a parsed file (changes and a first index).
-
-        A file whose row cannot be worked out is stored as that file's error, so
-        it cannot fail the batch it is in.
-        """
-        try:
-            return file_row(st, parsed, now)
-        except Exception as exc:
-            why = unexpected("could not index the file", exc)
-            failed = ParsedFile(parsed.kind, parsed.content_hash, error=why, error_kind=ERROR_PARSE)
-            return file_row(st, failed, now)
 
     def is_empty(self) -> bool:
         return self.conn.execute("SELECT 1 FROM files LIMIT 1").fetchone() is None
@@ -310,38 +267,28 @@ class IndexStore:
     def load_fresh(self, rows: Iterable[Row]) -> int:
         """Fill an empty index in one transaction, building the full-text index once.
 
-        The insert trigger is dropped, the rows go in (a plain ``INSERT`` while
-        the table is still empty), FTS5 builds its index in one pass, and the
-        trigger is put back before the commit, so no other writer sees the
-        table without it. Whatever ``rows`` yields before it ends is committed.
+        The insert trigger is dropped and put back inside the transaction, so no
+        other writer sees the table without it. What ``rows`` yields is committed.
         """
-        dirs: set[str] = set()
-
-        def noting_dirs() -> Iterator[Row]:
-            for row in rows:
-                dirs.add(str(row[DIRECTORY]))
-                yield row
-
         before = self.conn.total_changes
         with self.transaction() as conn:
             (trigger,) = conn.execute(
                 "SELECT sql FROM sqlite_master WHERE type = 'trigger' AND name = 'files_ai'"
             ).fetchone()
             conn.execute('DROP TRIGGER "files_ai"')
-            # Checked again inside the transaction: another writer may have indexed
-            # some of these paths since the caller saw the table empty.
+            # Another writer may have indexed some of these paths since the caller looked.
             empty = conn.execute("SELECT 1 FROM files LIMIT 1").fetchone() is None
-            conn.executemany(INSERT_SQL if empty else UPSERT_SQL, noting_dirs())
+            conn.executemany(INSERT_SQL if empty else UPSERT_SQL, rows)
             conn.execute("INSERT INTO files_fts(files_fts) VALUES ('rebuild')")
             conn.execute(trigger)
-            # The index was empty: every row is this load's, already redacted; if
-            # it still was inside the transaction, none has citations yet
-            # (deleting a row drops its citations), so there is nothing to delete.
+            # Every row is this load's, already redacted; into a table still empty
+            # inside the transaction, no row has citations to delete.
             rows_read = conn.execute(
                 "SELECT path, kind, description, body FROM files WHERE kind = ?", (KIND_MEMORY,)
             )
             while chunk := rows_read.fetchmany(500):
-                (add_citations if empty else replace_citations)(conn, chunk)
+                replace_citations(conn, chunk, fresh=empty)
+            dirs = [r[0] for r in conn.execute("SELECT DISTINCT directory FROM files")]
             _bump_versions(conn, dirs, time.time())
         self.generation += 1
         return self.conn.total_changes - before
@@ -364,11 +311,8 @@ class IndexStore:
         return [(r[0], r[1], r[2]) for r in rows]
 
     def forget_root(self, root: str, keep: Sequence[str]) -> int:
-        """Drop ``root``'s record and its files' rows, except rows under a root in ``keep``.
-
-        The rows go through :meth:`apply`, so the FTS index and the directory
-        versions (which the select caches key on) stay in step.
-        """
+        """Drop ``root``'s record and its files' rows (through :meth:`apply`), except
+        rows under a root in ``keep``."""
         with self.transaction() as conn:
             conn.execute("DELETE FROM roots WHERE path = ?", (root,))
         rows = self.conn.execute(
@@ -387,9 +331,3 @@ def _bump_versions(conn: sqlite3.Connection, dirs: Iterable[str], now: float) ->
         "updated_at = excluded.updated_at",
         [(d, now) for d in sorted(dirs)],
     )
-
-
-def _citation_sources(upserts: Iterable[Upsert]) -> Iterator[tuple[str, str, str | None, str]]:
-    for c in upserts:
-        parsed = redacted(c.parsed)
-        yield c.stat.path, parsed.kind, parsed.description, parsed.body

@@ -1,17 +1,8 @@
 """Make the index equal to the disk, reading only what changed.
 
-A file whose ``(mtime_ns, size, inode)`` matches its row is not read. A file
-whose stat changed is read and hashed; equal bytes only refresh the stat
-columns. Rows for files that are gone are deleted. Files that could not be
-read last time are retried on every pass, because fixing permissions does not
-change mtime, but they are rewritten only when the outcome differs, so a pass
-over an unchanged tree writes nothing at all.
-
-The same per-file decision serves full scans (start-up, reconcile, ``memoryd
-index``) and the watcher's single-path hints. The one exception is the first
-index of a tree into an empty index: every file is new, so each is read and
-written without a lookup, in one transaction with one full-text build
-(:meth:`~memoryd.indexer.store.IndexStore.load_fresh`).
+A file whose ``(mtime_ns, size, inode)`` matches its row is not read; equal bytes
+only refresh the stat; rows of files gone are deleted; files that could not be
+read are retried on every pass. A pass over an unchanged tree writes nothing.
 """
 
 from __future__ import annotations
@@ -32,11 +23,12 @@ from memoryd.indexer.records import (
     Delete,
     FileStat,
     ParsedFile,
+    Row,
     StoredStat,
     Touch,
     Upsert,
+    file_row,
 )
-from memoryd.indexer.rows import Row
 from memoryd.indexer.scanner import (
     Listing,
     is_memory_filename,
@@ -55,13 +47,10 @@ _STABLE_READS = 3
 
 
 def read_file(st: FileStat, within: str | None = None) -> tuple[FileStat, ParsedFile]:
-    """Read and parse ``st.path`` (see :func:`parse_file`); the stat returned is taken after.
+    """Read and parse ``st.path`` (see :func:`parse_file`), with the stat taken after.
 
-    A file still being written can grow between the stat and the read; storing
-    the earlier stat would keep the size seen mid-write until the next
-    reconcile. So the path is stat'ed again after reading and, if it moved,
-    read again, a few times at most. A path that could not be stat'ed is a
-    read error.
+    A file that changed while being read (still being written) is read again, a
+    few times at most. A path that could not be stat'ed is a read error.
     """
     if st.stat_error is not None:
         error = ParsedFile(
@@ -96,7 +85,7 @@ class Progress(Protocol):
 
 @dataclass
 class SyncResult:
-    """Counts of what one pass did (errors are filled in by the caller from the index)."""
+    """Counts of what one pass did (the caller fills ``errors`` from the index)."""
 
     added: int = 0
     updated: int = 0
@@ -126,28 +115,20 @@ class SyncResult:
 class Syncer:
     """Plans changes per directory and writes them in batches through one store.
 
-    ``should_stop`` is asked before each directory of a full scan: a daemon
-    told to stop during a long first index stops within one directory instead
-    of finishing every root first. ``root_of`` names the root a path is under
-    (the daemon's roots); a symlinked file is followed only to a target inside
-    that root (without it, inside the tree being scanned).
-
-    Rows are keyed by :func:`~memoryd.paths.escaped` paths: a name that is not
-    UTF-8 or holds a control character is an error entry, never an exception.
+    ``should_stop`` is asked before each directory of a full scan; ``root_of``
+    names the root a path is under (symlinks are followed only inside it).
     """
 
     def __init__(
         self,
         store: IndexStore,
-        batch_size: int = BATCH_SIZE,
         progress: Progress | None = None,
         should_stop: Callable[[], bool] = lambda: False,
         root_of: Callable[[str], str | None] = lambda path: None,
     ) -> None:
         self.store = store
         self.root_of = root_of
-        self.batch_size = batch_size
-        self.progress = progress
+        self._advance = progress.advance if progress is not None else lambda: None
         self.should_stop = should_stop
         self._pending: list[Change] = []
         self._result = SyncResult()
@@ -155,13 +136,7 @@ class Syncer:
     def sync_trees(
         self, roots: list[str], listed: Mapping[str, Listing] | None = None
     ) -> SyncResult:
-        """Reconcile several roots; one result with the totals and the overall time.
-
-        ``listed`` holds trees already walked (:func:`walk_dirs`), by root; the
-        others are walked here. Into an empty index every root is loaded
-        (:meth:`_load_fresh`), not only the first: the index stops being empty
-        after it.
-        """
+        """Reconcile several roots (``listed``: trees already walked, by root); one result."""
         started = time.perf_counter()
         fresh = self.store.is_empty()
         for root in roots:
@@ -172,15 +147,8 @@ class Syncer:
         return self._finish(started)
 
     def sync_tree(self, root: str) -> SyncResult:
-        """Reconcile ``root`` and everything below it (full stat scan).
-
-        Into an empty index the tree is loaded instead (:meth:`_load_fresh`);
-        either way, progress moves file by file, and a stop between
-        directories keeps what was done so far.
-        """
-        started = time.perf_counter()
-        self._tree(root, self.store.is_empty(), None)
-        return self._finish(started)
+        """Reconcile ``root`` and everything below it (full stat scan)."""
+        return self.sync_trees([root])
 
     def _tree(self, root: str, fresh: bool, listed: Listing | None) -> None:
         seen: set[str] = set()
@@ -208,19 +176,16 @@ class Syncer:
                 return
             key = escaped(directory)
             seen.add(key)
-            yield key, {st.path: st for st in (stat_entry(e, directory, boundary) for e in entries)}
+            stats = (stat_entry(e, directory, boundary) for e in entries)
+            yield key, {st.path: st for st in stats if st is not None}
 
     def sync_path(self, path: str) -> SyncResult:
-        """Reconcile one path a watcher reported: a file, a directory, or nothing.
-
-        A path in a directory the scan skips below its root (``node_modules``,
-        a virtualenv...) counts as nothing: it is neither walked nor indexed.
-        """
+        """Reconcile one path a watcher reported: a file, a directory, or nothing (a path
+        in a directory the scan skips below its root counts as nothing)."""
         started = time.perf_counter()
         root = self.root_of(path)
         skipped = root is not None and skipped_below(root, path)
         if not skipped and os.path.isdir(path) and not os.path.islink(path):
-            self._flush()
             return self.sync_tree(path)
         key = escaped(path)
         boundary = self._boundary(path, os.path.dirname(path))
@@ -234,27 +199,16 @@ class Syncer:
         return self._finish(started)
 
     def sync_listing(self, directory: str) -> SyncResult:
-        """Reconcile the names in one directory a watcher saw change, without a stat each.
-
-        A "directory modified" event accompanies every change of a file in it,
-        whose own event names what changed; what it can add is a name that
-        appeared or vanished without an event, so only names are compared with
-        the index (one scandir). A directory that vanished or cannot be listed
-        gets :meth:`sync_path`.
-        """
+        """Reconcile the names that appeared or vanished in one directory (one scandir);
+        one that vanished or cannot be listed gets :meth:`sync_path`."""
         started = time.perf_counter()
         root = self.root_of(directory)
         if root is not None and skipped_below(root, directory):
             return self.sync_path(directory)
-        try:
-            with os.scandir(directory) as it:
-                on_disk = {
-                    escaped(e.path): e.path
-                    for e in it
-                    if is_memory_filename(e.name) and not _is_dir(e)
-                }
-        except OSError:
+        listed = next(walk_dirs(directory), None)
+        if listed is None:
             return self.sync_path(directory)
+        on_disk = {escaped(e.path): e.path for e in listed[1]}
         stored = self.store.paths_in(escaped(directory))
         boundary = self._boundary(directory, directory)
         for key in sorted(on_disk.keys() - stored):
@@ -268,12 +222,8 @@ class Syncer:
         return os.path.realpath(self.root_of(path) or fallback)
 
     def _load_fresh(self, listed: Iterable[tuple[str, dict[str, FileStat]]], within: str) -> None:
-        """Index a tree into an empty index: no row to compare with, one full-text build.
-
-        The rows are built as the store inserts them, inside its transaction,
-        so a stop between directories commits the directories done so far. A
-        tree without files writes nothing (no transaction to take or fail).
-        """
+        """Index a tree into an empty index (no lookups, one full-text build); a stop
+        between directories commits those done, a tree without files writes nothing."""
         now = time.time()
 
         def rows() -> Iterator[Row]:
@@ -281,18 +231,12 @@ class Syncer:
                 for st in disk.values():
                     self._result.added += 1
                     self._advance()
-                    yield self.store.row(*read_file(st, within), now)
+                    yield file_row(*read_file(st, within), now)
 
         pending = rows()
         first = next(pending, None)
         if first is not None:
             self._result.rows_written += self.store.load_fresh(chain([first], pending))
-
-    def _advance(self) -> None:
-        if self.progress is not None:
-            self.progress.advance()
-
-    # -- planning ---------------------------------------------------------
 
     def _reconcile_dir(self, directory: str, disk: dict[str, FileStat], within: str) -> None:
         stored = self.store.stats_in(directory)
@@ -309,7 +253,7 @@ class Syncer:
     def _reconcile_one(
         self, st: FileStat | None, path: str, old: StoredStat | None, within: str
     ) -> None:
-        """Bring one row in line with the disk; content is read only inside ``within``."""
+        """Bring one row in line with the disk (``st`` None: nothing there)."""
         res = self._result
         if st is None:
             if old is not None:
@@ -331,11 +275,9 @@ class Syncer:
             self._queue(Upsert(st, parsed))
             res.updated += 1
 
-    # -- writing ----------------------------------------------------------
-
     def _queue(self, change: Change) -> None:
         self._pending.append(change)
-        if len(self._pending) >= self.batch_size:
+        if len(self._pending) >= BATCH_SIZE:
             self._flush()
 
     def _flush(self) -> None:
@@ -350,18 +292,6 @@ class Syncer:
         return result
 
 
-def _is_dir(entry: os.DirEntry[str]) -> bool:
-    """As the full scan decides it: a real directory (not a link to one) is no file."""
-    try:
-        return entry.is_dir(follow_symlinks=False)
-    except OSError:
-        return True  # the full scan skips an entry it cannot classify
-
-
 def _readable_now(st: FileStat, old: StoredStat) -> bool:
-    """False when a file indexed as readable can no longer be read.
-
-    ``chmod`` changes neither mtime nor size, so the stat signature alone would
-    keep a file that was locked after indexing listed (and selected) as fine.
-    """
+    """False when a file indexed as readable can no longer be read (a chmod keeps the stat)."""
     return old.error is not None or st.stat_error is not None or os.access(st.path, os.R_OK)

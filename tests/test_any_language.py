@@ -8,14 +8,11 @@ identifiers and commands mixed in, no spaces between words.
 from __future__ import annotations
 
 import sqlite3
-from pathlib import Path
 
 import pytest
-import sqlite_utils
 
 from memoryd._unicode_words import ascii_equivalent, bigrams, fold, unspaced_grams, words
 from memoryd.indexer.records import FileStat, ParsedFile, Upsert
-from memoryd.indexer.schema import MIGRATIONS
 from memoryd.indexer.store import IndexStore
 from memoryd.select._text import split_words, terms
 from memoryd.select.analysis import _words
@@ -174,45 +171,6 @@ def test_full_text_index_finds_a_word_inside_an_unspaced_run(store: IndexStore) 
     assert _fts_paths(store.conn, "预发环境") == ["/m/a.md"]
     assert _fts_paths(store.conn, "cafe") == ["/m/b.md"]
     assert _fts_paths(store.conn, "café") == ["/m/b.md"]
-
-
-def test_an_older_index_gets_the_bigrams_of_its_rows(db_file: Path) -> None:
-    """An index written before migration 011 is upgraded in place: grams filled, FTS rebuilt."""
-    db_file.parent.mkdir(parents=True)
-    conn = sqlite3.connect(db_file, isolation_level=None)
-    db = sqlite_utils.Database(conn)
-    conn.execute("BEGIN")
-    db.table("_migrations").create({"id": int, "name": str, "applied_at": float}, pk="id")
-    for number, (name, step) in enumerate(MIGRATIONS[:9], start=1):
-        step(db)
-        db.table("_migrations").insert({"id": number, "name": name, "applied_at": 0.0})
-    c = JAPANESE_FOLDER[1]
-    db.table("files").insert(
-        {
-            "path": "/m/p.md",
-            "directory": "/m",
-            "filename": "p.md",
-            "kind": "memory",
-            "name": c.name,
-            "description": c.description,
-            "body": c.body,
-            "mtime_ns": 1,
-            "size": 1,
-            "inode": 1,
-        }
-    )
-    conn.execute("COMMIT")
-    conn.close()
-    store = IndexStore(db_file)
-    try:
-        grams, mtime_ns = store.conn.execute("SELECT grams, mtime_ns FROM files").fetchone()
-        assert mtime_ns == -1  # parsed again by the next scan, for its header facts
-        assert grams == unspaced_grams("p.md", c.name, c.description, c.body)
-        assert "移行" in grams.split()
-        assert _fts_paths(store.conn, "移行") == ["/m/p.md"]
-        store.conn.execute("INSERT INTO files_fts(files_fts) VALUES ('integrity-check')")
-    finally:
-        store.close()
 
 
 def test_ascii_memories_store_no_bigrams() -> None:

@@ -140,19 +140,3 @@ def test_list_and_the_tool_rules_see_the_nested_type(
     assert result["excluded"]["tool_doc_files"] == ["reference_pytest_usage.md"]
     assert [s["filename"] for s in result["selected"]] == ["feedback_xdist_gotcha.md"]
     assert result["selected"][0]["type"] == "feedback"
-
-
-def test_an_index_from_before_reads_nested_headers_again(folder: Path, tmp_path: Path) -> None:
-    """Memories indexed untyped by an older memoryd get their type after the upgrade."""
-    db = tmp_path / "index.db"
-    synced(db, folder)
-    conn = sqlite3.connect(db)
-    with conn:  # what the old parser stored: no type; and the migration not yet run
-        conn.execute("UPDATE files SET type = NULL")
-        conn.execute("DELETE FROM _migrations WHERE name = '010_reread_nested_metadata_headers'")
-    conn.close()
-    types = dict(synced(db, folder).execute("SELECT filename, type FROM files").fetchall())
-    assert types == {
-        "reference_pytest_usage.md": "reference",
-        "feedback_xdist_gotcha.md": "feedback",
-    }

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from daemon_fixtures import DaemonProc, wait_until, write_memory
 
-from memoryd.indexer.folders import is_memory_folder
+from memoryd.indexer.scanner import is_memory_folder
 from memoryd.indexer.store import IndexStore
 
 PACKAGES = 40

@@ -11,7 +11,6 @@ shapes, uncapped text, lenient headers seen as broken) are redone.
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Callable
 from pathlib import Path
 
@@ -19,8 +18,6 @@ from daemon_fixtures import DaemonProc
 
 from memoryd.indexer.parse import MAX_FIELD_CHARS, parse_bytes
 from memoryd.indexer.records import KIND_MEMORY
-from memoryd.indexer.store import IndexStore
-from memoryd.indexer.sync import Syncer
 
 HUGE = 1_000_000
 
@@ -63,27 +60,3 @@ def test_every_reply_carries_the_capped_description(
     for description in (listed["description"], picked[0]["description"]):
         assert len(description) < MAX_FIELD_CHARS + 40 and description.endswith("characters]")
     assert "only its first 1,000 are kept" in listed["warning"]
-
-
-def test_an_index_from_before_parses_every_file_again(tmp_path: Path) -> None:
-    folder = tmp_path / "memory"
-    folder.mkdir()
-    (folder / "reference_lap.md").write_text(
-        "---\ndescription: Fixed: the lap view\ntype: reference\n---\nbody\n"
-    )
-    db = tmp_path / "index.db"
-
-    def synced() -> dict[str, str | None]:
-        store = IndexStore(db)
-        try:
-            Syncer(store).sync_tree(str(folder))
-            return dict(store.conn.execute("SELECT filename, error FROM files").fetchall())
-        finally:
-            store.close()
-
-    assert synced() == {"reference_lap.md": None}
-    with sqlite3.connect(db) as conn:  # what the old parser stored, before migration 012
-        conn.execute("UPDATE files SET error = 'YAML syntax error', error_kind = 'parse'")
-        conn.execute("DELETE FROM _migrations WHERE name = '013_reread_after_parse_hardening'")
-    conn.close()
-    assert synced() == {"reference_lap.md": None}

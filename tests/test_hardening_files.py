@@ -26,7 +26,7 @@ from memoryd.cli.daemon import render_status
 from memoryd.config import Config
 from memoryd.errors import InvalidParams
 from memoryd.indexer import parse as parse_mod
-from memoryd.indexer import rows as rows_mod
+from memoryd.indexer import records as records_mod
 from memoryd.indexer.frontmatter import load_mapping
 from memoryd.indexer.parse import MEMORY_HEADER_KEYS, parse_bytes
 from memoryd.indexer.records import KIND_MEMORY, KIND_SESSION
@@ -128,7 +128,7 @@ def test_a_row_that_cannot_be_built_is_an_error_row(
             raise ValueError("the analyser cannot handle this one")
         return unspaced_grams(*texts)
 
-    monkeypatch.setattr(rows_mod, "unspaced_grams", grams)
+    monkeypatch.setattr(records_mod, "unspaced_grams", grams)
     store = IndexStore(tmp_path / "index.db")
     try:
         for _ in range(2):  # the first index (bulk load), then a reconcile with changes

@@ -82,26 +82,6 @@ def test_session_files_and_the_index_are_not_checked(
     assert store.conn.execute("SELECT count(*) FROM citations").fetchone()[0] == 0
 
 
-def test_an_index_from_before_the_migration_gets_its_citations(
-    db_file: Path, memdir: Path, make_memory: MakeMemory
-) -> None:
-    memory = make_memory("project_tax.md", body="See `src/tax.py`.\n")
-    store = IndexStore(db_file)
-    Syncer(store).sync_tree(str(memdir))
-    with store.transaction() as conn:  # back to the schema of the previous release
-        conn.execute("DROP TRIGGER files_ad_staleness")
-        for table in ("citations", "staleness", "checkout_hints"):
-            conn.execute(f"DROP TABLE {table}")
-        conn.execute("DELETE FROM _migrations WHERE name LIKE '%staleness%'")
-    store.close()
-
-    store = IndexStore(db_file)
-    try:
-        assert _citations(store, memory) == ["src/tax.py"]
-    finally:
-        store.close()
-
-
 def test_the_caution_line_names_two_problems_and_counts_the_rest() -> None:
     verdict: Verdict = {
         "stale": True,

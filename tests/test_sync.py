@@ -19,6 +19,7 @@ from conftest import MakeMemory, run_unprivileged
 from memoryd.file_entries import FileError
 from memoryd.indexer import queries
 from memoryd.indexer.queries import IndexedFile
+from memoryd.indexer.records import file_row
 from memoryd.indexer.scanner import stat_entry, walk_dirs
 from memoryd.indexer.store import IndexStore
 from memoryd.indexer.sync import Syncer, SyncResult, read_file
@@ -529,9 +530,9 @@ def test_bulk_load_keeps_rows_another_writer_added_after_the_empty_check(tmp_pat
     Syncer(other).sync_path(str(files[3]))
     other.close()
     files[3].write_text("---\nname: rewritten\ndescription: d\ntype: user\n---\nnew body\n")
-    stats = [stat_entry(e, d) for d, entries in walk_dirs(str(root)) for e in entries]
+    stats = [st for d, entries in walk_dirs(str(root)) for e in entries if (st := stat_entry(e, d))]
     try:
-        store.load_fresh(store.row(*read_file(st), time.time()) for st in stats)
+        store.load_fresh(file_row(*read_file(st), time.time()) for st in stats)
         assert indexed_paths(store, root) == disk_paths(root)
         name = store.conn.execute("SELECT name FROM files WHERE path = ?", (str(files[3]),))
         assert name.fetchone()[0] == "rewritten"

@@ -111,31 +111,6 @@ def test_an_edit_analyses_only_the_edited_memory(
     assert analysed == ["feedback_zebra.md"]
 
 
-def test_an_index_with_stored_term_stats_opens_without_them(
-    indexed_examples: tuple[IndexStore, Path],
-) -> None:
-    store, folder = indexed_examples
-    params = {"query": QUERIES[1], "dir": str(folder), "ranker": "local"}
-    before = select_unrecorded(Selector(), store.conn, params)
-    assert before["selected"]
-    with store.transaction() as conn:  # back to the previous release: packed terms stored
-        conn.execute("ALTER TABLE files ADD COLUMN terms BLOB")
-        conn.execute("UPDATE files SET terms = x'00' WHERE kind = 'memory'")
-        conn.execute("INSERT INTO meta(key, value) VALUES ('analysis_version', 'old')")
-        conn.execute("DELETE FROM _migrations WHERE name = '015_drop_term_stats'")
-    store.close()
-    reopened = IndexStore(store.path)
-    try:
-        columns = {row[1] for row in reopened.conn.execute("PRAGMA table_info(files)")}
-        assert "terms" not in columns
-        meta = reopened.conn.execute("SELECT 1 FROM meta WHERE key = 'analysis_version'")
-        assert meta.fetchone() is None
-        after = select_unrecorded(Selector(), reopened.conn, params)
-        assert after["selected"] == before["selected"]
-    finally:
-        reopened.close()
-
-
 def test_manifest_cache_is_bounded_by_memory_not_by_folder_count(tmp_path: Path) -> None:
     store = IndexStore(tmp_path / "index.db")
     folders = []

@@ -20,8 +20,8 @@ from typing import Any, cast
 from memoryd.bounded_read import readable
 from memoryd.config import DEFAULT_SHORTLIST
 from memoryd.errors import InvalidParams
-from memoryd.indexer.folders import empty_folder_note, is_memory_folder
 from memoryd.indexer.queries import IndexedFile, iso_utc
+from memoryd.indexer.scanner import empty_folder_note, is_memory_folder
 from memoryd.methods import Select as SelectRequest
 from memoryd.replies import Ranker, SelectedMemory, SelectResult
 from memoryd.select.candidates import Candidate
