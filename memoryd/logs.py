@@ -38,12 +38,45 @@ def _redact_event(_logger: Any, _name: str, event: MutableMapping[str, Any]) -> 
     return out
 
 
-def configure(*, json: bool | None = None, level: str | None = None) -> None:
-    """Configure structlog (and stdlib logging, for libraries) to write to stderr."""
+LOG_BYTES = 8 << 20  # a log file past this moves to <name>.1 (one old generation is kept)
+
+
+class LogFile:
+    """A daemon's own log file as its stdout and stderr: appended, ``0600``, and moved to
+    ``<name>.1`` once past :data:`LOG_BYTES`, checked before each line is written."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self._reopen()
+
+    def _reopen(self) -> None:
+        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+        os.fchmod(fd, 0o600)  # it holds queries: an older log open to others is closed too
+        os.dup2(fd, 1)
+        os.dup2(fd, 2)
+        os.close(fd)
+
+    def write(self, text: str) -> int:
+        if os.fstat(2).st_size > LOG_BYTES:
+            sys.stderr.flush()
+            os.replace(self.path, self.path + ".1")
+            self._reopen()
+        return sys.stderr.write(text)
+
+    def flush(self) -> None:
+        sys.stderr.flush()
+
+
+def configure(
+    *, json: bool | None = None, level: str | None = None, log_file: str | None = None
+) -> None:
+    """Configure structlog (and stdlib logging, for libraries) to write to stderr, or to
+    ``log_file`` (a :class:`LogFile`, which stderr then is too)."""
     import logging  # noqa: PLC0415 - see the module docstring
 
     import structlog  # noqa: PLC0415
 
+    sink: Any = sys.stderr if log_file is None else LogFile(log_file)
     if json is None:
         json = not sys.stderr.isatty()
     numeric = _numeric(level)
@@ -62,10 +95,10 @@ def configure(*, json: bool | None = None, level: str | None = None) -> None:
     structlog.configure(
         processors=[*shared, renderer],
         wrapper_class=structlog.make_filtering_bound_logger(numeric),
-        logger_factory=structlog.WriteLoggerFactory(sys.stderr),
+        logger_factory=structlog.WriteLoggerFactory(sink),
         cache_logger_on_first_use=False,
     )
-    out = structlog.WriteLogger(sys.stderr)
+    out = structlog.WriteLogger(sink)
 
     class WholeLines(logging.Handler):
         def emit(self, record: logging.LogRecord) -> None:

@@ -138,14 +138,17 @@ def state_for(db: Path | None) -> Path:
 
 
 def _spawn(socket: Path, db: Path | None, state: Path) -> None:
+    log = state / "daemon.log"
     argv = [sys.executable, "-m", "memoryd", "serve", "--socket", str(socket.absolute())]
+    argv += ["--log-file", str(log.absolute())]
     if db is not None:
         argv += ["--db", str(Path(db).absolute()), "--state-dir", str(state)]
     env = dict(os.environ)
     if env.get("MEMORYD_DB"):
         env["MEMORYD_DB"] = os.path.abspath(env["MEMORYD_DB"])
-    log = state / "daemon.log"
-    with open(log, "ab") as out:
+    # Until the daemon opens its log itself, what it says (a refused config) lands there too.
+    fd = os.open(log, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+    with open(fd, "ab") as out:
         proc = subprocess.Popen(
             argv,
             stdin=subprocess.DEVNULL,

@@ -44,6 +44,12 @@ def register(sub: Any) -> None:
     )
     p.add_argument("--db", type=Path, default=None, help="index database path")
     p.add_argument("--config", type=Path, default=None, help="config file")
+    p.add_argument(
+        "--log-file",
+        default=None,
+        metavar="FILE",
+        help="log here (0600; moved to FILE.1 past 8 MiB) instead of to stderr",
+    )
     p.set_defaults(handler=cmd_serve)
 
 
@@ -60,7 +66,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
         cfg = replace(cfg, state_dir=args.state_dir)
     if args.db:
         cfg = replace(cfg, db=args.db)
-    logs.configure(level=os.environ.get("MEMORYD_LOG_LEVEL", "INFO"))
+    try:
+        logs.configure(level=os.environ.get("MEMORYD_LOG_LEVEL", "INFO"), log_file=args.log_file)
+    except OSError as exc:  # O_NOFOLLOW: a symlink in the log's place is refused too
+        raise ConfigError(f"--log-file {args.log_file}: {exc.strerror or exc}") from None
     profiling.install()
     return Daemon(cfg, declared_roots(cfg, args.root, args.default_roots)).run()
 
