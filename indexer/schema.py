@@ -2,7 +2,9 @@
 
 Each migration runs once, inside the writer's transaction, and is recorded in
 ``_migrations``: an index written by an older memoryd is upgraded in place, one
-written by a newer memoryd (a migration this one does not know) is refused.
+written by a newer memoryd (a migration this one does not know) is refused, and
+one written by an unreleased build is emptied and made afresh (it is a cache of
+the files).
 """
 
 from __future__ import annotations
@@ -83,6 +85,21 @@ def _create(db: sqlite_utils.Database) -> None:
 MIGRATIONS: list[tuple[str, Migration]] = [("001_index", _create)]
 
 _NAMES = [name for name, _ in MIGRATIONS]
+UNRELEASED = "001_files_fts_directories_roots"
+"""The first migration of the builds before 0.1.0, whose steps this one no longer has."""
+
+
+def _drop_everything(db: sqlite_utils.Database) -> None:
+    """Every table but ``_migrations`` (virtual ones first: they own their shadow tables)."""
+    for kind in ("CREATE VIRTUAL TABLE%", "%"):
+        rows = db.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND sql LIKE ?"
+            " AND name NOT LIKE 'sqlite_%' AND name != '_migrations'",
+            [kind],
+        ).fetchall()
+        for (name,) in rows:
+            db.execute(f'DROP TABLE IF EXISTS "{name}"')
+    db.execute("DELETE FROM _migrations")
 
 
 def applied(db: sqlite_utils.Database) -> list[str]:
@@ -102,6 +119,9 @@ def migrate(db: sqlite_utils.Database) -> None:
     if "_migrations" not in db.table_names():
         db.execute("CREATE TABLE _migrations (id INTEGER PRIMARY KEY, name TEXT, applied_at REAL)")
     done = applied(db)
+    if done[:1] == [UNRELEASED]:
+        _drop_everything(db)
+        done = []
     unknown = [name for name in done if name not in _NAMES]
     if unknown:
         raise ValueError(

@@ -20,7 +20,7 @@ from memoryd import __version__, paths
 from memoryd import config as config_mod
 from memoryd.claude_folders import known_folders
 from memoryd.errors import MemorydError
-from memoryd.indexer.schema import MIGRATIONS
+from memoryd.indexer.schema import MIGRATIONS, UNRELEASED
 from memoryd.integrations import install
 from memoryd.integrations._hook_state import HookFailures
 from memoryd.integrations.systemd_units import UNITS, user_unit_dir
@@ -189,6 +189,8 @@ def check_index(facts: Facts) -> Check:
     if verdict != "ok":
         return Check("index", FAIL, f"{db}: integrity check says {verdict!r}")
     known = [name for name, _ in MIGRATIONS]
+    if done[:1] == [UNRELEASED]:
+        return Check("index", OK, f"{db}: from a build before 0.1.0, rebuilt at the next start")
     if [n for n in done if n not in known]:
         return Check("index", FAIL, f"{db} was written by a newer memoryd; upgrade this one")
     schema = f"schema {len(done)}/{len(known)}" + (

@@ -68,6 +68,36 @@ def test_index_from_a_newer_memoryd_is_refused(db_file: Path) -> None:
         IndexStore(db_file)
 
 
+def test_an_index_from_a_build_before_the_release_is_made_afresh(db_file: Path) -> None:
+    """Its upgrade steps are gone; it is a cache of the files, so it is emptied and rebuilt."""
+    db_file.parent.mkdir(parents=True, exist_ok=True)
+    conn = sqlite3.connect(db_file)
+    conn.executescript(
+        """CREATE TABLE _migrations (id INTEGER PRIMARY KEY, name TEXT, applied_at REAL);
+        INSERT INTO _migrations VALUES (1, '001_files_fts_directories_roots', 0),
+            (2, '002_secret_flags', 0), (9, '009_packed_term_stats', 0);
+        CREATE TABLE files (path TEXT PRIMARY KEY, directory TEXT, body TEXT);
+        INSERT INTO files VALUES ('/m/a.md', '/m', 'old');
+        CREATE VIRTUAL TABLE files_fts USING FTS5 (body, content="files");
+        CREATE TABLE term_stats (directory TEXT PRIMARY KEY, blob BLOB);"""
+    )
+    conn.close()
+    st = IndexStore(db_file)
+    try:
+        names = [r[0] for r in st.conn.execute("SELECT name FROM _migrations ORDER BY id")]
+        assert names == [name for name, _ in MIGRATIONS]
+        assert st.conn.execute("SELECT count(*) FROM files").fetchone()[0] == 0
+        tables = {r[0] for r in st.conn.execute("SELECT name FROM sqlite_master")}
+        assert "term_stats" not in tables and "grams" in {
+            r[1] for r in st.conn.execute("PRAGMA table_info(files)")
+        }
+        st.apply([Upsert(_stat("/m/b.md"), _parsed("deploy runbook"))])
+        assert _fts(st.conn, "deploy") == ["/m/b.md"]
+        _integrity_ok(st.conn)
+    finally:
+        st.close()
+
+
 def test_fts_follows_insert_update_delete(store: IndexStore) -> None:
     a, b = "/m/a.md", "/m/b.md"
     store.apply([Upsert(_stat(a), _parsed("deploy runbook")), Upsert(_stat(b), _parsed("flaky"))])
