@@ -34,6 +34,8 @@ from memoryd.ipc.client import SocketChoice
 from memoryd.methods import Context, LoadLast, Save, Select, Status
 from memoryd.params import decode, params
 from memoryd.replies import ContextReply, LoadLastReply, SaveResult, SelectResult, StatusReply
+from memoryd.sessions._sections import STAMP
+from memoryd.sessions.format import MAX_PROJECT_LEN, PROJECT_SLUG
 
 
 class ObjectSchema(TypedDict):
@@ -69,8 +71,8 @@ DIR: dict[str, object] = {
 }
 PROJECT: dict[str, object] = {
     "type": "string",
-    "pattern": "^[a-z0-9][a-z0-9._-]*$",
-    "maxLength": 100,
+    "pattern": f"^{PROJECT_SLUG.pattern}$",
+    "maxLength": MAX_PROJECT_LEN,
     "description": "Project slug: lowercase letters, digits, '.', '_', '-' (no '/')",
 }
 READ_ONLY = {"readOnlyHint": True, "destructiveHint": False, "openWorldHint": False}
@@ -213,7 +215,7 @@ TOOLS: list[Tool] = [
             ("session_summary",),
             dir=DIR,
             project=PROJECT,
-            session={"pattern": r"^\d{4}-\d{2}-\d{2}-\d{2}-\d{2}$"},
+            session={"pattern": f"^{STAMP.pattern}$"},
             target_dir=_PATH,
             steps_completed={"additionalProperties": _STR},
             checkpoint_decisions={
