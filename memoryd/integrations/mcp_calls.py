@@ -23,7 +23,7 @@ from memoryd.indexer.store import open_reader
 from memoryd.integrations import why
 from memoryd.integrations._hook_state import SessionState
 from memoryd.ipc.client import Client
-from memoryd.params import Dir, param
+from memoryd.params import Dir, decode, param
 from memoryd.replies import (
     ContextReply,
     LoadLastReply,
@@ -156,11 +156,11 @@ class MemoryTools:
             db = self._ask("status", {}).get("db")
         except ToolError:
             db = None
-        session = cast("str | None", args.get("session_id")) or self._session
-        last = cast("int", args.get("last") or 5)
+        req = decode(Why, args)
+        session = req.session_id or self._session
         try:
             with closing(open_reader(why.db_of(None, db))) as conn:
-                report = why.explain(conn, directory, session=session, last=last)
+                report = why.explain(conn, directory, session=session, last=req.last)
         except MemorydError as exc:
             raise ToolError(f"memory_why: {exc}") from None
         return report, why.render(report)
