@@ -32,6 +32,7 @@ def test_a_param_the_tool_leaves_out_is_an_unknown_argument(
         ("memory_select", {"query": " "}, "'query' must not be empty"),
         ("memory_select", {"query": "x", "limit": 6}, "'limit' must be an integer from 1 to 5"),
         ("memory_select", {"query": "x", "dir": ["/a"]}, "'dir' must be a directory path"),
+        ("memory_why", {"dir": None}, "'dir' must be a directory path"),
         ("memory_context", {"task": "x", "more_dirs": [""]}, "'more_dirs' must be a list"),
         ("memory_save", {"project": "p"}, "'session_summary' is required"),
         ("memory_save", {"project": "p", "session_summary": ""}, "'session_summary' is required"),
@@ -48,5 +49,6 @@ def test_what_each_tool_offers_passes_without_a_folder() -> None:
     check_arguments("memory_context", {"task": "x", "more_dirs": ["/a"], "budget_tokens": 100})
     check_arguments("memory_save", {"project": "p", "session_summary": "s", "status": "paused"})
     check_arguments("memory_why", {"session_id": "s", "last": 50})
+    check_arguments("memory_load_last", {"project": "p", "dir": ""})  # "": the default folder
     for name in BY_NAME:
         assert BY_NAME[name]["inputSchema"]["additionalProperties"] is False

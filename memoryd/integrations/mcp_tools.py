@@ -303,9 +303,9 @@ DECLS: dict[str, type] = {
 
 
 def check_arguments(name: str, args: Mapping[str, object]) -> None:
-    """Raise ``invalid_params`` unless tool ``name`` takes ``args``: unknown
-    names (the schema's, so a param the tool leaves out too), then the method's decoder, then
-    what the tool alone requires. The daemon checks the rest (a slug, a time stamp)."""
+    """Raise ``invalid_params`` unless tool ``name`` takes ``args``: names its schema lacks
+    (a param the tool leaves out too), then the method's own decoder, then what the tool alone
+    requires. The daemon checks the rest (a slug, a time stamp) for every client."""
     schema = BY_NAME[name]["inputSchema"]
     unknown = sorted(set(args) - set(schema["properties"]))
     if unknown:
@@ -313,13 +313,15 @@ def check_arguments(name: str, args: Mapping[str, object]) -> None:
         raise InvalidParams(
             f"unknown argument(s): {', '.join(unknown)} (known: {known})", {"fields": unknown}
         )
-    given = {"dir": ".", **args} if "dir" in schema["properties"] else dict(args)
+    given = dict(args)
+    if "dir" in schema["properties"] and given.get("dir", "") == "":
+        given["dir"] = "."  # none given: the server's default stands in
     more = given.pop("more_dirs", [])
     if not isinstance(given.get("dir", "."), str):
         raise InvalidParams("'dir' must be a directory path", {"field": "dir"})
     if not isinstance(more, list) or not all(isinstance(d, str) and d for d in more):
         raise InvalidParams("'more_dirs' must be a list of directory paths", {"field": "more_dirs"})
-    decode(DECLS[name], given)  # without dir, the server's default stands in
+    decode(DECLS[name], given)
     for field in schema["required"]:
         if not args.get(field):
             raise InvalidParams(f"'{field}' is required", {"field": field})
