@@ -196,7 +196,7 @@ def test_tools_answer_through_the_daemon_and_report_errors(seeded: DaemonProc) -
 
         # Errors are tool results the agent can read, not protocol failures.
         bad = await session.call_tool("memory_load_last", {"dir": root, "project": "Not/A/Slug"})
-        assert bad.is_error and "'project' does not match" in text_of(bad)
+        assert bad.is_error and "'project' must be a slug" in text_of(bad)
         typo = await session.call_tool("memory_select", {"query": "x", "dri": root})
         assert typo.is_error and "unknown argument(s): dri" in text_of(typo)
         # No dir, no Claude Code, no roots: the working directory's folder, which has none.

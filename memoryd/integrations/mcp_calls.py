@@ -1,6 +1,6 @@
 """The memory tools of ``memoryd mcp``, over one connection to the warm daemon (never started).
 
-Each tool takes arguments already checked against its input schema; every failure is a
+Each tool takes arguments :func:`check_arguments` passed; every failure is a
 :class:`ToolError` telling the agent what happened. A tool answers ``(structured result,
 text)``. Without ``dir`` a tool serves Claude Code's memory folder for ``$CLAUDE_PROJECT_DIR``,
 else the client's first root, else the working directory. What the session was shown is kept
@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Mapping
 from contextlib import closing
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
 
@@ -22,6 +23,7 @@ from memoryd.indexer.store import open_reader
 from memoryd.integrations import why
 from memoryd.integrations._hook_state import SessionState
 from memoryd.ipc.client import Client
+from memoryd.params import Dir, decode, param
 from memoryd.replies import (
     ContextReply,
     LoadLastReply,
@@ -41,6 +43,15 @@ class ShownMemory(SelectedMemory):
     """A selected memory as ``memory_select`` answers it: with its text (None: unreadable)."""
 
     text: str | None
+
+
+@dataclass(frozen=True)
+class Why:
+    """``memory_why``'s arguments: it reads the index itself, so it is no socket method."""
+
+    session_id: str | None = param("session id (default: Claude Code's)", None, max_len=200)
+    last: int = param("how many prompts, newest last", 5, lo=1, hi=50)
+    dir: Dir | None = param("the memory directory", None)
 
 
 class ToolError(Exception):
@@ -145,11 +156,11 @@ class MemoryTools:
             db = self._ask("status", {}).get("db")
         except ToolError:
             db = None
-        session = cast("str | None", args.get("session_id")) or self._session
-        last = cast("int", args.get("last") or 5)
+        req = decode(Why, args)
+        session = req.session_id or self._session
         try:
             with closing(open_reader(why.db_of(None, db))) as conn:
-                report = why.explain(conn, directory, session=session, last=last)
+                report = why.explain(conn, directory, session=session, last=req.last)
         except MemorydError as exc:
             raise ToolError(f"memory_why: {exc}") from None
         return report, why.render(report)

@@ -19,9 +19,9 @@ from typing import IO, Any, cast
 from urllib.parse import unquote, urlparse
 
 from memoryd import __version__
+from memoryd.errors import InvalidParams
 from memoryd.integrations.mcp_calls import MemoryTools, ToolAnswer, ToolError
-from memoryd.integrations.mcp_schema import ArgumentError, check, valid_text
-from memoryd.integrations.mcp_tools import BY_NAME, TOOLS
+from memoryd.integrations.mcp_tools import BY_NAME, TOOLS, check_arguments
 from memoryd.ipc.protocol import MAX_LINE_BYTES, encode
 
 PROTOCOL_VERSIONS = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")  # newest first
@@ -189,11 +189,13 @@ class StdioServer:
         try:
             if not isinstance(args, dict):
                 raise ToolError(f"arguments must be a JSON object, not {type(args).__name__}")
-            check(BY_NAME[name]["inputSchema"], args)
+            if not valid_text(json.dumps(args, ensure_ascii=False)):
+                raise InvalidParams("text must be valid Unicode: it holds a lone surrogate")
+            check_arguments(name, args)
             run: Callable[[Mapping[str, object]], ToolAnswer] = getattr(self.tools, name)
             structured, text = run(args)
-        except ArgumentError as exc:
-            return _tool_error(f"invalid arguments for {name}: {exc}")
+        except InvalidParams as exc:
+            return _tool_error(f"invalid arguments for {name}: {exc.message}")
         except ToolError as exc:
             return _tool_error(str(exc))
         except Exception as exc:  # a defect in one tool must not end the session
@@ -234,6 +236,15 @@ def _file_path(uri: str) -> str | None:
     path = unquote(parsed.path)
     usable = parsed.scheme == "file" and path and "\0" not in path and valid_text(path)
     return path if usable else None
+
+
+def valid_text(text: str) -> bool:
+    """False for text holding a lone surrogate (JSON's ``\\ud800``), which no file can hold."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _valid_id(msg_id: object) -> bool:

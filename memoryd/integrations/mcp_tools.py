@@ -22,12 +22,20 @@ from typing import (
     is_typeddict,
 )
 
-from memoryd.integrations.mcp_calls import SELECT_BOOKKEEPING, STATUS_BOOKKEEPING, ShownMemory
+from memoryd.errors import InvalidParams
+from memoryd.integrations.mcp_calls import (
+    SELECT_BOOKKEEPING,
+    STATUS_BOOKKEEPING,
+    ShownMemory,
+    Why,
+)
 from memoryd.integrations.why import WhyReport
 from memoryd.ipc.client import SocketChoice
 from memoryd.methods import Context, LoadLast, Save, Select, Status
-from memoryd.params import params
+from memoryd.params import decode, params
 from memoryd.replies import ContextReply, LoadLastReply, SaveResult, SelectResult, StatusReply
+from memoryd.sessions._sections import STAMP
+from memoryd.sessions.format import MAX_PROJECT_LEN, PROJECT_SLUG
 
 
 class ObjectSchema(TypedDict):
@@ -63,14 +71,9 @@ DIR: dict[str, object] = {
 }
 PROJECT: dict[str, object] = {
     "type": "string",
-    "pattern": "^[a-z0-9][a-z0-9._-]*$",
-    "maxLength": 100,
+    "pattern": f"^{PROJECT_SLUG.pattern}$",
+    "maxLength": MAX_PROJECT_LEN,
     "description": "Project slug: lowercase letters, digits, '.', '_', '-' (no '/')",
-}
-SESSION_ID: dict[str, object] = {
-    "type": "string",
-    "maxLength": 200,
-    "description": "Your session id (default: Claude Code's); nothing shown in it is repeated",
 }
 READ_ONLY = {"readOnlyHint": True, "destructiveHint": False, "openWorldHint": False}
 
@@ -105,7 +108,7 @@ def _inputs(
             schema.update(type="array", items=_STR)
         if p.lo is not None:
             schema.update(minimum=p.lo, maximum=p.hi)
-        if p.kind == "string" and p.required:
+        if p.kind == "string" and (p.required or p.name in required):
             schema["minLength"] = 1
         if p.max_len is not None:
             schema["maxLength"] = p.max_len
@@ -172,7 +175,10 @@ TOOLS: list[Tool] = [
             Select,
             ("ranker", "allow_secrets", "timeout_ms"),
             dir=DIR,
-            session_id=SESSION_ID,
+            session_id={
+                "description": "Your session id (default: Claude Code's); nothing shown in it "
+                "is repeated"
+            },
             recent_tools={
                 "description": "Tools/CLIs you used recently (e.g. 'pytest'); skips their docs"
             },
@@ -209,8 +215,7 @@ TOOLS: list[Tool] = [
             ("session_summary",),
             dir=DIR,
             project=PROJECT,
-            session_summary={"minLength": 1},
-            session={"pattern": r"^\d{4}-\d{2}-\d{2}-\d{2}-\d{2}$"},
+            session={"pattern": f"^{STAMP.pattern}$"},
             target_dir=_PATH,
             steps_completed={"additionalProperties": _STR},
             checkpoint_decisions={
@@ -280,23 +285,43 @@ TOOLS: list[Tool] = [
             "superseded, a secret, below the cut), and whether you then read or quoted it. "
             "Call it when the user asks why a memory was (or was not) shown."
         ),
-        "inputSchema": _object(
-            {
-                "session_id": {**SESSION_ID, "description": "Session id (default: Claude Code's)"},
-                "last": {
-                    "type": "integer",
-                    "minimum": 1,
-                    "maximum": 50,
-                    "default": 5,
-                    "description": "How many prompts, newest last",
-                },
-                "dir": DIR,
-            },
-            [],
-        ),
+        "inputSchema": _inputs(Why, dir=DIR),
         "outputSchema": _output(WhyReport),
         "annotations": {"title": "Why these memories", **READ_ONLY, "idempotentHint": True},
     },
 ]
 
 BY_NAME = {tool["name"]: tool for tool in TOOLS}
+DECLS: dict[str, type] = {
+    "memory_select": Select,
+    "memory_load_last": LoadLast,
+    "memory_save": Save,
+    "memory_context": Context,
+    "memory_status": Status,
+    "memory_why": Why,
+}
+
+
+def check_arguments(name: str, args: Mapping[str, object]) -> None:
+    """Raise ``invalid_params`` unless tool ``name`` takes ``args``: names its schema lacks
+    (a param the tool leaves out too), then the method's own decoder, then what the tool alone
+    requires. The daemon checks the rest (a slug, a time stamp) for every client."""
+    schema = BY_NAME[name]["inputSchema"]
+    unknown = sorted(set(args) - set(schema["properties"]))
+    if unknown:
+        known = ", ".join(sorted(schema["properties"])) or "none"
+        raise InvalidParams(
+            f"unknown argument(s): {', '.join(unknown)} (known: {known})", {"fields": unknown}
+        )
+    given = dict(args)
+    if "dir" in schema["properties"] and given.get("dir", "") == "":
+        given["dir"] = "."  # none given: the server's default stands in
+    more = given.pop("more_dirs", [])
+    if not isinstance(given.get("dir", "."), str):
+        raise InvalidParams("'dir' must be a directory path", {"field": "dir"})
+    if not isinstance(more, list) or not all(isinstance(d, str) and d for d in more):
+        raise InvalidParams("'more_dirs' must be a list of directory paths", {"field": "more_dirs"})
+    decode(DECLS[name], given)
+    for field in schema["required"]:
+        if not args.get(field):
+            raise InvalidParams(f"'{field}' is required", {"field": field})

@@ -24,7 +24,7 @@ from memoryd.sessions._sections import STAMP, Entry, parse_sections, session_sta
 SCHEMA_VERSION = "1.1"
 MAX_PROJECT_LEN = 100
 
-_PROJECT = re.compile(r"[a-z0-9][a-z0-9._-]*")
+PROJECT_SLUG = re.compile(r"[a-z0-9][a-z0-9._-]*")
 _LABEL = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 _DECISION_KEYS = ("option", "note", "regenerated_count")
 
@@ -81,7 +81,7 @@ def validate_save_params(req: Save, *, now: dt.datetime | None = None) -> Sessio
 
 
 def _is_slug(name: str) -> bool:
-    return len(name) <= MAX_PROJECT_LEN and bool(_PROJECT.fullmatch(name)) and ".." not in name
+    return len(name) <= MAX_PROJECT_LEN and bool(PROJECT_SLUG.fullmatch(name)) and ".." not in name
 
 
 def project_case_note(project: object) -> str | None:
