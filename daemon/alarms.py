@@ -55,11 +55,7 @@ class Alarms:
         return {"alarms": self.find()}
 
     def find(self) -> list[Alarm]:
-        found: list[Alarm] = []
-        hook = HookFailures().message()
-        if hook is not None:
-            found.append({"kind": "hook", "message": hook})
-        found += self._watchers()
+        found = hook_alarms() + self._watchers()
         if self._life.is_ready:
             try:
                 conn = self._readers.conn()
@@ -129,6 +125,12 @@ class Alarms:
 
 def _alarm(kind: str, message: str) -> Alarm:
     return {"kind": kind, "message": message}
+
+
+def hook_alarms() -> list[Alarm]:
+    """The hook's alarm, from its own record (``doctor`` reads it without a daemon too)."""
+    message = HookFailures().message()
+    return [] if message is None else [_alarm("hook", message)]
 
 
 def _nothing_selected(conn: sqlite3.Connection) -> list[Alarm]:

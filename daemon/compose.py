@@ -19,7 +19,7 @@ from memoryd.daemon import health
 from memoryd.daemon.alarms import Alarms
 from memoryd.daemon.handlers import DaemonMethods
 from memoryd.daemon.index import DaemonIndex, Readers, RunRows
-from memoryd.daemon.lifecycle import Job, Lifecycle, Where, gate
+from memoryd.daemon.lifecycle import Job, Lifecycle, Where
 from memoryd.daemon.maintenance import Maintenance, repairer
 from memoryd.daemon.reporter import Reporter
 from memoryd.daemon.roots import RootSet, WatchedRoots, hint_sink
@@ -148,7 +148,7 @@ def compose(
         maintenance=maintenance,
         staleness=staleness,
         server=server,
-        handlers=health.guard(gate(methods, life), writer),
+        handlers=health.guard(methods, life, writer),
         reconfigurable=[
             watcher,
             server,

@@ -2,7 +2,7 @@
 
 Parts are handed a :class:`Lifecycle` and a :class:`Where`, never the daemon; a
 part with periodic work describes it as :class:`Job` values. Until the first
-index is complete only the ``before_ready`` methods answer (:func:`gate`).
+index is complete only the ``before_ready`` methods answer.
 """
 
 from __future__ import annotations
@@ -18,9 +18,6 @@ from typing import Any, Literal
 import structlog
 from apscheduler.triggers.base import BaseTrigger
 
-from memoryd.errors import InternalError
-from memoryd.ipc.server import Handler
-from memoryd.methods import METHODS
 from memoryd.replies import IndexingProgress
 
 log = structlog.get_logger("memoryd.daemon")
@@ -153,20 +150,3 @@ def wait_for(threads: list[threading.Thread], stop: threading.Event) -> None:
     for thread in threads:
         while thread.is_alive() and not stop.is_set():
             thread.join(0.1)
-
-
-def gate(handlers: dict[str, Handler], life: Lifecycle) -> dict[str, Handler]:
-    """``handlers`` with every method but the ``before_ready`` ones held until ``life.ready``;
-    a daemon stopping during start-up answers them with an error, never a partial index."""
-
-    def held(handler: Handler) -> Handler:
-        # dict[str, Any]: a request's params as decoded, unchecked (ipc.server.Handler).
-        def wait_then_answer(params: dict[str, Any]) -> Any:
-            life.ready.wait()
-            if not life.is_ready:
-                raise InternalError("memoryd stopped before its first index was complete")
-            return handler(params)
-
-        return wait_then_answer
-
-    return {name: h if METHODS[name].before_ready else held(h) for name, h in handlers.items()}
