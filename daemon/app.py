@@ -20,10 +20,11 @@ from memoryd import config as config_mod
 from memoryd.config import Config
 from memoryd.daemon import runtime
 from memoryd.daemon.compose import Parts, compose
-from memoryd.daemon.lifecycle import Lifecycle, Reload, Where, preload, wait_for
+from memoryd.daemon.lifecycle import Lifecycle, Where, preload, wait_for
 from memoryd.daemon.maintenance import WallClock
 from memoryd.daemon.roots import Origin
 from memoryd.errors import DaemonError
+from memoryd.indexer.queries import iso_utc
 from memoryd.indexer.recovery import open_or_recover
 
 log = structlog.get_logger("memoryd.daemon")
@@ -183,7 +184,11 @@ class Daemon:
             refused = None if self._parts is None else self._parts.roots.refused(fresh.roots)
         except Exception as exc:
             refused = str(exc)
-        self.life.last_reload = Reload(time.time(), refused)
+        self.life.last_reload = {
+            "at": iso_utc(time.time()),
+            "applied": refused is None,
+            "reason": refused,
+        }
         if refused is not None:
             log.error("daemon.reload_failed", error=refused, kept="the running configuration")
             runtime.notify("STATUS=configuration reload refused")

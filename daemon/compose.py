@@ -16,7 +16,6 @@ from apscheduler.schedulers.background import BackgroundScheduler
 
 from memoryd.config import Config
 from memoryd.daemon import health
-from memoryd.daemon.alarms import Alarms
 from memoryd.daemon.handlers import DaemonMethods
 from memoryd.daemon.index import DaemonIndex, Readers, RunRows
 from memoryd.daemon.lifecycle import Job, Lifecycle, Where
@@ -132,11 +131,7 @@ def compose(
         maintenance=maintenance,
         staleness=staleness,
         server=server,
-        status_parts=[
-            reporter,
-            maintenance,
-            Alarms(roots.paths, watcher, maintenance, readers, life),
-        ],
+        status_parts=[reporter, maintenance],
     ).table()
     return Parts(
         writer=writer,

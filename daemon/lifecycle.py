@@ -18,7 +18,7 @@ from typing import Any, Literal
 import structlog
 from apscheduler.triggers.base import BaseTrigger
 
-from memoryd.replies import IndexingProgress
+from memoryd.replies import IndexingProgress, LastReload
 
 log = structlog.get_logger("memoryd.daemon")
 
@@ -27,14 +27,6 @@ DaemonState = Literal["starting", "ready", "stopping"]
 FATAL_EXIT = 70
 """Exit status after a fatal internal failure (EX_SOFTWARE): systemd restarts the unit."""
 LOG_EVERY_S = 1.0
-
-
-@dataclass(frozen=True)
-class Reload:
-    """The last SIGHUP: when, and why its config was refused (None: applied)."""
-
-    at: float
-    refused: str | None
 
 
 @dataclass(frozen=True)
@@ -68,7 +60,7 @@ class Lifecycle:
         self.ready = threading.Event()
         """Set once the first index is complete, or the daemon stops before that."""
         self.fatal: str | None = None
-        self.last_reload: Reload | None = None
+        self.last_reload: LastReload | None = None
 
     def fail(self, reason: str) -> None:
         """A part the daemon cannot run without died: stop and exit :data:`FATAL_EXIT`, so

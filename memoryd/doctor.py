@@ -151,14 +151,10 @@ def check_inotify(facts: Facts) -> Check:
         return Check("inotify", WARN, "no inotify limits to read: the watcher polls")
     roots = _roots(facts)
     folders = _folders_under(roots, watches + 1)
-    shown = [] if facts.status is None else facts.status["roots"]
-    polling = [r["path"] for r in shown if r["watcher"] != "inotify"]
     detail = (
         f"{folders:,} folder(s) under {len(roots)} root(s) need as many watches; "
         f"max_user_watches {watches:,}, max_user_instances {instances:,}"
     )
-    if polling:
-        return Check("inotify", WARN, f"{detail}; polling instead of inotify: {', '.join(polling)}")
     if folders > watches * WATCH_SHARE:
         raise_it = "sysctl fs.inotify.max_user_watches=" + str(max(2 * folders, watches * 2))
         return Check("inotify", WARN, f"{detail}: too close to the limit; raise it ({raise_it})")
