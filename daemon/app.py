@@ -72,7 +72,6 @@ class Daemon:
             )
             parts = self._parts = compose(self.cfg, store, listener, life, where)
             parts.roots.restore(self._declared)
-            parts.staleness.start()
             if life.stop_requested.is_set():
                 return life.exit_code
             # Once compose has done the main thread's imports, so no module is shared.

@@ -52,7 +52,6 @@ class Parts:
     roots: WatchedRoots
     scheduler: BackgroundScheduler
     maintenance: Maintenance
-    staleness: Staleness
     server: Server
     handlers: dict[str, Handler]
     reconfigurable: Sequence[Reconfigurable]
@@ -111,7 +110,7 @@ def compose(
     maintenance = Maintenance(cfg, roots, watcher, writer, stop=life.stop_requested)
     index = DaemonIndex(readers, writer, roots, runs)
     reporter = Reporter(cfg, roots.paths, readers)
-    staleness = Staleness(cfg, roots, writer, readers, stop=life.stop_requested, write=index.write)
+    staleness = Staleness(cfg, roots, writer, readers, write=index.write)
     service = MemoryService(index, selector, staleness.checker, reporter)
     server = Server(
         listener,
@@ -141,7 +140,6 @@ def compose(
             job_defaults={"coalesce": True, "max_instances": 1, "misfire_grace_time": 3600}
         ),
         maintenance=maintenance,
-        staleness=staleness,
         server=server,
         handlers=health.guard(methods, life, writer),
         reconfigurable=[
@@ -154,5 +152,5 @@ def compose(
             reporter,
             staleness,
         ],
-        scheduled=[maintenance, reporter],
+        scheduled=[maintenance, reporter, staleness],
     )
