@@ -125,7 +125,6 @@ class Daemon:
                 if isinstance(bound, str) and bound:
                     self.cfg = replace(self.cfg, socket=Path(bound))
                 return passed[0]
-            runtime.ensure_private_dir(self.cfg.socket.parent)
             sock, self._socket_inode = runtime.bind_socket(self.cfg.socket)
             return sock
         except BaseException:
@@ -147,7 +146,6 @@ class Daemon:
             if inode is None or runtime.socket_is(path, inode):
                 return None
             try:
-                runtime.ensure_private_dir(path.parent)
                 sock, self._socket_inode = runtime.bind_socket(path)
             except (DaemonError, OSError) as exc:
                 if self._socket_trouble != str(exc):

@@ -41,7 +41,7 @@ class Health:
 
     def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
         self._clock = clock
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()
         self.state = OK
         self.reason: str | None = None
         self.since: float | None = None
@@ -98,7 +98,7 @@ class Health:
     def to_json(self) -> IndexHealth:
         """``status``'s ``index`` object."""
         with self._lock:
-            due = None if self._due is None else max(0.0, self._due - self._clock())
+            due = self.wait_s()
             return {
                 "state": self.state,
                 "reason": self.reason,
