@@ -32,12 +32,7 @@ from watchdog.events import (
     FileSystemEventHandler,
 )
 
-from memoryd.daemon.pruned_watch import (
-    Budget,
-    inotify_observer,
-    polling_observer,
-    watch_budget,
-)
+from memoryd.daemon.pruned_watch import Budget, inotify_observer, polling_observer
 from memoryd.indexer.scanner import is_memory_filename
 
 if TYPE_CHECKING:
@@ -157,7 +152,7 @@ class Watcher:
         in_use = sum(self._dirs.values())
         budget, note = Budget(self.inotify_watches - in_use), None
         try:  # the set-up's own walk counts the watches it takes against what is left
-            with watch_budget(root, budget):
+            with budget:
                 observer = self._observer("inotify")
                 watch = observer.schedule(
                     handler, root, recursive=True, event_filter=CONTENT_EVENTS
