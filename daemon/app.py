@@ -104,7 +104,7 @@ class Daemon:
                     parts.schedule()
                 if self._reload_requested.is_set():
                     self._reload_requested.clear()
-                    self.reload()
+                    self.reload(parts)
         finally:
             if self._parts is None:  # not composed: no server owns it
                 listener.close()
@@ -173,12 +173,12 @@ class Daemon:
         if self._parts is not None:
             self._parts.server.check_listener()
 
-    def reload(self) -> None:
+    def reload(self, parts: Parts) -> None:
         """SIGHUP: re-read the config; every setting but the paths is applied. A file refused
         whole (roots included) changes nothing, and ``status`` says why."""
         try:
             fresh = config_mod.load(self.cfg.source)
-            refused = None if self._parts is None else self._parts.roots.refused(fresh.roots)
+            refused = parts.roots.refused(fresh.roots)
         except Exception as exc:
             refused = str(exc)
         self.life.last_reload = {
@@ -194,8 +194,7 @@ class Daemon:
         self.cfg = replace(
             fresh, socket=self.cfg.socket, state_dir=self.cfg.state_dir, db=self.cfg.db
         )
-        if self._parts is not None:
-            self._parts.reconfigure(self.cfg)
+        parts.reconfigure(self.cfg)
         log.info("daemon.reloaded", config=str(self.cfg.source))
         runtime.notify("STATUS=configuration reloaded")
 

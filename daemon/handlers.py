@@ -145,7 +145,7 @@ class DaemonMethods:
         }
         if note is not None:
             entry["watcher_note"] = note
-        entry["checkout"] = self.staleness.checkout_of(root)
+        entry["checkout"] = self.staleness.checker.resolutions.get(root)  # as the last pass found
         return entry
 
     def status(self) -> FeatureStatus:

@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING, Any
 import structlog
 from apscheduler.triggers.interval import IntervalTrigger
 
-from memoryd.check_replies import CheckoutFound
 from memoryd.daemon.lifecycle import Job
 from memoryd.errors import StoreError
 from memoryd.staleness.checks import Checker, Write, citing_dirs
@@ -53,10 +52,6 @@ class Staleness:
         """SIGHUP: new ``checkouts:`` take effect at the next tick."""
         self.checker.configure(cfg.checkouts)
         self._poked.set()
-
-    def checkout_of(self, root: str) -> CheckoutFound | None:
-        """``status``'s ``checkout`` for a root, as the last pass resolved it (None until then)."""
-        return self.checker.resolutions.get(root)
 
     def note_cwd(self, raw_dir: Any, cwd: str) -> None:
         """Remember the hook's ``cwd``; a new one makes the next tick re-resolve and check."""
