@@ -44,7 +44,8 @@ def find(
     if reader is not None:
         try:
             conn = reader()
-            found += _nothing_selected(conn) + _index_behind(conn, roots, maintenance)
+            found += _nothing_selected(conn)
+            found += _index_behind(conn, roots, maintenance)
         except sqlite3.Error:
             pass  # the index's own trouble is in status's `index`
     return found

@@ -91,11 +91,12 @@ class _Handler(FileSystemEventHandler):
     def on_any_event(self, event: FileSystemEvent) -> None:
         # "Directory modified": its entries changed; it asks only for the names to be listed.
         lost = isinstance(event, EventsLostEvent)  # its path is the root's, not a change
-        hinted = []
-        for raw in () if lost else (event.src_path, getattr(event, "dest_path", "")):
-            path = os.fsdecode(raw)
-            if path and (event.is_directory or is_memory_filename(os.path.basename(path))):
-                hinted.append(path)
+        paths = [] if lost else [os.fsdecode(event.src_path), os.fsdecode(event.dest_path)]
+        hinted = [
+            path
+            for path in paths
+            if path and (event.is_directory or is_memory_filename(os.path.basename(path)))
+        ]
         listing = isinstance(event, DirModifiedEvent)
         self.watcher.received(self.root, hinted, listing, lost=lost)
 
