@@ -20,11 +20,9 @@ from memoryd.indexer.queries import iso_utc
 from memoryd.indexer.scanner import is_memory_filename
 from memoryd.integrations._hook_state import HookFailures
 from memoryd.paths import escaped
-from memoryd.replies import Alarm, FeatureStatus
+from memoryd.replies import Alarm
 
 if TYPE_CHECKING:
-    from memoryd.daemon.index import Readers
-    from memoryd.daemon.lifecycle import Lifecycle
     from memoryd.daemon.maintenance import Maintenance
     from memoryd.daemon.watcher import Watcher
 
@@ -34,101 +32,94 @@ SAMPLE_FILES = 200  # files of one root's own folder compared with the index, at
 GRACE_S = 10.0  # a file changed more recently may still be on its way into the index
 
 
-class Alarms:
-    """``status``'s ``alarms``, worked out from the daemon's parts on each call."""
+def find(
+    roots: list[str],
+    watcher: Watcher,
+    maintenance: Maintenance,
+    reader: Callable[[], sqlite3.Connection] | None,
+) -> list[Alarm]:
+    """``status``'s ``alarms`` for ``roots``; the index's only with a ``reader`` (given once the
+    first index is complete)."""
+    found = hook_alarms() + _watchers(roots, watcher, maintenance)
+    if reader is not None:
+        try:
+            conn = reader()
+            found += _nothing_selected(conn)
+            found += _index_behind(conn, roots, maintenance)
+        except sqlite3.Error:
+            pass  # the index's own trouble is in status's `index`
+    return found
 
-    def __init__(
-        self,
-        roots: Callable[[], list[str]],
-        watcher: Watcher,
-        maintenance: Maintenance,
-        readers: Readers,
-        life: Lifecycle,
-    ) -> None:
-        self._roots = roots
-        self._watcher = watcher
-        self._maintenance = maintenance
-        self._readers = readers
-        self._life = life
 
-    def status(self) -> FeatureStatus:
-        return {"alarms": self.find()}
-
-    def find(self) -> list[Alarm]:
-        found: list[Alarm] = []
-        hook = HookFailures().message()
-        if hook is not None:
-            found.append({"kind": "hook", "message": hook})
-        found += self._watchers()
-        if self._life.is_ready:
-            try:
-                conn = self._readers.conn()
-                found += _nothing_selected(conn)
-                found += self._index_behind(conn)
-            except sqlite3.Error:
-                pass  # the index's own trouble is in status's `index`
-        return found
-
-    def _watchers(self) -> list[Alarm]:
-        out: list[Alarm] = []
-        deaths = self._maintenance.watcher_deaths
-        for root in self._roots():
-            mode, note = self._watcher.mode_of(root)
-            if mode == "polling":
-                out.append(_alarm("watcher", f"{root} is polled, not watched with inotify: {note}"))
-            elif mode == "missing":
-                gone = f"{root} does not exist: nothing is watched there until it does"
-                out.append(_alarm("watcher", gone))
-            if root in deaths:
-                count, at = deaths[root]
-                out.append(
-                    _alarm(
-                        "watcher",
-                        f"the watcher of {root} died {count} time(s), last at {iso_utc(at)}; "
-                        "it was restarted and the folder rescanned",
-                    )
-                )
-            recrawls = self._maintenance.recrawls.get(root)
-            if recrawls is not None and recrawls.last.reason == "events-lost":
-                out.append(
-                    _alarm(
-                        "watcher",
-                        f"the kernel dropped file events for {root} ({recrawls.count} time(s), "
-                        f"last at {iso_utc(recrawls.last.at)}); it was rescanned",
-                    )
-                )
-        return out
-
-    def _index_behind(self, conn: sqlite3.Connection) -> list[Alarm]:
-        out: list[Alarm] = []
-        last = self._maintenance.last_reconcile
-        if last is not None and last.reason not in ("startup", "reindex") and last.drift:
+def _watchers(roots: list[str], watcher: Watcher, maintenance: Maintenance) -> list[Alarm]:
+    out: list[Alarm] = []
+    deaths = maintenance.watcher_deaths
+    for root in roots:
+        mode, note = watcher.mode_of(root)
+        if mode == "polling":
+            out.append(_alarm("watcher", f"{root} is polled, not watched with inotify: {note}"))
+        elif mode == "missing":
+            gone = f"{root} does not exist: nothing is watched there until it does"
+            out.append(_alarm("watcher", gone))
+        if root in deaths:
+            count, at = deaths[root]
             out.append(
                 _alarm(
-                    "index",
-                    f"the last reconcile ({last.reason}, {iso_utc(last.at)}) found {last.drift} "
-                    "file(s) that differed from the index: the watcher had missed them",
+                    "watcher",
+                    f"the watcher of {root} died {count} time(s), last at {iso_utc(at)}; "
+                    "it was restarted and the folder rescanned",
                 )
             )
-        for root in self._roots():
-            counts = _disk_vs_index(conn, root)
-            if counts is None or not any(counts):
-                continue
-            new, changed, gone = counts
+        recrawls = maintenance.recrawls.get(root)
+        if recrawls is not None and recrawls.last.reason == "events-lost":
             out.append(
                 _alarm(
-                    "index",
-                    f"the index is behind the disk in {root}: {new} file(s) not indexed, "
-                    f"{changed} changed since indexed, {gone} deleted but still indexed "
-                    f"(of its own files, changed over {GRACE_S:g} s ago); "
-                    "`memoryd reindex` catches up",
+                    "watcher",
+                    f"the kernel dropped file events for {root} ({recrawls.count} time(s), "
+                    f"last at {iso_utc(recrawls.last.at)}); it was rescanned",
                 )
             )
-        return out
+    return out
+
+
+def _index_behind(
+    conn: sqlite3.Connection, roots: list[str], maintenance: Maintenance
+) -> list[Alarm]:
+    out: list[Alarm] = []
+    last = maintenance.last_reconcile
+    if last is not None and last.reason not in ("startup", "reindex") and last.drift:
+        out.append(
+            _alarm(
+                "index",
+                f"the last reconcile ({last.reason}, {iso_utc(last.at)}) found {last.drift} "
+                "file(s) that differed from the index: the watcher had missed them",
+            )
+        )
+    for root in roots:
+        counts = _disk_vs_index(conn, root)
+        if counts is None or not any(counts):
+            continue
+        new, changed, gone = counts
+        out.append(
+            _alarm(
+                "index",
+                f"the index is behind the disk in {root}: {new} file(s) not indexed, "
+                f"{changed} changed since indexed, {gone} deleted but still indexed "
+                f"(of its own files, changed over {GRACE_S:g} s ago); "
+                "`memoryd reindex` catches up",
+            )
+        )
+    return out
 
 
 def _alarm(kind: str, message: str) -> Alarm:
     return {"kind": kind, "message": message}
+
+
+def hook_alarms() -> list[Alarm]:
+    """The hook's alarm, from its own record (``doctor`` reads it without a daemon too)."""
+    message = HookFailures().message()
+    return [] if message is None else [_alarm("hook", message)]
 
 
 def _nothing_selected(conn: sqlite3.Connection) -> list[Alarm]:

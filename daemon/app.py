@@ -20,10 +20,11 @@ from memoryd import config as config_mod
 from memoryd.config import Config
 from memoryd.daemon import runtime
 from memoryd.daemon.compose import Parts, compose
-from memoryd.daemon.lifecycle import Lifecycle, Reload, Where, preload, wait_for
+from memoryd.daemon.lifecycle import Lifecycle, Where, preload, wait_for
 from memoryd.daemon.maintenance import WallClock
 from memoryd.daemon.roots import Origin
 from memoryd.errors import DaemonError
+from memoryd.indexer.queries import iso_utc
 from memoryd.indexer.recovery import open_or_recover
 
 log = structlog.get_logger("memoryd.daemon")
@@ -71,7 +72,6 @@ class Daemon:
             )
             parts = self._parts = compose(self.cfg, store, listener, life, where)
             parts.roots.restore(self._declared)
-            parts.staleness.start()
             if life.stop_requested.is_set():
                 return life.exit_code
             # Once compose has done the main thread's imports, so no module is shared.
@@ -104,7 +104,7 @@ class Daemon:
                     parts.schedule()
                 if self._reload_requested.is_set():
                     self._reload_requested.clear()
-                    self.reload()
+                    self.reload(parts)
         finally:
             if self._parts is None:  # not composed: no server owns it
                 listener.close()
@@ -125,7 +125,6 @@ class Daemon:
                 if isinstance(bound, str) and bound:
                     self.cfg = replace(self.cfg, socket=Path(bound))
                 return passed[0]
-            runtime.ensure_private_dir(self.cfg.socket.parent)
             sock, self._socket_inode = runtime.bind_socket(self.cfg.socket)
             return sock
         except BaseException:
@@ -147,7 +146,6 @@ class Daemon:
             if inode is None or runtime.socket_is(path, inode):
                 return None
             try:
-                runtime.ensure_private_dir(path.parent)
                 sock, self._socket_inode = runtime.bind_socket(path)
             except (DaemonError, OSError) as exc:
                 if self._socket_trouble != str(exc):
@@ -175,15 +173,19 @@ class Daemon:
         if self._parts is not None:
             self._parts.server.check_listener()
 
-    def reload(self) -> None:
+    def reload(self, parts: Parts) -> None:
         """SIGHUP: re-read the config; every setting but the paths is applied. A file refused
         whole (roots included) changes nothing, and ``status`` says why."""
         try:
             fresh = config_mod.load(self.cfg.source)
-            refused = None if self._parts is None else self._parts.roots.refused(fresh.roots)
+            refused = parts.roots.refused(fresh.roots)
         except Exception as exc:
             refused = str(exc)
-        self.life.last_reload = Reload(time.time(), refused)
+        self.life.last_reload = {
+            "at": iso_utc(time.time()),
+            "applied": refused is None,
+            "reason": refused,
+        }
         if refused is not None:
             log.error("daemon.reload_failed", error=refused, kept="the running configuration")
             runtime.notify("STATUS=configuration reload refused")
@@ -192,8 +194,7 @@ class Daemon:
         self.cfg = replace(
             fresh, socket=self.cfg.socket, state_dir=self.cfg.state_dir, db=self.cfg.db
         )
-        if self._parts is not None:
-            self._parts.reconfigure(self.cfg)
+        parts.reconfigure(self.cfg)
         log.info("daemon.reloaded", config=str(self.cfg.source))
         runtime.notify("STATUS=configuration reloaded")
 

@@ -16,10 +16,9 @@ from apscheduler.schedulers.background import BackgroundScheduler
 
 from memoryd.config import Config
 from memoryd.daemon import health
-from memoryd.daemon.alarms import Alarms
 from memoryd.daemon.handlers import DaemonMethods
 from memoryd.daemon.index import DaemonIndex, Readers, RunRows
-from memoryd.daemon.lifecycle import Job, Lifecycle, Where, gate
+from memoryd.daemon.lifecycle import Job, Lifecycle, Where
 from memoryd.daemon.maintenance import Maintenance, repairer
 from memoryd.daemon.reporter import Reporter
 from memoryd.daemon.roots import RootSet, WatchedRoots, hint_sink
@@ -53,7 +52,6 @@ class Parts:
     roots: WatchedRoots
     scheduler: BackgroundScheduler
     maintenance: Maintenance
-    staleness: Staleness
     server: Server
     handlers: dict[str, Handler]
     reconfigurable: Sequence[Reconfigurable]
@@ -112,7 +110,7 @@ def compose(
     maintenance = Maintenance(cfg, roots, watcher, writer, stop=life.stop_requested)
     index = DaemonIndex(readers, writer, roots, runs)
     reporter = Reporter(cfg, roots.paths, readers)
-    staleness = Staleness(cfg, roots, writer, readers, stop=life.stop_requested, write=index.write)
+    staleness = Staleness(cfg, roots, writer, readers, write=index.write)
     service = MemoryService(index, selector, staleness.checker, reporter)
     server = Server(
         listener,
@@ -132,11 +130,7 @@ def compose(
         maintenance=maintenance,
         staleness=staleness,
         server=server,
-        status_parts=[
-            reporter,
-            maintenance,
-            Alarms(roots.paths, watcher, maintenance, readers, life),
-        ],
+        status_parts=[reporter, maintenance],
     ).table()
     return Parts(
         writer=writer,
@@ -146,9 +140,8 @@ def compose(
             job_defaults={"coalesce": True, "max_instances": 1, "misfire_grace_time": 3600}
         ),
         maintenance=maintenance,
-        staleness=staleness,
         server=server,
-        handlers=health.guard(gate(methods, life), writer),
+        handlers=health.guard(methods, life, writer),
         reconfigurable=[
             watcher,
             server,
@@ -159,5 +152,5 @@ def compose(
             reporter,
             staleness,
         ],
-        scheduled=[maintenance, reporter],
+        scheduled=[maintenance, reporter, staleness],
     )

@@ -19,7 +19,7 @@ import structlog
 
 from memoryd import __version__, methods
 from memoryd import requests as p
-from memoryd.daemon import health
+from memoryd.daemon import alarms, health
 from memoryd.daemon.roots import PERSISTED
 from memoryd.errors import InvalidParams, NotFound, StoreError
 from memoryd.indexer import queries
@@ -145,13 +145,18 @@ class DaemonMethods:
         }
         if note is not None:
             entry["watcher_note"] = note
-        entry["checkout"] = self.staleness.checkout_of(root)
+        entry["checkout"] = self.staleness.checker.resolutions.get(root)  # as the last pass found
         return entry
+
+    def status(self) -> FeatureStatus:
+        """``alarms``: what quietly stopped working (the index's once the first one is done)."""
+        conn = self.readers.conn if self.life.is_ready else None
+        return {"alarms": alarms.find(self.roots.paths(), self.watcher, self.maintenance, conn)}
 
     def cmd_status(self, req: Status) -> StatusReply:
         life, maintenance, server = self.life, self.maintenance, self.server
         extra: FeatureStatus = {}
-        for part in self.status_parts:
+        for part in (*self.status_parts, self):
             try:
                 extra.update(part.status())
             except Exception:  # one part's defect must not cost the whole status answer
@@ -188,12 +193,7 @@ class DaemonMethods:
             "connections_refused": server.refused,
         }
         if life.last_reload is not None:
-            reload = life.last_reload
-            reply["last_reload"] = {
-                "at": queries.iso_utc(reload.at),
-                "applied": reload.refused is None,
-                "reason": reload.refused,
-            }
+            reply["last_reload"] = life.last_reload
         return {**reply, **extra}
 
     def cmd_reindex(self, req: Reindex) -> ReindexReply:

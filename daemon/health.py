@@ -3,7 +3,8 @@
 A storage failure (a full disk, another process's lock) makes the state
 ``degraded`` (reads go on, hints are dropped, a repair is due after a doubling
 backoff) until a repair succeeds; damage or a lost file makes it ``rebuilding``.
-:func:`guard` answers storage trouble with ``index_unavailable``.
+:func:`guard` holds requests until the first index and answers storage trouble with
+``index_unavailable``.
 """
 
 from __future__ import annotations
@@ -14,14 +15,16 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from memoryd.errors import IndexUnavailable, StoreError
+from memoryd.errors import IndexUnavailable, InternalError, StoreError
 from memoryd.indexer import recovery
 from memoryd.indexer.queries import iso_utc
 from memoryd.indexer.store import IndexStore
 from memoryd.ipc.server import Handler
+from memoryd.methods import METHODS
 from memoryd.replies import IndexHealth
 
 if TYPE_CHECKING:
+    from memoryd.daemon.lifecycle import Lifecycle
     from memoryd.daemon.writer import Writer
 
 OK, DEGRADED, REBUILDING = "ok", "degraded", "rebuilding"
@@ -38,7 +41,7 @@ class Health:
 
     def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
         self._clock = clock
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()
         self.state = OK
         self.reason: str | None = None
         self.since: float | None = None
@@ -95,7 +98,7 @@ class Health:
     def to_json(self) -> IndexHealth:
         """``status``'s ``index`` object."""
         with self._lock:
-            due = None if self._due is None else max(0.0, self._due - self._clock())
+            due = self.wait_s()
             return {
                 "state": self.state,
                 "reason": self.reason,
@@ -129,18 +132,26 @@ def trouble(exc: BaseException, store: IndexStore, writer: Writer) -> tuple[str,
     return None
 
 
-def guard(handlers: dict[str, Handler], writer: Writer) -> dict[str, Handler]:
-    """``handlers`` answering storage trouble with ``index_unavailable``, never ``internal``;
-    while the index is rebuilt they wait a little first (``status`` never waits)."""
+def guard(handlers: dict[str, Handler], life: Lifecycle, writer: Writer) -> dict[str, Handler]:
+    """``handlers`` as the daemon answers them: all but the ``before_ready`` methods held until
+    the first index is complete (an error if the daemon stops first, never a partial index);
+    storage trouble answered with ``index_unavailable``, never ``internal``; while the index is
+    rebuilt they wait a little first (``status`` never waits)."""
 
     def guarded(name: str, handler: Handler) -> Handler:
+        held = not METHODS[name].before_ready
+
         # dict[str, Any]: a request's params as decoded, unchecked (ipc.server.Handler).
         def answer(params: dict[str, Any]) -> Any:
-            held = writer.health
+            if held:
+                life.ready.wait()
+                if not life.is_ready:
+                    raise InternalError("memoryd stopped before its first index was complete")
+            health = writer.health
             deadline = time.monotonic() + REBUILD_WAIT_S
-            while name != "status" and held.state == REBUILDING:
+            while name != "status" and health.state == REBUILDING:
                 if time.monotonic() >= deadline:
-                    why = f"the index is being rebuilt after damage ({held.reason})"
+                    why = f"the index is being rebuilt after damage ({health.reason})"
                     raise IndexUnavailable(f"{why}; retry in a few seconds", {"retry": True})
                 time.sleep(0.05)
             store = writer.store  # read per request: a rebuild replaces it

@@ -81,10 +81,6 @@ class RunRows:
                 self._held = [*batch, *self._held][-HELD_RUNS:]
             raise
 
-    def flush(self, store: IndexStore) -> None:
-        """The rows held back (the writer's repair)."""
-        self.write(store, [])
-
 
 class DaemonIndex:
     """The daemon's index: this thread's reader, directories kept watched, writes queued."""
@@ -140,4 +136,4 @@ class DaemonIndex:
 
     def runs_recorded(self) -> None:
         # Every row recorded so far is a job queued ahead of this one.
-        self._writer.call(self._runs.flush)
+        self._writer.call(lambda store: self._runs.write(store, []))

@@ -2,7 +2,7 @@
 
 Parts are handed a :class:`Lifecycle` and a :class:`Where`, never the daemon; a
 part with periodic work describes it as :class:`Job` values. Until the first
-index is complete only the ``before_ready`` methods answer (:func:`gate`).
+index is complete only the ``before_ready`` methods answer.
 """
 
 from __future__ import annotations
@@ -18,10 +18,7 @@ from typing import Any, Literal
 import structlog
 from apscheduler.triggers.base import BaseTrigger
 
-from memoryd.errors import InternalError
-from memoryd.ipc.server import Handler
-from memoryd.methods import METHODS
-from memoryd.replies import IndexingProgress
+from memoryd.replies import IndexingProgress, LastReload
 
 log = structlog.get_logger("memoryd.daemon")
 
@@ -30,14 +27,6 @@ DaemonState = Literal["starting", "ready", "stopping"]
 FATAL_EXIT = 70
 """Exit status after a fatal internal failure (EX_SOFTWARE): systemd restarts the unit."""
 LOG_EVERY_S = 1.0
-
-
-@dataclass(frozen=True)
-class Reload:
-    """The last SIGHUP: when, and why its config was refused (None: applied)."""
-
-    at: float
-    refused: str | None
 
 
 @dataclass(frozen=True)
@@ -71,7 +60,7 @@ class Lifecycle:
         self.ready = threading.Event()
         """Set once the first index is complete, or the daemon stops before that."""
         self.fatal: str | None = None
-        self.last_reload: Reload | None = None
+        self.last_reload: LastReload | None = None
 
     def fail(self, reason: str) -> None:
         """A part the daemon cannot run without died: stop and exit :data:`FATAL_EXIT`, so
@@ -153,20 +142,3 @@ def wait_for(threads: list[threading.Thread], stop: threading.Event) -> None:
     for thread in threads:
         while thread.is_alive() and not stop.is_set():
             thread.join(0.1)
-
-
-def gate(handlers: dict[str, Handler], life: Lifecycle) -> dict[str, Handler]:
-    """``handlers`` with every method but the ``before_ready`` ones held until ``life.ready``;
-    a daemon stopping during start-up answers them with an error, never a partial index."""
-
-    def held(handler: Handler) -> Handler:
-        # dict[str, Any]: a request's params as decoded, unchecked (ipc.server.Handler).
-        def wait_then_answer(params: dict[str, Any]) -> Any:
-            life.ready.wait()
-            if not life.is_ready:
-                raise InternalError("memoryd stopped before its first index was complete")
-            return handler(params)
-
-        return wait_then_answer
-
-    return {name: h if METHODS[name].before_ready else held(h) for name, h in handlers.items()}

@@ -253,7 +253,7 @@ def repairer(root_set: RootSet, runs: RunRows) -> Callable[[IndexStore], None]:
             if entry is not None and entry.stored is not None:
                 store.save_root(entry.path, entry.stored, entry.last_used)
         result = root_set.syncer(store).sync_trees(root_set.paths())
-        runs.flush(store)
+        runs.write(store, [])  # the rows held back
         log.info("daemon.repaired", drift=result.changed, seconds=round(result.seconds, 3))
 
     return repair

@@ -1,14 +1,13 @@
 """Observers that never watch a skipped directory below a root (``node_modules``, ``.git``, venvs).
 
 Both observers list directories by the scan's own rule
-(:func:`~memoryd.indexer.scanner.is_skipped_dir`). A root set up inside
-:func:`watch_budget` takes at most that many inotify watches; past it, the
+(:func:`~memoryd.indexer.scanner.is_skipped_dir`). A root set up within a
+:class:`Budget` takes at most that many inotify watches; past it, the
 set-up fails with ``ENOSPC``.
 """
 
 from __future__ import annotations
 
-import contextlib
 import errno
 import os
 import threading
@@ -37,7 +36,8 @@ def kept_subdirectories(root: str) -> Iterator[str]:
 
 
 class Budget:
-    """The inotify watches one root's set-up may take, and how many it took."""
+    """The inotify watches one root's set-up may take, and how many it took; within ``with``,
+    the set-up on this thread counts against it."""
 
     def __init__(self, limit: int) -> None:
         self.limit = limit
@@ -48,18 +48,15 @@ class Budget:
         if self.taken > self.limit:
             raise OSError(errno.ENOSPC, f"more than {self.limit:,} directories to watch")
 
+    def __enter__(self) -> Budget:
+        _setting_up.budget = self
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        _setting_up.budget = None
+
 
 _setting_up = threading.local()
-
-
-@contextlib.contextmanager
-def watch_budget(root: str, budget: Budget) -> Iterator[None]:
-    """Within: ``root``'s inotify set-up on this thread takes at most ``budget``'s watches."""
-    _setting_up.budget = budget
-    try:
-        yield
-    finally:
-        _setting_up.budget = None
 
 
 def _is_real_dir(entry: os.DirEntry[str]) -> bool:

@@ -29,15 +29,20 @@ JOB_ID = "compaction-report"
 log = structlog.get_logger("memoryd.report")
 
 
-def schedule_for(cfg: Config) -> tuple[BaseTrigger, ReportSchedule]:
-    """The trigger and its description for ``status``; ValueError for a bad cron or interval."""
+def schedule_for(cfg: Config) -> tuple[BaseTrigger | None, ReportSchedule]:
+    """The trigger and its description for ``status``; a bad cron or interval is logged, has
+    no trigger, and is described as an error."""
     interval = os.environ.get(INTERVAL_ENV)
-    if interval:
-        seconds = float(interval)
-        if seconds <= 0:
-            raise ValueError(f"{INTERVAL_ENV} must be a positive number of seconds")
-        return IntervalTrigger(seconds=seconds), {"interval_s": seconds}
-    return CronTrigger.from_crontab(cfg.report_cron), {"cron": cfg.report_cron}
+    try:
+        if interval:
+            seconds = float(interval)
+            if seconds <= 0:
+                raise ValueError(f"{INTERVAL_ENV} must be a positive number of seconds")
+            return IntervalTrigger(seconds=seconds), {"interval_s": seconds}
+        return CronTrigger.from_crontab(cfg.report_cron), {"cron": cfg.report_cron}
+    except ValueError as exc:
+        log.error("report.bad_schedule", cron=cfg.report_cron, error=str(exc))
+        return None, {"error": str(exc)}
 
 
 class Reporter:
@@ -49,7 +54,7 @@ class Reporter:
         self._readers = readers
         self._lock = threading.Lock()
         self._last: LastReport | None = None
-        self._schedule = _described(cfg)
+        self._schedule = schedule_for(cfg)[1]
 
     def status(self) -> FeatureStatus:
         """``last_report`` (once one ran) and ``report_schedule``."""
@@ -103,19 +108,9 @@ class Reporter:
     def reconfigure(self, cfg: Config) -> None:
         """SIGHUP: the new schedule, installed with the daemon's jobs."""
         self._cfg = cfg
-        self._schedule = _described(cfg)
+        self._schedule = schedule_for(cfg)[1]
 
     def jobs(self) -> list[Job]:
         """The report's job from a fresh trigger; none while its schedule is refused."""
-        if "error" in self._schedule:
-            return []
-        return [Job(JOB_ID, self.scheduled, schedule_for(self._cfg)[0])]
-
-
-def _described(cfg: Config) -> ReportSchedule:
-    """``status``'s ``report_schedule``; a bad interval is logged and described as an error."""
-    try:
-        return schedule_for(cfg)[1]
-    except ValueError as exc:
-        log.error("report.bad_schedule", cron=cfg.report_cron, error=str(exc))
-        return {"error": str(exc)}
+        trigger = None if "error" in self._schedule else schedule_for(self._cfg)[0]
+        return [] if trigger is None else [Job(JOB_ID, self.scheduled, trigger)]

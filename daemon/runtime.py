@@ -223,8 +223,10 @@ def socket_answers(path: Path, timeout: float = 1.0) -> bool:
 
 
 def bind_socket(path: Path) -> tuple[socket.socket, int]:
-    """A 0600 listening socket at ``path`` (a dead daemon's leftover removed), and the inode
-    of the file it made: shutdown removes exactly that file, never a successor's."""
+    """A 0600 listening socket at ``path`` in a private folder (a dead daemon's leftover
+    removed), and the inode of the file it made: shutdown removes exactly that file, never a
+    successor's."""
+    ensure_private_dir(path.parent)
     if path.exists() or path.is_symlink():
         if socket_answers(path):
             raise AlreadyRunning(f"another memoryd already answers on {path}")

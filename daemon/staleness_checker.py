@@ -1,4 +1,4 @@
-"""The daemon's memory-rot checks: a ``staleness`` thread of their own, never inside a request.
+"""The daemon's memory-rot checks: a ``staleness`` job of the scheduler, never inside a request.
 
 A pass runs about a second after the writer's generation moves, after the hook
 reports a new ``cwd``, and every :data:`RECHECK_S` seconds (new commits); only
@@ -13,8 +13,9 @@ import time
 from typing import TYPE_CHECKING, Any
 
 import structlog
+from apscheduler.triggers.interval import IntervalTrigger
 
-from memoryd.check_replies import CheckoutFound
+from memoryd.daemon.lifecycle import Job
 from memoryd.errors import StoreError
 from memoryd.staleness.checks import Checker, Write, citing_dirs
 
@@ -31,60 +32,47 @@ log = structlog.get_logger("memoryd.staleness")
 
 
 class Staleness:
-    """The checker, its thread, and what the other handlers ask of it."""
+    """The checker, its job, and what the other handlers ask of it."""
 
     def __init__(
-        self,
-        cfg: Config,
-        roots: WatchedRoots,
-        writer: Writer,
-        readers: Readers,
-        *,
-        stop: threading.Event,
-        write: Write,
+        self, cfg: Config, roots: WatchedRoots, writer: Writer, readers: Readers, *, write: Write
     ) -> None:
         self._roots = roots
         self._writer = writer
         self._readers = readers
-        self._stop = stop
         self.checker = Checker(cfg.checkouts)
         self.write = write
         self._poked = threading.Event()
-        self._thread = threading.Thread(target=self._loop, name="staleness", daemon=True)
+        self._seen, self._last = -1, 0.0  # the generation and the time of the last pass
 
-    def start(self) -> None:
-        self._thread.start()
+    def jobs(self) -> list[Job]:
+        return [Job("staleness", self.tick, IntervalTrigger(seconds=TICK_S))]
 
     def reconfigure(self, cfg: Config) -> None:
         """SIGHUP: new ``checkouts:`` take effect at the next tick."""
         self.checker.configure(cfg.checkouts)
         self._poked.set()
 
-    def checkout_of(self, root: str) -> CheckoutFound | None:
-        """``status``'s ``checkout`` for a root, as the last pass resolved it (None until then)."""
-        return self.checker.resolutions.get(root)
-
     def note_cwd(self, raw_dir: Any, cwd: str) -> None:
         """Remember the hook's ``cwd``; a new one makes the next tick re-resolve and check."""
         if self.checker.note_cwd(self._roots.resolve(raw_dir), cwd, self.write):
             self._poked.set()
 
-    def _loop(self) -> None:
-        seen, last = -1, 0.0
-        while not self._stop.wait(TICK_S):
-            generation = self._writer.store.generation
-            due = self._poked.is_set() or time.monotonic() - last >= RECHECK_S
-            if generation == seen and not due:
-                continue
-            self._poked.clear()
-            seen, last = generation, time.monotonic()
-            try:
-                conn = self._readers.conn()
-                for root in self._roots.paths():
-                    self.checker.resolve(conn, root)
-                    for directory in citing_dirs(conn, root):
-                        self.checker.check_dir(conn, directory, self.write, details=False)
-            except (OSError, sqlite3.Error, StoreError) as exc:
-                log.warning("staleness.pass_failed", error=str(exc))  # no descriptor, a lock
-            except Exception:  # a bug here must not end the checks for good
-                log.exception("staleness.pass_failed")
+    def tick(self) -> None:
+        """A pass, when the index changed since the last, it was asked for, or it is due."""
+        generation = self._writer.store.generation
+        due = self._poked.is_set() or time.monotonic() - self._last >= RECHECK_S
+        if generation == self._seen and not due:
+            return
+        self._poked.clear()
+        self._seen, self._last = generation, time.monotonic()
+        try:
+            conn = self._readers.conn()
+            for root in self._roots.paths():
+                self.checker.resolve(conn, root)
+                for directory in citing_dirs(conn, root):
+                    self.checker.check_dir(conn, directory, self.write, details=False)
+        except (OSError, sqlite3.Error, StoreError) as exc:
+            log.warning("staleness.pass_failed", error=str(exc))  # no descriptor, a lock
+        except Exception:  # a bug here must not end the checks for good
+            log.exception("staleness.pass_failed")

@@ -32,12 +32,7 @@ from watchdog.events import (
     FileSystemEventHandler,
 )
 
-from memoryd.daemon.pruned_watch import (
-    Budget,
-    inotify_observer,
-    polling_observer,
-    watch_budget,
-)
+from memoryd.daemon.pruned_watch import Budget, inotify_observer, polling_observer
 from memoryd.indexer.scanner import is_memory_filename
 
 if TYPE_CHECKING:
@@ -89,27 +84,21 @@ def split_batch(batch: dict[str, bool]) -> tuple[set[str], set[str]]:
 
 
 class _Handler(FileSystemEventHandler):
-    def __init__(
-        self,
-        sink: Callable[[str, bool], None],
-        counter: Callable[[], None],
-        lost: Callable[[], None],
-    ) -> None:
-        self.sink = sink
-        self.counter = counter
-        self.lost = lost
+    def __init__(self, watcher: Watcher, root: str) -> None:
+        self.watcher = watcher
+        self.root = root
 
     def on_any_event(self, event: FileSystemEvent) -> None:
-        self.counter()
-        if isinstance(event, EventsLostEvent):  # its path is the root's, not a change
-            self.lost()
-            return
         # "Directory modified": its entries changed; it asks only for the names to be listed.
+        lost = isinstance(event, EventsLostEvent)  # its path is the root's, not a change
+        paths = [] if lost else [os.fsdecode(event.src_path), os.fsdecode(event.dest_path)]
+        hinted = [
+            path
+            for path in paths
+            if path and (event.is_directory or is_memory_filename(os.path.basename(path)))
+        ]
         listing = isinstance(event, DirModifiedEvent)
-        for raw in (event.src_path, getattr(event, "dest_path", "")):
-            path = os.fsdecode(raw)
-            if path and (event.is_directory or is_memory_filename(os.path.basename(path))):
-                self.sink(path, listing)
+        self.watcher.received(self.root, hinted, listing, lost=lost)
 
 
 class Watcher:
@@ -160,11 +149,11 @@ class Watcher:
             return self.modes[root]
         # Taken first: a folder swapped in while the watch is set up is noticed as replaced.
         st = os.stat(root)
-        handler = _Handler(self._hint, self._count, lambda: self._note_lost(root))
+        handler = _Handler(self, root)
         in_use = sum(self._dirs.values())
         budget, note = Budget(self.inotify_watches - in_use), None
         try:  # the set-up's own walk counts the watches it takes against what is left
-            with watch_budget(root, budget):
+            with budget:
                 observer = self._observer("inotify")
                 watch = observer.schedule(
                     handler, root, recursive=True, event_filter=CONTENT_EVENTS
@@ -225,10 +214,6 @@ class Watcher:
             lost, self._lost = self._lost, set()
         return sorted(root for root in lost if root in self._watches)
 
-    def _note_lost(self, root: str) -> None:
-        with self._cond:
-            self._lost.add(root)
-
     def replaced_roots(self) -> list[str]:
         """Watched roots whose path now names another directory (device, inode) or none."""
         with self._lock:
@@ -288,18 +273,20 @@ class Watcher:
             self._cond.notify()
         self._thread.join(timeout=2)
 
-    def _count(self) -> None:
-        with self._cond:
-            self.events_received += 1
-
-    def _hint(self, path: str, listing: bool) -> None:
+    def received(self, root: str, paths: list[str], listing: bool, *, lost: bool) -> None:
+        """An event of ``root``'s watch: its ``paths`` (``listing``: only their names changed)
+        hinted, or (``lost``) the kernel's word that some were dropped."""
         now = time.monotonic()
         with self._cond:
-            if not self._pending:
-                self._first_pending = now
-            self._pending[path] = self._pending.get(path, True) and listing
-            self.last_event = time.time()
-            self._cond.notify()
+            self.events_received += 1
+            if lost:
+                self._lost.add(root)
+            for path in paths:
+                if not self._pending:
+                    self._first_pending = now
+                self._pending[path] = self._pending.get(path, True) and listing
+                self.last_event = time.time()
+                self._cond.notify()
 
     def _deliver(self) -> None:
         while True:

@@ -138,22 +138,26 @@ class Writer:
             except sqlite3.Error as exc:  # a reader holds it, or no space: the next job tries
                 log.warning("writer.wal_restart_failed", error=str(exc))
 
-    def _failed(self, exc: BaseException) -> None:
-        """A job raised: note a storage failure (degraded or rebuild); log anything else."""
+    def _failed(self, exc: BaseException, *, repair: bool = False) -> None:
+        """A job (or the ``repair``) raised: note a storage failure (degraded or rebuild); log
+        anything else (a repair failing so is retried later all the same)."""
         found = recovery.trouble(exc)
         if found is None:
-            log.exception("writer.job_failed")
+            log.exception("index.repair_failed" if repair else "writer.job_failed")
+            if not repair:
+                return
         elif found[0] == recovery.DAMAGED:
             self._rebuild(found[1])
-        else:
-            first = not self.health.degraded
-            delay = self.health.failed(found[1])
-            self.store.set_busy_timeout(SHORT_BUSY_MS)
-            log.warning(
-                "index.degraded" if first else "index.write_failed",
-                reason=found[1],
-                retry_in_s=round(delay, 1),
-            )
+            return
+        first = not self.health.degraded
+        delay = self.health.failed(found[1] if found else f"repair failed: {exc}", repair=repair)
+        self.store.set_busy_timeout(SHORT_BUSY_MS)
+        event = "index.degraded" if first else "index.write_failed"
+        log.warning(
+            "index.repair_failed" if repair else event,
+            reason=self.health.reason,
+            retry_in_s=round(delay, 1),
+        )
 
     def _repair(self) -> None:
         """Catch up after failed writes, after a probe (one tiny write: all a retry costs while
@@ -166,14 +170,7 @@ class Writer:
         try:
             self.repair(self.store)
         except Exception as exc:
-            found = recovery.trouble(exc)
-            if found is None:
-                log.exception("index.repair_failed")
-            elif found[0] == recovery.DAMAGED:
-                self._rebuild(found[1])
-                return
-            delay = self.health.failed(found[1] if found else f"repair failed: {exc}", repair=True)
-            log.warning("index.repair_failed", reason=self.health.reason, retry_in_s=delay)
+            self._failed(exc, repair=True)
             return
         log.info("index.recovered", after_failures=self.health.failures)
         self.health.recovered()

@@ -14,15 +14,17 @@ import stat
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
+from itertools import chain, islice
 from pathlib import Path
 
 from memoryd import __version__, paths
 from memoryd import config as config_mod
 from memoryd.claude_folders import known_folders
+from memoryd.daemon.alarms import NOTHING_RUNS, hook_alarms
+from memoryd.daemon.pruned_watch import kept_subdirectories
 from memoryd.errors import MemorydError
 from memoryd.indexer.schema import MIGRATIONS, UNRELEASED
 from memoryd.integrations import install
-from memoryd.integrations._hook_state import HookFailures
 from memoryd.integrations.systemd_units import UNITS, user_unit_dir
 from memoryd.ipc.client import Client
 from memoryd.replies import StatusReply
@@ -136,15 +138,9 @@ def _roots(facts: Facts) -> list[str]:
 
 
 def _folders_under(roots: list[str], limit: int) -> int:
-    """Folders the watcher would watch under ``roots`` (hidden ones skipped), up to ``limit``."""
-    count = 0
-    for root in roots:
-        for _, subdirs, _ in os.walk(root):
-            subdirs[:] = [d for d in subdirs if not d.startswith(".")]
-            count += 1
-            if count >= limit:
-                return count
-    return count
+    """Folders the watcher would watch under ``roots`` (by its own rule), up to ``limit``."""
+    every = (chain([root], kept_subdirectories(root)) for root in roots if os.path.isdir(root))
+    return sum(1 for _ in islice(chain.from_iterable(every), limit))
 
 
 def check_inotify(facts: Facts) -> Check:
@@ -155,14 +151,10 @@ def check_inotify(facts: Facts) -> Check:
         return Check("inotify", WARN, "no inotify limits to read: the watcher polls")
     roots = _roots(facts)
     folders = _folders_under(roots, watches + 1)
-    shown = [] if facts.status is None else facts.status["roots"]
-    polling = [r["path"] for r in shown if r["watcher"] != "inotify"]
     detail = (
         f"{folders:,} folder(s) under {len(roots)} root(s) need as many watches; "
         f"max_user_watches {watches:,}, max_user_instances {instances:,}"
     )
-    if polling:
-        return Check("inotify", WARN, f"{detail}; polling instead of inotify: {', '.join(polling)}")
     if folders > watches * WATCH_SHARE:
         raise_it = "sysctl fs.inotify.max_user_watches=" + str(max(2 * folders, watches * 2))
         return Check("inotify", WARN, f"{detail}: too close to the limit; raise it ({raise_it})")
@@ -271,7 +263,7 @@ ALARMS = {
     "hook": ("hook reach", "no failed requests of the Claude Code hook are on record"),
     "selection": (
         "selection",
-        "every folder with memories had something selected within its last 20 prompts",
+        f"every folder with memories had something selected within its last {NOTHING_RUNS} prompts",
     ),
     "watcher": ("watchers", "every root is watched with inotify, and no watcher died"),
     "index": ("index sync", "the roots' own files agree with the index"),
@@ -279,14 +271,16 @@ ALARMS = {
 
 
 def alarm_checks(facts: Facts) -> list[Check]:
-    """One line per kind of the daemon's ``alarms``: ``warn`` with its messages, else ``ok``."""
+    """One line per kind of the daemon's ``alarms``: ``warn`` with its messages, else ``ok``;
+    with no daemon to ask, the hook's alone."""
     status = facts.status
-    if status is None or "alarms" not in status:
-        hook = HookFailures().message()
-        name, fine = ALARMS["hook"]
-        return [Check(name, WARN, hook) if hook else Check(name, OK, fine)]
+    if status is not None and "alarms" in status:
+        found, kinds = status["alarms"], list(ALARMS)
+    else:
+        found, kinds = hook_alarms(), ["hook"]
     checks = []
-    for kind, (name, fine) in ALARMS.items():
-        found = [a["message"] for a in status["alarms"] if a["kind"] == kind]
-        checks.append(Check(name, WARN, "; ".join(found)) if found else Check(name, OK, fine))
+    for kind in kinds:
+        name, fine = ALARMS[kind]
+        messages = [a["message"] for a in found if a["kind"] == kind]
+        checks.append(Check(name, WARN, "; ".join(messages)) if messages else Check(name, OK, fine))
     return checks

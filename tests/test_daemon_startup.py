@@ -5,13 +5,17 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
 from daemon_fixtures import DaemonProc, write_memory
 
-from memoryd.daemon.lifecycle import IndexProgress, Lifecycle, gate
+from memoryd.daemon.health import guard
+from memoryd.daemon.lifecycle import IndexProgress, Lifecycle
+from memoryd.daemon.writer import Writer
 from memoryd.errors import InternalError
+from memoryd.indexer.recovery import open_or_recover
 
 
 class Clock:
@@ -44,26 +48,33 @@ def test_progress_is_logged_at_most_once_a_second_with_a_rate() -> None:
     assert last["rate_per_s"] == round(1000 / 1.5)
 
 
-def test_held_methods_wait_for_the_index_and_fail_if_the_daemon_stops_first() -> None:
-    life = Lifecycle()
-    handlers = gate({"status": lambda p: "status", "select": lambda p: "picked"}, life)
-    assert handlers["status"]({}) == "status"  # never held
-    answers: list[object] = []
-    worker = threading.Thread(target=lambda: answers.append(handlers["select"]({})))
-    worker.start()
-    worker.join(0.2)
-    assert worker.is_alive() and answers == []  # still waiting for the index
-    life.state = "ready"
-    life.ready.set()
-    worker.join(5)
-    assert answers == ["picked"]
+def test_held_methods_wait_for_the_index_and_fail_if_the_daemon_stops_first(
+    tmp_path: Path,
+) -> None:
+    writer = Writer(open_or_recover(tmp_path / "index.db")[0])
+    try:
+        life = Lifecycle()
+        table = {"status": lambda p: "status", "select": lambda p: "picked"}
+        handlers = guard(table, life, writer)
+        assert handlers["status"]({}) == "status"  # never held
+        answers: list[object] = []
+        worker = threading.Thread(target=lambda: answers.append(handlers["select"]({})))
+        worker.start()
+        worker.join(0.2)
+        assert worker.is_alive() and answers == []  # still waiting for the index
+        life.state = "ready"
+        life.ready.set()
+        worker.join(5)
+        assert answers == ["picked"]
 
-    stopped = Lifecycle()
-    stopped.state = "stopping"
-    stopped.ready.set()
-    stopping = gate({"select": lambda p: "picked"}, stopped)
-    with pytest.raises(InternalError, match="before its first index was complete"):
-        stopping["select"]({})
+        stopped = Lifecycle()
+        stopped.state = "stopping"
+        stopped.ready.set()
+        stopping = guard({"select": lambda p: "picked"}, stopped, writer)
+        with pytest.raises(InternalError, match="before its first index was complete"):
+            stopping["select"]({})
+    finally:
+        writer.close()
 
 
 def test_status_reports_the_first_index_and_the_log_has_progress(

@@ -23,9 +23,10 @@ from typing import Any
 from daemon_fixtures import DaemonProc, composed, wait_until, write_memory
 
 from memoryd.config import Config
-from memoryd.daemon.alarms import NOTHING_RUNS, Alarms
+from memoryd.daemon import alarms
+from memoryd.daemon.alarms import NOTHING_RUNS
 from memoryd.daemon.index import Readers
-from memoryd.daemon.lifecycle import Lifecycle
+from memoryd.replies import Alarm
 
 HOUR_AGO = time.time() - 3600
 
@@ -178,10 +179,9 @@ def test_a_root_whose_folder_is_gone_is_said(
     assert any(line.startswith("warn") and "watchers" in line for line in doctor.splitlines())
 
 
-def alarms_of(parts: Any, cfg: Config) -> Alarms:
-    life = Lifecycle()
-    life.state = "ready"
-    return Alarms(parts.roots.paths, parts.watcher, parts.maintenance, Readers(cfg.db_path), life)
+def alarms_of(parts: Any, cfg: Config) -> list[Alarm]:
+    reader = Readers(cfg.db_path).conn
+    return alarms.find(parts.roots.paths(), parts.watcher, parts.maintenance, reader)
 
 
 def test_polling_and_a_dead_watcher_are_said(tmp_path: Path) -> None:
@@ -194,14 +194,13 @@ def test_polling_and_a_dead_watcher_are_said(tmp_path: Path) -> None:
         parts.roots.add(str(polled), "configured")
         parts.watcher.inotify_watches = 10_000
         parts.roots.add(str(watched), "configured")
-        alarms = alarms_of(parts, cfg)
-        messages = [a["message"] for a in alarms.find() if a["kind"] == "watcher"]
+        messages = [a["message"] for a in alarms_of(parts, cfg) if a["kind"] == "watcher"]
         assert messages == [
             f"{polled} is polled, not watched with inotify: {parts.watcher.mode_of(str(polled))[1]}"
         ]
         parts.watcher._shared["inotify"].stop()
         parts.watcher._shared["inotify"].join(timeout=5)
         parts.maintenance.check_observers()
-        died = [a["message"] for a in alarms.find() if "died" in a["message"]]
+        died = [a["message"] for a in alarms_of(parts, cfg) if "died" in a["message"]]
         assert len(died) == 1
         assert died[0].startswith(f"the watcher of {watched} died 1 time(s), last at ")
