@@ -115,6 +115,10 @@ def configure(
         )
     )
     logging.basicConfig(level=max(numeric, logging.WARNING), handlers=[handler])
+    # Each job runs one at a time and coalesces: a tick that finds it still running is
+    # skipped by design, not worth a warning per second. A job's exception is still an error.
+    for name in ("apscheduler.scheduler", "apscheduler.executors"):
+        logging.getLogger(name).setLevel(logging.ERROR)
     # Warnings and a thread's uncaught exception become one log line each, not loose stderr.
     logging.captureWarnings(True)
     threading.excepthook = _log_thread_crash

@@ -85,3 +85,33 @@ def test_thread_crashes_and_warnings_are_one_json_line_each(tmp_path: Path) -> N
     assert "ValueError: broken in a thread" in crash["exception"]
     assert warning["level"] == "warning" and warning["logger"] == "py.warnings"
     assert "DeprecationWarning: an old API was used" in warning["event"]
+
+
+SLOW_JOB = """
+import time
+from apscheduler.schedulers.background import BackgroundScheduler
+from memoryd import logs
+
+logs.configure(json=True, level="INFO")
+scheduler = BackgroundScheduler(job_defaults={"coalesce": True, "max_instances": 1})
+def slow():
+    time.sleep(1.5)
+
+def broken():
+    raise ValueError("boom")
+
+scheduler.add_job(slow, "interval", seconds=0.2)
+scheduler.add_job(broken, "interval", seconds=0.5)
+scheduler.start()
+time.sleep(2)
+scheduler.shutdown(wait=False)
+"""
+
+
+def test_a_scheduled_job_still_running_at_its_next_tick_is_not_a_warning(tmp_path: Path) -> None:
+    log = tmp_path / "stderr.log"
+    with log.open("ab") as err:
+        subprocess.run([sys.executable, "-c", SLOW_JOB], stderr=err, check=True, timeout=60)
+    events = [json.loads(line) for line in log.read_text().splitlines()]
+    assert not [e for e in events if "skipped" in e["event"]], events
+    assert any(e["level"] == "error" and "broken" in e["event"] for e in events), events
