@@ -1,8 +1,8 @@
 """A directory's candidate memories, from the index, cached per version within a byte budget.
 
 A small folder is loaded whole with its links; a large one is ranked over FTS5's
-best slice per query (:mod:`.large`), without near-duplicates. A new version
-keeps every unchanged memory's analysis and signals.
+best slice per query (:mod:`.large`), without near-duplicates, and a new version
+of it keeps every unchanged memory's header, analysis and signals.
 """
 
 from __future__ import annotations
@@ -25,14 +25,9 @@ from memoryd.indexer.records import INDEX_FILENAME, KIND_MEMORY
 from memoryd.select import large, relations
 from memoryd.select.analysis import DocTerms, analyse, with_hook
 from memoryd.select.candidates import Candidate, effective_type, index_hooks
-from memoryd.select.large import LARGE_DIRECTORY, Head, Said, stamp_of, unchanged
+from memoryd.select.large import LARGE_DIRECTORY, Head, Said, stamp_of
 from memoryd.select.relations import Relations
-from memoryd.select.supersession import (
-    NO_SIGNALS,
-    signals_of,
-    superseded_by,
-    superseded_from,
-)
+from memoryd.select.supersession import NO_SIGNALS, signals_of, superseded_by, superseded_from
 from memoryd.select.tool_rules import commands_in
 
 LARGE_ANALYSES = 5_000  # analyses a large folder keeps for its slices (LRU)
@@ -47,7 +42,7 @@ _SIGNAL_OVERHEAD = 200
 _HEAD_OVERHEAD = 500
 log = structlog.get_logger("memoryd.selector")
 
-Analysed = tuple[int, str, DocTerms]  # a memory's stamp, MEMORY.md line and analysis
+Analysed = tuple[int, DocTerms]  # a large folder's memory's stamp and analysis
 
 
 @dataclass
@@ -60,9 +55,8 @@ class Manifest:
     relations: Relations = field(default_factory=Relations)
     state: int = 0  # a small folder's hash of its _MEMORY_STATE rows and MEMORY.md
     candidates: list[Candidate] = field(default_factory=list)  # a small folder's, no body
-    analyses: dict[str, Analysed] = field(default_factory=dict)
+    analyses: dict[str, Analysed] = field(default_factory=dict)  # a large folder's (LRU)
     signals: dict[str, Said] = field(default_factory=dict)  # a large folder's: signal words'
-    headers: int = 0  # a small folder's hash of its headers as near-duplicates read them
     heads: dict[str, Head] = field(default_factory=dict)  # a large folder's headers
 
     @property
@@ -80,26 +74,23 @@ class Manifest:
             for _, said in self.signals.values()
             if said is not NO_SIGNALS
         )
-        return held + sum(doc.weight for _, _, doc in self.analyses.values())
+        held += sum(c.terms.weight for c in self.candidates if c.terms is not None)
+        return held + sum(doc.weight for _, doc in self.analyses.values())
 
-    def analysed(
-        self, f: IndexedFile, hook: str = "", known: dict[str, Analysed] | None = None
-    ) -> DocTerms:
-        """The analysis of ``f`` with ``hook``, kept from ``known`` (default: this folder's)
-        when its row did not change."""
+    def analysed(self, f: IndexedFile) -> DocTerms:
+        """A large folder's analysis of ``f``, kept while its row does not change."""
         stamp = stamp_of(f.mtime_ns, f.size, f.content_hash)
-        kept = (self.analyses if known is None else known).get(f.filename)
-        if kept is not None and kept[0] == stamp and kept[1] == hook:
-            self.analyses.pop(f.filename, None)  # to the end: the most recently used
-            self.analyses[f.filename] = kept
-            return kept[2]
-        doc = with_hook(analyse(f.filename, f.name, f.description, f.body), hook)
-        self.analyses.pop(f.filename, None)
-        self.analyses[f.filename] = (stamp, hook, doc)
-        if self.large and len(self.analyses) > LARGE_ANALYSES:
+        kept = self.analyses.pop(f.filename, None)  # back at the end: the most recently used
+        doc = kept[1] if kept is not None and kept[0] == stamp else analyse_file(f)
+        self.analyses[f.filename] = (stamp, doc)
+        if len(self.analyses) > LARGE_ANALYSES:
             with contextlib.suppress(StopIteration, KeyError, RuntimeError):
                 del self.analyses[next(iter(self.analyses))]
         return doc
+
+
+def analyse_file(f: IndexedFile, hook: str = "") -> DocTerms:
+    return with_hook(analyse(f.filename, f.name, f.description, f.body), hook)
 
 
 def to_candidate(
@@ -170,8 +161,8 @@ def _snapshot(conn: sqlite3.Connection) -> Iterator[None]:
 def _load(
     conn: sqlite3.Connection, directory: str, version: int, previous: Manifest | None = None
 ) -> Manifest:
-    """The manifest of ``directory`` at ``version``, reusing what ``previous`` (the folder's
-    older manifest) found for unchanged memories."""
+    """The manifest of ``directory`` at ``version``, ``previous`` (its older manifest) when no
+    memory changed; a large folder reuses what it read of unchanged memories."""
     cursor = conn.execute(_MEMORY_STATE, (directory,))
     stamps = cursor.fetchmany(LARGE_DIRECTORY + 1)
     (has_index,) = conn.execute(
@@ -186,7 +177,7 @@ def _load(
         if before is not None and same and not changed and len(held) == len(before.heads):
             return replace(before, version=version)  # no memory changed
         manifest = Manifest(directory, version, [], bool(has_index), len(held), heads=held)
-        known = previous.signals if previous is not None else {}
+        known = before.signals if before is not None else {}
         manifest.relations = large.relations(
             conn, directory, held, changed, (manifest.signals, known)
         )
@@ -217,43 +208,22 @@ def _load(
     ]
     hooks = index_hooks(index_text, [to_candidate(f) for f in rows]) if index_text else {}
     # A cached folder keeps no bodies: the links read them once, the tool-doc rule commands.
-    known = previous.signals if previous is not None else {}
-    analysed = previous.analyses if previous is not None and not previous.large else {}
     everyone, signalled = [], []
     for f in rows:
         hook = hooks.get(f.filename, "")
         kept = _without_text(f, directory)
         manifest.files.append(kept)
         commands = commands_in(f.body)
-        stamp = stamp_of(f.mtime_ns, f.size, f.content_hash)
-        doc = manifest.analysed(f, hook, analysed)
+        doc = analyse_file(f, hook)
         c = to_candidate(f, doc, commands=commands, hook=hook)
         manifest.candidates.append(to_candidate(kept, doc, commands=commands, hook=hook))
         everyone.append(c)
-        entry = unchanged(known, f.filename, stamp) or (stamp, signals_of(c))
-        manifest.signals[f.filename] = entry
-        if (said := entry[1]) is not NO_SIGNALS:
+        if (said := signals_of(c)) is not NO_SIGNALS:
             signalled.append((c, said))
     stale = superseded_from(signalled, everyone, quoted_only=False)
-    manifest.headers = hash(
-        tuple((c.filename, c.type, c.name, c.description, c.hook) for c in everyone)
-    )
-    twins = _twins_as_before(previous, manifest.headers, stale)
     bodiless = manifest.candidates  # what near-duplicates read until they are found
-    manifest.relations = Relations(
-        stale, twins if twins is not None else lambda: relations.twins_of(bodiless, stale)
-    )
+    manifest.relations = Relations(stale, lambda: relations.twins_of(bodiless, stale))
     return manifest
-
-
-def _twins_as_before(
-    previous: Manifest | None, headers: int, stale: dict[str, str | None]
-) -> list[tuple[str, str]] | None:
-    """The near-duplicates ``previous`` found, if its headers and supersession are unchanged."""
-    if previous is None or previous.large or previous.headers != headers:
-        return None
-    before = previous.relations
-    return before.found_near_duplicates if before.superseded == stale else None
 
 
 def _without_text(f: IndexedFile, directory: str) -> IndexedFile:
