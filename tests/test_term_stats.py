@@ -13,7 +13,6 @@ from memoryd.indexer.sync import Syncer
 from memoryd.select import candidates as candidates_mod
 from memoryd.select import manifest as manifest_mod
 from memoryd.select.analysis import DocTerms, analyse
-from memoryd.select.large import LARGE_DIRECTORY
 from memoryd.select.local import LocalRanker
 from memoryd.select.manifest import ManifestCache, candidates_for
 from memoryd.select.relations import compute_relations
@@ -73,12 +72,11 @@ def _write_rules(folder: Path, size: int) -> None:
         )
 
 
-@pytest.mark.parametrize("size", [5, LARGE_DIRECTORY + 5])
-def test_a_folder_is_analysed_once_per_version(
-    tmp_path: Path, store: IndexStore, monkeypatch: pytest.MonkeyPatch, size: int
+def test_a_small_folder_is_analysed_once_per_version(
+    tmp_path: Path, store: IndexStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     folder = tmp_path / "memory"
-    _write_rules(folder, size)
+    _write_rules(folder, 5)
     (folder / "feedback_zebra.md").write_text(
         "---\nname: zebra crossing lint\ndescription: the zebracrossing check and its fix\n"
         "type: feedback\n---\n\nRun the zebracrossing check before merging.\n",
@@ -108,9 +106,7 @@ def test_a_folder_is_analysed_once_per_version(
     Syncer(store).sync_tree(str(folder))
     again = select_unrecorded(selector, store.conn, params)
     assert again["selected"][0]["filename"] == "feedback_zebra.md"
-    # A large folder analyses only the edited memory again; a small one is analysed whole.
-    whole = sorted(p.name for p in folder.glob("*.md"))
-    assert analysed == (["feedback_zebra.md"] if size > LARGE_DIRECTORY else whole)
+    assert analysed == sorted(p.name for p in folder.glob("*.md"))
 
 
 def test_manifest_cache_is_bounded_by_memory_not_by_folder_count(tmp_path: Path) -> None:

@@ -2,7 +2,7 @@
 
 A small folder is loaded whole with its links; a large one is ranked over FTS5's
 best slice per query (:mod:`.large`), without near-duplicates, and a new version
-of it keeps every unchanged memory's header, analysis and signals.
+of it keeps every unchanged memory's header and signals.
 """
 
 from __future__ import annotations
@@ -25,12 +25,11 @@ from memoryd.indexer.records import INDEX_FILENAME, KIND_MEMORY
 from memoryd.select import large, relations
 from memoryd.select.analysis import DocTerms, analyse, with_hook
 from memoryd.select.candidates import Candidate, effective_type, index_hooks
-from memoryd.select.large import LARGE_DIRECTORY, Head, Said, stamp_of
+from memoryd.select.large import LARGE_DIRECTORY, Head, Said
 from memoryd.select.relations import Relations
 from memoryd.select.supersession import NO_SIGNALS, signals_of, superseded_by, superseded_from
 from memoryd.select.tool_rules import commands_in
 
-LARGE_ANALYSES = 5_000  # analyses a large folder keeps for its slices (LRU)
 _MEMORY_STATE = (
     "SELECT filename, content_hash, size, mtime_ns FROM files "
     "WHERE directory = ? AND kind = 'memory' AND error IS NULL ORDER BY filename"
@@ -41,8 +40,6 @@ _FILE_OVERHEAD = 1200
 _SIGNAL_OVERHEAD = 200
 _HEAD_OVERHEAD = 500
 log = structlog.get_logger("memoryd.selector")
-
-Analysed = tuple[int, DocTerms]  # a large folder's memory's stamp and analysis
 
 
 @dataclass
@@ -55,7 +52,6 @@ class Manifest:
     relations: Relations = field(default_factory=Relations)
     state: int = 0  # a small folder's hash of its _MEMORY_STATE rows and MEMORY.md
     candidates: list[Candidate] = field(default_factory=list)  # a small folder's, no body
-    analyses: dict[str, Analysed] = field(default_factory=dict)  # a large folder's (LRU)
     signals: dict[str, Said] = field(default_factory=dict)  # a large folder's: signal words'
     heads: dict[str, Head] = field(default_factory=dict)  # a large folder's headers
 
@@ -74,19 +70,7 @@ class Manifest:
             for _, said in self.signals.values()
             if said is not NO_SIGNALS
         )
-        held += sum(c.terms.weight for c in self.candidates if c.terms is not None)
-        return held + sum(doc.weight for _, doc in self.analyses.values())
-
-    def analysed(self, f: IndexedFile) -> DocTerms:
-        """A large folder's analysis of ``f``, kept while its row does not change."""
-        stamp = stamp_of(f.mtime_ns, f.size, f.content_hash)
-        kept = self.analyses.pop(f.filename, None)  # back at the end: the most recently used
-        doc = kept[1] if kept is not None and kept[0] == stamp else analyse_file(f)
-        self.analyses[f.filename] = (stamp, doc)
-        if len(self.analyses) > LARGE_ANALYSES:
-            with contextlib.suppress(StopIteration, KeyError, RuntimeError):
-                del self.analyses[next(iter(self.analyses))]
-        return doc
+        return held + sum(c.terms.weight for c in self.candidates if c.terms is not None)
 
 
 def analyse_file(f: IndexedFile, hook: str = "") -> DocTerms:
@@ -181,7 +165,6 @@ def _load(
         manifest.relations = large.relations(
             conn, directory, held, changed, (manifest.signals, known)
         )
-        manifest.analyses = before.analyses if before is not None else {}
         log.info(
             "select.large_folder_loaded",
             dir=directory,
@@ -247,4 +230,4 @@ def candidates_for(
     if not manifest.large:
         return list(zip(manifest.files, manifest.candidates, strict=True))
     files = [queries.row_to_file(row) for row in large.prefiltered(conn, manifest.directory, query)]
-    return [(f, to_candidate(f, manifest.analysed(f))) for f in files]
+    return [(f, to_candidate(f, analyse_file(f))) for f in files]
