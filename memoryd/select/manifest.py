@@ -25,7 +25,7 @@ from memoryd.indexer.records import INDEX_FILENAME, KIND_MEMORY
 from memoryd.select import large, relations
 from memoryd.select.analysis import DocTerms, analyse, with_hook
 from memoryd.select.candidates import Candidate, effective_type, index_hooks
-from memoryd.select.large import LARGE_DIRECTORY, Head, Said
+from memoryd.select.large import LARGE_DIRECTORY, Head
 from memoryd.select.relations import Relations
 from memoryd.select.supersession import NO_SIGNALS, signals_of, superseded_by, superseded_from
 from memoryd.select.tool_rules import commands_in
@@ -52,8 +52,7 @@ class Manifest:
     relations: Relations = field(default_factory=Relations)
     state: int = 0  # a small folder's hash of its _MEMORY_STATE rows and MEMORY.md
     candidates: list[Candidate] = field(default_factory=list)  # a small folder's, no body
-    signals: dict[str, Said] = field(default_factory=dict)  # a large folder's: signal words'
-    heads: dict[str, Head] = field(default_factory=dict)  # a large folder's headers
+    heads: dict[str, Head] = field(default_factory=dict)  # a large folder's headers and signals
 
     @property
     def large(self) -> bool:
@@ -63,13 +62,9 @@ class Manifest:
     def weight(self) -> int:
         """Rough bytes held, for the cache's memory budget."""
         text = sum(len(f.description or "") + _FILE_OVERHEAD for f in self.files)
-        held = 4096 + text + _SIGNAL_OVERHEAD * len(self.signals)
-        held += _HEAD_OVERHEAD * len(self.heads)
-        held += sum(
-            len(said.banner or "") + sum(map(len, said.claims))
-            for _, said in self.signals.values()
-            if said is not NO_SIGNALS
-        )
+        said = [s for _, _, s in self.heads.values() if s is not None]
+        held = 4096 + text + _HEAD_OVERHEAD * len(self.heads) + _SIGNAL_OVERHEAD * len(said)
+        held += sum(len(s.banner or "") + sum(map(len, s.claims)) for s in said)
         return held + sum(c.terms.weight for c in self.candidates if c.terms is not None)
 
 
@@ -161,10 +156,7 @@ def _load(
         if before is not None and same and not changed and len(held) == len(before.heads):
             return replace(before, version=version)  # no memory changed
         manifest = Manifest(directory, version, [], bool(has_index), len(held), heads=held)
-        known = before.signals if before is not None else {}
-        manifest.relations = large.relations(
-            conn, directory, held, changed, (manifest.signals, known)
-        )
+        manifest.relations = large.relations(conn, directory, held, changed)
         log.info(
             "select.large_folder_loaded",
             dir=directory,
