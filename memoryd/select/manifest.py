@@ -144,18 +144,20 @@ def _load(
     memory changed; a large folder reuses what it read of unchanged memories."""
     cursor = conn.execute(_MEMORY_STATE, (directory,))
     stamps = cursor.fetchmany(LARGE_DIRECTORY + 1)
-    (has_index,) = conn.execute(
-        "SELECT count(*) FROM files WHERE directory = ? AND filename = ?",
+    index = conn.execute(  # MEMORY.md: whether it is there, and its text unless unusable
+        "SELECT CASE WHEN error IS NULL THEN coalesce(body, '') ELSE '' END FROM files "
+        "WHERE directory = ? AND filename = ?",
         (directory, INDEX_FILENAME),
     ).fetchone()
+    has_index = index is not None
     if len(stamps) > LARGE_DIRECTORY:  # its rows streamed: 50k are never all held at once
         started = time.perf_counter()
         before = previous if previous is not None and previous.large else None
         held, changed = large.heads_of(chain(stamps, cursor), before.heads if before else {})
-        same = before is not None and before.has_index_file == bool(has_index)
+        same = before is not None and before.has_index_file == has_index
         if before is not None and same and not changed and len(held) == len(before.heads):
             return replace(before, version=version)  # no memory changed
-        manifest = Manifest(directory, version, [], bool(has_index), len(held), heads=held)
+        manifest = Manifest(directory, version, [], has_index, len(held), heads=held)
         manifest.relations = large.relations(conn, directory, held, changed)
         log.info(
             "select.large_folder_loaded",
@@ -164,15 +166,11 @@ def _load(
             links_s=round(time.perf_counter() - started, 3),
         )
         return manifest
-    index_text = _index_text(conn, directory) if has_index else ""
+    index_text = str(index[0]) if index is not None else ""
     state = hash((tuple(map(tuple, stamps)), index_text))
-    if (
-        previous is not None
-        and previous.state == state
-        and previous.has_index_file == bool(has_index)
-    ):
+    if previous is not None and previous.state == state and previous.has_index_file == has_index:
         return replace(previous, version=version)  # no memory changed
-    manifest = Manifest(directory, version, [], bool(has_index), len(stamps), state=state)
+    manifest = Manifest(directory, version, [], has_index, len(stamps), state=state)
     rows = [
         queries.row_to_file(row)
         for row in conn.execute(
@@ -204,15 +202,6 @@ def _load(
 def _without_text(f: IndexedFile, directory: str) -> IndexedFile:
     """What a cached folder keeps of ``f``: no body nor hash, one shared directory string."""
     return replace(f, directory=directory, kind=KIND_MEMORY, body="", content_hash=None)
-
-
-def _index_text(conn: sqlite3.Connection, directory: str) -> str:
-    """The folder's ``MEMORY.md`` as indexed ("" when it has none or it is unusable)."""
-    row = conn.execute(
-        "SELECT body FROM files WHERE directory = ? AND filename = ? AND error IS NULL",
-        (directory, INDEX_FILENAME),
-    ).fetchone()
-    return str(row[0] or "") if row is not None else ""
 
 
 def candidates_for(
