@@ -78,9 +78,10 @@ from _shortlist import NOTHING, Reach, as_json, indexed, reach, render_reach
 
 from memoryd import logs
 from memoryd.select._text import terms
-from memoryd.select.candidates import Candidate, load_directory
+from memoryd.select.candidates import Candidate
 from memoryd.select.local import LocalRanker
-from memoryd.select.relations import Relations, compute_relations
+from memoryd.select.manifest import candidates_for
+from memoryd.select.relations import Relations
 from memoryd.select.selector import Selector
 from memoryd.select.tool_rules import tool_usage_docs
 from memoryd.select.tuning import Tuning
@@ -138,18 +139,22 @@ def answers_of(selector: Selector, conn: sqlite3.Connection) -> Answer:
     return answer
 
 
-def with_exclusions(rank: Ranker, corpus: Corpus) -> Answer:
-    """The selector's exclusions applied by hand around a bare ranking function."""
+def with_exclusions(
+    rank: Ranker, corpus: Corpus, selector: Selector, conn: sqlite3.Connection
+) -> Answer:
+    """The selector's exclusions applied by hand around a bare ranking function, over the
+    candidates and links ``selector`` reads from the index open on ``conn``."""
     folders: dict[Path, tuple[list[Candidate], Relations]] = {}
 
     def answer(q: dict[str, Any], folder: Path) -> list[str]:
         if folder not in folders:
+            manifest = selector.manifests.get(conn, str(folder))
             cands = [
                 c
-                for c in load_directory(folder)
+                for _, c in candidates_for(conn, manifest, "")
                 if f"{folder.name}/{c.filename}" not in corpus.secrets
             ]
-            folders[folder] = (cands, compute_relations(cands))
+            folders[folder] = (cands, manifest.relations)
         everything, related = folders[folder]
         skip = set(q["surfaced"]) | tool_usage_docs(everything, q["recent_tools"])
         skip |= set(related.superseded)
@@ -365,7 +370,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         results = {
             c.name: {
                 "local": evaluate(c, shipped),
-                "baseline": evaluate(c, with_exclusions(baseline, c)),
+                "baseline": evaluate(c, with_exclusions(baseline, c, selector, store.conn)),
             }
             for c in corpora
         }

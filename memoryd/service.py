@@ -31,7 +31,7 @@ from memoryd.replies import (
 from memoryd.report.findings import listing
 from memoryd.select import telemetry
 from memoryd.select.manifest import superseded_in
-from memoryd.select.selector import Selector
+from memoryd.select.selector import Selection, Selector
 from memoryd.select.wiring import run_stats, selector_settings
 from memoryd.sessions import files as sessions
 from memoryd.sessions.brief import ParsedSessions
@@ -113,12 +113,17 @@ class MemoryService:
                 "",
                 session_id=session if isinstance(session, str) else None,
             )
-            self._record(
-                time.perf_counter(), uuid.uuid4().hex[:16], req, None, ranker=None, error=error.code
-            )
+            self._record(time.perf_counter(), uuid.uuid4().hex[:16], req, None, error=error.code)
 
     def _record(
-        self, started: float, run_id: str, req: Select, directory: str | None, **fields: Any
+        self,
+        started: float,
+        run_id: str,
+        req: Select,
+        directory: str | None,
+        *,
+        selection: Selection | None = None,
+        error: str | None = None,
     ) -> None:
         run = telemetry.make_record(
             run_id=run_id,
@@ -127,7 +132,8 @@ class MemoryService:
             session_id=req.session_id,
             log_queries=self.selector.log_queries,
             latency_ms=(time.perf_counter() - started) * 1000,
-            **fields,
+            selection=selection,
+            error=error,
         )
         telemetry.emit(run)
         self.index.record_run(run)
@@ -147,32 +153,14 @@ class MemoryService:
             )
         except MemorydError as exc:
             error = getattr(exc, "code", type(exc).__name__)
-            self._record(started, run_id, req, directory, ranker=None, error=error)
+            self._record(started, run_id, req, directory, error=error)
             raise
         except Exception:
-            self._record(started, run_id, req, directory, ranker=None, error="internal")
+            self._record(started, run_id, req, directory, error="internal")
             raise
         result = selection.result
         result["latency_ms"] = round((time.perf_counter() - started) * 1000, 3)
-        self._record(
-            started,
-            run_id,
-            req,
-            directory,
-            ranker=result["ranker"],
-            fallback=result["fallback"],
-            candidates=result["candidates"],
-            excluded=result["excluded"],
-            selected=[s["filename"] for s in result["selected"]],
-            dropped_unknown=result["dropped_unknown"],
-            tokens_in=selection.tokens[0],
-            tokens_out=selection.tokens[1],
-            judge=selection.judge,
-            shortlist=selection.shortlist,
-            judge_ms=selection.judge_ms,
-            scores=[s["score"] for s in result["selected"]],
-            left=selection.left_out,
-        )
+        self._record(started, run_id, req, directory, selection=selection)
         return result
 
     def cmd_stats(self, req: Stats) -> StatsReply:

@@ -12,12 +12,9 @@ from conftest import MakeMemory
 from memoryd.indexer.store import IndexStore
 from memoryd.indexer.sync import Syncer
 from memoryd.replies import SelectResult
-from memoryd.select import manifest as manifest_mod
 from memoryd.select import relations as relations_mod
-from memoryd.select.candidates import Candidate
 from memoryd.select.manifest import ManifestCache
 from memoryd.select.selector import Selector
-from memoryd.select.supersession import Signals, signals_of
 from memoryd.select.wiring import select_unrecorded
 
 Asker = Callable[[str, list[str]], SelectResult]
@@ -74,33 +71,21 @@ def test_near_duplicates_are_looked_for_only_when_an_answer_needs_them(
     assert searches == [1]  # once per version of the folder
 
 
-def test_an_edit_to_a_body_keeps_the_near_duplicates_one_to_a_header_finds_them_again(
-    ask: Asker, searches: list[int], make_memory: MakeMemory
-) -> None:
+def test_near_duplicates_follow_an_edit_to_a_header(ask: Asker, make_memory: MakeMemory) -> None:
     shown = ["feedback_flaky_retries.md"]
     assert ask("flaky tests and retries", shown)["excluded"]["duplicates_of_surfaced"] == 1
     name, description = TWINS["feedback_release_notes.md"]
     make_memory("feedback_release_notes.md", description, name=name, body="Also the flags.\n")
     assert ask("flaky tests and retries", shown)["excluded"]["duplicates_of_surfaced"] == 1
-    assert searches == [1]
     make_memory("feedback_no_retry_plugin.md", "Reviewed weekly", name="Quarantine lists")
     assert ask("flaky tests and retries", shown)["excluded"]["duplicates_of_surfaced"] == 0
-    assert searches == [1, 1]
 
 
-def test_after_an_edit_only_the_edited_memory_is_read_for_supersession(
-    memdir: Path, make_memory: MakeMemory, store: IndexStore, monkeypatch: pytest.MonkeyPatch
+def test_an_edit_that_adds_a_banner_supersedes_the_memory(
+    memdir: Path, make_memory: MakeMemory, store: IndexStore
 ) -> None:
     for i in range(6):
         make_memory(f"project_note_{i}.md", f"release step number {i}", type="project")
-    read: list[str] = []
-    real = signals_of
-
-    def counted(c: Candidate) -> Signals:
-        read.append(c.filename)
-        return real(c)
-
-    monkeypatch.setattr(manifest_mod, "signals_of", counted)
     cache = ManifestCache()
 
     def superseded() -> dict[str, str | None]:
@@ -110,7 +95,6 @@ def test_after_an_edit_only_the_edited_memory_is_read_for_supersession(
         return relations.superseded
 
     assert superseded() == {}
-    assert len(read) == 6
     make_memory(
         "project_note_2.md",
         "release step number 2",
@@ -118,4 +102,3 @@ def test_after_an_edit_only_the_edited_memory_is_read_for_supersession(
         body="> Superseded by project_note_5.md\n",
     )
     assert superseded() == {"project_note_2.md": "project_note_5.md"}
-    assert read[6:] == ["project_note_2.md"]

@@ -10,10 +10,12 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
+from indexed_candidates import indexed_candidates
+
 from memoryd.indexer.parse import parse_bytes
 from memoryd.indexer.store import IndexStore
 from memoryd.indexer.sync import Syncer
-from memoryd.select.candidates import Candidate, effective_type, index_hooks, load_directory
+from memoryd.select.candidates import Candidate, effective_type, index_hooks
 from memoryd.select.local import LocalRanker
 from memoryd.select.selector import Selector
 from memoryd.select.tool_rules import commands_in, tool_usage_docs
@@ -139,7 +141,7 @@ def test_a_reference_whose_code_runs_the_tool_is_its_usage_doc(tmp_path: Path) -
         "name: git gotcha\ndescription: never force push\ntype: feedback",
         "```\ngit push --force\n```\n",
     )
-    cands = load_directory(tmp_path)
+    cands = indexed_candidates(tmp_path, tmp_path / "index.db")
     assert tool_usage_docs(cands, ["Bash", "git"]) == {"ref_skills_repo.md"}
 
 

@@ -56,7 +56,12 @@ def test_the_jobs_are_rescheduled_from_now_after_the_clock_went_back(tmp_path: P
 
 def _run(at: float) -> telemetry.RunRecord:
     record = telemetry.make_record(
-        run_id=uuid.uuid4().hex, directory="/m", query="q", log_queries=False, ranker="local"
+        run_id=uuid.uuid4().hex,
+        directory="/m",
+        query="q",
+        session_id=None,
+        log_queries=False,
+        latency_ms=1.0,
     )
     record["at"] = at
     return record

@@ -11,9 +11,10 @@ from collections import Counter
 
 import pytest
 from conftest import CORPUS
+from indexed_candidates import indexed_candidates
 
 from memoryd.select import relations
-from memoryd.select.candidates import Candidate, load_directory
+from memoryd.select.candidates import Candidate
 from memoryd.select.local import LocalRanker
 from memoryd.select.relations import (
     Relations,
@@ -31,7 +32,7 @@ def shop(tmp_path_factory: pytest.TempPathFactory) -> list[Candidate]:
     dest = tmp_path_factory.mktemp("shop")
     for path in SHOP.glob("*.md"):
         shutil.copy(path, dest / path.name)
-    return load_directory(dest)
+    return indexed_candidates(dest, tmp_path_factory.mktemp("shop-index") / "index.db")
 
 
 def names(ranker: LocalRanker, query: str, cands: list[Candidate]) -> list[str]:

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 from conftest import MakeMemory
+from indexed_candidates import indexed_candidates
 
 from memoryd.indexer.store import IndexStore
 from memoryd.indexer.sync import Syncer
-from memoryd.select.candidates import load_directory
 from memoryd.select.manifest import ManifestCache, candidates_for
 from memoryd.select.tool_rules import tool_usage_docs
 
@@ -53,7 +53,7 @@ def test_tool_docs_from_command_names_match_the_text(indexed: tuple[IndexStore, 
     cached = [
         c for _, c in candidates_for(store.conn, ManifestCache().get(store.conn, str(folder)), "")
     ]
-    from_text = load_directory(folder)
+    from_text = indexed_candidates(folder, folder.parent / "text.db", analysed=False)
     assert "reference_ops_cheatsheet.md" in tool_usage_docs(from_text, ["kubectl"])
     for tools in TOOLS:
         assert tool_usage_docs(cached, tools) == tool_usage_docs(from_text, tools), tools

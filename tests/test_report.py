@@ -17,7 +17,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 from conftest import CORPUS
@@ -27,10 +27,12 @@ from memoryd import cli
 from memoryd.errors import InvalidParams
 from memoryd.indexer.store import IndexStore
 from memoryd.indexer.sync import Syncer
+from memoryd.replies import SelectResult
 from memoryd.report import Retention, build_report, write_report
 from memoryd.report.document import DirectoryReport, Report
 from memoryd.report.render import NOTICE, render_markdown
 from memoryd.select import telemetry
+from memoryd.select.selector import Selection
 
 NOW = dt.datetime(2025, 6, 1, 12, 0, tzinfo=dt.UTC).timestamp()
 DAY = 86400.0
@@ -267,13 +269,22 @@ def test_usage_comes_from_selector_telemetry(tmp_path: Path) -> None:
             Syncer(store).sync_tree(str(d))
         with store.transaction() as conn:
             for picked in (["feedback_a.md"], ["feedback_a.md", "feedback_b.md"], []):
+                answer = {
+                    "ranker": "local",
+                    "selected": [{"filename": name, "score": 1.0} for name in picked],
+                    "candidates": 3,
+                    "excluded": {},
+                    "dropped_unknown": [],
+                    "fallback": None,
+                }
                 record = telemetry.make_record(
                     run_id=f"r{len(picked)}",
                     directory=str(m),
                     query="q",
+                    session_id=None,
                     log_queries=False,
-                    ranker="local",
-                    selected=picked,
+                    latency_ms=1.0,
+                    selection=Selection(cast(SelectResult, answer)),
                 )
                 telemetry.insert(conn, record)
         report = build_report(store.conn, [str(m), str(other)], 7 * DAY)

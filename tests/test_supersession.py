@@ -240,7 +240,7 @@ def test_large_folder_redoes_what_an_edited_memory_says_and_keeps_the_rest(
         "project_broker_redis.md": "project_broker_rabbit.md",
         "project_stale.md": None,
     }
-    first = cache.get(large_store.conn, str(memdir)).signals
+    first = cache.get(large_store.conn, str(memdir)).heads
     # The stale note drops its banner; a filler gains one naming its successor.
     make_memory("project_stale.md", "Old release checklist", type="project", body="Current.\n")
     make_memory(
@@ -254,9 +254,9 @@ def test_large_folder_redoes_what_an_edited_memory_says_and_keeps_the_rest(
         "project_filler_3.md": "project_filler_4.md",
     }
     # What the unchanged old memory says was kept, not worked out again.
-    now = cache.get(large_store.conn, str(memdir)).signals
-    assert now["project_broker_redis.md"] is first["project_broker_redis.md"]
-    assert now["project_stale.md"] is not first["project_stale.md"]
+    now = cache.get(large_store.conn, str(memdir)).heads
+    assert now["project_broker_redis.md"][2] is first["project_broker_redis.md"][2]
+    assert now["project_stale.md"][2] is not first["project_stale.md"][2]
     (memdir / "project_broker_redis.md").unlink()
     assert superseded() == {"project_filler_3.md": "project_filler_4.md"}
 

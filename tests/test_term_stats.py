@@ -6,14 +6,13 @@ import shutil
 from pathlib import Path
 
 import pytest
+from indexed_candidates import indexed_candidates
 
 from memoryd.indexer.store import IndexStore
 from memoryd.indexer.sync import Syncer
 from memoryd.select import candidates as candidates_mod
 from memoryd.select import manifest as manifest_mod
 from memoryd.select.analysis import DocTerms, analyse
-from memoryd.select.candidates import load_directory
-from memoryd.select.large import LARGE_DIRECTORY
 from memoryd.select.local import LocalRanker
 from memoryd.select.manifest import ManifestCache, candidates_for
 from memoryd.select.relations import compute_relations
@@ -49,7 +48,7 @@ def test_scores_from_the_manifest_equal_scores_from_text(
     indexed_examples: tuple[IndexStore, Path],
 ) -> None:
     store, folder = indexed_examples
-    from_disk = load_directory(folder)
+    from_disk = indexed_candidates(folder, folder.parent / "text.db", analysed=False)
     manifest = ManifestCache().get(store.conn, str(folder))
     cands = [c for _, c in candidates_for(store.conn, manifest, "")]
     assert all(c.terms is not None and not c.body for c in cands)  # analyses, no bodies
@@ -73,12 +72,11 @@ def _write_rules(folder: Path, size: int) -> None:
         )
 
 
-@pytest.mark.parametrize("size", [5, LARGE_DIRECTORY + 5])
-def test_an_edit_analyses_only_the_edited_memory(
-    tmp_path: Path, store: IndexStore, monkeypatch: pytest.MonkeyPatch, size: int
+def test_a_small_folder_is_analysed_once_per_version(
+    tmp_path: Path, store: IndexStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     folder = tmp_path / "memory"
-    _write_rules(folder, size)
+    _write_rules(folder, 5)
     (folder / "feedback_zebra.md").write_text(
         "---\nname: zebra crossing lint\ndescription: the zebracrossing check and its fix\n"
         "type: feedback\n---\n\nRun the zebracrossing check before merging.\n",
@@ -108,7 +106,7 @@ def test_an_edit_analyses_only_the_edited_memory(
     Syncer(store).sync_tree(str(folder))
     again = select_unrecorded(selector, store.conn, params)
     assert again["selected"][0]["filename"] == "feedback_zebra.md"
-    assert analysed == ["feedback_zebra.md"]
+    assert analysed == sorted(p.name for p in folder.glob("*.md"))
 
 
 def test_manifest_cache_is_bounded_by_memory_not_by_folder_count(tmp_path: Path) -> None:
@@ -158,7 +156,8 @@ def test_large_counts_keep_their_value(tmp_path: Path) -> None:
     manifest = ManifestCache().get(store.conn, str(folder))
     cands = [c for _, c in candidates_for(store.conn, manifest, "")]
     stored = LocalRanker().scores("zzlogword", cands)
-    assert stored == LocalRanker().scores("zzlogword", load_directory(folder))
+    from_text = indexed_candidates(folder, tmp_path / "text.db", analysed=False)
+    assert stored == LocalRanker().scores("zzlogword", from_text)
     assert stored["reference_log_dump.md"] > 0
     store.close()
 
@@ -197,5 +196,5 @@ def test_folder_links_read_headers_from_the_analyses(
     assert links is not None
     assert links.near_duplicates == [("feedback_no_sleep_in_tests.md", "feedback_wait_helpers.md")]
     assert tokenized == []  # nothing was tokenized for the links
-    again = compute_relations(load_directory(folder))
+    again = compute_relations(indexed_candidates(folder, tmp_path / "text.db", analysed=False))
     assert (links.superseded, links.near_duplicates) == (again.superseded, again.near_duplicates)

@@ -7,15 +7,11 @@ case, spaces, ``-`` and ``_`` aside.
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
-from pathlib import Path
+from dataclasses import dataclass, field
 from typing import Any
 
-from memoryd.indexer.parse import parse_file
-from memoryd.indexer.records import INDEX_FILENAME, KIND_MEMORY
 from memoryd.select.analysis import TYPE_PREFIXES, DocTerms, analyse, with_hook
 
 
@@ -33,35 +29,6 @@ class Candidate:
     commands: tuple[str, ...] | None = field(default=None, compare=False, repr=False)
     header: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
     hook: str = ""  # its MEMORY.md line
-
-
-def load_directory(directory: Path) -> list[Candidate]:
-    """Every memory file of ``directory`` (not MEMORY.md, sessions or broken files), by name."""
-    out: list[Candidate] = []
-    for path in sorted(directory.glob("*.md")):
-        if path.name == INDEX_FILENAME or not path.is_file():
-            continue
-        st = os.stat(path)
-        parsed = parse_file(str(path), path.name, st.st_size)
-        if parsed.error is not None or parsed.kind != KIND_MEMORY:
-            continue
-        out.append(
-            Candidate(
-                filename=path.name,
-                name=parsed.name or path.stem,
-                description=parsed.description or "",
-                type=effective_type(parsed.type, path.name),
-                body=parsed.body,
-                mtime=st.st_mtime,
-                header=parsed.meta.get("header", {}),
-            )
-        )
-    index = directory / INDEX_FILENAME
-    hooks: dict[str, str] = {}
-    if index.is_file():
-        hooks = index_hooks(index.read_text(encoding="utf-8", errors="replace"), out)
-    out = [replace(c, hook=hooks.get(c.filename, "")) for c in out]
-    return [replace(c, terms=analysis_of(c)) for c in out]
 
 
 def analysis_of(c: Candidate, body: bool = True) -> DocTerms:

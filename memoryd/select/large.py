@@ -35,8 +35,9 @@ REFERENCING = (
     "AND files.kind = 'memory' AND files.error IS NULL ORDER BY files.filename"
 )
 _WORD = re.compile(r"[A-Za-z0-9]+")
-Head = tuple[int, Candidate]  # a memory's stamp and its header (no body)
-Said = tuple[int, Signals]  # a memory's stamp and what its text says about supersession
+# A memory's stamp, its header (no body) and what its text says about supersession (None:
+# not read).
+Head = tuple[int, Candidate, Signals | None]
 COLUMNS = ", ".join(f"files.{c}" for c in queries.FILE_FIELDS.values())
 
 
@@ -54,17 +55,12 @@ def stamp_of(mtime_ns: int, size: int, content_hash: str | None) -> int:
     return hash((mtime_ns, size, content_hash))
 
 
-def unchanged(known: dict[str, Said], filename: str, stamp: int) -> Said | None:
-    """What ``filename`` said in the folder's previous version, if its row is the same."""
-    kept = known.get(filename)
-    return kept if kept is not None and kept[0] == stamp else None
-
-
 def heads_of(
     stamps: Iterable[Sequence[Any]], before: dict[str, Head]
 ) -> tuple[dict[str, Head], list[str]]:
     """Each memory of ``stamps`` (``filename, content_hash, size, mtime_ns`` rows) with its
-    stamp and its header kept from ``before`` if unchanged; and the names of the others."""
+    stamp and what was read of it kept from ``before`` if unchanged; and the names of the
+    others."""
     heads: dict[str, Head] = {}
     changed = []
     for fn, content_hash, size, mtime_ns in stamps:
@@ -73,7 +69,7 @@ def heads_of(
         if kept is not None and kept[0] == stamp:
             heads[fn] = kept
         else:
-            heads[fn] = (stamp, _NOT_READ)
+            heads[fn] = (stamp, _NOT_READ, None)
             changed.append(fn)
     return heads, changed
 
@@ -83,26 +79,24 @@ def relations(
     directory: str,
     heads: dict[str, Head],
     changed: Sequence[str],
-    kept_signals: tuple[dict[str, Said], dict[str, Said]],
 ) -> Relations:
     """Supersession from every header and the texts holding a signal word (only filenames,
-    links and quoted titles name a memory). The ``changed`` of ``heads`` are read here;
-    ``kept_signals`` are the new version's (filled here) and the previous one's."""
-    found, known = kept_signals
+    links and quoted titles name a memory). The ``changed`` of ``heads`` and the texts not
+    read yet are read here."""
     for row in _rows_named(conn, directory, changed, len(heads)):
-        heads[row[0]] = (heads[row[0]][0], _candidate(row))
+        heads[row[0]] = (heads[row[0]][0], _candidate(row), None)
     match = {"match": " OR ".join(SIGNAL_WORDS) + ' OR "no longer"', "dir": directory}
-    said: dict[str, Said | None] = {
-        fn: unchanged(known, fn, heads[fn][0]) for (fn,) in conn.execute(REFERENCING, match)
-    }
-    again = [fn for fn, entry in said.items() if entry is None]
+    referring = [fn for (fn,) in conn.execute(REFERENCING, match)]
+    again = [fn for fn in referring if heads[fn][2] is None]
     for row in _rows_named(conn, directory, again, len(heads), body=True):
-        said[row[0]] = (heads[row[0]][0], signals_of(_candidate(row)))
-    for fn, entry in said.items():  # in filename order, as the links are worked out
-        if entry is not None:
-            found[fn] = entry
-    headers = [c for _, c in heads.values() if c is not _NOT_READ]
-    signalled = [(heads[fn][1], s) for fn, (_, s) in found.items() if s is not NO_SIGNALS]
+        stamp, head, _ = heads[row[0]]
+        heads[row[0]] = (stamp, head, signals_of(_candidate(row)))
+    headers = [c for _, c, _ in heads.values() if c is not _NOT_READ]
+    signalled = []
+    for fn in referring:  # in filename order, as the links are worked out
+        _, head, said = heads[fn]
+        if said is not None and said is not NO_SIGNALS:
+            signalled.append((head, said))
     superseded = superseded_from(signalled, headers, quoted_only=True)
     return Relations(superseded=superseded, near_duplicates=[])
 

@@ -193,34 +193,25 @@ def _bm25f(
     )
     scale = (K1 + 1.0) * max(ideal, 1e-9) ** NORM_POWER
     out: list[dict[str, float]] = [{} for _ in range(n)]
-    fw0, fw1, fw2, fw3 = field_weights  # analysis.FIELDS
-    b0, b1, b2, b3 = FIELD_B
-    a0, a1, a2, a3 = avg
-    seen: dict[int, tuple[float, float, float, float, float]] = {}
+    seen: dict[int, tuple[float, list[float]]] = {}
     for t, w in qw.items():
-        for index, (c0, c1, c2, c3) in hits[t]:
+        for index, counts in hits[t]:
             known = seen.get(index)
             if known is None:
-                d0, d1, d2, d3 = docs[index].lengths
                 known = seen[index] = (
                     TYPE_PRIOR.get(candidates[index].type or "", 0.9),
-                    1.0 - b0 + b0 * d0 / a0,
-                    1.0 - b1 + b1 * d1 / a1,
-                    1.0 - b2 + b2 * d2 / a2,
-                    1.0 - b3 + b3 * d3 / a3,
+                    [
+                        1.0 - b + b * d / a
+                        for b, d, a in zip(FIELD_B, docs[index].lengths, avg, strict=True)
+                    ],
                 )
-            p, n0, n1, n2, n3 = known
+            prior, norms = known
             tf = 0.0
-            if c0:
-                tf += fw0 * c0 / n0
-            if c1:
-                tf += fw1 * c1 / n1
-            if c2:
-                tf += fw2 * c2 / n2
-            if c3:
-                tf += fw3 * c3 / n3
+            for weight, c, norm in zip(field_weights, counts, norms, strict=True):
+                if c:
+                    tf += weight * c / norm
             if tf:
-                out[index][t] = p * w * idf[t] * tf * (K1 + 1.0) / (tf + K1) / scale
+                out[index][t] = prior * w * idf[t] * tf * (K1 + 1.0) / (tf + K1) / scale
     return out
 
 

@@ -1,8 +1,8 @@
 """A directory's candidate memories, from the index, cached per version within a byte budget.
 
 A small folder is loaded whole with its links; a large one is ranked over FTS5's
-best slice per query (:mod:`.large`), without near-duplicates. A new version
-keeps every unchanged memory's analysis and signals.
+best slice per query (:mod:`.large`), without near-duplicates, and a new version
+of it keeps every unchanged memory's header and signals.
 """
 
 from __future__ import annotations
@@ -25,17 +25,11 @@ from memoryd.indexer.records import INDEX_FILENAME, KIND_MEMORY
 from memoryd.select import large, relations
 from memoryd.select.analysis import DocTerms, analyse, with_hook
 from memoryd.select.candidates import Candidate, effective_type, index_hooks
-from memoryd.select.large import LARGE_DIRECTORY, Head, Said, stamp_of, unchanged
+from memoryd.select.large import LARGE_DIRECTORY, Head
 from memoryd.select.relations import Relations
-from memoryd.select.supersession import (
-    NO_SIGNALS,
-    signals_of,
-    superseded_by,
-    superseded_from,
-)
+from memoryd.select.supersession import NO_SIGNALS, signals_of, superseded_by, superseded_from
 from memoryd.select.tool_rules import commands_in
 
-LARGE_ANALYSES = 5_000  # analyses a large folder keeps for its slices (LRU)
 _MEMORY_STATE = (
     "SELECT filename, content_hash, size, mtime_ns FROM files "
     "WHERE directory = ? AND kind = 'memory' AND error IS NULL ORDER BY filename"
@@ -46,8 +40,6 @@ _FILE_OVERHEAD = 1200
 _SIGNAL_OVERHEAD = 200
 _HEAD_OVERHEAD = 500
 log = structlog.get_logger("memoryd.selector")
-
-Analysed = tuple[int, str, DocTerms]  # a memory's stamp, MEMORY.md line and analysis
 
 
 @dataclass
@@ -60,10 +52,7 @@ class Manifest:
     relations: Relations = field(default_factory=Relations)
     state: int = 0  # a small folder's hash of its _MEMORY_STATE rows and MEMORY.md
     candidates: list[Candidate] = field(default_factory=list)  # a small folder's, no body
-    analyses: dict[str, Analysed] = field(default_factory=dict)
-    signals: dict[str, Said] = field(default_factory=dict)  # a large folder's: signal words'
-    headers: int = 0  # a small folder's hash of its headers as near-duplicates read them
-    heads: dict[str, Head] = field(default_factory=dict)  # a large folder's headers
+    heads: dict[str, Head] = field(default_factory=dict)  # a large folder's headers and signals
 
     @property
     def large(self) -> bool:
@@ -73,33 +62,14 @@ class Manifest:
     def weight(self) -> int:
         """Rough bytes held, for the cache's memory budget."""
         text = sum(len(f.description or "") + _FILE_OVERHEAD for f in self.files)
-        held = 4096 + text + _SIGNAL_OVERHEAD * len(self.signals)
-        held += _HEAD_OVERHEAD * len(self.heads)
-        held += sum(
-            len(said.banner or "") + sum(map(len, said.claims))
-            for _, said in self.signals.values()
-            if said is not NO_SIGNALS
-        )
-        return held + sum(doc.weight for _, _, doc in self.analyses.values())
+        said = [s for _, _, s in self.heads.values() if s is not None]
+        held = 4096 + text + _HEAD_OVERHEAD * len(self.heads) + _SIGNAL_OVERHEAD * len(said)
+        held += sum(len(s.banner or "") + sum(map(len, s.claims)) for s in said)
+        return held + sum(c.terms.weight for c in self.candidates if c.terms is not None)
 
-    def analysed(
-        self, f: IndexedFile, hook: str = "", known: dict[str, Analysed] | None = None
-    ) -> DocTerms:
-        """The analysis of ``f`` with ``hook``, kept from ``known`` (default: this folder's)
-        when its row did not change."""
-        stamp = stamp_of(f.mtime_ns, f.size, f.content_hash)
-        kept = (self.analyses if known is None else known).get(f.filename)
-        if kept is not None and kept[0] == stamp and kept[1] == hook:
-            self.analyses.pop(f.filename, None)  # to the end: the most recently used
-            self.analyses[f.filename] = kept
-            return kept[2]
-        doc = with_hook(analyse(f.filename, f.name, f.description, f.body), hook)
-        self.analyses.pop(f.filename, None)
-        self.analyses[f.filename] = (stamp, hook, doc)
-        if self.large and len(self.analyses) > LARGE_ANALYSES:
-            with contextlib.suppress(StopIteration, KeyError, RuntimeError):
-                del self.analyses[next(iter(self.analyses))]
-        return doc
+
+def analyse_file(f: IndexedFile, hook: str = "") -> DocTerms:
+    return with_hook(analyse(f.filename, f.name, f.description, f.body), hook)
 
 
 def to_candidate(
@@ -170,27 +140,25 @@ def _snapshot(conn: sqlite3.Connection) -> Iterator[None]:
 def _load(
     conn: sqlite3.Connection, directory: str, version: int, previous: Manifest | None = None
 ) -> Manifest:
-    """The manifest of ``directory`` at ``version``, reusing what ``previous`` (the folder's
-    older manifest) found for unchanged memories."""
+    """The manifest of ``directory`` at ``version``, ``previous`` (its older manifest) when no
+    memory changed; a large folder reuses what it read of unchanged memories."""
     cursor = conn.execute(_MEMORY_STATE, (directory,))
     stamps = cursor.fetchmany(LARGE_DIRECTORY + 1)
-    (has_index,) = conn.execute(
-        "SELECT count(*) FROM files WHERE directory = ? AND filename = ?",
+    index = conn.execute(  # MEMORY.md: whether it is there, and its text unless unusable
+        "SELECT CASE WHEN error IS NULL THEN coalesce(body, '') ELSE '' END FROM files "
+        "WHERE directory = ? AND filename = ?",
         (directory, INDEX_FILENAME),
     ).fetchone()
+    has_index = index is not None
     if len(stamps) > LARGE_DIRECTORY:  # its rows streamed: 50k are never all held at once
         started = time.perf_counter()
         before = previous if previous is not None and previous.large else None
         held, changed = large.heads_of(chain(stamps, cursor), before.heads if before else {})
-        same = before is not None and before.has_index_file == bool(has_index)
+        same = before is not None and before.has_index_file == has_index
         if before is not None and same and not changed and len(held) == len(before.heads):
             return replace(before, version=version)  # no memory changed
-        manifest = Manifest(directory, version, [], bool(has_index), len(held), heads=held)
-        known = previous.signals if previous is not None else {}
-        manifest.relations = large.relations(
-            conn, directory, held, changed, (manifest.signals, known)
-        )
-        manifest.analyses = before.analyses if before is not None else {}
+        manifest = Manifest(directory, version, [], has_index, len(held), heads=held)
+        manifest.relations = large.relations(conn, directory, held, changed)
         log.info(
             "select.large_folder_loaded",
             dir=directory,
@@ -198,15 +166,11 @@ def _load(
             links_s=round(time.perf_counter() - started, 3),
         )
         return manifest
-    index_text = _index_text(conn, directory) if has_index else ""
+    index_text = str(index[0]) if index is not None else ""
     state = hash((tuple(map(tuple, stamps)), index_text))
-    if (
-        previous is not None
-        and previous.state == state
-        and previous.has_index_file == bool(has_index)
-    ):
+    if previous is not None and previous.state == state and previous.has_index_file == has_index:
         return replace(previous, version=version)  # no memory changed
-    manifest = Manifest(directory, version, [], bool(has_index), len(stamps), state=state)
+    manifest = Manifest(directory, version, [], has_index, len(stamps), state=state)
     rows = [
         queries.row_to_file(row)
         for row in conn.execute(
@@ -217,57 +181,27 @@ def _load(
     ]
     hooks = index_hooks(index_text, [to_candidate(f) for f in rows]) if index_text else {}
     # A cached folder keeps no bodies: the links read them once, the tool-doc rule commands.
-    known = previous.signals if previous is not None else {}
-    analysed = previous.analyses if previous is not None and not previous.large else {}
     everyone, signalled = [], []
     for f in rows:
         hook = hooks.get(f.filename, "")
         kept = _without_text(f, directory)
         manifest.files.append(kept)
         commands = commands_in(f.body)
-        stamp = stamp_of(f.mtime_ns, f.size, f.content_hash)
-        doc = manifest.analysed(f, hook, analysed)
+        doc = analyse_file(f, hook)
         c = to_candidate(f, doc, commands=commands, hook=hook)
         manifest.candidates.append(to_candidate(kept, doc, commands=commands, hook=hook))
         everyone.append(c)
-        entry = unchanged(known, f.filename, stamp) or (stamp, signals_of(c))
-        manifest.signals[f.filename] = entry
-        if (said := entry[1]) is not NO_SIGNALS:
+        if (said := signals_of(c)) is not NO_SIGNALS:
             signalled.append((c, said))
     stale = superseded_from(signalled, everyone, quoted_only=False)
-    manifest.headers = hash(
-        tuple((c.filename, c.type, c.name, c.description, c.hook) for c in everyone)
-    )
-    twins = _twins_as_before(previous, manifest.headers, stale)
     bodiless = manifest.candidates  # what near-duplicates read until they are found
-    manifest.relations = Relations(
-        stale, twins if twins is not None else lambda: relations.twins_of(bodiless, stale)
-    )
+    manifest.relations = Relations(stale, lambda: relations.twins_of(bodiless, stale))
     return manifest
-
-
-def _twins_as_before(
-    previous: Manifest | None, headers: int, stale: dict[str, str | None]
-) -> list[tuple[str, str]] | None:
-    """The near-duplicates ``previous`` found, if its headers and supersession are unchanged."""
-    if previous is None or previous.large or previous.headers != headers:
-        return None
-    before = previous.relations
-    return before.found_near_duplicates if before.superseded == stale else None
 
 
 def _without_text(f: IndexedFile, directory: str) -> IndexedFile:
     """What a cached folder keeps of ``f``: no body nor hash, one shared directory string."""
     return replace(f, directory=directory, kind=KIND_MEMORY, body="", content_hash=None)
-
-
-def _index_text(conn: sqlite3.Connection, directory: str) -> str:
-    """The folder's ``MEMORY.md`` as indexed ("" when it has none or it is unusable)."""
-    row = conn.execute(
-        "SELECT body FROM files WHERE directory = ? AND filename = ? AND error IS NULL",
-        (directory, INDEX_FILENAME),
-    ).fetchone()
-    return str(row[0] or "") if row is not None else ""
 
 
 def candidates_for(
@@ -277,4 +211,4 @@ def candidates_for(
     if not manifest.large:
         return list(zip(manifest.files, manifest.candidates, strict=True))
     files = [queries.row_to_file(row) for row in large.prefiltered(conn, manifest.directory, query)]
-    return [(f, to_candidate(f, manifest.analysed(f))) for f in files]
+    return [(f, to_candidate(f, analyse_file(f))) for f in files]

@@ -115,11 +115,6 @@ class Relations:
         self._lock = threading.Lock()
 
     @property
-    def found_near_duplicates(self) -> list[tuple[str, str]] | None:
-        """:attr:`near_duplicates` if they were found already, else None."""
-        return self._near
-
-    @property
     def near_duplicates(self) -> list[tuple[str, str]]:
         """Pairs of filenames that record the same lesson."""
         with self._lock:

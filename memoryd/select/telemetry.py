@@ -25,6 +25,7 @@ from memoryd.replies import RankerStats, StatsReply
 
 if TYPE_CHECKING:
     from memoryd.select.local import Scored
+    from memoryd.select.selector import Selection
 
 log = structlog.get_logger("memoryd.selector")
 
@@ -83,47 +84,44 @@ def make_record(
     run_id: str,
     directory: str | None,
     query: str,
+    session_id: str | None,
     log_queries: bool,
-    ranker: str | None,
-    fallback: str | None = None,
+    latency_ms: float,
+    selection: Selection | None = None,
     error: str | None = None,
-    candidates: int = 0,
-    excluded: Mapping[str, object] | None = None,
-    selected: list[str] | None = None,
-    dropped_unknown: list[str] | None = None,
-    latency_ms: float = 0.0,
-    tokens_in: int = 0,
-    tokens_out: int = 0,
-    judge: str | None = None,
-    shortlist: int = 0,
-    judge_ms: float | None = None,
-    session_id: str | None = None,
-    scores: list[float | None] | None = None,
-    left: Mapping[str, object] | None = None,
 ) -> RunRecord:
-    """The row, JSON columns encoded; ``scores`` go with ``selected`` (None: a judge's pick)."""
+    """The row of a run that answered ``selection`` or failed with ``error``, JSON columns
+    encoded; the picks' scores go in ``detail_json`` (None: a judge's pick)."""
+    result = selection.result if selection is not None else None
+    picked = result["selected"] if result is not None else []
+    judge_ms = selection.judge_ms if selection is not None else None
     return {
         "run_id": run_id,
         "at": time.time(),
         "dir": directory,
-        "ranker": ranker,
-        "fallback": fallback,
+        "ranker": result["ranker"] if result is not None else None,
+        "fallback": result["fallback"] if result is not None else None,
         "error": error,
-        "candidates": candidates,
-        "excluded_json": json.dumps(excluded or {}, sort_keys=True),
-        "selected_json": json.dumps(selected or []),
-        "dropped_unknown_json": json.dumps(dropped_unknown or []),
+        "candidates": result["candidates"] if result is not None else 0,
+        "excluded_json": json.dumps(result["excluded"] if result else {}, sort_keys=True),
+        "selected_json": json.dumps([s["filename"] for s in picked]),
+        "dropped_unknown_json": json.dumps(result["dropped_unknown"] if result else []),
         "latency_ms": round(latency_ms, 3),
-        "tokens_in": tokens_in,
-        "tokens_out": tokens_out,
+        "tokens_in": selection.tokens[0] if selection is not None else 0,
+        "tokens_out": selection.tokens[1] if selection is not None else 0,
         "query_hash": query_hash(query),
         "query_len": len(query),
         "query": redact(query) if log_queries else None,
-        "judge": judge,
-        "shortlist": shortlist,
+        "judge": selection.judge if selection is not None else None,
+        "shortlist": selection.shortlist if selection is not None else 0,
         "judge_ms": None if judge_ms is None else round(judge_ms, 3),
         "session_id": session_id,
-        "detail_json": json.dumps({"scores": scores or [], "left_out": left or {}}),
+        "detail_json": json.dumps(
+            {
+                "scores": [s["score"] for s in picked],
+                "left_out": (selection.left_out if selection is not None else None) or {},
+            }
+        ),
     }
 
 
