@@ -218,6 +218,9 @@ class Judge:
     def ask(self, message: str) -> JudgeOutcome:
         raise NotImplementedError
 
+    def close(self) -> None:
+        """Release the backend's HTTP client."""
+
     def fail(self, reason: str, message: str) -> JudgeFailure:
         if self._key:
             message = message.replace(self._key, "[redacted]")
@@ -281,8 +284,15 @@ class Judges:
         return next(iter(self._factories), None)
 
     def close(self) -> None:
-        """Let calls under way finish in their workers; start no new ones."""
-        self._pool.shutdown(wait=False)
+        """Start no new calls; once those under way have finished, close each judge's client."""
+
+        def finish() -> None:
+            self._pool.shutdown(wait=True)
+            with self._making:
+                for judge in self._made.values():
+                    judge.close()
+
+        threading.Thread(target=finish, name="judges-close", daemon=True).start()
 
     def ask(self, name: str, message: str, deadline: float | None) -> JudgeOutcome:
         """Judge ``name``'s picks for ``message``, by ``deadline`` (``time.monotonic()``)."""
@@ -304,7 +314,10 @@ class Judges:
             return outcome
 
         try:
-            outcome = ask() if deadline is None else self._by(deadline, ask)
+            # In a worker either way, so that close() waits for every call under way.
+            outcome = (
+                self._pool.submit(ask).result() if deadline is None else self._by(deadline, ask)
+            )
         except JudgeFailure as exc:  # a refusal or a malformed answer was still billed
             tokens = (exc.input_tokens, exc.output_tokens)
             return JudgeOutcome(None, exc.reason, tokens, _since(started))
