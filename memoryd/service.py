@@ -31,7 +31,8 @@ from memoryd.replies import (
 from memoryd.report.findings import listing
 from memoryd.select import telemetry
 from memoryd.select.manifest import superseded_in
-from memoryd.select.selector import Selection, Selector
+from memoryd.select.selector import Selector
+from memoryd.select.telemetry import Selection
 from memoryd.select.wiring import run_stats, selector_settings
 from memoryd.sessions import files as sessions
 from memoryd.sessions.brief import ParsedSessions

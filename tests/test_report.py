@@ -32,7 +32,7 @@ from memoryd.report import Retention, build_report, write_report
 from memoryd.report.document import DirectoryReport, Report
 from memoryd.report.render import NOTICE, render_markdown
 from memoryd.select import telemetry
-from memoryd.select.selector import Selection
+from memoryd.select.telemetry import Selection
 
 NOW = dt.datetime(2025, 6, 1, 12, 0, tzinfo=dt.UTC).timestamp()
 DAY = 86400.0

@@ -37,7 +37,7 @@ from memoryd.select.judge import (
 from memoryd.select.local import LocalRanker, Scored
 from memoryd.select.manifest import Manifest, ManifestCache, candidates_for
 from memoryd.select.relations import Relations
-from memoryd.select.telemetry import left_out
+from memoryd.select.telemetry import Selection, left_out
 from memoryd.select.tool_rules import tool_usage_docs
 from memoryd.staleness.results import intact_first, verdicts_for
 
@@ -50,19 +50,6 @@ NOT_CONFIGURED = {
     "openai": "ranker 'openai' needs an OpenAI-compatible server and none is configured "
     "(set openai.base_url and openai.model in config.yaml)",
 }
-
-
-@dataclass(frozen=True)
-class Selection:
-    """One run's reply, the judge asked (used or not) with its shortlist, time and tokens,
-    and what each rule kept out."""
-
-    result: SelectResult
-    tokens: tuple[int, int] = (0, 0)
-    judge: str | None = None
-    shortlist: int = 0
-    judge_ms: float | None = None
-    left_out: Mapping[str, object] | None = None
 
 
 class Selector:

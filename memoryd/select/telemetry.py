@@ -14,6 +14,7 @@ import sqlite3
 import time
 from collections import Counter
 from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypedDict
 
 import structlog
@@ -21,13 +22,25 @@ import structlog
 from memoryd import logs
 from memoryd.indexer.queries import iso_utc
 from memoryd.indexer.secrets import redact
-from memoryd.replies import RankerStats, StatsReply
+from memoryd.replies import RankerStats, SelectResult, StatsReply
 
 if TYPE_CHECKING:
     from memoryd.select.local import Scored
-    from memoryd.select.selector import Selection
 
 log = structlog.get_logger("memoryd.selector")
+
+
+@dataclass(frozen=True)
+class Selection:
+    """One run's reply, the judge asked (used or not) with its shortlist, time and tokens,
+    and what each rule kept out."""
+
+    result: SelectResult
+    tokens: tuple[int, int] = (0, 0)
+    judge: str | None = None
+    shortlist: int = 0
+    judge_ms: float | None = None
+    left_out: Mapping[str, object] | None = None
 
 
 class RunRecord(TypedDict):
