@@ -23,29 +23,50 @@ UNIT_DIR_HELP = "default ~/.config/systemd/user"
 
 
 def register(sub: Any) -> None:
-    h = sub.add_parser("install-hook", help="add memoryd's hook to an agent's settings")
-    agents = h.add_subparsers(dest="agent", required=True, metavar="AGENT")
-    a = agents.add_parser("claude-code", help="merge into Claude Code's settings.json")
-    a.add_argument("--settings", type=Path, default=None, help=SETTINGS_HELP)
-    a.set_defaults(handler=cmd_install_claude_code)
-
-    h = sub.add_parser("uninstall-hook", help="take memoryd's hook out of an agent's settings")
-    agents = h.add_subparsers(dest="agent", required=True, metavar="AGENT")
-    a = agents.add_parser("claude-code", help="Claude Code's settings.json")
-    a.add_argument("--settings", type=Path, default=None, help=SETTINGS_HELP)
-    a.set_defaults(handler=cmd_uninstall_claude_code)
-
-    m = sub.add_parser("install-mcp", help="add memoryd's MCP server to an agent's config")
-    agents = m.add_subparsers(dest="agent", required=True, metavar="AGENT")
-    a = agents.add_parser("codex", help="add [mcp_servers.memoryd] to Codex's config.toml")
-    a.add_argument("--config", type=Path, default=None, help=CODEX_HELP)
-    a.set_defaults(handler=cmd_install_mcp_codex)
-
-    m = sub.add_parser("uninstall-mcp", help="take memoryd's MCP server out of an agent's config")
-    agents = m.add_subparsers(dest="agent", required=True, metavar="AGENT")
-    a = agents.add_parser("codex", help="remove [mcp_servers.memoryd] from Codex's config")
-    a.add_argument("--config", type=Path, default=None, help=CODEX_HELP)
-    a.set_defaults(handler=cmd_uninstall_mcp_codex)
+    for command, about, agent, agent_about, flag, flag_help, handler in (
+        (
+            "install-hook",
+            "add memoryd's hook to an agent's settings",
+            "claude-code",
+            "merge into Claude Code's settings.json",
+            "--settings",
+            SETTINGS_HELP,
+            cmd_install_claude_code,
+        ),
+        (
+            "uninstall-hook",
+            "take memoryd's hook out of an agent's settings",
+            "claude-code",
+            "Claude Code's settings.json",
+            "--settings",
+            SETTINGS_HELP,
+            cmd_uninstall_claude_code,
+        ),
+        (
+            "install-mcp",
+            "add memoryd's MCP server to an agent's config",
+            "codex",
+            "add [mcp_servers.memoryd] to Codex's config.toml",
+            "--config",
+            CODEX_HELP,
+            cmd_install_mcp_codex,
+        ),
+        (
+            "uninstall-mcp",
+            "take memoryd's MCP server out of an agent's config",
+            "codex",
+            "remove [mcp_servers.memoryd] from Codex's config",
+            "--config",
+            CODEX_HELP,
+            cmd_uninstall_mcp_codex,
+        ),
+    ):
+        agents = sub.add_parser(command, help=about).add_subparsers(
+            dest="agent", required=True, metavar="AGENT"
+        )
+        a = agents.add_parser(agent, help=agent_about)
+        a.add_argument(flag, type=Path, default=None, help=flag_help)
+        a.set_defaults(handler=handler)
 
     s = sub.add_parser("install-service", help="install the systemd user units")
     s.add_argument("--unit-dir", type=Path, default=None, help=UNIT_DIR_HELP)
