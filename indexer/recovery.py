@@ -15,10 +15,9 @@ import sqlite3
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from urllib.parse import quote
 
 from memoryd.errors import StoreError
-from memoryd.indexer.store import SIDE_FILES, IndexStore
+from memoryd.indexer.store import SIDE_FILES, IndexStore, connect_ro
 
 _CORRUPT_CODES = frozenset({11, 26})  # SQLITE_CORRUPT, SQLITE_NOTADB
 _TRANSIENT_CODES = frozenset({5, 6, 10, 13})  # SQLITE_BUSY, LOCKED, IOERR, FULL
@@ -91,7 +90,7 @@ def damage(path: Path) -> str | None:
     if not path.is_file():
         return None
     try:
-        with contextlib.closing(_open_ro(path)) as conn:
+        with contextlib.closing(connect_ro(path)) as conn:
             rows = [str(r[0]) for r in conn.execute("PRAGMA quick_check(5)")]
     except sqlite3.DatabaseError as exc:
         if getattr(exc, "sqlite_errorcode", None) in _CORRUPT_CODES:
@@ -121,17 +120,13 @@ def open_or_recover(path: Path, found: str | None = None) -> tuple[IndexStore, R
     return store, Recovery(reason=reason, moved_to=moved, salvaged=_salvage(moved, store))
 
 
-def _open_ro(path: Path) -> sqlite3.Connection:
-    return sqlite3.connect(f"file:{quote(str(path))}?mode=ro", uri=True, isolation_level=None)
-
-
 def _salvage(damaged: Path, store: IndexStore) -> dict[str, int]:
     """Copy the rows of the salvaged tables that can still be read and fit the fresh schema;
     the count kept per table."""
     kept: dict[str, int] = {}
     for table in _SALVAGED_TABLES:
         rows: list[dict[str, object]] = []
-        with contextlib.suppress(sqlite3.Error), contextlib.closing(_open_ro(damaged)) as conn:
+        with contextlib.suppress(sqlite3.Error), contextlib.closing(connect_ro(damaged)) as conn:
             conn.row_factory = sqlite3.Row
             for row in conn.execute(f"SELECT * FROM {table}"):
                 rows.append(dict(row))

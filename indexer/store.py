@@ -56,15 +56,17 @@ def _make_private(path: Path) -> None:
                 os.chmod(file, 0o600)
 
 
+def connect_ro(path: Path) -> sqlite3.Connection:
+    """A bare read-only connection to the database at ``path`` (raises sqlite3.Error)."""
+    return sqlite3.connect(
+        f"file:{quote(str(path))}?mode=ro", uri=True, isolation_level=None, check_same_thread=False
+    )
+
+
 def _connect(path: Path, *, readonly: bool) -> sqlite3.Connection:
     try:
         if readonly:
-            conn = sqlite3.connect(
-                f"file:{quote(str(path))}?mode=ro",
-                uri=True,
-                isolation_level=None,
-                check_same_thread=False,
-            )
+            conn = connect_ro(path)
         else:
             _make_private(path)
             conn = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False)

@@ -203,9 +203,8 @@ class Syncer:
         one that vanished or cannot be listed gets :meth:`sync_path`."""
         started = time.perf_counter()
         root = self.root_of(directory)
-        if root is not None and skipped_below(root, directory):
-            return self.sync_path(directory)
-        listed = next(walk_dirs(directory), None)
+        skipped = root is not None and skipped_below(root, directory)
+        listed = None if skipped else next(walk_dirs(directory), None)
         if listed is None:
             return self.sync_path(directory)
         on_disk = {escaped(e.path): e.path for e in listed[1]}
