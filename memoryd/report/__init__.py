@@ -77,12 +77,25 @@ def build_report(
                 "bytes": sum(f.size for f in files),
                 "old_sessions": fx.old_sessions(found, cutoff),
                 "stale_work": fx.stale_work(found, cutoff, now),
-                "broken_files": fx.broken_files(files),
+                "broken_files": [
+                    {"file": f.filename, "reason": f.error} for f in files if f.error is not None
+                ],
                 "memory_index": fx.index_health(directory, files),
                 "duplicates": dups,
                 "superseded_memories": superseded,
-                "secrets": fx.secret_files(files),
-                "oversized": fx.oversized(files),
+                "secrets": [
+                    {
+                        "file": f.filename,
+                        "lines": [{"line": s["line"], "kind": s["kind"]} for s in f.secrets],
+                    }
+                    for f in files
+                    if f.secrets
+                ],
+                "oversized": [
+                    {"file": f.filename, **size}
+                    for f in files
+                    if (size := fx.oversize(f)) is not None
+                ],
                 "usage": usage.get(directory),
                 "code_drift": drift.get(directory, []),
             }
