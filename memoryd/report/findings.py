@@ -29,7 +29,6 @@ from memoryd.report.document import (
     Selected,
     StaleWork,
     SupersededMemory,
-    SupersededSession,
     Usage,
 )
 from memoryd.select.manifest import to_candidate
@@ -236,7 +235,7 @@ def old_sessions(by_project: dict[str, list[Session]], cutoff: float) -> list[Ol
             continue
         completed = [s for s in group if s.file.status == "completed"]
         latest_done = completed[-1] if completed else None
-        superseded: list[SupersededSession] = [
+        superseded: list[SupersededMemory] = [
             {"file": s.file.filename, "superseded_by": latest_done.file.filename}
             for s in old
             if latest_done is not None and s.at < latest_done.at
