@@ -60,16 +60,19 @@ def write_report(
         write_atomic(os.fspath(json_path), body, mode=0o600)
         write_atomic(os.fspath(md_path), render_markdown(report), mode=0o600)
         for path in (md_path, json_path):
-            # One rename replaces the link; the temp is named as write_atomic names its own, so
-            # start-up removes a leftover.
-            link = reports_dir / f"{LATEST}{path.suffix}"
-            tmp = link.with_name(f".{link.name}.{os.getpid()}.{secrets.token_hex(4)}{TEMP_SUFFIX}")
-            os.symlink(path.name, tmp)
-            os.replace(tmp, link)
+            _link(reports_dir / f"{LATEST}{path.suffix}", path.name)
         prune(reports_dir, retention or Retention(), keep_stem=stem)
         return md_path, json_path
     except OSError as exc:
         raise unwritable(exc.filename or os.fspath(reports_dir), exc) from None
+
+
+def _link(link: Path, target: str) -> None:
+    """Replace ``link`` with a relative symlink to ``target`` in one rename (the temp named as
+    :func:`write_atomic` names its own, so start-up removes a leftover)."""
+    tmp = link.with_name(f".{link.name}.{os.getpid()}.{secrets.token_hex(4)}{TEMP_SUFFIX}")
+    os.symlink(target, tmp)
+    os.replace(tmp, link)
 
 
 def prune(reports_dir: Path, retention: Retention, keep_stem: str) -> None:

@@ -138,12 +138,11 @@ def load_last(
     directory: str,
     project: str,
     *,
-    now: dt.datetime | None = None,
     reveal_secrets: bool = False,
 ) -> LoadLastReply:
     """The newest readable session memory for ``project`` in ``directory``, from the index.
 
-    A session stamped over a day after ``now`` is skipped (said why), like an unreadable one.
+    A session stamped over a day in the future is skipped (said why), like an unreadable one.
     Credentials are redacted in ``content`` and ``fields`` unless ``reveal_secrets``.
     """
     rows = conn.execute(
@@ -152,7 +151,7 @@ def load_last(
         (directory, project),
     ).fetchall()
     skipped: list[SkippedSession] = []
-    current = now or dt.datetime.now().astimezone()
+    current = dt.datetime.now().astimezone()
     for path, filename, stamp, indexed_error in rows:
         error = indexed_error or session_stamp_problem(stamp, current)
         if error is not None:
