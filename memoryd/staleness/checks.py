@@ -27,6 +27,7 @@ from memoryd.check_replies import (
     CheckResult,
     Verdict,
 )
+from memoryd.indexer.citations import KIND_NAME
 from memoryd.indexer.queries import directory_version, under, under_args, warnings_under
 from memoryd.staleness import results
 from memoryd.staleness.git import GitUnavailable, History, head_of, ignored, tracked_files
@@ -212,9 +213,11 @@ class Checker:
             # Without git there is no HEAD to key on; existence checks are cheap, so redo them.
             redo = force or snap.head is None
             todo = [m for m in memories if redo or keys.get(m.path) != (m.content_hash, snap.key)]
-            if snap.tracked is not None:
-                pending = sorted({t for m in todo for t in snap.untracked(m.citations)})
-                snap.ignored = ignored(snap.checkout, pending)
+            tracked = snap.tracked
+            if tracked is not None:  # cited paths git does not track may be ignored ones
+                pending = {c.target for m in todo for c in m.citations if c.kind != KIND_NAME}
+                untracked = sorted(t for t in pending if not tracked.has(t))
+                snap.ignored = ignored(snap.checkout, untracked)
             fresh = {m.path: judge(m.citations, m.mtime, snap) for m in todo}
             # A verdict under a new key is new; one re-judged under the same key may be unchanged.
             same_key = [m.path for m in todo if keys.get(m.path) == (m.content_hash, snap.key)]
