@@ -55,12 +55,8 @@ def build_report(
     now = time.time() if now is None else now
     cutoff = now - older_than_s
     by_dir: dict[str, list[IndexedFile]] = defaultdict(list)
-    seen: set[str] = set()
-    for root in dirs:
-        for f in files_under(conn, root):
-            if f.path not in seen:
-                seen.add(f.path)
-                by_dir[f.directory].append(f)
+    for f in {f.path: f for root in dirs for f in files_under(conn, root)}.values():
+        by_dir[f.directory].append(f)  # a file under two roots counted once
     # Only memories select can return can be "never selected" (the manifest `stats` uses).
     manifests = {d: [f.filename for f in fs if fx.selectable(f)] for d, fs in by_dir.items()}
     usage = fx.usage_by_dir(conn, manifests, cutoff)
