@@ -116,7 +116,7 @@ KNOWN_SHAPES: list[tuple[str, Callable[[int], str], int]] = [
     ("secrets._PATTERNS[password in a connection URI]", lambda k: "a://b:" + "*" * k, 400),
     ("secrets._PATTERNS[Slack token]", lambda k: "xoxa-" * k, 80),
     ("_findings._VERIFIED", lambda k: "0" * k, 400),
-    ("_findings._INSTRUCTION", lambda k: "curl " * k, 80),
+    ("_findings.INSTRUCTION", lambda k: "curl " * k, 80),
     ("supersession._BANNER_LINE", lambda k: "note:" + " " * k + "x", 400),
     ("supersession._BANNER_LINE", lambda k: "this note is" + " " * k + "now" + " " * k, 200),
     ("supersession._FILENAME", lambda k: "a." * k + "md", 200),

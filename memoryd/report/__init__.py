@@ -55,12 +55,8 @@ def build_report(
     now = time.time() if now is None else now
     cutoff = now - older_than_s
     by_dir: dict[str, list[IndexedFile]] = defaultdict(list)
-    seen: set[str] = set()
-    for root in dirs:
-        for f in files_under(conn, root):
-            if f.path not in seen:
-                seen.add(f.path)
-                by_dir[f.directory].append(f)
+    for f in {f.path: f for root in dirs for f in files_under(conn, root)}.values():
+        by_dir[f.directory].append(f)  # a file under two roots counted once
     # Only memories select can return can be "never selected" (the manifest `stats` uses).
     manifests = {d: [f.filename for f in fs if fx.selectable(f)] for d, fs in by_dir.items()}
     usage = fx.usage_by_dir(conn, manifests, cutoff)
@@ -77,12 +73,25 @@ def build_report(
                 "bytes": sum(f.size for f in files),
                 "old_sessions": fx.old_sessions(found, cutoff),
                 "stale_work": fx.stale_work(found, cutoff, now),
-                "broken_files": fx.broken_files(files),
+                "broken_files": [
+                    {"file": f.filename, "reason": f.error} for f in files if f.error is not None
+                ],
                 "memory_index": fx.index_health(directory, files),
                 "duplicates": dups,
                 "superseded_memories": superseded,
-                "secrets": fx.secret_files(files),
-                "oversized": fx.oversized(files),
+                "secrets": [
+                    {
+                        "file": f.filename,
+                        "lines": [{"line": s["line"], "kind": s["kind"]} for s in f.secrets],
+                    }
+                    for f in files
+                    if f.secrets
+                ],
+                "oversized": [
+                    {"file": f.filename, **size}
+                    for f in files
+                    if (size := fx.oversize(f)) is not None
+                ],
                 "usage": usage.get(directory),
                 "code_drift": drift.get(directory, []),
             }

@@ -8,9 +8,11 @@ from memoryd.replies import Size
 from memoryd.staleness.results import StaleMemory
 
 
-class SupersededSession(TypedDict):
+class SupersededMemory(TypedDict):
+    """A memory or session a newer one supersedes (``superseded_by`` None: none named)."""
+
     file: str
-    superseded_by: str
+    superseded_by: str | None
 
 
 class OldSessions(TypedDict):
@@ -22,7 +24,7 @@ class OldSessions(TypedDict):
     first: str
     last: str
     files: list[str]
-    superseded: list[SupersededSession]
+    superseded: list[SupersededMemory]
 
 
 class StaleWork(TypedDict):
@@ -63,13 +65,6 @@ class IndexHealth(TypedDict):
 class DuplicateGroup(TypedDict):
     match: str
     files: list[str]
-
-
-class SupersededMemory(TypedDict):
-    """A memory a newer one says it supersedes (``superseded_by`` None: none named)."""
-
-    file: str
-    superseded_by: str | None
 
 
 class SecretLine(TypedDict):

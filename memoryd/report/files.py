@@ -49,26 +49,22 @@ def write_report(
     """Write the report's ``.md`` and ``.json`` atomically, point ``latest`` at them, prune; a
     write the disk refuses is ``unwritable``."""
     try:
-        return _write(report, reports_dir, retention or Retention())
+        reports_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+        stem = f"compaction-{report['stamp']}"
+        n = 1
+        while (reports_dir / f"{stem}.md").exists() or (reports_dir / f"{stem}.json").exists():
+            stem = f"compaction-{report['stamp']}-{n}"
+            n += 1
+        md_path, json_path = reports_dir / f"{stem}.md", reports_dir / f"{stem}.json"
+        body = json.dumps(report, ensure_ascii=False, indent=2) + "\n"
+        write_atomic(os.fspath(json_path), body, mode=0o600)
+        write_atomic(os.fspath(md_path), render_markdown(report), mode=0o600)
+        for path in (md_path, json_path):
+            _link(reports_dir / f"{LATEST}{path.suffix}", path.name)
+        prune(reports_dir, retention or Retention(), keep_stem=stem)
+        return md_path, json_path
     except OSError as exc:
         raise unwritable(exc.filename or os.fspath(reports_dir), exc) from None
-
-
-def _write(report: Report, reports_dir: Path, retention: Retention) -> tuple[Path, Path]:
-    reports_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
-    stem = f"compaction-{report['stamp']}"
-    n = 1
-    while (reports_dir / f"{stem}.md").exists() or (reports_dir / f"{stem}.json").exists():
-        stem = f"compaction-{report['stamp']}-{n}"
-        n += 1
-    md_path, json_path = reports_dir / f"{stem}.md", reports_dir / f"{stem}.json"
-    body = json.dumps(report, ensure_ascii=False, indent=2) + "\n"
-    write_atomic(os.fspath(json_path), body, mode=0o600)
-    write_atomic(os.fspath(md_path), render_markdown(report), mode=0o600)
-    for path in (md_path, json_path):
-        _link(reports_dir / f"{LATEST}{path.suffix}", path.name)
-    prune(reports_dir, retention, keep_stem=stem)
-    return md_path, json_path
 
 
 def _link(link: Path, target: str) -> None:
@@ -79,16 +75,15 @@ def _link(link: Path, target: str) -> None:
     os.replace(tmp, link)
 
 
-def prune(reports_dir: Path, retention: Retention, keep_stem: str, now: float | None = None) -> int:
-    """Delete report pairs past the count or the age limit; return how many pairs went."""
-    now = time.time() if now is None else now
+def prune(reports_dir: Path, retention: Retention, keep_stem: str) -> None:
+    """Delete report pairs past the count or the age limit."""
+    now = time.time()
     pairs: dict[str, list[Path]] = {}
     for path in reports_dir.iterdir():
         match = _REPORT_FILE.match(path.name)
         if match:
             pairs.setdefault(match.group(1), []).append(path)
     newest_first = sorted(pairs, key=lambda s: _mtime(pairs[s]), reverse=True)
-    gone = 0
     for rank, stem in enumerate(newest_first):
         if stem == keep_stem:
             continue
@@ -98,8 +93,6 @@ def prune(reports_dir: Path, retention: Retention, keep_stem: str, now: float | 
             for path in pairs[stem]:
                 with contextlib.suppress(FileNotFoundError):
                     path.unlink()
-            gone += 1
-    return gone
 
 
 def _mtime(paths: list[Path]) -> float:

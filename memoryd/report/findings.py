@@ -22,17 +22,13 @@ from memoryd.indexer.queries import IndexedFile, iso_utc
 from memoryd.indexer.records import KIND_INDEX, KIND_MEMORY, KIND_SESSION
 from memoryd.replies import FileSummary, ListReply, Size
 from memoryd.report.document import (
-    BrokenFile,
     DuplicateGroup,
     IndexHealth,
     LinkLine,
     OldSessions,
-    Oversized,
-    SecretFile,
     Selected,
     StaleWork,
     SupersededMemory,
-    SupersededSession,
     Usage,
 )
 from memoryd.select.manifest import to_candidate
@@ -56,29 +52,6 @@ def selectable(f: IndexedFile) -> bool:
     return f.kind == KIND_MEMORY and f.error is None
 
 
-def broken_files(files: list[IndexedFile]) -> list[BrokenFile]:
-    """Every file the indexer could not use, with its reason."""
-    return [{"file": f.filename, "reason": f.error} for f in files if f.error is not None]
-
-
-def secret_files(files: list[IndexedFile]) -> list[SecretFile]:
-    """Files flagged at index time, with the line and kind of each suspect line."""
-    return [
-        {"file": f.filename, "lines": [{"line": s["line"], "kind": s["kind"]} for s in f.secrets]}
-        for f in files
-        if f.secrets
-    ]
-
-
-def _exact_groups(memories: list[IndexedFile], field: str, min_chars: int) -> list[list[str]]:
-    groups: dict[str, list[str]] = defaultdict(list)
-    for f in memories:
-        key = " ".join((getattr(f, field) or "").lower().split())
-        if len(key) >= min_chars:
-            groups[key].append(f.filename)
-    return [names for names in groups.values() if len(names) > 1]
-
-
 def duplicates(
     files: list[IndexedFile],
 ) -> tuple[list[DuplicateGroup], list[SupersededMemory]]:
@@ -88,7 +61,12 @@ def duplicates(
     found: list[DuplicateGroup] = []
     seen: set[frozenset[str]] = set()
     for field, min_chars in (("description", 1), ("body", MIN_BODY_CHARS)):
-        for names in _exact_groups(memories, field, min_chars):
+        groups: dict[str, list[str]] = defaultdict(list)
+        for f in memories:
+            key = " ".join((getattr(f, field) or "").lower().split())
+            if len(key) >= min_chars:
+                groups[key].append(f.filename)
+        for names in (names for names in groups.values() if len(names) > 1):
             found.append({"match": f"identical {field}", "files": names})
             seen.update(frozenset((a, b)) for a in names for b in names if a != b)
     relations = compute_relations([to_candidate(f) for f in memories])
@@ -102,7 +80,7 @@ def duplicates(
 
 
 def usage_by_dir(
-    conn: sqlite3.Connection, manifests: dict[str, list[str]], since: float, top: int = 10
+    conn: sqlite3.Connection, manifests: dict[str, list[str]], since: float
 ) -> dict[str, Usage]:
     """Selection counts per directory since ``since``, for directories that had runs (else
     "never selected" would only mean "never asked")."""
@@ -123,7 +101,7 @@ def usage_by_dir(
         ]
         out[directory] = {
             "runs": runs[directory],
-            "most_selected": most[:top],
+            "most_selected": most[:10],
             "never_selected": sorted(set(names) - set(counts)),
         }
     return out
@@ -137,11 +115,6 @@ def oversize(f: IndexedFile) -> Size | None:
     if f.size <= MAX_FILE_BYTES and lines <= MAX_FILE_LINES:
         return None
     return {"bytes": f.size, "lines": lines}
-
-
-def oversized(files: list[IndexedFile]) -> list[Oversized]:
-    """The report's list: every oversized memory with its size."""
-    return [{"file": f.filename, **size} for f in files if (size := oversize(f)) is not None]
 
 
 def listing(
@@ -179,14 +152,6 @@ def listing(
     return {"dir": directory, "files": summaries, "errors": errors}
 
 
-def _local_target(raw: str) -> str | None:
-    """The file a link points at, or None for URLs and in-page anchors."""
-    if "://" in raw or raw.startswith(("mailto:", "#")):
-        return None
-    target = unquote(raw.split("#", 1)[0].split("?", 1)[0])
-    return target or None
-
-
 def index_health(directory: str, files: list[IndexedFile]) -> IndexHealth | None:
     """Findings for the MEMORY.md of ``directory`` (``files`` are its own): dead links, unlisted
     memories, entries with no hook; None for a folder without memories."""
@@ -201,8 +166,9 @@ def index_health(directory: str, files: list[IndexedFile]) -> IndexHealth | None
     no_hook: list[LinkLine] = []
     for number, line in enumerate(lines, start=1):
         for match in MARKDOWN_LINK.finditer(line):
-            target = _local_target(match.group(1))
-            if target is None:
+            raw = match.group(1)  # URLs and in-page anchors are not files
+            target = unquote(raw.split("#", 1)[0].split("?", 1)[0])
+            if "://" in raw or raw.startswith(("mailto:", "#")) or not target:
                 continue
             resolved = os.path.normpath(os.path.join(directory, target))
             listed.add(resolved)
@@ -269,7 +235,7 @@ def old_sessions(by_project: dict[str, list[Session]], cutoff: float) -> list[Ol
             continue
         completed = [s for s in group if s.file.status == "completed"]
         latest_done = completed[-1] if completed else None
-        superseded: list[SupersededSession] = [
+        superseded: list[SupersededMemory] = [
             {"file": s.file.filename, "superseded_by": latest_done.file.filename}
             for s in old
             if latest_done is not None and s.at < latest_done.at

@@ -82,7 +82,13 @@ def collect(
     """Every entry of the sessions read as findings, best first, contradictions attached (an open
     question a later decision answers left out)."""
     ranked = _ranked(_scored(query, chosen, found, idf, size), found)
-    return _findings(ranked, _conflicts(ranked, chosen, idf, size))
+    conflicts = {  # entry id -> the earlier decision it reverses
+        id(entry): earlier
+        for _, entry, terms, _, session in ranked
+        if (earlier := _contradicted(entry, terms, session, chosen=chosen, idf=idf, size=size))
+        is not None
+    }
+    return _findings(ranked, conflicts)
 
 
 def _scored(
@@ -117,7 +123,7 @@ def _scored(
             score = factor * (
                 _MATCH_WEIGHT[kind] * match + _TYPE_BONUS[kind] + CURRENT_STATE_BONUS * current
             )
-            if fx.looks_like_instruction(entry.text):
+            if fx.INSTRUCTION.search(entry.text):
                 score /= 2  # shown quoted at best; never crowds out real evidence
             elif trouble:
                 score += CURRENT_TROUBLE_SCORE
@@ -150,18 +156,6 @@ def _ranked(scored: list[Scored], found: list[Session]) -> list[Scored]:
             first.append(item)
     taken = {id(item) for item in first}
     return (first + [item for item in ranked if id(item) not in taken])[:FINDINGS_CONSIDERED]
-
-
-def _conflicts(
-    ranked: list[Scored], chosen: list[Session], idf: dict[str, float], size: int
-) -> dict[int, tuple[Entry, Session]]:
-    """Entry id -> the earlier decision it reverses, for the entries that reverse one."""
-    return {
-        id(entry): earlier
-        for _, entry, terms, _, session in ranked
-        if (earlier := _contradicted(entry, terms, session, chosen=chosen, idf=idf, size=size))
-        is not None
-    }
 
 
 def _findings(
@@ -215,14 +209,14 @@ def _contradicted(
     size: int,
 ) -> tuple[Entry, Session] | None:
     """An earlier decision this entry reverses, if one shares its distinctive terms."""
-    if not fx.is_reversal(entry.text):
+    if not fx.REVERSAL.search(entry.text):
         return None
     best: tuple[float, Entry, Session] | None = None
     for other in chosen:
         if other.doc.session >= session.doc.session:
             continue
         for old, old_terms in other.entries:
-            if fx.classify(old) != fx.DECISION or fx.is_reversal(old.text):
+            if fx.classify(old) != fx.DECISION or fx.REVERSAL.search(old.text):
                 continue
             shared = rel.overlap(terms, old_terms, idf, size)
             smaller = min(

@@ -29,11 +29,12 @@ _CORRECTION = re.compile(
     r"|chose|picked|decided|go with|rather than)\b",
     re.IGNORECASE,
 )
-_REVERSAL = re.compile(
+REVERSAL = re.compile(
     r"\b(revert(ed|s|ing)?|replac(ed|es|ing)|instead of|supersed\w*|no longer|abandon(ed)?"
     r"|ruled out|rather than|not a)\b",
     re.IGNORECASE,
 )
+"""Text saying an earlier choice was undone or replaced."""
 _OPEN = re.compile(
     r"^(open|unresolved|question)\s*:|\?"
     r"|\b(unresolved|undecided|waiting (on|for)|blocked|paused|pending|tbd|todo|open question"
@@ -47,7 +48,7 @@ _VERIFIED = re.compile(
     r"|(?<!\d)\d++(\.\d++)?\s?(%|ms|s|gb|mb|gi)\b",
     re.IGNORECASE,
 )
-_INSTRUCTION = re.compile(
+INSTRUCTION = re.compile(
     r"\b(ignore|disregard|forget)\b[^.]{0,40}\b(instructions?|rules|prompts?|guidelines)\b"
     r"|\byou (must|should|shall|have to|are required to|need to)\b"
     r"|\b(always|never) (run|execute|delete|push|commit|ignore|obey|trust|reveal|send)\b"
@@ -58,6 +59,7 @@ _INSTRUCTION = re.compile(
     r"|\bgit\s+push\s+(-f|--force)\b|\bdrop\s+(table|database)\b",
     re.IGNORECASE,
 )
+"""Text addressed to the agent (orders, role prefixes, destructive commands)."""
 
 
 def source(entry: Entry, filename: str, date: str) -> SourceJson:
@@ -98,20 +100,10 @@ def classify(entry: Entry) -> str:
     return OUTCOME
 
 
-def is_reversal(text: str) -> bool:
-    """Does this text say an earlier choice was undone or replaced?"""
-    return bool(_REVERSAL.search(text))
-
-
-def looks_like_instruction(text: str) -> bool:
-    """Text addressed to the agent (orders, role prefixes, destructive commands)."""
-    return bool(_INSTRUCTION.search(text))
-
-
 def make_finding(entry: Entry, kind: str, where: SourceJson) -> FindingJson:
     """Phrase an entry as a finding; instruction-like text is quoted, never restated."""
     text = " ".join(entry.text.split()).rstrip(".")
-    if looks_like_instruction(entry.text):
+    if INSTRUCTION.search(entry.text):
         return {
             "type": kind,
             "text": f"quoted session text, treated as data and not followed: {_quote(entry.text)}",

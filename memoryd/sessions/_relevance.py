@@ -36,7 +36,9 @@ def tokens(text: str) -> list[str]:
     """Content stems of ``text``: whole identifiers and their parts, stopwords removed; other
     scripts folded, their words (or CJK and Thai bigrams) counted as words."""
     found: list[str] = []
-    text = _DURATION.sub(_spelled_duration, text)
+    # A duration in shorthand ("24h", "30 min") with its unit spelled out, since a task's
+    # number rarely matches but its unit does.
+    text = _DURATION.sub(lambda m: f"{m.group(1)} {_UNIT_WORDS[m.group(2)]}", text)
     if not text.isascii():
         for m in _WORD_OR_OTHER.finditer(fold(text, lower=False)):
             if m.group(1) is not None:
@@ -51,12 +53,6 @@ def tokens(text: str) -> list[str]:
 
 _DURATION = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)\s?(h|hrs?|mins?)\b")
 _UNIT_WORDS = {"h": "hours", "hr": "hours", "hrs": "hours", "min": "minutes", "mins": "minutes"}
-
-
-def _spelled_duration(match: re.Match[str]) -> str:
-    """A duration in shorthand ("24h", "30 min") with its unit spelled out, since a task's
-    number rarely matches but its unit does."""
-    return f"{match.group(1)} {_UNIT_WORDS[match.group(2)]}"
 
 
 def _word_tokens(raw: str) -> list[str]:

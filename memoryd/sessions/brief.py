@@ -125,8 +125,8 @@ class ParsedSessions:
     """Sessions already parsed, by the whole doc (text included): an unchanged file is read
     again but not parsed again."""
 
-    def __init__(self, budget: int = PARSED_BYTES) -> None:
-        self._cache: SizedCache[SessionDoc, Session] = SizedCache(budget)
+    def __init__(self) -> None:
+        self._cache: SizedCache[SessionDoc, Session] = SizedCache(PARSED_BYTES)
 
     def session(self, doc: SessionDoc) -> Session:
         """A fresh :class:`Session` of ``doc`` (its relevance is set per brief)."""

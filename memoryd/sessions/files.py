@@ -48,7 +48,7 @@ class SaveRequest:
     replace: bool = False
 
 
-def save_request(req: Save, *, now: dt.datetime | None = None) -> SaveRequest:
+def save_request(req: Save) -> SaveRequest:
     """``save``'s params checked: the directory first (a missing one is ``not_found``: ``save``
     creates nothing), then every field of the session."""
 
@@ -56,7 +56,7 @@ def save_request(req: Save, *, now: dt.datetime | None = None) -> SaveRequest:
         return NotFound(f"memory directory not found at {given}", {"field": "dir"})
 
     directory = p.directory(req.dir, missing=missing)
-    return SaveRequest(directory, validate_save_params(req, now=now), req.replace)
+    return SaveRequest(directory, validate_save_params(req), req.replace)
 
 
 def save(request: SaveRequest) -> SaveResult:
@@ -80,6 +80,7 @@ def save(request: SaveRequest) -> SaveResult:
                 )
                 inp, kept = merge(inp, earlier)
         text = render_session(inp, previous)
+        migrated_from = None if previous is None else str(previous.get("schema_version", "1.0"))
         encoded = text.encode()
         if len(encoded) > MAX_READ_BYTES:
             raise _over_read_cap(path, f"this save would make it {len(encoded):,} bytes, more than")
@@ -95,7 +96,7 @@ def save(request: SaveRequest) -> SaveResult:
             "filename": os.path.basename(path),
             "created": created,
             "kept": kept,
-            "migrated_from": _migrated_from(previous),
+            "migrated_from": None if migrated_from == SCHEMA_VERSION else migrated_from,
             "schema_version": SCHEMA_VERSION,
             "bytes": len(encoded),
             "dir": os.path.dirname(path),  # the service names the indexed folder
@@ -132,23 +133,16 @@ def _over_read_cap(path: str, how: str) -> InvalidParams:
     )
 
 
-def _migrated_from(previous: Mapping[str, Any] | None) -> str | None:
-    """The schema an overwritten file was upgraded from; None for a new or current file."""
-    version = None if previous is None else str(previous.get("schema_version", "1.0"))
-    return None if version == SCHEMA_VERSION else version
-
-
 def load_last(
     conn: sqlite3.Connection,
     directory: str,
     project: str,
     *,
-    now: dt.datetime | None = None,
     reveal_secrets: bool = False,
 ) -> LoadLastReply:
     """The newest readable session memory for ``project`` in ``directory``, from the index.
 
-    A session stamped over a day after ``now`` is skipped (said why), like an unreadable one.
+    A session stamped over a day in the future is skipped (said why), like an unreadable one.
     Credentials are redacted in ``content`` and ``fields`` unless ``reveal_secrets``.
     """
     rows = conn.execute(
@@ -157,7 +151,7 @@ def load_last(
         (directory, project),
     ).fetchall()
     skipped: list[SkippedSession] = []
-    current = now or dt.datetime.now().astimezone()
+    current = dt.datetime.now().astimezone()
     for path, filename, stamp, indexed_error in rows:
         error = indexed_error or session_stamp_problem(stamp, current)
         if error is not None:
@@ -248,7 +242,13 @@ def context(
     brief = build_brief(task, docs, scope=scope, budget_tokens=budget_tokens, parsed=parsed)
     if project and not docs:
         # A mistyped project looks like "nothing useful"; naming what exists shows the slip.
-        known = _projects_in(conn, directories)
+        marks = ", ".join("?" for _ in directories)
+        rows = conn.execute(
+            "SELECT DISTINCT project FROM files WHERE kind = 'session' "
+            f"AND directory IN ({marks}) AND project IS NOT NULL ORDER BY project",
+            tuple(directories),
+        )
+        known = [r[0] for r in rows]
         there = ", ".join(known) if known else "none"
         brief["text"] += (
             f"; there are no session memories of project '{project}' "
@@ -268,17 +268,6 @@ def stamp_findings(conn: sqlite3.Connection, directory: str) -> list[CheckFindin
             if problem is not None:
                 found.append({"filename": f.filename, "path": f.path, "problem": problem})
     return found
-
-
-def _projects_in(conn: sqlite3.Connection, directories: Sequence[str]) -> list[str]:
-    """The projects that have session memories in ``directories``, by name."""
-    marks = ", ".join("?" for _ in directories)
-    rows = conn.execute(
-        f"SELECT DISTINCT project FROM files WHERE kind = 'session' AND directory IN ({marks}) "
-        "AND project IS NOT NULL ORDER BY project",
-        tuple(directories),
-    )
-    return [r[0] for r in rows]
 
 
 def _session_text(path: str) -> tuple[str | None, str | None]:

@@ -27,6 +27,7 @@ from memoryd.check_replies import (
     CheckResult,
     Verdict,
 )
+from memoryd.indexer.citations import KIND_NAME
 from memoryd.indexer.queries import directory_version, under, under_args, warnings_under
 from memoryd.staleness import results
 from memoryd.staleness.git import GitUnavailable, History, head_of, ignored, tracked_files
@@ -121,11 +122,11 @@ def encode(path: str) -> str:
     return re.sub(r"[^A-Za-z0-9-]", "-", path)
 
 
-def decode_folder_name(name: str, root: str = "/") -> list[str]:
+def decode_folder_name(name: str) -> list[str]:
     """Every existing directory whose encoded path equals ``name``."""
     found: list[str] = []
     steps = 0
-    stack = [(root, name)]
+    stack = [("/", name)]
     while stack and steps < MAX_DECODE_STEPS:
         base, rest = stack.pop()
         if not rest:
@@ -197,46 +198,43 @@ class Checker:
         """Check every citing memory of ``directory`` whose stored verdict is out of date;
         ``details`` adds every memory's verdict to the answer."""
         with self._lock:
-            return self._check(conn, directory, write, force, details)
-
-    def _check(
-        self, conn: sqlite3.Connection, directory: str, write: Write, force: bool, details: bool
-    ) -> FolderCheck:
-        memories = self._citing(conn, directory)
-        found = self.resolve(conn, directory)
-        out: FolderCheck = {"dir": directory, "checkout": found, "mode": None}
-        keys = results.checked_keys(conn, [m.path for m in memories])
-        if found["path"] is None:
-            if keys:
-                write(lambda c: results.drop_verdicts(c, list(keys)))
-            out["memories"] = [_entry(m, None) for m in memories]
-            out["stale"] = out["rechecked"] = 0
+            memories = self._citing(conn, directory)
+            found = self.resolve(conn, directory)
+            out: FolderCheck = {"dir": directory, "checkout": found, "mode": None}
+            keys = results.checked_keys(conn, [m.path for m in memories])
+            if found["path"] is None:
+                if keys:
+                    write(lambda c: results.drop_verdicts(c, list(keys)))
+                out["memories"] = [_entry(m, None) for m in memories]
+                out["stale"] = out["rechecked"] = 0
+                return out
+            snap, out["mode"] = self._snapshot(found["path"])
+            snap.guessed = found["source"] == SOURCE_FOLDER_NAME
+            # Without git there is no HEAD to key on; existence checks are cheap, so redo them.
+            redo = force or snap.head is None
+            todo = [m for m in memories if redo or keys.get(m.path) != (m.content_hash, snap.key)]
+            tracked = snap.tracked
+            if tracked is not None:  # cited paths git does not track may be ignored ones
+                pending = {c.target for m in todo for c in m.citations if c.kind != KIND_NAME}
+                untracked = sorted(t for t in pending if not tracked.has(t))
+                snap.ignored = ignored(snap.checkout, untracked)
+            fresh = {m.path: judge(m.citations, m.mtime, snap) for m in todo}
+            # A verdict under a new key is new; one re-judged under the same key may be unchanged.
+            same_key = [m.path for m in todo if keys.get(m.path) == (m.content_hash, snap.key)]
+            known = results.verdicts_for(conn, [m.path for m in memories] if details else same_key)
+            rows = [
+                (m.path, m.content_hash, snap.key, fresh[m.path])
+                for m in todo
+                if known.get(m.path) != fresh[m.path]
+            ]
+            if rows:
+                write(lambda c: results.save_verdicts(c, rows))
+            out["rechecked"] = len(fresh)
+            if details:
+                verdicts = {**known, **fresh}
+                out["memories"] = [_entry(m, verdicts.get(m.path)) for m in memories]
+                out["stale"] = sum(1 for v in verdicts.values() if v["stale"])
             return out
-        snap, out["mode"] = self._snapshot(found["path"])
-        snap.guessed = found["source"] == SOURCE_FOLDER_NAME
-        # Without git there is no HEAD to key on; existence checks are cheap, so redo them.
-        redo = force or snap.head is None
-        todo = [m for m in memories if redo or keys.get(m.path) != (m.content_hash, snap.key)]
-        if snap.tracked is not None:
-            pending = sorted({t for m in todo for t in snap.untracked(m.citations)})
-            snap.ignored = ignored(snap.checkout, pending)
-        fresh = {m.path: judge(m.citations, m.mtime, snap) for m in todo}
-        # A verdict under a new key is new; one re-judged under the same key may be unchanged.
-        same_key = [m.path for m in todo if keys.get(m.path) == (m.content_hash, snap.key)]
-        known = results.verdicts_for(conn, [m.path for m in memories] if details else same_key)
-        rows = [
-            (m.path, m.content_hash, snap.key, fresh[m.path])
-            for m in todo
-            if known.get(m.path) != fresh[m.path]
-        ]
-        if rows:
-            write(lambda c: results.save_verdicts(c, rows))
-        out["rechecked"] = len(fresh)
-        if details:
-            verdicts = {**known, **fresh}
-            out["memories"] = [_entry(m, verdicts.get(m.path)) for m in memories]
-            out["stale"] = sum(1 for v in verdicts.values() if v["stale"])
-        return out
 
     def _citing(self, conn: sqlite3.Connection, directory: str) -> list[results.CitingMemory]:
         """The folder's citing memories, re-read only when the folder's version moved."""

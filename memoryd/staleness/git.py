@@ -109,12 +109,8 @@ class History:
             span,
             timeout=GIT_TIMEOUT_S * 3,
         )
-        self._add(out)
-        self.head = head
-
-    def _add(self, log_text: str) -> None:
         fresh: set[str] = set()
-        for when, names in _commits(log_text, self.renames):
+        for when, names in _commits(out, self.renames):
             self.commits += 1
             for name in names:  # a set: a commit counts once per path, however many files
                 self.touched[name].append(when)
@@ -122,6 +118,7 @@ class History:
         # Commit times are not always in topological order; bisect needs them sorted.
         for name in fresh:
             self.touched[name].sort()
+        self.head = head
 
     def changes_after(self, path: str, since: float) -> tuple[int, int]:
         """``(commits, newest commit time)`` touching ``path`` (or below it) after ``since``."""

@@ -18,7 +18,15 @@ GUESSED = "guessed from the folder name"
 def problems(verdict: Verdict) -> list[str]:
     """One phrase per stale citation, vanished and moved paths first; outside git or in a
     guessed checkout a missing path is only "not found" there, and the phrase says why."""
-    out = [_missing(p, verdict) for p in verdict.get("missing", [])]
+    doubts = [GUESSED] if verdict.get("checkout_guessed") else []
+    if verdict.get("head") is None:
+        doubts.append("not a git checkout")
+    out = [
+        f"cites `{path}`, not found in {verdict.get('checkout')} ({'; '.join(doubts)})"
+        if doubts
+        else f"cites `{path}`, which no longer exists"
+        for path in verdict.get("missing", [])
+    ]
     out += [
         f"cites `{old}`, which no longer exists; renamed to `{new}`"
         for old, new in verdict.get("renamed", {}).items()
@@ -30,15 +38,6 @@ def problems(verdict: Verdict) -> list[str]:
             f"since this memory was written (newest {change['newest'][:10]})"
         )
     return out
-
-
-def _missing(path: str, verdict: Verdict) -> str:
-    doubts = [GUESSED] if verdict.get("checkout_guessed") else []
-    if verdict.get("head") is None:
-        doubts.append("not a git checkout")
-    if not doubts:
-        return f"cites `{path}`, which no longer exists"
-    return f"cites `{path}`, not found in {verdict.get('checkout')} ({'; '.join(doubts)})"
 
 
 def caution(verdict: Verdict | None) -> str | None:

@@ -91,13 +91,6 @@ class Snapshot:
         # Added since the last commit but not yet committed: it exists.
         return os.path.lexists(full) and c.target not in self.ignored
 
-    def untracked(self, citations: list[Citation]) -> list[str]:
-        """Cited paths git does not track (candidates for the ignore check)."""
-        if self.tracked is None:
-            return []
-        tracked = self.tracked
-        return [c.target for c in citations if c.kind != KIND_NAME and not tracked.has(c.target)]
-
 
 def judge(citations: list[Citation], mtime: float, snap: Snapshot) -> Verdict:
     """The verdict for a memory last written at ``mtime`` that cites ``citations``."""
