@@ -10,7 +10,7 @@ import json
 import socket
 import struct
 from collections.abc import Mapping
-from typing import Any, NamedTuple
+from typing import Any
 
 from memoryd.errors import InvalidParams, InvalidRequest, ParseError, RequestError
 from memoryd.paths import escaped
@@ -20,16 +20,9 @@ MAX_LINE_BYTES = 1024 * 1024
 """Requests longer than this are refused without being read whole."""
 
 
-class Request(NamedTuple):
-    """One decoded request (not a dataclass: the hook imports this module)."""
-
-    id: Any
-    method: str
-    params: dict[str, Any]
-
-
-def decode_request(line: bytes) -> Request:
-    """Parse one request line; raise ParseError or InvalidRequest (with the id when known)."""
+def decode_request(line: bytes) -> tuple[Any, str, dict[str, Any]]:
+    """One request line's id, method and params; ParseError or InvalidRequest (with the id
+    when known) for anything else."""
     try:
         obj = json.loads(line)
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
@@ -60,7 +53,7 @@ def decode_request(line: bytes) -> Request:
         raise InvalidRequest(f"unknown request keys: {shown}", {"id": req_id})
     if escapes:
         _check_params_text(params, req_id)
-    return Request(req_id, method, params)
+    return req_id, method, params
 
 
 def _lone_surrogate(text: str) -> bool:
