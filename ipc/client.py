@@ -36,7 +36,6 @@ if TYPE_CHECKING:
         SaveResult,
         SelectResult,
         StatusReply,
-        WatchReply,
     )
 
 
@@ -184,10 +183,6 @@ class Client:
 
     def list(self, dir: str) -> ListReply:
         result: ListReply = self.call("list", {"dir": dir})
-        return result
-
-    def watch(self, dir: str) -> WatchReply:
-        result: WatchReply = self.call("watch", {"dir": dir})
         return result
 
     def select(self, query: str, dir: str, **params: object) -> SelectResult:

@@ -139,7 +139,10 @@ class Server:
             while not self._stopping.is_set():
                 if time.monotonic() >= self._check_at:
                     self._check_at = time.monotonic() + LISTENER_CHECK_S
-                    self._listen_again()
+                    if (fresh := self.rebind()) is not None:
+                        fresh.settimeout(0.2)
+                        old, self.listener = self.listener, fresh
+                        old.close()
                 try:
                     sock, _ = self.listener.accept()
                 except TimeoutError:
@@ -156,14 +159,6 @@ class Server:
         except BaseException as exc:  # a bug: nothing answers any more, so say so and exit
             log.exception("ipc.accept_failed")
             self.on_fatal(f"the accept loop failed: {exc!r}")
-
-    def _listen_again(self) -> None:
-        """Serve a new listening socket if :attr:`rebind` hands one (on this thread only)."""
-        fresh = self.rebind()
-        if fresh is not None:
-            fresh.settimeout(0.2)
-            old, self.listener = self.listener, fresh
-            old.close()
 
     def _admit(self, sock: socket.socket) -> None:
         """Serve ``sock`` on a thread of its own, or answer ``busy`` (or refuse the peer)."""
