@@ -42,9 +42,7 @@ def decode_request(line: bytes) -> tuple[Any, str, dict[str, Any]]:
     method = obj.get("method")
     if not isinstance(method, str) or not method or (escapes and _lone_surrogate(method)):
         raise InvalidRequest("'method' must be a non-empty string", {"id": req_id})
-    params = obj.get("params", {})
-    if params is None:
-        params = {}
+    params = {} if obj.get("params") is None else obj["params"]
     if not isinstance(params, dict):
         raise InvalidRequest("'params' must be a JSON object", {"id": req_id})
     extra = sorted(set(obj) - {"id", "method", "params"})
