@@ -36,6 +36,7 @@ if TYPE_CHECKING:
         SaveResult,
         SelectResult,
         StatusReply,
+        WatchReply,
     )
 
 
@@ -183,6 +184,10 @@ class Client:
 
     def list(self, dir: str) -> ListReply:
         result: ListReply = self.call("list", {"dir": dir})
+        return result
+
+    def watch(self, dir: str) -> WatchReply:
+        result: WatchReply = self.call("watch", {"dir": dir})
         return result
 
     def select(self, query: str, dir: str, **params: object) -> SelectResult:

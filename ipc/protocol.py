@@ -20,6 +20,7 @@ MAX_LINE_BYTES = 1024 * 1024
 """Requests longer than this are refused without being read whole."""
 
 
+# dict[str, Any]: the params as JSON gave them; each method's declaration checks them.
 def decode_request(line: bytes) -> tuple[Any, str, dict[str, Any]]:
     """One request line's id, method and params; ParseError or InvalidRequest (with the id
     when known) for anything else."""

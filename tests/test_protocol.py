@@ -155,7 +155,7 @@ def test_every_reply_has_the_keys_of_its_reply_type(daemon: DaemonProc) -> None:
             "context": c.context("the ledger", root),
             "report": c.call("report", {"dir": root}),
             "check": c.call("check", {"dir": root}),
-            "watch": c.call("watch", {"dir": str(extra)}),
+            "watch": c.watch(str(extra)),
             "unwatch": c.call("unwatch", {"dir": str(extra)}),
             "status": c.status(),
             "shutdown": c.call("shutdown"),
