@@ -10,7 +10,7 @@ import json
 import socket
 import struct
 from collections.abc import Mapping
-from typing import Any, NamedTuple
+from typing import Any
 
 from memoryd.errors import InvalidParams, InvalidRequest, ParseError, RequestError
 from memoryd.paths import escaped
@@ -20,16 +20,10 @@ MAX_LINE_BYTES = 1024 * 1024
 """Requests longer than this are refused without being read whole."""
 
 
-class Request(NamedTuple):
-    """One decoded request (not a dataclass: the hook imports this module)."""
-
-    id: Any
-    method: str
-    params: dict[str, Any]
-
-
-def decode_request(line: bytes) -> Request:
-    """Parse one request line; raise ParseError or InvalidRequest (with the id when known)."""
+# dict[str, Any]: the params as JSON gave them; each method's declaration checks them.
+def decode_request(line: bytes) -> tuple[Any, str, dict[str, Any]]:
+    """One request line's id, method and params; ParseError or InvalidRequest (with the id
+    when known) for anything else."""
     try:
         obj = json.loads(line)
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
@@ -49,9 +43,7 @@ def decode_request(line: bytes) -> Request:
     method = obj.get("method")
     if not isinstance(method, str) or not method or (escapes and _lone_surrogate(method)):
         raise InvalidRequest("'method' must be a non-empty string", {"id": req_id})
-    params = obj.get("params", {})
-    if params is None:
-        params = {}
+    params = {} if obj.get("params") is None else obj["params"]
     if not isinstance(params, dict):
         raise InvalidRequest("'params' must be a JSON object", {"id": req_id})
     extra = sorted(set(obj) - {"id", "method", "params"})
@@ -60,7 +52,7 @@ def decode_request(line: bytes) -> Request:
         raise InvalidRequest(f"unknown request keys: {shown}", {"id": req_id})
     if escapes:
         _check_params_text(params, req_id)
-    return Request(req_id, method, params)
+    return req_id, method, params
 
 
 def _lone_surrogate(text: str) -> bool:

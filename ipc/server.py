@@ -16,7 +16,7 @@ import os
 import socket
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 import structlog
@@ -45,32 +45,19 @@ _OUT_OF_DESCRIPTORS = frozenset({errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errn
 _SHED_LOG_EVERY_S = 10.0
 
 
-class LineTooLong(Exception):
-    pass
-
-
-class LineReader:
-    """Lines from a socket's file, never more than the cap held: a line over it raises
-    :class:`LineTooLong` as soon as it is seen, and is then skipped up to its newline."""
-
-    def __init__(self, file: BinaryIO) -> None:
-        self.file = file
-        self.discarding = False
-
-    def readline(self) -> bytes | None:
-        """The next line; None at EOF."""
-        while True:
-            line = self.file.readline(MAX_LINE_BYTES + 1)
-            if not line:
-                return None
-            complete = line.endswith(b"\n")
-            if self.discarding:
-                self.discarding = not complete
-            elif len(line) > MAX_LINE_BYTES and not complete:
-                self.discarding = True
-                raise LineTooLong
-            else:
-                return line
+def _lines(file: BinaryIO) -> Iterator[bytes | None]:
+    """Lines from a socket's file, never more than the cap held: None for a line over it as
+    soon as it is seen, which is then skipped up to its newline."""
+    discarding = False
+    while line := file.readline(MAX_LINE_BYTES + 1):
+        complete = line.endswith(b"\n")
+        if discarding:
+            discarding = not complete
+        elif len(line) > MAX_LINE_BYTES and not complete:
+            discarding = True
+            yield None
+        else:
+            yield line
 
 
 class Server:
@@ -152,7 +139,10 @@ class Server:
             while not self._stopping.is_set():
                 if time.monotonic() >= self._check_at:
                     self._check_at = time.monotonic() + LISTENER_CHECK_S
-                    self._listen_again()
+                    if (fresh := self.rebind()) is not None:
+                        fresh.settimeout(0.2)
+                        old, self.listener = self.listener, fresh
+                        old.close()
                 try:
                     sock, _ = self.listener.accept()
                 except TimeoutError:
@@ -169,14 +159,6 @@ class Server:
         except BaseException as exc:  # a bug: nothing answers any more, so say so and exit
             log.exception("ipc.accept_failed")
             self.on_fatal(f"the accept loop failed: {exc!r}")
-
-    def _listen_again(self) -> None:
-        """Serve a new listening socket if :attr:`rebind` hands one (on this thread only)."""
-        fresh = self.rebind()
-        if fresh is not None:
-            fresh.settimeout(0.2)
-            old, self.listener = self.listener, fresh
-            old.close()
 
     def _admit(self, sock: socket.socket) -> None:
         """Serve ``sock`` on a thread of its own, or answer ``busy`` (or refuse the peer)."""
@@ -258,21 +240,20 @@ class Server:
         self._spare = _spare_fd()
 
     def _serve_client(self, sock: socket.socket) -> None:
-        reader = LineReader(sock.makefile("rb"))
+        file = sock.makefile("rb")
+        lines = _lines(file)
         try:
             while not self._stopping.is_set():
                 with self._lock:
                     self._waiting[sock] = (time.monotonic(), threading.current_thread())
-                try:
-                    line = reader.readline()
-                except LineTooLong:
+                line = next(lines, b"")
+                if line is None:
                     err = InvalidRequest(
                         f"request line exceeds {MAX_LINE_BYTES:,} bytes; it is discarded"
                     )
-                    if not self._send(sock, encode_error(None, err)):
-                        return
+                    sock.sendall(encode_error(None, err))
                     continue
-                if line is None:
+                if not line:
                     return
                 if not line.strip():
                     continue
@@ -281,13 +262,11 @@ class Server:
                     self._waiting.pop(sock, None)
                     self._in_flight += 1
                 try:
-                    sent = self._send(sock, self._answer(line))
+                    sock.sendall(self._answer(line))
                 finally:
                     with self._idle:
                         self._in_flight -= 1
                         self._idle.notify_all()
-                if not sent:
-                    return
         except OSError:
             return  # the client went away mid-request; nobody to answer
         finally:
@@ -295,20 +274,19 @@ class Server:
                 self._clients.discard(sock)
                 self._waiting.pop(sock, None)
             with contextlib.suppress(OSError):
-                reader.file.close()
+                file.close()
                 sock.close()
             self.on_disconnect()
 
     def _answer(self, line: bytes) -> bytes:
         req_id: Any = None
         try:
-            req = decode_request(line)
-            req_id = req.id
-            handler = self.handlers.get(req.method)
+            req_id, method, params = decode_request(line)
+            handler = self.handlers.get(method)
             if handler is None:
-                why = f"unknown method {req.method!r}"
+                why = f"unknown method {method!r}"
                 raise UnknownMethod(why, {"methods": sorted(self.handlers)})
-            return encode({"id": req_id, "result": handler(req.params)})
+            return encode({"id": req_id, "result": handler(params)})
         except RequestError as err:
             if req_id is None and isinstance(err.data, dict):
                 req_id = err.data.pop("id", None)
@@ -317,14 +295,6 @@ class Server:
         except Exception:
             log.exception("ipc.handler_failed")
             return encode_error(req_id, InternalError("internal error; see the daemon log"))
-
-    @staticmethod
-    def _send(sock: socket.socket, data: bytes) -> bool:
-        try:
-            sock.sendall(data)
-        except OSError:
-            return False
-        return True
 
 
 def _busy(why: str) -> Busy:

@@ -11,7 +11,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from memoryd.cli.common import print_json
+from memoryd.cli.common import print_json, show
 
 
 def register(sub: Any) -> None:
@@ -70,12 +70,9 @@ def cmd_doctor(args: argparse.Namespace) -> int:
 
     checks = doctor.run_checks(doctor.gather(args.socket))
     failed = any(c.status == doctor.FAIL for c in checks)
-    if args.json:
-        print_json({"ok": not failed, "checks": [c.to_json() for c in checks]})
-        return 1 if failed else 0
     width = max(len(c.name) for c in checks)
-    for c in checks:
-        print(f"{LABELS[c.status]}  {c.name:<{width}}  {c.detail}")
+    text = "\n".join(f"{LABELS[c.status]}  {c.name:<{width}}  {c.detail}" for c in checks)
+    show(args, {"ok": not failed, "checks": [c.to_json() for c in checks]}, lambda _: text)
     return 1 if failed else 0
 
 

@@ -173,9 +173,13 @@ def _exited(pid: int) -> bool:
 
 
 def _reindexed(result: ReindexReply) -> str:
+    return f"reindexed {', '.join(result['dirs'])}: {counts(result)}"
+
+
+def counts(result: Mapping[str, Any]) -> str:
+    """A ``reindex`` answer's (or a sum of them) counts and time on one line."""
     return (
-        f"reindexed {', '.join(result['dirs'])}: added {result['added']}, "
-        f"updated {result['updated']}, removed {result['removed']}, "
+        f"added {result['added']}, updated {result['updated']}, removed {result['removed']}, "
         f"unchanged {result['unchanged']}, errors {len(result['errors'])} "
         f"in {result['seconds']:.2f} s"
     )

@@ -19,7 +19,8 @@ def add_params(
 ) -> None:
     """Every param of ``method`` but ``skip`` as ``--name-with-dashes`` (``positional``: as
     the command's argument) with its declared help, default, type and choices;
-    ``own[name]`` adds ``add_argument`` keywords, or another spelling as ``flag``."""
+    a list is a repeatable flag, a boolean a switch; ``own[name]`` adds ``add_argument``
+    keywords, or another spelling as ``flag``."""
     for name, (kind, help, default, choices) in PARAMS[method].items():
         if name in skip:
             continue
@@ -28,6 +29,10 @@ def add_params(
             kw.update(help=f"{help} (default: {default})", default=default)
         if kind == "integer":
             kw["type"] = int
+        elif kind in ("strings", "dirs"):
+            kw["action"] = "append"
+        elif kind == "boolean":
+            kw.update(action="store_true", default=None)
         if choices:
             kw["choices"] = choices
         if name == positional and kind == "dir":

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from memoryd._delivery import MAX_FILE_BYTES, MAX_FILE_LINES
 from memoryd.cli.common import asks_daemon, memory_dir, show
 from memoryd.cli.connect import answered, connected
+from memoryd.cli.daemon import counts
 from memoryd.cli.flags import add_params
 
 if TYPE_CHECKING:
@@ -40,13 +41,8 @@ def cmd_index(args: argparse.Namespace) -> int:
 
 
 def _indexed(total: Mapping[str, Any]) -> str:
-    lines = [
-        f"added {total['added']}, updated {total['updated']}, removed {total['removed']}, "
-        f"unchanged {total['unchanged']}, errors {len(total['errors'])} "
-        f"in {total['seconds']:.2f} s"
-    ]
-    lines += [f"  error: {err['path']}: {err['error']}" for err in total["errors"]]
-    return "\n".join(lines)
+    errors = [f"  error: {err['path']}: {err['error']}" for err in total["errors"]]
+    return "\n".join([counts(total), *errors])
 
 
 def render_list(payload: ListReply) -> str:

@@ -31,7 +31,7 @@ def register(sub: Any) -> None:
             "merge into Claude Code's settings.json",
             "--settings",
             SETTINGS_HELP,
-            cmd_install_claude_code,
+            cmd_hook_claude_code,
         ),
         (
             "uninstall-hook",
@@ -40,7 +40,7 @@ def register(sub: Any) -> None:
             "Claude Code's settings.json",
             "--settings",
             SETTINGS_HELP,
-            cmd_uninstall_claude_code,
+            cmd_hook_claude_code,
         ),
         (
             "install-mcp",
@@ -49,7 +49,7 @@ def register(sub: Any) -> None:
             "add [mcp_servers.memoryd] to Codex's config.toml",
             "--config",
             CODEX_HELP,
-            cmd_install_mcp_codex,
+            cmd_mcp_codex,
         ),
         (
             "uninstall-mcp",
@@ -58,7 +58,7 @@ def register(sub: Any) -> None:
             "remove [mcp_servers.memoryd] from Codex's config",
             "--config",
             CODEX_HELP,
-            cmd_uninstall_mcp_codex,
+            cmd_mcp_codex,
         ),
     ):
         agents = sub.add_parser(command, help=about).add_subparsers(
@@ -85,34 +85,24 @@ def register(sub: Any) -> None:
 # The installers are imported by their commands, not by `memoryd completion` (run by each shell).
 
 
-def cmd_install_claude_code(args: argparse.Namespace) -> int:
+def cmd_hook_claude_code(args: argparse.Namespace) -> int:
     from memoryd.integrations import install  # noqa: PLC0415
 
     settings = args.settings or install.default_settings()
+    if args.command == "uninstall-hook":
+        print(install.uninstall_claude_code(settings).report())
+        return 0
     print(install.install_claude_code(settings).report(os.getcwd()))
     if (split := install.hook_in_one_config_only()) is not None:
         print(f"memoryd: warning: {split}", file=sys.stderr)
     return 0
 
 
-def cmd_uninstall_claude_code(args: argparse.Namespace) -> int:
-    from memoryd.integrations import install  # noqa: PLC0415
-
-    print(install.uninstall_claude_code(args.settings or install.default_settings()).report())
-    return 0
-
-
-def cmd_install_mcp_codex(args: argparse.Namespace) -> int:
+def cmd_mcp_codex(args: argparse.Namespace) -> int:
     from memoryd.integrations import codex  # noqa: PLC0415
 
-    print(codex.install(args.config or codex.default_config()).report())
-    return 0
-
-
-def cmd_uninstall_mcp_codex(args: argparse.Namespace) -> int:
-    from memoryd.integrations import codex  # noqa: PLC0415
-
-    print(codex.uninstall(args.config or codex.default_config()).report())
+    change = codex.install if args.command == "install-mcp" else codex.uninstall
+    print(change(args.config or codex.default_config()).report())
     return 0
 
 

@@ -26,7 +26,6 @@ def register(sub: Any) -> None:
         skip=("allow_secrets", "session_id", "timeout_ms"),
         dir={"required": True},
         surfaced={
-            "action": "append",
             "metavar": "FILE",
             "type": surfaced_entry,
             "help": "a memory already shown this session: its file name or its path, "
@@ -34,7 +33,6 @@ def register(sub: Any) -> None:
         },
         recent_tools={
             "flag": "--tool",
-            "action": "append",
             "metavar": "TOOL",
             "help": "a tool the agent used recently (repeatable)",
         },

@@ -59,13 +59,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from memoryd.daemon import profiling  # noqa: PLC0415
     from memoryd.daemon.app import Daemon  # noqa: PLC0415
 
-    cfg = config_mod.load(args.config)
-    if args.socket:
-        cfg = replace(cfg, socket=args.socket)
-    if args.state_dir:
-        cfg = replace(cfg, state_dir=args.state_dir)
-    if args.db:
-        cfg = replace(cfg, db=args.db)
+    given = {key: getattr(args, key) for key in ("socket", "state_dir", "db")}
+    cfg = replace(config_mod.load(args.config), **{k: v for k, v in given.items() if v})
     try:
         logs.configure(level=os.environ.get("MEMORYD_LOG_LEVEL", "INFO"), log_file=args.log_file)
     except OSError as exc:  # O_NOFOLLOW: a symlink in the log's place is refused too

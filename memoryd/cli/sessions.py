@@ -64,7 +64,6 @@ def register(sub: Any) -> None:
         project={"type": project_slug},
         checkpoints_approved={
             "flag": "--checkpoint",
-            "action": "append",
             "metavar": "CP",
             "help": "an approved checkpoint (repeatable)",
         },
@@ -84,14 +83,11 @@ def register(sub: Any) -> None:
         },
         key_decisions={
             "flag": "--decision",
-            "action": "append",
             "metavar": "TEXT",
             "help": "a key decision (repeatable)",
         },
         replace={
-            "action": "store_true",
-            "default": None,
-            "help": "overwrite an earlier save of this session instead of keeping what it recorded",
+            "help": "overwrite an earlier save of this session instead of keeping what it recorded"
         },
     )
     s.add_argument(
@@ -116,7 +112,7 @@ def register(sub: Any) -> None:
         c,
         "context",
         "task",
-        dir={"action": "append", "required": True, "help": "a memory directory (repeatable)"},
+        dir={"required": True, "help": "a memory directory (repeatable)"},
         project={"type": project_slug},
         budget_tokens={"flag": "--budget"},
     )
