@@ -41,6 +41,14 @@ def _redact_event(_logger: Any, _name: str, event: MutableMapping[str, Any]) -> 
 LOG_BYTES = 8 << 20  # a log file past this moves to <name>.1 (one old generation is kept)
 
 
+def open_log(path: str) -> int:
+    """``path`` opened for appending, ``0600`` (an older log open to others is closed too: it
+    holds queries); a symlink in its place is refused (``OSError``)."""
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+    os.fchmod(fd, 0o600)
+    return fd
+
+
 class LogFile:
     """A daemon's own log file as its stdout and stderr: appended, ``0600``, and moved to
     ``<name>.1`` once past :data:`LOG_BYTES`, checked before each line is written."""
@@ -50,8 +58,7 @@ class LogFile:
         self._reopen()
 
     def _reopen(self) -> None:
-        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o600)
-        os.fchmod(fd, 0o600)  # it holds queries: an older log open to others is closed too
+        fd = open_log(self.path)
         os.dup2(fd, 1)
         os.dup2(fd, 2)
         os.close(fd)

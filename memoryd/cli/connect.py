@@ -24,7 +24,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from memoryd import paths
+from memoryd import logs, paths
 from memoryd.cli.common import note, show
 from memoryd.cli.flags import wire_params
 from memoryd.errors import DaemonUnavailable, InvalidParams, MemorydError, UnsafeDaemon
@@ -147,8 +147,7 @@ def _spawn(socket: Path, db: Path | None, state: Path) -> None:
     if env.get("MEMORYD_DB"):
         env["MEMORYD_DB"] = os.path.abspath(env["MEMORYD_DB"])
     # Until the daemon opens its log itself, what it says (a refused config) lands there too.
-    fd = os.open(log, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o600)
-    with open(fd, "ab") as out:
+    with open(logs.open_log(str(log)), "ab") as out:
         proc = subprocess.Popen(
             argv,
             stdin=subprocess.DEVNULL,
